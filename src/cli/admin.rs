@@ -1,0 +1,153 @@
+//! `filestore admin`: accounts and keys, straight on the server's database
+//! (safe while `serve` runs; changes apply to the next request).
+
+use super::globals::GlobalArgs;
+use crate::clock::Clock;
+use crate::config::{Config, Overrides};
+use crate::db::Db;
+use crate::service::admin::{self, AccountView, KeyView};
+use serde::Serialize;
+
+#[derive(Debug, clap::Args)]
+pub struct AdminArgs {
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum AdminCommand {
+    /// Create, list and change accounts
+    #[command(subcommand)]
+    Account(AccountCommand),
+    /// Create, list and revoke API keys
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum AccountCommand {
+    /// Create an account
+    Create {
+        /// Unique name (default: the account's id)
+        #[arg(long)]
+        name: Option<String>,
+        /// Plan (default: server.default_plan)
+        #[arg(long)]
+        plan: Option<String>,
+    },
+    /// List accounts (JSON Lines with --json)
+    List,
+    /// Change an account's plan or grace period
+    Set {
+        /// Account id or name
+        id: String,
+        #[arg(long)]
+        plan: Option<String>,
+        /// In grace period, uploads are refused (403 grace_period)
+        #[arg(long, value_parser = ["on", "off"])]
+        grace_period: Option<String>,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum KeyCommand {
+    /// Create a key; its secret is printed once
+    Create {
+        /// Account id or name
+        #[arg(long)]
+        account: String,
+        #[arg(long, value_parser = ["secret", "public"])]
+        kind: String,
+        /// Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable
+        #[arg(long = "origin", value_name = "URL")]
+        origins: Vec<String>,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List keys (never their secrets)
+    List {
+        /// Only the keys of this account (id or name)
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Revoke a key at once
+    Revoke {
+        /// The key's id (key_…)
+        key_id: String,
+    },
+}
+
+fn emit<T: Serialize>(json: bool, value: &T, human: String) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(value)?);
+    } else {
+        println!("{human}");
+    }
+    Ok(())
+}
+
+fn account_line(a: &AccountView) -> String {
+    let grace = if a.grace_period { "  [grace period]" } else { "" };
+    format!("{}  {}  plan={}  created {}{grace}", a.id, a.name, a.plan, a.created_at)
+}
+
+fn key_line(k: &KeyView) -> String {
+    let origins = if k.origins.is_empty() { String::new() } else { format!("  origins={}", k.origins.join(",")) };
+    let state = if k.revoked { "  [revoked]" } else { "" };
+    format!("{}  {}  account={}  created {}{origins}{state}", k.id, k.kind, k.account, k.created_at)
+}
+
+pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
+    let config = Config::load(&Overrides {
+        config: g.config.clone(),
+        data_dir: g.data_dir.clone(),
+        ..Default::default()
+    })
+    .map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(&config.data_dir)?;
+    let db = Db::open(&config.data_dir.join("filestore.db"))?;
+    let mut conn = db.conn()?;
+    let now = Clock::new().now_ms();
+    let json = g.json;
+    match args.command {
+        AdminCommand::Account(cmd) => match cmd {
+            AccountCommand::Create { name, plan } => {
+                let a = admin::create_account(&mut conn, &config, name.as_deref(), plan.as_deref(), now)?;
+                let v = AccountView::from(&a);
+                emit(json, &v, account_line(&v))
+            }
+            AccountCommand::List => {
+                for a in crate::db::accounts::list(&conn)? {
+                    let v = AccountView::from(&a);
+                    emit(json, &v, account_line(&v))?;
+                }
+                Ok(())
+            }
+            AccountCommand::Set { id, plan, grace_period } => {
+                let grace = grace_period.map(|g| g == "on");
+                let a = admin::set_account(&conn, &config, &id, plan.as_deref(), grace)?;
+                let v = AccountView::from(&a);
+                emit(json, &v, account_line(&v))
+            }
+        },
+        AdminCommand::Key(cmd) => match cmd {
+            KeyCommand::Create { account, kind, origins, name } => {
+                let k = admin::create_key(&mut conn, &account, &kind, &origins, name.as_deref(), now)?;
+                let human = format!("{}\n(key id {}, {} key of {}; store the key now: it is not shown again)", k.secret, k.id, k.kind, k.account);
+                emit(json, &k, human)
+            }
+            KeyCommand::List { account } => {
+                for k in admin::list_keys(&conn, account.as_deref())? {
+                    let v = KeyView::from(&k);
+                    emit(json, &v, key_line(&v))?;
+                }
+                Ok(())
+            }
+            KeyCommand::Revoke { key_id } => {
+                let k = admin::revoke_key(&conn, &key_id, now)?;
+                let v = KeyView::from(&k);
+                emit(json, &v, key_line(&v))
+            }
+        },
+    }
+}

@@ -1,0 +1,3 @@
+pub mod admin;
+pub mod globals;
+pub mod serve;

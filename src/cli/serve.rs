@@ -1,0 +1,84 @@
+//! `filestore serve`: the API and CDN routes on one listener.
+
+use super::globals::GlobalArgs;
+use crate::clock::Clock;
+use crate::config::{Config, Overrides};
+use crate::service::App;
+use anyhow::Context;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]
+    #[arg(long, value_name = "URL")]
+    pub cdn_url: Option<String>,
+}
+
+pub async fn run(args: ServeArgs, g: &GlobalArgs) -> anyhow::Result<()> {
+    let mut config = Config::load(&Overrides {
+        config: g.config.clone(),
+        data_dir: g.data_dir.clone(),
+        listen: args.listen,
+        base_url: args.base_url,
+        cdn_url: args.cdn_url,
+    })
+    .map_err(anyhow::Error::msg)?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let bound = listener.local_addr()?;
+    // With `--listen 127.0.0.1:0` the default URLs name the port really bound.
+    let derived = format!("http://{}", config.listen);
+    if config.base_url == derived {
+        config.base_url = format!("http://{bound}");
+    }
+    if config.cdn_url == derived {
+        config.cdn_url = config.base_url.clone();
+    }
+    let app = App::open(config, Clock::new()).await?;
+    let base_url = app.config.base_url.clone();
+    if let Some(boot) = app.bootstrap()? {
+        eprintln!(
+            "filestore: first start: created account \"{}\" ({}) on plan {}",
+            boot.account.name, boot.account.id, boot.account.plan
+        );
+        eprintln!("filestore: its secret key, shown only this once: {}", boot.secret_key);
+        eprintln!("filestore login --server {base_url} --api-key {}", boot.secret_key);
+    }
+    eprintln!(
+        "filestore: serving {base_url} on {bound} (data {}, {} blob store)",
+        app.config.data_dir.display(),
+        app.store.kind()
+    );
+    crate::server::run(app, listener, shutdown_signal()).await?;
+    eprintln!("filestore: stopped");
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+    eprintln!("filestore: shutting down, finishing requests in flight");
+}

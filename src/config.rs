@@ -1,0 +1,462 @@
+//! Server configuration: TOML file < `FILESTORE_*` env vars < command-line
+//! flags, over built-in defaults. `config.example.toml` documents every key.
+
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub server: ServerSection,
+    #[serde(default)]
+    pub storage: StorageConfig,
+    #[serde(default)]
+    pub plans: BTreeMap<String, PlanOverride>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub listen: Option<String>,
+    pub base_url: Option<String>,
+    pub cdn_url: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub default_plan: Option<String>,
+    /// Secret for signed URLs; generated once into `DATA_DIR/signing.key` when unset.
+    pub signing_secret: Option<Secret>,
+    /// How often expired files and failed blob deletions are processed.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub reap_interval: Option<Duration>,
+    /// Largest total size of a request's headers (bytes) before 431.
+    pub max_header_bytes: Option<usize>,
+}
+
+/// Blob store settings (`[storage]`).
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    pub bucket: Option<String>,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    #[serde(default)]
+    pub prefix: String,
+    #[serde(default)]
+    pub force_path_style: bool,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<Secret>,
+}
+
+fn default_backend() -> String {
+    "local".into()
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self {
+            backend: default_backend(),
+            bucket: None,
+            endpoint: None,
+            region: None,
+            prefix: String::new(),
+            force_path_style: false,
+            access_key_id: None,
+            secret_access_key: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageConfig")
+            .field("backend", &self.backend)
+            .field("bucket", &self.bucket)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("prefix", &self.prefix)
+            .field("force_path_style", &self.force_path_style)
+            .field("access_key_id", &self.access_key_id.as_ref().map(|_| "<redacted>"))
+            .field("secret_access_key", &self.secret_access_key)
+            .finish()
+    }
+}
+
+/// A secret string that never shows in `Debug` or logs.
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A plan as written in `[plans.<name>]`; missing keys take the built-in
+/// plan of the same name, or `free`'s values for a new name.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PlanOverride {
+    #[serde(default, deserialize_with = "opt_bytes")]
+    pub max_file_size: Option<u64>,
+    #[serde(default, deserialize_with = "opt_bytes")]
+    pub storage: Option<u64>,
+    #[serde(default, deserialize_with = "opt_bytes")]
+    pub bandwidth: Option<u64>,
+    pub uploads: Option<u64>,
+    pub rate_limit: Option<u64>,
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub rate_window: Option<Duration>,
+}
+
+/// A plan in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub name: String,
+    pub max_file_size: u64,
+    pub storage: u64,
+    pub bandwidth: u64,
+    pub uploads: u64,
+    pub rate_limit: u64,
+    pub rate_window: Duration,
+}
+
+impl Plan {
+    fn builtin(name: &str) -> Option<Plan> {
+        let (max, storage, bandwidth, uploads) = match name {
+            "free" => (10_000_000, 1_000_000_000, 5_000_000_000, 1_000),
+            "hobby" => (100_000_000, 10_000_000_000, 50_000_000_000, 50_000),
+            "pro" => (500_000_000, 100_000_000_000, 500_000_000_000, 500_000),
+            _ => return None,
+        };
+        Some(Plan {
+            name: name.to_string(),
+            max_file_size: max,
+            storage,
+            bandwidth,
+            uploads,
+            rate_limit: 100,
+            rate_window: Duration::from_secs(60),
+        })
+    }
+
+    fn with(mut self, o: &PlanOverride) -> Plan {
+        self.max_file_size = o.max_file_size.unwrap_or(self.max_file_size);
+        self.storage = o.storage.unwrap_or(self.storage);
+        self.bandwidth = o.bandwidth.unwrap_or(self.bandwidth);
+        self.uploads = o.uploads.unwrap_or(self.uploads);
+        self.rate_limit = o.rate_limit.unwrap_or(self.rate_limit);
+        self.rate_window = o.rate_window.unwrap_or(self.rate_window);
+        self
+    }
+}
+
+/// Every plan in force, by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plans(BTreeMap<String, Plan>);
+
+impl Plans {
+    pub fn from_overrides(overrides: &BTreeMap<String, PlanOverride>) -> Result<Plans, String> {
+        let mut plans = BTreeMap::new();
+        for name in ["free", "hobby", "pro"] {
+            plans.insert(name.to_string(), Plan::builtin(name).expect("builtin"));
+        }
+        for (name, o) in overrides {
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                return Err(format!("plan name {name:?}: use letters, digits, - and _"));
+            }
+            let mut base = Plan::builtin(name).unwrap_or_else(|| Plan::builtin("free").unwrap());
+            base.name = name.clone();
+            let plan = base.with(o);
+            if plan.rate_limit == 0 || plan.rate_window.is_zero() {
+                return Err(format!("plan {name}: rate_limit and rate_window must be positive"));
+            }
+            plans.insert(name.clone(), plan);
+        }
+        Ok(Plans(plans))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Plan> {
+        self.0.get(name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+}
+
+impl Default for Plans {
+    fn default() -> Self {
+        Plans::from_overrides(&BTreeMap::new()).expect("builtin plans are valid")
+    }
+}
+
+/// Flags that override the file and the environment (`serve` and `admin`).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub base_url: Option<String>,
+    pub cdn_url: Option<String>,
+}
+
+/// The resolved configuration the server runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: String,
+    pub base_url: String,
+    pub cdn_url: String,
+    pub data_dir: PathBuf,
+    pub default_plan: String,
+    pub signing_secret: Option<Secret>,
+    pub reap_interval: Duration,
+    pub max_header_bytes: usize,
+    pub storage: StorageConfig,
+    pub plans: Plans,
+}
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+impl Config {
+    /// A config for tests and embedding: defaults over `data_dir`.
+    pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
+        Config::resolve(FileConfig::default(), &Env::empty(), &Overrides {
+            data_dir: Some(data_dir.into()),
+            ..Default::default()
+        })
+        .expect("defaults are valid")
+    }
+
+    /// Loads the file named by `--config` (or `FILESTORE_CONFIG`), then layers
+    /// the process environment and the flags over it.
+    pub fn load(flags: &Overrides) -> Result<Config, String> {
+        let env = Env::from_process();
+        let path = flags.config.clone().or_else(|| env.get("FILESTORE_CONFIG").map(PathBuf::from));
+        let file = match path {
+            Some(p) => Self::read_file(&p)?,
+            None => FileConfig::default(),
+        };
+        Config::resolve(file, &env, flags)
+    }
+
+    pub fn read_file(path: &Path) -> Result<FileConfig, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))
+    }
+
+    pub fn resolve(file: FileConfig, env: &Env, flags: &Overrides) -> Result<Config, String> {
+        let pick = |flag: &Option<String>, var: &str, file: &Option<String>| {
+            flag.clone().or_else(|| env.get(var)).or_else(|| file.clone())
+        };
+        let s = &file.server;
+        let listen = pick(&flags.listen, "FILESTORE_LISTEN", &s.listen)
+            .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+        let base_url = pick(&flags.base_url, "FILESTORE_BASE_URL", &s.base_url)
+            .unwrap_or_else(|| format!("http://{listen}"));
+        let cdn_url = pick(&flags.cdn_url, "FILESTORE_CDN_URL", &s.cdn_url)
+            .unwrap_or_else(|| base_url.clone());
+        let data_dir = flags
+            .data_dir
+            .clone()
+            .or_else(|| env.get("FILESTORE_DATA_DIR").map(PathBuf::from))
+            .or_else(|| s.data_dir.clone())
+            .map(Ok)
+            .unwrap_or_else(default_data_dir)?;
+        let default_plan = pick(&None, "FILESTORE_DEFAULT_PLAN", &s.default_plan)
+            .unwrap_or_else(|| "free".to_string());
+        let signing_secret = env
+            .get("FILESTORE_SIGNING_SECRET")
+            .map(Secret)
+            .or_else(|| s.signing_secret.clone());
+        let plans = Plans::from_overrides(&file.plans)?;
+        if plans.get(&default_plan).is_none() {
+            return Err(format!(
+                "default_plan {default_plan:?} is not a plan (plans: {})",
+                plans.names().join(", ")
+            ));
+        }
+        let mut storage = file.storage;
+        if let Some(b) = env.get("FILESTORE_STORAGE_BACKEND") {
+            storage.backend = b;
+        }
+        for (var, slot) in [
+            ("FILESTORE_S3_BUCKET", &mut storage.bucket),
+            ("FILESTORE_S3_ENDPOINT", &mut storage.endpoint),
+            ("FILESTORE_S3_REGION", &mut storage.region),
+        ] {
+            if let Some(v) = env.get(var) {
+                *slot = Some(v);
+            }
+        }
+        if let Some(p) = env.get("FILESTORE_S3_PREFIX") {
+            storage.prefix = p;
+        }
+        if !matches!(storage.backend.as_str(), "local" | "s3") {
+            return Err(format!("storage.backend {:?}: use \"local\" or \"s3\"", storage.backend));
+        }
+        if storage.backend == "s3" && storage.bucket.as_deref().unwrap_or("").is_empty() {
+            return Err("storage.backend = \"s3\" needs storage.bucket".into());
+        }
+        for (what, url) in [("base_url", &base_url), ("cdn_url", &cdn_url)] {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!("{what} {url:?} must start with http:// or https://"));
+            }
+        }
+        Ok(Config {
+            listen,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            cdn_url: cdn_url.trim_end_matches('/').to_string(),
+            data_dir,
+            default_plan,
+            signing_secret,
+            reap_interval: s.reap_interval.unwrap_or(Duration::from_secs(5)),
+            max_header_bytes: s.max_header_bytes.unwrap_or(32 * 1024),
+            storage,
+            plans,
+        })
+    }
+}
+
+fn default_data_dir() -> Result<PathBuf, String> {
+    directories::ProjectDirs::from("", "", "filestore")
+        .map(|d| d.data_dir().to_path_buf())
+        .ok_or_else(|| "no home directory: set --data-dir or FILESTORE_DATA_DIR".to_string())
+}
+
+/// The environment, as a value (so tests need not touch the process's).
+#[derive(Debug, Clone, Default)]
+pub struct Env(BTreeMap<String, String>);
+
+impl Env {
+    pub fn empty() -> Env {
+        Env::default()
+    }
+    pub fn from_process() -> Env {
+        Env(std::env::vars().filter(|(k, _)| k.starts_with("FILESTORE_")).collect())
+    }
+    pub fn with(mut self, k: &str, v: &str) -> Env {
+        self.0.insert(k.to_string(), v.to_string());
+        self
+    }
+    fn get(&self, k: &str) -> Option<String> {
+        self.0.get(k).filter(|v| !v.is_empty()).cloned()
+    }
+}
+
+/// Parses a size: an integer of bytes, or a string like `10MB`, `1GiB`, `500kB`.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit() && c != '_').unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.replace('_', "").parse().map_err(|_| format!("bad size {s:?}"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" | "k" => 1_000,
+        "mb" | "m" => 1_000_000,
+        "gb" | "g" => 1_000_000_000,
+        "tb" | "t" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        _ => return Err(format!("bad size unit in {s:?}")),
+    };
+    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
+}
+
+fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        N(u64),
+        S(String),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::N(n)) => Ok(Some(n)),
+        Some(Raw::S(s)) => parse_bytes(&s).map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(s) => humantime::parse_duration(&s)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(format!("duration {s:?}: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("10MB").unwrap(), 10_000_000);
+        assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_bytes("1_000").unwrap(), 1000);
+        assert!(parse_bytes("ten").is_err());
+        assert!(parse_bytes("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn precedence_is_flags_env_file() {
+        let file: FileConfig = toml::from_str(
+            "[server]\nlisten = \"127.0.0.1:1\"\ndata_dir = \"/f\"\n[plans.tiny]\nmax_file_size = \"1kB\"\n",
+        )
+        .unwrap();
+        let env = Env::empty().with("FILESTORE_LISTEN", "127.0.0.1:2");
+        let c = Config::resolve(file.clone(), &env, &Overrides::default()).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:2");
+        assert_eq!(c.base_url, "http://127.0.0.1:2");
+        assert_eq!(c.data_dir, PathBuf::from("/f"));
+        let flags = Overrides { listen: Some("127.0.0.1:3".into()), ..Default::default() };
+        let c = Config::resolve(file, &env, &flags).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:3");
+        let tiny = c.plans.get("tiny").unwrap();
+        assert_eq!(tiny.max_file_size, 1000);
+        assert_eq!(tiny.storage, 1_000_000_000, "new plans start from free");
+    }
+
+    #[test]
+    fn builtin_plans_match_the_spec() {
+        let p = Plans::default();
+        assert_eq!(p.get("free").unwrap().max_file_size, 10_000_000);
+        assert_eq!(p.get("hobby").unwrap().max_file_size, 100_000_000);
+        assert_eq!(p.get("pro").unwrap().max_file_size, 500_000_000);
+        assert_eq!(p.get("pro").unwrap().uploads, 500_000);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        let file: FileConfig = toml::from_str("[server]\ndefault_plan = \"gold\"\n").unwrap();
+        assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+        assert!(toml::from_str::<FileConfig>("[server]\nlisten_typo = 1\n").is_err());
+        let file: FileConfig = toml::from_str("[storage]\nbackend = \"s3\"\n").unwrap();
+        assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        let s = StorageConfig {
+            secret_access_key: Some(Secret("hunter2".into())),
+            access_key_id: Some("AKIA".into()),
+            ..Default::default()
+        };
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains("AKIA"));
+    }
+}

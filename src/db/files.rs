@@ -1,0 +1,240 @@
+//! File rows: the commit of an upload (with its quota checks, in one write
+//! transaction), lookups that hide expired files, keyset pages, deletion.
+
+use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
+use rusqlite::{params, Connection, Row};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRow {
+    pub id: String,
+    pub account_id: String,
+    pub name: String,
+    pub folder: Option<String>,
+    pub size: u64,
+    pub content_type: String,
+    pub private: bool,
+    pub sha256: String,
+    pub blob_key: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
+    Ok(FileRow {
+        id: r.get(0)?,
+        account_id: r.get(1)?,
+        name: r.get(2)?,
+        folder: r.get(3)?,
+        size: r.get::<_, i64>(4)? as u64,
+        content_type: r.get(5)?,
+        private: r.get(6)?,
+        sha256: r.get(7)?,
+        blob_key: r.get(8)?,
+        created_at: r.get(9)?,
+        expires_at: r.get(10)?,
+    })
+}
+
+/// The limits an upload's commit enforces, read from the account's plan.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitLimits {
+    pub storage: u64,
+    pub uploads_per_period: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The file is stored and counted.
+    Committed(FileRow),
+    /// The idempotency key was used already: this is that upload's file.
+    Replayed(FileRow),
+    StorageExceeded { used: u64 },
+    UploadsExceeded { count: u64 },
+}
+
+/// Commits an uploaded blob as a file, or refuses it, in one write
+/// transaction: the storage quota and the monthly upload count are checked
+/// under the write lock, so concurrent uploads can never pass a quota together.
+/// On success the blob's pending-deletion guard row is removed.
+pub fn commit_upload(
+    conn: &mut Connection,
+    f: &FileRow,
+    limits: CommitLimits,
+    period: &str,
+    idempotency_key: Option<&str>,
+    idempotency_since: i64,
+) -> Result<CommitOutcome, DbError> {
+    let tx = write_tx(conn)?;
+    if let Some(key) = idempotency_key {
+        if let Some(existing) = replayed(&tx, &f.account_id, key, idempotency_since, f.created_at)? {
+            return Ok(CommitOutcome::Replayed(existing));
+        }
+    }
+    let account = accounts::get(&tx, &f.account_id)?
+        .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?;
+    if account.storage_bytes.saturating_add(f.size) > limits.storage {
+        return Ok(CommitOutcome::StorageExceeded { used: account.storage_bytes });
+    }
+    let count = usage::upload_count(&tx, &f.account_id, period)?;
+    if count >= limits.uploads_per_period {
+        return Ok(CommitOutcome::UploadsExceeded { count });
+    }
+    if !blobs::release_upload_guard(&tx, &f.blob_key)? {
+        return Err(DbError::Invalid(format!(
+            "upload guard of {} is gone; the blob may have been collected",
+            f.blob_key
+        )));
+    }
+    tx.execute(
+        &format!("INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
+        params![
+            f.id,
+            f.account_id,
+            f.name,
+            f.folder,
+            f.size as i64,
+            f.content_type,
+            f.private,
+            f.sha256,
+            f.blob_key,
+            f.created_at,
+            f.expires_at
+        ],
+    )?;
+    accounts::add_storage(&tx, &f.account_id, f.size as i64)?;
+    usage::add_upload(&tx, &f.account_id, period)?;
+    if let Some(key) = idempotency_key {
+        tx.execute(
+            "INSERT OR REPLACE INTO idempotency_keys (account_id, key, file_id, created_at)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![f.account_id, key, f.id, f.created_at],
+        )?;
+    }
+    tx.commit()?;
+    Ok(CommitOutcome::Committed(f.clone()))
+}
+
+/// The live file an idempotency key (used since `since`) points to.
+pub fn replayed(
+    conn: &Connection,
+    account_id: &str,
+    key: &str,
+    since: i64,
+    now: i64,
+) -> Result<Option<FileRow>, DbError> {
+    let file_id: Option<String> = conn
+        .query_row(
+            "SELECT file_id FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND created_at >= ?3",
+            params![account_id, key, since],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match file_id {
+        Some(id) => get_live(conn, account_id, &id, now),
+        None => Ok(None),
+    }
+}
+
+/// A file of `account_id` that exists and has not expired at `now`.
+pub fn get_live(conn: &Connection, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT {COLUMNS} FROM files WHERE id = ?1 AND account_id = ?2
+                 AND (expires_at IS NULL OR expires_at > ?3)"
+            ),
+            params![id, account_id, now],
+            from_row,
+        )
+        .optional()?)
+}
+
+/// Position in the newest-first order: (created_at, id) of the last file seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageAfter {
+    pub created_at: i64,
+    pub id: String,
+}
+
+/// Up to `limit + 1` live files, newest first, strictly after `after`.
+pub fn page(
+    conn: &Connection,
+    account_id: &str,
+    folder: Option<&str>,
+    after: Option<&PageAfter>,
+    limit: u32,
+    now: i64,
+) -> Result<Vec<FileRow>, DbError> {
+    let (after_t, after_id) = match after {
+        Some(a) => (Some(a.created_at), Some(a.id.as_str())),
+        None => (None, None),
+    };
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM files
+         WHERE account_id = ?1
+           AND (?2 IS NULL OR folder = ?2)
+           AND (expires_at IS NULL OR expires_at > ?3)
+           AND (?4 IS NULL OR created_at < ?4 OR (created_at = ?4 AND id < ?5))
+         ORDER BY created_at DESC, id DESC
+         LIMIT ?6"
+    ))?;
+    let rows = stmt
+        .query_map(
+            params![account_id, folder, now, after_t, after_id, i64::from(limit) + 1],
+            from_row,
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Removes a live file: its row goes, its bytes are given back and its blob is
+/// queued for deletion (due now), all in one transaction. None when absent.
+pub fn delete_live(conn: &mut Connection, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+    let tx = write_tx(conn)?;
+    let Some(row) = get_live(&tx, account_id, id, now)? else {
+        return Ok(None);
+    };
+    remove_in(&tx, &row, now)?;
+    tx.commit()?;
+    Ok(Some(row))
+}
+
+fn remove_in(tx: &Connection, row: &FileRow, now: i64) -> Result<(), DbError> {
+    tx.execute("DELETE FROM files WHERE id = ?1", [&row.id])?;
+    tx.execute("DELETE FROM idempotency_keys WHERE file_id = ?1", [&row.id])?;
+    accounts::add_storage(tx, &row.account_id, -(row.size as i64))?;
+    blobs::schedule(tx, &row.blob_key, now)?;
+    Ok(())
+}
+
+/// Removes up to `max` files whose time has come, as `delete_live` does;
+/// returns them.
+pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {
+    let tx = write_tx(conn)?;
+    let rows = {
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM files WHERE expires_at IS NOT NULL AND expires_at <= ?1
+             ORDER BY expires_at LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(params![now, max], from_row)?.collect::<Result<Vec<_>, _>>()?;
+        rows
+    };
+    for row in &rows {
+        remove_in(&tx, row, now)?;
+    }
+    tx.commit()?;
+    Ok(rows)
+}
+
+/// Looks a file up for the CDN: by account and id, live at `now`.
+pub fn get_for_cdn(conn: &Connection, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+    get_live(conn, account_id, id, now)
+}
+
+/// Forgets idempotency keys older than `before`.
+pub fn prune_idempotency(conn: &Connection, before: i64) -> Result<usize, DbError> {
+    Ok(conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?1", [before])?)
+}

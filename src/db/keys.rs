@@ -1,0 +1,87 @@
+//! API keys. Only the SHA-256 of a key's secret is stored; lookup is by hash.
+
+use super::{DbError, OptionalExtension};
+use rusqlite::{params, Connection, Row};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRecord {
+    pub id: String,
+    pub account_id: String,
+    /// "secret" or "public".
+    pub kind: String,
+    pub name: Option<String>,
+    pub origins: Vec<String>,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, account_id, kind, name, origins, created_at, revoked_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
+    let origins: String = r.get(4)?;
+    Ok(KeyRecord {
+        id: r.get(0)?,
+        account_id: r.get(1)?,
+        kind: r.get(2)?,
+        name: r.get(3)?,
+        origins: serde_json::from_str(&origins).unwrap_or_default(),
+        created_at: r.get(5)?,
+        revoked_at: r.get(6)?,
+    })
+}
+
+pub fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), DbError> {
+    let origins = serde_json::to_string(&k.origins).map_err(|e| DbError::Invalid(e.to_string()))?;
+    conn.execute(
+        "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![k.id, k.account_id, k.kind, k.name, &hash[..], origins, k.created_at],
+    )?;
+    Ok(())
+}
+
+/// The live (not revoked) key whose secret hashes to `hash`.
+pub fn find_active_by_hash(conn: &Connection, hash: &[u8; 32]) -> Result<Option<KeyRecord>, DbError> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"),
+            [&hash[..]],
+            from_row,
+        )
+        .optional()?)
+}
+
+pub fn get(conn: &Connection, id: &str) -> Result<Option<KeyRecord>, DbError> {
+    Ok(conn
+        .query_row(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = ?1"), [id], from_row)
+        .optional()?)
+}
+
+pub fn list(conn: &Connection, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
+    ))?;
+    let rows = stmt.query_map([account_id], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Origins of every live public key, for CORS preflights (which carry no key).
+pub fn active_public_origins(conn: &Connection) -> Result<Vec<String>, DbError> {
+    let mut stmt =
+        conn.prepare("SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL")?;
+    let mut all = Vec::new();
+    for json in stmt.query_map([], |r| r.get::<_, String>(0))? {
+        let list: Vec<String> = serde_json::from_str(&json?).unwrap_or_default();
+        all.extend(list);
+    }
+    Ok(all)
+}
+
+/// Revokes a key; true when it was live.
+pub fn revoke(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
+    let n = conn.execute(
+        "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+        params![id, now],
+    )?;
+    Ok(n == 1)
+}

@@ -1,0 +1,167 @@
+//! The metadata store: SQLite in WAL mode behind an r2d2 pool. Blocking calls
+//! run on tokio's blocking pool through [`Db::run`]; the rest of the server
+//! never touches a connection on a runtime thread.
+
+pub mod accounts;
+pub mod blobs;
+pub mod files;
+pub mod keys;
+pub mod usage;
+
+use r2d2::PooledConnection;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::Connection;
+use std::path::Path;
+use std::time::Duration;
+
+pub use accounts::Account;
+pub use files::FileRow;
+pub use keys::KeyRecord;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database pool error: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("database task failed: {0}")]
+    Task(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Numbered migrations, applied in order; `PRAGMA user_version` records the last.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+#[derive(Clone)]
+pub struct Db {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Db")
+    }
+}
+
+impl Db {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    pub fn open(path: &Path) -> Result<Db, DbError> {
+        let manager = SqliteConnectionManager::file(path).with_init(|c| {
+            c.busy_timeout(Duration::from_secs(10))?;
+            c.execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = NORMAL;
+                 PRAGMA foreign_keys = ON;",
+            )
+        });
+        let pool = r2d2::Pool::builder()
+            .max_size(8)
+            .connection_timeout(Duration::from_secs(10))
+            .build(manager)?;
+        let db = Db { pool };
+        db.migrate()?;
+        Ok(db)
+    }
+
+    fn migrate(&self) -> Result<(), DbError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version = tx.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+        if version > MIGRATIONS.len() {
+            return Err(DbError::Invalid(format!(
+                "database schema version {version} is newer than this binary ({})",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            tx.execute_batch(sql)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn conn(&self) -> Result<PooledConnection<SqliteConnectionManager>, DbError> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `f` with a pooled connection on the blocking pool.
+    pub async fn run<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = pool.get()?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| DbError::Task(e.to_string()))?
+    }
+
+    /// `SELECT 1` through the pool, for health.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        self.run(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Starts a write transaction that takes the write lock at once, so that the
+/// checks made inside it (quota, monthly uploads) cannot race another writer.
+pub fn write_tx(conn: &mut Connection) -> Result<rusqlite::Transaction<'_>, DbError> {
+    Ok(conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+}
+
+/// Reads one value of `meta`, or stores `make()` when absent (in one transaction).
+pub fn meta_get_or_insert(
+    conn: &mut Connection,
+    key: &str,
+    make: impl FnOnce() -> String,
+) -> Result<String, DbError> {
+    let tx = write_tx(conn)?;
+    let existing: Option<String> = tx
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?;
+    let value = match existing {
+        Some(v) => v,
+        None => {
+            let v = make();
+            tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", [key, &v])?;
+            v
+        }
+    };
+    tx.commit()?;
+    Ok(value)
+}
+
+pub use rusqlite::OptionalExtension;
+
+#[cfg(test)]
+pub(crate) fn test_db() -> (tempfile::TempDir, Db) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(&dir.path().join("t.db")).unwrap();
+    (dir, db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_once_and_reopens() {
+        let (dir, db) = test_db();
+        let v: i64 = db.conn().unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(v as usize, MIGRATIONS.len());
+        drop(db);
+        let again = Db::open(&dir.path().join("t.db")).unwrap();
+        let mode: String = again
+            .conn()
+            .unwrap()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+}

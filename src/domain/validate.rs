@@ -1,0 +1,173 @@
+//! Validation of what callers send: folders, file names, `expires`, list
+//! limits, `expires_in`, content types (CONTRACT §4).
+
+use std::time::Duration;
+
+pub const MAX_EXPIRES: Duration = Duration::from_secs(365 * 86_400);
+pub const MAX_SIGNED_URL_SECS: u64 = 604_800;
+
+/// A folder: 1–255 bytes of `A-Z a-z 0-9 - _ . /` segments, no empty, `.` or
+/// `..` segment; leading and trailing `/` are trimmed. Empty input is the root.
+pub fn folder(raw: &str) -> Result<Option<String>, String> {
+    let trimmed = raw.trim_matches('/');
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    if trimmed.is_empty() {
+        return Err("folder must name at least one segment".into());
+    }
+    if trimmed.len() > 255 {
+        return Err("folder is longer than 255 bytes".into());
+    }
+    for seg in trimmed.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return Err(format!("folder segment {seg:?} is not allowed"));
+        }
+        if let Some(c) = seg.chars().find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c))) {
+            return Err(format!("folder may hold only A-Z a-z 0-9 - _ . / (found {c:?})"));
+        }
+    }
+    Ok(Some(trimmed.to_string()))
+}
+
+/// A stored file name: the client's name without any directory part (`/` or
+/// `\`), 1–255 bytes, no control characters.
+pub fn file_name(raw: &str) -> Result<String, String> {
+    let base = raw.rsplit(['/', '\\']).next().unwrap_or("");
+    if base.is_empty() || base == "." || base == ".." {
+        return Err("the file part needs a file name".into());
+    }
+    if base.len() > 255 {
+        return Err("file name is longer than 255 bytes".into());
+    }
+    if base.chars().any(char::is_control) {
+        return Err("file name has control characters".into());
+    }
+    Ok(base.to_string())
+}
+
+/// `expires`: a positive integer then one of `s m h d w`, at most 365 days.
+pub fn expires(raw: &str) -> Result<Duration, String> {
+    let bad = || format!("expires {raw:?}: use a positive number and a unit s, m, h, d or w (e.g. 1h, 7d), at most 365d");
+    let raw_trim = raw.trim();
+    let unit = raw_trim.chars().last().ok_or_else(bad)?;
+    let num = &raw_trim[..raw_trim.len() - unit.len_utf8()];
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let secs_per = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        'w' => 7 * 86_400,
+        _ => return Err(bad()),
+    };
+    let secs = n.checked_mul(secs_per).ok_or_else(bad)?;
+    if n == 0 || secs > MAX_EXPIRES.as_secs() {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+/// A form boolean: true/false (also 1/0, yes/no, on/off), any case.
+pub fn boolean(raw: &str) -> Result<bool, String> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" | "" => Ok(false),
+        _ => Err(format!("private {raw:?}: use true or false")),
+    }
+}
+
+/// Page size: 1–100, default 50.
+pub fn limit(raw: Option<&str>) -> Result<u32, String> {
+    match raw {
+        None => Ok(50),
+        Some(s) => match s.parse::<u32>() {
+            Ok(n) if (1..=100).contains(&n) => Ok(n),
+            _ => Err(format!("limit {s:?}: use an integer from 1 to 100")),
+        },
+    }
+}
+
+/// `expires_in`: 1–604800 seconds.
+pub fn expires_in(n: u64) -> Result<u64, String> {
+    if (1..=MAX_SIGNED_URL_SECS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("expires_in must be an integer from 1 to {MAX_SIGNED_URL_SECS}"))
+    }
+}
+
+/// The stored type: the part's Content-Type when specific, else guessed from
+/// the name, else `application/octet-stream`.
+pub fn content_type(part_type: Option<&str>, name: &str) -> String {
+    let given = part_type
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty() && t != "application/octet-stream")
+        .filter(|t| t.parse::<mime_guess::mime::Mime>().is_ok());
+    given.unwrap_or_else(|| {
+        mime_guess::from_path(name)
+            .first()
+            .map(|m| m.essence_str().to_string())
+            .unwrap_or_else(|| "application/octet-stream".to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders() {
+        assert_eq!(folder("").unwrap(), None);
+        assert_eq!(folder("/releases/v1.2/").unwrap().as_deref(), Some("releases/v1.2"));
+        for bad in ["/", "a//b", "a/../b", "./a", "a b", "é", "a?b", &"x".repeat(256)] {
+            assert!(folder(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(file_name("../../etc/passwd").unwrap(), "passwd");
+        assert_eq!(file_name("C:\\Users\\me\\report.pdf").unwrap(), "report.pdf");
+        assert_eq!(file_name("résumé (1).pdf").unwrap(), "résumé (1).pdf");
+        for bad in ["", "dir/", "..", "a\nb", &"x".repeat(256)] {
+            assert!(file_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn expiry_durations() {
+        assert_eq!(expires("30s").unwrap().as_secs(), 30);
+        assert_eq!(expires("15m").unwrap().as_secs(), 900);
+        assert_eq!(expires("1h").unwrap().as_secs(), 3600);
+        assert_eq!(expires("7d").unwrap().as_secs(), 604_800);
+        assert_eq!(expires("2w").unwrap().as_secs(), 1_209_600);
+        assert_eq!(expires("365d").unwrap().as_secs(), 365 * 86_400);
+        for bad in ["", "0h", "366d", "-1h", "1.5h", "1y", "h", "1 h", "99999999999999999999d", "1é", "é"] {
+            assert!(expires(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn limits_and_expires_in() {
+        assert_eq!(limit(None).unwrap(), 50);
+        assert_eq!(limit(Some("100")).unwrap(), 100);
+        for bad in ["0", "101", "-1", "x"] {
+            assert!(limit(Some(bad)).is_err());
+        }
+        assert!(expires_in(0).is_err());
+        assert!(expires_in(604_801).is_err());
+        assert_eq!(expires_in(604_800).unwrap(), 604_800);
+    }
+
+    #[test]
+    fn content_types() {
+        assert_eq!(content_type(Some("image/png"), "x.bin"), "image/png");
+        assert_eq!(content_type(Some("application/octet-stream"), "a.txt"), "text/plain");
+        assert_eq!(content_type(None, "a.unknownext"), "application/octet-stream");
+        assert_eq!(content_type(Some("not a type"), "a.json"), "application/json");
+    }
+}

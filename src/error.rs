@@ -1,0 +1,186 @@
+//! One error type for the HTTP API. Every failure a handler can meet becomes an
+//! `ApiError`, and this is the only place that turns one into a status and the
+//! spec's envelope `{"error": {"code", "message"}}`.
+
+use crate::api::{ErrorBody, ErrorDetail};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    FileTooLarge(String),
+    #[error("{0}")]
+    StorageLimitExceeded(String),
+    #[error("{0}")]
+    GracePeriod(String),
+    /// Too many requests; `reset` is the unix second when the caller may retry.
+    #[error("{message}")]
+    RateLimited { message: String, limit: u64, reset: i64, now: i64 },
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    #[error("{0}")]
+    RangeNotSatisfiable(String, u64),
+    #[error("{0}")]
+    HeadersTooLarge(String),
+    #[error("{0}")]
+    Unavailable(String),
+    /// Anything unexpected. The detail goes to the log, never to the caller.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn internal(e: impl std::fmt::Display) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+
+    pub fn bad_request(msg: impl Into<String>) -> Self {
+        ApiError::BadRequest(msg.into())
+    }
+
+    pub fn not_found() -> Self {
+        ApiError::NotFound("file not found".into())
+    }
+
+    pub fn status(&self) -> StatusCode {
+        use ApiError::*;
+        match self {
+            Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
+            BadRequest(_) => StatusCode::BAD_REQUEST,
+            NotFound(_) => StatusCode::NOT_FOUND,
+            FileTooLarge(_) | StorageLimitExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            RangeNotSatisfiable(..) => StatusCode::RANGE_NOT_SATISFIABLE,
+            HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        use ApiError::*;
+        match self {
+            Unauthorized(_) => "unauthorized",
+            Forbidden(_) => "forbidden",
+            BadRequest(_) | HeadersTooLarge(_) => "bad_request",
+            NotFound(_) => "not_found",
+            FileTooLarge(_) => "file_too_large",
+            StorageLimitExceeded(_) => "storage_limit_exceeded",
+            GracePeriod(_) => "grace_period",
+            RateLimited { .. } => "rate_limit_exceeded",
+            MethodNotAllowed(_) => "method_not_allowed",
+            RangeNotSatisfiable(..) => "range_not_satisfiable",
+            Unavailable(_) => "unavailable",
+            Internal(_) => "internal_error",
+        }
+    }
+
+    fn public_message(&self) -> String {
+        match self {
+            ApiError::Internal(_) => "internal server error".to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
+pub fn error_body(code: &str, message: &str) -> ErrorBody {
+    ErrorBody {
+        error: ErrorDetail {
+            code: code.to_string(),
+            message: message.to_string(),
+        },
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(detail) = &self {
+            tracing::error!(%detail, "internal error");
+        }
+        let mut headers = HeaderMap::new();
+        match &self {
+            ApiError::RateLimited { limit, reset, now, .. } => {
+                let put = |h: &mut HeaderMap, k: &'static str, v: String| {
+                    if let Ok(v) = HeaderValue::from_str(&v) {
+                        h.insert(HeaderName::from_static(k), v);
+                    }
+                };
+                put(&mut headers, "x-ratelimit-limit", limit.to_string());
+                put(&mut headers, "x-ratelimit-remaining", "0".into());
+                put(&mut headers, "x-ratelimit-reset", reset.to_string());
+                put(&mut headers, "retry-after", (reset - now).max(1).to_string());
+            }
+            ApiError::RangeNotSatisfiable(_, size) => {
+                if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
+                    headers.insert(axum::http::header::CONTENT_RANGE, v);
+                }
+            }
+            _ => {}
+        }
+        let body = error_body(self.code(), &self.public_message());
+        (self.status(), headers, Json(body)).into_response()
+    }
+}
+
+impl From<crate::db::DbError> for ApiError {
+    fn from(e: crate::db::DbError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl From<crate::storage::StorageError> for ApiError {
+    fn from(e: crate::storage::StorageError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+/// Small helpers in the manner of garage's `OkOrBadRequest`.
+pub trait OrBadRequest<T> {
+    fn or_bad_request(self, msg: &str) -> Result<T, ApiError>;
+}
+
+impl<T, E: std::fmt::Display> OrBadRequest<T> for Result<T, E> {
+    fn or_bad_request(self, msg: &str) -> Result<T, ApiError> {
+        self.map_err(|e| ApiError::BadRequest(format!("{msg}: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spec_code_has_its_status() {
+        let cases = [
+            (ApiError::Unauthorized("x".into()), 401, "unauthorized"),
+            (ApiError::Forbidden("x".into()), 403, "forbidden"),
+            (ApiError::BadRequest("x".into()), 400, "bad_request"),
+            (ApiError::NotFound("x".into()), 404, "not_found"),
+            (ApiError::FileTooLarge("x".into()), 413, "file_too_large"),
+            (ApiError::StorageLimitExceeded("x".into()), 413, "storage_limit_exceeded"),
+            (ApiError::GracePeriod("x".into()), 403, "grace_period"),
+        ];
+        for (e, status, code) in cases {
+            assert_eq!(e.status().as_u16(), status);
+            assert_eq!(e.code(), code);
+        }
+    }
+
+    #[test]
+    fn internal_detail_is_not_leaked() {
+        let e = ApiError::Internal("disk /secret/path exploded".into());
+        assert_eq!(e.public_message(), "internal server error");
+    }
+}

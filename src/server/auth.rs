@@ -1,0 +1,169 @@
+//! Authentication and the access rules that come before any handler runs,
+//! in the contract's order: 401 (no or bad key), then 403 (public key on a
+//! route other than upload, wrong origin, grace period), then the rate limit.
+
+use crate::db::{accounts, keys, Account, KeyRecord};
+use crate::domain::{ids, origins};
+use crate::error::ApiError;
+use crate::service::App;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// The authenticated caller, put in the request's extensions by [`guard`].
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub key: KeyRecord,
+    pub account: Account,
+}
+
+impl Caller {
+    pub fn is_public(&self) -> bool {
+        self.key.kind == "public"
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| ApiError::Unauthorized("missing API key".into()))
+    }
+}
+
+/// What a route lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Upload: secret keys, and public keys from one of their origins;
+    /// refused in grace period; rate limited.
+    Upload,
+    /// Secret keys only, rate limited (signed-url, usage).
+    SecretLimited,
+    /// Secret keys only (get, list, delete).
+    Secret,
+}
+
+fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".into()))?;
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("invalid API key".into()))?;
+    let (scheme, key) = value
+        .split_once(' ')
+        .ok_or_else(|| ApiError::Unauthorized("Authorization must be: Bearer <key>".into()))?;
+    if !scheme.eq_ignore_ascii_case("bearer") || key.trim().is_empty() {
+        return Err(ApiError::Unauthorized("Authorization must be: Bearer <key>".into()));
+    }
+    Ok(key.trim())
+}
+
+async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let key = bearer(headers)?;
+    if !(key.starts_with("sk_") || key.starts_with("pk_")) || key.len() > 200 {
+        return Err(ApiError::Unauthorized("invalid API key".into()));
+    }
+    let hash = ids::key_hash(key);
+    let found = app
+        .db
+        .run(move |c| {
+            let Some(key) = keys::find_active_by_hash(c, &hash)? else {
+                return Ok(None);
+            };
+            Ok(accounts::get(c, &key.account_id)?.map(|account| Caller { key, account }))
+        })
+        .await?;
+    found.ok_or_else(|| ApiError::Unauthorized("invalid API key".into()))
+}
+
+fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ApiError> {
+    if caller.is_public() {
+        if access != Access::Upload {
+            return Err(ApiError::Forbidden("public keys may only upload; use a secret key".into()));
+        }
+        let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
+        match origin {
+            Some(o) if origins::any_matches(&caller.key.origins, o) => {}
+            Some(o) => return Err(ApiError::Forbidden(format!("origin {o} is not allowed for this key"))),
+            None => return Err(ApiError::Forbidden("public keys need an Origin header".into())),
+        }
+    }
+    if access == Access::Upload && caller.account.grace_period {
+        return Err(ApiError::GracePeriod(
+            "the account is in its grace period: uploads are paused".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The middleware of every authenticated `/v1` route.
+pub async fn guard(State((app, access)): State<(Arc<App>, Access)>, mut req: Request, next: Next) -> Response {
+    let caller = match authenticate(&app, req.headers()).await {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = authorize(&caller, access, req.headers()) {
+        return e.into_response();
+    }
+    let limited = matches!(access, Access::Upload | Access::SecretLimited);
+    let decision = limited.then(|| {
+        let plan = app.plan_of(&caller.account);
+        let window_ms = plan.rate_window.as_millis() as i64;
+        app.limiter.check(&caller.key.id, plan.rate_limit, window_ms, app.clock.now_ms())
+    });
+    if let Some(d) = decision {
+        if !d.allowed {
+            return ApiError::RateLimited {
+                message: format!("rate limit of {} requests per window reached", d.limit),
+                limit: d.limit,
+                reset: d.reset,
+                now: app.clock.now().timestamp(),
+            }
+            .into_response();
+        }
+    }
+    req.extensions_mut().insert(caller);
+    let mut response = next.run(req).await;
+    if let Some(d) = decision {
+        let h = response.headers_mut();
+        for (name, value) in [
+            ("x-ratelimit-limit", d.limit.to_string()),
+            ("x-ratelimit-remaining", d.remaining.to_string()),
+            ("x-ratelimit-reset", d.reset.to_string()),
+        ] {
+            if !h.contains_key(name) {
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    h.insert(name, v);
+                }
+            }
+        }
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_parsing() {
+        let mut h = HeaderMap::new();
+        assert!(bearer(&h).is_err());
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer sk_abc"));
+        assert_eq!(bearer(&h).unwrap(), "sk_abc");
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer  sk_abc "));
+        assert_eq!(bearer(&h).unwrap(), "sk_abc");
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert!(bearer(&h).is_err());
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer"));
+        assert!(bearer(&h).is_err());
+    }
+}

@@ -1,0 +1,244 @@
+//! The CDN routes: `GET`/`HEAD /live/<account>/<file>/<name>`. Public files
+//! need nothing; private ones a valid, unexpired signature. Conditional
+//! requests (ETag, Last-Modified), single byte ranges, safe headers for
+//! untrusted content, and every byte sent counted into the account's bandwidth.
+
+use crate::db::{files as file_rows, FileRow};
+use crate::domain::signing::Verdict;
+use crate::error::ApiError;
+use crate::service::{usage, App};
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+#[derive(Debug, serde::Deserialize)]
+pub struct SignatureParams {
+    expires: Option<String>,
+    signature: Option<String>,
+}
+
+pub async fn serve_file(
+    State(app): State<Arc<App>>,
+    method: Method,
+    Path((account_id, file_id, name)): Path<(String, String, String)>,
+    Query(query): Query<SignatureParams>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let now = app.clock.now_ms();
+    let (acc, id) = (account_id.clone(), file_id.clone());
+    let row = app
+        .db
+        .run(move |c| file_rows::get_for_cdn(c, &acc, &id, now))
+        .await?
+        .filter(|r| r.name == name)
+        .ok_or_else(ApiError::not_found)?;
+    if row.private {
+        check_signature(&app, &row, query)?;
+    }
+    let etag = format!("\"{}\"", row.sha256);
+    let last_modified = httpdate(row.created_at);
+    let mut h = HeaderMap::new();
+    put(&mut h, header::ETAG, &etag);
+    put(&mut h, header::LAST_MODIFIED, &last_modified);
+    put(&mut h, header::CONTENT_TYPE, &row.content_type);
+    put(&mut h, header::CONTENT_DISPOSITION, &disposition(&row.name));
+    put(&mut h, header::ACCEPT_RANGES, "bytes");
+    put(&mut h, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    put(&mut h, header::CONTENT_SECURITY_POLICY, "sandbox");
+    put(&mut h, header::CACHE_CONTROL, if row.private { "private, no-store" } else { "public, max-age=300" });
+
+    if not_modified(&headers, &etag, row.created_at) {
+        return Ok((StatusCode::NOT_MODIFIED, h).into_response());
+    }
+    let (status, offset, len) = match requested_range(&headers, &etag, row.size)? {
+        Some((start, end)) => {
+            put(&mut h, header::CONTENT_RANGE, &format!("bytes {start}-{end}/{}", row.size));
+            (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
+        }
+        None => (StatusCode::OK, 0, row.size),
+    };
+    put(&mut h, header::CONTENT_LENGTH, &len.to_string());
+    if method == Method::HEAD {
+        return Ok((status, h).into_response());
+    }
+    let stream = app.store.get(&row.blob_key, offset, len).await.map_err(|e| match e {
+        crate::storage::StorageError::NotFound(_) => ApiError::not_found(),
+        other => other.into(),
+    })?;
+    let counted = Counted { inner: stream, sent: 0, account_id: row.account_id.clone(), app: app.clone() };
+    Ok((status, h, Body::from_stream(counted)).into_response())
+}
+
+fn check_signature(app: &App, row: &FileRow, q: SignatureParams) -> Result<(), ApiError> {
+    let denied = |why: &str| ApiError::Forbidden(format!("private file: {why}"));
+    let (Some(expires), Some(sig)) = (q.expires, q.signature) else {
+        return Err(denied("a signed URL is required"));
+    };
+    let expires: i64 = expires.parse().map_err(|_| denied("invalid signature"))?;
+    match app.signer.verify(&row.account_id, &row.id, expires, &sig, app.clock.now().timestamp()) {
+        Verdict::Valid => Ok(()),
+        Verdict::Expired => Err(denied("the signed URL has expired")),
+        Verdict::Invalid => Err(denied("invalid signature")),
+    }
+}
+
+fn put(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        h.insert(name, v);
+    }
+}
+
+fn httpdate(ms: i64) -> String {
+    let t = chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default();
+    t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+/// `inline` with an ASCII fallback name and the exact name in `filename*`.
+fn disposition(name: &str) -> String {
+    let fallback: String = name
+        .chars()
+        .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' })
+        .collect();
+    format!(
+        "inline; filename=\"{fallback}\"; filename*=UTF-8''{}",
+        utf8_percent_encode(name, NON_ALPHANUMERIC)
+    )
+}
+
+fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
+    if let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) {
+        return inm.split(',').any(|t| {
+            let t = t.trim();
+            t == "*" || t.trim_start_matches("W/") == etag
+        });
+    }
+    if let Some(ims) = headers.get(header::IF_MODIFIED_SINCE).and_then(|v| v.to_str().ok()) {
+        if let Ok(since) = chrono::DateTime::parse_from_rfc2822(ims) {
+            return created_at / 1000 <= since.timestamp();
+        }
+    }
+    false
+}
+
+/// The single byte range asked for, as inclusive (start, end); None for the
+/// whole file (no Range, an If-Range that no longer matches, several ranges,
+/// or a header that is not a byte range at all).
+fn requested_range(headers: &HeaderMap, etag: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
+    let Some(raw) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
+        return Ok(None);
+    };
+    if let Some(if_range) = headers.get(header::IF_RANGE).and_then(|v| v.to_str().ok()) {
+        if if_range.trim() != etag {
+            return Ok(None);
+        }
+    }
+    parse_range(raw, size)
+}
+
+pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
+    let unsatisfiable = || ApiError::RangeNotSatisfiable(format!("range {raw:?} is outside the file's {size} bytes"), size);
+    let Some(spec) = raw.trim().strip_prefix("bytes=") else {
+        return Ok(None);
+    };
+    if spec.contains(',') {
+        return Ok(None);
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else {
+        return Ok(None);
+    };
+    let (a, b) = (a.trim(), b.trim());
+    let range = match (a.is_empty(), b.is_empty()) {
+        (true, true) => return Ok(None),
+        (true, false) => {
+            let Ok(n) = b.parse::<u64>() else { return Ok(None) };
+            if n == 0 || size == 0 {
+                return Err(unsatisfiable());
+            }
+            (size.saturating_sub(n), size - 1)
+        }
+        (false, _) => {
+            let Ok(start) = a.parse::<u64>() else { return Ok(None) };
+            let end = if b.is_empty() {
+                u64::MAX
+            } else {
+                match b.parse::<u64>() {
+                    Ok(e) if e >= start => e,
+                    _ => return Ok(None),
+                }
+            };
+            if start >= size {
+                return Err(unsatisfiable());
+            }
+            (start, end.min(size - 1))
+        }
+    };
+    Ok(Some(range))
+}
+
+/// A body stream that counts the bytes it hands to the connection and books
+/// them as the account's bandwidth when it ends or is dropped.
+struct Counted<S> {
+    inner: S,
+    sent: u64,
+    account_id: String,
+    app: Arc<App>,
+}
+
+impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = self.inner.poll_next_unpin(cx);
+        if let Poll::Ready(Some(Ok(chunk))) = &polled {
+            self.sent += chunk.len() as u64;
+        }
+        polled
+    }
+}
+
+impl<S> Drop for Counted<S> {
+    fn drop(&mut self) {
+        let (app, account, sent) = (self.app.clone(), std::mem::take(&mut self.account_id), self.sent);
+        if sent == 0 {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { usage::add_bandwidth(&app, &account, sent).await });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("bytes=0-9", 100).unwrap(), Some((0, 9)));
+        assert_eq!(parse_range("bytes=90-", 100).unwrap(), Some((90, 99)));
+        assert_eq!(parse_range("bytes=-10", 100).unwrap(), Some((90, 99)));
+        assert_eq!(parse_range("bytes=-1000", 100).unwrap(), Some((0, 99)));
+        assert_eq!(parse_range("bytes=50-1000", 100).unwrap(), Some((50, 99)));
+        assert!(parse_range("bytes=100-", 100).is_err());
+        assert!(parse_range("bytes=0-0", 0).is_err());
+        assert!(parse_range("bytes=-0", 100).is_err());
+        assert_eq!(parse_range("bytes=0-1,5-6", 100).unwrap(), None);
+        assert_eq!(parse_range("items=0-1", 100).unwrap(), None);
+        assert_eq!(parse_range("bytes=9-3", 100).unwrap(), None);
+        assert_eq!(parse_range("bytes=x-3", 100).unwrap(), None);
+    }
+
+    #[test]
+    fn disposition_is_safe() {
+        let d = disposition("a\"b\\c é.txt");
+        assert!(d.starts_with("inline; filename=\"a_b_c _.txt\"; filename*=UTF-8''"));
+        assert!(!d.contains('\n'));
+    }
+}

@@ -1,0 +1,77 @@
+//! Safety nets that keep every error in the spec's envelope: rejections that
+//! axum produces as plain text, panics, and oversized request headers.
+
+use crate::error::{error_body, ApiError};
+use axum::body::{to_bytes, Body};
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+fn code_for(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        413 => "payload_too_large",
+        429 => "rate_limit_exceeded",
+        500..=599 if status == StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+        500..=599 => "internal_error",
+        _ => "bad_request",
+    }
+}
+
+/// Rewrites any error response that is not JSON (an extractor's plain-text
+/// rejection, for instance) into the envelope, keeping its status.
+pub async fn errors_as_envelopes(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if text.is_empty() || status.is_server_error() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text
+    };
+    let mut out = (status, Json(error_body(code_for(status), &message))).into_response();
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// A panic in a handler becomes a 500 envelope (and a log line), never a
+/// dropped connection.
+pub fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let detail = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    ApiError::Internal(format!("panic: {detail}")).into_response()
+}
+
+/// 431 in the envelope when the request's headers add up to more than `max`.
+pub async fn limit_headers(max: usize, req: Request<Body>, next: Next) -> Response {
+    let total: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    if total > max {
+        return ApiError::HeadersTooLarge(format!("request headers exceed {max} bytes")).into_response();
+    }
+    next.run(req).await
+}

@@ -1,0 +1,129 @@
+//! The `/v1` handlers: each parses its input, calls the service, and shapes
+//! the answer. Every rejection of axum's extractors becomes a 400 envelope.
+
+use super::auth::Caller;
+use crate::api::{DeleteResult, FileList, FileRecord, Health, HealthCheck, SignedUrl, Usage};
+use crate::domain::validate;
+use crate::error::ApiError;
+use crate::service::{files, upload, usage, App};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+type AppState = State<Arc<App>>;
+
+pub async fn upload(
+    State(app): AppState,
+    caller: Caller,
+    headers: HeaderMap,
+    form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<Response, ApiError> {
+    let form = form.map_err(|e| ApiError::BadRequest(format!("expected a multipart/form-data body: {}", e.body_text())))?;
+    let req = upload::UploadRequest {
+        public_key: caller.is_public(),
+        account: caller.account,
+        content_length: headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok()),
+        idempotency_key: match headers.get("idempotency-key") {
+            None => None,
+            Some(v) => Some(
+                v.to_str()
+                    .map_err(|_| ApiError::bad_request("Idempotency-Key must be visible ASCII"))?
+                    .to_string(),
+            ),
+        },
+    };
+    let record: FileRecord = upload::upload(&app, req, form).await?;
+    let location = format!("/v1/files/{}", record.id);
+    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(record)).into_response())
+}
+
+pub async fn list(
+    State(app): AppState,
+    caller: Caller,
+    params: Result<Query<files::ListParams>, QueryRejection>,
+) -> Result<Json<FileList>, ApiError> {
+    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    Ok(Json(files::list(&app, &caller.account.id, params).await?))
+}
+
+pub async fn get(State(app): AppState, caller: Caller, Path(id): Path<String>) -> Result<Json<FileRecord>, ApiError> {
+    let row = files::get(&app, &caller.account.id, &id).await?;
+    Ok(Json(files::record(&app, &row)))
+}
+
+pub async fn delete(State(app): AppState, caller: Caller, Path(id): Path<String>) -> Result<Json<DeleteResult>, ApiError> {
+    files::delete(&app, &caller.account.id, &id).await?;
+    Ok(Json(DeleteResult { success: true }))
+}
+
+pub async fn signed_url(
+    State(app): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Json<SignedUrl>, ApiError> {
+    let Json(body) = body.map_err(|e| ApiError::BadRequest(format!("expected a JSON body {{\"expires_in\": seconds}}: {}", e.body_text())))?;
+    let expires_in = body
+        .get("expires_in")
+        .ok_or_else(|| ApiError::bad_request("expires_in is required"))?
+        .as_u64()
+        .ok_or_else(|| ApiError::bad_request("expires_in must be an integer from 1 to 604800"))?;
+    let expires_in = validate::expires_in(expires_in).map_err(ApiError::BadRequest)?;
+    Ok(Json(files::sign(&app, &caller.account.id, &id, expires_in).await?))
+}
+
+pub async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
+    Ok(Json(usage::record(&app, &caller.account.id).await?))
+}
+
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+async fn timed<F, E>(check: F) -> HealthCheck
+where
+    F: std::future::Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
+    let started = Instant::now();
+    let result = tokio::time::timeout(CHECK_TIMEOUT, check).await;
+    let latency_ms = started.elapsed().as_millis() as u64;
+    // The detail goes to the log only: health needs no key, and a store's
+    // error text can name hosts and buckets.
+    let error = match result {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "health check failed");
+            Some("check failed (see the server log)".to_string())
+        }
+        Err(_) => Some(format!("no answer within {}s", CHECK_TIMEOUT.as_secs())),
+    };
+    HealthCheck { status: if error.is_some() { "error" } else { "ok" }.to_string(), latency_ms, error }
+}
+
+pub async fn health(State(app): AppState) -> Response {
+    let (database, storage) = tokio::join!(timed(app.db.ping()), timed(app.store.check()));
+    let checks = BTreeMap::from([("database".to_string(), database), ("storage".to_string(), storage)]);
+    let ok = checks.values().all(|c| c.status == "ok");
+    let body = Health {
+        status: if ok { "ok" } else { "degraded" }.to_string(),
+        timestamp: crate::clock::rfc3339_ms(app.clock.now_ms()),
+        checks,
+    };
+    let status = if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed("method not allowed on this route".into())
+}

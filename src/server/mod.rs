@@ -1,0 +1,74 @@
+//! The HTTP layer: the router, its layers, and how a server is launched on a
+//! listener (tests bind `127.0.0.1:0` and launch in-process).
+
+pub mod auth;
+pub mod cdn;
+pub mod cors;
+pub mod envelope;
+pub mod handlers;
+
+use crate::service::{collector, App};
+use auth::Access;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::{get, post};
+use axum::Router;
+use std::future::Future;
+use std::sync::Arc;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+/// The whole application: `/v1` API and CDN routes.
+pub fn router(app: Arc<App>) -> Router {
+    let guard = |access: Access| from_fn_with_state((app.clone(), access), auth::guard);
+    let upload = Router::new()
+        .route(
+            "/v1/upload",
+            post(handlers::upload)
+                .route_layer(guard(Access::Upload))
+                // Uploads are limited by the plan, in the stream, not by axum's 2 MB default.
+                .route_layer(DefaultBodyLimit::disable())
+                .options(|| async { axum::http::StatusCode::NO_CONTENT }),
+        )
+        .layer(from_fn_with_state(app.clone(), cors::upload_cors));
+    let api = Router::new()
+        .route("/v1/files", get(handlers::list).route_layer(guard(Access::Secret)))
+        .route(
+            "/v1/files/{id}",
+            get(handlers::get)
+                .delete(handlers::delete)
+                .route_layer(guard(Access::Secret)),
+        )
+        .route(
+            "/v1/files/{id}/signed-url",
+            post(handlers::signed_url).route_layer(guard(Access::SecretLimited)),
+        )
+        .route("/v1/usage", get(handlers::usage).route_layer(guard(Access::SecretLimited)))
+        .route("/v1/health", get(handlers::health))
+        .route("/live/{account}/{file}/{name}", get(cdn::serve_file).head(cdn::serve_file));
+    let max_header_bytes = app.config.max_header_bytes;
+    upload
+        .merge(api)
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .with_state(app)
+        .layer(from_fn(envelope::errors_as_envelopes))
+        .layer(CatchPanicLayer::custom(envelope::panic_response))
+        .layer(from_fn(move |req, next| envelope::limit_headers(max_header_bytes, req, next)))
+        .layer(TraceLayer::new_for_http())
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then finishes the
+/// requests in flight. Runs the collector alongside.
+pub async fn run(
+    app: Arc<App>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    collector::recover(&app).await;
+    collector::run_once(&app).await;
+    let collector = collector::spawn(app.clone(), app.config.reap_interval);
+    let result = axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await;
+    collector.abort();
+    Ok(result?)
+}

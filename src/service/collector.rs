@@ -1,0 +1,105 @@
+//! The background collector: removes expired files (row, bytes, then blob) and
+//! works off the blob deletion queue, retrying failed deletions with backoff.
+//! It runs once at start (files that expired while the server was down) and
+//! then every `reap_interval`.
+
+use super::App;
+use crate::db::{blobs, files};
+use std::sync::Arc;
+use std::time::Duration;
+
+const BATCH: u32 = 500;
+
+/// Deletes a blob that was just queued; on failure the queue keeps it.
+pub async fn delete_blob_now(app: &App, key: &str) {
+    match app.store.delete(key).await {
+        Ok(()) => {
+            let k = key.to_string();
+            if let Err(e) = app.db.run(move |c| blobs::done(c, &k)).await {
+                tracing::warn!(error = %e, "blob deleted but still queued; the collector will finish it");
+            }
+        }
+        Err(e) => tracing::warn!(key, error = %e, "blob deletion failed; will retry"),
+    }
+}
+
+/// One pass: expire what is due, then delete the blobs that are due.
+/// Returns (files expired, blobs deleted).
+pub async fn run_once(app: &App) -> (usize, usize) {
+    let mut expired = 0;
+    loop {
+        let now = app.clock.now_ms();
+        match app.db.run(move |c| files::reap_expired(c, now, BATCH)).await {
+            Ok(rows) => {
+                expired += rows.len();
+                if rows.len() < BATCH as usize {
+                    break;
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "expiry pass failed");
+                break;
+            }
+        }
+    }
+    let now = app.clock.now_ms();
+    let _ = app
+        .db
+        .run(move |c| files::prune_idempotency(c, now - 24 * 3600 * 1000))
+        .await;
+    let due = match app.db.run(move |c| blobs::due(c, now, BATCH)).await {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::error!(error = %e, "blob queue read failed");
+            return (expired, 0);
+        }
+    };
+    let mut deleted = 0;
+    for (key, attempts) in due {
+        match app.store.delete(&key).await {
+            Ok(()) => {
+                let k = key.clone();
+                if app.db.run(move |c| blobs::done(c, &k)).await.is_ok() {
+                    deleted += 1;
+                }
+            }
+            Err(e) => {
+                let backoff = 1000i64 << attempts.min(12);
+                let retry_at = app.clock.now_ms() + backoff.min(3_600_000);
+                let msg = e.to_string();
+                tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
+                let _ = app.db.run(move |c| blobs::failed(c, &key, retry_at, &msg)).await;
+            }
+        }
+    }
+    (expired, deleted)
+}
+
+/// Makes every upload guard left by a previous process due now (no upload
+/// is in flight before the server starts).
+pub async fn recover(app: &App) {
+    let now = app.clock.now_ms();
+    match app.db.run(move |c| blobs::expire_upload_guards(c, now)).await {
+        Ok(n) if n > 0 => tracing::info!(n, "blobs of interrupted uploads queued for deletion"),
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, "recovery of upload guards failed"),
+    }
+}
+
+/// Runs the collector until the app is dropped by everyone else.
+pub fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<()> {
+    let weak = Arc::downgrade(&app);
+    drop(app);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(app) = weak.upgrade() else { return };
+            let (expired, deleted) = run_once(&app).await;
+            if expired + deleted > 0 {
+                tracing::info!(expired, deleted, "collector pass");
+            }
+        }
+    })
+}

@@ -1,0 +1,129 @@
+//! Reads, pages, deletion and signing of files, and how a row becomes the
+//! spec's File record.
+
+use super::App;
+use crate::api::{FileList, FileRecord, SignedUrl};
+use crate::clock::rfc3339_ms;
+use crate::db::files::{self, PageAfter};
+use crate::db::FileRow;
+use crate::domain::validate;
+use crate::error::ApiError;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+/// Everything but RFC 3986's unreserved characters is percent-encoded.
+const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// `{cdn_url}/live/<account>/<file>/<name>`.
+pub fn cdn_path_url(app: &App, f: &FileRow) -> String {
+    format!(
+        "{}/live/{}/{}/{}",
+        app.config.cdn_url,
+        f.account_id,
+        f.id,
+        utf8_percent_encode(&f.name, PATH_SEGMENT)
+    )
+}
+
+pub fn record(app: &App, f: &FileRow) -> FileRecord {
+    FileRecord {
+        id: f.id.clone(),
+        url: (!f.private).then(|| cdn_path_url(app, f)),
+        name: f.name.clone(),
+        folder: f.folder.clone(),
+        size: f.size,
+        content_type: f.content_type.clone(),
+        private: f.private,
+        expires_at: f.expires_at.map(rfc3339_ms),
+        created_at: rfc3339_ms(f.created_at),
+    }
+}
+
+pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ApiError> {
+    let (acc, id, now) = (account_id.to_string(), id.to_string(), app.clock.now_ms());
+    app.db
+        .run(move |c| files::get_live(c, &acc, &id, now))
+        .await?
+        .ok_or_else(ApiError::not_found)
+}
+
+/// Raw list parameters as the query string gave them.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct ListParams {
+    pub folder: Option<String>,
+    pub limit: Option<String>,
+    pub cursor: Option<String>,
+}
+
+fn encode_cursor(after: &PageAfter) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{}:{}", after.created_at, after.id))
+}
+
+fn decode_cursor(s: &str) -> Option<PageAfter> {
+    let raw = String::from_utf8(URL_SAFE_NO_PAD.decode(s).ok()?).ok()?;
+    let (t, id) = raw.split_once(':')?;
+    let ok_id = id.starts_with("f_") && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ok_id.then_some(PageAfter { created_at: t.parse().ok()?, id: id.to_string() })
+}
+
+pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ApiError> {
+    let limit = validate::limit(p.limit.as_deref()).map_err(ApiError::BadRequest)?;
+    let folder = match p.folder.as_deref() {
+        None => None,
+        Some(f) => validate::folder(f).map_err(ApiError::BadRequest)?,
+    };
+    let after = match p.cursor.as_deref() {
+        None | Some("") => None,
+        Some(c) => Some(decode_cursor(c).ok_or_else(|| ApiError::bad_request("cursor is not valid"))?),
+    };
+    let (acc, now) = (account_id.to_string(), app.clock.now_ms());
+    let mut rows = app
+        .db
+        .run(move |c| files::page(c, &acc, folder.as_deref(), after.as_ref(), limit, now))
+        .await?;
+    let has_more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let cursor = match rows.last() {
+        Some(last) if has_more => Some(encode_cursor(&PageAfter { created_at: last.created_at, id: last.id.clone() })),
+        _ => None,
+    };
+    Ok(FileList { files: rows.iter().map(|r| record(app, r)).collect(), has_more, cursor })
+}
+
+/// Deletes a file: the row and the bytes at once; the blob right after (or,
+/// if the store fails, by the collector later).
+pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiError> {
+    let (acc, id, now) = (account_id.to_string(), id.to_string(), app.clock.now_ms());
+    let row = app
+        .db
+        .run(move |c| files::delete_live(c, &acc, &id, now))
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    super::collector::delete_blob_now(app, &row.blob_key).await;
+    Ok(())
+}
+
+pub async fn sign(app: &App, account_id: &str, id: &str, expires_in: u64) -> Result<SignedUrl, ApiError> {
+    let row = get(app, account_id, id).await?;
+    let expires = app.clock.now().timestamp() + expires_in as i64;
+    let signature = app.signer.sign(&row.account_id, &row.id, expires);
+    Ok(SignedUrl {
+        url: format!("{}?expires={expires}&signature={signature}", cdn_path_url(app, &row)),
+        expires_at: rfc3339_ms(expires * 1000),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        let a = PageAfter { created_at: 1_700_000_000_000, id: "f_abc".into() };
+        assert_eq!(decode_cursor(&encode_cursor(&a)), Some(a));
+        assert_eq!(decode_cursor("!!"), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("x:f_1")), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("1:'; DROP")), None);
+    }
+}

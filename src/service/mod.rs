@@ -1,0 +1,102 @@
+//! The service's rules that touch I/O: opening the data dir, the upload
+//! pipeline, reads, deletion, signing, usage, the background collector and the
+//! operator's account/key management. The HTTP layer calls into this.
+
+pub mod admin;
+pub mod collector;
+pub mod files;
+pub mod upload;
+pub mod usage;
+
+use crate::clock::Clock;
+use crate::config::{Config, Plan};
+use crate::db::{self, Account, Db};
+use crate::domain::ratelimit::RateLimiter;
+use crate::domain::signing::Signer;
+use crate::storage::{local::LocalStore, s3::S3Store, DynBlobStore};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything a request needs, shared by all of them.
+#[derive(Debug)]
+pub struct App {
+    pub config: Config,
+    pub db: Db,
+    pub store: DynBlobStore,
+    pub clock: Clock,
+    pub signer: Signer,
+    pub limiter: RateLimiter,
+    /// Where uploads are spooled before they go to the blob store.
+    pub spool_dir: PathBuf,
+}
+
+/// What the first start of a server created, to be shown once.
+#[derive(Debug, Clone)]
+pub struct Bootstrap {
+    pub account: Account,
+    pub secret_key: String,
+}
+
+impl App {
+    /// Opens the data dir, the database and the blob store.
+    pub async fn open(config: Config, clock: Clock) -> anyhow::Result<Arc<App>> {
+        let data_dir = config.data_dir.clone();
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
+        let spool_dir = data_dir.join("tmp");
+        std::fs::create_dir_all(&spool_dir)?;
+        clear_spool(&spool_dir);
+        let db = Db::open(&data_dir.join("filestore.db"))?;
+        let store: DynBlobStore = match config.storage.backend.as_str() {
+            "s3" => Arc::new(S3Store::connect(&config.storage).await?),
+            _ => Arc::new(LocalStore::open(data_dir.join("blobs"))?),
+        };
+        let secret = match &config.signing_secret {
+            Some(s) => s.expose().to_string(),
+            None => {
+                let mut conn = db.conn()?;
+                db::meta_get_or_insert(&mut conn, "signing_secret", crate::domain::ids::signing_secret)?
+            }
+        };
+        Ok(Arc::new(App {
+            signer: Signer::new(secret.as_bytes()),
+            config,
+            db,
+            store,
+            clock,
+            limiter: RateLimiter::new(),
+            spool_dir,
+        }))
+    }
+
+    /// The plan in force for an account; an account whose plan was removed
+    /// from the config falls back to the default plan.
+    pub fn plan_of(&self, account: &Account) -> &Plan {
+        self.config
+            .plans
+            .get(&account.plan)
+            .or_else(|| self.config.plans.get(&self.config.default_plan))
+            .expect("the default plan exists (checked when the config loads)")
+    }
+
+    /// On an empty database: creates the `default` account and one secret key.
+    pub fn bootstrap(&self) -> anyhow::Result<Option<Bootstrap>> {
+        let mut conn = self.db.conn()?;
+        if db::accounts::count(&conn)? > 0 {
+            return Ok(None);
+        }
+        let now = self.clock.now_ms();
+        let account = admin::create_account(&mut conn, &self.config, Some("default"), None, now)?;
+        let key = admin::create_key(&mut conn, &account.id, "secret", &[], Some("bootstrap"), now)?;
+        Ok(Some(Bootstrap { account, secret_key: key.secret }))
+    }
+}
+
+/// Spool files left by a crash are partial uploads: remove them.
+fn clear_spool(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

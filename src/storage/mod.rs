@@ -1,0 +1,82 @@
+//! Blob stores: where file contents live. The metadata store knows each blob by
+//! its key (`<account_id>/<file_id>`); a `BlobStore` only moves bytes.
+
+pub mod local;
+pub mod s3;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::stream::BoxStream;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("blob not found: {0}")]
+    NotFound(String),
+    #[error("storage i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("storage backend error: {0}")]
+    Backend(String),
+}
+
+/// A stream of a blob's bytes (or of a range of them).
+pub type BlobStream = BoxStream<'static, std::io::Result<Bytes>>;
+
+/// The contract every blob store keeps. Implementations: `local::LocalStore`
+/// (a directory) and `s3::S3Store` (any S3-compatible bucket).
+#[async_trait]
+pub trait BlobStore: Send + Sync + 'static {
+    /// Short name for logs and health: "local" or "s3".
+    fn kind(&self) -> &'static str;
+
+    /// Stores the finished, fsynced spool file at `spool` under `key`. The spool
+    /// file is consumed: on success it is gone (renamed or uploaded and removed);
+    /// on failure nothing is left under `key`. `size` is the spool's length.
+    async fn put_file(&self, key: &str, spool: tempfile::TempPath, size: u64)
+        -> Result<(), StorageError>;
+
+    /// Streams `len` bytes of the blob starting at `offset`.
+    async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError>;
+
+    /// Removes the blob. Removing a blob that does not exist is not an error.
+    async fn delete(&self, key: &str) -> Result<(), StorageError>;
+
+    /// A real round trip to the store (for `GET /v1/health`).
+    async fn check(&self) -> Result<(), StorageError>;
+}
+
+pub type DynBlobStore = Arc<dyn BlobStore>;
+
+impl std::fmt::Debug for dyn BlobStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlobStore({})", self.kind())
+    }
+}
+
+/// Checks that a blob key is what the service generates, so that no key can
+/// ever name a path outside the store: `acc_<hex>/f_<hex>` (or the probe key).
+pub fn valid_key(key: &str) -> bool {
+    let ok_part = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 64
+            && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let mut parts = key.split('/');
+    matches!((parts.next(), parts.next(), parts.next()), (Some(a), Some(b), None) if ok_part(a) && ok_part(b))
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::valid_key;
+
+    #[test]
+    fn keys_cannot_escape() {
+        assert!(valid_key("acc_12ab/f_34cd"));
+        assert!(!valid_key("../etc/passwd"));
+        assert!(!valid_key("acc/../../x"));
+        assert!(!valid_key("acc_1/f_2/extra"));
+        assert!(!valid_key("/abs"));
+        assert!(!valid_key("acc_1/"));
+    }
+}
