@@ -68,7 +68,10 @@ mod tests {
         let p = period_of(t);
         assert_eq!(p.key, "2026-12");
         assert_eq!(p.start_date, "2026-12-01");
-        assert_eq!(p.next_start, Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap());
+        assert_eq!(
+            p.next_start,
+            Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap()
+        );
     }
 
     #[test]

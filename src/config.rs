@@ -79,7 +79,10 @@ impl std::fmt::Debug for StorageConfig {
             .field("region", &self.region)
             .field("prefix", &self.prefix)
             .field("force_path_style", &self.force_path_style)
-            .field("access_key_id", &self.access_key_id.as_ref().map(|_| "<redacted>"))
+            .field(
+                "access_key_id",
+                &self.access_key_id.as_ref().map(|_| "<redacted>"),
+            )
             .field("secret_access_key", &self.secret_access_key)
             .finish()
     }
@@ -172,14 +175,20 @@ impl Plans {
             plans.insert(name.to_string(), Plan::builtin(name).expect("builtin"));
         }
         for (name, o) in overrides {
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            {
                 return Err(format!("plan name {name:?}: use letters, digits, - and _"));
             }
             let mut base = Plan::builtin(name).unwrap_or_else(|| Plan::builtin("free").unwrap());
             base.name = name.clone();
             let plan = base.with(o);
             if plan.rate_limit == 0 || plan.rate_window.is_zero() {
-                return Err(format!("plan {name}: rate_limit and rate_window must be positive"));
+                return Err(format!(
+                    "plan {name}: rate_limit and rate_window must be positive"
+                ));
             }
             plans.insert(name.clone(), plan);
         }
@@ -231,10 +240,14 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 impl Config {
     /// A config for tests and embedding: defaults over `data_dir`.
     pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
-        Config::resolve(FileConfig::default(), &Env::empty(), &Overrides {
-            data_dir: Some(data_dir.into()),
-            ..Default::default()
-        })
+        Config::resolve(
+            FileConfig::default(),
+            &Env::empty(),
+            &Overrides {
+                data_dir: Some(data_dir.into()),
+                ..Default::default()
+            },
+        )
         .expect("defaults are valid")
     }
 
@@ -242,7 +255,10 @@ impl Config {
     /// the process environment and the flags over it.
     pub fn load(flags: &Overrides) -> Result<Config, String> {
         let env = Env::from_process();
-        let path = flags.config.clone().or_else(|| env.get("FILESTORE_CONFIG").map(PathBuf::from));
+        let path = flags
+            .config
+            .clone()
+            .or_else(|| env.get("FILESTORE_CONFIG").map(PathBuf::from));
         let file = match path {
             Some(p) => Self::read_file(&p)?,
             None => FileConfig::default(),
@@ -258,7 +274,9 @@ impl Config {
 
     pub fn resolve(file: FileConfig, env: &Env, flags: &Overrides) -> Result<Config, String> {
         let pick = |flag: &Option<String>, var: &str, file: &Option<String>| {
-            flag.clone().or_else(|| env.get(var)).or_else(|| file.clone())
+            flag.clone()
+                .or_else(|| env.get(var))
+                .or_else(|| file.clone())
         };
         let s = &file.server;
         let listen = pick(&flags.listen, "FILESTORE_LISTEN", &s.listen)
@@ -304,14 +322,19 @@ impl Config {
             storage.prefix = p;
         }
         if !matches!(storage.backend.as_str(), "local" | "s3") {
-            return Err(format!("storage.backend {:?}: use \"local\" or \"s3\"", storage.backend));
+            return Err(format!(
+                "storage.backend {:?}: use \"local\" or \"s3\"",
+                storage.backend
+            ));
         }
         if storage.backend == "s3" && storage.bucket.as_deref().unwrap_or("").is_empty() {
             return Err("storage.backend = \"s3\" needs storage.bucket".into());
         }
         for (what, url) in [("base_url", &base_url), ("cdn_url", &cdn_url)] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("{what} {url:?} must start with http:// or https://"));
+                return Err(format!(
+                    "{what} {url:?} must start with http:// or https://"
+                ));
             }
         }
         Ok(Config {
@@ -344,7 +367,9 @@ impl Env {
         Env::default()
     }
     pub fn from_process() -> Env {
-        Env(std::env::vars().filter(|(k, _)| k.starts_with("FILESTORE_")).collect())
+        Env(std::env::vars()
+            .filter(|(k, _)| k.starts_with("FILESTORE_"))
+            .collect())
     }
     pub fn with(mut self, k: &str, v: &str) -> Env {
         self.0.insert(k.to_string(), v.to_string());
@@ -358,9 +383,14 @@ impl Env {
 /// Parses a size: an integer of bytes, or a string like `10MB`, `1GiB`, `500kB`.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit() && c != '_').unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: u64 = num.replace('_', "").parse().map_err(|_| format!("bad size {s:?}"))?;
+    let n: u64 = num
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("bad size {s:?}"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "kb" | "k" => 1_000,
@@ -373,7 +403,8 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "tib" => 1 << 40,
         _ => return Err(format!("bad size unit in {s:?}")),
     };
-    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
 fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -423,7 +454,10 @@ mod tests {
         assert_eq!(c.listen, "127.0.0.1:2");
         assert_eq!(c.base_url, "http://127.0.0.1:2");
         assert_eq!(c.data_dir, PathBuf::from("/f"));
-        let flags = Overrides { listen: Some("127.0.0.1:3".into()), ..Default::default() };
+        let flags = Overrides {
+            listen: Some("127.0.0.1:3".into()),
+            ..Default::default()
+        };
         let c = Config::resolve(file, &env, &flags).unwrap();
         assert_eq!(c.listen, "127.0.0.1:3");
         let tiny = c.plans.get("tiny").unwrap();

@@ -25,7 +25,12 @@ pub enum ApiError {
     GracePeriod(String),
     /// Too many requests; `reset` is the unix second when the caller may retry.
     #[error("{message}")]
-    RateLimited { message: String, limit: u64, reset: i64, now: i64 },
+    RateLimited {
+        message: String,
+        limit: u64,
+        reset: i64,
+        now: i64,
+    },
     #[error("{0}")]
     MethodNotAllowed(String),
     #[error("{0}")]
@@ -111,7 +116,9 @@ impl IntoResponse for ApiError {
         }
         let mut headers = HeaderMap::new();
         match &self {
-            ApiError::RateLimited { limit, reset, now, .. } => {
+            ApiError::RateLimited {
+                limit, reset, now, ..
+            } => {
                 let put = |h: &mut HeaderMap, k: &'static str, v: String| {
                     if let Ok(v) = HeaderValue::from_str(&v) {
                         h.insert(HeaderName::from_static(k), v);
@@ -120,7 +127,11 @@ impl IntoResponse for ApiError {
                 put(&mut headers, "x-ratelimit-limit", limit.to_string());
                 put(&mut headers, "x-ratelimit-remaining", "0".into());
                 put(&mut headers, "x-ratelimit-reset", reset.to_string());
-                put(&mut headers, "retry-after", (reset - now).max(1).to_string());
+                put(
+                    &mut headers,
+                    "retry-after",
+                    (reset - now).max(1).to_string(),
+                );
             }
             ApiError::RangeNotSatisfiable(_, size) => {
                 if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
@@ -169,7 +180,11 @@ mod tests {
             (ApiError::BadRequest("x".into()), 400, "bad_request"),
             (ApiError::NotFound("x".into()), 404, "not_found"),
             (ApiError::FileTooLarge("x".into()), 413, "file_too_large"),
-            (ApiError::StorageLimitExceeded("x".into()), 413, "storage_limit_exceeded"),
+            (
+                ApiError::StorageLimitExceeded("x".into()),
+                413,
+                "storage_limit_exceeded",
+            ),
             (ApiError::GracePeriod("x".into()), 403, "grace_period"),
         ];
         for (e, status, code) in cases {

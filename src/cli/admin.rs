@@ -87,14 +87,28 @@ fn emit<T: Serialize>(json: bool, value: &T, human: String) -> anyhow::Result<()
 }
 
 fn account_line(a: &AccountView) -> String {
-    let grace = if a.grace_period { "  [grace period]" } else { "" };
-    format!("{}  {}  plan={}  created {}{grace}", a.id, a.name, a.plan, a.created_at)
+    let grace = if a.grace_period {
+        "  [grace period]"
+    } else {
+        ""
+    };
+    format!(
+        "{}  {}  plan={}  created {}{grace}",
+        a.id, a.name, a.plan, a.created_at
+    )
 }
 
 fn key_line(k: &KeyView) -> String {
-    let origins = if k.origins.is_empty() { String::new() } else { format!("  origins={}", k.origins.join(",")) };
+    let origins = if k.origins.is_empty() {
+        String::new()
+    } else {
+        format!("  origins={}", k.origins.join(","))
+    };
     let state = if k.revoked { "  [revoked]" } else { "" };
-    format!("{}  {}  account={}  created {}{origins}{state}", k.id, k.kind, k.account, k.created_at)
+    format!(
+        "{}  {}  account={}  created {}{origins}{state}",
+        k.id, k.kind, k.account, k.created_at
+    )
 }
 
 pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
@@ -112,7 +126,13 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
     match args.command {
         AdminCommand::Account(cmd) => match cmd {
             AccountCommand::Create { name, plan } => {
-                let a = admin::create_account(&mut conn, &config, name.as_deref(), plan.as_deref(), now)?;
+                let a = admin::create_account(
+                    &mut conn,
+                    &config,
+                    name.as_deref(),
+                    plan.as_deref(),
+                    now,
+                )?;
                 let v = AccountView::from(&a);
                 emit(json, &v, account_line(&v))
             }
@@ -123,7 +143,11 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
-            AccountCommand::Set { id, plan, grace_period } => {
+            AccountCommand::Set {
+                id,
+                plan,
+                grace_period,
+            } => {
                 let grace = grace_period.map(|g| g == "on");
                 let a = admin::set_account(&conn, &config, &id, plan.as_deref(), grace)?;
                 let v = AccountView::from(&a);
@@ -131,9 +155,18 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
             }
         },
         AdminCommand::Key(cmd) => match cmd {
-            KeyCommand::Create { account, kind, origins, name } => {
-                let k = admin::create_key(&mut conn, &account, &kind, &origins, name.as_deref(), now)?;
-                let human = format!("{}\n(key id {}, {} key of {}; store the key now: it is not shown again)", k.secret, k.id, k.kind, k.account);
+            KeyCommand::Create {
+                account,
+                kind,
+                origins,
+                name,
+            } => {
+                let k =
+                    admin::create_key(&mut conn, &account, &kind, &origins, name.as_deref(), now)?;
+                let human = format!(
+                    "{}\n(key id {}, {} key of {}; store the key now: it is not shown again)",
+                    k.secret, k.id, k.kind, k.account
+                );
                 emit(json, &k, human)
             }
             KeyCommand::List { account } => {

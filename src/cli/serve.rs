@@ -47,8 +47,14 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> anyhow::Result<()> {
             "filestore: first start: created account \"{}\" ({}) on plan {}",
             boot.account.name, boot.account.id, boot.account.plan
         );
-        eprintln!("filestore: its secret key, shown only this once: {}", boot.secret_key);
-        eprintln!("filestore login --server {base_url} --api-key {}", boot.secret_key);
+        eprintln!(
+            "filestore: its secret key, shown only this once: {}",
+            boot.secret_key
+        );
+        eprintln!(
+            "filestore login --server {base_url} --api-key {}",
+            boot.secret_key
+        );
     }
     eprintln!(
         "filestore: serving {base_url} on {bound} (data {}, {} blob store)",

@@ -33,7 +33,9 @@ pub fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
         params![a.id, a.name, a.plan, a.grace_period, a.created_at],
     )
     .map_err(|e| match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
             DbError::Invalid(format!("an account named {:?} already exists", a.name))
         }
         other => other.into(),
@@ -47,7 +49,11 @@ pub fn count(conn: &Connection) -> Result<u64, DbError> {
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
-        .query_row(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1"), [id], from_row)
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1"),
+            [id],
+            from_row,
+        )
         .optional()?)
 }
 
@@ -63,18 +69,28 @@ pub fn find(conn: &Connection, id_or_name: &str) -> Result<Option<Account>, DbEr
 }
 
 pub fn list(conn: &Connection) -> Result<Vec<Account>, DbError> {
-    let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM accounts ORDER BY created_at, id"))?;
-    let rows = stmt.query_map([], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM accounts ORDER BY created_at, id"
+    ))?;
+    let rows = stmt
+        .query_map([], from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
 pub fn set_plan(conn: &Connection, id: &str, plan: &str) -> Result<(), DbError> {
-    conn.execute("UPDATE accounts SET plan = ?2 WHERE id = ?1", params![id, plan])?;
+    conn.execute(
+        "UPDATE accounts SET plan = ?2 WHERE id = ?1",
+        params![id, plan],
+    )?;
     Ok(())
 }
 
 pub fn set_grace_period(conn: &Connection, id: &str, on: bool) -> Result<(), DbError> {
-    conn.execute("UPDATE accounts SET grace_period = ?2 WHERE id = ?1", params![id, on])?;
+    conn.execute(
+        "UPDATE accounts SET grace_period = ?2 WHERE id = ?1",
+        params![id, on],
+    )?;
     Ok(())
 }
 
@@ -107,7 +123,10 @@ mod tests {
         assert_eq!(find(&c, "default").unwrap().unwrap().id, "acc_1");
         assert_eq!(find(&c, "acc_1").unwrap().unwrap().name, "default");
         assert!(find(&c, "nobody").unwrap().is_none());
-        let dup = Account { id: "acc_2".into(), ..a };
+        let dup = Account {
+            id: "acc_2".into(),
+            ..a
+        };
         assert!(matches!(insert(&c, &dup), Err(DbError::Invalid(_))));
         add_storage(&c, "acc_1", 10).unwrap();
         add_storage(&c, "acc_1", -3).unwrap();

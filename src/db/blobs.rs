@@ -56,7 +56,12 @@ pub fn done(conn: &Connection, blob_key: &str) -> Result<(), DbError> {
 }
 
 /// A deletion failed: try again at `retry_at`.
-pub fn failed(conn: &Connection, blob_key: &str, retry_at: i64, error: &str) -> Result<(), DbError> {
+pub fn failed(
+    conn: &Connection,
+    blob_key: &str,
+    retry_at: i64,
+    error: &str,
+) -> Result<(), DbError> {
     conn.execute(
         "UPDATE blob_deletions SET attempts = attempts + 1, due_at = ?2, last_error = ?3 WHERE blob_key = ?1",
         params![blob_key, retry_at, error],
@@ -73,5 +78,9 @@ pub fn expire_upload_guards(conn: &Connection, now: i64) -> Result<usize, DbErro
 }
 
 pub fn pending(conn: &Connection) -> Result<u64, DbError> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM blob_deletions", [], |r| r.get::<_, i64>(0))? as u64)
+    Ok(
+        conn.query_row("SELECT COUNT(*) FROM blob_deletions", [], |r| {
+            r.get::<_, i64>(0)
+        })? as u64,
+    )
 }

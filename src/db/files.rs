@@ -51,8 +51,12 @@ pub enum CommitOutcome {
     Committed(FileRow),
     /// The idempotency key was used already: this is that upload's file.
     Replayed(FileRow),
-    StorageExceeded { used: u64 },
-    UploadsExceeded { count: u64 },
+    StorageExceeded {
+        used: u64,
+    },
+    UploadsExceeded {
+        count: u64,
+    },
 }
 
 /// Commits an uploaded blob as a file, or refuses it, in one write
@@ -69,14 +73,17 @@ pub fn commit_upload(
 ) -> Result<CommitOutcome, DbError> {
     let tx = write_tx(conn)?;
     if let Some(key) = idempotency_key {
-        if let Some(existing) = replayed(&tx, &f.account_id, key, idempotency_since, f.created_at)? {
+        if let Some(existing) = replayed(&tx, &f.account_id, key, idempotency_since, f.created_at)?
+        {
             return Ok(CommitOutcome::Replayed(existing));
         }
     }
     let account = accounts::get(&tx, &f.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?;
     if account.storage_bytes.saturating_add(f.size) > limits.storage {
-        return Ok(CommitOutcome::StorageExceeded { used: account.storage_bytes });
+        return Ok(CommitOutcome::StorageExceeded {
+            used: account.storage_bytes,
+        });
     }
     let count = usage::upload_count(&tx, &f.account_id, period)?;
     if count >= limits.uploads_per_period {
@@ -89,7 +96,9 @@ pub fn commit_upload(
         )));
     }
     tx.execute(
-        &format!("INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
+        &format!(
+            "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        ),
         params![
             f.id,
             f.account_id,
@@ -139,7 +148,12 @@ pub fn replayed(
 }
 
 /// A file of `account_id` that exists and has not expired at `now`.
-pub fn get_live(conn: &Connection, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+pub fn get_live(
+    conn: &Connection,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<Option<FileRow>, DbError> {
     Ok(conn
         .query_row(
             &format!(
@@ -183,7 +197,14 @@ pub fn page(
     ))?;
     let rows = stmt
         .query_map(
-            params![account_id, folder, now, after_t, after_id, i64::from(limit) + 1],
+            params![
+                account_id,
+                folder,
+                now,
+                after_t,
+                after_id,
+                i64::from(limit) + 1
+            ],
             from_row,
         )?
         .collect::<Result<Vec<_>, _>>()?;
@@ -192,7 +213,12 @@ pub fn page(
 
 /// Removes a live file: its row goes, its bytes are given back and its blob is
 /// queued for deletion (due now), all in one transaction. None when absent.
-pub fn delete_live(conn: &mut Connection, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+pub fn delete_live(
+    conn: &mut Connection,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<Option<FileRow>, DbError> {
     let tx = write_tx(conn)?;
     let Some(row) = get_live(&tx, account_id, id, now)? else {
         return Ok(None);
@@ -219,7 +245,9 @@ pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<Fil
             "SELECT {COLUMNS} FROM files WHERE expires_at IS NOT NULL AND expires_at <= ?1
              ORDER BY expires_at LIMIT ?2"
         ))?;
-        let rows = stmt.query_map(params![now, max], from_row)?.collect::<Result<Vec<_>, _>>()?;
+        let rows = stmt
+            .query_map(params![now, max], from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
         rows
     };
     for row in &rows {
@@ -230,11 +258,19 @@ pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<Fil
 }
 
 /// Looks a file up for the CDN: by account and id, live at `now`.
-pub fn get_for_cdn(conn: &Connection, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+pub fn get_for_cdn(
+    conn: &Connection,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<Option<FileRow>, DbError> {
     get_live(conn, account_id, id, now)
 }
 
 /// Forgets idempotency keys older than `before`.
 pub fn prune_idempotency(conn: &Connection, before: i64) -> Result<usize, DbError> {
-    Ok(conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?1", [before])?)
+    Ok(conn.execute(
+        "DELETE FROM idempotency_keys WHERE created_at < ?1",
+        [before],
+    )?)
 }

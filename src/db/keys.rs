@@ -35,13 +35,24 @@ pub fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), D
     conn.execute(
         "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![k.id, k.account_id, k.kind, k.name, &hash[..], origins, k.created_at],
+        params![
+            k.id,
+            k.account_id,
+            k.kind,
+            k.name,
+            &hash[..],
+            origins,
+            k.created_at
+        ],
     )?;
     Ok(())
 }
 
 /// The live (not revoked) key whose secret hashes to `hash`.
-pub fn find_active_by_hash(conn: &Connection, hash: &[u8; 32]) -> Result<Option<KeyRecord>, DbError> {
+pub fn find_active_by_hash(
+    conn: &Connection,
+    hash: &[u8; 32],
+) -> Result<Option<KeyRecord>, DbError> {
     Ok(conn
         .query_row(
             &format!("SELECT {COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"),
@@ -53,7 +64,11 @@ pub fn find_active_by_hash(conn: &Connection, hash: &[u8; 32]) -> Result<Option<
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<KeyRecord>, DbError> {
     Ok(conn
-        .query_row(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = ?1"), [id], from_row)
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM api_keys WHERE id = ?1"),
+            [id],
+            from_row,
+        )
         .optional()?)
 }
 
@@ -61,7 +76,9 @@ pub fn list(conn: &Connection, account_id: Option<&str>) -> Result<Vec<KeyRecord
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS} FROM api_keys WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
     ))?;
-    let rows = stmt.query_map([account_id], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = stmt
+        .query_map([account_id], from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 

@@ -153,7 +153,11 @@ mod tests {
     #[test]
     fn migrates_once_and_reopens() {
         let (dir, db) = test_db();
-        let v: i64 = db.conn().unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let v: i64 = db
+            .conn()
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(v as usize, MIGRATIONS.len());
         drop(db);
         let again = Db::open(&dir.path().join("t.db")).unwrap();

@@ -23,7 +23,12 @@ pub fn add_upload(conn: &Connection, account_id: &str, period: &str) -> Result<(
     Ok(())
 }
 
-pub fn add_bandwidth(conn: &Connection, account_id: &str, period: &str, bytes: u64) -> Result<(), DbError> {
+pub fn add_bandwidth(
+    conn: &Connection,
+    account_id: &str,
+    period: &str,
+    bytes: u64,
+) -> Result<(), DbError> {
     conn.execute(
         "INSERT INTO usage_periods (account_id, period, bandwidth_bytes) VALUES (?1, ?2, ?3)
          ON CONFLICT (account_id, period) DO UPDATE SET bandwidth_bytes = bandwidth_bytes + ?3",

@@ -12,7 +12,8 @@ pub fn parse_pattern(s: &str) -> Result<String, String> {
     }
     let host = match rest.rsplit_once(':') {
         Some((h, p)) => {
-            p.parse::<u16>().map_err(|_| format!("origin {s:?}: bad port"))?;
+            p.parse::<u16>()
+                .map_err(|_| format!("origin {s:?}: bad port"))?;
             h
         }
         None => rest,
@@ -20,7 +21,10 @@ pub fn parse_pattern(s: &str) -> Result<String, String> {
     let bare = host.strip_prefix("*.").unwrap_or(host);
     let host_ok = !bare.is_empty()
         && bare.split('.').all(|label| {
-            !label.is_empty() && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         });
     if !host_ok {
         return Err(format!("origin {s:?}: bad host (paths, queries and wildcards other than a leading *. are not allowed)"));
@@ -72,7 +76,14 @@ mod tests {
 
     #[test]
     fn bad_patterns() {
-        for bad in ["example.com", "ftp://x.com", "https://x.com/path", "https://*", "https://a.*.com", "https://x.com:99999"] {
+        for bad in [
+            "example.com",
+            "ftp://x.com",
+            "https://x.com/path",
+            "https://*",
+            "https://a.*.com",
+            "https://x.com:99999",
+        ] {
             assert!(parse_pattern(bad).is_err(), "{bad}");
         }
     }

@@ -39,10 +39,20 @@ impl RateLimiter {
             *entry = (start, 0);
         }
         if entry.1 >= limit {
-            return Decision { allowed: false, limit, remaining: 0, reset };
+            return Decision {
+                allowed: false,
+                limit,
+                remaining: 0,
+                reset,
+            };
         }
         entry.1 += 1;
-        Decision { allowed: true, limit, remaining: limit - entry.1, reset }
+        Decision {
+            allowed: true,
+            limit,
+            remaining: limit - entry.1,
+            reset,
+        }
     }
 }
 
@@ -60,7 +70,10 @@ mod tests {
         assert_eq!(rl.check("k", 3, 60_000, t0 + 2).remaining, 0);
         let refused = rl.check("k", 3, 60_000, t0 + 3);
         assert!(!refused.allowed);
-        assert!(rl.check("other", 3, 60_000, t0 + 3).allowed, "keys are independent");
+        assert!(
+            rl.check("other", 3, 60_000, t0 + 3).allowed,
+            "keys are independent"
+        );
         let next = rl.check("k", 3, 60_000, t0 + 60_000);
         assert_eq!((next.allowed, next.remaining), (true, 2));
     }

@@ -27,7 +27,9 @@ pub enum Verdict {
 
 impl Signer {
     pub fn new(secret: &[u8]) -> Signer {
-        Signer { secret: secret.to_vec() }
+        Signer {
+            secret: secret.to_vec(),
+        }
     }
 
     fn mac(&self, account_id: &str, file_id: &str, expires: i64) -> HmacSha256 {
@@ -37,15 +39,29 @@ impl Signer {
     }
 
     pub fn sign(&self, account_id: &str, file_id: &str, expires: i64) -> String {
-        hex::encode(self.mac(account_id, file_id, expires).finalize().into_bytes())
+        hex::encode(
+            self.mac(account_id, file_id, expires)
+                .finalize()
+                .into_bytes(),
+        )
     }
 
     /// Checks a signature in constant time, then its expiry against `now` (unix seconds).
-    pub fn verify(&self, account_id: &str, file_id: &str, expires: i64, signature: &str, now: i64) -> Verdict {
+    pub fn verify(
+        &self,
+        account_id: &str,
+        file_id: &str,
+        expires: i64,
+        signature: &str,
+        now: i64,
+    ) -> Verdict {
         let Ok(given) = hex::decode(signature) else {
             return Verdict::Invalid;
         };
-        let expected = self.mac(account_id, file_id, expires).finalize().into_bytes();
+        let expected = self
+            .mac(account_id, file_id, expires)
+            .finalize()
+            .into_bytes();
         if given.len() != expected.len() || !bool::from(expected.as_slice().ct_eq(&given)) {
             return Verdict::Invalid;
         }
@@ -70,8 +86,14 @@ mod tests {
         assert_eq!(s.verify("acc_1", "f_2", 1000, &sig, 1), Verdict::Invalid);
         assert_eq!(s.verify("acc_1", "f_1", 1001, &sig, 1), Verdict::Invalid);
         assert_eq!(s.verify("acc_1", "f_1", 1000, "zz", 1), Verdict::Invalid);
-        assert_eq!(s.verify("acc_1", "f_1", 1000, &sig[..10], 1), Verdict::Invalid);
+        assert_eq!(
+            s.verify("acc_1", "f_1", 1000, &sig[..10], 1),
+            Verdict::Invalid
+        );
         let other = Signer::new(b"other");
-        assert_eq!(other.verify("acc_1", "f_1", 1000, &sig, 1), Verdict::Invalid);
+        assert_eq!(
+            other.verify("acc_1", "f_1", 1000, &sig, 1),
+            Verdict::Invalid
+        );
     }
 }

@@ -23,8 +23,13 @@ pub fn folder(raw: &str) -> Result<Option<String>, String> {
         if seg.is_empty() || seg == "." || seg == ".." {
             return Err(format!("folder segment {seg:?} is not allowed"));
         }
-        if let Some(c) = seg.chars().find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c))) {
-            return Err(format!("folder may hold only A-Z a-z 0-9 - _ . / (found {c:?})"));
+        if let Some(c) = seg
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+        {
+            return Err(format!(
+                "folder may hold only A-Z a-z 0-9 - _ . / (found {c:?})"
+            ));
         }
     }
     Ok(Some(trimmed.to_string()))
@@ -48,7 +53,9 @@ pub fn file_name(raw: &str) -> Result<String, String> {
 
 /// `expires`: a positive integer then one of `s m h d w`, at most 365 days.
 pub fn expires(raw: &str) -> Result<Duration, String> {
-    let bad = || format!("expires {raw:?}: use a positive number and a unit s, m, h, d or w (e.g. 1h, 7d), at most 365d");
+    let bad = || {
+        format!("expires {raw:?}: use a positive number and a unit s, m, h, d or w (e.g. 1h, 7d), at most 365d")
+    };
     let raw_trim = raw.trim();
     let unit = raw_trim.chars().last().ok_or_else(bad)?;
     let num = &raw_trim[..raw_trim.len() - unit.len_utf8()];
@@ -96,7 +103,9 @@ pub fn expires_in(n: u64) -> Result<u64, String> {
     if (1..=MAX_SIGNED_URL_SECS).contains(&n) {
         Ok(n)
     } else {
-        Err(format!("expires_in must be an integer from 1 to {MAX_SIGNED_URL_SECS}"))
+        Err(format!(
+            "expires_in must be an integer from 1 to {MAX_SIGNED_URL_SECS}"
+        ))
     }
 }
 
@@ -122,8 +131,20 @@ mod tests {
     #[test]
     fn folders() {
         assert_eq!(folder("").unwrap(), None);
-        assert_eq!(folder("/releases/v1.2/").unwrap().as_deref(), Some("releases/v1.2"));
-        for bad in ["/", "a//b", "a/../b", "./a", "a b", "é", "a?b", &"x".repeat(256)] {
+        assert_eq!(
+            folder("/releases/v1.2/").unwrap().as_deref(),
+            Some("releases/v1.2")
+        );
+        for bad in [
+            "/",
+            "a//b",
+            "a/../b",
+            "./a",
+            "a b",
+            "é",
+            "a?b",
+            &"x".repeat(256),
+        ] {
             assert!(folder(bad).is_err(), "{bad}");
         }
     }
@@ -131,7 +152,10 @@ mod tests {
     #[test]
     fn file_names() {
         assert_eq!(file_name("../../etc/passwd").unwrap(), "passwd");
-        assert_eq!(file_name("C:\\Users\\me\\report.pdf").unwrap(), "report.pdf");
+        assert_eq!(
+            file_name("C:\\Users\\me\\report.pdf").unwrap(),
+            "report.pdf"
+        );
         assert_eq!(file_name("résumé (1).pdf").unwrap(), "résumé (1).pdf");
         for bad in ["", "dir/", "..", "a\nb", &"x".repeat(256)] {
             assert!(file_name(bad).is_err(), "{bad:?}");
@@ -146,7 +170,19 @@ mod tests {
         assert_eq!(expires("7d").unwrap().as_secs(), 604_800);
         assert_eq!(expires("2w").unwrap().as_secs(), 1_209_600);
         assert_eq!(expires("365d").unwrap().as_secs(), 365 * 86_400);
-        for bad in ["", "0h", "366d", "-1h", "1.5h", "1y", "h", "1 h", "99999999999999999999d", "1é", "é"] {
+        for bad in [
+            "",
+            "0h",
+            "366d",
+            "-1h",
+            "1.5h",
+            "1y",
+            "h",
+            "1 h",
+            "99999999999999999999d",
+            "1é",
+            "é",
+        ] {
             assert!(expires(bad).is_err(), "{bad}");
         }
     }
@@ -166,8 +202,17 @@ mod tests {
     #[test]
     fn content_types() {
         assert_eq!(content_type(Some("image/png"), "x.bin"), "image/png");
-        assert_eq!(content_type(Some("application/octet-stream"), "a.txt"), "text/plain");
-        assert_eq!(content_type(None, "a.unknownext"), "application/octet-stream");
-        assert_eq!(content_type(Some("not a type"), "a.json"), "application/json");
+        assert_eq!(
+            content_type(Some("application/octet-stream"), "a.txt"),
+            "text/plain"
+        );
+        assert_eq!(
+            content_type(None, "a.unknownext"),
+            "application/octet-stream"
+        );
+        assert_eq!(
+            content_type(Some("not a type"), "a.json"),
+            "application/json"
+        );
     }
 }

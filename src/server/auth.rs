@@ -51,9 +51,9 @@ pub enum Access {
 }
 
 fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .ok_or_else(|| ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".into()))?;
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
+        ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".into())
+    })?;
     let value = value
         .to_str()
         .map_err(|_| ApiError::Unauthorized("invalid API key".into()))?;
@@ -61,7 +61,9 @@ fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
         .split_once(' ')
         .ok_or_else(|| ApiError::Unauthorized("Authorization must be: Bearer <key>".into()))?;
     if !scheme.eq_ignore_ascii_case("bearer") || key.trim().is_empty() {
-        return Err(ApiError::Unauthorized("Authorization must be: Bearer <key>".into()));
+        return Err(ApiError::Unauthorized(
+            "Authorization must be: Bearer <key>".into(),
+        ));
     }
     Ok(key.trim())
 }
@@ -87,13 +89,23 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError
 fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ApiError> {
     if caller.is_public() {
         if access != Access::Upload {
-            return Err(ApiError::Forbidden("public keys may only upload; use a secret key".into()));
+            return Err(ApiError::Forbidden(
+                "public keys may only upload; use a secret key".into(),
+            ));
         }
         let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
         match origin {
             Some(o) if origins::any_matches(&caller.key.origins, o) => {}
-            Some(o) => return Err(ApiError::Forbidden(format!("origin {o} is not allowed for this key"))),
-            None => return Err(ApiError::Forbidden("public keys need an Origin header".into())),
+            Some(o) => {
+                return Err(ApiError::Forbidden(format!(
+                    "origin {o} is not allowed for this key"
+                )))
+            }
+            None => {
+                return Err(ApiError::Forbidden(
+                    "public keys need an Origin header".into(),
+                ))
+            }
         }
     }
     if access == Access::Upload && caller.account.grace_period {
@@ -105,7 +117,11 @@ fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(),
 }
 
 /// The middleware of every authenticated `/v1` route.
-pub async fn guard(State((app, access)): State<(Arc<App>, Access)>, mut req: Request, next: Next) -> Response {
+pub async fn guard(
+    State((app, access)): State<(Arc<App>, Access)>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let caller = match authenticate(&app, req.headers()).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),
@@ -117,7 +133,12 @@ pub async fn guard(State((app, access)): State<(Arc<App>, Access)>, mut req: Req
     let decision = limited.then(|| {
         let plan = app.plan_of(&caller.account);
         let window_ms = plan.rate_window.as_millis() as i64;
-        app.limiter.check(&caller.key.id, plan.rate_limit, window_ms, app.clock.now_ms())
+        app.limiter.check(
+            &caller.key.id,
+            plan.rate_limit,
+            window_ms,
+            app.clock.now_ms(),
+        )
     });
     if let Some(d) = decision {
         if !d.allowed {
@@ -157,9 +178,15 @@ mod tests {
     fn bearer_parsing() {
         let mut h = HeaderMap::new();
         assert!(bearer(&h).is_err());
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer sk_abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer sk_abc"),
+        );
         assert_eq!(bearer(&h).unwrap(), "sk_abc");
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer  sk_abc "));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer  sk_abc "),
+        );
         assert_eq!(bearer(&h).unwrap(), "sk_abc");
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
         assert!(bearer(&h).is_err());

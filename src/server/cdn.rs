@@ -13,7 +13,22 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+/// RFC 8187 `attr-char`s stay as they are; everything else is encoded.
+const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -52,14 +67,26 @@ pub async fn serve_file(
     put(&mut h, header::ACCEPT_RANGES, "bytes");
     put(&mut h, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     put(&mut h, header::CONTENT_SECURITY_POLICY, "sandbox");
-    put(&mut h, header::CACHE_CONTROL, if row.private { "private, no-store" } else { "public, max-age=300" });
+    put(
+        &mut h,
+        header::CACHE_CONTROL,
+        if row.private {
+            "private, no-store"
+        } else {
+            "public, max-age=300"
+        },
+    );
 
     if not_modified(&headers, &etag, row.created_at) {
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
     let (status, offset, len) = match requested_range(&headers, &etag, row.size)? {
         Some((start, end)) => {
-            put(&mut h, header::CONTENT_RANGE, &format!("bytes {start}-{end}/{}", row.size));
+            put(
+                &mut h,
+                header::CONTENT_RANGE,
+                &format!("bytes {start}-{end}/{}", row.size),
+            );
             (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
         }
         None => (StatusCode::OK, 0, row.size),
@@ -68,11 +95,20 @@ pub async fn serve_file(
     if method == Method::HEAD {
         return Ok((status, h).into_response());
     }
-    let stream = app.store.get(&row.blob_key, offset, len).await.map_err(|e| match e {
-        crate::storage::StorageError::NotFound(_) => ApiError::not_found(),
-        other => other.into(),
-    })?;
-    let counted = Counted { inner: stream, sent: 0, account_id: row.account_id.clone(), app: app.clone() };
+    let stream = app
+        .store
+        .get(&row.blob_key, offset, len)
+        .await
+        .map_err(|e| match e {
+            crate::storage::StorageError::NotFound(_) => ApiError::not_found(),
+            other => other.into(),
+        })?;
+    let counted = Counted {
+        inner: stream,
+        sent: 0,
+        account_id: row.account_id.clone(),
+        app: app.clone(),
+    };
     Ok((status, h, Body::from_stream(counted)).into_response())
 }
 
@@ -82,7 +118,13 @@ fn check_signature(app: &App, row: &FileRow, q: SignatureParams) -> Result<(), A
         return Err(denied("a signed URL is required"));
     };
     let expires: i64 = expires.parse().map_err(|_| denied("invalid signature"))?;
-    match app.signer.verify(&row.account_id, &row.id, expires, &sig, app.clock.now().timestamp()) {
+    match app.signer.verify(
+        &row.account_id,
+        &row.id,
+        expires,
+        &sig,
+        app.clock.now().timestamp(),
+    ) {
         Verdict::Valid => Ok(()),
         Verdict::Expired => Err(denied("the signed URL has expired")),
         Verdict::Invalid => Err(denied("invalid signature")),
@@ -104,22 +146,34 @@ fn httpdate(ms: i64) -> String {
 fn disposition(name: &str) -> String {
     let fallback: String = name
         .chars()
-        .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!(
         "inline; filename=\"{fallback}\"; filename*=UTF-8''{}",
-        utf8_percent_encode(name, NON_ALPHANUMERIC)
+        utf8_percent_encode(name, ATTR_CHAR)
     )
 }
 
 fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
-    if let Some(inm) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) {
+    if let Some(inm) = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+    {
         return inm.split(',').any(|t| {
             let t = t.trim();
             t == "*" || t.trim_start_matches("W/") == etag
         });
     }
-    if let Some(ims) = headers.get(header::IF_MODIFIED_SINCE).and_then(|v| v.to_str().ok()) {
+    if let Some(ims) = headers
+        .get(header::IF_MODIFIED_SINCE)
+        .and_then(|v| v.to_str().ok())
+    {
         if let Ok(since) = chrono::DateTime::parse_from_rfc2822(ims) {
             return created_at / 1000 <= since.timestamp();
         }
@@ -130,7 +184,11 @@ fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
 /// The single byte range asked for, as inclusive (start, end); None for the
 /// whole file (no Range, an If-Range that no longer matches, several ranges,
 /// or a header that is not a byte range at all).
-fn requested_range(headers: &HeaderMap, etag: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
+fn requested_range(
+    headers: &HeaderMap,
+    etag: &str,
+    size: u64,
+) -> Result<Option<(u64, u64)>, ApiError> {
     let Some(raw) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
@@ -143,7 +201,12 @@ fn requested_range(headers: &HeaderMap, etag: &str, size: u64) -> Result<Option<
 }
 
 pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
-    let unsatisfiable = || ApiError::RangeNotSatisfiable(format!("range {raw:?} is outside the file's {size} bytes"), size);
+    let unsatisfiable = || {
+        ApiError::RangeNotSatisfiable(
+            format!("range {raw:?} is outside the file's {size} bytes"),
+            size,
+        )
+    };
     let Some(spec) = raw.trim().strip_prefix("bytes=") else {
         return Ok(None);
     };
@@ -157,14 +220,18 @@ pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError>
     let range = match (a.is_empty(), b.is_empty()) {
         (true, true) => return Ok(None),
         (true, false) => {
-            let Ok(n) = b.parse::<u64>() else { return Ok(None) };
+            let Ok(n) = b.parse::<u64>() else {
+                return Ok(None);
+            };
             if n == 0 || size == 0 {
                 return Err(unsatisfiable());
             }
             (size.saturating_sub(n), size - 1)
         }
         (false, _) => {
-            let Ok(start) = a.parse::<u64>() else { return Ok(None) };
+            let Ok(start) = a.parse::<u64>() else {
+                return Ok(None);
+            };
             let end = if b.is_empty() {
                 u64::MAX
             } else {
@@ -205,7 +272,11 @@ impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
 
 impl<S> Drop for Counted<S> {
     fn drop(&mut self) {
-        let (app, account, sent) = (self.app.clone(), std::mem::take(&mut self.account_id), self.sent);
+        let (app, account, sent) = (
+            self.app.clone(),
+            std::mem::take(&mut self.account_id),
+            self.sent,
+        );
         if sent == 0 {
             return;
         }

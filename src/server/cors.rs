@@ -13,13 +13,19 @@ use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
 const ALLOW_HEADERS: &str = "authorization, content-type, idempotency-key";
-const EXPOSE_HEADERS: &str = "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset";
+const EXPOSE_HEADERS: &str =
+    "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset";
 
 async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
     let origin = origin.to_string();
     Ok(app
         .db
-        .run(move |c| Ok(origins::any_matches(&keys::active_public_origins(c)?, &origin)))
+        .run(move |c| {
+            Ok(origins::any_matches(
+                &keys::active_public_origins(c)?,
+                &origin,
+            ))
+        })
         .await?)
 }
 
@@ -38,17 +44,29 @@ pub async fn upload_cors(State(app): State<Arc<App>>, req: Request, next: Next) 
         Ok(a) => a,
         Err(e) => return e.into_response(),
     };
-    let is_preflight =
-        req.method() == Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    let is_preflight = req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut response = if is_preflight {
         if !allowed {
-            return ApiError::Forbidden(format!("origin {origin} is not allowed to upload")).into_response();
+            return ApiError::Forbidden(format!("origin {origin} is not allowed to upload"))
+                .into_response();
         }
         let mut r = StatusCode::NO_CONTENT.into_response();
         let h = r.headers_mut();
-        h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("POST, OPTIONS"));
-        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static(ALLOW_HEADERS));
-        h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("POST, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(ALLOW_HEADERS),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
         r
     } else {
         next.run(req).await
@@ -58,7 +76,10 @@ pub async fn upload_cors(State(app): State<Arc<App>>, req: Request, next: Next) 
     if allowed {
         if let Ok(v) = HeaderValue::from_str(&origin) {
             h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
-            h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSE_HEADERS));
+            h.insert(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static(EXPOSE_HEADERS),
+            );
         }
     }
     response

@@ -71,7 +71,8 @@ pub async fn limit_headers(max: usize, req: Request<Body>, next: Next) -> Respon
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum();
     if total > max {
-        return ApiError::HeadersTooLarge(format!("request headers exceed {max} bytes")).into_response();
+        return ApiError::HeadersTooLarge(format!("request headers exceed {max} bytes"))
+            .into_response();
     }
     next.run(req).await
 }

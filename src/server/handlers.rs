@@ -23,7 +23,12 @@ pub async fn upload(
     headers: HeaderMap,
     form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Result<Response, ApiError> {
-    let form = form.map_err(|e| ApiError::BadRequest(format!("expected a multipart/form-data body: {}", e.body_text())))?;
+    let form = form.map_err(|e| {
+        ApiError::BadRequest(format!(
+            "expected a multipart/form-data body: {}",
+            e.body_text()
+        ))
+    })?;
     let req = upload::UploadRequest {
         public_key: caller.is_public(),
         account: caller.account,
@@ -42,7 +47,12 @@ pub async fn upload(
     };
     let record: FileRecord = upload::upload(&app, req, form).await?;
     let location = format!("/v1/files/{}", record.id);
-    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(record)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(record),
+    )
+        .into_response())
 }
 
 pub async fn list(
@@ -54,12 +64,20 @@ pub async fn list(
     Ok(Json(files::list(&app, &caller.account.id, params).await?))
 }
 
-pub async fn get(State(app): AppState, caller: Caller, Path(id): Path<String>) -> Result<Json<FileRecord>, ApiError> {
+pub async fn get(
+    State(app): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<FileRecord>, ApiError> {
     let row = files::get(&app, &caller.account.id, &id).await?;
     Ok(Json(files::record(&app, &row)))
 }
 
-pub async fn delete(State(app): AppState, caller: Caller, Path(id): Path<String>) -> Result<Json<DeleteResult>, ApiError> {
+pub async fn delete(
+    State(app): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<DeleteResult>, ApiError> {
     files::delete(&app, &caller.account.id, &id).await?;
     Ok(Json(DeleteResult { success: true }))
 }
@@ -70,14 +88,21 @@ pub async fn signed_url(
     Path(id): Path<String>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<SignedUrl>, ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::BadRequest(format!("expected a JSON body {{\"expires_in\": seconds}}: {}", e.body_text())))?;
+    let Json(body) = body.map_err(|e| {
+        ApiError::BadRequest(format!(
+            "expected a JSON body {{\"expires_in\": seconds}}: {}",
+            e.body_text()
+        ))
+    })?;
     let expires_in = body
         .get("expires_in")
         .ok_or_else(|| ApiError::bad_request("expires_in is required"))?
         .as_u64()
         .ok_or_else(|| ApiError::bad_request("expires_in must be an integer from 1 to 604800"))?;
     let expires_in = validate::expires_in(expires_in).map_err(ApiError::BadRequest)?;
-    Ok(Json(files::sign(&app, &caller.account.id, &id, expires_in).await?))
+    Ok(Json(
+        files::sign(&app, &caller.account.id, &id, expires_in).await?,
+    ))
 }
 
 pub async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
@@ -104,19 +129,30 @@ where
         }
         Err(_) => Some(format!("no answer within {}s", CHECK_TIMEOUT.as_secs())),
     };
-    HealthCheck { status: if error.is_some() { "error" } else { "ok" }.to_string(), latency_ms, error }
+    HealthCheck {
+        status: if error.is_some() { "error" } else { "ok" }.to_string(),
+        latency_ms,
+        error,
+    }
 }
 
 pub async fn health(State(app): AppState) -> Response {
     let (database, storage) = tokio::join!(timed(app.db.ping()), timed(app.store.check()));
-    let checks = BTreeMap::from([("database".to_string(), database), ("storage".to_string(), storage)]);
+    let checks = BTreeMap::from([
+        ("database".to_string(), database),
+        ("storage".to_string(), storage),
+    ]);
     let ok = checks.values().all(|c| c.status == "ok");
     let body = Health {
         status: if ok { "ok" } else { "degraded" }.to_string(),
         timestamp: crate::clock::rfc3339_ms(app.clock.now_ms()),
         checks,
     };
-    let status = if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }
 

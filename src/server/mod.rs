@@ -32,7 +32,10 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .layer(from_fn_with_state(app.clone(), cors::upload_cors));
     let api = Router::new()
-        .route("/v1/files", get(handlers::list).route_layer(guard(Access::Secret)))
+        .route(
+            "/v1/files",
+            get(handlers::list).route_layer(guard(Access::Secret)),
+        )
         .route(
             "/v1/files/{id}",
             get(handlers::get)
@@ -43,9 +46,15 @@ pub fn router(app: Arc<App>) -> Router {
             "/v1/files/{id}/signed-url",
             post(handlers::signed_url).route_layer(guard(Access::SecretLimited)),
         )
-        .route("/v1/usage", get(handlers::usage).route_layer(guard(Access::SecretLimited)))
+        .route(
+            "/v1/usage",
+            get(handlers::usage).route_layer(guard(Access::SecretLimited)),
+        )
         .route("/v1/health", get(handlers::health))
-        .route("/live/{account}/{file}/{name}", get(cdn::serve_file).head(cdn::serve_file));
+        .route(
+            "/live/{account}/{file}/{name}",
+            get(cdn::serve_file).head(cdn::serve_file),
+        );
     let max_header_bytes = app.config.max_header_bytes;
     upload
         .merge(api)
@@ -54,7 +63,9 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
         .layer(from_fn(envelope::errors_as_envelopes))
         .layer(CatchPanicLayer::custom(envelope::panic_response))
-        .layer(from_fn(move |req, next| envelope::limit_headers(max_header_bytes, req, next)))
+        .layer(from_fn(move |req, next| {
+            envelope::limit_headers(max_header_bytes, req, next)
+        }))
         .layer(TraceLayer::new_for_http())
 }
 
@@ -68,7 +79,9 @@ pub async fn run(
     collector::recover(&app).await;
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
-    let result = axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await;
+    let result = axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await;
     collector.abort();
     Ok(result?)
 }

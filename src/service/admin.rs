@@ -105,13 +105,24 @@ pub fn create_account(
     let id = ids::account_id();
     let name = name.map(str::to_string).unwrap_or_else(|| id.clone());
     if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
-        return Err(AdminError::Invalid("account name: 1-100 characters, no control characters".into()));
+        return Err(AdminError::Invalid(
+            "account name: 1-100 characters, no control characters".into(),
+        ));
     }
     let tx = db::write_tx(conn)?;
     if accounts::find(&tx, &name)?.is_some() {
-        return Err(AdminError::Invalid(format!("an account named {name:?} already exists")));
+        return Err(AdminError::Invalid(format!(
+            "an account named {name:?} already exists"
+        )));
     }
-    let account = Account { id, name, plan, grace_period: false, storage_bytes: 0, created_at: now };
+    let account = Account {
+        id,
+        name,
+        plan,
+        grace_period: false,
+        storage_bytes: 0,
+        created_at: now,
+    };
     accounts::insert(&tx, &account)?;
     tx.commit().map_err(db::DbError::from)?;
     Ok(account)
@@ -146,7 +157,9 @@ pub fn create_key(
     let kind = ids::KeyKind::parse(kind)
         .ok_or_else(|| AdminError::Invalid(format!("key kind {kind:?}: use secret or public")))?;
     if kind == ids::KeyKind::Secret && !origin_patterns.is_empty() {
-        return Err(AdminError::Invalid("--origin is for public keys only".into()));
+        return Err(AdminError::Invalid(
+            "--origin is for public keys only".into(),
+        ));
     }
     let origins = origin_patterns
         .iter()
@@ -165,7 +178,13 @@ pub fn create_key(
         revoked_at: None,
     };
     keys::insert(conn, &record, &ids::key_hash(&secret))?;
-    Ok(NewKey { id: record.id, secret, kind: record.kind, account: account.id, origins })
+    Ok(NewKey {
+        id: record.id,
+        secret,
+        kind: record.kind,
+        account: account.id,
+        origins,
+    })
 }
 
 pub fn list_keys(conn: &Connection, account: Option<&str>) -> Result<Vec<KeyRecord>, AdminError> {
@@ -177,7 +196,8 @@ pub fn list_keys(conn: &Connection, account: Option<&str>) -> Result<Vec<KeyReco
 }
 
 pub fn revoke_key(conn: &Connection, key_id: &str, now: i64) -> Result<KeyRecord, AdminError> {
-    let key = keys::get(conn, key_id)?.ok_or_else(|| AdminError::NotFound(format!("no key {key_id:?}")))?;
+    let key = keys::get(conn, key_id)?
+        .ok_or_else(|| AdminError::NotFound(format!("no key {key_id:?}")))?;
     keys::revoke(conn, key_id, now)?;
     keys::get(conn, &key.id)?.ok_or_else(|| AdminError::NotFound(format!("no key {key_id:?}")))
 }
@@ -194,14 +214,26 @@ mod tests {
         let a = create_account(&mut c, &config, Some("team"), Some("hobby"), 1).unwrap();
         assert!(create_account(&mut c, &config, Some("team"), None, 1).is_err());
         assert!(create_account(&mut c, &config, Some("x"), Some("gold"), 1).is_err());
-        let k = create_key(&mut c, "team", "public", &["https://app.example.com".into()], None, 2).unwrap();
+        let k = create_key(
+            &mut c,
+            "team",
+            "public",
+            &["https://app.example.com".into()],
+            None,
+            2,
+        )
+        .unwrap();
         assert!(k.secret.starts_with("pk_"));
         assert!(create_key(&mut c, "team", "secret", &["https://a.b".into()], None, 2).is_err());
         assert!(create_key(&mut c, "team", "public", &["nope".into()], None, 2).is_err());
-        let found = keys::find_active_by_hash(&c, &ids::key_hash(&k.secret)).unwrap().unwrap();
+        let found = keys::find_active_by_hash(&c, &ids::key_hash(&k.secret))
+            .unwrap()
+            .unwrap();
         assert_eq!(found.account_id, a.id);
         revoke_key(&c, &k.id, 3).unwrap();
-        assert!(keys::find_active_by_hash(&c, &ids::key_hash(&k.secret)).unwrap().is_none());
+        assert!(keys::find_active_by_hash(&c, &ids::key_hash(&k.secret))
+            .unwrap()
+            .is_none());
         let set = set_account(&c, &config, "team", Some("pro"), Some(true)).unwrap();
         assert_eq!((set.plan.as_str(), set.grace_period), ("pro", true));
     }

@@ -29,7 +29,11 @@ pub async fn run_once(app: &App) -> (usize, usize) {
     let mut expired = 0;
     loop {
         let now = app.clock.now_ms();
-        match app.db.run(move |c| files::reap_expired(c, now, BATCH)).await {
+        match app
+            .db
+            .run(move |c| files::reap_expired(c, now, BATCH))
+            .await
+        {
             Ok(rows) => {
                 expired += rows.len();
                 if rows.len() < BATCH as usize {
@@ -68,7 +72,10 @@ pub async fn run_once(app: &App) -> (usize, usize) {
                 let retry_at = app.clock.now_ms() + backoff.min(3_600_000);
                 let msg = e.to_string();
                 tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
-                let _ = app.db.run(move |c| blobs::failed(c, &key, retry_at, &msg)).await;
+                let _ = app
+                    .db
+                    .run(move |c| blobs::failed(c, &key, retry_at, &msg))
+                    .await;
             }
         }
     }
@@ -79,7 +86,11 @@ pub async fn run_once(app: &App) -> (usize, usize) {
 /// is in flight before the server starts).
 pub async fn recover(app: &App) {
     let now = app.clock.now_ms();
-    match app.db.run(move |c| blobs::expire_upload_guards(c, now)).await {
+    match app
+        .db
+        .run(move |c| blobs::expire_upload_guards(c, now))
+        .await
+    {
         Ok(n) if n > 0 => tracing::info!(n, "blobs of interrupted uploads queued for deletion"),
         Ok(_) => {}
         Err(e) => tracing::error!(error = %e, "recovery of upload guards failed"),

@@ -13,7 +13,11 @@ use base64::Engine;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 /// Everything but RFC 3986's unreserved characters is percent-encoded.
-const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// `{cdn_url}/live/<account>/<file>/<name>`.
 pub fn cdn_path_url(app: &App, f: &FileRow) -> String {
@@ -63,8 +67,13 @@ fn encode_cursor(after: &PageAfter) -> String {
 fn decode_cursor(s: &str) -> Option<PageAfter> {
     let raw = String::from_utf8(URL_SAFE_NO_PAD.decode(s).ok()?).ok()?;
     let (t, id) = raw.split_once(':')?;
-    let ok_id = id.starts_with("f_") && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    ok_id.then_some(PageAfter { created_at: t.parse().ok()?, id: id.to_string() })
+    let ok_id = id.starts_with("f_")
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ok_id.then_some(PageAfter {
+        created_at: t.parse().ok()?,
+        id: id.to_string(),
+    })
 }
 
 pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ApiError> {
@@ -75,7 +84,9 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
     };
     let after = match p.cursor.as_deref() {
         None | Some("") => None,
-        Some(c) => Some(decode_cursor(c).ok_or_else(|| ApiError::bad_request("cursor is not valid"))?),
+        Some(c) => {
+            Some(decode_cursor(c).ok_or_else(|| ApiError::bad_request("cursor is not valid"))?)
+        }
     };
     let (acc, now) = (account_id.to_string(), app.clock.now_ms());
     let mut rows = app
@@ -85,10 +96,17 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let cursor = match rows.last() {
-        Some(last) if has_more => Some(encode_cursor(&PageAfter { created_at: last.created_at, id: last.id.clone() })),
+        Some(last) if has_more => Some(encode_cursor(&PageAfter {
+            created_at: last.created_at,
+            id: last.id.clone(),
+        })),
         _ => None,
     };
-    Ok(FileList { files: rows.iter().map(|r| record(app, r)).collect(), has_more, cursor })
+    Ok(FileList {
+        files: rows.iter().map(|r| record(app, r)).collect(),
+        has_more,
+        cursor,
+    })
 }
 
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
@@ -104,12 +122,20 @@ pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiErro
     Ok(())
 }
 
-pub async fn sign(app: &App, account_id: &str, id: &str, expires_in: u64) -> Result<SignedUrl, ApiError> {
+pub async fn sign(
+    app: &App,
+    account_id: &str,
+    id: &str,
+    expires_in: u64,
+) -> Result<SignedUrl, ApiError> {
     let row = get(app, account_id, id).await?;
     let expires = app.clock.now().timestamp() + expires_in as i64;
     let signature = app.signer.sign(&row.account_id, &row.id, expires);
     Ok(SignedUrl {
-        url: format!("{}?expires={expires}&signature={signature}", cdn_path_url(app, &row)),
+        url: format!(
+            "{}?expires={expires}&signature={signature}",
+            cdn_path_url(app, &row)
+        ),
         expires_at: rfc3339_ms(expires * 1000),
     })
 }
@@ -120,7 +146,10 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_reject_garbage() {
-        let a = PageAfter { created_at: 1_700_000_000_000, id: "f_abc".into() };
+        let a = PageAfter {
+            created_at: 1_700_000_000_000,
+            id: "f_abc".into(),
+        };
         assert_eq!(decode_cursor(&encode_cursor(&a)), Some(a));
         assert_eq!(decode_cursor("!!"), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("x:f_1")), None);

@@ -55,7 +55,11 @@ impl App {
             Some(s) => s.expose().to_string(),
             None => {
                 let mut conn = db.conn()?;
-                db::meta_get_or_insert(&mut conn, "signing_secret", crate::domain::ids::signing_secret)?
+                db::meta_get_or_insert(
+                    &mut conn,
+                    "signing_secret",
+                    crate::domain::ids::signing_secret,
+                )?
             }
         };
         Ok(Arc::new(App {
@@ -87,8 +91,18 @@ impl App {
         }
         let now = self.clock.now_ms();
         let account = admin::create_account(&mut conn, &self.config, Some("default"), None, now)?;
-        let key = admin::create_key(&mut conn, &account.id, "secret", &[], Some("bootstrap"), now)?;
-        Ok(Some(Bootstrap { account, secret_key: key.secret }))
+        let key = admin::create_key(
+            &mut conn,
+            &account.id,
+            "secret",
+            &[],
+            Some("bootstrap"),
+            now,
+        )?;
+        Ok(Some(Bootstrap {
+            account,
+            secret_key: key.secret,
+        }))
     }
 }
 

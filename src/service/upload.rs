@@ -47,11 +47,17 @@ struct Spooled {
     sha256: String,
 }
 
-pub async fn upload(app: &Arc<App>, req: UploadRequest, mut form: Multipart) -> Result<FileRecord, ApiError> {
+pub async fn upload(
+    app: &Arc<App>,
+    req: UploadRequest,
+    mut form: Multipart,
+) -> Result<FileRecord, ApiError> {
     let plan = app.plan_of(&req.account).clone();
     if let Some(key) = &req.idempotency_key {
         if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(ApiError::bad_request("Idempotency-Key: 1-255 visible ASCII characters"));
+            return Err(ApiError::bad_request(
+                "Idempotency-Key: 1-255 visible ASCII characters",
+            ));
         }
     }
     if let Some(len) = req.content_length {
@@ -69,10 +75,18 @@ pub async fn upload(app: &Arc<App>, req: UploadRequest, mut form: Multipart) -> 
     let mut spooled: Option<Spooled> = None;
     while let Some(field) = form.next_field().await.map_err(bad_multipart)? {
         match field.name().unwrap_or("") {
-            "file" if spooled.is_some() => return Err(ApiError::bad_request("more than one file part")),
+            "file" if spooled.is_some() => {
+                return Err(ApiError::bad_request("more than one file part"))
+            }
             "file" => spooled = Some(spool(app, field, plan.max_file_size, room).await?),
-            "folder" => fields.folder = validate::folder(&text(field).await?).map_err(ApiError::BadRequest)?,
-            "private" => fields.private = validate::boolean(&text(field).await?).map_err(ApiError::BadRequest)?,
+            "folder" => {
+                fields.folder =
+                    validate::folder(&text(field).await?).map_err(ApiError::BadRequest)?
+            }
+            "private" => {
+                fields.private =
+                    validate::boolean(&text(field).await?).map_err(ApiError::BadRequest)?
+            }
             "expires" => {
                 let raw = text(field).await?;
                 fields.expires = if raw.trim().is_empty() {
@@ -84,10 +98,13 @@ pub async fn upload(app: &Arc<App>, req: UploadRequest, mut form: Multipart) -> 
             _ => drain(field).await?,
         }
         if fields.private && req.public_key {
-            return Err(ApiError::Forbidden("public keys cannot upload private files".into()));
+            return Err(ApiError::Forbidden(
+                "public keys cannot upload private files".into(),
+            ));
         }
     }
-    let spooled = spooled.ok_or_else(|| ApiError::bad_request("missing file part (a form field named \"file\")"))?;
+    let spooled = spooled
+        .ok_or_else(|| ApiError::bad_request("missing file part (a form field named \"file\")"))?;
     if let Some(existing) = replay {
         return Ok(files::record(app, &existing));
     }
@@ -119,19 +136,37 @@ async fn store_and_commit(
 ) -> Result<FileRecord, ApiError> {
     let key = row.blob_key.clone();
     let now = row.created_at;
-    app.db.run(move |c| blobs::guard_upload(c, &key, now)).await?;
-    let mut pending = PendingBlob { app: app.clone(), key: row.blob_key.clone(), armed: true };
+    app.db
+        .run(move |c| blobs::guard_upload(c, &key, now))
+        .await?;
+    let mut pending = PendingBlob {
+        app: app.clone(),
+        key: row.blob_key.clone(),
+        armed: true,
+    };
     if let Err(e) = app.store.put_file(&row.blob_key, spool, row.size).await {
         pending.discard().await;
         return Err(e.into());
     }
-    let limits = CommitLimits { storage: plan.storage, uploads_per_period: plan.uploads };
+    let limits = CommitLimits {
+        storage: plan.storage,
+        uploads_per_period: plan.uploads,
+    };
     let period = period_of(app.clock.now());
     let since = app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS;
     let period_key = period.key.clone();
     let outcome = app
         .db
-        .run(move |c| commit_upload(c, &row, limits, &period_key, idempotency_key.as_deref(), since))
+        .run(move |c| {
+            commit_upload(
+                c,
+                &row,
+                limits,
+                &period_key,
+                idempotency_key.as_deref(),
+                since,
+            )
+        })
         .await;
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
@@ -170,14 +205,24 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
 }
 
 /// Refuses before reading the body what is certain to be refused.
-async fn precheck_limits(app: &App, req: &UploadRequest, plan: &crate::config::Plan) -> Result<(), ApiError> {
+async fn precheck_limits(
+    app: &App,
+    req: &UploadRequest,
+    plan: &crate::config::Plan,
+) -> Result<(), ApiError> {
     let acc = req.account.id.clone();
     let key = period_of(app.clock.now()).key;
-    let count = app.db.run(move |c| usage::upload_count(c, &acc, &key)).await?;
+    let count = app
+        .db
+        .run(move |c| usage::upload_count(c, &acc, &key))
+        .await?;
     if count >= plan.uploads {
         return Err(uploads_exceeded(app, count, plan));
     }
-    let least = req.content_length.map(|l| l.saturating_sub(FORM_OVERHEAD)).unwrap_or(0);
+    let least = req
+        .content_length
+        .map(|l| l.saturating_sub(FORM_OVERHEAD))
+        .unwrap_or(0);
     if req.account.storage_bytes.saturating_add(least) > plan.storage {
         return Err(storage_exceeded(req.account.storage_bytes, plan.storage));
     }
@@ -185,7 +230,9 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &crate::config::P
 }
 
 fn too_large(max: u64) -> ApiError {
-    ApiError::FileTooLarge(format!("file exceeds the plan's maximum file size of {max} bytes"))
+    ApiError::FileTooLarge(format!(
+        "file exceeds the plan's maximum file size of {max} bytes"
+    ))
 }
 
 fn storage_exceeded(used: u64, quota: u64) -> ApiError {
@@ -197,7 +244,10 @@ fn storage_exceeded(used: u64, quota: u64) -> ApiError {
 fn uploads_exceeded(app: &App, count: u64, plan: &crate::config::Plan) -> ApiError {
     let now = app.clock.now();
     ApiError::RateLimited {
-        message: format!("monthly upload limit reached ({count} of {} this period)", plan.uploads),
+        message: format!(
+            "monthly upload limit reached ({count} of {} this period)",
+            plan.uploads
+        ),
         limit: plan.uploads,
         reset: period_of(now).next_start.timestamp(),
         now: now.timestamp(),
@@ -213,7 +263,9 @@ async fn text(mut field: Field<'_>) -> Result<String, ApiError> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
         if buf.len() + chunk.len() > MAX_TEXT_FIELD {
-            return Err(ApiError::BadRequest(format!("field {name:?} is longer than {MAX_TEXT_FIELD} bytes")));
+            return Err(ApiError::BadRequest(format!(
+                "field {name:?} is longer than {MAX_TEXT_FIELD} bytes"
+            )));
         }
         buf.extend_from_slice(&chunk);
     }
@@ -244,14 +296,25 @@ async fn spool(app: &App, mut field: Field<'_>, max: u64, room: u64) -> Result<S
             return Err(too_large(max));
         }
         if size > room {
-            return Err(ApiError::StorageLimitExceeded("upload would exceed the storage quota".into()));
+            return Err(ApiError::StorageLimitExceeded(
+                "upload would exceed the storage quota".into(),
+            ));
         }
         hasher.update(&chunk);
         out.write_all(&chunk).await.map_err(ApiError::internal)?;
     }
     out.flush().await.map_err(ApiError::internal)?;
-    out.into_inner().sync_all().await.map_err(ApiError::internal)?;
-    Ok(Spooled { path, name, part_type, size, sha256: hex::encode(hasher.finalize()) })
+    out.into_inner()
+        .sync_all()
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(Spooled {
+        path,
+        name,
+        part_type,
+        size,
+        sha256: hex::encode(hasher.finalize()),
+    })
 }
 
 /// A blob written (or being written) for an upload that has not committed.

@@ -12,7 +12,9 @@ pub async fn record(app: &App, account_id: &str) -> Result<Usage, ApiError> {
     let (storage, (uploads, bandwidth)) = app
         .db
         .run(move |c| {
-            let storage = accounts::get(c, &acc)?.map(|a| a.storage_bytes).unwrap_or(0);
+            let storage = accounts::get(c, &acc)?
+                .map(|a| a.storage_bytes)
+                .unwrap_or(0);
             Ok((storage, usage::of_period(c, &acc, &key)?))
         })
         .await?;
@@ -30,7 +32,11 @@ pub async fn add_bandwidth(app: &App, account_id: &str, bytes: u64) {
         return;
     }
     let (acc, key) = (account_id.to_string(), period_of(app.clock.now()).key);
-    if let Err(e) = app.db.run(move |c| usage::add_bandwidth(c, &acc, &key, bytes)).await {
+    if let Err(e) = app
+        .db
+        .run(move |c| usage::add_bandwidth(c, &acc, &key, bytes))
+        .await
+    {
         tracing::error!(error = %e, "bandwidth not recorded");
     }
 }

@@ -49,9 +49,14 @@ impl BlobStore for LocalStore {
     ) -> Result<(), StorageError> {
         let dest = self.path_of(key)?;
         tokio::task::spawn_blocking(move || -> Result<(), StorageError> {
-            let dir = dest.parent().expect("key has a directory part").to_path_buf();
+            let dir = dest
+                .parent()
+                .expect("key has a directory part")
+                .to_path_buf();
             std::fs::create_dir_all(&dir)?;
-            spool.persist(&dest).map_err(|e| StorageError::Io(e.error))?;
+            spool
+                .persist(&dest)
+                .map_err(|e| StorageError::Io(e.error))?;
             sync_dir(&dir)?;
             Ok(())
         })
@@ -99,7 +104,9 @@ impl BlobStore for LocalStore {
             std::io::Write::write_all(&mut probe, b"ok")?;
             let back = std::fs::read(probe.path())?;
             if back != b"ok" {
-                return Err(StorageError::Backend("health probe read back wrong bytes".into()));
+                return Err(StorageError::Backend(
+                    "health probe read back wrong bytes".into(),
+                ));
             }
             Ok(())
         })

@@ -32,8 +32,12 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Stores the finished, fsynced spool file at `spool` under `key`. The spool
     /// file is consumed: on success it is gone (renamed or uploaded and removed);
     /// on failure nothing is left under `key`. `size` is the spool's length.
-    async fn put_file(&self, key: &str, spool: tempfile::TempPath, size: u64)
-        -> Result<(), StorageError>;
+    async fn put_file(
+        &self,
+        key: &str,
+        spool: tempfile::TempPath,
+        size: u64,
+    ) -> Result<(), StorageError>;
 
     /// Streams `len` bytes of the blob starting at `offset`.
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError>;
@@ -59,12 +63,12 @@ pub fn valid_key(key: &str) -> bool {
     let ok_part = |p: &str| {
         !p.is_empty()
             && p.len() <= 64
-            && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     };
     let mut parts = key.split('/');
     matches!((parts.next(), parts.next(), parts.next()), (Some(a), Some(b), None) if ok_part(a) && ok_part(b))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,405 @@
+//! POST /v1/upload: the record, its fields, and every way to get it wrong.
+
+mod common;
+use common::{error_code, Backend, TestServer};
+use reqwest::multipart::{Form, Part};
+
+both_stores!(
+    upload_returns_201_with_record_and_location,
+    upload_private_and_expiring,
+    upload_validation_errors,
+    upload_names_are_stripped_of_directories,
+    upload_auth_errors,
+    public_keys_upload_only_from_their_origins,
+    idempotency_key_replays_the_same_file,
+);
+
+async fn upload_returns_201_with_record_and_location(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let r = srv
+        .upload(
+            "report.pdf",
+            b"%PDF-1.4 hello".to_vec(),
+            &[("folder", "/docs/2026/")],
+        )
+        .await;
+    assert_eq!(r.status(), 201);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    let f: serde_json::Value = r.json().await.unwrap();
+    let id = f["id"].as_str().unwrap();
+    assert!(id.starts_with("f_") && id.len() >= 24, "{id}");
+    assert_eq!(location, format!("/v1/files/{id}"));
+    assert_eq!(f["name"], "report.pdf");
+    assert_eq!(f["folder"], "docs/2026");
+    assert_eq!(f["size"], 14);
+    assert_eq!(f["type"], "application/pdf");
+    assert_eq!(f["private"], false);
+    assert_eq!(f["expires_at"], serde_json::Value::Null);
+    let created = f["created_at"].as_str().unwrap();
+    assert!(created.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(created).is_ok());
+    let url = f["url"].as_str().unwrap();
+    assert_eq!(
+        url,
+        format!("{}/live/{}/{id}/report.pdf", srv.base_url, srv.account_id)
+    );
+    // The CDN serves exactly what was stored.
+    let body = srv
+        .http
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(&body[..], b"%PDF-1.4 hello");
+    // get returns the same record.
+    let (status, got) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{id}"))
+        .await;
+    assert_eq!((status, &got), (200, &f));
+    // The part's own type wins when it is specific; no type and no known extension gives octet-stream.
+    let form = Form::new().part(
+        "file",
+        Part::bytes(b"{}".to_vec())
+            .file_name("data")
+            .mime_str("application/json")
+            .unwrap(),
+    );
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(&srv.secret_key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.json::<serde_json::Value>().await.unwrap()["type"],
+        "application/json"
+    );
+    let f = srv.upload_ok("blob.zzunknown", vec![1, 2, 3], &[]).await;
+    assert_eq!(f["type"], "application/octet-stream");
+    assert_eq!(f["folder"], serde_json::Value::Null);
+    // An empty file is a file.
+    let f = srv.upload_ok("empty.txt", vec![], &[]).await;
+    assert_eq!(f["size"], 0);
+}
+
+async fn upload_private_and_expiring(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv
+        .upload_ok(
+            "secret.txt",
+            b"s".to_vec(),
+            &[("private", "true"), ("expires", "7d")],
+        )
+        .await;
+    assert_eq!(f["private"], true);
+    assert_eq!(f["url"], serde_json::Value::Null);
+    let created = chrono::DateTime::parse_from_rfc3339(f["created_at"].as_str().unwrap()).unwrap();
+    let expires = chrono::DateTime::parse_from_rfc3339(f["expires_at"].as_str().unwrap()).unwrap();
+    assert_eq!((expires - created).num_seconds(), 7 * 86_400);
+    for (raw, secs) in [("30s", 30), ("15m", 900), ("1h", 3600), ("2w", 1_209_600)] {
+        let f = srv
+            .upload_ok("e.txt", b"e".to_vec(), &[("expires", raw)])
+            .await;
+        let c = chrono::DateTime::parse_from_rfc3339(f["created_at"].as_str().unwrap()).unwrap();
+        let e = chrono::DateTime::parse_from_rfc3339(f["expires_at"].as_str().unwrap()).unwrap();
+        assert_eq!((e - c).num_seconds(), secs, "{raw}");
+    }
+    let f = srv
+        .upload_ok("p.txt", b"p".to_vec(), &[("private", "false")])
+        .await;
+    assert!(f["url"].is_string());
+}
+
+async fn upload_validation_errors(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let key = &srv.secret_key;
+    // No file part.
+    let form = Form::new().text("folder", "docs");
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // Not multipart at all.
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(key)
+        .json(&serde_json::json!({"file": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // A body that claims to be multipart but is not.
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(key)
+        .header("content-type", "multipart/form-data; boundary=XYZ")
+        .body("this is not multipart")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    for fields in [
+        vec![("folder", "../etc")],
+        vec![("folder", "a//b")],
+        vec![("folder", "has space")],
+        vec![("expires", "1y")],
+        vec![("expires", "0h")],
+        vec![("expires", "366d")],
+        vec![("expires", "soon")],
+        vec![("private", "maybe")],
+    ] {
+        let r = srv.upload("x.txt", b"x".to_vec(), &fields).await;
+        assert_eq!(
+            error_code(r).await,
+            (400, "bad_request".into()),
+            "{fields:?}"
+        );
+    }
+    // Two file parts.
+    let form = TestServer::form("a.txt", b"a".to_vec(), &[])
+        .part("file", Part::bytes(b"b".to_vec()).file_name("b.txt"));
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // A file part without a usable name.
+    let form = Form::new().part("file", Part::bytes(b"x".to_vec()).file_name("../"));
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // Nothing of the refused uploads stayed.
+    assert_eq!(srv.leftovers(), (0, 0, 0));
+    assert_eq!(srv.blob_count().await, 0);
+}
+
+async fn upload_names_are_stripped_of_directories(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv
+        .upload_ok("../../etc/passwd", b"root".to_vec(), &[])
+        .await;
+    assert_eq!(f["name"], "passwd");
+    let f = srv.upload_ok("..\\..\\win.ini", b"w".to_vec(), &[]).await;
+    assert_eq!(f["name"], "win.ini");
+    let f = srv
+        .upload_ok("naïve café #1?.txt", b"u".to_vec(), &[])
+        .await;
+    assert_eq!(f["name"], "naïve café #1?.txt");
+    let url = f["url"].as_str().unwrap();
+    assert!(
+        url.ends_with("/na%C3%AFve%20caf%C3%A9%20%231%3F.txt"),
+        "{url}"
+    );
+    let r = srv.http.get(url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(&r.bytes().await.unwrap()[..], b"u");
+}
+
+async fn upload_auth_errors(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let form = || TestServer::form("a.txt", b"a".to_vec(), &[]);
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .multipart(form())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth("sk_wrong")
+        .multipart(form())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .header("authorization", "Basic abc")
+        .multipart(form())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+    // A revoked key is refused at once.
+    let key = srv.new_key("secret", &[]);
+    assert_eq!(
+        srv.upload_as(&key, "a.txt", b"a".to_vec(), &[])
+            .await
+            .status(),
+        201
+    );
+    let conn = srv.app.db.conn().unwrap();
+    let key_id: String = conn
+        .query_row(
+            "SELECT id FROM api_keys ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    filestore::service::admin::revoke_key(&conn, &key_id, 0).unwrap();
+    let r = srv.upload_as(&key, "a.txt", b"a".to_vec(), &[]).await;
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+    // 401 comes before any other error: a bad body with no key is still 401.
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .body("junk")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+}
+
+async fn public_keys_upload_only_from_their_origins(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let pk = srv.new_key(
+        "public",
+        &["https://app.example.com", "https://*.example.org"],
+    );
+    assert!(pk.starts_with("pk_"));
+    let up = |origin: Option<&'static str>, fields: Vec<(&'static str, &'static str)>| {
+        let mut req = srv
+            .http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(&pk)
+            .multipart(TestServer::form("a.txt", b"a".to_vec(), &fields));
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        req.send()
+    };
+    let r = up(Some("https://app.example.com"), vec![]).await.unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    assert_eq!(
+        up(Some("https://cdn.example.org"), vec![])
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(
+        error_code(up(Some("https://evil.com"), vec![]).await.unwrap()).await,
+        (403, "forbidden".into())
+    );
+    assert_eq!(
+        error_code(up(Some("https://example.org"), vec![]).await.unwrap()).await,
+        (403, "forbidden".into())
+    );
+    assert_eq!(
+        error_code(up(None, vec![]).await.unwrap()).await,
+        (403, "forbidden".into())
+    );
+    // Private uploads need a secret key.
+    let r = up(Some("https://app.example.com"), vec![("private", "true")])
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    // Public keys may call nothing else.
+    for path in ["/v1/files", "/v1/usage", "/v1/files/f_x"] {
+        let r = srv
+            .http
+            .get(srv.url(path))
+            .bearer_auth(&pk)
+            .header("origin", "https://app.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(error_code(r).await, (403, "forbidden".into()), "{path}");
+    }
+    let r = srv
+        .http
+        .delete(srv.url("/v1/files/f_x"))
+        .bearer_auth(&pk)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    let r = srv
+        .http
+        .post(srv.url("/v1/files/f_x/signed-url"))
+        .bearer_auth(&pk)
+        .json(&serde_json::json!({"expires_in": 60}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+}
+
+async fn idempotency_key_replays_the_same_file(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let send = |key: &'static str, body: &'static [u8]| {
+        srv.http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(&srv.secret_key)
+            .header("idempotency-key", key)
+            .multipart(TestServer::form("a.txt", body.to_vec(), &[]))
+            .send()
+    };
+    let first: serde_json::Value = send("k-1", b"abc").await.unwrap().json().await.unwrap();
+    let again = send("k-1", b"abc").await.unwrap();
+    assert_eq!(again.status(), 201);
+    let again: serde_json::Value = again.json().await.unwrap();
+    assert_eq!(first, again);
+    let other: serde_json::Value = send("k-2", b"abc").await.unwrap().json().await.unwrap();
+    assert_ne!(first["id"], other["id"]);
+    let usage = srv.usage().await;
+    assert_eq!(usage["upload_count"], 2);
+    assert_eq!(usage["storage_bytes"], 6);
+    let (files, queued, _) = srv.leftovers();
+    assert_eq!(files, 2);
+    srv.eventually(5, "replayed blob removed", || async {
+        srv.blob_count().await == 2
+    })
+    .await;
+    assert_eq!(queued, 0);
+    // Another account's identical key is its own.
+    let (_acc, key2) = srv.new_account("other", "free");
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(&key2)
+        .header("idempotency-key", "k-1")
+        .multipart(TestServer::form("a.txt", b"abc".to_vec(), &[]))
+        .send()
+        .await
+        .unwrap();
+    let theirs: serde_json::Value = r.json().await.unwrap();
+    assert_ne!(theirs["id"], first["id"]);
+}

@@ -1,0 +1,354 @@
+//! The CDN routes and signed URLs: public and private access, signatures
+//! (tamper, expiry), Range, conditional requests, safe headers, bandwidth.
+
+mod common;
+use common::{error_code, Backend, TestServer};
+use std::time::Duration;
+
+both_stores!(
+    public_file_headers_and_ranges,
+    private_files_need_a_valid_signature,
+    signed_url_errors,
+    bandwidth_counts_bytes_sent_only,
+);
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+async fn public_file_headers_and_ranges(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let data = pattern(100_000);
+    let f = srv.upload_ok("page.html", data.clone(), &[]).await;
+    let url = f["url"].as_str().unwrap().to_string();
+    let r = srv.http.get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let h = r.headers().clone();
+    assert_eq!(h["content-type"], "text/html");
+    assert_eq!(h["content-length"], "100000");
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["content-security-policy"], "sandbox");
+    assert_eq!(h["accept-ranges"], "bytes");
+    assert!(h["content-disposition"]
+        .to_str()
+        .unwrap()
+        .contains("filename=\"page.html\""));
+    let etag = h["etag"].to_str().unwrap().to_string();
+    let last_modified = h["last-modified"].to_str().unwrap().to_string();
+    assert!(last_modified.ends_with("GMT"));
+    assert_eq!(&r.bytes().await.unwrap()[..], &data[..]);
+    // Ranges.
+    for (range, start, end) in [
+        ("bytes=0-9", 0, 9),
+        ("bytes=99990-", 99_990, 99_999),
+        ("bytes=-5", 99_995, 99_999),
+        ("bytes=500-999999", 500, 99_999),
+    ] {
+        let r = srv
+            .http
+            .get(&url)
+            .header("range", range)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 206, "{range}");
+        assert_eq!(
+            r.headers()["content-range"],
+            format!("bytes {start}-{end}/100000").as_str()
+        );
+        assert_eq!(&r.bytes().await.unwrap()[..], &data[start..=end], "{range}");
+    }
+    let r = srv
+        .http
+        .get(&url)
+        .header("range", "bytes=100000-")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-range"], "bytes */100000");
+    assert_eq!(error_code(r).await.0, 416);
+    // If-Range with another validator: the whole file.
+    let r = srv
+        .http
+        .get(&url)
+        .header("range", "bytes=0-9")
+        .header("if-range", "\"other\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // Conditional requests.
+    let r = srv
+        .http
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 304);
+    assert!(r.bytes().await.unwrap().is_empty());
+    let r = srv
+        .http
+        .get(&url)
+        .header("if-modified-since", &last_modified)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 304);
+    let r = srv
+        .http
+        .get(&url)
+        .header("if-none-match", "\"nope\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // HEAD: the headers, no body.
+    let r = srv.http.head(&url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-length"], "100000");
+    // A wrong name, file or account in the path: 404 envelope.
+    let wrong_name = url.replace("page.html", "other.html");
+    assert_eq!(
+        error_code(srv.http.get(&wrong_name).send().await.unwrap()).await,
+        (404, "not_found".into())
+    );
+    let wrong_file = format!("{}/live/{}/f_nope/page.html", srv.base_url, srv.account_id);
+    assert_eq!(
+        error_code(srv.http.get(&wrong_file).send().await.unwrap()).await,
+        (404, "not_found".into())
+    );
+    // Zero-byte files serve fine and refuse any range.
+    let e = srv.upload_ok("empty.bin", vec![], &[]).await;
+    let eu = e["url"].as_str().unwrap();
+    let r = srv.http.get(eu).send().await.unwrap();
+    assert_eq!(
+        (r.status().as_u16(), r.bytes().await.unwrap().len()),
+        (200, 0)
+    );
+    assert_eq!(
+        srv.http
+            .get(eu)
+            .header("range", "bytes=0-")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        416
+    );
+}
+
+async fn sign(srv: &TestServer, id: &str, expires_in: serde_json::Value) -> reqwest::Response {
+    srv.http
+        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
+        .bearer_auth(&srv.secret_key)
+        .json(&serde_json::json!({ "expires_in": expires_in }))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn private_files_need_a_valid_signature(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv
+        .upload_ok("secret.txt", b"top secret".to_vec(), &[("private", "true")])
+        .await;
+    let id = f["id"].as_str().unwrap();
+    let bare = format!("{}/live/{}/{id}/secret.txt", srv.base_url, srv.account_id);
+    assert_eq!(
+        error_code(srv.http.get(&bare).send().await.unwrap()).await,
+        (403, "forbidden".into())
+    );
+    let r = sign(&srv, id, serde_json::json!(60)).await;
+    assert_eq!(r.status(), 200);
+    let s: serde_json::Value = r.json().await.unwrap();
+    let url = s["url"].as_str().unwrap().to_string();
+    assert!(
+        url.starts_with(&format!("{bare}?expires=")) && url.contains("&signature="),
+        "{url}"
+    );
+    let expires_at =
+        chrono::DateTime::parse_from_rfc3339(s["expires_at"].as_str().unwrap()).unwrap();
+    let ahead = expires_at.timestamp() - chrono::Utc::now().timestamp();
+    assert!((58..=61).contains(&ahead), "{ahead}");
+    let r = srv.http.get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "private, no-store");
+    assert_eq!(&r.bytes().await.unwrap()[..], b"top secret");
+    // Tampering: another expiry, another signature, a truncated one, another file.
+    let (base, query) = url.split_once('?').unwrap();
+    let expires: i64 = query
+        .split('&')
+        .next()
+        .unwrap()
+        .trim_start_matches("expires=")
+        .parse()
+        .unwrap();
+    let sig = query.split("signature=").nth(1).unwrap();
+    let tampered = [
+        format!("{base}?expires={}&signature={sig}", expires + 3600),
+        format!(
+            "{base}?expires={expires}&signature={}",
+            sig.replace(&sig[..2], if &sig[..2] == "00" { "11" } else { "00" })
+        ),
+        format!("{base}?expires={expires}&signature={}", &sig[..32]),
+        format!("{base}?expires=never&signature={sig}"),
+        format!("{base}?signature={sig}"),
+    ];
+    for t in &tampered {
+        assert_eq!(
+            error_code(srv.http.get(t).send().await.unwrap()).await,
+            (403, "forbidden".into()),
+            "{t}"
+        );
+    }
+    let other = srv
+        .upload_ok("other.txt", b"other".to_vec(), &[("private", "true")])
+        .await;
+    let other_url = format!(
+        "{}/live/{}/{}/other.txt?{query}",
+        srv.base_url,
+        srv.account_id,
+        other["id"].as_str().unwrap()
+    );
+    assert_eq!(srv.http.get(other_url).send().await.unwrap().status(), 403);
+    // Expiry: move the server's clock past it.
+    srv.clock.advance(Duration::from_secs(61));
+    assert_eq!(
+        error_code(srv.http.get(&url).send().await.unwrap()).await,
+        (403, "forbidden".into())
+    );
+    // Signed URLs work for public files too.
+    let p = srv.upload_ok("pub.txt", b"pub".to_vec(), &[]).await;
+    let s: serde_json::Value = sign(&srv, p["id"].as_str().unwrap(), serde_json::json!(604_800))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        srv.http
+            .get(s["url"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
+
+async fn signed_url_errors(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv.upload_ok("a.txt", b"a".to_vec(), &[]).await;
+    let id = f["id"].as_str().unwrap();
+    for bad in [
+        serde_json::json!(0),
+        serde_json::json!(604_801),
+        serde_json::json!(-5),
+        serde_json::json!("60"),
+        serde_json::json!(1.5),
+        serde_json::Value::Null,
+    ] {
+        assert_eq!(
+            error_code(sign(&srv, id, bad.clone()).await).await,
+            (400, "bad_request".into()),
+            "{bad}"
+        );
+    }
+    let path = srv.url(&format!("/v1/files/{id}/signed-url"));
+    let key = &srv.secret_key;
+    let r = srv
+        .http
+        .post(&path)
+        .bearer_auth(key)
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    let r = srv
+        .http
+        .post(&path)
+        .bearer_auth(key)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    let r = srv
+        .http
+        .post(&path)
+        .bearer_auth(key)
+        .body("expires_in=60")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    let r = srv
+        .http
+        .post(&path)
+        .bearer_auth(key)
+        .json(&serde_json::json!([60]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    assert_eq!(
+        error_code(sign(&srv, "f_missing", serde_json::json!(60)).await).await,
+        (404, "not_found".into())
+    );
+    let r = srv
+        .http
+        .post(&path)
+        .json(&serde_json::json!({"expires_in": 60}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+}
+
+async fn bandwidth_counts_bytes_sent_only(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv.upload_ok("b.bin", pattern(10_000), &[]).await;
+    let url = f["url"].as_str().unwrap().to_string();
+    assert_eq!(srv.usage().await["bandwidth_bytes"], 0);
+    srv.http
+        .get(&url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    srv.http
+        .get(&url)
+        .header("range", "bytes=0-99")
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    srv.http.head(&url).send().await.unwrap();
+    let etag = srv.http.head(&url).send().await.unwrap().headers()["etag"].clone();
+    assert_eq!(
+        srv.http
+            .get(&url)
+            .header("if-none-match", etag)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        304
+    );
+    srv.eventually(5, "bandwidth 10100", || async {
+        srv.usage().await["bandwidth_bytes"] == 10_100
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        srv.usage().await["bandwidth_bytes"],
+        10_100,
+        "HEAD and 304 count nothing"
+    );
+}

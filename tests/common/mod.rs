@@ -1,0 +1,355 @@
+//! The in-process test server: the real router on `127.0.0.1:0` over a temp
+//! data dir, talked to over HTTP. Test bodies take a [`Backend`] so the same
+//! body runs on the local blob store and on S3 (see `both_stores!`).
+#![allow(dead_code)]
+
+pub mod s3;
+
+use filestore::clock::Clock;
+use filestore::config::{Config, Env, FileConfig, Overrides, StorageConfig};
+use filestore::service::{admin, App};
+use reqwest::multipart::{Form, Part};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which blob store a test server uses.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    Local,
+    S3(StorageConfig),
+}
+
+impl Backend {
+    /// An S3 backend with a fresh key prefix, or None (with the reason
+    /// printed) when no S3 store is available outside CI.
+    pub fn s3(test: &str) -> Option<Backend> {
+        s3::s3_config(test).map(Backend::S3)
+    }
+}
+
+/// Runs each named `async fn(Backend)` as two tests: `local::NAME` and `s3::NAME`.
+#[macro_export]
+macro_rules! both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod local {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Backend::Local).await
+                }
+            )*
+        }
+        mod s3 {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(backend) = $crate::common::Backend::s3(stringify!($name)) else { return };
+                    super::$name(backend).await
+                }
+            )*
+        }
+    };
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TestOptions {
+    /// TOML of `[plans.*]` tables (and anything else of the server config).
+    pub plans_toml: Option<String>,
+    pub backend: Option<Backend>,
+    /// Collector interval (default 100 ms in tests).
+    pub reap_interval: Option<Duration>,
+    /// An existing data dir (to test restarts); a temp dir otherwise.
+    pub data_dir: Option<PathBuf>,
+}
+
+pub struct TestServer {
+    pub base_url: String,
+    pub data_dir: PathBuf,
+    pub secret_key: String,
+    pub account_id: String,
+    pub clock: Clock,
+    pub app: Arc<App>,
+    pub http: reqwest::Client,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        Self::start_with(TestOptions::default()).await
+    }
+
+    pub async fn on(backend: Backend) -> TestServer {
+        Self::start_with(TestOptions {
+            backend: Some(backend),
+            ..Default::default()
+        })
+        .await
+    }
+
+    pub async fn start_with(opts: TestOptions) -> TestServer {
+        let (dir, data_dir) = match opts.data_dir.clone() {
+            Some(d) => (None, d),
+            None => {
+                let d = tempfile::tempdir().expect("temp dir");
+                let p = d.path().to_path_buf();
+                (Some(d), p)
+            }
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().unwrap();
+        let mut file: FileConfig =
+            toml::from_str(opts.plans_toml.as_deref().unwrap_or("")).expect("test config");
+        let interval = opts.reap_interval.unwrap_or(Duration::from_millis(100));
+        file.server.reap_interval = Some(interval);
+        if let Some(Backend::S3(cfg)) = &opts.backend {
+            file.storage = cfg.clone();
+        }
+        let config = Config::resolve(
+            file,
+            &Env::empty(),
+            &Overrides {
+                listen: Some(addr.to_string()),
+                data_dir: Some(data_dir.clone()),
+                ..Default::default()
+            },
+        )
+        .expect("valid test config");
+        let clock = Clock::new();
+        let app = App::open(config, clock.clone()).await.expect("app opens");
+        let (account_id, secret_key) = match app.bootstrap().expect("bootstrap") {
+            Some(b) => (b.account.id, b.secret_key),
+            None => {
+                let mut conn = app.db.conn().unwrap();
+                let acc = admin::find_account(&conn, "default").unwrap();
+                let key =
+                    admin::create_key(&mut conn, &acc.id, "secret", &[], None, clock.now_ms())
+                        .unwrap();
+                (acc.id, key.secret)
+            }
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(filestore::server::run(app.clone(), listener, async move {
+            let _ = rx.await;
+        }));
+        TestServer {
+            base_url: format!("http://{addr}"),
+            data_dir,
+            secret_key,
+            account_id,
+            clock,
+            app,
+            http: reqwest::Client::new(),
+            shutdown: Some(tx),
+            task: Some(task),
+            _dir: dir,
+        }
+    }
+
+    /// Stops the server and waits for it (requests in flight finish).
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task").expect("server ran");
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// A new key of the default account.
+    pub fn new_key(&self, kind: &str, origins: &[&str]) -> String {
+        self.key_for(&self.account_id, kind, origins)
+    }
+
+    pub fn key_for(&self, account: &str, kind: &str, origins: &[&str]) -> String {
+        let mut conn = self.app.db.conn().unwrap();
+        let origins: Vec<String> = origins.iter().map(|s| s.to_string()).collect();
+        admin::create_key(
+            &mut conn,
+            account,
+            kind,
+            &origins,
+            None,
+            self.clock.now_ms(),
+        )
+        .unwrap()
+        .secret
+    }
+
+    /// A new account on `plan` and a secret key of it: (account id, key).
+    pub fn new_account(&self, name: &str, plan: &str) -> (String, String) {
+        let mut conn = self.app.db.conn().unwrap();
+        let acc = admin::create_account(
+            &mut conn,
+            &self.app.config,
+            Some(name),
+            Some(plan),
+            self.clock.now_ms(),
+        )
+        .unwrap();
+        drop(conn);
+        let key = self.key_for(&acc.id, "secret", &[]);
+        (acc.id, key)
+    }
+
+    pub fn set_account(&self, account: &str, plan: Option<&str>, grace: Option<bool>) {
+        let conn = self.app.db.conn().unwrap();
+        admin::set_account(&conn, &self.app.config, account, plan, grace).unwrap();
+    }
+
+    pub fn form(name: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> Form {
+        let mut form = Form::new();
+        for (k, v) in fields {
+            form = form.text(k.to_string(), v.to_string());
+        }
+        form.part("file", Part::bytes(bytes).file_name(name.to_string()))
+    }
+
+    /// POST /v1/upload with `key`, one file and extra text fields.
+    pub async fn upload_as(
+        &self,
+        key: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> reqwest::Response {
+        self.http
+            .post(self.url("/v1/upload"))
+            .bearer_auth(key)
+            .multipart(Self::form(name, bytes, fields))
+            .send()
+            .await
+            .expect("upload request")
+    }
+
+    pub async fn upload(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> reqwest::Response {
+        self.upload_as(&self.secret_key, name, bytes, fields).await
+    }
+
+    /// Uploads and returns the File record (asserting 201).
+    pub async fn upload_ok(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> serde_json::Value {
+        let r = self.upload(name, bytes, fields).await;
+        assert_eq!(
+            r.status(),
+            201,
+            "upload of {name}: {}",
+            r.text().await.unwrap_or_default()
+        );
+        r.json().await.unwrap()
+    }
+
+    pub async fn get_json(&self, key: &str, path: &str) -> (u16, serde_json::Value) {
+        let r = self
+            .http
+            .get(self.url(path))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    pub async fn usage(&self) -> serde_json::Value {
+        let (status, body) = self.get_json(&self.secret_key, "/v1/usage").await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// Counts of (file rows, queued blob deletions, spool files).
+    pub fn leftovers(&self) -> (u64, u64, usize) {
+        let conn = self.app.db.conn().unwrap();
+        let files: i64 = conn
+            .query_row("SELECT COUNT(*) FROM files", [], |r| r.get(0))
+            .unwrap();
+        let queued: i64 = conn
+            .query_row("SELECT COUNT(*) FROM blob_deletions", [], |r| r.get(0))
+            .unwrap();
+        let spool = std::fs::read_dir(self.data_dir.join("tmp"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        (files as u64, queued as u64, spool)
+    }
+
+    /// Number of blobs in the store (files under `blobs/`, or objects under the S3 prefix).
+    pub async fn blob_count(&self) -> usize {
+        match self.app.config.storage.backend.as_str() {
+            "s3" => s3::object_count(&self.app.config.storage).await,
+            _ => count_files(&self.data_dir.join("blobs")),
+        }
+    }
+
+    /// Polls `check` every 50 ms for up to `secs` seconds.
+    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, mut check: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        while tokio::time::Instant::now() < deadline {
+            if check().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("timed out after {secs}s waiting for: {what}");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn count_files(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                count_files(&p)
+            } else {
+                usize::from(!e.file_name().to_string_lossy().starts_with(".health-"))
+            }
+        })
+        .sum()
+}
+
+/// The error code of an error response.
+pub async fn error_code(r: reqwest::Response) -> (u16, String) {
+    let status = r.status().as_u16();
+    let body: serde_json::Value = r.json().await.expect("error body is JSON");
+    let code = body["error"]["code"]
+        .as_str()
+        .expect("envelope has error.code")
+        .to_string();
+    assert!(
+        body["error"]["message"].is_string(),
+        "envelope has error.message: {body}"
+    );
+    (status, code)
+}

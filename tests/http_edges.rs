@@ -1,0 +1,123 @@
+//! HTTP-level behaviour: health, CORS preflights, unknown routes and methods,
+//! oversized headers — always the error envelope, never a 500.
+
+mod common;
+use common::{error_code, TestServer};
+
+#[tokio::test]
+async fn health_needs_no_key_and_reports_each_check() {
+    let srv = TestServer::start().await;
+    let r = srv.http.get(srv.url("/v1/health")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let h: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(h["status"], "ok");
+    assert!(chrono::DateTime::parse_from_rfc3339(h["timestamp"].as_str().unwrap()).is_ok());
+    for check in ["database", "storage"] {
+        assert_eq!(h["checks"][check]["status"], "ok", "{check}");
+        assert!(h["checks"][check]["latency_ms"].is_u64(), "{check}");
+    }
+}
+
+#[tokio::test]
+async fn health_is_degraded_when_the_store_fails() {
+    let srv = TestServer::start().await;
+    // Make the local store unusable: its directory becomes a file.
+    let blobs = srv.data_dir.join("blobs");
+    std::fs::remove_dir_all(&blobs).unwrap();
+    std::fs::write(&blobs, b"not a directory").unwrap();
+    let r = srv.http.get(srv.url("/v1/health")).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    let h: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(h["status"], "degraded");
+    assert_eq!(h["checks"]["storage"]["status"], "error");
+    assert_eq!(h["checks"]["database"]["status"], "ok");
+    // Recovers when the store does.
+    std::fs::remove_file(&blobs).unwrap();
+    std::fs::create_dir(&blobs).unwrap();
+    assert_eq!(
+        srv.http
+            .get(srv.url("/v1/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn cors_preflight_for_public_key_origins() {
+    let srv = TestServer::start().await;
+    srv.new_key("public", &["https://app.example.com"]);
+    let preflight = |origin: &'static str| {
+        srv.http
+            .request(reqwest::Method::OPTIONS, srv.url("/v1/upload"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type",
+            )
+            .send()
+    };
+    let r = preflight("https://app.example.com").await.unwrap();
+    assert_eq!(r.status(), 204);
+    let h = r.headers();
+    assert_eq!(h["access-control-allow-origin"], "https://app.example.com");
+    assert!(h["access-control-allow-methods"]
+        .to_str()
+        .unwrap()
+        .contains("POST"));
+    let allowed = h["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(allowed.contains("authorization") && allowed.contains("content-type"));
+    let r = preflight("https://evil.example.net").await.unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    // Error responses to an allowed origin carry CORS headers, so the app can read them.
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .header("origin", "https://app.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+}
+
+#[tokio::test]
+async fn unknown_routes_methods_and_huge_headers_get_envelopes() {
+    let srv = TestServer::start().await;
+    for path in [
+        "/",
+        "/v2/upload",
+        "/v1/nothing",
+        "/live/a/b",
+        "/live/a/b/c/d",
+    ] {
+        let r = srv.http.get(srv.url(path)).send().await.unwrap();
+        assert_eq!(error_code(r).await, (404, "not_found".into()), "{path}");
+    }
+    let r = srv.http.put(srv.url("/v1/usage")).send().await.unwrap();
+    assert_eq!(error_code(r).await.0, 405);
+    let r = srv.http.get(srv.url("/v1/upload")).send().await.unwrap();
+    assert_eq!(error_code(r).await.0, 405);
+    let big = "x".repeat(64 * 1024);
+    let r = srv
+        .http
+        .get(srv.url("/v1/usage"))
+        .header("x-big", big)
+        .bearer_auth(&srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (431, "bad_request".into()));
+    // The server is still fine.
+    assert_eq!(srv.usage().await["storage_bytes"], 0);
+}
