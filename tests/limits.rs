@@ -265,7 +265,7 @@ async fn rate_limit_headers_count_down_then_429(b: Backend) {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(retry >= 1 && retry <= 3601);
+    assert!((1..=3601).contains(&retry));
     assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
     let r = srv.upload_as(&key, "a", vec![1], &[]).await;
     assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
