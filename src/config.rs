@@ -25,7 +25,7 @@ pub struct ServerSection {
     pub cdn_url: Option<String>,
     pub data_dir: Option<PathBuf>,
     pub default_plan: Option<String>,
-    /// Secret for signed URLs; generated once into `DATA_DIR/signing.key` when unset.
+    /// Secret for signed URLs; generated once and kept in the database when unset.
     pub signing_secret: Option<Secret>,
     /// How often expired files and failed blob deletions are processed.
     #[serde(default, deserialize_with = "opt_duration")]
@@ -481,6 +481,16 @@ mod tests {
         assert!(toml::from_str::<FileConfig>("[server]\nlisten_typo = 1\n").is_err());
         let file: FileConfig = toml::from_str("[storage]\nbackend = \"s3\"\n").unwrap();
         assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn the_example_config_is_valid_and_matches_the_defaults() {
+        let file: FileConfig = toml::from_str(include_str!("../config.example.toml")).unwrap();
+        let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
+        assert_eq!(c.plans, Plans::default());
+        assert_eq!(c.listen, DEFAULT_LISTEN);
+        assert_eq!(c.storage.backend, "local");
+        assert_eq!(c.reap_interval, Duration::from_secs(5));
     }
 
     #[test]

@@ -121,3 +121,45 @@ async fn unknown_routes_methods_and_huge_headers_get_envelopes() {
     // The server is still fine.
     assert_eq!(srv.usage().await["storage_bytes"], 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_large_upload_reads_413_not_a_reset() {
+    // The server answers before the client has sent its body; the client must
+    // still read the 413 (not a broken pipe or a reset connection).
+    let srv = common::TestServer::start_with(common::TestOptions {
+        plans_toml: Some("[plans.free]\nmax_file_size = 1000\n".into()),
+        ..Default::default()
+    })
+    .await;
+    for round in 0..5 {
+        let r = srv
+            .upload("big.bin", vec![0u8; 40 * 1024 * 1024], &[])
+            .await;
+        assert_eq!(
+            error_code(r).await,
+            (413, "file_too_large".into()),
+            "round {round}"
+        );
+        // Chunked, without Content-Length: refused mid-stream.
+        let chunks = (0..640).map(|_| Ok::<_, std::io::Error>(vec![1u8; 64 * 1024]));
+        let part = reqwest::multipart::Part::stream(reqwest::Body::wrap_stream(
+            futures_util::stream::iter(chunks),
+        ))
+        .file_name("s.bin");
+        let form = reqwest::multipart::Form::new().part("file", part);
+        let r = srv
+            .http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(&srv.secret_key)
+            .multipart(form)
+            .send()
+            .await
+            .expect("a response, not a reset");
+        assert_eq!(
+            error_code(r).await,
+            (413, "file_too_large".into()),
+            "round {round}"
+        );
+    }
+    assert_eq!(srv.leftovers(), (0, 0, 0));
+}

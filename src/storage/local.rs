@@ -86,11 +86,8 @@ impl BlobStore for LocalStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e.into()),
         }
-        // Drop the account's directory once it is empty; failure just means
-        // it still holds blobs (or a concurrent upload created one).
-        if let Some(dir) = path.parent() {
-            let _ = tokio::fs::remove_dir(dir).await;
-        }
+        // The account's directory stays, even when empty: removing it here
+        // could race an upload renaming a new blob into it.
         Ok(())
     }
 

@@ -1,0 +1,273 @@
+//! The real binary: `filestore serve` on its embedded default (first start,
+//! signals) and `filestore admin` with `--json`, while the server runs.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_filestore"));
+    c.env_remove("FILESTORE_CONFIG")
+        .env_remove("FILESTORE_LISTEN")
+        .env_remove("FILESTORE_DATA_DIR");
+    c
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `serve`, returns the child and the stderr lines printed until it serves.
+fn serve(data: &std::path::Path, port: u16) -> (Child, Vec<String>) {
+    let mut child = bin()
+        .args(["serve", "--data-dir"])
+        .arg(data)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "serve exited early: {lines:?}"
+        );
+        let serving = line.contains("serving");
+        lines.push(line.trim_end().to_string());
+        if serving {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    (child, lines)
+}
+
+fn http_get(port: u16, path: &str, key: Option<&str>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let auth = key
+        .map(|k| format!("Authorization: Bearer {k}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out[9..12].parse().unwrap();
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (status, body)
+}
+
+fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn admin(data: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = bin()
+        .arg("admin")
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn first_start_prints_one_key_and_the_login_line_then_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (mut child, lines) = serve(dir.path(), port);
+    let login = lines
+        .iter()
+        .find(|l| l.starts_with("filestore login "))
+        .expect("login line")
+        .clone();
+    assert_eq!(
+        login,
+        format!(
+            "filestore login --server http://127.0.0.1:{port} --api-key {}",
+            login.rsplit(' ').next().unwrap()
+        )
+    );
+    let key = login.rsplit(' ').next().unwrap().to_string();
+    assert!(key.starts_with("sk_"));
+    assert!(dir.path().join("filestore.db").exists());
+    assert!(dir.path().join("blobs").is_dir());
+    let (status, body) = http_get(port, "/v1/usage", Some(&key));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(http_get(port, "/v1/health", None).0, 200);
+    assert!(terminate(&mut child).success(), "exit 0 on SIGTERM");
+    // A second start on the same data prints no new key; the old one still works.
+    let (mut child, lines) = serve(dir.path(), port);
+    assert!(!lines.iter().any(|l| l.contains("sk_")), "{lines:?}");
+    assert_eq!(http_get(port, "/v1/usage", Some(&key)).0, 200);
+    assert!(terminate(&mut child).success());
+}
+
+#[test]
+fn admin_manages_accounts_and_keys_while_serve_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (mut child, _) = serve(dir.path(), port);
+    let data = dir.path();
+
+    let (ok, out, err) = admin(
+        data,
+        &[
+            "account", "create", "--name", "acme", "--plan", "hobby", "--json",
+        ],
+    );
+    assert!(ok, "{err}");
+    let acc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(acc["id"].as_str().unwrap().starts_with("acc_"));
+    assert_eq!(
+        (
+            acc["name"].as_str(),
+            acc["plan"].as_str(),
+            acc["grace_period"].as_bool()
+        ),
+        (Some("acme"), Some("hobby"), Some(false))
+    );
+    assert!(acc["created_at"].as_str().unwrap().ends_with('Z'));
+    let (ok, _, err) = admin(data, &["account", "create", "--name", "acme"]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+    let (ok, _, err) = admin(data, &["account", "create", "--plan", "platinum"]);
+    assert!(!ok && err.contains("platinum"), "{err}");
+
+    let (ok, out, _) = admin(data, &["account", "list", "--json"]);
+    assert!(ok);
+    let names: Vec<String> = out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["default", "acme"]);
+
+    let (ok, out, err) = admin(
+        data,
+        &[
+            "key",
+            "create",
+            "--account",
+            "acme",
+            "--kind",
+            "secret",
+            "--json",
+        ],
+    );
+    assert!(ok, "{err}");
+    let key: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let secret = key["key"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("sk_") && key["id"].as_str().unwrap().starts_with("key_"));
+    assert_eq!(key["kind"], "secret");
+    assert_eq!(key["account"], acc["id"]);
+    assert_eq!(key["origins"], serde_json::json!([]));
+    // Effective at once on the running server.
+    assert_eq!(http_get(port, "/v1/usage", Some(&secret)).0, 200);
+
+    let (ok, out, err) = admin(
+        data,
+        &[
+            "key",
+            "create",
+            "--account",
+            acc["id"].as_str().unwrap(),
+            "--kind",
+            "public",
+            "--origin",
+            "https://app.acme.test",
+            "--origin",
+            "https://*.acme.test",
+            "--json",
+        ],
+    );
+    assert!(ok, "{err}");
+    let pk: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(pk["key"].as_str().unwrap().starts_with("pk_"));
+    assert_eq!(
+        pk["origins"],
+        serde_json::json!(["https://app.acme.test", "https://*.acme.test"])
+    );
+    let (ok, _, err) = admin(
+        data,
+        &[
+            "key",
+            "create",
+            "--account",
+            "acme",
+            "--kind",
+            "public",
+            "--origin",
+            "not-an-origin",
+        ],
+    );
+    assert!(!ok, "{err}");
+
+    let (ok, out, _) = admin(data, &["key", "list", "--account", "acme", "--json"]);
+    assert!(ok);
+    assert_eq!(out.lines().count(), 2);
+    assert!(!out.contains(&secret), "key list never shows a secret");
+
+    let (ok, _, _) = admin(
+        data,
+        &["key", "revoke", key["id"].as_str().unwrap(), "--json"],
+    );
+    assert!(ok);
+    assert_eq!(
+        http_get(port, "/v1/usage", Some(&secret)).0,
+        401,
+        "revoked at once"
+    );
+
+    let (ok, out, _) = admin(
+        data,
+        &[
+            "account",
+            "set",
+            "acme",
+            "--grace-period",
+            "on",
+            "--plan",
+            "pro",
+            "--json",
+        ],
+    );
+    assert!(ok);
+    let set: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (set["plan"].as_str(), set["grace_period"].as_bool()),
+        (Some("pro"), Some(true))
+    );
+    let (ok, _, err) = admin(data, &["account", "set", "nobody", "--plan", "pro"]);
+    assert!(!ok && err.contains("nobody"), "{err}");
+    assert!(terminate(&mut child).success());
+}
