@@ -19,13 +19,7 @@ async fn get_and_delete(b: Backend) {
     let url = f["url"].as_str().unwrap().to_string();
     assert_eq!(srv.usage().await["storage_bytes"], 5);
     assert_eq!(srv.blob_count().await, 1);
-    let r = srv
-        .http
-        .delete(srv.url(&format!("/v1/files/{id}")))
-        .bearer_auth(&srv.secret_key)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.delete_as(&srv.secret_key, id).await;
     assert_eq!(r.status(), 200);
     assert_eq!(
         r.json::<serde_json::Value>().await.unwrap(),
@@ -39,13 +33,7 @@ async fn get_and_delete(b: Backend) {
         (status, body["error"]["code"].as_str()),
         (404, Some("not_found"))
     );
-    let r = srv
-        .http
-        .delete(srv.url(&format!("/v1/files/{id}")))
-        .bearer_auth(&srv.secret_key)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.delete_as(&srv.secret_key, id).await;
     assert_eq!(error_code(r).await, (404, "not_found".into()));
     assert_eq!(srv.http.get(&url).send().await.unwrap().status(), 404);
     assert_eq!(srv.usage().await["storage_bytes"], 0);
@@ -89,22 +77,11 @@ async fn accounts_are_isolated(b: Backend) {
     let (other_acc, other) = srv.new_account("mallory", "free");
     let (status, _) = srv.get_json(&other, &format!("/v1/files/{id}")).await;
     assert_eq!(status, 404);
-    let r = srv
-        .http
-        .delete(srv.url(&format!("/v1/files/{id}")))
-        .bearer_auth(&other)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.delete_as(&other, id).await;
     assert_eq!(error_code(r).await, (404, "not_found".into()));
     let r = srv
-        .http
-        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
-        .bearer_auth(&other)
-        .json(&serde_json::json!({"expires_in": 60}))
-        .send()
-        .await
-        .unwrap();
+        .sign_as(&other, id, serde_json::json!({"expires_in": 60}))
+        .await;
     assert_eq!(error_code(r).await, (404, "not_found".into()));
     let (_, list) = srv.get_json(&other, "/v1/files").await;
     assert_eq!(list["files"].as_array().unwrap().len(), 0);
@@ -120,20 +97,9 @@ async fn accounts_are_isolated(b: Backend) {
         .unwrap();
     assert_eq!(usage["storage_bytes"], 0);
     // The CDN path with the other account's id does not reach the file either.
-    let sign: serde_json::Value = srv
-        .http
-        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
-        .bearer_auth(&srv.secret_key)
-        .json(&serde_json::json!({"expires_in": 60}))
-        .send()
+    let forged = srv
+        .signed_url(id, 60)
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let forged = sign["url"]
-        .as_str()
-        .unwrap()
         .replace(&srv.account_id, &other_acc);
     assert_eq!(srv.http.get(forged).send().await.unwrap().status(), 404);
     // And the owner still has it.

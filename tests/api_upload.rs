@@ -66,14 +66,7 @@ async fn upload_returns_201_with_record_and_location(b: Backend) {
             .mime_str("application/json")
             .unwrap(),
     );
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(&srv.secret_key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.post_form(&srv.secret_key, form).await;
     assert_eq!(
         r.json::<serde_json::Value>().await.unwrap()["type"],
         "application/json"
@@ -119,14 +112,7 @@ async fn upload_validation_errors(b: Backend) {
     let key = &srv.secret_key;
     // No file part.
     let form = Form::new().text("folder", "docs");
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.post_form(key, form).await;
     assert_eq!(error_code(r).await, (400, "bad_request".into()));
     // Not multipart at all.
     let r = srv
@@ -177,25 +163,11 @@ async fn upload_validation_errors(b: Backend) {
     // Two file parts.
     let form = TestServer::form("a.txt", b"a".to_vec(), &[])
         .part("file", Part::bytes(b"b".to_vec()).file_name("b.txt"));
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.post_form(key, form).await;
     assert_eq!(error_code(r).await, (400, "bad_request".into()));
     // A file part without a usable name.
     let form = Form::new().part("file", Part::bytes(b"x".to_vec()).file_name("../"));
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.post_form(key, form).await;
     assert_eq!(error_code(r).await, (400, "bad_request".into()));
     // Nothing of the refused uploads stayed.
     assert_eq!(srv.leftovers(), (0, 0, 0));
@@ -235,14 +207,7 @@ async fn upload_auth_errors(b: Backend) {
         .await
         .unwrap();
     assert_eq!(error_code(r).await, (401, "unauthorized".into()));
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth("sk_wrong")
-        .multipart(form())
-        .send()
-        .await
-        .unwrap();
+    let r = srv.post_form("sk_wrong", form()).await;
     assert_eq!(error_code(r).await, (401, "unauthorized".into()));
     let r = srv
         .http
@@ -352,13 +317,8 @@ async fn public_keys_upload_only_from_their_origins(b: Backend) {
         .unwrap();
     assert_eq!(error_code(r).await, (403, "forbidden".into()));
     let r = srv
-        .http
-        .post(srv.url("/v1/files/f_x/signed-url"))
-        .bearer_auth(&pk)
-        .json(&serde_json::json!({"expires_in": 60}))
-        .send()
-        .await
-        .unwrap();
+        .sign_as(&pk, "f_x", serde_json::json!({"expires_in": 60}))
+        .await;
     assert_eq!(error_code(r).await, (403, "forbidden".into()));
 }
 

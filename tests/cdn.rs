@@ -139,13 +139,12 @@ async fn public_file_headers_and_ranges(b: Backend) {
 }
 
 async fn sign(srv: &TestServer, id: &str, expires_in: serde_json::Value) -> reqwest::Response {
-    srv.http
-        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
-        .bearer_auth(&srv.secret_key)
-        .json(&serde_json::json!({ "expires_in": expires_in }))
-        .send()
-        .await
-        .unwrap()
+    srv.sign_as(
+        &srv.secret_key,
+        id,
+        serde_json::json!({ "expires_in": expires_in }),
+    )
+    .await
 }
 
 async fn private_files_need_a_valid_signature(b: Backend) {
@@ -220,20 +219,8 @@ async fn private_files_need_a_valid_signature(b: Backend) {
     );
     // Signed URLs work for public files too.
     let p = srv.upload_ok("pub.txt", b"pub".to_vec(), &[]).await;
-    let s: serde_json::Value = sign(&srv, p["id"].as_str().unwrap(), serde_json::json!(604_800))
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(
-        srv.http
-            .get(s["url"].as_str().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    let signed = srv.signed_url(p["id"].as_str().unwrap(), 604_800).await;
+    assert_eq!(srv.http.get(&signed).send().await.unwrap().status(), 200);
 }
 
 async fn signed_url_errors(b: Backend) {

@@ -57,17 +57,7 @@ async fn expired_files_vanish_at_once_everywhere(b: Backend) {
         )
         .await;
     let id = f["id"].as_str().unwrap().to_string();
-    let s: serde_json::Value = srv
-        .http
-        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
-        .bearer_auth(&srv.secret_key)
-        .json(&serde_json::json!({"expires_in": 604800}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let signed = srv.signed_url(&id, 604_800).await;
     srv.clock.advance(Duration::from_secs(3601));
     assert_eq!(
         srv.get_json(&srv.secret_key, &format!("/v1/files/{id}"))
@@ -77,31 +67,12 @@ async fn expired_files_vanish_at_once_everywhere(b: Backend) {
     );
     let (_, list) = srv.get_json(&srv.secret_key, "/v1/files").await;
     assert_eq!(list["files"].as_array().unwrap().len(), 0);
-    assert_eq!(
-        srv.http
-            .get(s["url"].as_str().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        404
-    );
-    let r = srv
-        .http
-        .delete(srv.url(&format!("/v1/files/{id}")))
-        .bearer_auth(&srv.secret_key)
-        .send()
-        .await
-        .unwrap();
+    assert_eq!(srv.http.get(&signed).send().await.unwrap().status(), 404);
+    let r = srv.delete_as(&srv.secret_key, &id).await;
     assert_eq!(error_code(r).await, (404, "not_found".into()));
     let r = srv
-        .http
-        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
-        .bearer_auth(&srv.secret_key)
-        .json(&serde_json::json!({"expires_in": 5}))
-        .send()
-        .await
-        .unwrap();
+        .sign_as(&srv.secret_key, &id, serde_json::json!({"expires_in": 5}))
+        .await;
     assert_eq!(error_code(r).await, (404, "not_found".into()));
 }
 

@@ -67,14 +67,7 @@ async fn file_too_large_from_content_length_and_mid_stream(b: Backend) {
     ))
     .file_name("s.bin");
     let form = reqwest::multipart::Form::new().part("file", part);
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(&srv.secret_key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.post_form(&srv.secret_key, form).await;
     assert!(r.headers().get("content-length").is_some());
     assert_eq!(error_code(r).await, (413, "file_too_large".into()));
     assert_eq!(srv.leftovers(), (1, 0, 0));
@@ -114,12 +107,7 @@ async fn storage_quota_refuses_and_leaves_nothing(b: Backend) {
     // Deleting gives the bytes back.
     let (_, list) = srv.get_json(&srv.secret_key, "/v1/files?limit=1").await;
     let id = list["files"][0]["id"].as_str().unwrap();
-    srv.http
-        .delete(srv.url(&format!("/v1/files/{id}")))
-        .bearer_auth(&srv.secret_key)
-        .send()
-        .await
-        .unwrap();
+    srv.delete_as(&srv.secret_key, id).await;
     assert_eq!(srv.usage().await["storage_bytes"], 2700);
     assert_eq!(
         srv.upload("again.bin", vec![0; 300], &[]).await.status(),
@@ -270,13 +258,8 @@ async fn rate_limit_headers_count_down_then_429(b: Backend) {
     let r = srv.upload_as(&key, "a", vec![1], &[]).await;
     assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
     let r = srv
-        .http
-        .post(srv.url("/v1/files/f_x/signed-url"))
-        .bearer_auth(&key)
-        .json(&serde_json::json!({"expires_in": 5}))
-        .send()
-        .await
-        .unwrap();
+        .sign_as(&key, "f_x", serde_json::json!({"expires_in": 5}))
+        .await;
     assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
     // Reads are not rate limited; another key has its own budget.
     let (status, _) = srv.get_json(&key, "/v1/files").await;
@@ -323,34 +306,10 @@ async fn grace_period_blocks_uploads_only(b: Backend) {
             .0,
         200
     );
-    let s: serde_json::Value = srv
-        .http
-        .post(srv.url(&format!("/v1/files/{id}/signed-url")))
-        .bearer_auth(&srv.secret_key)
-        .json(&serde_json::json!({"expires_in": 60}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(
-        srv.http
-            .get(s["url"].as_str().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    let signed = srv.signed_url(&id, 60).await;
+    assert_eq!(srv.http.get(&signed).send().await.unwrap().status(), 200);
     assert_eq!(srv.usage().await["upload_count"], 1);
-    let r = srv
-        .http
-        .delete(srv.url(&format!("/v1/files/{id}")))
-        .bearer_auth(&srv.secret_key)
-        .send()
-        .await
-        .unwrap();
+    let r = srv.delete_as(&srv.secret_key, &id).await;
     assert_eq!(r.status(), 200);
     srv.set_account("default", None, Some(false));
     assert_eq!(

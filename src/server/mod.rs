@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod cdn;
 pub mod cors;
+pub mod drain;
 pub mod envelope;
 pub mod handlers;
 
@@ -28,6 +29,7 @@ pub fn router(app: Arc<App>) -> Router {
                 .route_layer(guard(Access::Upload))
                 // Uploads are limited by the plan, in the stream, not by axum's 2 MB default.
                 .route_layer(DefaultBodyLimit::disable())
+                .route_layer(from_fn(drain::drain_refused_bodies))
                 .options(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
         .layer(from_fn_with_state(app.clone(), cors::upload_cors));

@@ -221,13 +221,7 @@ impl TestServer {
         bytes: Vec<u8>,
         fields: &[(&str, &str)],
     ) -> reqwest::Response {
-        self.http
-            .post(self.url("/v1/upload"))
-            .bearer_auth(key)
-            .multipart(Self::form(name, bytes, fields))
-            .send()
-            .await
-            .expect("upload request")
+        self.post_form(key, Self::form(name, bytes, fields)).await
     }
 
     pub async fn upload(
@@ -237,6 +231,52 @@ impl TestServer {
         fields: &[(&str, &str)],
     ) -> reqwest::Response {
         self.upload_as(&self.secret_key, name, bytes, fields).await
+    }
+
+    /// POST /v1/upload with `key` and a ready form.
+    pub async fn post_form(&self, key: &str, form: Form) -> reqwest::Response {
+        self.http
+            .post(self.url("/v1/upload"))
+            .bearer_auth(key)
+            .multipart(form)
+            .send()
+            .await
+            .expect("upload request")
+    }
+
+    /// POST /v1/files/{id}/signed-url with `key` and a JSON body.
+    pub async fn sign_as(&self, key: &str, id: &str, body: serde_json::Value) -> reqwest::Response {
+        self.http
+            .post(self.url(&format!("/v1/files/{id}/signed-url")))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .expect("signed-url request")
+    }
+
+    /// A signed URL of `id` valid for `expires_in` seconds (asserting 200).
+    pub async fn signed_url(&self, id: &str, expires_in: u64) -> String {
+        let r = self
+            .sign_as(
+                &self.secret_key,
+                id,
+                serde_json::json!({ "expires_in": expires_in }),
+            )
+            .await;
+        assert_eq!(r.status(), 200);
+        let body: serde_json::Value = r.json().await.unwrap();
+        body["url"].as_str().unwrap().to_string()
+    }
+
+    /// DELETE /v1/files/{id} with `key`.
+    pub async fn delete_as(&self, key: &str, id: &str) -> reqwest::Response {
+        self.http
+            .delete(self.url(&format!("/v1/files/{id}")))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("delete request")
     }
 
     /// Uploads and returns the File record (asserting 201).
