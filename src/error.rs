@@ -151,9 +151,12 @@ impl From<crate::db::DbError> for ApiError {
     }
 }
 
+/// A blob store that fails is unavailable (503, worth a retry); the detail
+/// goes to the log only.
 impl From<crate::storage::StorageError> for ApiError {
     fn from(e: crate::storage::StorageError) -> Self {
-        ApiError::Internal(e.to_string())
+        tracing::error!(error = %e, "blob store error");
+        ApiError::Unavailable("the blob store is unavailable; try again later".into())
     }
 }
 

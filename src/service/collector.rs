@@ -9,17 +9,36 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const BATCH: u32 = 500;
+/// Writes interrupted inside the blob store (S3 multipart uploads) older than
+/// this are swept; no upload takes that long between its parts.
+pub const SWEEP_AGE: Duration = Duration::from_secs(24 * 3600);
+/// How often the sweep runs (and once at start).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
-/// Deletes a blob that was just queued; on failure the queue keeps it.
+/// Sweeps what interrupted writes left in the blob store.
+pub async fn sweep(app: &App) {
+    match app.store.sweep_incomplete(SWEEP_AGE).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(n, "incomplete uploads removed from the blob store"),
+        Err(e) => tracing::warn!(error = %e, "sweep of incomplete uploads failed; will retry"),
+    }
+}
+
+/// Deletes a queued blob now; on failure it stays queued, due at once, and
+/// the collector retries it with backoff.
 pub async fn delete_blob_now(app: &App, key: &str) {
+    let k = key.to_string();
     match app.store.delete(key).await {
         Ok(()) => {
-            let k = key.to_string();
             if let Err(e) = app.db.run(move |c| blobs::done(c, &k)).await {
                 tracing::warn!(error = %e, "blob deleted but still queued; the collector will finish it");
             }
         }
-        Err(e) => tracing::warn!(key, error = %e, "blob deletion failed; will retry"),
+        Err(e) => {
+            tracing::warn!(key, error = %e, "blob deletion failed; will retry");
+            let now = app.clock.now_ms();
+            let _ = app.db.run(move |c| blobs::schedule(c, &k, now)).await;
+        }
     }
 }
 
@@ -104,9 +123,14 @@ pub fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_sweep: Option<tokio::time::Instant> = None;
         loop {
             tick.tick().await;
             let Some(app) = weak.upgrade() else { return };
+            if last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY) {
+                last_sweep = Some(tokio::time::Instant::now());
+                sweep(&app).await;
+            }
             let (expired, deleted) = run_once(&app).await;
             if expired + deleted > 0 {
                 tracing::info!(expired, deleted, "collector pass");

@@ -47,6 +47,17 @@ pub trait BlobStore: Send + Sync + 'static {
 
     /// A real round trip to the store (for `GET /v1/health`).
     async fn check(&self) -> Result<(), StorageError>;
+
+    /// Removes what interrupted writes older than `older_than` left inside
+    /// the store itself (S3: incomplete multipart uploads under the prefix);
+    /// returns how many. The local store has nothing of the kind: its partial
+    /// writes are spool files, removed when the server starts.
+    async fn sweep_incomplete(
+        &self,
+        _older_than: std::time::Duration,
+    ) -> Result<usize, StorageError> {
+        Ok(0)
+    }
 }
 
 pub type DynBlobStore = Arc<dyn BlobStore>;

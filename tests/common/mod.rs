@@ -136,6 +136,22 @@ impl TestServer {
         let task = tokio::spawn(filestore::server::run(app.clone(), listener, async move {
             let _ = rx.await;
         }));
+        // Ready when health answers: the server accepts connections only after
+        // its start-up pass (crash recovery, expired files) is done.
+        let http = reqwest::Client::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while http
+            .get(format!("http://{addr}/v1/health"))
+            .send()
+            .await
+            .is_err()
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "test server never answered"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         TestServer {
             base_url: format!("http://{addr}"),
             data_dir,
@@ -143,7 +159,7 @@ impl TestServer {
             account_id,
             clock,
             app,
-            http: reqwest::Client::new(),
+            http,
             shutdown: Some(tx),
             task: Some(task),
             _dir: dir,

@@ -1,0 +1,342 @@
+//! Blobs as objects in an S3-compatible bucket (AWS S3, SeaweedFS, MinIO, R2,
+//! Garage), under `<prefix>/<account_id>/<file_id>`.
+//!
+//! Memory stays bounded both ways: uploads stream from the finished spool file
+//! (one PutObject up to [`SINGLE_PUT_MAX`], else a multipart upload whose parts
+//! are read from file regions), downloads stream the GetObject body chunk by
+//! chunk. A multipart upload that fails or whose future is dropped is aborted,
+//! so no parts are left behind.
+
+mod multipart;
+
+pub use multipart::{part_size_for, MIN_PART_SIZE};
+
+use super::{valid_key, BlobStore, BlobStream, StorageError};
+use crate::config::StorageConfig;
+use async_trait::async_trait;
+use aws_config::meta::region::RegionProviderChain;
+use aws_config::BehaviorVersion;
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::config::retry::RetryConfig;
+use aws_sdk_s3::config::timeout::TimeoutConfig;
+use aws_sdk_s3::config::{
+    Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
+};
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::primitives::{ByteStream, Length};
+use aws_sdk_s3::Client;
+use futures_util::StreamExt;
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+/// Blobs up to this size go up in one PutObject; larger ones as a multipart upload.
+pub const SINGLE_PUT_MAX: u64 = 8 * 1024 * 1024;
+/// Read buffer when streaming a file region into a request body.
+const READ_BUFFER: usize = 256 * 1024;
+/// A store that does not accept a connection in this time is down.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// No response headers this long after a request (body included) was sent: give up.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bound on one attempt of any operation (an 8 MiB part at ~70 KB/s).
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(120);
+/// The whole health probe, retries included.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+/// A GetObject (until the body starts) or a DeleteObject, retries included.
+/// The body then streams under the SDK's stalled-stream protection.
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// An S3-compatible bucket as a [`BlobStore`].
+#[derive(Clone)]
+pub struct S3Store {
+    client: Client,
+    bucket: String,
+    /// Empty, or ends with `/`.
+    prefix: String,
+}
+
+impl std::fmt::Debug for S3Store {
+    // The client holds credentials: only the bucket and prefix are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Store")
+            .field("bucket", &self.bucket)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3Store {
+    /// Builds a client from `[storage]`: `endpoint` (else AWS), `region`
+    /// (else `AWS_REGION` / the AWS profile, else `us-east-1`),
+    /// `force_path_style`, `prefix`, and `access_key_id` + `secret_access_key`
+    /// when both are set (else the standard AWS credential chain). Makes no request.
+    pub async fn connect(cfg: &StorageConfig) -> Result<S3Store, StorageError> {
+        let bucket = cfg
+            .bucket
+            .clone()
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| StorageError::Backend("storage.bucket is not set".into()))?;
+        let region = RegionProviderChain::first_try(cfg.region.clone().map(Region::new))
+            .or_else(aws_config::environment::region::EnvironmentVariableRegionProvider::new())
+            .or_else(aws_config::profile::ProfileFileRegionProvider::new())
+            .or_else(Region::from_static("us-east-1"));
+        let timeouts = TimeoutConfig::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
+            .operation_attempt_timeout(ATTEMPT_TIMEOUT)
+            .build();
+        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+            .region(region)
+            .timeout_config(timeouts)
+            .retry_config(RetryConfig::standard().with_max_attempts(3));
+        match (&cfg.access_key_id, &cfg.secret_access_key) {
+            (Some(id), Some(secret)) => {
+                let creds = Credentials::new(id, secret.expose(), None, None, "filestore-config");
+                loader = loader.credentials_provider(creds);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(StorageError::Backend(
+                    "set both storage.access_key_id and storage.secret_access_key, or neither"
+                        .into(),
+                ))
+            }
+        }
+        let shared = loader.load().await;
+        let mut builder = aws_sdk_s3::config::Builder::from(&shared)
+            .force_path_style(cfg.force_path_style)
+            // By default the SDK adds CRC checksums to every upload, sent as
+            // aws-chunked trailers on streamed bodies, and validates response
+            // checksums. Several S3-compatible stores (Garage, older MinIO and
+            // SeaweedFS, some proxies) reject or mangle those requests; only
+            // compute/validate checksums where an operation requires them.
+            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+            .response_checksum_validation(ResponseChecksumValidation::WhenRequired);
+        if let Some(endpoint) = cfg.endpoint.as_deref().filter(|e| !e.is_empty()) {
+            builder = builder.endpoint_url(endpoint);
+        }
+        let prefix = cfg.prefix.trim_matches('/');
+        Ok(S3Store {
+            client: Client::from_conf(builder.build()),
+            bucket,
+            prefix: if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("{prefix}/")
+            },
+        })
+    }
+
+    /// The object key of a blob key: `<prefix>/<key>`, or `<key>` without a prefix.
+    pub fn object_key(&self, key: &str) -> Result<String, StorageError> {
+        if !valid_key(key) {
+            return Err(StorageError::Backend(format!("invalid blob key {key:?}")));
+        }
+        Ok(format!("{}{key}", self.prefix))
+    }
+
+    /// The bucket this store writes to.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    async fn put_single(&self, object: &str, path: &Path, size: u64) -> Result<(), StorageError> {
+        let body = file_region(path, 0, size).await?;
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(object)
+            .content_length(size as i64)
+            .body(body)
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+}
+
+/// A retryable body streaming `len` bytes of the file at `path` from `offset`.
+pub(super) async fn file_region(
+    path: &Path,
+    offset: u64,
+    len: u64,
+) -> Result<ByteStream, StorageError> {
+    ByteStream::read_from()
+        .path(path)
+        .offset(offset)
+        .length(Length::Exact(len))
+        .buffer_size(READ_BUFFER)
+        .build()
+        .await
+        .map_err(|e| StorageError::Backend(format!("spool file: {e}")))
+}
+
+/// Runs `request`, or gives up with an error after `limit`.
+pub(super) async fn within<T>(
+    limit: Duration,
+    request: impl Future<Output = T>,
+) -> Result<T, StorageError> {
+    tokio::time::timeout(limit, request)
+        .await
+        .map_err(|_| StorageError::Backend(format!("s3: no answer within {limit:?}")))
+}
+
+/// An SDK error as a one-line storage error: the store's error code,
+/// message and HTTP status, or the cause chain of a transport failure.
+pub(super) fn backend<E>(e: SdkError<E, HttpResponse>) -> StorageError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let detail = match &e {
+        SdkError::ServiceError(se) => format!(
+            "{} {}: {}",
+            se.raw().status().as_u16(),
+            se.err().code().unwrap_or("error"),
+            se.err().message().unwrap_or("(no message)")
+        ),
+        other => {
+            let mut chain = other.to_string();
+            let mut cause = std::error::Error::source(other);
+            while let Some(c) = cause {
+                chain.push_str(": ");
+                chain.push_str(&c.to_string());
+                cause = c.source();
+            }
+            chain
+        }
+    };
+    StorageError::Backend(format!("s3: {detail}"))
+}
+
+#[async_trait]
+impl BlobStore for S3Store {
+    fn kind(&self) -> &'static str {
+        "s3"
+    }
+
+    async fn put_file(
+        &self,
+        key: &str,
+        spool: tempfile::TempPath,
+        size: u64,
+    ) -> Result<(), StorageError> {
+        let object = self.object_key(key)?;
+        let actual = tokio::fs::metadata(&spool).await?.len();
+        if actual != size {
+            return Err(StorageError::Backend(format!(
+                "spool file holds {actual} bytes, expected {size}"
+            )));
+        }
+        let result = if size <= SINGLE_PUT_MAX {
+            self.put_single(&object, &spool, size).await
+        } else {
+            self.put_multipart(&object, &spool, size).await
+        };
+        // Uploaded or not, the spool is done with: dropping it removes the file.
+        drop(spool);
+        result
+    }
+
+    /// `len == 0` gives an empty stream without asking the store (an empty
+    /// range cannot be expressed in a `Range` header).
+    async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError> {
+        let object = self.object_key(key)?;
+        if len == 0 {
+            return Ok(futures_util::stream::empty().boxed());
+        }
+        let last = offset
+            .checked_add(len - 1)
+            .ok_or_else(|| StorageError::Backend("range overflows".into()))?;
+        let request = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(&object)
+            .range(format!("bytes={offset}-{last}"))
+            .send();
+        let out =
+            within(REQUEST_TIMEOUT, request)
+                .await?
+                .map_err(|e| match e.as_service_error() {
+                    Some(se) if se.is_no_such_key() => StorageError::NotFound(key.to_string()),
+                    _ if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => {
+                        StorageError::NotFound(key.to_string())
+                    }
+                    _ => backend(e),
+                })?;
+        if out.content_length().is_some_and(|n| n as u64 > len) {
+            return Err(StorageError::Backend(format!(
+                "store ignored the Range header: {} bytes for {len}",
+                out.content_length().unwrap_or_default()
+            )));
+        }
+        let body = out.body;
+        Ok(futures_util::stream::unfold(body, |mut body| async move {
+            body.next()
+                .await
+                .map(|chunk| (chunk.map_err(std::io::Error::other), body))
+        })
+        .boxed())
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), StorageError> {
+        let object = self.object_key(key)?;
+        // DeleteObject succeeds (204) for a missing key.
+        let request = self
+            .client
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(&object)
+            .send();
+        match within(REQUEST_TIMEOUT, request).await? {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => Ok(()),
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    async fn sweep_incomplete(&self, older_than: Duration) -> Result<usize, StorageError> {
+        self.sweep_incomplete_uploads(older_than).await
+    }
+
+    async fn check(&self) -> Result<(), StorageError> {
+        let probe = self.client.head_bucket().bucket(&self.bucket).send();
+        within(CHECK_TIMEOUT, probe).await?.map_err(backend)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn prefix_and_debug() {
+        let cfg = StorageConfig {
+            backend: "s3".into(),
+            bucket: Some("b".into()),
+            endpoint: Some("http://127.0.0.1:1".into()),
+            prefix: "/tenant/a/".into(),
+            access_key_id: Some("AKIDEXAMPLE".into()),
+            secret_access_key: Some(crate::config::Secret("hunter2".into())),
+            ..Default::default()
+        };
+        let store = S3Store::connect(&cfg).await.unwrap();
+        assert_eq!(store.object_key("acc_1/f_2").unwrap(), "tenant/a/acc_1/f_2");
+        assert!(store.object_key("../x").is_err());
+        let shown = format!("{store:?}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("AKIDEXAMPLE"),
+            "{shown}"
+        );
+    }
+
+    #[tokio::test]
+    async fn half_credentials_are_refused() {
+        let cfg = StorageConfig {
+            bucket: Some("b".into()),
+            access_key_id: Some("AKIDEXAMPLE".into()),
+            ..Default::default()
+        };
+        assert!(S3Store::connect(&cfg).await.is_err());
+    }
+}

@@ -1,0 +1,307 @@
+//! Multipart uploads: parts streamed from regions of the spool file as
+//! tracked tasks; on any failure or dropped future, an abort once the parts
+//! in flight have settled (retried while the store is down, repeated for
+//! parts a store finishes late); and a sweep of incomplete uploads that a
+//! crash or a long outage left behind.
+
+use super::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
+use crate::storage::StorageError;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use aws_sdk_s3::Client;
+use futures_util::stream::FuturesUnordered;
+use futures_util::StreamExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio_util::task::TaskTracker;
+
+/// Smallest part of a multipart upload (S3's own minimum is 5 MiB).
+pub const MIN_PART_SIZE: u64 = 8 * 1024 * 1024;
+/// S3 allows at most this many parts per upload.
+const MAX_PARTS: u64 = 10_000;
+/// Parts in flight at once. Each streams from the spool file, so this bounds
+/// sockets, not memory.
+const PART_CONCURRENCY: usize = 4;
+/// The abort waits for the parts in flight; still, a store may finish
+/// storing a part after answering (or after its client went away) and bring
+/// the upload back (SeaweedFS can): abort again after each of these pauses.
+const REABORT_PAUSES: [Duration; 3] = [
+    Duration::from_secs(1),
+    Duration::from_secs(4),
+    Duration::from_secs(15),
+];
+/// Retries of an abort that failed (backoff 1 s doubling to 60 s: about 10 min).
+const ABORT_RETRIES: u32 = 14;
+/// One AbortMultipartUpload, retries included.
+const ABORT_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl S3Store {
+    pub(super) async fn put_multipart(
+        &self,
+        object: &str,
+        path: &Path,
+        size: u64,
+    ) -> Result<(), StorageError> {
+        let created = self
+            .client
+            .create_multipart_upload()
+            .bucket(&self.bucket)
+            .key(object)
+            .send()
+            .await
+            .map_err(backend)?;
+        let upload_id = created
+            .upload_id()
+            .ok_or_else(|| {
+                StorageError::Backend("CreateMultipartUpload returned no upload id".into())
+            })?
+            .to_string();
+        let upload = Upload {
+            client: self.client.clone(),
+            bucket: self.bucket.clone(),
+            key: object.to_string(),
+            id: upload_id,
+        };
+        // From here on, leaving this function any way but success (an error,
+        // or this future being dropped) aborts the upload, once the parts in
+        // flight have settled.
+        let parts = TaskTracker::new();
+        let mut guard = AbortGuard(Some((upload.clone(), parts.clone())));
+        let result = upload_parts(&upload, path, size, &parts).await;
+        if result.is_ok() {
+            guard.0 = None;
+        }
+        result
+    }
+
+    /// Aborts the incomplete multipart uploads under this store's prefix that
+    /// began more than `older_than` ago: what a crash or a long outage left
+    /// behind. Returns how many were aborted.
+    pub(super) async fn sweep_incomplete_uploads(
+        &self,
+        older_than: Duration,
+    ) -> Result<usize, StorageError> {
+        let cutoff = std::time::SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let mut aborted = 0;
+        let (mut key_marker, mut id_marker) = (None::<String>, None::<String>);
+        loop {
+            let request = self
+                .client
+                .list_multipart_uploads()
+                .bucket(&self.bucket)
+                .prefix(&self.prefix)
+                .set_key_marker(key_marker.clone())
+                .set_upload_id_marker(id_marker.clone())
+                .send();
+            let page = within(REQUEST_TIMEOUT, request).await?.map_err(backend)?;
+            for u in page.uploads() {
+                let started = u
+                    .initiated()
+                    .and_then(|t| std::time::SystemTime::try_from(*t).ok())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                if started > cutoff {
+                    continue;
+                }
+                if let (Some(key), Some(id)) = (u.key(), u.upload_id()) {
+                    let upload = Upload {
+                        client: self.client.clone(),
+                        bucket: self.bucket.clone(),
+                        key: key.to_string(),
+                        id: id.to_string(),
+                    };
+                    upload.abort_once().await?;
+                    aborted += 1;
+                }
+            }
+            if !page.is_truncated().unwrap_or(false) {
+                return Ok(aborted);
+            }
+            key_marker = page.next_key_marker().map(str::to_string);
+            id_marker = page.next_upload_id_marker().map(str::to_string);
+            if key_marker.is_none() && id_marker.is_none() {
+                return Ok(aborted);
+            }
+        }
+    }
+}
+
+/// Uploads the parts, [`PART_CONCURRENCY`] at a time, each as a task of
+/// `running` (so that an abort can wait for the ones in flight), then
+/// completes the upload.
+async fn upload_parts(
+    upload: &Upload,
+    path: &Path,
+    size: u64,
+    running: &TaskTracker,
+) -> Result<(), StorageError> {
+    let part_size = part_size_for(size);
+    let count = size.div_ceil(part_size);
+    let mut in_flight = FuturesUnordered::new();
+    let mut parts: Vec<CompletedPart> = Vec::with_capacity(count as usize);
+    let mut next = 0u64;
+    loop {
+        while next < count && in_flight.len() < PART_CONCURRENCY {
+            let offset = next * part_size;
+            let len = part_size.min(size - offset);
+            let part = upload
+                .clone()
+                .put_part(path.to_path_buf(), next as i32 + 1, offset, len);
+            in_flight.push(running.spawn(part));
+            next += 1;
+        }
+        match in_flight.next().await {
+            None => break,
+            Some(joined) => parts.push(
+                joined.map_err(|e| StorageError::Backend(format!("part upload task: {e}")))??,
+            ),
+        }
+    }
+    parts.sort_by_key(|p| p.part_number());
+    upload
+        .client
+        .complete_multipart_upload()
+        .bucket(&upload.bucket)
+        .key(&upload.key)
+        .upload_id(&upload.id)
+        .multipart_upload(
+            CompletedMultipartUpload::builder()
+                .set_parts(Some(parts))
+                .build(),
+        )
+        .send()
+        .await
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// Part size for a multipart upload of `size` bytes: at least
+/// [`MIN_PART_SIZE`], in whole MiB, and large enough for at most 10,000 parts.
+pub fn part_size_for(size: u64) -> u64 {
+    const MIB: u64 = 1024 * 1024;
+    let needed = size.div_ceil(MAX_PARTS).div_ceil(MIB) * MIB;
+    needed.max(MIN_PART_SIZE)
+}
+
+/// A multipart upload in progress.
+#[derive(Clone)]
+struct Upload {
+    client: Client,
+    bucket: String,
+    key: String,
+    id: String,
+}
+
+impl Upload {
+    /// Uploads part `number`: `len` bytes of the spool file from `offset`.
+    async fn put_part(
+        self,
+        path: PathBuf,
+        number: i32,
+        offset: u64,
+        len: u64,
+    ) -> Result<CompletedPart, StorageError> {
+        let body = file_region(&path, offset, len).await?;
+        let out = self
+            .client
+            .upload_part()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .upload_id(&self.id)
+            .part_number(number)
+            .content_length(len as i64)
+            .body(body)
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(CompletedPart::builder()
+            .part_number(number)
+            .set_e_tag(out.e_tag().map(str::to_string))
+            .build())
+    }
+
+    /// Waits for the parts in flight to settle (so that none can land after
+    /// the abort and bring the upload back), then aborts.
+    async fn abort_after(self, parts: TaskTracker) {
+        parts.close();
+        parts.wait().await;
+        self.abort().await;
+    }
+
+    /// One AbortMultipartUpload; an upload that no longer exists is aborted.
+    async fn abort_once(&self) -> Result<(), StorageError> {
+        let request = self
+            .client
+            .abort_multipart_upload()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .upload_id(&self.id)
+            .send();
+        match within(ABORT_TIMEOUT, request).await? {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|se| se.is_no_such_upload()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    /// Aborts, retrying with backoff while the store fails (for about ten
+    /// minutes; after that the sweep of incomplete uploads is left to remove
+    /// it), then aborts again after each of [`REABORT_PAUSES`].
+    async fn abort(self) {
+        let mut delay = Duration::from_secs(1);
+        let mut failures = 0;
+        while let Err(e) = self.abort_once().await {
+            failures += 1;
+            if failures > ABORT_RETRIES {
+                tracing::warn!(bucket = %self.bucket, key = %self.key, error = %e,
+                    "multipart upload abort failed; the sweep of incomplete uploads will remove it");
+                return;
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(60));
+        }
+        for pause in REABORT_PAUSES {
+            tokio::time::sleep(pause).await;
+            let _ = self.abort_once().await;
+        }
+    }
+}
+
+/// Aborts its upload when dropped armed (the put failed, or its future was
+/// dropped): in the background, after the parts in flight have settled.
+struct AbortGuard(Option<(Upload, TaskTracker)>);
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        let Some((upload, parts)) = self.0.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(upload.abort_after(parts));
+            }
+            Err(_) => tracing::warn!(bucket = %upload.bucket, key = %upload.key,
+                "multipart upload dropped outside a runtime; the sweep will remove it"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_sizes_stay_within_limits() {
+        assert_eq!(part_size_for(9 * 1024 * 1024), MIN_PART_SIZE);
+        assert_eq!(part_size_for(500_000_000), MIN_PART_SIZE);
+        let huge = 200 * 1024 * 1024 * 1024u64; // 200 GiB
+        let p = part_size_for(huge);
+        assert!(huge.div_ceil(p) <= MAX_PARTS);
+        assert_eq!(p % (1024 * 1024), 0);
+    }
+}
