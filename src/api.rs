@@ -44,13 +44,27 @@ pub struct DeleteResult {
     pub success: bool,
 }
 
-/// Answer of `GET /v1/usage`.
+/// Answer of `GET /v1/usage`: the spec's four fields, plus (an addition, so
+/// that clients can show "used of quota") the plan's name and its limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub storage_bytes: u64,
     pub bandwidth_bytes: u64,
     pub upload_count: u64,
     pub period_start: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<UsageLimits>,
+}
+
+/// The plan's limits, in the units of the usage counters they bound:
+/// storage quota, monthly bandwidth (fair use), monthly uploads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageLimits {
+    pub storage_bytes: u64,
+    pub bandwidth_bytes: u64,
+    pub upload_count: u64,
 }
 
 /// One dependency of the health report.

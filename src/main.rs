@@ -1,29 +1,183 @@
-// Temporary entry point until the CLI lands.
+//! `filestore`: parse the command line, set up logging, run the subcommand,
+//! and turn its outcome into an exit status (CONTRACT §6): 0 ok, 1 other,
+//! 2 usage, 3 unauthorized/forbidden, 4 not found, 5 limit, 6 server or
+//! network. An error is one stderr line `error: <code>: <message>`; a closed
+//! stdout (`filestore list | head -1`) counts as success.
+
 use clap::Parser;
+use filestore::cli::context::Ctx;
+use filestore::cli::globals::GlobalArgs;
+use filestore::cli::{self, Cli, Command};
+use filestore::client::error::exit;
+use filestore::client::ClientError;
+use filestore::service::admin::AdminError;
+use std::future::Future;
+use std::io::Write;
+use std::process::ExitCode;
 
-#[derive(clap::Parser)]
-struct Cli {
-    #[command(flatten)]
-    g: filestore::cli::globals::GlobalArgs,
-    #[command(subcommand)]
-    cmd: Cmd,
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(parse_error(&e)),
+    };
+    init_tracing(matches!(cli.command, Command::Serve(_)));
+    let g = cli.globals;
+    let status = match cli.command {
+        Command::Serve(args) => match runtime() {
+            Ok(rt) => report_anyhow(rt.block_on(cli::serve::run(args, &g))),
+            Err(e) => report(Err(e)),
+        },
+        Command::Admin(args) => report_anyhow(cli::admin::run(args, &g)),
+        Command::Completions(args) => report(cli::completions::run(args)),
+        Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
+        Command::Upload(a) => client(&g, |ctx| async move { cli::upload::run(a, &ctx).await }),
+        Command::List(a) => client(&g, |ctx| async move { cli::list::run(a, &ctx).await }),
+        Command::Get(a) => client(&g, |ctx| async move { cli::get::run(a, &ctx).await }),
+        Command::Download(a) => client(&g, |ctx| async move { cli::download::run(a, &ctx).await }),
+        Command::Sign(a) => client(&g, |ctx| async move { cli::sign::run(a, &ctx).await }),
+        Command::Delete(a) => client(&g, |ctx| async move { cli::delete::run(a, &ctx).await }),
+        Command::Usage(a) => client(&g, |ctx| async move { cli::usage::run(a, &ctx).await }),
+        Command::Health(a) => client(&g, |ctx| async move { cli::health::run(a, &ctx).await }),
+    };
+    ExitCode::from(status)
 }
 
-#[derive(clap::Subcommand)]
-enum Cmd {
-    Serve(filestore::cli::serve::ServeArgs),
-    Admin(filestore::cli::admin::AdminArgs),
-}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// Logs go to stderr, filtered by `RUST_LOG`; `info` for the server, `warn`
+/// for everything else.
+fn init_tracing(serve: bool) {
+    let default = if serve { "info" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
-    match cli.cmd {
-        Cmd::Serve(a) => filestore::cli::serve::run(a, &cli.g).await,
-        Cmd::Admin(a) => filestore::cli::admin::run(a, &cli.g),
+}
+
+/// The multi-thread runtime of `serve` and the clients.
+fn runtime() -> Result<tokio::runtime::Runtime, ClientError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ClientError::io("starting the async runtime", e))
+}
+
+/// Runs a client command: resolve the settings, then `f`. Ctrl-C drops the
+/// command (its temporary files are removed) and exits 1.
+fn client<F, Fut>(g: &GlobalArgs, f: F) -> u8
+where
+    F: FnOnce(Ctx) -> Fut,
+    Fut: Future<Output = Result<u8, ClientError>>,
+{
+    let result = runtime().and_then(|rt| {
+        rt.block_on(async {
+            let ctx = Ctx::new(g)?;
+            tokio::select! {
+                result = f(ctx) => result,
+                _ = tokio::signal::ctrl_c() => Err(ClientError::Io("interrupted".into())),
+            }
+        })
+    });
+    report(result)
+}
+
+/// Prints one error line to stderr (never panicking when stderr is gone).
+fn error_line(code: &str, message: &str) {
+    let _ = writeln!(std::io::stderr(), "error: {code}: {message}");
+}
+
+/// The exit status of a client command, printing its error.
+fn report(result: Result<u8, ClientError>) -> u8 {
+    match result {
+        Ok(status) => status,
+        Err(ClientError::BrokenPipe) => exit::OK,
+        Err(e) => {
+            error_line(e.code(), e.message());
+            e.exit_code()
+        }
+    }
+}
+
+/// The exit status of `serve` / `admin`: API errors keep their code and
+/// status class; anything else is 1.
+fn report_anyhow(result: anyhow::Result<()>) -> u8 {
+    let Err(err) = result else {
+        return exit::OK;
+    };
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<std::io::Error>() {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return exit::OK;
+            }
+        }
+        if let Some(e) = cause.downcast_ref::<ClientError>() {
+            error_line(e.code(), &format!("{err:#}"));
+            return e.exit_code();
+        }
+        if let Some(e) = cause.downcast_ref::<AdminError>() {
+            let (code, status) = match e {
+                AdminError::NotFound(_) => ("not_found", exit::NOT_FOUND),
+                AdminError::Invalid(_) => ("invalid", exit::USAGE),
+                AdminError::Db(_) => ("failed", exit::OTHER),
+            };
+            error_line(code, &e.to_string());
+            return status;
+        }
+        if let Some(e) = cause.downcast_ref::<filestore::error::ApiError>() {
+            let status = ClientError::Api {
+                status: e.status().as_u16(),
+                code: String::new(),
+                message: String::new(),
+            }
+            .exit_code();
+            error_line(e.code(), &format!("{err:#}"));
+            return status;
+        }
+    }
+    error_line("failed", &format!("{err:#}"));
+    exit::OTHER
+}
+
+/// Help and version go to stdout (exit 0); a usage error is one line
+/// `error: usage: …` with the usage synopsis (exit 2).
+fn parse_error(e: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            exit::OK
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            exit::USAGE
+        }
+        _ => {
+            error_line("usage", &usage_message(&e.render().to_string()));
+            exit::USAGE
+        }
+    }
+}
+
+/// Folds clap's multi-line error into one line: the message, any tip, and
+/// the usage synopsis.
+fn usage_message(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid usage");
+    let mut msg = first
+        .strip_prefix("error:")
+        .unwrap_or(first)
+        .trim()
+        .to_string();
+    let mut usage = None;
+    for line in lines {
+        if let Some(tip) = line.strip_prefix("tip:") {
+            msg.push_str(&format!("; tip: {}", tip.trim()));
+        } else if let Some(u) = line.strip_prefix("Usage:") {
+            usage = Some(u.trim().to_string());
+        }
+    }
+    match usage {
+        Some(u) => format!("{msg} (usage: {u}; see --help)"),
+        None => format!("{msg} (see --help)"),
     }
 }

@@ -182,6 +182,11 @@ async fn monthly_uploads_and_rollover(b: Backend) {
     assert!(retry >= 1 && retry <= next.timestamp() - now.timestamp() + 1);
     let usage = srv.usage().await;
     assert_eq!(usage["upload_count"], 5);
+    assert_eq!(usage["plan"], "free");
+    assert_eq!(
+        usage["limits"],
+        serde_json::json!({"storage_bytes": 3000, "bandwidth_bytes": 5_000_000_000u64, "upload_count": 5})
+    );
     let period_start = usage["period_start"].as_str().unwrap().to_string();
     assert_eq!(period_start, now.format("%Y-%m-01").to_string());
     // Bandwidth is fair use: downloads go on whatever the count.

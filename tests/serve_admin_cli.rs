@@ -269,5 +269,23 @@ fn admin_manages_accounts_and_keys_while_serve_runs() {
     );
     let (ok, _, err) = admin(data, &["account", "set", "nobody", "--plan", "pro"]);
     assert!(!ok && err.contains("nobody"), "{err}");
+    // Exit codes of CONTRACT §6: not found 4, a bad value is a usage error (2).
+    let code = |args: &[&str]| {
+        bin()
+            .arg("admin")
+            .args(args)
+            .arg("--data-dir")
+            .arg(data)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(
+        code(&["account", "set", "nobody", "--plan", "pro"]),
+        Some(4)
+    );
+    assert_eq!(code(&["key", "revoke", "key_nothing"]), Some(4));
+    assert_eq!(code(&["account", "create", "--plan", "gold"]), Some(2));
     assert!(terminate(&mut child).success());
 }

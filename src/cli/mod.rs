@@ -1,3 +1,113 @@
+//! The command line: `filestore serve | admin | login | upload | list | get |
+//! download | sign | delete | usage | health | completions`. Each client
+//! subcommand has its flags and its `run` in a file of its own.
+
 pub mod admin;
+pub mod completions;
+pub mod context;
+pub mod delete;
+pub mod docs;
+pub mod download;
+pub mod format;
+pub mod get;
 pub mod globals;
+pub mod health;
+pub mod list;
+pub mod login;
+pub mod output;
+pub mod progress;
 pub mod serve;
+pub mod sign;
+pub mod upload;
+pub mod usage;
+pub mod walk;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// One line about the exit codes, for `-h`.
+pub const EXIT_CODES_SHORT: &str =
+    "Exit codes: 0 ok, 1 other error, 2 usage, 3 unauthorized/forbidden, \
+4 not found, 5 limit (413, 429), 6 server or network error.";
+
+/// The exit codes in full, for `--help` (the man pages have them as EXIT STATUS).
+pub const EXIT_CODES_LONG: &str = "\
+Exit codes:
+  0  ok
+  1  other error (bad request, local file error)
+  2  usage error (bad flags or values, no server or API key configured)
+  3  unauthorized or forbidden (401, 403)
+  4  not found (404)
+  5  limit: file too large or storage quota (413), rate limit after retries (429)
+  6  server or network error (5xx, connection failures, bad answers)
+
+Errors are printed to stderr as one line: error: <code>: <message>";
+
+/// Shown after the top-level help.
+const TOP_AFTER_HELP: &str = "\
+Client settings: --server / --api-key, else FILESTORE_URL / FILESTORE_API_KEY, else the profile
+(--profile, FILESTORE_PROFILE, default \"default\") in the client config file written by
+`filestore login` (FILESTORE_CLIENT_CONFIG overrides its path).
+
+Exit codes:
+  0  ok
+  1  other error (bad request, local file error)
+  2  usage error (bad flags or values, no server or API key configured)
+  3  unauthorized or forbidden (401, 403)
+  4  not found (404)
+  5  limit: file too large or storage quota (413), rate limit after retries (429)
+  6  server or network error (5xx, connection failures, bad answers)
+
+Errors are printed to stderr as one line: error: <code>: <message>";
+
+/// `filestore`: a self-hostable file storage service and its client.
+#[derive(Debug, Parser)]
+#[command(
+    name = "filestore",
+    version,
+    about = "Self-hostable file storage service and its command-line client",
+    after_help = EXIT_CODES_SHORT,
+    after_long_help = TOP_AFTER_HELP,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub globals: globals::GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server (API and CDN routes)
+    Serve(serve::ServeArgs),
+    /// Operator commands: accounts and keys (on the server's data dir)
+    Admin(admin::AdminArgs),
+    /// Save a server and API key as a profile (checked against the server first)
+    Login(login::LoginArgs),
+    /// Upload files, directories (-r) or standard input (-)
+    Upload(upload::UploadArgs),
+    /// List files, newest first
+    List(list::ListArgs),
+    /// Show a file's record
+    Get(get::GetArgs),
+    /// Download a file's content
+    Download(download::DownloadArgs),
+    /// Create a signed URL for a file (only the URL is printed)
+    Sign(sign::SignArgs),
+    /// Delete files permanently
+    Delete(delete::DeleteArgs),
+    /// Show the account's usage this billing period
+    Usage(usage::UsageArgs),
+    /// Check the server's health (exit 0 only when ok)
+    Health(health::HealthArgs),
+    /// Print a shell completion script
+    Completions(completions::CompletionsArgs),
+}
+
+/// The clap command of the whole CLI (completions, man pages).
+pub fn command() -> clap::Command {
+    Cli::command()
+}

@@ -1,1 +1,30 @@
-pub mod placeholder {}
+//! The HTTP client of the command line: settings and profiles, retries,
+//! error decoding, streaming upload and download.
+
+pub mod config;
+pub mod download;
+pub mod error;
+pub mod http;
+pub mod retry;
+pub mod upload;
+
+pub use error::ClientError;
+pub use http::{Client, Fetched, RetryNotice};
+pub use retry::RetryPolicy;
+
+/// Counts the bytes of one transfer as they move (a progress bar, or nothing).
+pub trait Meter: Send + Sync {
+    /// `n` more bytes moved.
+    fn add(&self, n: u64);
+    /// The transfer starts over from byte 0 (a retry).
+    fn reset(&self);
+}
+
+/// A meter that counts nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoMeter;
+
+impl Meter for NoMeter {
+    fn add(&self, _n: u64) {}
+    fn reset(&self) {}
+}

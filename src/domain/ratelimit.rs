@@ -1,7 +1,9 @@
-//! Per-key fixed-window rate limiting. Windows are aligned to multiples of
-//! the plan's `rate_window` since the unix epoch, so `X-RateLimit-Reset` is
-//! exact and the same for every server: a key may make `rate_limit` requests
-//! in each window; the count starts from zero when the next window begins.
+//! Per-key fixed-window rate limiting. A key's window opens with its first
+//! request and lasts the plan's `rate_window`; within it the key may make
+//! `rate_limit` requests; the next request after it ends opens a new window.
+//! `X-RateLimit-Reset` is exactly when the current window ends. (Windows are
+//! not aligned to the clock, so a key never gets a window cut short by a
+//! boundary it happened to start near.)
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -28,16 +30,15 @@ impl RateLimiter {
     /// Counts one request of `key` at `now_ms` against `limit` per `window_ms`.
     pub fn check(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64) -> Decision {
         let window_ms = window_ms.max(1000);
-        let start = now_ms - now_ms.rem_euclid(window_ms);
-        let reset = (start + window_ms + 999) / 1000;
         let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() > 100_000 {
-            map.retain(|_, (s, _)| *s >= start);
+            map.retain(|_, (start, _)| now_ms < *start + window_ms);
         }
-        let entry = map.entry(key.to_string()).or_insert((start, 0));
-        if entry.0 != start {
-            *entry = (start, 0);
+        let entry = map.entry(key.to_string()).or_insert((now_ms, 0));
+        if now_ms >= entry.0 + window_ms || now_ms < entry.0 {
+            *entry = (now_ms, 0);
         }
+        let reset = (entry.0 + window_ms + 999) / 1000;
         if entry.1 >= limit {
             return Decision {
                 allowed: false,
@@ -63,18 +64,22 @@ mod tests {
     #[test]
     fn counts_down_then_refuses_then_resets() {
         let rl = RateLimiter::new();
-        let t0 = 60_000 * 1000; // aligned to a minute
+        let t0 = 1_700_000_000_500; // not aligned to anything
         let d = rl.check("k", 3, 60_000, t0);
-        assert_eq!((d.allowed, d.remaining, d.reset), (true, 2, 60_060));
+        assert_eq!((d.allowed, d.remaining, d.reset), (true, 2, 1_700_000_061));
         assert_eq!(rl.check("k", 3, 60_000, t0 + 1).remaining, 1);
         assert_eq!(rl.check("k", 3, 60_000, t0 + 2).remaining, 0);
-        let refused = rl.check("k", 3, 60_000, t0 + 3);
+        let refused = rl.check("k", 3, 60_000, t0 + 59_999);
         assert!(!refused.allowed);
+        assert_eq!(refused.reset, 1_700_000_061);
         assert!(
             rl.check("other", 3, 60_000, t0 + 3).allowed,
             "keys are independent"
         );
         let next = rl.check("k", 3, 60_000, t0 + 60_000);
-        assert_eq!((next.allowed, next.remaining), (true, 2));
+        assert_eq!(
+            (next.allowed, next.remaining, next.reset),
+            (true, 2, 1_700_000_121)
+        );
     }
 }

@@ -106,7 +106,7 @@ pub async fn signed_url(
 }
 
 pub async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
-    Ok(Json(usage::record(&app, &caller.account.id).await?))
+    Ok(Json(usage::record(&app, &caller.account).await?))
 }
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);

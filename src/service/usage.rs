@@ -1,14 +1,14 @@
 //! The usage record, and bandwidth accounting for the CDN route.
 
 use super::App;
-use crate::api::Usage;
+use crate::api::{Usage, UsageLimits};
 use crate::clock::period_of;
-use crate::db::{accounts, usage};
+use crate::db::{accounts, usage, Account};
 use crate::error::ApiError;
 
-pub async fn record(app: &App, account_id: &str) -> Result<Usage, ApiError> {
+pub async fn record(app: &App, account: &Account) -> Result<Usage, ApiError> {
     let period = period_of(app.clock.now());
-    let (acc, key) = (account_id.to_string(), period.key.clone());
+    let (acc, key) = (account.id.clone(), period.key.clone());
     let (storage, (uploads, bandwidth)) = app
         .db
         .run(move |c| {
@@ -18,11 +18,18 @@ pub async fn record(app: &App, account_id: &str) -> Result<Usage, ApiError> {
             Ok((storage, usage::of_period(c, &acc, &key)?))
         })
         .await?;
+    let plan = app.plan_of(account);
     Ok(Usage {
         storage_bytes: storage,
         bandwidth_bytes: bandwidth,
         upload_count: uploads,
         period_start: period.start_date,
+        plan: Some(plan.name.clone()),
+        limits: Some(UsageLimits {
+            storage_bytes: plan.storage,
+            bandwidth_bytes: plan.bandwidth,
+            upload_count: plan.uploads,
+        }),
     })
 }
 

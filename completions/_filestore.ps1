@@ -1,0 +1,572 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'filestore'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'filestore' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
+            [CompletionResult]::new('admin', 'admin', [CompletionResultType]::ParameterValue, 'Operator commands: accounts and keys (on the server''s data dir)')
+            [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Save a server and API key as a profile (checked against the server first)')
+            [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload files, directories (-r) or standard input (-)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List files, newest first')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record')
+            [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
+            [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
+            [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;serve' {
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]')
+            [CompletionResult]::new('--base-url', '--base-url', [CompletionResultType]::ParameterName, 'Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]')
+            [CompletionResult]::new('--cdn-url', '--cdn-url', [CompletionResultType]::ParameterName, 'Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
+            [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;account' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;account;create' {
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Unique name (default: the account''s id)')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Plan (default: server.default_plan)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;account;list' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;account;set' {
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'plan')
+            [CompletionResult]::new('--grace-period', '--grace-period', [CompletionResultType]::ParameterName, 'In grace period, uploads are refused (403 grace_period)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;account;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;account;help;create' {
+            break
+        }
+        'filestore;admin;account;help;list' {
+            break
+        }
+        'filestore;admin;account;help;set' {
+            break
+        }
+        'filestore;admin;account;help;help' {
+            break
+        }
+        'filestore;admin;key' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;key;create' {
+            [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'Account id or name')
+            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'kind')
+            [CompletionResult]::new('--origin', '--origin', [CompletionResultType]::ParameterName, 'Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'name')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;key;list' {
+            [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'Only the keys of this account (id or name)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;key;revoke' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;key;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;key;help;create' {
+            break
+        }
+        'filestore;admin;key;help;list' {
+            break
+        }
+        'filestore;admin;key;help;revoke' {
+            break
+        }
+        'filestore;admin;key;help;help' {
+            break
+        }
+        'filestore;admin;help' {
+            [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
+            [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;help;account' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            break
+        }
+        'filestore;admin;help;account;create' {
+            break
+        }
+        'filestore;admin;help;account;list' {
+            break
+        }
+        'filestore;admin;help;account;set' {
+            break
+        }
+        'filestore;admin;help;key' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            break
+        }
+        'filestore;admin;help;key;create' {
+            break
+        }
+        'filestore;admin;help;key;list' {
+            break
+        }
+        'filestore;admin;help;key;revoke' {
+            break
+        }
+        'filestore;admin;help;help' {
+            break
+        }
+        'filestore;login' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--no-verify', '--no-verify', [CompletionResultType]::ParameterName, 'Save without checking the key against the server')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;upload' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Folder to store the files in (directory contents go below it)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Name to store the file under (one input only; default for stdin: "stdin")')
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)')
+            [CompletionResult]::new('--content-type', '--content-type', [CompletionResultType]::ParameterName, 'Content type of the files (default: guessed by the server from the name)')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Upload the contents of directories, keeping their relative paths as folders')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Upload the contents of directories, keeping their relative paths as folders')
+            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make the files private (URL null; download through signed URLs)')
+            [CompletionResult]::new('--fail-fast', '--fail-fast', [CompletionResultType]::ParameterName, 'Stop starting new uploads after the first failure')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;list' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match)')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many files')
+            [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'Start after this cursor (from a previous listing)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every file, following the cursors (ignores --limit)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;get' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;download' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file''s name in the current directory]')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file''s name in the current directory]')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Replace an existing file of the same name (without -o FILE)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace an existing file of the same name (without -o FILE)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;sign' {
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;delete' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;usage' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;health' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long --wait waits: 60s, 5m, 90 (seconds)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Keep asking until the server is ok (or --timeout passes)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;completions' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;help' {
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
+            [CompletionResult]::new('admin', 'admin', [CompletionResultType]::ParameterValue, 'Operator commands: accounts and keys (on the server''s data dir)')
+            [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Save a server and API key as a profile (checked against the server first)')
+            [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload files, directories (-r) or standard input (-)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List files, newest first')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record')
+            [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
+            [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
+            [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;help;serve' {
+            break
+        }
+        'filestore;help;admin' {
+            [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
+            [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
+            break
+        }
+        'filestore;help;admin;account' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            break
+        }
+        'filestore;help;admin;account;create' {
+            break
+        }
+        'filestore;help;admin;account;list' {
+            break
+        }
+        'filestore;help;admin;account;set' {
+            break
+        }
+        'filestore;help;admin;key' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            break
+        }
+        'filestore;help;admin;key;create' {
+            break
+        }
+        'filestore;help;admin;key;list' {
+            break
+        }
+        'filestore;help;admin;key;revoke' {
+            break
+        }
+        'filestore;help;login' {
+            break
+        }
+        'filestore;help;upload' {
+            break
+        }
+        'filestore;help;list' {
+            break
+        }
+        'filestore;help;get' {
+            break
+        }
+        'filestore;help;download' {
+            break
+        }
+        'filestore;help;sign' {
+            break
+        }
+        'filestore;help;delete' {
+            break
+        }
+        'filestore;help;usage' {
+            break
+        }
+        'filestore;help;health' {
+            break
+        }
+        'filestore;help;completions' {
+            break
+        }
+        'filestore;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

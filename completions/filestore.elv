@@ -1,0 +1,504 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[filestore] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'filestore'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'filestore'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand serve 'Run the server (API and CDN routes)'
+            cand admin 'Operator commands: accounts and keys (on the server''s data dir)'
+            cand login 'Save a server and API key as a profile (checked against the server first)'
+            cand upload 'Upload files, directories (-r) or standard input (-)'
+            cand list 'List files, newest first'
+            cand get 'Show a file''s record'
+            cand download 'Download a file''s content'
+            cand sign 'Create a signed URL for a file (only the URL is printed)'
+            cand delete 'Delete files permanently'
+            cand usage 'Show the account''s usage this billing period'
+            cand health 'Check the server''s health (exit 0 only when ok)'
+            cand completions 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;serve'= {
+            cand --listen 'Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]'
+            cand --base-url 'Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]'
+            cand --cdn-url 'Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand account 'Create, list and change accounts'
+            cand key 'Create, list and revoke API keys'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;account'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Create an account'
+            cand list 'List accounts (JSON Lines with --json)'
+            cand set 'Change an account''s plan or grace period'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;account;create'= {
+            cand --name 'Unique name (default: the account''s id)'
+            cand --plan 'Plan (default: server.default_plan)'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;account;list'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;account;set'= {
+            cand --plan 'plan'
+            cand --grace-period 'In grace period, uploads are refused (403 grace_period)'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;account;help'= {
+            cand create 'Create an account'
+            cand list 'List accounts (JSON Lines with --json)'
+            cand set 'Change an account''s plan or grace period'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;account;help;create'= {
+        }
+        &'filestore;admin;account;help;list'= {
+        }
+        &'filestore;admin;account;help;set'= {
+        }
+        &'filestore;admin;account;help;help'= {
+        }
+        &'filestore;admin;key'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Create a key; its secret is printed once'
+            cand list 'List keys (never their secrets)'
+            cand revoke 'Revoke a key at once'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;key;create'= {
+            cand --account 'Account id or name'
+            cand --kind 'kind'
+            cand --origin 'Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable'
+            cand --name 'name'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;key;list'= {
+            cand --account 'Only the keys of this account (id or name)'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;key;revoke'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;key;help'= {
+            cand create 'Create a key; its secret is printed once'
+            cand list 'List keys (never their secrets)'
+            cand revoke 'Revoke a key at once'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;key;help;create'= {
+        }
+        &'filestore;admin;key;help;list'= {
+        }
+        &'filestore;admin;key;help;revoke'= {
+        }
+        &'filestore;admin;key;help;help'= {
+        }
+        &'filestore;admin;help'= {
+            cand account 'Create, list and change accounts'
+            cand key 'Create, list and revoke API keys'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;help;account'= {
+            cand create 'Create an account'
+            cand list 'List accounts (JSON Lines with --json)'
+            cand set 'Change an account''s plan or grace period'
+        }
+        &'filestore;admin;help;account;create'= {
+        }
+        &'filestore;admin;help;account;list'= {
+        }
+        &'filestore;admin;help;account;set'= {
+        }
+        &'filestore;admin;help;key'= {
+            cand create 'Create a key; its secret is printed once'
+            cand list 'List keys (never their secrets)'
+            cand revoke 'Revoke a key at once'
+        }
+        &'filestore;admin;help;key;create'= {
+        }
+        &'filestore;admin;help;key;list'= {
+        }
+        &'filestore;admin;help;key;revoke'= {
+        }
+        &'filestore;admin;help;help'= {
+        }
+        &'filestore;login'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --no-verify 'Save without checking the key against the server'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;upload'= {
+            cand --folder 'Folder to store the files in (directory contents go below it)'
+            cand --name 'Name to store the file under (one input only; default for stdin: "stdin")'
+            cand --expires 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)'
+            cand --content-type 'Content type of the files (default: guessed by the server from the name)'
+            cand -j 'Files uploaded at the same time'
+            cand --concurrency 'Files uploaded at the same time'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand -r 'Upload the contents of directories, keeping their relative paths as folders'
+            cand --recursive 'Upload the contents of directories, keeping their relative paths as folders'
+            cand --private 'Make the files private (URL null; download through signed URLs)'
+            cand --fail-fast 'Stop starting new uploads after the first failure'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;list'= {
+            cand --folder 'Only files in this folder (exact match)'
+            cand --limit 'Show at most this many files'
+            cand --cursor 'Start after this cursor (from a previous listing)'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --all 'Show every file, following the cursors (ignores --limit)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;get'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;download'= {
+            cand -o 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file''s name in the current directory]'
+            cand --output 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file''s name in the current directory]'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand -f 'Replace an existing file of the same name (without -o FILE)'
+            cand --force 'Replace an existing file of the same name (without -o FILE)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;sign'= {
+            cand --expires 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;delete'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;usage'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;health'= {
+            cand --timeout 'How long --wait waits: 60s, 5m, 90 (seconds)'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --wait 'Keep asking until the server is ok (or --timeout passes)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;completions'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;help'= {
+            cand serve 'Run the server (API and CDN routes)'
+            cand admin 'Operator commands: accounts and keys (on the server''s data dir)'
+            cand login 'Save a server and API key as a profile (checked against the server first)'
+            cand upload 'Upload files, directories (-r) or standard input (-)'
+            cand list 'List files, newest first'
+            cand get 'Show a file''s record'
+            cand download 'Download a file''s content'
+            cand sign 'Create a signed URL for a file (only the URL is printed)'
+            cand delete 'Delete files permanently'
+            cand usage 'Show the account''s usage this billing period'
+            cand health 'Check the server''s health (exit 0 only when ok)'
+            cand completions 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;help;serve'= {
+        }
+        &'filestore;help;admin'= {
+            cand account 'Create, list and change accounts'
+            cand key 'Create, list and revoke API keys'
+        }
+        &'filestore;help;admin;account'= {
+            cand create 'Create an account'
+            cand list 'List accounts (JSON Lines with --json)'
+            cand set 'Change an account''s plan or grace period'
+        }
+        &'filestore;help;admin;account;create'= {
+        }
+        &'filestore;help;admin;account;list'= {
+        }
+        &'filestore;help;admin;account;set'= {
+        }
+        &'filestore;help;admin;key'= {
+            cand create 'Create a key; its secret is printed once'
+            cand list 'List keys (never their secrets)'
+            cand revoke 'Revoke a key at once'
+        }
+        &'filestore;help;admin;key;create'= {
+        }
+        &'filestore;help;admin;key;list'= {
+        }
+        &'filestore;help;admin;key;revoke'= {
+        }
+        &'filestore;help;login'= {
+        }
+        &'filestore;help;upload'= {
+        }
+        &'filestore;help;list'= {
+        }
+        &'filestore;help;get'= {
+        }
+        &'filestore;help;download'= {
+        }
+        &'filestore;help;sign'= {
+        }
+        &'filestore;help;delete'= {
+        }
+        &'filestore;help;usage'= {
+        }
+        &'filestore;help;health'= {
+        }
+        &'filestore;help;completions'= {
+        }
+        &'filestore;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

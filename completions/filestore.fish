@@ -1,0 +1,232 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_filestore_global_optspecs
+    string join \n config= data-dir= json q/quiet server= api-key= profile= h/help V/version
+end
+
+function __fish_filestore_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_filestore_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_filestore_using_subcommand
+    set -l cmd (__fish_filestore_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c filestore -n "__fish_filestore_needs_command" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_needs_command" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_needs_command" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_needs_command" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_needs_command" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_needs_command" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_needs_command" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_needs_command" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "serve" -d 'Run the server (API and CDN routes)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "admin" -d 'Operator commands: accounts and keys (on the server\'s data dir)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "upload" -d 'Upload files, directories (-r) or standard input (-)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "list" -d 'List files, newest first'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "get" -d 'Show a file\'s record'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "download" -d 'Download a file\'s content'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "delete" -d 'Delete files permanently'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "usage" -d 'Show the account\'s usage this billing period'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l listen -d 'Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l base-url -d 'Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l cdn-url -d 'Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "create" -d 'Create an account'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "list" -d 'List accounts (JSON Lines with --json)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "set" -d 'Change an account\'s plan or grace period'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "create" -d 'Create a key; its secret is printed once'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "list" -d 'List keys (never their secrets)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "revoke" -d 'Revoke a key at once'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l no-verify -d 'Save without checking the key against the server'
+complete -c filestore -n "__fish_filestore_using_subcommand login" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand login" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand login" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand login" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l folder -d 'Folder to store the files in (directory contents go below it)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l name -d 'Name to store the file under (one input only; default for stdin: "stdin")' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l expires -d 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l content-type -d 'Content type of the files (default: guessed by the server from the name)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -s j -l concurrency -d 'Files uploaded at the same time' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -s r -l recursive -d 'Upload the contents of directories, keeping their relative paths as folders'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l private -d 'Make the files private (URL null; download through signed URLs)'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l fail-fast -d 'Stop starting new uploads after the first failure'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l limit -d 'Show at most this many files' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l cursor -d 'Start after this cursor (from a previous listing)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l all -d 'Show every file, following the cursors (ignores --limit)'
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand list" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand list" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand get" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand get" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand get" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand get" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s o -l output -d 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file\'s name in the current directory]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s f -l force -d 'Replace an existing file of the same name (without -o FILE)'
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l expires -d 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand usage" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l timeout -d 'How long --wait waits: 60s, 5m, 90 (seconds)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l wait -d 'Keep asking until the server is ok (or --timeout passes)'
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand health" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand health" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand health" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "serve" -d 'Run the server (API and CDN routes)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "admin" -d 'Operator commands: accounts and keys (on the server\'s data dir)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "upload" -d 'Upload files, directories (-r) or standard input (-)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "list" -d 'List files, newest first'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "get" -d 'Show a file\'s record'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "download" -d 'Download a file\'s content'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "delete" -d 'Delete files permanently'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "usage" -d 'Show the account\'s usage this billing period'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "key" -d 'Create, list and revoke API keys'

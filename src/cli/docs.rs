@@ -1,0 +1,153 @@
+//! Generated documentation: man pages (clap_mangen: `filestore.1` and one page
+//! per subcommand, each with EXIT STATUS and ENVIRONMENT sections) and shell
+//! completion scripts (clap_complete). `tests/generated_docs.rs` keeps the
+//! committed `man/` and `completions/` equal to what these produce.
+
+use clap_complete::Shell;
+use clap_mangen::Man;
+
+/// The exit statuses, as (status, meaning) pairs.
+const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Other error: a request the server refused as bad (400), a local file error."),
+    ("2", "Usage error: bad flags or values, no server or API key configured."),
+    ("3", "Unauthorized or forbidden (401, 403): missing, invalid or revoked key; a public key used where a secret key is needed; an account in its grace period."),
+    ("4", "Not found (404): no such file, deleted or expired."),
+    ("5", "A limit: file too large or storage quota exceeded (413), rate limit or monthly uploads still exceeded after the retries (429)."),
+    ("6", "Server or network error: 5xx, connection failures, timeouts, answers that are not the API."),
+];
+
+/// The environment variables the command line reads.
+const ENVIRONMENT: &[(&str, &str)] = &[
+    ("FILESTORE_URL", "Server URL of the client commands, when --server is not given."),
+    ("FILESTORE_API_KEY", "API key of the client commands, when --api-key is not given."),
+    ("FILESTORE_PROFILE", "Profile of the client config file, when --profile is not given (default: default)."),
+    ("FILESTORE_CLIENT_CONFIG", "Path of the client config file (default: config.toml in the platform config directory, e.g. ~/.config/filestore/config.toml)."),
+    ("FILESTORE_RETRIES", "Default of --retries."),
+    ("FILESTORE_CONFIG", "Server config file of serve and admin, when --config is not given."),
+    ("FILESTORE_DATA_DIR", "Data directory of serve and admin, when --data-dir is not given."),
+    ("CI, TERM", "CI=true or TERM=dumb turn progress bars into one plain line per finished file."),
+    ("RUST_LOG", "Log filter of the diagnostics written to stderr (e.g. debug)."),
+];
+
+/// Escapes text for roff: backslashes, hyphens, and a leading dot or quote.
+fn roff_text(s: &str) -> String {
+    let escaped = s.replace('\\', "\\\\").replace('-', "\\-");
+    if escaped.starts_with('.') || escaped.starts_with('\'') {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+/// A `.SH` section of tagged paragraphs.
+fn tagged_section(title: &str, items: &[(&str, &str)]) -> String {
+    let mut out = format!(".SH \"{title}\"\n");
+    for (tag, text) in items {
+        out.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            roff_text(tag),
+            roff_text(text)
+        ));
+    }
+    out
+}
+
+/// Renders one man page: clap_mangen's sections, then ours.
+fn render(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
+    let has_args = cmd.get_arguments().any(|a| !a.is_hide_set());
+    let has_subs = cmd.get_subcommands().any(|s| !s.is_hide_set());
+    let has_version = cmd.get_version().is_some();
+    let man = Man::new(cmd)
+        .source(concat!("filestore ", env!("CARGO_PKG_VERSION")))
+        .manual("filestore manual");
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if has_args {
+        man.render_options_section(&mut out)?;
+    }
+    if has_subs {
+        man.render_subcommands_section(&mut out)?;
+    }
+    out.extend_from_slice(tagged_section("EXIT STATUS", EXIT_STATUS).as_bytes());
+    out.extend_from_slice(b".PP\nErrors are written to standard error as one line: \\fBerror: <code>: <message>\\fR.\n");
+    out.extend_from_slice(tagged_section("ENVIRONMENT", ENVIRONMENT).as_bytes());
+    if has_version {
+        man.render_version_section(&mut out)?;
+    }
+    Ok((man.get_filename(), dedup_preamble(&out)))
+}
+
+/// Keeps the first of the `.ie`/`.el` string definitions that clap_mangen
+/// repeats at the top of every section rendered on its own.
+fn dedup_preamble(page: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(page);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let definition = line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
+        if definition && !seen.insert(line.to_string()) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// Every man page, as (file name, content): the command and its subcommands.
+pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    fn walk(cmd: &clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        out.push(render(cmd.clone())?);
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, out)?;
+        }
+        Ok(())
+    }
+    let mut cmd = super::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut out = Vec::new();
+    walk(&cmd, &mut out)?;
+    Ok(out)
+}
+
+/// Every completion script, as (file name, content).
+pub fn completion_scripts() -> Vec<(String, Vec<u8>)> {
+    let files = [
+        (Shell::Bash, "filestore.bash"),
+        (Shell::Zsh, "_filestore"),
+        (Shell::Fish, "filestore.fish"),
+        (Shell::Elvish, "filestore.elv"),
+        (Shell::PowerShell, "_filestore.ps1"),
+    ];
+    files
+        .into_iter()
+        .map(|(shell, name)| (name.to_string(), super::completions::script(shell)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roff_escapes() {
+        assert_eq!(roff_text(".x-y\\"), "\\&.x\\-y\\\\");
+    }
+
+    #[test]
+    fn every_page_documents_exit_codes() {
+        let pages = man_pages().unwrap();
+        let names: Vec<_> = pages.iter().map(|(n, _)| n.as_str()).collect();
+        for want in ["filestore.1", "filestore-upload.1", "filestore-health.1"] {
+            assert!(names.contains(&want), "{names:?}");
+        }
+        for (name, page) in &pages {
+            let text = String::from_utf8_lossy(page);
+            assert!(text.contains(".SH \"EXIT STATUS\""), "{name}");
+        }
+    }
+}

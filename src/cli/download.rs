@@ -1,0 +1,163 @@
+//! `filestore download ID [-o FILE|DIR|-]`: streams the bytes from the file's
+//! URL (a signed URL for a private file) into a temporary file beside the
+//! target, checks the length, then renames it into place.
+
+use super::context::{Ctx, NetArgs};
+use super::format;
+use crate::client::download::Sink;
+use crate::client::{ClientError, RetryNotice};
+use std::path::{Path, PathBuf};
+
+/// Validity asked for the signed URL of a private file's download.
+const SIGNED_DOWNLOAD_SECS: u64 = 3600;
+
+/// Download a file's content
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+pub struct DownloadArgs {
+    /// File id (f_…)
+    #[arg(value_name = "ID")]
+    pub id: String,
+
+    /// Where to write: a file (replaced), a directory, or "-" for standard
+    /// output [default: the file's name in the current directory]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Replace an existing file of the same name (without -o FILE)
+    #[arg(short, long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub net: NetArgs,
+}
+
+/// Runs the command; gives the exit status.
+pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    let client = ctx.client(&args.net)?;
+    let fetched = client.get_file(&args.id).await?;
+    let file = &fetched.record;
+    let url = match &file.url {
+        Some(u) => u.clone(),
+        None => {
+            client
+                .sign(&file.id, SIGNED_DOWNLOAD_SECS)
+                .await?
+                .record
+                .url
+        }
+    };
+    let progress = ctx.progress();
+    let on_retry = |n: &RetryNotice| {
+        progress.note(&format!(
+            "retry {}/{} of {} in {:.1?}: {}",
+            n.attempt, n.of, file.id, n.wait, n.reason
+        ));
+    };
+
+    if args.output.as_deref() == Some(Path::new("-")) {
+        let transfer = progress.start(&file.name, file.size);
+        let mut sink = Sink::Stdout(tokio::io::stdout());
+        let n = client
+            .download(&url, &mut sink, transfer.as_ref(), &on_retry)
+            .await?;
+        check_length(n, file.size)?;
+        transfer.done(&format!("downloaded {} ({})", file.name, format::bytes(n)));
+        return Ok(0);
+    }
+
+    let dest = destination(args.output.as_deref(), &file.name, args.force)?;
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".filestore-").suffix(".part");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Like any new file: 0666 minus the umask (applied by open(2)),
+        // rather than the 0600 of a temporary file.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(&dir).map_err(|e| {
+        ClientError::io(format!("creating a temporary file in {}", dir.display()), e)
+    })?;
+    let handle = tmp
+        .reopen()
+        .map_err(|e| ClientError::io("opening the temporary file", e))?;
+    let mut sink = Sink::File(tokio::fs::File::from_std(handle));
+    let transfer = progress.start(&file.name, file.size);
+    let n = client
+        .download(&url, &mut sink, transfer.as_ref(), &on_retry)
+        .await?;
+    check_length(n, file.size)?;
+    if let Sink::File(f) = &sink {
+        f.sync_all()
+            .await
+            .map_err(|e| ClientError::io("writing the download", e))?;
+    }
+    drop(sink);
+    tmp.persist(&dest)
+        .map_err(|e| ClientError::io(format!("renaming into {}", dest.display()), e.error))?;
+    transfer.done(&format!(
+        "downloaded {} ({}) to {}",
+        file.id,
+        format::bytes(n),
+        dest.display()
+    ));
+    if ctx.out.is_json() {
+        ctx.out.record(&fetched.raw)?;
+    }
+    Ok(0)
+}
+
+/// The path to write: `-o FILE` as given, `-o DIR` joined with the name, else
+/// the name in the current directory (never replacing a file without `--force`).
+fn destination(output: Option<&Path>, name: &str, force: bool) -> Result<PathBuf, ClientError> {
+    // The name comes from the server: keep only a plain final component.
+    let safe = Path::new(name)
+        .file_name()
+        .filter(|n| *n != "." && *n != "..")
+        .map(PathBuf::from)
+        .ok_or_else(|| ClientError::Protocol(format!("unusable file name {name:?}")))?;
+    match output {
+        Some(p) if p.is_dir() => Ok(p.join(safe)),
+        Some(p) => Ok(p.to_path_buf()),
+        None if safe.exists() && !force => Err(ClientError::usage(format!(
+            "{} exists: use --force to replace it, or -o FILE",
+            safe.display()
+        ))),
+        None => Ok(safe),
+    }
+}
+
+fn check_length(got: u64, want: u64) -> Result<(), ClientError> {
+    if got == want {
+        return Ok(());
+    }
+    Err(ClientError::Protocol(format!(
+        "received {got} bytes but the file has {want}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            destination(Some(dir.path()), "a.txt", false).unwrap(),
+            dir.path().join("a.txt")
+        );
+        let f = dir.path().join("x.bin");
+        assert_eq!(destination(Some(&f), "a.txt", false).unwrap(), f);
+        assert_eq!(
+            destination(None, "../../a.txt", false).unwrap(),
+            PathBuf::from("a.txt")
+        );
+        assert!(destination(None, "..", false).is_err());
+    }
+}

@@ -1,0 +1,196 @@
+//! Human formatting (sizes, ages) and the parsing of duration arguments.
+
+use chrono::{DateTime, Utc};
+
+/// Longest `--expires` of an upload (CONTRACT §4): 365 days.
+pub const MAX_UPLOAD_EXPIRES_SECS: u64 = 365 * 86_400;
+
+/// Longest signed URL validity (SPEC limits): 7 days.
+pub const MAX_SIGN_SECS: u64 = 604_800;
+
+/// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`.
+pub fn bytes(n: u64) -> String {
+    indicatif::DecimalBytes(n).to_string()
+}
+
+/// Seconds of one unit letter of a duration.
+fn unit_secs(unit: char) -> Option<u64> {
+    Some(match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3_600,
+        'd' => 86_400,
+        'w' => 604_800,
+        _ => return None,
+    })
+}
+
+/// The contract's duration form: a positive integer and one of `s m h d w`.
+fn simple_duration(s: &str) -> Option<u64> {
+    let unit = s.chars().last()?;
+    let digits = &s[..s.len() - unit.len_utf8()];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(unit_secs(unit)?)
+}
+
+/// Checks an upload's `--expires` before any request: `30s`, `15m`, `1h`,
+/// `7d`, `2w`, positive and at most 365 days. The text is sent as given.
+pub fn check_expires(s: &str) -> Result<(), String> {
+    match simple_duration(s) {
+        Some(0) => Err(format!("invalid --expires {s:?}: must be positive")),
+        Some(n) if n > MAX_UPLOAD_EXPIRES_SECS => {
+            Err(format!("invalid --expires {s:?}: at most 365d"))
+        }
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "invalid --expires {s:?}: expected a number and a unit (s, m, h, d, w), e.g. 1h or 7d"
+        )),
+    }
+}
+
+/// Parses a signed-URL validity: `3600` (seconds), `90s`, `1h`, `7d`, or a
+/// humantime span like `1h30m`. Between 1 second and 7 days.
+pub fn sign_seconds(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let secs = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse::<u64>().ok()
+    } else {
+        simple_duration(s).or_else(|| {
+            humantime::parse_duration(s)
+                .ok()
+                .filter(|d| d.subsec_nanos() == 0)
+                .map(|d| d.as_secs())
+        })
+    };
+    match secs {
+        None => Err(format!(
+            "invalid duration {s:?}: expected seconds or a number and a unit, e.g. 3600, 90s, 1h, 7d"
+        )),
+        Some(0) => Err(format!("invalid duration {s:?}: must be at least 1 second")),
+        Some(n) if n > MAX_SIGN_SECS => Err(format!(
+            "invalid duration {s:?}: a signed URL is valid for at most 7 days (604800 seconds)"
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
+/// Parses a wait such as `60s`, `2m` or `90` (seconds).
+pub fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse::<u64>()
+            .map(std::time::Duration::from_secs)
+            .map_err(|e| e.to_string());
+    }
+    humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
+}
+
+/// Parses an RFC 3339 timestamp of the API.
+pub fn timestamp(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// A compact span: `45s`, `3m`, `2h`, `5d`, `14w`.
+pub fn span(secs: i64) -> String {
+    let s = secs.max(0);
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3_599 => format!("{}m", s / 60),
+        3_600..=86_399 => format!("{}h", s / 3_600),
+        86_400..=1_209_599 => format!("{}d", s / 86_400),
+        _ => format!("{}w", s / 604_800),
+    }
+}
+
+/// How long ago `ts` was, compactly (`3m`); the text itself when unparsable.
+pub fn age(ts: &str, now: DateTime<Utc>) -> String {
+    match timestamp(ts) {
+        Some(t) => span((now - t).num_seconds()),
+        None => ts.to_string(),
+    }
+}
+
+/// When `ts` comes: `in 3d`, or `expired`; `-` when there is none.
+pub fn until(ts: Option<&str>, now: DateTime<Utc>) -> String {
+    match ts {
+        None => "-".to_string(),
+        Some(ts) => match timestamp(ts) {
+            Some(t) if t > now => format!("in {}", span((t - now).num_seconds())),
+            Some(_) => "expired".to_string(),
+            None => ts.to_string(),
+        },
+    }
+}
+
+/// `folder/name`, or `name` in the root.
+pub fn path(folder: Option<&str>, name: &str) -> String {
+    match folder {
+        Some(f) if !f.is_empty() => format!("{f}/{name}"),
+        _ => name.to_string(),
+    }
+}
+
+/// A percentage with one decimal: `12.5%`.
+pub fn percent(used: u64, of: u64) -> String {
+    if of == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", used as f64 * 100.0 / of as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_durations() {
+        assert_eq!(sign_seconds("3600"), Ok(3600));
+        assert_eq!(sign_seconds("90s"), Ok(90));
+        assert_eq!(sign_seconds("1h"), Ok(3600));
+        assert_eq!(sign_seconds("7d"), Ok(604_800));
+        assert_eq!(sign_seconds("1w"), Ok(604_800));
+        assert_eq!(sign_seconds("1h30m"), Ok(5400));
+        assert!(sign_seconds("8d").is_err());
+        assert!(sign_seconds("604801").is_err());
+        assert!(sign_seconds("0").is_err());
+        assert!(sign_seconds("soon").is_err());
+    }
+
+    #[test]
+    fn upload_expires() {
+        for ok in ["30s", "15m", "1h", "7d", "2w", "365d"] {
+            assert!(check_expires(ok).is_ok(), "{ok}");
+        }
+        for bad in ["0h", "366d", "1y", "h", "1.5h", "-1h", "1 h", "1h30m", ""] {
+            assert!(check_expires(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn spans_and_ages() {
+        assert_eq!(span(5), "5s");
+        assert_eq!(span(180), "3m");
+        assert_eq!(span(7_200), "2h");
+        assert_eq!(span(5 * 86_400), "5d");
+        assert_eq!(span(30 * 86_400), "4w");
+        let now = timestamp("2025-01-10T00:00:00Z").unwrap();
+        assert_eq!(age("2025-01-09T23:59:00Z", now), "1m");
+        assert_eq!(until(Some("2025-01-12T00:00:00Z"), now), "in 2d");
+        assert_eq!(until(Some("2025-01-01T00:00:00Z"), now), "expired");
+        assert_eq!(until(None, now), "-");
+    }
+
+    #[test]
+    fn sizes_and_paths() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(path(Some("a/b"), "c.txt"), "a/b/c.txt");
+        assert_eq!(path(None, "c.txt"), "c.txt");
+        assert_eq!(percent(1, 8), "12.5%");
+        assert_eq!(percent(1, 0), "-");
+    }
+}

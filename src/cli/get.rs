@@ -1,0 +1,63 @@
+//! `filestore get ID`: a file's record.
+
+use super::context::{Ctx, NetArgs};
+use super::format;
+use crate::api::FileRecord;
+use crate::client::ClientError;
+
+/// Show a file's record
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+pub struct GetArgs {
+    /// File id (f_…)
+    #[arg(value_name = "ID")]
+    pub id: String,
+
+    #[command(flatten)]
+    pub net: NetArgs,
+}
+
+/// Runs the command; gives the exit status.
+pub async fn run(args: GetArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    let client = ctx.client(&args.net)?;
+    let fetched = client.get_file(&args.id).await?;
+    if ctx.out.is_json() {
+        ctx.out.record(&fetched.raw)?;
+    } else {
+        for line in describe(&fetched.record, chrono::Utc::now()) {
+            ctx.out.line(&line)?;
+        }
+    }
+    Ok(0)
+}
+
+/// The record as `key  value` lines.
+pub fn describe(f: &FileRecord, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    let expires = match &f.expires_at {
+        Some(t) => format!("{t} ({})", format::until(Some(t), now)),
+        None => "never".to_string(),
+    };
+    let fields = [
+        ("id", f.id.clone()),
+        ("name", f.name.clone()),
+        ("folder", f.folder.clone().unwrap_or_else(|| "-".into())),
+        (
+            "size",
+            format!("{} ({} bytes)", format::bytes(f.size), f.size),
+        ),
+        ("type", f.content_type.clone()),
+        ("private", if f.private { "yes" } else { "no" }.into()),
+        (
+            "url",
+            f.url
+                .clone()
+                .unwrap_or_else(|| "- (private: use `filestore sign`)".into()),
+        ),
+        (
+            "created",
+            format!("{} ({} ago)", f.created_at, format::age(&f.created_at, now)),
+        ),
+        ("expires", expires),
+    ];
+    fields.iter().map(|(k, v)| format!("{k:<8} {v}")).collect()
+}

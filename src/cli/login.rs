@@ -1,0 +1,67 @@
+//! `filestore login --server URL --api-key KEY [--profile NAME]`: checks the
+//! key against the server, then saves it as a profile of the client config
+//! file (mode 0600). `--api-key -` reads the key from standard input, so it
+//! never sits in the shell history.
+
+use super::context::{Ctx, NetArgs};
+use crate::client::config::{self, Profile};
+use crate::client::{Client, ClientError, RetryPolicy};
+use serde_json::json;
+
+/// Save a server and API key as a profile (checked against the server first)
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+pub struct LoginArgs {
+    /// Save without checking the key against the server
+    #[arg(long)]
+    pub no_verify: bool,
+
+    #[command(flatten)]
+    pub net: NetArgs,
+}
+
+/// Runs the command; gives the exit status.
+pub async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    let server = ctx.settings.require_server()?.to_string();
+    let key = ctx.settings.require_key()?.to_string();
+    let kind = if args.no_verify {
+        "unverified"
+    } else {
+        verify(&server, &key, &args.net).await?
+    };
+    let mut file = config::load(&ctx.config_path)?;
+    file.profiles.insert(
+        ctx.settings.profile.clone(),
+        Profile {
+            server: Some(server.clone()),
+            api_key: Some(key),
+        },
+    );
+    config::save(&ctx.config_path, &file)?;
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "profile": ctx.settings.profile,
+            "server": server,
+            "key_kind": kind,
+            "config_file": ctx.config_path.display().to_string(),
+        }))?;
+    } else if !ctx.globals.quiet {
+        eprintln!(
+            "saved profile {:?} for {server} ({kind} key) in {}",
+            ctx.settings.profile,
+            ctx.config_path.display()
+        );
+    }
+    Ok(0)
+}
+
+/// Asks the server about the key: `secret` when it reads usage, `public`
+/// when it is refused with 403 (public keys may only upload); 401 fails.
+async fn verify(server: &str, key: &str, net: &NetArgs) -> Result<&'static str, ClientError> {
+    let client = Client::new(server, Some(key), RetryPolicy::new(net.retries))?;
+    match client.usage().await {
+        Ok(_) => Ok("secret"),
+        Err(e) if e.status() == Some(403) => Ok("public"),
+        Err(e) => Err(e.context("checking the key (use --no-verify to save it anyway)")),
+    }
+}

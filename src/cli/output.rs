@@ -1,0 +1,40 @@
+//! The printer: results on stdout, either human text or JSON (one compact
+//! record a line). Each line is written and flushed at once, so a pipeline
+//! (`| jq`) sees records as they come; a closed stdout is reported as
+//! [`ClientError::BrokenPipe`], which the command line treats as success.
+
+use crate::client::ClientError;
+use std::io::Write;
+
+/// Where results go, and in which form.
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    json: bool,
+}
+
+impl Printer {
+    /// A printer for `--json` (true) or human output.
+    pub fn new(json: bool) -> Self {
+        Printer { json }
+    }
+
+    /// Whether `--json` was asked for.
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    /// One JSON record on a line of its own.
+    pub fn record(&self, value: &serde_json::Value) -> Result<(), ClientError> {
+        let text = serde_json::to_string(value)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode record: {e}")))?;
+        self.line(&text)
+    }
+
+    /// One line of text.
+    pub fn line(&self, text: &str) -> Result<(), ClientError> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{text}")
+            .and_then(|()| out.flush())
+            .map_err(|e| ClientError::io("writing to standard output", e))
+    }
+}

@@ -1,0 +1,257 @@
+//! Progress on stderr, behind a small trait so commands never care how it is
+//! shown: indicatif bars on a terminal, one plain line per finished file when
+//! stderr is not a terminal (or under `--json`, `CI=true`, `TERM=dumb`), and
+//! nothing but errors under `--quiet`.
+
+use crate::client::Meter;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// How progress is shown for a whole command.
+pub trait Progress: Send + Sync {
+    /// Announces the work: `files` transfers of `bytes` bytes in total.
+    fn plan(&self, files: u64, bytes: u64);
+    /// A transfer of `size` bytes starts.
+    fn start(&self, label: &str, size: u64) -> Arc<dyn Transfer>;
+    /// An informational line (retries, summaries); dropped under `--quiet`.
+    fn note(&self, line: &str);
+    /// An error line; always shown.
+    fn error(&self, line: &str);
+    /// All transfers are over: take the bars down (before a summary).
+    fn finish(&self) {}
+    /// Runs `f` (which prints results on stdout) with the bars hidden, so
+    /// the two never interleave on one terminal.
+    fn suspend(&self, f: &mut dyn FnMut()) {
+        f()
+    }
+}
+
+/// One running transfer.
+pub trait Transfer: Meter {
+    /// It finished; `line` describes it for the plain-lines mode.
+    fn done(&self, line: &str);
+    /// It failed (its error is reported through [`Progress::error`]).
+    fn failed(&self);
+}
+
+/// Which kind of progress to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Bars on a terminal.
+    Bars,
+    /// A plain line per finished file.
+    Lines,
+    /// Errors only.
+    Quiet,
+}
+
+impl Mode {
+    /// Picks the mode from the flags and the environment.
+    pub fn detect(quiet: bool, json: bool) -> Mode {
+        let env = |k: &str| std::env::var(k).unwrap_or_default();
+        let ci = !matches!(env("CI").to_ascii_lowercase().as_str(), "" | "0" | "false");
+        let dumb = env("TERM") == "dumb";
+        if quiet {
+            Mode::Quiet
+        } else if json || ci || dumb || !std::io::stderr().is_terminal() {
+            Mode::Lines
+        } else {
+            Mode::Bars
+        }
+    }
+
+    /// The progress implementation of this mode.
+    pub fn build(self) -> Arc<dyn Progress> {
+        match self {
+            Mode::Bars => Arc::new(Bars::new()),
+            Mode::Lines => Arc::new(Lines { quiet: false }),
+            Mode::Quiet => Arc::new(Lines { quiet: true }),
+        }
+    }
+}
+
+/// Plain lines on stderr (or nothing under `--quiet`).
+struct Lines {
+    quiet: bool,
+}
+
+impl Progress for Lines {
+    fn plan(&self, _files: u64, _bytes: u64) {}
+
+    fn start(&self, _label: &str, _size: u64) -> Arc<dyn Transfer> {
+        Arc::new(LineTransfer { quiet: self.quiet })
+    }
+
+    fn note(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    fn error(&self, line: &str) {
+        eprintln!("{line}");
+    }
+}
+
+struct LineTransfer {
+    quiet: bool,
+}
+
+impl Meter for LineTransfer {
+    fn add(&self, _n: u64) {}
+    fn reset(&self) {}
+}
+
+impl Transfer for LineTransfer {
+    fn done(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+    fn failed(&self) {}
+}
+
+/// indicatif bars: a total bar when there are several files, and a bar per
+/// active transfer.
+struct Bars {
+    multi: MultiProgress,
+    total: std::sync::Mutex<Option<ProgressBar>>,
+    files: Arc<AtomicU64>,
+    finished: Arc<AtomicU64>,
+}
+
+const TOTAL_TEMPLATE: &str = "{spinner} {msg:>11} [{bar:30.cyan/blue}] \
+    {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}";
+const FILE_TEMPLATE: &str =
+    "  {wide_msg} [{bar:20}] {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec}";
+
+impl Bars {
+    fn new() -> Self {
+        Bars {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+            total: std::sync::Mutex::new(None),
+            files: Arc::new(AtomicU64::new(0)),
+            finished: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn total(&self) -> Option<ProgressBar> {
+        self.total.lock().map(|t| t.clone()).unwrap_or(None)
+    }
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+impl Progress for Bars {
+    fn plan(&self, files: u64, bytes: u64) {
+        self.files.store(files, Ordering::Relaxed);
+        if files > 1 {
+            let bar = self
+                .multi
+                .add(ProgressBar::new(bytes).with_style(style(TOTAL_TEMPLATE)));
+            bar.set_message(format!("0/{files} files"));
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            if let Ok(mut t) = self.total.lock() {
+                *t = Some(bar);
+            }
+        }
+    }
+
+    fn start(&self, label: &str, size: u64) -> Arc<dyn Transfer> {
+        let bar = self
+            .multi
+            .add(ProgressBar::new(size).with_style(style(FILE_TEMPLATE)));
+        bar.set_message(label.to_string());
+        Arc::new(BarTransfer {
+            bar,
+            total: self.total(),
+            files: self.files.clone(),
+            finished: self.finished.clone(),
+        })
+    }
+
+    fn note(&self, line: &str) {
+        let _ = self.multi.println(line);
+    }
+
+    fn error(&self, line: &str) {
+        if self.multi.println(line).is_err() {
+            eprintln!("{line}");
+        }
+    }
+
+    fn suspend(&self, f: &mut dyn FnMut()) {
+        self.multi.suspend(f)
+    }
+
+    fn finish(&self) {
+        if let Some(t) = self.total() {
+            t.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+impl Drop for Bars {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+struct BarTransfer {
+    bar: ProgressBar,
+    total: Option<ProgressBar>,
+    files: Arc<AtomicU64>,
+    finished: Arc<AtomicU64>,
+}
+
+impl BarTransfer {
+    fn close(&self) {
+        self.bar.finish_and_clear();
+        let n = self.finished.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(t) = &self.total {
+            t.set_message(format!("{n}/{} files", self.files.load(Ordering::Relaxed)));
+        }
+    }
+}
+
+impl Meter for BarTransfer {
+    fn add(&self, n: u64) {
+        self.bar.inc(n);
+        if let Some(t) = &self.total {
+            t.inc(n);
+        }
+    }
+
+    fn reset(&self) {
+        if let Some(t) = &self.total {
+            t.dec(self.bar.position());
+        }
+        self.bar.set_position(0);
+    }
+}
+
+impl Transfer for BarTransfer {
+    fn done(&self, _line: &str) {
+        self.close();
+    }
+
+    fn failed(&self) {
+        // Keep the total honest: a failed file's bytes will not arrive.
+        if let Some(t) = &self.total {
+            let missing = self
+                .bar
+                .length()
+                .unwrap_or(0)
+                .saturating_sub(self.bar.position());
+            t.inc(missing);
+        }
+        self.close();
+    }
+}

@@ -1,0 +1,183 @@
+//! Turns the paths given to `upload` into a list of files to send, each with
+//! the folder it goes to. A directory (with `-r`) uploads its contents: with
+//! `--folder releases/v1`, `dist/a/b.txt` of `dist/` goes to folder
+//! `releases/v1/a` as `b.txt`. Symbolic links to files are followed; links
+//! to directories are skipped (no cycles).
+
+use crate::client::ClientError;
+use std::path::{Path, PathBuf};
+
+/// One file to upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// Where to read it.
+    pub source: PathBuf,
+    /// What to call it in messages.
+    pub label: String,
+    /// The name it is stored under.
+    pub name: String,
+    /// The folder it is stored in.
+    pub folder: Option<String>,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// `base` and `rel` joined with `/`; `None` when both are empty.
+pub fn join_folder(base: Option<&str>, rel: &[String]) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(b) = base {
+        parts.extend(b.split('/').filter(|s| !s.is_empty()));
+    }
+    parts.extend(rel.iter().map(String::as_str));
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+fn utf8_name(path: &Path) -> Result<String, ClientError> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            ClientError::usage(format!(
+                "{}: the file name is not valid UTF-8 (or there is none)",
+                path.display()
+            ))
+        })
+}
+
+/// Expands `paths` into jobs. Problems with one path (missing, a directory
+/// without `-r`, unreadable) are returned beside the jobs, so the others go on.
+pub fn expand(
+    paths: &[PathBuf],
+    recursive: bool,
+    folder: Option<&str>,
+) -> (Vec<Job>, Vec<ClientError>) {
+    let mut jobs = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        let label = path.display().to_string();
+        match std::fs::metadata(path) {
+            Err(e) => errors.push(ClientError::io(&label, e)),
+            Ok(meta) if meta.is_dir() => {
+                if recursive {
+                    walk_dir(path, &mut Vec::new(), folder, &mut jobs, &mut errors);
+                } else {
+                    errors.push(ClientError::usage(format!(
+                        "{label}: is a directory (use -r to upload its contents)"
+                    )));
+                }
+            }
+            Ok(meta) if !meta.is_file() => errors.push(ClientError::usage(format!(
+                "{label}: not a regular file (use \"-\" to upload a stream from standard input)"
+            ))),
+            Ok(meta) => match utf8_name(path) {
+                Ok(name) => jobs.push(Job {
+                    source: path.clone(),
+                    label,
+                    name,
+                    folder: join_folder(folder, &[]),
+                    size: meta.len(),
+                }),
+                Err(e) => errors.push(e),
+            },
+        }
+    }
+    (jobs, errors)
+}
+
+/// Walks `dir` (sorted, depth first), `rel` being its path below the root.
+fn walk_dir(
+    dir: &Path,
+    rel: &mut Vec<String>,
+    folder: Option<&str>,
+    jobs: &mut Vec<Job>,
+    errors: &mut Vec<ClientError>,
+) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => return errors.push(ClientError::io(dir.display(), e)),
+    };
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(e) => paths.push(e.path()),
+            Err(e) => errors.push(ClientError::io(dir.display(), e)),
+        }
+    }
+    paths.sort();
+    for path in paths {
+        let label = path.display().to_string();
+        let link = std::fs::symlink_metadata(&path).map(|m| m.file_type().is_symlink());
+        let meta = match std::fs::metadata(&path) {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(ClientError::io(&label, e));
+                continue;
+            }
+        };
+        let name = match utf8_name(&path) {
+            Ok(n) => n,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        if meta.is_dir() {
+            if matches!(link, Ok(true)) {
+                tracing::info!("{label}: skipping a symbolic link to a directory");
+                continue;
+            }
+            rel.push(name);
+            walk_dir(&path, rel, folder, jobs, errors);
+            rel.pop();
+        } else if meta.is_file() {
+            jobs.push(Job {
+                source: path,
+                label,
+                name,
+                folder: join_folder(folder, rel),
+                size: meta.len(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_join_and_trim() {
+        assert_eq!(join_folder(None, &[]), None);
+        assert_eq!(join_folder(Some("/a/b/"), &[]), Some("a/b".into()));
+        assert_eq!(
+            join_folder(Some("rel/v1"), &["x".into(), "y".into()]),
+            Some("rel/v1/x/y".into())
+        );
+        assert_eq!(join_folder(None, &["x".into()]), Some("x".into()));
+    }
+
+    #[test]
+    fn directories_keep_relative_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("dist");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("top.txt"), "1").unwrap();
+        std::fs::write(root.join("a/b/deep.txt"), "22").unwrap();
+        let (jobs, errors) = expand(std::slice::from_ref(&root), true, Some("rel"));
+        assert!(errors.is_empty(), "{errors:?}");
+        let got: Vec<_> = jobs
+            .iter()
+            .map(|j| (j.folder.clone().unwrap(), j.name.clone(), j.size))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("rel/a/b".into(), "deep.txt".into(), 2),
+                ("rel".into(), "top.txt".into(), 1)
+            ]
+        );
+        let (jobs, errors) = expand(&[root, dir.path().join("missing")], false, None);
+        assert!(jobs.is_empty());
+        assert_eq!(errors.len(), 2);
+    }
+}

@@ -1,0 +1,314 @@
+//! Client settings: the server URL and API key, from flags, then
+//! `FILESTORE_URL` / `FILESTORE_API_KEY`, then a profile of the client config
+//! file (`<config dir>/filestore/config.toml`, or `FILESTORE_CLIENT_CONFIG`).
+//!
+//! ```toml
+//! [profiles.default]
+//! server = "https://files.example.com"
+//! api_key = "sk_..."
+//! ```
+
+use super::error::ClientError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The profile used when neither `--profile` nor `FILESTORE_PROFILE` names one.
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// The client config file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProfileFile {
+    /// Profiles by name.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+/// One named server + key pair.
+#[derive(Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Profile {
+    /// Server base URL (without `/v1`).
+    pub server: Option<String>,
+    /// API key (`sk_…` or `pk_…`).
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profile")
+            .field("server", &self.server)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// What the flags give (already read from the command line).
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub server: Option<String>,
+    pub api_key: Option<String>,
+    pub profile: Option<String>,
+}
+
+/// The environment variables the client reads.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    pub url: Option<String>,
+    pub api_key: Option<String>,
+    pub profile: Option<String>,
+    pub config_file: Option<PathBuf>,
+}
+
+impl Env {
+    /// Reads `FILESTORE_URL`, `FILESTORE_API_KEY`, `FILESTORE_PROFILE` and
+    /// `FILESTORE_CLIENT_CONFIG`; empty values count as unset.
+    pub fn from_process() -> Env {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Env {
+            url: var("FILESTORE_URL"),
+            api_key: var("FILESTORE_API_KEY"),
+            profile: var("FILESTORE_PROFILE"),
+            config_file: var("FILESTORE_CLIENT_CONFIG").map(PathBuf::from),
+        }
+    }
+}
+
+/// The resolved settings a client command runs with.
+#[derive(Clone)]
+pub struct Settings {
+    pub server: Option<String>,
+    pub api_key: Option<String>,
+    /// The profile name that was looked up.
+    pub profile: String,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("server", &self.server)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("profile", &self.profile)
+            .finish()
+    }
+}
+
+impl Settings {
+    /// The server URL, or a usage error saying how to give one.
+    pub fn require_server(&self) -> Result<&str, ClientError> {
+        self.server.as_deref().ok_or_else(|| {
+            ClientError::usage(
+                "no server configured: pass --server URL, set FILESTORE_URL, or run `filestore login`",
+            )
+        })
+    }
+
+    /// The API key, or a usage error saying how to give one.
+    pub fn require_key(&self) -> Result<&str, ClientError> {
+        self.api_key.as_deref().ok_or_else(|| {
+            ClientError::usage(
+                "no API key configured: pass --api-key KEY, set FILESTORE_API_KEY, or run `filestore login`",
+            )
+        })
+    }
+}
+
+/// Path of the client config file: `FILESTORE_CLIENT_CONFIG`, else
+/// `config.toml` in the platform config dir.
+pub fn config_path(env: &Env) -> Result<PathBuf, ClientError> {
+    if let Some(p) = &env.config_file {
+        return Ok(p.clone());
+    }
+    directories::ProjectDirs::from("", "", "filestore")
+        .map(|d| d.config_dir().join("config.toml"))
+        .ok_or_else(|| {
+            ClientError::usage(
+                "no home directory: set FILESTORE_CLIENT_CONFIG to a config file path",
+            )
+        })
+}
+
+/// Reads the config file; a missing file is an empty one.
+pub fn load(path: &Path) -> Result<ProfileFile, ClientError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => toml::from_str(&text)
+            .map_err(|e| ClientError::usage(format!("config {}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ProfileFile::default()),
+        Err(e) => Err(ClientError::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+/// Writes the config file atomically with mode 0600 (a temp file in the same
+/// directory, then a rename), creating the directory when needed.
+pub fn save(path: &Path, file: &ProfileFile) -> Result<(), ClientError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ClientError::io(format!("creating {}", dir.display()), e))?;
+    let text = toml::to_string_pretty(file)
+        .map_err(|e| ClientError::Io(format!("encoding config: {e}")))?;
+    let write = || -> std::io::Result<()> {
+        // tempfile creates the file with mode 0600 on Unix.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".config-")
+            .tempfile_in(dir)?;
+        tmp.write_all(b"# filestore client profiles, written by `filestore login`.\n")?;
+        tmp.write_all(text.as_bytes())?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    };
+    write().map_err(|e| ClientError::io(format!("writing {}", path.display()), e))
+}
+
+/// Picks the profile name: flag, then env, then `default`.
+pub fn profile_name(flags: &Flags, env: &Env) -> String {
+    flags
+        .profile
+        .clone()
+        .or_else(|| env.profile.clone())
+        .unwrap_or_else(|| DEFAULT_PROFILE.to_string())
+}
+
+/// Resolves server and key: flags > env > profile. A profile named
+/// explicitly (flag or env) must exist in the file.
+pub fn resolve(flags: &Flags, env: &Env, file: &ProfileFile) -> Result<Settings, ClientError> {
+    let name = profile_name(flags, env);
+    let explicit = flags.profile.is_some() || env.profile.is_some();
+    let profile = match file.profiles.get(&name) {
+        Some(p) => p.clone(),
+        None if explicit && (flags.server.is_none() || flags.api_key.is_none()) => {
+            return Err(ClientError::usage(format!(
+                "profile {name:?} not found: create it with `filestore login --profile {name}`"
+            )))
+        }
+        None => Profile::default(),
+    };
+    let server = flags
+        .server
+        .clone()
+        .or_else(|| env.url.clone())
+        .or(profile.server)
+        .map(|s| normalize_server(&s))
+        .transpose()?;
+    let api_key = flags
+        .api_key
+        .clone()
+        .or_else(|| env.api_key.clone())
+        .or(profile.api_key)
+        .map(|k| k.trim().to_string());
+    Ok(Settings {
+        server,
+        api_key,
+        profile: name,
+    })
+}
+
+/// Checks a server URL and gives it without trailing `/` or `/v1`.
+pub fn normalize_server(raw: &str) -> Result<String, ClientError> {
+    let trimmed = raw.trim();
+    let url = reqwest::Url::parse(trimmed)
+        .map_err(|e| ClientError::usage(format!("invalid server URL {trimmed:?}: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(ClientError::usage(format!(
+            "invalid server URL {trimmed:?}: expected http://HOST[:PORT] or https://…"
+        )));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ClientError::usage(format!(
+            "invalid server URL {trimmed:?}: no query or fragment allowed"
+        )));
+    }
+    let mut s = url.to_string();
+    while s.ends_with('/') {
+        s.pop();
+    }
+    if let Some(stripped) = s.strip_suffix("/v1") {
+        s = stripped.to_string();
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with(name: &str, server: &str, key: &str) -> ProfileFile {
+        let mut f = ProfileFile::default();
+        f.profiles.insert(
+            name.into(),
+            Profile {
+                server: Some(server.into()),
+                api_key: Some(key.into()),
+            },
+        );
+        f
+    }
+
+    #[test]
+    fn flags_beat_env_beat_profile() {
+        let file = file_with("default", "http://p:1", "sk_p");
+        let env = Env {
+            url: Some("http://e:1".into()),
+            api_key: Some("sk_e".into()),
+            ..Default::default()
+        };
+        let flags = Flags {
+            server: Some("http://f:1/".into()),
+            ..Default::default()
+        };
+        let s = resolve(&flags, &env, &file).unwrap();
+        assert_eq!(s.server.as_deref(), Some("http://f:1"));
+        assert_eq!(s.api_key.as_deref(), Some("sk_e"));
+        let s = resolve(&Flags::default(), &Env::default(), &file).unwrap();
+        assert_eq!(s.server.as_deref(), Some("http://p:1"));
+        assert_eq!(s.api_key.as_deref(), Some("sk_p"));
+    }
+
+    #[test]
+    fn named_profile_must_exist() {
+        let file = file_with("default", "http://p:1", "sk_p");
+        let flags = Flags {
+            profile: Some("prod".into()),
+            ..Default::default()
+        };
+        let err = resolve(&flags, &Env::default(), &file).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let env = Env {
+            profile: Some("default".into()),
+            ..Default::default()
+        };
+        assert!(resolve(&Flags::default(), &env, &file).is_ok());
+    }
+
+    #[test]
+    fn server_urls_are_normalized() {
+        assert_eq!(normalize_server("http://h:8080/").unwrap(), "http://h:8080");
+        assert_eq!(normalize_server("https://h/v1/").unwrap(), "https://h");
+        assert_eq!(
+            normalize_server("https://h/files").unwrap(),
+            "https://h/files"
+        );
+        assert!(normalize_server("ftp://h").is_err());
+        assert!(normalize_server("h:8080").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn save_writes_mode_0600_and_roundtrips() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/config.toml");
+        let file = file_with("ci", "http://h:1", "sk_x");
+        save(&path, &file).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(load(&path).unwrap(), file);
+        assert_eq!(
+            load(&dir.path().join("none.toml")).unwrap(),
+            ProfileFile::default()
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! Streaming download from a CDN URL (the file's public URL or a signed one),
+//! without the API key. A transfer cut off midway is resumed with `Range`
+//! (and `If-Range` on the ETag) rather than started over.
+
+use super::error::ClientError;
+use super::http::{decode_error, Client, RetryNotice};
+use super::retry::{retryable_error, retryable_status, server_hint};
+use super::Meter;
+use futures_util::StreamExt;
+use reqwest::header::{ETAG, IF_RANGE, RANGE};
+use reqwest::StatusCode;
+use std::io::SeekFrom;
+use tokio::io::{AsyncSeekExt, AsyncWrite, AsyncWriteExt};
+
+/// Where downloaded bytes go.
+pub enum Sink {
+    /// Standard output: cannot start over once bytes are out.
+    Stdout(tokio::io::Stdout),
+    /// A (temporary) file: can be truncated and started over.
+    File(tokio::fs::File),
+}
+
+impl Sink {
+    fn writer(&mut self) -> &mut (dyn AsyncWrite + Unpin + Send) {
+        match self {
+            Sink::Stdout(w) => w,
+            Sink::File(w) => w,
+        }
+    }
+
+    /// Empties the sink to receive the whole body again; false when it can't.
+    async fn restart(&mut self) -> std::io::Result<bool> {
+        match self {
+            Sink::Stdout(_) => Ok(false),
+            Sink::File(f) => {
+                f.set_len(0).await?;
+                f.seek(SeekFrom::Start(0)).await?;
+                Ok(true)
+            }
+        }
+    }
+}
+
+impl Client {
+    /// Streams the body at `url` into `sink`; gives the number of bytes written.
+    pub async fn download(
+        &self,
+        url: &str,
+        sink: &mut Sink,
+        meter: &dyn Meter,
+        on_retry: &(dyn Fn(&RetryNotice) + Sync),
+    ) -> Result<u64, ClientError> {
+        let policy = self.policy();
+        let write_err = |e: std::io::Error| ClientError::io("writing the download", e);
+        let mut written = 0u64;
+        let mut etag: Option<reqwest::header::HeaderValue> = None;
+        let mut attempt = 0u32;
+        loop {
+            let mut req = self.anonymous(url);
+            if written > 0 {
+                req = req.header(RANGE, format!("bytes={written}-"));
+                if let Some(tag) = &etag {
+                    req = req.header(IF_RANGE, tag.clone());
+                }
+            }
+            let failure = match req.send().await {
+                Ok(resp) if resp.status().is_success() => {
+                    if written > 0 && resp.status() != StatusCode::PARTIAL_CONTENT {
+                        if !sink.restart().await.map_err(write_err)? {
+                            return Err(ClientError::Network(
+                                "transfer interrupted and the server cannot resume it".into(),
+                            ));
+                        }
+                        written = 0;
+                        meter.reset();
+                    }
+                    if written == 0 {
+                        etag = resp.headers().get(ETAG).cloned();
+                    }
+                    let mut body = resp.bytes_stream();
+                    let mut cut = None;
+                    while let Some(chunk) = body.next().await {
+                        match chunk {
+                            Ok(bytes) => {
+                                sink.writer().write_all(&bytes).await.map_err(write_err)?;
+                                written += bytes.len() as u64;
+                                meter.add(bytes.len() as u64);
+                            }
+                            Err(e) => {
+                                cut = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    match cut {
+                        None => {
+                            sink.writer().flush().await.map_err(write_err)?;
+                            return Ok(written);
+                        }
+                        Some(e) => (ClientError::network(&e), None),
+                    }
+                }
+                Ok(resp) if retryable_status(resp.status()) => {
+                    let hint = server_hint(resp.headers());
+                    (decode_error(resp).await, hint)
+                }
+                Ok(resp) => return Err(decode_error(resp).await),
+                Err(e) if retryable_error(&e) => (ClientError::network(&e), None),
+                Err(e) => return Err(ClientError::network(&e)),
+            };
+            let (err, hint) = failure;
+            let wait = match policy.wait(attempt, hint) {
+                Some(w) if attempt < policy.retries => w,
+                _ => return Err(err),
+            };
+            attempt += 1;
+            on_retry(&RetryNotice {
+                attempt,
+                of: policy.retries,
+                wait,
+                reason: err.message().to_string(),
+            });
+            tokio::time::sleep(wait).await;
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The client's error type, its stable code and the exit status it maps to
+//! (CONTRACT §6).
+
+use std::fmt;
+
+/// Exit statuses of the command line (CONTRACT §6).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Any other error.
+    pub const OTHER: u8 = 1;
+    /// Usage error: bad flags, values or missing configuration.
+    pub const USAGE: u8 = 2;
+    /// Unauthorized or forbidden (401, 403).
+    pub const AUTH: u8 = 3;
+    /// Not found (404).
+    pub const NOT_FOUND: u8 = 4;
+    /// A limit: 413, or 429 after the retries.
+    pub const LIMIT: u8 = 5;
+    /// Server or network error.
+    pub const SERVER: u8 = 6;
+}
+
+/// Everything that can go wrong in a client command.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The server answered with an error status.
+    Api {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    /// No answer: connection refused, reset, timed out, TLS failure.
+    Network(String),
+    /// The server answered something that is not the API (bad JSON, wrong length).
+    Protocol(String),
+    /// Bad flags or values, or no server / key configured.
+    Usage(String),
+    /// A local file operation failed.
+    Io(String),
+    /// Standard output was closed by the reader (`| head`): not a failure.
+    BrokenPipe,
+}
+
+impl ClientError {
+    /// A usage error with this message.
+    pub fn usage(msg: impl Into<String>) -> Self {
+        ClientError::Usage(msg.into())
+    }
+
+    /// A local I/O error, with what was being done.
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            return ClientError::BrokenPipe;
+        }
+        ClientError::Io(format!("{context}: {err}"))
+    }
+
+    /// A transport error from reqwest, with its whole cause chain.
+    pub fn network(err: &reqwest::Error) -> Self {
+        let mut msg = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !msg.contains(&text) {
+                msg.push_str(": ");
+                msg.push_str(&text);
+            }
+            source = s.source();
+        }
+        ClientError::Network(msg)
+    }
+
+    /// The machine-readable code printed in `error: <code>: <message>`.
+    pub fn code(&self) -> &str {
+        match self {
+            ClientError::Api { code, .. } => code,
+            ClientError::Network(_) => "network",
+            ClientError::Protocol(_) => "protocol",
+            ClientError::Usage(_) => "usage",
+            ClientError::Io(_) => "io",
+            ClientError::BrokenPipe => "broken_pipe",
+        }
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        match self {
+            ClientError::Api { message, .. } => message,
+            ClientError::Network(m)
+            | ClientError::Protocol(m)
+            | ClientError::Usage(m)
+            | ClientError::Io(m) => m,
+            ClientError::BrokenPipe => "standard output closed",
+        }
+    }
+
+    /// The HTTP status, when the server answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The process exit status this error maps to.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientError::Api { status, .. } => match status {
+                401 | 403 => exit::AUTH,
+                404 | 410 => exit::NOT_FOUND,
+                413 | 429 => exit::LIMIT,
+                408 | 500..=599 => exit::SERVER,
+                _ => exit::OTHER,
+            },
+            ClientError::Network(_) | ClientError::Protocol(_) => exit::SERVER,
+            ClientError::Usage(_) => exit::USAGE,
+            ClientError::Io(_) => exit::OTHER,
+            ClientError::BrokenPipe => exit::OK,
+        }
+    }
+
+    /// This error with `prefix: ` put before its message (e.g. the file it concerns).
+    pub fn context(self, prefix: impl fmt::Display) -> Self {
+        let with = |m: String| format!("{prefix}: {m}");
+        match self {
+            ClientError::Api {
+                status,
+                code,
+                message,
+            } => ClientError::Api {
+                status,
+                code,
+                message: with(message),
+            },
+            ClientError::Network(m) => ClientError::Network(with(m)),
+            ClientError::Protocol(m) => ClientError::Protocol(with(m)),
+            ClientError::Usage(m) => ClientError::Usage(with(m)),
+            ClientError::Io(m) => ClientError::Io(with(m)),
+            ClientError::BrokenPipe => ClientError::BrokenPipe,
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code(), self.message())
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(status: u16) -> ClientError {
+        ClientError::Api {
+            status,
+            code: "x".into(),
+            message: "m".into(),
+        }
+    }
+
+    #[test]
+    fn statuses_map_to_contract_exit_codes() {
+        assert_eq!(api(401).exit_code(), 3);
+        assert_eq!(api(403).exit_code(), 3);
+        assert_eq!(api(404).exit_code(), 4);
+        assert_eq!(api(413).exit_code(), 5);
+        assert_eq!(api(429).exit_code(), 5);
+        assert_eq!(api(503).exit_code(), 6);
+        assert_eq!(api(400).exit_code(), 1);
+        assert_eq!(ClientError::Network("x".into()).exit_code(), 6);
+        assert_eq!(ClientError::usage("x").exit_code(), 2);
+    }
+
+    #[test]
+    fn context_prefixes_the_message() {
+        let e = api(404).context("f_1");
+        assert_eq!(e.to_string(), "x: f_1: m");
+    }
+}

@@ -1,0 +1,204 @@
+//! Exit codes and error lines of CONTRACT §6, from the real binary: 401/403
+//! → 3, 404 → 4, 413/429 → 5, network → 6, bad request → 1, usage → 2.
+
+mod cli_common;
+mod common;
+
+use cli_common::{write_file, Cli};
+use common::{TestOptions, TestServer};
+use std::time::Instant;
+
+const SMALL: &str = r#"
+[plans.free]
+max_file_size = 1000
+storage = 100000
+uploads = 1000
+rate_limit = 1000
+rate_window = "1m"
+
+[plans.strict]
+max_file_size = 100000
+storage = 1000000
+uploads = 1000
+rate_limit = 2
+rate_window = "1h"
+"#;
+
+async fn small() -> TestServer {
+    TestServer::start_with(TestOptions {
+        plans_toml: Some(SMALL.into()),
+        ..Default::default()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn auth_errors_exit_3() {
+    let srv = small().await;
+    let bad = Cli::new(&srv.base_url, "sk_not_a_real_key");
+    bad.run(&["list"]).await.expect_error(3, "unauthorized");
+    bad.run(&["usage", "--json"])
+        .await
+        .expect_error(3, "unauthorized");
+
+    let public = srv.new_key("public", &["https://app.example.com"]);
+    let pk = Cli::new(&srv.base_url, &public);
+    pk.run(&["list"]).await.expect_error(3, "forbidden");
+    pk.run(&["sign", "f_x"]).await.expect_error(3, "forbidden");
+
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let file = write_file(&cli.cwd(), "a.txt", b"hello");
+    srv.set_account(&srv.account_id, None, Some(true));
+    cli.run(&["upload", file.to_str().unwrap()])
+        .await
+        .expect_error(3, "grace_period");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn not_found_exits_4() {
+    let srv = small().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    for cmd in ["get", "download", "sign", "delete"] {
+        cli.run(&[cmd, "f_doesnotexist"])
+            .await
+            .expect_error(4, "not_found");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn too_large_exits_5_and_the_others_still_upload() {
+    let srv = small().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let dir = cli.cwd().join("in");
+    write_file(&dir, "a.txt", &[1; 10]);
+    write_file(&dir, "big.bin", &[2; 5000]);
+    write_file(&dir, "huge.bin", &[3; 300_000]);
+    write_file(&dir, "z.txt", &[4; 20]);
+    let r = cli
+        .run(&["upload", "-r", dir.to_str().unwrap(), "-j", "1"])
+        .await;
+    r.expect_error(5, "file_too_large");
+    assert_eq!(r.stdout.lines().count(), 2, "{r:?}");
+    assert_eq!(
+        r.stderr.matches("error: file_too_large").count(),
+        2,
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("big.bin") && r.stderr.contains("huge.bin"));
+
+    // --fail-fast: nothing new starts after the first failure.
+    let r = cli
+        .run(&[
+            "upload",
+            "-r",
+            dir.to_str().unwrap(),
+            "-j",
+            "1",
+            "--fail-fast",
+        ])
+        .await;
+    r.expect_error(5, "file_too_large");
+    assert_eq!(
+        r.stdout.lines().count(),
+        1,
+        "only a.txt before big.bin: {r:?}"
+    );
+    assert!(r.stderr.contains("not started"), "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_limit_exits_5_without_waiting_an_hour() {
+    let srv = small().await;
+    let (_, key) = srv.new_account("limited", "strict");
+    let cli = Cli::new(&srv.base_url, &key);
+    cli.run(&["usage"]).await.expect(0);
+    cli.run(&["usage"]).await.expect(0);
+    let started = Instant::now();
+    let r = cli.run(&["usage"]).await;
+    r.expect_error(5, "rate_limit_exceeded");
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "a one-hour Retry-After is not waited for"
+    );
+    cli.run(&["usage", "--retries", "0"])
+        .await
+        .expect_error(5, "rate_limit_exceeded");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn network_errors_exit_6() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cli = Cli::new(&format!("http://127.0.0.1:{port}"), "sk_x");
+    let r = cli.run(&["list", "--retries", "0"]).await;
+    r.expect_error(6, "network");
+    let r = cli.run(&["get", "f_1", "--retries", "1"]).await;
+    r.expect_error(6, "network");
+    assert!(r.stderr.contains("after 1 retry"), "{r:?}");
+    cli.run(&["health"]).await.expect_error(6, "network");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_requests_exit_1_and_usage_errors_exit_2() {
+    let srv = small().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let file = write_file(&cli.cwd(), "a.txt", b"x");
+    let f = file.to_str().unwrap();
+    cli.run(&["upload", f, "--folder", "bad folder"])
+        .await
+        .expect_error(1, "bad_request");
+    for bad in [
+        vec!["upload", f, "--expires", "1y"],
+        vec!["upload", f, "--expires", "400d"],
+        vec!["upload", f, "--content-type", "not a type"],
+        vec!["upload", f, f, "--name", "x"],
+        vec!["upload"],
+        vec!["list", "--limit", "nope"],
+        vec!["sign", "f_1", "--expires", "2w"],
+        vec!["frobnicate"],
+    ] {
+        let r = cli.run(&bad).await;
+        r.expect_error(2, "usage");
+        assert_eq!(
+            r.stderr.lines().count(),
+            1,
+            "one error line for {bad:?}: {r:?}"
+        );
+    }
+    let missing = cli.run(&["upload", "no-such-file.txt"]).await;
+    missing.expect_error(1, "io");
+
+    let nothing = Cli::new("", "");
+    let r = nothing.run_bare(&["list"], None).await;
+    r.expect_error(2, "usage");
+    assert!(r.stderr.contains("filestore login"), "{r:?}");
+    let r = nothing
+        .run_bare(&["list", "--server", &srv.base_url], None)
+        .await;
+    r.expect_error(2, "usage");
+    assert!(r.stderr.contains("API key"), "{r:?}");
+    nothing
+        .run_bare(&["list", "--server", "not a url", "--api-key", "k"], None)
+        .await
+        .expect_error(2, "usage");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quiet_runs_print_nothing_on_stderr() {
+    let srv = small().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let file = write_file(&cli.cwd(), "a.txt", b"x");
+    let r = cli.run(&["upload", "-q", file.to_str().unwrap()]).await;
+    r.expect(0);
+    assert!(r.stderr.is_empty(), "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 1);
+    // CI=true off a terminal: plain lines, never bar drawing.
+    let mut ci = Cli::new(&srv.base_url, &srv.secret_key);
+    ci.envs.push(("CI".into(), "true".into()));
+    let r = ci.run(&["upload", file.to_str().unwrap()]).await;
+    r.expect(0);
+    assert!(r.stderr.starts_with("uploaded "), "{r:?}");
+    assert!(!r.stderr.contains('\r') && !r.stderr.contains('\x1b'));
+}
