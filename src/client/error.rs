@@ -122,7 +122,11 @@ impl ClientError {
 
     /// This error with `prefix: ` put before its message (e.g. the file it concerns).
     pub fn context(self, prefix: impl fmt::Display) -> Self {
-        let with = |m: String| format!("{prefix}: {m}");
+        self.map_message(|m| format!("{prefix}: {m}"))
+    }
+
+    /// This error, of the same kind, with its message rewritten by `f`.
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
         match self {
             ClientError::Api {
                 status,
@@ -131,12 +135,12 @@ impl ClientError {
             } => ClientError::Api {
                 status,
                 code,
-                message: with(message),
+                message: f(message),
             },
-            ClientError::Network(m) => ClientError::Network(with(m)),
-            ClientError::Protocol(m) => ClientError::Protocol(with(m)),
-            ClientError::Usage(m) => ClientError::Usage(with(m)),
-            ClientError::Io(m) => ClientError::Io(with(m)),
+            ClientError::Network(m) => ClientError::Network(f(m)),
+            ClientError::Protocol(m) => ClientError::Protocol(f(m)),
+            ClientError::Usage(m) => ClientError::Usage(f(m)),
+            ClientError::Io(m) => ClientError::Io(f(m)),
             ClientError::BrokenPipe => ClientError::BrokenPipe,
         }
     }

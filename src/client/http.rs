@@ -277,19 +277,7 @@ fn retried(err: ClientError, attempts: u32) -> ClientError {
         "after {attempts} {}",
         if attempts == 1 { "retry" } else { "retries" }
     );
-    match err {
-        ClientError::Api {
-            status,
-            code,
-            message,
-        } => ClientError::Api {
-            status,
-            code,
-            message: format!("{message} ({note})"),
-        },
-        ClientError::Network(m) => ClientError::Network(format!("{m} ({note})")),
-        other => other,
-    }
+    err.map_message(|m| format!("{m} ({note})"))
 }
 
 fn status_text(status: StatusCode) -> String {
