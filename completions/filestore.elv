@@ -340,16 +340,16 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;download'= {
-            cand -o 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file''s name in the current directory]'
-            cand --output 'Where to write: a file (replaced), a directory, or "-" for standard output [default: the file''s name in the current directory]'
+            cand -o 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]'
+            cand --output 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'
             cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
             cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand -f 'Replace an existing file of the same name (without -o FILE)'
-            cand --force 'Replace an existing file of the same name (without -o FILE)'
+            cand -f 'Replace an existing file of the same name (in the current directory or -o DIR)'
+            cand --force 'Replace an existing file of the same name (in the current directory or -o DIR)'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
@@ -405,7 +405,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;health'= {
-            cand --timeout 'How long --wait waits: 60s, 5m, 90 (seconds)'
+            cand --timeout 'How long --wait waits: 60s, 5m, 90 (seconds); at most 365d'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'

@@ -298,6 +298,18 @@ impl Config {
             .get("FILESTORE_SIGNING_SECRET")
             .map(Secret)
             .or_else(|| s.signing_secret.clone());
+        if signing_secret
+            .as_ref()
+            .is_some_and(|s| s.expose().len() < 32)
+        {
+            return Err(
+                "signing_secret must be at least 32 characters (or unset: one is generated)".into(),
+            );
+        }
+        let reap_interval = s.reap_interval.unwrap_or(Duration::from_secs(5));
+        if reap_interval.is_zero() {
+            return Err("server.reap_interval must be positive".into());
+        }
         let plans = Plans::from_overrides(&file.plans)?;
         if plans.get(&default_plan).is_none() {
             return Err(format!(
@@ -344,7 +356,7 @@ impl Config {
             data_dir,
             default_plan,
             signing_secret,
-            reap_interval: s.reap_interval.unwrap_or(Duration::from_secs(5)),
+            reap_interval,
             max_header_bytes: s.max_header_bytes.unwrap_or(32 * 1024),
             storage,
             plans,
@@ -481,6 +493,17 @@ mod tests {
         assert!(toml::from_str::<FileConfig>("[server]\nlisten_typo = 1\n").is_err());
         let file: FileConfig = toml::from_str("[storage]\nbackend = \"s3\"\n").unwrap();
         assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+        for bad in [
+            "[server]\nsigning_secret = \"\"\n",
+            "[server]\nsigning_secret = \"short\"\n",
+            "[server]\nreap_interval = \"0s\"\n",
+        ] {
+            let file: FileConfig = toml::from_str(bad).unwrap();
+            assert!(
+                Config::resolve(file, &Env::empty(), &Overrides::default()).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

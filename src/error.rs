@@ -100,6 +100,22 @@ impl ApiError {
     }
 }
 
+/// Sets `X-RateLimit-Limit`, `-Remaining` and `-Reset` (unix seconds).
+pub fn rate_limit_headers(h: &mut HeaderMap, limit: u64, remaining: u64, reset: i64) {
+    h.insert(
+        HeaderName::from_static("x-ratelimit-limit"),
+        HeaderValue::from(limit),
+    );
+    h.insert(
+        HeaderName::from_static("x-ratelimit-remaining"),
+        HeaderValue::from(remaining),
+    );
+    h.insert(
+        HeaderName::from_static("x-ratelimit-reset"),
+        HeaderValue::from(reset),
+    );
+}
+
 pub fn error_body(code: &str, message: &str) -> ErrorBody {
     ErrorBody {
         error: ErrorDetail {
@@ -119,18 +135,10 @@ impl IntoResponse for ApiError {
             ApiError::RateLimited {
                 limit, reset, now, ..
             } => {
-                let put = |h: &mut HeaderMap, k: &'static str, v: String| {
-                    if let Ok(v) = HeaderValue::from_str(&v) {
-                        h.insert(HeaderName::from_static(k), v);
-                    }
-                };
-                put(&mut headers, "x-ratelimit-limit", limit.to_string());
-                put(&mut headers, "x-ratelimit-remaining", "0".into());
-                put(&mut headers, "x-ratelimit-reset", reset.to_string());
-                put(
-                    &mut headers,
-                    "retry-after",
-                    (reset - now).max(1).to_string(),
+                rate_limit_headers(&mut headers, *limit, 0, *reset);
+                headers.insert(
+                    axum::http::header::RETRY_AFTER,
+                    HeaderValue::from((reset - now).max(1)),
                 );
             }
             ApiError::RangeNotSatisfiable(_, size) => {
@@ -157,17 +165,6 @@ impl From<crate::storage::StorageError> for ApiError {
     fn from(e: crate::storage::StorageError) -> Self {
         tracing::error!(error = %e, "blob store error");
         ApiError::Unavailable("the blob store is unavailable; try again later".into())
-    }
-}
-
-/// Small helpers in the manner of garage's `OkOrBadRequest`.
-pub trait OrBadRequest<T> {
-    fn or_bad_request(self, msg: &str) -> Result<T, ApiError>;
-}
-
-impl<T, E: std::fmt::Display> OrBadRequest<T> for Result<T, E> {
-    fn or_bad_request(self, msg: &str) -> Result<T, ApiError> {
-        self.map_err(|e| ApiError::BadRequest(format!("{msg}: {e}")))
     }
 }
 

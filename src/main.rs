@@ -69,15 +69,22 @@ where
     F: FnOnce(Ctx) -> Fut,
     Fut: Future<Output = Result<u8, ClientError>>,
 {
-    let result = runtime().and_then(|rt| {
-        rt.block_on(async {
-            let ctx = Ctx::new(g)?;
-            tokio::select! {
-                result = f(ctx) => result,
-                _ = tokio::signal::ctrl_c() => Err(ClientError::Io("interrupted".into())),
-            }
-        })
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return report(Err(e)),
+    };
+    let result = rt.block_on(async {
+        let ctx = Ctx::new(g)?;
+        tokio::select! {
+            result = f(ctx) => result,
+            _ = tokio::signal::ctrl_c() => Err(ClientError::Io("interrupted".into())),
+        }
     });
+    // Don't wait for blocking tasks: after Ctrl-C during `upload -` from a
+    // terminal, one is stuck reading stdin and dropping the runtime would
+    // wait for it (for ever). The command's outcome is decided; its files
+    // are already written or removed.
+    rt.shutdown_background();
     report(result)
 }
 
@@ -124,12 +131,7 @@ fn report_anyhow(result: anyhow::Result<()>) -> u8 {
             return status;
         }
         if let Some(e) = cause.downcast_ref::<filestore::error::ApiError>() {
-            let status = ClientError::Api {
-                status: e.status().as_u16(),
-                code: String::new(),
-                message: String::new(),
-            }
-            .exit_code();
+            let status = exit::for_status(e.status().as_u16());
             error_line(e.code(), &format!("{err:#}"));
             return status;
         }

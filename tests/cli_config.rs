@@ -7,7 +7,7 @@ mod common;
 
 use cli_common::Cli;
 use common::TestServer;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn login_reads_the_key_from_stdin_and_saves_a_private_profile() {
@@ -72,6 +72,39 @@ async fn login_reads_the_key_from_stdin_and_saves_a_private_profile() {
     by_env.home = cli.home;
     by_env.envs.push(("FILESTORE_PROFILE".into(), "ci".into()));
     by_env.run_bare(&["usage"], None).await.expect(0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn login_creates_a_named_profile_from_the_environment() {
+    // FILESTORE_URL=… FILESTORE_API_KEY=… filestore login --profile ci: the
+    // profile does not exist yet, and need not, since env gives both settings.
+    let srv = TestServer::start().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let r = cli.run(&["login", "--profile", "ci", "--json"]).await;
+    r.expect(0);
+    assert_eq!(r.json()["profile"], "ci");
+    let text = std::fs::read_to_string(cli.config_file()).unwrap();
+    assert!(
+        text.contains("[profiles.ci]") && text.contains(&srv.secret_key),
+        "{text}"
+    );
+    // FILESTORE_PROFILE naming a missing profile, with env settings: fine too.
+    let mut by_env = Cli::new(&srv.base_url, &srv.secret_key);
+    by_env
+        .envs
+        .push(("FILESTORE_PROFILE".into(), "staging".into()));
+    by_env.run(&["usage"]).await.expect(0);
+    // Without env settings, the missing profile is the error.
+    let r = by_env.run_bare(&["usage"], None).await;
+    r.expect_error(2, "usage");
+    assert!(r.stderr.contains("profile \"staging\" not found"), "{r:?}");
+    // The saved one now works alone.
+    let mut saved = Cli::new("", "");
+    saved.home = cli.home;
+    saved
+        .run_bare(&["usage", "--profile", "ci"], None)
+        .await
+        .expect(0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -174,14 +207,11 @@ async fn a_closed_stdout_is_success() {
         srv.upload_ok(&format!("f{i}.txt"), vec![b'x'; 10], &[])
             .await;
     }
-    let home = tempfile::tempdir().unwrap();
-    let (url, key) = (srv.base_url.clone(), srv.secret_key.clone());
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let mut cmd = cli.command(&["list", "--all"], true);
     let out = tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_filestore"))
-            .args(["list", "--all"])
-            .env("FILESTORE_URL", url)
-            .env("FILESTORE_API_KEY", key)
-            .env("XDG_CONFIG_HOME", home.path())
+        let mut child = cmd
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

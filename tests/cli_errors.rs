@@ -127,10 +127,11 @@ async fn rate_limit_exits_5_without_waiting_an_hour() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn network_errors_exit_6() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // A port held bound but not listening: connections are refused, and no
+    // other test can take it meanwhile.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
     let cli = Cli::new(&format!("http://127.0.0.1:{port}"), "sk_x");
     let r = cli.run(&["list", "--retries", "0"]).await;
     r.expect_error(6, "network");
@@ -138,6 +139,92 @@ async fn network_errors_exit_6() {
     r.expect_error(6, "network");
     assert!(r.stderr.contains("after 1 retry"), "{r:?}");
     cli.run(&["health"]).await.expect_error(6, "network");
+    drop(socket);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_health_answer_that_is_not_the_api_exits_6() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/v1/health",
+        axum::routing::get(|| async { "<html>Welcome to nginx!</html>" }),
+    );
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let r = Cli::new(&base, "").run(&["health"]).await;
+    r.expect_error(6, "protocol");
+    server.abort();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_health_timeout_is_a_usage_error() {
+    let cli = Cli::new("http://127.0.0.1:1", "");
+    for huge in ["18446744073709551615", "9999999999999s", "500000y", "366d"] {
+        let r = cli.run(&["health", "--wait", "--timeout", huge]).await;
+        r.expect_error(2, "usage");
+        assert!(
+            r.stderr.contains("at most 365 days") || r.stderr.contains("invalid duration"),
+            "{huge}: {r:?}"
+        );
+        assert!(!r.stderr.contains("panicked"), "{r:?}");
+    }
+}
+
+/// Ctrl-C while `upload -` waits on a standard input that never ends (a
+/// terminal): the command stops at once, exit 1, instead of hanging while
+/// the runtime waits for the blocked read.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_during_a_stdin_upload_exits() {
+    use std::process::Stdio;
+    use std::time::Duration;
+    let mut cli = Cli::new("http://127.0.0.1:1", "sk_x");
+    // The spool file of standard input shows the upload has started reading.
+    let tmp = cli.home.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    cli.envs
+        .push(("TMPDIR".into(), tmp.to_string_lossy().into_owned()));
+    let mut cmd = cli.command(&["upload", "-"], true);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // Kept open (and silent) for the whole test.
+    let _stdin = child.stdin.take().unwrap();
+    let waited = Instant::now();
+    while std::fs::read_dir(&tmp).unwrap().next().is_none() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the upload never started reading stdin"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The Ctrl-C handler is installed in the same poll that created the
+    // spool file; leave it ample time.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("filestore did not exit after Ctrl-C");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error: io: interrupted"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "spool removed");
 }
 
 #[tokio::test(flavor = "multi_thread")]

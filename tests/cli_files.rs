@@ -64,6 +64,21 @@ async fn upload_get_download_delete_roundtrip() {
         std::fs::read(dir.join("report.bin")).unwrap() == content,
         "download differs"
     );
+    // -o DIR never replaces DIR/name silently either.
+    std::fs::write(dir.join("report.bin"), b"mine").unwrap();
+    let r = cli
+        .run(&["download", &id, "-o", dir.to_str().unwrap()])
+        .await;
+    r.expect_error(2, "usage");
+    assert!(r.stderr.contains("--force"), "{r:?}");
+    assert_eq!(std::fs::read(dir.join("report.bin")).unwrap(), b"mine");
+    cli.run(&["download", &id, "-o", dir.to_str().unwrap(), "--force"])
+        .await
+        .expect(0);
+    assert!(
+        std::fs::read(dir.join("report.bin")).unwrap() == content,
+        "download differs"
+    );
     let piped = cli.run(&["download", &id, "-o", "-"]).await;
     piped.expect(0);
     assert!(piped.bytes == content, "stdout differs from the upload");
@@ -161,6 +176,9 @@ async fn directory_tree_uploads_concurrently_with_relative_folders() {
         };
         want.insert((folder, name));
     }
+    // A link to a directory is skipped (no cycles), and said so on stderr.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root.join("js"), root.join("linked")).unwrap();
     let up = cli
         .run(&[
             "upload",
@@ -203,6 +221,14 @@ async fn directory_tree_uploads_concurrently_with_relative_folders() {
     assert!(
         !up.stderr.contains('\r') && !up.stderr.contains('\x1b'),
         "{:?}",
+        up.stderr
+    );
+    #[cfg(unix)]
+    assert!(
+        up.stderr
+            .lines()
+            .any(|l| l.starts_with("skipped ") && l.contains("linked")),
+        "{}",
         up.stderr
     );
 

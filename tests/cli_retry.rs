@@ -85,12 +85,87 @@ async fn retry_after_is_honoured() {
     )
     .await;
     let cli = Cli::new(&proxy.url, &srv.secret_key);
-    let started = Instant::now();
     cli.run(&["usage", "--json"]).await.expect(0);
+    let hits = proxy.hits_for("/v1/usage");
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    let gap = hits[1].at - hits[0].at;
     assert!(
-        started.elapsed() >= Duration::from_secs(1),
-        "waited for Retry-After"
+        gap >= Duration::from_secs(1),
+        "the retry waited for Retry-After: {gap:?}"
     );
+}
+
+/// A unix time an hour from now.
+fn in_an_hour() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    (now.as_secs() + 3600).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_limit_headers_on_a_503_do_not_delay_its_retry() {
+    // The server sends X-RateLimit-* on every upload answer, 5xx included:
+    // there the reset is when the rate window turns over, not a wait hint.
+    let srv = TestServer::start().await;
+    let reset = in_an_hour();
+    let proxy = Proxy::start(
+        &srv.base_url,
+        Arc::new(move |_, path, n| match (path, n) {
+            ("/v1/upload", 0) => Action::Fail(
+                503,
+                vec![
+                    ("x-ratelimit-limit", "100".into()),
+                    ("x-ratelimit-remaining", "99".into()),
+                    ("x-ratelimit-reset", reset.clone()),
+                ],
+            ),
+            _ => Action::Forward,
+        }),
+    )
+    .await;
+    let cli = Cli::new(&proxy.url, &srv.secret_key);
+    let file = write_file(&cli.cwd(), "a.txt", b"hello");
+    let started = Instant::now();
+    let r = cli.run(&["upload", file.to_str().unwrap(), "--json"]).await;
+    r.expect(0);
+    assert_eq!(r.json_lines().len(), 1);
+    assert_eq!(proxy.keys_for("/v1/upload").len(), 2, "retried once");
+    assert_eq!(files_on(&srv).await, 1);
+    // Backoff is at most a few seconds; the reset was an hour away.
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_delete_whose_reply_was_lost_succeeds() {
+    let srv = TestServer::start().await;
+    let id = srv.upload_ok("a.txt", b"a".to_vec(), &[]).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/v1/files/{id}");
+    let proxy = Proxy::start(
+        &srv.base_url,
+        Arc::new(move |method, _, n| match (method, n) {
+            // Deleted upstream, but the answer is lost on the way back; the
+            // retry then finds the file gone.
+            ("DELETE", 0) => Action::ForwardThenFail(502),
+            _ => Action::Forward,
+        }),
+    )
+    .await;
+    let cli = Cli::new(&proxy.url, &srv.secret_key);
+    let r = cli.run(&["delete", &id]).await;
+    r.expect(0);
+    assert_eq!(r.stdout, format!("deleted {id}\n"));
+    assert_eq!(proxy.hits_for(&path).len(), 2, "one retry");
+    assert_eq!(files_on(&srv).await, 0);
+    // A first-attempt 404 is still not found.
+    cli.run(&["delete", &id]).await.expect_error(4, "not_found");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -220,5 +295,68 @@ async fn an_interrupted_download_resumes_with_range() {
         seen[1],
         (Some("bytes=50000-".into()), Some("\"v1\"".into()))
     );
+    server.abort();
+}
+
+/// A server with one file record (`f_1`, `data.bin`) whose content URL
+/// always answers `status`.
+async fn failing_cdn(status: u16) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let record = serde_json::json!({
+        "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
+        "folder": null, "size": 1000, "type": "application/octet-stream", "private": false,
+        "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+    });
+    let cdn = move || async move {
+        axum::http::Response::builder()
+            .status(status)
+            .body(axum::body::Body::from("<html>upstream broke</html>"))
+            .unwrap()
+    };
+    let app = axum::Router::new()
+        .route(
+            "/v1/files/f_1",
+            axum::routing::get(move || async move { axum::Json(record) }),
+        )
+        .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
+    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, task)
+}
+
+/// The names of the files in `dir`.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_download_leaves_no_temporary_file() {
+    let (base, server) = failing_cdn(500).await;
+    let cli = Cli::new(&base, "sk_any");
+    let r = cli.run(&["download", "f_1", "--retries", "0"]).await;
+    r.expect_error(6, "http_500");
+    assert_eq!(names_in(&cli.cwd()), Vec::<String>::new(), "{r:?}");
+
+    let dir = cli.cwd().join("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = cli
+        .run(&[
+            "download",
+            "f_1",
+            "-o",
+            dir.to_str().unwrap(),
+            "--retries",
+            "1",
+        ])
+        .await;
+    r.expect_error(6, "http_500");
+    assert_eq!(names_in(&dir), Vec::<String>::new(), "{r:?}");
+    // Downloads retry like the API requests, and say so when they give up.
+    assert!(r.stderr.contains("retry 1/1"), "{r:?}");
+    assert!(r.stderr.contains("(after 1 retry)"), "{r:?}");
     server.abort();
 }

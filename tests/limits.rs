@@ -46,6 +46,7 @@ both_stores!(
     rate_limit_headers_count_down_then_429,
     grace_period_blocks_uploads_only,
     plan_switch_takes_effect_at_once,
+    a_replayed_upload_is_never_refused_by_the_quota_it_fills,
 );
 
 async fn file_too_large_from_content_length_and_mid_stream(b: Backend) {
@@ -303,6 +304,15 @@ async fn grace_period_blocks_uploads_only(b: Backend) {
     let id = f["id"].as_str().unwrap().to_string();
     srv.set_account("default", None, Some(true));
     let r = srv.upload("during.txt", b"d".to_vec(), &[]).await;
+    assert_eq!(
+        r.headers()["x-ratelimit-limit"],
+        "1000",
+        "403s of limited routes carry the headers"
+    );
+    assert!(
+        r.headers().contains_key("x-ratelimit-remaining")
+            && r.headers().contains_key("x-ratelimit-reset")
+    );
     assert_eq!(error_code(r).await, (403, "grace_period".into()));
     assert_eq!(srv.get_json(&srv.secret_key, "/v1/files").await.0, 200);
     assert_eq!(
@@ -330,4 +340,33 @@ async fn plan_switch_takes_effect_at_once(b: Backend) {
     assert_eq!(srv.upload("a", vec![0; 5000], &[]).await.status(), 201);
     srv.set_account("default", Some("free"), None);
     assert_eq!(srv.upload("a", vec![0; 5000], &[]).await.status(), 413);
+}
+
+async fn a_replayed_upload_is_never_refused_by_the_quota_it_fills(b: Backend) {
+    // The first reply is lost; the client retries with the same key while the
+    // stored file already fills most of the quota.
+    let srv = small(b).await;
+    let send = || {
+        srv.http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(&srv.secret_key)
+            .header("idempotency-key", "retry-me")
+            .multipart(TestServer::form("big.bin", vec![7; 900], &[]))
+            .send()
+    };
+    for _ in 0..2 {
+        assert_eq!(srv.upload("filler", vec![0; 1000], &[]).await.status(), 201);
+    }
+    let first: serde_json::Value = send().await.unwrap().json().await.unwrap();
+    let again = send().await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(again.json::<serde_json::Value>().await.unwrap(), first);
+    let usage = srv.usage().await;
+    assert_eq!(
+        (
+            usage["storage_bytes"].as_u64(),
+            usage["upload_count"].as_u64()
+        ),
+        (Some(2900), Some(3))
+    );
 }

@@ -6,17 +6,6 @@
 use clap_complete::Shell;
 use clap_mangen::Man;
 
-/// The exit statuses, as (status, meaning) pairs.
-const EXIT_STATUS: &[(&str, &str)] = &[
-    ("0", "Success."),
-    ("1", "Other error: a request the server refused as bad (400), a local file error."),
-    ("2", "Usage error: bad flags or values, no server or API key configured."),
-    ("3", "Unauthorized or forbidden (401, 403): missing, invalid or revoked key; a public key used where a secret key is needed; an account in its grace period."),
-    ("4", "Not found (404): no such file, deleted or expired."),
-    ("5", "A limit: file too large or storage quota exceeded (413), rate limit or monthly uploads still exceeded after the retries (429)."),
-    ("6", "Server or network error: 5xx, connection failures, timeouts, answers that are not the API."),
-];
-
 /// The environment variables the command line reads.
 const ENVIRONMENT: &[(&str, &str)] = &[
     ("FILESTORE_URL", "Server URL of the client commands, when --server is not given."),
@@ -38,6 +27,19 @@ fn roff_text(s: &str) -> String {
     } else {
         escaped
     }
+}
+
+/// A help-text phrase as a sentence: capitalized, with a final period.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut out: String = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
 }
 
 /// A `.SH` section of tagged paragraphs.
@@ -72,7 +74,12 @@ fn render(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
     if has_subs {
         man.render_subcommands_section(&mut out)?;
     }
-    out.extend_from_slice(tagged_section("EXIT STATUS", EXIT_STATUS).as_bytes());
+    let statuses: Vec<(&str, String)> = super::EXIT_CODES
+        .iter()
+        .map(|(code, text)| (*code, sentence(text)))
+        .collect();
+    let statuses: Vec<(&str, &str)> = statuses.iter().map(|(c, t)| (*c, t.as_str())).collect();
+    out.extend_from_slice(tagged_section("EXIT STATUS", &statuses).as_bytes());
     out.extend_from_slice(b".PP\nErrors are written to standard error as one line: \\fBerror: <code>: <message>\\fR.\n");
     out.extend_from_slice(tagged_section("ENVIRONMENT", ENVIRONMENT).as_bytes());
     if has_version {
@@ -136,6 +143,8 @@ mod tests {
     #[test]
     fn roff_escapes() {
         assert_eq!(roff_text(".x-y\\"), "\\&.x\\-y\\\\");
+        assert_eq!(sentence("ok"), "Ok.");
+        assert_eq!(sentence("not found (404)."), "Not found (404).");
     }
 
     #[test]
@@ -148,6 +157,12 @@ mod tests {
         for (name, page) in &pages {
             let text = String::from_utf8_lossy(page);
             assert!(text.contains(".SH \"EXIT STATUS\""), "{name}");
+            // The same words as --help.
+            assert!(
+                text.contains("Server or network error (5xx, connection failures"),
+                "{name}"
+            );
         }
+        assert!(super::super::EXIT_CODES_LONG.contains("  6  server or network error (5xx"));
     }
 }

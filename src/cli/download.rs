@@ -19,12 +19,13 @@ pub struct DownloadArgs {
     #[arg(value_name = "ID")]
     pub id: String,
 
-    /// Where to write: a file (replaced), a directory, or "-" for standard
-    /// output [default: the file's name in the current directory]
+    /// Where to write: a file (replaced), a directory (the file's name in it,
+    /// never replaced without --force), or "-" for standard output [default:
+    /// the file's name in the current directory]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Replace an existing file of the same name (without -o FILE)
+    /// Replace an existing file of the same name (in the current directory or -o DIR)
     #[arg(short, long)]
     pub force: bool,
 
@@ -112,8 +113,8 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     Ok(0)
 }
 
-/// The path to write: `-o FILE` as given, `-o DIR` joined with the name, else
-/// the name in the current directory (never replacing a file without `--force`).
+/// The path to write: `-o FILE` as given, else the file's name in `-o DIR`
+/// or the current directory, never replacing a file there without `--force`.
 fn destination(output: Option<&Path>, name: &str, force: bool) -> Result<PathBuf, ClientError> {
     // The name comes from the server: keep only a plain final component.
     let safe = Path::new(name)
@@ -121,15 +122,18 @@ fn destination(output: Option<&Path>, name: &str, force: bool) -> Result<PathBuf
         .filter(|n| *n != "." && *n != "..")
         .map(PathBuf::from)
         .ok_or_else(|| ClientError::Protocol(format!("unusable file name {name:?}")))?;
-    match output {
-        Some(p) if p.is_dir() => Ok(p.join(safe)),
-        Some(p) => Ok(p.to_path_buf()),
-        None if safe.exists() && !force => Err(ClientError::usage(format!(
+    let target = match output {
+        Some(p) if p.is_dir() => p.join(safe),
+        Some(p) => return Ok(p.to_path_buf()),
+        None => safe,
+    };
+    if target.exists() && !force {
+        return Err(ClientError::usage(format!(
             "{} exists: use --force to replace it, or -o FILE",
-            safe.display()
-        ))),
-        None => Ok(safe),
+            target.display()
+        )));
     }
+    Ok(target)
 }
 
 fn check_length(got: u64, want: u64) -> Result<(), ClientError> {
@@ -159,5 +163,17 @@ mod tests {
             PathBuf::from("a.txt")
         );
         assert!(destination(None, "..", false).is_err());
+
+        // DIR/name exists: refused unless --force; -o FILE is replaced.
+        std::fs::write(dir.path().join("a.txt"), "old").unwrap();
+        let err = destination(Some(dir.path()), "a.txt", false).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.message().contains("--force"), "{err}");
+        assert_eq!(
+            destination(Some(dir.path()), "a.txt", true).unwrap(),
+            dir.path().join("a.txt")
+        );
+        let existing = dir.path().join("a.txt");
+        assert_eq!(destination(Some(&existing), "b", false).unwrap(), existing);
     }
 }

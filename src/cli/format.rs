@@ -76,16 +76,23 @@ pub fn sign_seconds(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Parses a wait such as `60s`, `2m` or `90` (seconds).
+/// Longest wait of `health --wait --timeout`: 365 days.
+pub const MAX_WAIT_SECS: u64 = 365 * 86_400;
+
+/// Parses a wait such as `60s`, `2m` or `90` (seconds), at most 365 days.
 pub fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s
-            .parse::<u64>()
+    let d = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse::<u64>()
             .map(std::time::Duration::from_secs)
-            .map_err(|e| e.to_string());
+            .map_err(|e| format!("invalid duration {s:?}: {e}"))?
+    } else {
+        humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))?
+    };
+    if d > std::time::Duration::from_secs(MAX_WAIT_SECS) {
+        return Err(format!("invalid duration {s:?}: at most 365 days"));
     }
-    humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
+    Ok(d)
 }
 
 /// Parses an RFC 3339 timestamp of the API.
@@ -169,6 +176,28 @@ mod tests {
         for bad in ["0h", "366d", "1y", "h", "1.5h", "-1h", "1 h", "1h30m", ""] {
             assert!(check_expires(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn waits_are_capped_at_a_year() {
+        use std::time::Duration;
+        assert_eq!(wait_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(wait_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(
+            wait_duration("365d"),
+            Ok(Duration::from_secs(MAX_WAIT_SECS))
+        );
+        for bad in [
+            "366d",
+            "31536001",
+            "18446744073709551615",
+            "99999999999999999999",
+            "5000000y",
+        ] {
+            let err = wait_duration(bad).unwrap_err();
+            assert!(err.contains("invalid duration"), "{bad}: {err}");
+        }
+        assert!(wait_duration("soon").is_err());
     }
 
     #[test]

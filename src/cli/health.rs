@@ -15,7 +15,7 @@ pub struct HealthArgs {
     #[arg(long)]
     pub wait: bool,
 
-    /// How long --wait waits: 60s, 5m, 90 (seconds)
+    /// How long --wait waits: 60s, 5m, 90 (seconds); at most 365d
     #[arg(long, value_name = "DURATION", default_value = "60s",
           value_parser = format::wait_duration)]
     pub timeout: Duration,
@@ -24,12 +24,20 @@ pub struct HealthArgs {
 /// Runs the command; gives the exit status.
 pub async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.anonymous_client()?;
-    let deadline = Instant::now() + args.timeout;
+    let start = Instant::now();
+    // The parser caps the timeout at a year; never overflow whatever it is.
+    let deadline = start
+        .checked_add(args.timeout)
+        .or_else(|| start.checked_add(Duration::from_secs(format::MAX_WAIT_SECS)))
+        .unwrap_or(start);
     let mut pause = Duration::from_millis(200);
     loop {
         let remaining = deadline.saturating_duration_since(Instant::now());
         let result = check(&client, remaining.max(Duration::from_millis(100))).await;
-        let last = !args.wait || Instant::now() + pause >= deadline;
+        let last = !args.wait
+            || Instant::now()
+                .checked_add(pause)
+                .is_none_or(|next| next >= deadline);
         match result {
             Ok(f) if f.record.status == "ok" => {
                 print(ctx, &f)?;

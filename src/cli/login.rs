@@ -5,7 +5,7 @@
 
 use super::context::{Ctx, NetArgs};
 use crate::client::config::{self, Profile};
-use crate::client::{Client, ClientError, RetryPolicy};
+use crate::client::ClientError;
 use serde_json::json;
 
 /// Save a server and API key as a profile (checked against the server first)
@@ -27,7 +27,7 @@ pub async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let kind = if args.no_verify {
         "unverified"
     } else {
-        verify(&server, &key, &args.net).await?
+        verify(ctx, &args.net).await?
     };
     let mut file = config::load(&ctx.config_path)?;
     file.profiles.insert(
@@ -57,8 +57,8 @@ pub async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
 
 /// Asks the server about the key: `secret` when it reads usage, `public`
 /// when it is refused with 403 (public keys may only upload); 401 fails.
-async fn verify(server: &str, key: &str, net: &NetArgs) -> Result<&'static str, ClientError> {
-    let client = Client::new(server, Some(key), RetryPolicy::new(net.retries))?;
+async fn verify(ctx: &Ctx, net: &NetArgs) -> Result<&'static str, ClientError> {
+    let client = ctx.client(net)?;
     match client.usage().await {
         Ok(_) => Ok("secret"),
         Err(e) if e.status() == Some(403) => Ok("public"),

@@ -48,14 +48,26 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Picks the mode from the flags and the environment.
+    /// Picks the mode from the flags and the environment (`CI`, `TERM`,
+    /// whether stderr is a terminal).
     pub fn detect(quiet: bool, json: bool) -> Mode {
         let env = |k: &str| std::env::var(k).unwrap_or_default();
-        let ci = !matches!(env("CI").to_ascii_lowercase().as_str(), "" | "0" | "false");
-        let dumb = env("TERM") == "dumb";
+        Mode::choose(
+            quiet,
+            json,
+            ci_flag(&env("CI")),
+            env("TERM") == "dumb",
+            std::io::stderr().is_terminal(),
+        )
+    }
+
+    /// The mode for these facts: nothing but errors under `--quiet`; bars
+    /// only on a terminal and not under `--json`, `CI=true` or `TERM=dumb`;
+    /// plain lines otherwise.
+    pub fn choose(quiet: bool, json: bool, ci: bool, term_dumb: bool, stderr_is_tty: bool) -> Mode {
         if quiet {
             Mode::Quiet
-        } else if json || ci || dumb || !std::io::stderr().is_terminal() {
+        } else if json || ci || term_dumb || !stderr_is_tty {
             Mode::Lines
         } else {
             Mode::Bars
@@ -70,6 +82,14 @@ impl Mode {
             Mode::Quiet => Arc::new(Lines { quiet: true }),
         }
     }
+}
+
+/// Whether a `CI` value means "running in CI": set, and not `0` or `false`.
+fn ci_flag(value: &str) -> bool {
+    !matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "" | "0" | "false"
+    )
 }
 
 /// Plain lines on stderr (or nothing under `--quiet`).
@@ -253,5 +273,55 @@ impl Transfer for BarTransfer {
             t.inc(missing);
         }
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_combination_picks_the_right_mode() {
+        let flags = [false, true];
+        let mut seen = 0;
+        for quiet in flags {
+            for json in flags {
+                for ci in flags {
+                    for dumb in flags {
+                        for tty in flags {
+                            let want = if quiet {
+                                Mode::Quiet
+                            } else if tty && !json && !ci && !dumb {
+                                Mode::Bars
+                            } else {
+                                Mode::Lines
+                            };
+                            let got = Mode::choose(quiet, json, ci, dumb, tty);
+                            assert_eq!(
+                                got, want,
+                                "q={quiet} j={json} ci={ci} dumb={dumb} tty={tty}"
+                            );
+                            seen += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(seen, 32);
+        // The cases the contract spells out.
+        assert_eq!(Mode::choose(false, false, false, false, true), Mode::Bars);
+        assert_eq!(Mode::choose(false, false, false, false, false), Mode::Lines);
+        assert_eq!(Mode::choose(true, false, false, false, true), Mode::Quiet);
+        assert_eq!(Mode::choose(true, true, true, true, false), Mode::Quiet);
+    }
+
+    #[test]
+    fn ci_values() {
+        for on in ["true", "TRUE", "1", "yes"] {
+            assert!(ci_flag(on), "{on}");
+        }
+        for off in ["", "0", "false", "False", " "] {
+            assert!(!ci_flag(off), "{off:?}");
+        }
     }
 }

@@ -79,7 +79,14 @@ pub async fn run(args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         .filter(|p| p.as_os_str() != "-")
         .cloned()
         .collect();
-    let (mut jobs, problems) = walk::expand(&files, args.recursive, args.folder.as_deref());
+    let walk::Expansion {
+        mut jobs,
+        errors: problems,
+        notes,
+    } = walk::expand(&files, args.recursive, args.folder.as_deref());
+    for note in &notes {
+        progress.note(note);
+    }
     // Standard input is spooled to a temporary file first: memory stays flat,
     // the size is known (Content-Length) and a retry can send it again.
     let _spool = if stdin_count == 1 {

@@ -3,8 +3,8 @@
 
 use super::context::{Ctx, NetArgs};
 use super::format;
+use crate::api::Usage;
 use crate::client::ClientError;
-use serde_json::Value;
 
 /// Show the account's usage this billing period
 #[derive(Debug, clap::Args)]
@@ -19,33 +19,46 @@ pub async fn run(args: UsageArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let fetched = client.usage().await?;
     if ctx.out.is_json() {
+        // The record exactly as the server sent it (its fields, its order).
         ctx.out.record(&fetched.raw)?;
         return Ok(0);
     }
-    let u = &fetched.record;
-    let limits = Limits::from_raw(&fetched.raw);
-    if let Some(plan) = fetched.raw.get("plan").and_then(Value::as_str) {
-        ctx.out.line(&format!("{:<10} {plan}", "plan"))?;
+    for line in lines(&fetched.record) {
+        ctx.out.line(&line)?;
     }
-    ctx.out
-        .line(&format!("{:<10} since {}", "period", u.period_start))?;
+    Ok(0)
+}
+
+/// The human report: plan (when reported), period, and each counter with
+/// its quota and percentage when the server reports the plan's limits.
+fn lines(u: &Usage) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(plan) = &u.plan {
+        out.push(format!("{:<10} {plan}", "plan"));
+    }
+    out.push(format!("{:<10} since {}", "period", u.period_start));
+    let limits = u.limits.as_ref();
     let sized = |n| format::bytes(n);
     let counted = |n: u64| n.to_string();
-    ctx.out
-        .line(&measure("storage", u.storage_bytes, limits.storage, &sized))?;
-    ctx.out.line(&measure(
+    out.push(measure(
+        "storage",
+        u.storage_bytes,
+        limits.map(|l| l.storage_bytes),
+        &sized,
+    ));
+    out.push(measure(
         "bandwidth",
         u.bandwidth_bytes,
-        limits.bandwidth,
+        limits.map(|l| l.bandwidth_bytes),
         &sized,
-    ))?;
-    ctx.out.line(&measure(
+    ));
+    out.push(measure(
         "uploads",
         u.upload_count,
-        limits.uploads,
+        limits.map(|l| l.upload_count),
         &counted,
-    ))?;
-    Ok(0)
+    ));
+    out
 }
 
 /// One line: `storage    1.20 MB of 1.00 GB (0.1%)`, or without the quota.
@@ -61,57 +74,62 @@ fn measure(label: &str, used: u64, limit: Option<u64>, show: &dyn Fn(u64) -> Str
     }
 }
 
-/// Quotas, from the usage record's `limits` object (`storage_bytes`,
-/// `bandwidth_bytes`, `upload_count`); absent from servers that do not report them.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Limits {
-    storage: Option<u64>,
-    bandwidth: Option<u64>,
-    uploads: Option<u64>,
-}
-
-impl Limits {
-    fn from_raw(raw: &Value) -> Limits {
-        let pick = |name: &str| {
-            raw.get("limits")
-                .and_then(|l| l.get(name))
-                .and_then(Value::as_u64)
-        };
-        Limits {
-            storage: pick("storage_bytes"),
-            bandwidth: pick("bandwidth_bytes"),
-            uploads: pick("upload_count"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::UsageLimits;
+
+    fn usage(plan: Option<&str>, limits: Option<UsageLimits>) -> Usage {
+        Usage {
+            storage_bytes: 1_500_000,
+            bandwidth_bytes: 0,
+            upload_count: 1,
+            period_start: "2025-01-01T00:00:00Z".into(),
+            plan: plan.map(str::to_string),
+            limits,
+        }
+    }
 
     #[test]
-    fn limits_are_optional() {
-        assert_eq!(Limits::from_raw(&serde_json::json!({})), Limits::default());
-        let l = Limits::from_raw(&serde_json::json!({
-            "limits": {"storage_bytes": 10, "upload_count": 5}
-        }));
+    fn with_plan_and_limits() {
+        let u = usage(
+            Some("free"),
+            Some(UsageLimits {
+                storage_bytes: 1_000_000_000,
+                bandwidth_bytes: 10_000_000_000,
+                upload_count: 4,
+            }),
+        );
         assert_eq!(
-            l,
-            Limits {
-                storage: Some(10),
-                bandwidth: None,
-                uploads: Some(5)
-            }
+            lines(&u),
+            [
+                "plan       free",
+                "period     since 2025-01-01T00:00:00Z",
+                "storage    1.50 MB of 1.00 GB (0.1%)",
+                "bandwidth  0 B of 10.00 GB (0.0%)",
+                "uploads    1 of 4 (25.0%)",
+            ]
         );
     }
 
     #[test]
-    fn lines() {
-        let show = |n: u64| n.to_string();
+    fn limits_are_optional() {
+        let u = usage(None, None);
         assert_eq!(
-            measure("uploads", 1, Some(4), &show),
-            "uploads    1 of 4 (25.0%)"
+            lines(&u),
+            [
+                "period     since 2025-01-01T00:00:00Z",
+                "storage    1.50 MB",
+                "bandwidth  0 B",
+                "uploads    1",
+            ]
         );
-        assert_eq!(measure("uploads", 1, None, &show), "uploads    1");
+        // A server without the additions still decodes.
+        let raw = serde_json::json!({
+            "storage_bytes": 1, "bandwidth_bytes": 2, "upload_count": 3,
+            "period_start": "2025-01-01T00:00:00Z"
+        });
+        let u: Usage = serde_json::from_value(raw).unwrap();
+        assert_eq!((u.plan, u.limits), (None, None));
     }
 }

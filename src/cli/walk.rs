@@ -2,7 +2,7 @@
 //! the folder it goes to. A directory (with `-r`) uploads its contents: with
 //! `--folder releases/v1`, `dist/a/b.txt` of `dist/` goes to folder
 //! `releases/v1/a` as `b.txt`. Symbolic links to files are followed; links
-//! to directories are skipped (no cycles).
+//! to directories are skipped (no cycles), with a note for the user.
 
 use crate::client::ClientError;
 use std::path::{Path, PathBuf};
@@ -44,63 +44,63 @@ fn utf8_name(path: &Path) -> Result<String, ClientError> {
         })
 }
 
-/// Expands `paths` into jobs. Problems with one path (missing, a directory
-/// without `-r`, unreadable) are returned beside the jobs, so the others go on.
-pub fn expand(
-    paths: &[PathBuf],
-    recursive: bool,
-    folder: Option<&str>,
-) -> (Vec<Job>, Vec<ClientError>) {
-    let mut jobs = Vec::new();
-    let mut errors = Vec::new();
+/// What [`expand`] found.
+#[derive(Debug, Default)]
+pub struct Expansion {
+    /// The files to upload.
+    pub jobs: Vec<Job>,
+    /// Problems with some paths (missing, a directory without `-r`,
+    /// unreadable): the others go on.
+    pub errors: Vec<ClientError>,
+    /// Informational lines for the user (skipped links to directories).
+    pub notes: Vec<String>,
+}
+
+/// Expands `paths` into jobs, errors and notes.
+pub fn expand(paths: &[PathBuf], recursive: bool, folder: Option<&str>) -> Expansion {
+    let mut found = Expansion::default();
     for path in paths {
         let label = path.display().to_string();
         match std::fs::metadata(path) {
-            Err(e) => errors.push(ClientError::io(&label, e)),
+            Err(e) => found.errors.push(ClientError::io(&label, e)),
             Ok(meta) if meta.is_dir() => {
                 if recursive {
-                    walk_dir(path, &mut Vec::new(), folder, &mut jobs, &mut errors);
+                    walk_dir(path, &mut Vec::new(), folder, &mut found);
                 } else {
-                    errors.push(ClientError::usage(format!(
+                    found.errors.push(ClientError::usage(format!(
                         "{label}: is a directory (use -r to upload its contents)"
                     )));
                 }
             }
-            Ok(meta) if !meta.is_file() => errors.push(ClientError::usage(format!(
+            Ok(meta) if !meta.is_file() => found.errors.push(ClientError::usage(format!(
                 "{label}: not a regular file (use \"-\" to upload a stream from standard input)"
             ))),
             Ok(meta) => match utf8_name(path) {
-                Ok(name) => jobs.push(Job {
+                Ok(name) => found.jobs.push(Job {
                     source: path.clone(),
                     label,
                     name,
                     folder: join_folder(folder, &[]),
                     size: meta.len(),
                 }),
-                Err(e) => errors.push(e),
+                Err(e) => found.errors.push(e),
             },
         }
     }
-    (jobs, errors)
+    found
 }
 
 /// Walks `dir` (sorted, depth first), `rel` being its path below the root.
-fn walk_dir(
-    dir: &Path,
-    rel: &mut Vec<String>,
-    folder: Option<&str>,
-    jobs: &mut Vec<Job>,
-    errors: &mut Vec<ClientError>,
-) {
+fn walk_dir(dir: &Path, rel: &mut Vec<String>, folder: Option<&str>, out: &mut Expansion) {
     let entries = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) => return errors.push(ClientError::io(dir.display(), e)),
+        Err(e) => return out.errors.push(ClientError::io(dir.display(), e)),
     };
     let mut paths: Vec<PathBuf> = Vec::new();
     for entry in entries {
         match entry {
             Ok(e) => paths.push(e.path()),
-            Err(e) => errors.push(ClientError::io(dir.display(), e)),
+            Err(e) => out.errors.push(ClientError::io(dir.display(), e)),
         }
     }
     paths.sort();
@@ -110,27 +110,28 @@ fn walk_dir(
         let meta = match std::fs::metadata(&path) {
             Ok(m) => m,
             Err(e) => {
-                errors.push(ClientError::io(&label, e));
+                out.errors.push(ClientError::io(&label, e));
                 continue;
             }
         };
         let name = match utf8_name(&path) {
             Ok(n) => n,
             Err(e) => {
-                errors.push(e);
+                out.errors.push(e);
                 continue;
             }
         };
         if meta.is_dir() {
             if matches!(link, Ok(true)) {
-                tracing::info!("{label}: skipping a symbolic link to a directory");
+                out.notes
+                    .push(format!("skipped {label}: a symbolic link to a directory"));
                 continue;
             }
             rel.push(name);
-            walk_dir(&path, rel, folder, jobs, errors);
+            walk_dir(&path, rel, folder, out);
             rel.pop();
         } else if meta.is_file() {
-            jobs.push(Job {
+            out.jobs.push(Job {
                 source: path,
                 label,
                 name,
@@ -163,8 +164,15 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b")).unwrap();
         std::fs::write(root.join("top.txt"), "1").unwrap();
         std::fs::write(root.join("a/b/deep.txt"), "22").unwrap();
-        let (jobs, errors) = expand(std::slice::from_ref(&root), true, Some("rel"));
-        assert!(errors.is_empty(), "{errors:?}");
+        let Expansion {
+            jobs,
+            errors,
+            notes,
+        } = expand(std::slice::from_ref(&root), true, Some("rel"));
+        assert!(
+            errors.is_empty() && notes.is_empty(),
+            "{errors:?} {notes:?}"
+        );
         let got: Vec<_> = jobs
             .iter()
             .map(|j| (j.folder.clone().unwrap(), j.name.clone(), j.size))
@@ -176,8 +184,25 @@ mod tests {
                 ("rel".into(), "top.txt".into(), 1)
             ]
         );
-        let (jobs, errors) = expand(&[root, dir.path().join("missing")], false, None);
-        assert!(jobs.is_empty());
-        assert_eq!(errors.len(), 2);
+        let found = expand(&[root, dir.path().join("missing")], false, None);
+        assert!(found.jobs.is_empty());
+        assert_eq!(found.errors.len(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_to_directories_are_skipped_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::write(root.join("real/f.txt"), "1").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("real/f.txt"), root.join("g.txt")).unwrap();
+        let found = expand(std::slice::from_ref(&root), true, None);
+        assert!(found.errors.is_empty(), "{:?}", found.errors);
+        let names: Vec<_> = found.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["g.txt", "f.txt"], "files behind links are followed");
+        assert_eq!(found.notes.len(), 1, "{:?}", found.notes);
+        assert!(found.notes[0].contains("loop"), "{:?}", found.notes);
     }
 }

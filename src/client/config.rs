@@ -81,6 +81,8 @@ pub struct Settings {
     pub api_key: Option<String>,
     /// The profile name that was looked up.
     pub profile: String,
+    /// Whether that profile was named (flag or env) but is not in the file.
+    pub profile_missing: bool,
 }
 
 impl std::fmt::Debug for Settings {
@@ -89,6 +91,7 @@ impl std::fmt::Debug for Settings {
             .field("server", &self.server)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("profile", &self.profile)
+            .field("profile_missing", &self.profile_missing)
             .finish()
     }
 }
@@ -97,7 +100,7 @@ impl Settings {
     /// The server URL, or a usage error saying how to give one.
     pub fn require_server(&self) -> Result<&str, ClientError> {
         self.server.as_deref().ok_or_else(|| {
-            ClientError::usage(
+            self.missing(
                 "no server configured: pass --server URL, set FILESTORE_URL, or run `filestore login`",
             )
         })
@@ -106,10 +109,22 @@ impl Settings {
     /// The API key, or a usage error saying how to give one.
     pub fn require_key(&self) -> Result<&str, ClientError> {
         self.api_key.as_deref().ok_or_else(|| {
-            ClientError::usage(
+            self.missing(
                 "no API key configured: pass --api-key KEY, set FILESTORE_API_KEY, or run `filestore login`",
             )
         })
+    }
+
+    /// The error for a missing setting: about the profile when a named
+    /// profile that does not exist was to provide it.
+    fn missing(&self, generic: &str) -> ClientError {
+        if self.profile_missing {
+            let name = &self.profile;
+            return ClientError::usage(format!(
+                "profile {name:?} not found: create it with `filestore login --profile {name}`"
+            ));
+        }
+        ClientError::usage(generic)
     }
 }
 
@@ -173,19 +188,16 @@ pub fn profile_name(flags: &Flags, env: &Env) -> String {
 }
 
 /// Resolves server and key: flags > env > profile. A profile named
-/// explicitly (flag or env) must exist in the file.
+/// explicitly (flag or env) that is not in the file is only an error when a
+/// setting it would give is needed and missing (see
+/// [`Settings::require_server`]): `FILESTORE_URL=… FILESTORE_API_KEY=…
+/// filestore login --profile ci` creates it.
 pub fn resolve(flags: &Flags, env: &Env, file: &ProfileFile) -> Result<Settings, ClientError> {
     let name = profile_name(flags, env);
     let explicit = flags.profile.is_some() || env.profile.is_some();
-    let profile = match file.profiles.get(&name) {
-        Some(p) => p.clone(),
-        None if explicit && (flags.server.is_none() || flags.api_key.is_none()) => {
-            return Err(ClientError::usage(format!(
-                "profile {name:?} not found: create it with `filestore login --profile {name}`"
-            )))
-        }
-        None => Profile::default(),
-    };
+    let found = file.profiles.get(&name);
+    let profile_missing = explicit && found.is_none();
+    let profile = found.cloned().unwrap_or_default();
     let server = flags
         .server
         .clone()
@@ -203,6 +215,7 @@ pub fn resolve(flags: &Flags, env: &Env, file: &ProfileFile) -> Result<Settings,
         server,
         api_key,
         profile: name,
+        profile_missing,
     })
 }
 
@@ -268,19 +281,72 @@ mod tests {
     }
 
     #[test]
-    fn named_profile_must_exist() {
+    fn a_missing_named_profile_fails_only_when_a_setting_is_missing() {
         let file = file_with("default", "http://p:1", "sk_p");
         let flags = Flags {
             profile: Some("prod".into()),
             ..Default::default()
         };
-        let err = resolve(&flags, &Env::default(), &file).unwrap_err();
-        assert_eq!(err.exit_code(), 2);
+        // Nothing else gives server or key: the profile is what is missing.
+        let s = resolve(&flags, &Env::default(), &file).unwrap();
+        assert!(s.profile_missing);
+        for err in [
+            s.require_server().unwrap_err(),
+            s.require_key().unwrap_err(),
+        ] {
+            assert_eq!(err.exit_code(), 2);
+            assert!(
+                err.message().contains("profile \"prod\" not found"),
+                "{err}"
+            );
+        }
+
+        // Server and key from the environment (or flags): no error at all,
+        // whether the profile is named by flag or by FILESTORE_PROFILE.
+        let env = Env {
+            url: Some("http://e:1".into()),
+            api_key: Some("sk_e".into()),
+            ..Default::default()
+        };
+        let s = resolve(&flags, &env, &file).unwrap();
+        assert_eq!(s.require_server().unwrap(), "http://e:1");
+        assert_eq!(s.require_key().unwrap(), "sk_e");
+        assert_eq!(s.profile, "prod");
+        let env = Env {
+            profile: Some("ci".into()),
+            ..env
+        };
+        let s = resolve(&Flags::default(), &env, &file).unwrap();
+        assert!(s.require_server().is_ok() && s.require_key().is_ok());
+        assert_eq!(s.profile, "ci");
+
+        // Only the key missing: the error names the profile.
+        let flags = Flags {
+            server: Some("http://f:1".into()),
+            profile: Some("prod".into()),
+            ..Default::default()
+        };
+        let s = resolve(&flags, &Env::default(), &file).unwrap();
+        assert!(s.require_server().is_ok());
+        assert!(s.require_key().unwrap_err().message().contains("prod"));
+
+        // An existing named profile, and the implicit default, are not missing.
         let env = Env {
             profile: Some("default".into()),
             ..Default::default()
         };
-        assert!(resolve(&Flags::default(), &env, &file).is_ok());
+        assert!(
+            !resolve(&Flags::default(), &env, &file)
+                .unwrap()
+                .profile_missing
+        );
+        let s = resolve(&Flags::default(), &Env::default(), &ProfileFile::default()).unwrap();
+        assert!(!s.profile_missing);
+        assert!(s
+            .require_server()
+            .unwrap_err()
+            .message()
+            .contains("no server"));
     }
 
     #[test]

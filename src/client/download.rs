@@ -3,8 +3,8 @@
 //! (and `If-Range` on the ETag) rather than started over.
 
 use super::error::ClientError;
-use super::http::{decode_error, Client, RetryNotice};
-use super::retry::{retryable_error, retryable_status, server_hint};
+use super::http::{status_failure, Client};
+use super::retry::{Failure, Retrier, RetryNotice};
 use super::Meter;
 use futures_util::StreamExt;
 use reqwest::header::{ETAG, IF_RANGE, RANGE};
@@ -50,11 +50,10 @@ impl Client {
         meter: &dyn Meter,
         on_retry: &(dyn Fn(&RetryNotice) + Sync),
     ) -> Result<u64, ClientError> {
-        let policy = self.policy();
         let write_err = |e: std::io::Error| ClientError::io("writing the download", e);
+        let mut retrier = Retrier::new(self.policy(), on_retry);
         let mut written = 0u64;
         let mut etag: Option<reqwest::header::HeaderValue> = None;
-        let mut attempt = 0u32;
         loop {
             let mut req = self.anonymous(url);
             if written > 0 {
@@ -67,9 +66,9 @@ impl Client {
                 Ok(resp) if resp.status().is_success() => {
                     if written > 0 && resp.status() != StatusCode::PARTIAL_CONTENT {
                         if !sink.restart().await.map_err(write_err)? {
-                            return Err(ClientError::Network(
+                            return Err(retrier.give_up(ClientError::Network(
                                 "transfer interrupted and the server cannot resume it".into(),
-                            ));
+                            )));
                         }
                         written = 0;
                         meter.reset();
@@ -97,30 +96,17 @@ impl Client {
                             sink.writer().flush().await.map_err(write_err)?;
                             return Ok(written);
                         }
-                        Some(e) => (ClientError::network(&e), None),
+                        // Cut off midway: resumed from `written`.
+                        Some(e) => Failure {
+                            retryable: true,
+                            ..Failure::transport(&e)
+                        },
                     }
                 }
-                Ok(resp) if retryable_status(resp.status()) => {
-                    let hint = server_hint(resp.headers());
-                    (decode_error(resp).await, hint)
-                }
-                Ok(resp) => return Err(decode_error(resp).await),
-                Err(e) if retryable_error(&e) => (ClientError::network(&e), None),
-                Err(e) => return Err(ClientError::network(&e)),
+                Ok(resp) => status_failure(resp).await,
+                Err(e) => Failure::transport(&e),
             };
-            let (err, hint) = failure;
-            let wait = match policy.wait(attempt, hint) {
-                Some(w) if attempt < policy.retries => w,
-                _ => return Err(err),
-            };
-            attempt += 1;
-            on_retry(&RetryNotice {
-                attempt,
-                of: policy.retries,
-                wait,
-                reason: err.message().to_string(),
-            });
-            tokio::time::sleep(wait).await;
+            retrier.after(failure).await?;
         }
     }
 }

@@ -19,6 +19,17 @@ pub mod exit {
     pub const LIMIT: u8 = 5;
     /// Server or network error.
     pub const SERVER: u8 = 6;
+
+    /// The exit status of an HTTP error status.
+    pub fn for_status(status: u16) -> u8 {
+        match status {
+            401 | 403 => AUTH,
+            404 | 410 => NOT_FOUND,
+            413 | 429 => LIMIT,
+            408 | 500..=599 => SERVER,
+            _ => OTHER,
+        }
+    }
 }
 
 /// Everything that can go wrong in a client command.
@@ -106,13 +117,7 @@ impl ClientError {
     /// The process exit status this error maps to.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ClientError::Api { status, .. } => match status {
-                401 | 403 => exit::AUTH,
-                404 | 410 => exit::NOT_FOUND,
-                413 | 429 => exit::LIMIT,
-                408 | 500..=599 => exit::SERVER,
-                _ => exit::OTHER,
-            },
+            ClientError::Api { status, .. } => exit::for_status(*status),
             ClientError::Network(_) | ClientError::Protocol(_) => exit::SERVER,
             ClientError::Usage(_) => exit::USAGE,
             ClientError::Io(_) => exit::OTHER,
@@ -175,6 +180,9 @@ mod tests {
         assert_eq!(api(429).exit_code(), 5);
         assert_eq!(api(503).exit_code(), 6);
         assert_eq!(api(400).exit_code(), 1);
+        assert_eq!(exit::for_status(410), 4);
+        assert_eq!(exit::for_status(408), 6);
+        assert_eq!(exit::for_status(422), 1);
         assert_eq!(ClientError::Network("x".into()).exit_code(), 6);
         assert_eq!(ClientError::usage("x").exit_code(), 2);
     }

@@ -1,14 +1,24 @@
-//! The HTTP client: one `reqwest::Client` (rustls, pooled), the bearer key,
-//! the retry loop and the decoding of answers and error envelopes.
+//! The HTTP client: pooled rustls `reqwest::Client`s, the bearer key, the
+//! retry loop and the decoding of answers and error envelopes.
+//!
+//! Two connection pools: reqwest's read timeout is a single timer from the
+//! start of a request until the response headers (it only resets per chunk
+//! once the response body is read), so an upload whose body and storing
+//! take longer than the timeout would fail, be sent again and fail again
+//! until the retries run out. Uploads
+//! therefore go through a client without a read timeout, relying on TCP
+//! keepalive to notice a dead peer; everything else (small requests,
+//! downloads whose body reads reset the timer) keeps the read timeout.
 
 use super::error::ClientError;
-use super::retry::{retryable_error, retryable_status, server_hint, RetryPolicy};
+use super::retry::{status_text, Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::api::ErrorBody;
 use futures_util::StreamExt;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// Characters escaped in a path segment (everything but unreserved ones).
@@ -28,23 +38,36 @@ pub struct Fetched<T> {
     pub raw: serde_json::Value,
 }
 
-/// What a retry is about to do, for progress reporting.
-#[derive(Debug, Clone)]
-pub struct RetryNotice {
-    /// The retry about to be made (1-based).
-    pub attempt: u32,
-    /// Retries allowed in total.
-    pub of: u32,
-    /// How long until it is made.
-    pub wait: Duration,
-    /// Why: the status or the transport error.
-    pub reason: String,
+/// The timeouts of a [`Client`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing a connection.
+    pub connect: Duration,
+    /// Waiting for the response headers, then for each body chunk (not for
+    /// uploads, see the module docs).
+    pub read: Duration,
+    /// Idle time before TCP keepalive probes start.
+    pub keepalive: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            read: Duration::from_secs(60),
+            keepalive: Duration::from_secs(30),
+        }
+    }
 }
 
 /// A client for one filestore server.
 #[derive(Clone)]
 pub struct Client {
+    /// With the read timeout: every request but uploads.
     http: reqwest::Client,
+    /// Without it: uploads, whose server answer comes only once the whole
+    /// body is sent and stored.
+    upload_http: reqwest::Client,
     server: String,
     api_key: Option<String>,
     policy: RetryPolicy,
@@ -66,15 +89,29 @@ impl Client {
         api_key: Option<&str>,
         policy: RetryPolicy,
     ) -> Result<Client, ClientError> {
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("filestore/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(60))
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| ClientError::network(&e))?;
+        Client::with_timeouts(server, api_key, policy, Timeouts::default())
+    }
+
+    /// [`Client::new`] with other timeouts.
+    pub fn with_timeouts(
+        server: &str,
+        api_key: Option<&str>,
+        policy: RetryPolicy,
+        timeouts: Timeouts,
+    ) -> Result<Client, ClientError> {
+        let builder = || {
+            reqwest::Client::builder()
+                .user_agent(concat!("filestore/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(timeouts.connect)
+                .tcp_keepalive(timeouts.keepalive)
+                .tcp_keepalive_interval(Duration::from_secs(10))
+                .tcp_keepalive_retries(3)
+                .tcp_nodelay(true)
+        };
+        let build = |b: reqwest::ClientBuilder| b.build().map_err(|e| ClientError::network(&e));
         Ok(Client {
-            http,
+            http: build(builder().read_timeout(timeouts.read))?,
+            upload_http: build(builder())?,
             server: server.trim_end_matches('/').to_string(),
             api_key: api_key.map(str::to_string),
             policy,
@@ -113,6 +150,15 @@ impl Client {
         }
     }
 
+    /// A `POST` with the bearer key on the pool without a read timeout (uploads).
+    pub fn upload_request(&self, url: &str) -> RequestBuilder {
+        let req = self.upload_http.post(url);
+        match &self.api_key {
+            Some(k) => req.bearer_auth(k),
+            None => req,
+        }
+    }
+
     /// A request without credentials (CDN URLs: the key never leaves for another host).
     pub fn anonymous(&self, url: &str) -> RequestBuilder {
         self.http.get(url)
@@ -130,48 +176,15 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<RequestBuilder, ClientError>>,
     {
-        let mut attempt = 0u32;
+        let mut retrier = Retrier::new(self.policy, on_retry);
         loop {
             let request = make().await?;
-            let (wait, reason) = match request.send().await {
+            let failure = match request.send().await {
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
-                Ok(resp) if retryable_status(resp.status()) && attempt < self.policy.retries => {
-                    let status = resp.status();
-                    match self.policy.wait(attempt, server_hint(resp.headers())) {
-                        Some(wait) => (wait, status_text(status)),
-                        None => return Err(decode_error(resp).await),
-                    }
-                }
-                Ok(resp) => {
-                    let err = decode_error(resp).await;
-                    return Err(if attempt > 0 {
-                        retried(err, attempt)
-                    } else {
-                        err
-                    });
-                }
-                Err(e) if retryable_error(&e) && attempt < self.policy.retries => {
-                    let reason = ClientError::network(&e).message().to_string();
-                    (self.policy.backoff(attempt), reason)
-                }
-                Err(e) => {
-                    let err = ClientError::network(&e);
-                    return Err(if attempt > 0 {
-                        retried(err, attempt)
-                    } else {
-                        err
-                    });
-                }
+                Ok(resp) => status_failure(resp).await,
+                Err(e) => Failure::transport(&e),
             };
-            attempt += 1;
-            tracing::debug!(attempt, ?wait, %reason, "retrying");
-            on_retry(&RetryNotice {
-                attempt,
-                of: self.policy.retries,
-                wait,
-                reason,
-            });
-            tokio::time::sleep(wait).await;
+            retrier.after(failure).await?;
         }
     }
 
@@ -216,14 +229,28 @@ impl Client {
         read_json(resp).await
     }
 
-    /// `DELETE /v1/files/{id}`.
+    /// `DELETE /v1/files/{id}`. A 404 to a retry means an earlier attempt
+    /// deleted the file but its answer was lost: that is a success.
     pub async fn delete(&self, id: &str) -> Result<Fetched<crate::api::DeleteResult>, ClientError> {
         let url = self.file_url(id, "");
-        read_json(
-            self.send(|| self.request(reqwest::Method::DELETE, &url))
-                .await?,
-        )
-        .await
+        let attempts = AtomicU32::new(0);
+        let result = self
+            .send(|| {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                self.request(reqwest::Method::DELETE, &url)
+            })
+            .await;
+        match result {
+            Ok(resp) => read_json(resp).await,
+            Err(e) if e.status() == Some(404) && attempts.load(Ordering::Relaxed) > 1 => {
+                tracing::debug!(%id, "a retried delete found the file gone: deleted earlier");
+                Ok(Fetched {
+                    record: crate::api::DeleteResult { success: true },
+                    raw: serde_json::json!({ "success": true }),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `POST /v1/files/{id}/signed-url`.
@@ -260,7 +287,11 @@ impl Client {
             .await
             .map_err(|e| ClientError::network(&e))?;
         let status = resp.status();
-        if status.is_success() || status == StatusCode::SERVICE_UNAVAILABLE {
+        if status.is_success() {
+            // A 200 that is not a health record is not the API answering.
+            return parse_json(&read_capped(resp, MAX_ERROR_BODY).await?);
+        }
+        if status == StatusCode::SERVICE_UNAVAILABLE {
             let body = read_capped(resp, MAX_ERROR_BODY).await?;
             if let Ok(f) = parse_json(&body) {
                 return Ok(f);
@@ -271,23 +302,11 @@ impl Client {
     }
 }
 
-/// Adds "(after N retries)" to an error's message.
-fn retried(err: ClientError, attempts: u32) -> ClientError {
-    let note = format!(
-        "after {attempts} {}",
-        if attempts == 1 { "retry" } else { "retries" }
-    );
-    err.map_message(|m| format!("{m} ({note})"))
-}
-
-fn status_text(status: StatusCode) -> String {
-    format!(
-        "{} {}",
-        status.as_u16(),
-        status.canonical_reason().unwrap_or("")
-    )
-    .trim_end()
-    .to_string()
+/// An error answer as a failed attempt: its status, its wait hint and its
+/// decoded error.
+pub async fn status_failure(resp: Response) -> Failure {
+    let (status, headers) = (resp.status(), resp.headers().clone());
+    Failure::status(status, &headers, decode_error(resp).await)
 }
 
 /// Reads a success response as JSON into `T`, keeping the raw value.
@@ -375,6 +394,87 @@ mod tests {
         assert_eq!(e.code(), "http_502");
         assert_eq!(e.message(), "502 Bad Gateway: <html> bad gateway </html>");
         assert_eq!(e.exit_code(), 6);
+    }
+
+    /// A server whose upload and usage routes answer only after `delay`.
+    async fn slow_server(delay: Duration) -> (String, tokio::task::JoinHandle<()>) {
+        use axum::routing::{get, post};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let record = serde_json::json!({
+            "id": "f_1", "url": null, "name": "a.bin", "folder": null, "size": 4096,
+            "type": "application/octet-stream", "private": true,
+            "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+        });
+        let usage = serde_json::json!({
+            "storage_bytes": 0, "bandwidth_bytes": 0, "upload_count": 0,
+            "period_start": "2025-01-01T00:00:00Z"
+        });
+        let app = axum::Router::new()
+            .route(
+                "/v1/upload",
+                post(move |_body: axum::body::Bytes| async move {
+                    tokio::time::sleep(delay).await;
+                    axum::Json(record)
+                }),
+            )
+            .route(
+                "/v1/usage",
+                get(move || async move {
+                    tokio::time::sleep(delay).await;
+                    axum::Json(usage)
+                }),
+            );
+        let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (base, task)
+    }
+
+    #[tokio::test]
+    async fn uploads_are_not_cut_by_the_read_timeout() {
+        // The server takes longer to answer than the read timeout, as a big
+        // upload (body sent, then stored) would with the real 60 s one.
+        let (base, server) = slow_server(Duration::from_millis(1200)).await;
+        let timeouts = Timeouts {
+            read: Duration::from_millis(200),
+            ..Timeouts::default()
+        };
+        let client =
+            Client::with_timeouts(&base, Some("sk_x"), RetryPolicy::new(0), timeouts).unwrap();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), [7u8; 4096]).unwrap();
+        let meta = crate::client::upload::UploadMeta {
+            name: "a.bin".into(),
+            ..Default::default()
+        };
+        let meter = std::sync::Arc::new(crate::client::NoMeter);
+        let stored = client
+            .upload(file.path(), 4096, &meta, meter, &|_| {})
+            .await
+            .expect("the upload waits for its answer");
+        assert_eq!(stored.record.id, "f_1");
+
+        // Other requests keep the read timeout (so the test above means
+        // something): the same delay fails them.
+        let err = client.usage().await.unwrap_err();
+        assert_eq!(err.code(), "network", "{err}");
+        assert!(err.message().contains("timed out"), "{err}");
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_health_200_that_is_not_json_is_a_protocol_error() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new().route(
+            "/v1/health",
+            axum::routing::get(|| async { "<html>welcome to nginx</html>" }),
+        );
+        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client = Client::new(&base, None, RetryPolicy::new(0)).unwrap();
+        let err = client.health().await.unwrap_err();
+        assert_eq!(err.code(), "protocol", "{err}");
+        assert_eq!(err.exit_code(), 6);
+        server.abort();
     }
 
     #[test]

@@ -9,8 +9,8 @@ pub mod retry;
 pub mod upload;
 
 pub use error::ClientError;
-pub use http::{Client, Fetched, RetryNotice};
-pub use retry::RetryPolicy;
+pub use http::{Client, Fetched, Timeouts};
+pub use retry::{RetryNotice, RetryPolicy};
 
 /// Counts the bytes of one transfer as they move (a progress bar, or nothing).
 pub trait Meter: Send + Sync {

@@ -5,7 +5,8 @@
 //! already stored instead of creating a second one.
 
 use super::error::ClientError;
-use super::http::{read_json, Client, Fetched, RetryNotice};
+use super::http::{read_json, Client, Fetched};
+use super::retry::RetryNotice;
 use super::Meter;
 use crate::api::FileRecord;
 use futures_util::StreamExt;
@@ -63,8 +64,10 @@ impl Client {
                     meter.reset();
                 }
                 let form = form(path, size, meta, meter).await?;
+                // The pool without a read timeout: the answer comes only
+                // once the whole body is sent and stored.
                 Ok(self
-                    .request(reqwest::Method::POST, url)
+                    .upload_request(url)
                     .header("Idempotency-Key", key.as_str())
                     .multipart(form))
             }

@@ -16,11 +16,6 @@ pub fn guard_upload(conn: &Connection, blob_key: &str, now: i64) -> Result<(), D
     Ok(())
 }
 
-/// Called by the committing transaction; false when the guard is gone.
-pub fn release_upload_guard(conn: &Connection, blob_key: &str) -> Result<bool, DbError> {
-    Ok(conn.execute("DELETE FROM blob_deletions WHERE blob_key = ?1", [blob_key])? == 1)
-}
-
 /// Queues a blob for deletion, due at `due`.
 pub fn schedule(conn: &Connection, blob_key: &str, due: i64) -> Result<(), DbError> {
     conn.execute(
@@ -49,10 +44,10 @@ pub fn due(conn: &Connection, now: i64, max: u32) -> Result<Vec<(String, u32)>, 
     Ok(rows)
 }
 
-/// The blob is gone: forget it.
-pub fn done(conn: &Connection, blob_key: &str) -> Result<(), DbError> {
-    conn.execute("DELETE FROM blob_deletions WHERE blob_key = ?1", [blob_key])?;
-    Ok(())
+/// Forgets a queued blob: it is gone, or (an upload's guard, released by the
+/// committing transaction) it is now a file's. False when it was not queued.
+pub fn done(conn: &Connection, blob_key: &str) -> Result<bool, DbError> {
+    Ok(conn.execute("DELETE FROM blob_deletions WHERE blob_key = ?1", [blob_key])? == 1)
 }
 
 /// A deletion failed: try again at `retry_at`.
@@ -75,12 +70,4 @@ pub fn expire_upload_guards(conn: &Connection, now: i64) -> Result<usize, DbErro
         "UPDATE blob_deletions SET due_at = ?1 WHERE due_at > ?1",
         [now],
     )?)
-}
-
-pub fn pending(conn: &Connection) -> Result<u64, DbError> {
-    Ok(
-        conn.query_row("SELECT COUNT(*) FROM blob_deletions", [], |r| {
-            r.get::<_, i64>(0)
-        })? as u64,
-    )
 }

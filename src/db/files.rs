@@ -2,6 +2,7 @@
 //! transaction), lookups that hide expired files, keyset pages, deletion.
 
 use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
+use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +90,7 @@ pub fn commit_upload(
     if count >= limits.uploads_per_period {
         return Ok(CommitOutcome::UploadsExceeded { count });
     }
-    if !blobs::release_upload_guard(&tx, &f.blob_key)? {
+    if !blobs::done(&tx, &f.blob_key)? {
         return Err(DbError::Invalid(format!(
             "upload guard of {} is gone; the blob may have been collected",
             f.blob_key
@@ -174,6 +175,8 @@ pub struct PageAfter {
 }
 
 /// Up to `limit + 1` live files, newest first, strictly after `after`.
+/// The SQL is chosen so that SQLite seeks straight to the cursor in the
+/// matching index (`files_by_folder` or `files_by_account`), whatever the page.
 pub fn page(
     conn: &Connection,
     account_id: &str,
@@ -182,31 +185,25 @@ pub fn page(
     limit: u32,
     now: i64,
 ) -> Result<Vec<FileRow>, DbError> {
-    let (after_t, after_id) = match after {
-        Some(a) => (Some(a.created_at), Some(a.id.as_str())),
-        None => (None, None),
-    };
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM files
-         WHERE account_id = ?1
-           AND (?2 IS NULL OR folder = ?2)
-           AND (expires_at IS NULL OR expires_at > ?3)
-           AND (?4 IS NULL OR created_at < ?4 OR (created_at = ?4 AND id < ?5))
-         ORDER BY created_at DESC, id DESC
-         LIMIT ?6"
-    ))?;
+    let mut sql = format!("SELECT {COLUMNS} FROM files WHERE account_id = ?");
+    let mut args = vec![Value::Text(account_id.to_string())];
+    if let Some(folder) = folder {
+        sql.push_str(" AND folder = ?");
+        args.push(Value::Text(folder.to_string()));
+    }
+    if let Some(a) = after {
+        sql.push_str(" AND (created_at, id) < (?, ?)");
+        args.push(Value::Integer(a.created_at));
+        args.push(Value::Text(a.id.clone()));
+    }
+    sql.push_str(
+        " AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT ?",
+    );
+    args.push(Value::Integer(now));
+    args.push(Value::Integer(i64::from(limit) + 1));
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt
-        .query_map(
-            params![
-                account_id,
-                folder,
-                now,
-                after_t,
-                after_id,
-                i64::from(limit) + 1
-            ],
-            from_row,
-        )?
+        .query_map(rusqlite::params_from_iter(args), from_row)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -255,16 +252,6 @@ pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<Fil
     }
     tx.commit()?;
     Ok(rows)
-}
-
-/// Looks a file up for the CDN: by account and id, live at `now`.
-pub fn get_for_cdn(
-    conn: &Connection,
-    account_id: &str,
-    id: &str,
-    now: i64,
-) -> Result<Option<FileRow>, DbError> {
-    get_live(conn, account_id, id, now)
 }
 
 /// Forgets idempotency keys older than `before`.

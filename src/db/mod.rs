@@ -31,7 +31,10 @@ pub enum DbError {
 }
 
 /// Numbered migrations, applied in order; `PRAGMA user_version` records the last.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_idempotency_by_file.sql"),
+];
 
 #[derive(Clone)]
 pub struct Db {

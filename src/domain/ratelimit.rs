@@ -29,29 +29,34 @@ impl RateLimiter {
 
     /// Counts one request of `key` at `now_ms` against `limit` per `window_ms`.
     pub fn check(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64) -> Decision {
+        self.decide(key, limit, window_ms, now_ms, true)
+    }
+
+    /// Where `key` stands, without counting a request.
+    pub fn peek(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64) -> Decision {
+        self.decide(key, limit, window_ms, now_ms, false)
+    }
+
+    fn decide(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64, count: bool) -> Decision {
         let window_ms = window_ms.max(1000);
         let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() > 100_000 {
             map.retain(|_, (start, _)| now_ms < *start + window_ms);
         }
-        let entry = map.entry(key.to_string()).or_insert((now_ms, 0));
-        if now_ms >= entry.0 + window_ms || now_ms < entry.0 {
-            *entry = (now_ms, 0);
+        let (start, used) = match map.get(key) {
+            Some(&(start, used)) if now_ms >= start && now_ms < start + window_ms => (start, used),
+            _ => (now_ms, 0),
+        };
+        let reset = (start + window_ms + 999) / 1000;
+        let allowed = used < limit;
+        let used = used + u64::from(allowed && count);
+        if count {
+            map.insert(key.to_string(), (start, used));
         }
-        let reset = (entry.0 + window_ms + 999) / 1000;
-        if entry.1 >= limit {
-            return Decision {
-                allowed: false,
-                limit,
-                remaining: 0,
-                reset,
-            };
-        }
-        entry.1 += 1;
         Decision {
-            allowed: true,
+            allowed,
             limit,
-            remaining: limit - entry.1,
+            remaining: limit - used.min(limit),
             reset,
         }
     }
@@ -75,6 +80,15 @@ mod tests {
         assert!(
             rl.check("other", 3, 60_000, t0 + 3).allowed,
             "keys are independent"
+        );
+        let peeked = rl.peek("k", 3, 60_000, t0 + 59_999);
+        assert_eq!((peeked.remaining, peeked.reset), (0, 1_700_000_061));
+        let fresh = rl.peek("new", 3, 60_000, t0);
+        assert_eq!((fresh.allowed, fresh.remaining), (true, 3));
+        assert_eq!(
+            rl.peek("new", 3, 60_000, t0).remaining,
+            3,
+            "peeking counts nothing"
         );
         let next = rl.check("k", 3, 60_000, t0 + 60_000);
         assert_eq!(

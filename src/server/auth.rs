@@ -4,11 +4,11 @@
 
 use crate::db::{accounts, keys, Account, KeyRecord};
 use crate::domain::{ids, origins};
-use crate::error::ApiError;
+use crate::error::{rate_limit_headers, ApiError};
 use crate::service::App;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
@@ -126,27 +126,32 @@ pub async fn guard(
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = authorize(&caller, access, req.headers()) {
-        return e.into_response();
-    }
     let limited = matches!(access, Access::Upload | Access::SecretLimited);
-    let decision = limited.then(|| {
-        let plan = app.plan_of(&caller.account);
-        let window_ms = plan.rate_window.as_millis() as i64;
-        app.limiter.check(
-            &caller.key.id,
-            plan.rate_limit,
-            window_ms,
-            app.clock.now_ms(),
-        )
-    });
+    let plan = app.plan_of(&caller.account);
+    let (key, limit, window_ms, now) = (
+        caller.key.id.as_str(),
+        plan.rate_limit,
+        plan.rate_window.as_millis() as i64,
+        app.clock.now_ms(),
+    );
+    if let Err(e) = authorize(&caller, access, req.headers()) {
+        // Refused before being counted; a rate-limited route still says
+        // where the caller stands.
+        let mut response = e.into_response();
+        if limited {
+            let d = app.limiter.peek(key, limit, window_ms, now);
+            rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
+        }
+        return response;
+    }
+    let decision = limited.then(|| app.limiter.check(key, limit, window_ms, now));
     if let Some(d) = decision {
         if !d.allowed {
             return ApiError::RateLimited {
                 message: format!("rate limit of {} requests per window reached", d.limit),
                 limit: d.limit,
                 reset: d.reset,
-                now: app.clock.now().timestamp(),
+                now: now / 1000,
             }
             .into_response();
         }
@@ -154,17 +159,9 @@ pub async fn guard(
     req.extensions_mut().insert(caller);
     let mut response = next.run(req).await;
     if let Some(d) = decision {
-        let h = response.headers_mut();
-        for (name, value) in [
-            ("x-ratelimit-limit", d.limit.to_string()),
-            ("x-ratelimit-remaining", d.remaining.to_string()),
-            ("x-ratelimit-reset", d.reset.to_string()),
-        ] {
-            if !h.contains_key(name) {
-                if let Ok(v) = HeaderValue::from_str(&value) {
-                    h.insert(name, v);
-                }
-            }
+        // A response that set its own (the monthly upload limit) keeps them.
+        if !response.headers().contains_key("x-ratelimit-limit") {
+            rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
         }
     }
     response
@@ -173,6 +170,7 @@ pub async fn guard(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     #[test]
     fn bearer_parsing() {

@@ -50,7 +50,7 @@ pub async fn serve_file(
     let (acc, id) = (account_id.clone(), file_id.clone());
     let row = app
         .db
-        .run(move |c| file_rows::get_for_cdn(c, &acc, &id, now))
+        .run(move |c| file_rows::get_live(c, &acc, &id, now))
         .await?
         .filter(|r| r.name == name)
         .ok_or_else(ApiError::not_found)?;

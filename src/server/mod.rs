@@ -26,10 +26,12 @@ pub fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/upload",
             post(handlers::upload)
+                // Inside the guard: only an authenticated upload gets the rest
+                // of a refused body read (a caller without a key gets no such service).
+                .route_layer(from_fn(drain::drain_refused_bodies))
                 .route_layer(guard(Access::Upload))
                 // Uploads are limited by the plan, in the stream, not by axum's 2 MB default.
                 .route_layer(DefaultBodyLimit::disable())
-                .route_layer(from_fn(drain::drain_refused_bodies))
                 .options(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
         .layer(from_fn_with_state(app.clone(), cors::upload_cors));
@@ -68,7 +70,13 @@ pub fn router(app: Arc<App>) -> Router {
         .layer(from_fn(move |req, next| {
             envelope::limit_headers(max_header_bytes, req, next)
         }))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+}
+
+/// The tracing span of a request: method and path only. The query string is
+/// left out, since a signed URL's carries its signature.
+fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then finishes the

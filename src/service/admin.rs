@@ -68,7 +68,7 @@ impl From<&KeyRecord> for KeyView {
 }
 
 /// A new key: the only time its secret is shown.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Clone, Serialize, PartialEq, Eq)]
 pub struct NewKey {
     pub id: String,
     #[serde(rename = "key")]
@@ -76,6 +76,17 @@ pub struct NewKey {
     pub kind: String,
     pub account: String,
     pub origins: Vec<String>,
+}
+
+impl std::fmt::Debug for NewKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewKey")
+            .field("id", &self.id)
+            .field("secret", &"<redacted>")
+            .field("kind", &self.kind)
+            .field("account", &self.account)
+            .finish_non_exhaustive()
+    }
 }
 
 fn check_plan(config: &Config, plan: &str) -> Result<(), AdminError> {
@@ -224,6 +235,10 @@ mod tests {
         )
         .unwrap();
         assert!(k.secret.starts_with("pk_"));
+        assert!(
+            !format!("{k:?}").contains(&k.secret),
+            "Debug never shows a secret"
+        );
         assert!(create_key(&mut c, "team", "secret", &["https://a.b".into()], None, 2).is_err());
         assert!(create_key(&mut c, "team", "public", &["nope".into()], None, 2).is_err());
         let found = keys::find_active_by_hash(&c, &ids::key_hash(&k.secret))

@@ -31,10 +31,19 @@ pub struct App {
 }
 
 /// What the first start of a server created, to be shown once.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Bootstrap {
     pub account: Account,
     pub secret_key: String,
+}
+
+impl std::fmt::Debug for Bootstrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bootstrap")
+            .field("account", &self.account)
+            .field("secret_key", &"<redacted>")
+            .finish()
+    }
 }
 
 impl App {

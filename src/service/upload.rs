@@ -66,10 +66,20 @@ pub async fn upload(
         }
     }
     let replay = lookup_replay(app, &req).await?;
-    let room = plan.storage.saturating_sub(req.account.storage_bytes);
-    if replay.is_none() {
-        precheck_limits(app, &req, &plan).await?;
-    }
+    // A replay is answered with the stored file: its bytes are counted already,
+    // so the quota must not refuse it (the first reply may have been lost).
+    let quota = match replay {
+        Some(_) => u64::MAX,
+        None => {
+            precheck_limits(app, &req, &plan).await?;
+            plan.storage
+        }
+    };
+    let limits = SpoolLimits {
+        max_file_size: plan.max_file_size,
+        used: req.account.storage_bytes,
+        quota,
+    };
 
     let mut fields = Form::default();
     let mut spooled: Option<Spooled> = None;
@@ -78,7 +88,7 @@ pub async fn upload(
             "file" if spooled.is_some() => {
                 return Err(ApiError::bad_request("more than one file part"))
             }
-            "file" => spooled = Some(spool(app, field, plan.max_file_size, room).await?),
+            "file" => spooled = Some(spool(app, field, &limits).await?),
             "folder" => {
                 fields.folder =
                     validate::folder(&text(field).await?).map_err(ApiError::BadRequest)?
@@ -279,7 +289,16 @@ async fn drain(mut field: Field<'_>) -> Result<(), ApiError> {
 
 /// Streams the file part into a spool file beside the blob store, counting,
 /// hashing and enforcing the limits as bytes arrive; fsyncs it at the end.
-async fn spool(app: &App, mut field: Field<'_>, max: u64, room: u64) -> Result<Spooled, ApiError> {
+/// What a file part may not pass while it streams in.
+struct SpoolLimits {
+    max_file_size: u64,
+    /// The account's stored bytes when the upload began, and its quota.
+    used: u64,
+    quota: u64,
+}
+
+async fn spool(app: &App, mut field: Field<'_>, limits: &SpoolLimits) -> Result<Spooled, ApiError> {
+    let room = limits.quota.saturating_sub(limits.used);
     let name = field.file_name().unwrap_or("").to_string();
     let part_type = field.content_type().map(str::to_string);
     let (file, path) = tempfile::Builder::new()
@@ -292,13 +311,11 @@ async fn spool(app: &App, mut field: Field<'_>, max: u64, room: u64) -> Result<S
     let mut size: u64 = 0;
     while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
         size += chunk.len() as u64;
-        if size > max {
-            return Err(too_large(max));
+        if size > limits.max_file_size {
+            return Err(too_large(limits.max_file_size));
         }
         if size > room {
-            return Err(ApiError::StorageLimitExceeded(
-                "upload would exceed the storage quota".into(),
-            ));
+            return Err(storage_exceeded(limits.used, limits.quota));
         }
         hasher.update(&chunk);
         out.write_all(&chunk).await.map_err(ApiError::internal)?;
@@ -330,8 +347,8 @@ struct PendingBlob {
 impl PendingBlob {
     /// The upload failed: delete the blob now.
     async fn discard(&mut self) {
-        self.armed = false;
         collector::delete_blob_now(&self.app, &self.key).await;
+        self.armed = false;
     }
 }
 

@@ -109,12 +109,16 @@ impl Cli {
         self.exec(args, stdin, false).await
     }
 
-    async fn exec(&self, args: &[&str], stdin: Option<Vec<u8>>, with_env: bool) -> Run {
+    /// The command of a run, in this isolated environment: no inherited
+    /// FILESTORE_*, CI or RUST_LOG, HOME and the config dir in `home`, and
+    /// (`with_env`) FILESTORE_URL / FILESTORE_API_KEY set.
+    pub fn command(&self, args: &[&str], with_env: bool) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_filestore"));
         cmd.args(args).current_dir(self.cwd());
-        for (k, _) in std::env::vars() {
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
             if k.starts_with("FILESTORE_") || k == "CI" || k == "RUST_LOG" {
-                cmd.env_remove(k);
+                cmd.env_remove(&*k);
             }
         }
         cmd.env("HOME", self.home.path())
@@ -127,6 +131,11 @@ impl Cli {
         for (k, v) in &self.envs {
             cmd.env(k, v);
         }
+        cmd
+    }
+
+    async fn exec(&self, args: &[&str], stdin: Option<Vec<u8>>, with_env: bool) -> Run {
+        let mut cmd = self.command(args, with_env);
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -188,8 +197,18 @@ pub enum Action {
 /// Decides per request: (method, path, number of earlier requests to this path).
 pub type Rule = Arc<dyn Fn(&str, &str, usize) -> Action + Send + Sync>;
 
-/// Requests the proxy saw: (method, path, Idempotency-Key).
-pub type Hits = Arc<std::sync::Mutex<Vec<(String, String, Option<String>)>>>;
+/// One request the proxy saw.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub method: String,
+    pub path: String,
+    pub idempotency_key: Option<String>,
+    /// When it arrived (its body read).
+    pub at: std::time::Instant,
+}
+
+/// Requests the proxy saw, in order.
+pub type Hits = Arc<std::sync::Mutex<Vec<Hit>>>;
 
 /// Requests seen so far, per path.
 type Counts = Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<AtomicUsize>>>>;
@@ -251,9 +270,12 @@ impl Proxy {
                     .get("idempotency-key")
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string);
-                seen.lock()
-                    .unwrap()
-                    .push((parts.method.to_string(), path.clone(), idem));
+                seen.lock().unwrap().push(Hit {
+                    method: parts.method.to_string(),
+                    path: path.clone(),
+                    idempotency_key: idem,
+                    at: std::time::Instant::now(),
+                });
                 let n = counts
                     .lock()
                     .unwrap()
@@ -295,14 +317,22 @@ impl Proxy {
         Proxy { url, hits, task }
     }
 
-    /// Requests seen for `path`: their idempotency keys.
-    pub fn keys_for(&self, path: &str) -> Vec<Option<String>> {
+    /// Requests seen for `path`.
+    pub fn hits_for(&self, path: &str) -> Vec<Hit> {
         self.hits
             .lock()
             .unwrap()
             .iter()
-            .filter(|(_, p, _)| p == path)
-            .map(|(_, _, k)| k.clone())
+            .filter(|h| h.path == path)
+            .cloned()
+            .collect()
+    }
+
+    /// Requests seen for `path`: their idempotency keys.
+    pub fn keys_for(&self, path: &str) -> Vec<Option<String>> {
+        self.hits_for(path)
+            .into_iter()
+            .map(|h| h.idempotency_key)
             .collect()
     }
 }

@@ -134,11 +134,6 @@ impl S3Store {
         Ok(format!("{}{key}", self.prefix))
     }
 
-    /// The bucket this store writes to.
-    pub fn bucket(&self) -> &str {
-        &self.bucket
-    }
-
     async fn put_single(&self, object: &str, path: &Path, size: u64) -> Result<(), StorageError> {
         let body = file_region(path, 0, size).await?;
         self.client
