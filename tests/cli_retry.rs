@@ -95,6 +95,42 @@ async fn retry_after_is_honoured() {
     );
 }
 
+/// A 429 pauses every transfer of the run, not only the one that got it:
+/// parallel uploads do not spend their retries on a spent rate window.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_429_pauses_all_parallel_uploads() {
+    let srv = TestServer::start().await;
+    let proxy = Proxy::start(
+        &srv.base_url,
+        Arc::new(|_, path, n| match (path, n) {
+            ("/v1/upload", 0) => Action::Fail(429, vec![("retry-after", "2".into())]),
+            _ => Action::Forward,
+        }),
+    )
+    .await;
+    let cli = Cli::new(&proxy.url, &srv.secret_key);
+    let dir = cli.cwd().join("three");
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        write_file(&dir, name, name.as_bytes());
+    }
+    let r = cli
+        .run(&["upload", "-r", dir.to_str().unwrap(), "-j", "2", "--json"])
+        .await;
+    r.expect(0);
+    assert_eq!(r.json_lines().len(), 3);
+    let hits = proxy.hits_for("/v1/upload");
+    assert_eq!(hits.len(), 4, "three files and one retry: {hits:?}");
+    // The two first requests left together; every later one waited for the pause.
+    for later in &hits[2..] {
+        let gap = later.at - hits[0].at;
+        assert!(
+            gap >= Duration::from_millis(1500),
+            "a request went out during the pause: {gap:?}"
+        );
+    }
+    assert_eq!(srv.usage().await["upload_count"], 3);
+}
+
 /// A unix time an hour from now.
 fn in_an_hour() -> String {
     let now = std::time::SystemTime::now()

@@ -19,7 +19,9 @@ use reqwest::{RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// Characters escaped in a path segment (everything but unreserved ones).
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -71,6 +73,10 @@ pub struct Client {
     server: String,
     api_key: Option<String>,
     policy: RetryPolicy,
+    /// Shared by every request of this client: after a 429 with a wait,
+    /// no request starts before then (so parallel transfers hold off together
+    /// instead of each spending its retries on a spent rate window).
+    rate_pause: Arc<Mutex<Option<Instant>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -115,6 +121,7 @@ impl Client {
             server: server.trim_end_matches('/').to_string(),
             api_key: api_key.map(str::to_string),
             policy,
+            rate_pause: Arc::default(),
         })
     }
 
@@ -178,13 +185,40 @@ impl Client {
     {
         let mut retrier = Retrier::new(self.policy, on_retry);
         loop {
+            self.rate_pause_over().await;
             let request = make().await?;
             let failure = match request.send().await {
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
+                Ok(resp) if resp.status() == StatusCode::TOO_MANY_REQUESTS => {
+                    let failure = status_failure(resp).await;
+                    let max = self.policy.max_wait;
+                    if let Some(wait) = failure.hint.filter(|h| failure.retryable && *h <= max) {
+                        self.pause_for_rate_limit(wait);
+                    }
+                    failure
+                }
                 Ok(resp) => status_failure(resp).await,
                 Err(e) => Failure::transport(&e),
             };
             retrier.after(failure).await?;
+        }
+    }
+
+    /// Makes every request of this client wait `wait` from now (or longer,
+    /// if another 429 asked for more).
+    fn pause_for_rate_limit(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut pause = self.rate_pause.lock().unwrap_or_else(|p| p.into_inner());
+        if pause.is_none_or(|p| p < until) {
+            *pause = Some(until);
+        }
+    }
+
+    /// Waits out a pause that a 429 asked for.
+    async fn rate_pause_over(&self) {
+        let until = *self.rate_pause.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(until) = until {
+            tokio::time::sleep_until(until).await;
         }
     }
 
