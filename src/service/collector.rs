@@ -24,20 +24,28 @@ pub async fn sweep(app: &App) {
     }
 }
 
-/// Deletes a queued blob now; on failure it stays queued, due at once, and
-/// the collector retries it with backoff.
+/// Deletes a queued blob now (a file just deleted, an upload that failed);
+/// on failure it stays queued and the collector retries it with backoff.
 pub async fn delete_blob_now(app: &App, key: &str) {
-    let k = key.to_string();
-    match app.store.delete(key).await {
-        Ok(()) => {
-            if let Err(e) = app.db.run(move |c| blobs::done(c, &k)).await {
-                tracing::warn!(error = %e, "blob deleted but still queued; the collector will finish it");
-            }
-        }
+    delete_queued(app, key.to_string(), 0).await;
+}
+
+/// Deletes a queued blob and forgets it; on failure records the error and
+/// when to try again (backoff doubling from 1 s to 1 h with `attempts`).
+/// True when the blob is gone and forgotten.
+async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
+    match app.store.delete(&key).await {
+        Ok(()) => app.db.run(move |c| blobs::done(c, &key)).await.is_ok(),
         Err(e) => {
-            tracing::warn!(key, error = %e, "blob deletion failed; will retry");
-            let now = app.clock.now_ms();
-            let _ = app.db.run(move |c| blobs::schedule(c, &k, now)).await;
+            let backoff = 1000i64 << attempts.min(12);
+            let retry_at = app.clock.now_ms() + backoff.min(3_600_000);
+            let msg = e.to_string();
+            tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
+            let _ = app
+                .db
+                .run(move |c| blobs::failed(c, &key, retry_at, &msg))
+                .await;
+            false
         }
     }
 }
@@ -79,24 +87,7 @@ pub async fn run_once(app: &App) -> (usize, usize) {
     };
     let mut deleted = 0;
     for (key, attempts) in due {
-        match app.store.delete(&key).await {
-            Ok(()) => {
-                let k = key.clone();
-                if app.db.run(move |c| blobs::done(c, &k)).await.is_ok() {
-                    deleted += 1;
-                }
-            }
-            Err(e) => {
-                let backoff = 1000i64 << attempts.min(12);
-                let retry_at = app.clock.now_ms() + backoff.min(3_600_000);
-                let msg = e.to_string();
-                tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
-                let _ = app
-                    .db
-                    .run(move |c| blobs::failed(c, &key, retry_at, &msg))
-                    .await;
-            }
-        }
+        deleted += usize::from(delete_queued(app, key, attempts).await);
     }
     (expired, deleted)
 }
