@@ -5,7 +5,7 @@ mod plans;
 
 pub use plans::{parse_bytes, Plan, PlanOverride, Plans};
 
-use plans::opt_duration;
+use plans::{opt_bytes, opt_duration};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +54,10 @@ pub struct StorageConfig {
     pub force_path_style: bool,
     pub access_key_id: Option<String>,
     pub secret_access_key: Option<Secret>,
+    /// Files up to this size keep their bytes in the metadata database
+    /// instead of the blob store (default 64 KiB; 0 turns it off).
+    #[serde(default, deserialize_with = "opt_bytes")]
+    pub inline_max: Option<u64>,
 }
 
 fn default_backend() -> String {
@@ -71,6 +75,7 @@ impl Default for StorageConfig {
             force_path_style: false,
             access_key_id: None,
             secret_access_key: None,
+            inline_max: None,
         }
     }
 }
@@ -89,6 +94,7 @@ impl std::fmt::Debug for StorageConfig {
                 &self.access_key_id.as_ref().map(|_| "<redacted>"),
             )
             .field("secret_access_key", &self.secret_access_key)
+            .field("inline_max", &self.inline_max)
             .finish()
     }
 }
@@ -131,11 +137,18 @@ pub struct Config {
     pub signing_secret: Option<Secret>,
     pub reap_interval: Duration,
     pub max_header_bytes: usize,
+    /// Largest file kept inline in the database (`storage.inline_max`).
+    pub inline_max: u64,
     pub storage: StorageConfig,
     pub plans: Plans,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// Small files are faster to store and serve from SQLite than as files of
+/// their own (one shared fsync, one read): up to 64 KiB by default.
+pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
+/// Inline bytes are read into memory whole: keep them small.
+const MAX_INLINE_MAX: u64 = 1 << 20;
 
 impl Config {
     /// A config for tests and embedding: defaults over `data_dir`.
@@ -249,6 +262,12 @@ impl Config {
                 ));
             }
         }
+        let inline_max = storage.inline_max.unwrap_or(DEFAULT_INLINE_MAX);
+        if inline_max > MAX_INLINE_MAX {
+            return Err(format!(
+                "storage.inline_max is at most {MAX_INLINE_MAX} bytes (1 MiB)"
+            ));
+        }
         Ok(Config {
             listen,
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -258,6 +277,7 @@ impl Config {
             signing_secret,
             reap_interval,
             max_header_bytes: s.max_header_bytes.unwrap_or(32 * 1024),
+            inline_max,
             storage,
             plans,
         })

@@ -18,10 +18,12 @@ pub struct FileRow {
     pub blob_key: String,
     pub created_at: i64,
     pub expires_at: Option<i64>,
+    /// The bytes are in `inline_blobs` (small files), not in the blob store.
+    pub inline: bool,
 }
 
 const COLUMNS: &str =
-    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at";
+    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
@@ -36,6 +38,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         blob_key: r.get(8)?,
         created_at: r.get(9)?,
         expires_at: r.get(10)?,
+        inline: r.get(11)?,
     })
 }
 
@@ -63,10 +66,12 @@ pub enum CommitOutcome {
 /// Commits an uploaded blob as a file, or refuses it, in one write
 /// transaction: the storage quota and the monthly upload count are checked
 /// under the write lock, so concurrent uploads can never pass a quota together.
-/// On success the blob's pending-deletion guard row is removed.
+/// On success the blob's pending-deletion guard row is removed; a small file's
+/// bytes (`inline`, when `f.inline`) are stored with its row.
 pub fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
+    inline: Option<&[u8]>,
     limits: CommitLimits,
     period: &str,
     idempotency_key: Option<&str>,
@@ -90,15 +95,31 @@ pub fn commit_upload(
     if count >= limits.uploads_per_period {
         return Ok(CommitOutcome::UploadsExceeded { count });
     }
-    if !blobs::done(&tx, &f.blob_key)? {
-        return Err(DbError::Invalid(format!(
-            "upload guard of {} is gone; the blob may have been collected",
-            f.blob_key
-        )));
+    match (f.inline, inline) {
+        (true, Some(data)) => {
+            tx.execute(
+                "INSERT INTO inline_blobs (blob_key, data) VALUES (?1, ?2)",
+                params![f.blob_key, data],
+            )?;
+        }
+        (false, None) => {
+            if !blobs::done(&tx, &f.blob_key)? {
+                return Err(DbError::Invalid(format!(
+                    "upload guard of {} is gone; the blob may have been collected",
+                    f.blob_key
+                )));
+            }
+        }
+        _ => {
+            return Err(DbError::Invalid(format!(
+                "file {} is inline only if its bytes come with it",
+                f.id
+            )))
+        }
     }
     tx.execute(
         &format!(
-            "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+            "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
         ),
         params![
             f.id,
@@ -111,7 +132,8 @@ pub fn commit_upload(
             f.sha256,
             f.blob_key,
             f.created_at,
-            f.expires_at
+            f.expires_at,
+            f.inline
         ],
     )?;
     accounts::add_storage(&tx, &f.account_id, f.size as i64)?;
@@ -155,15 +177,33 @@ pub fn get_live(
     id: &str,
     now: i64,
 ) -> Result<Option<FileRow>, DbError> {
-    Ok(conn
-        .query_row(
-            &format!(
-                "SELECT {COLUMNS} FROM files WHERE id = ?1 AND account_id = ?2
-                 AND (expires_at IS NULL OR expires_at > ?3)"
-            ),
-            params![id, account_id, now],
-            from_row,
-        )
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM files WHERE id = ?1 AND account_id = ?2
+         AND (expires_at IS NULL OR expires_at > ?3)"
+    ))?;
+    Ok(stmt
+        .query_row(params![id, account_id, now], from_row)
+        .optional()?)
+}
+
+/// A file row and, for an inline file, its bytes.
+pub type RowWithData = (FileRow, Option<Vec<u8>>);
+
+/// A live file with its bytes when they are inline: what the CDN serves.
+pub fn get_live_with_data(
+    conn: &Connection,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<Option<RowWithData>, DbError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, (SELECT data FROM inline_blobs d WHERE d.blob_key = files.blob_key)
+         FROM files WHERE id = ?1 AND account_id = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
+    ))?;
+    Ok(stmt
+        .query_row(params![id, account_id, now], |r| {
+            Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(12)?))
+        })
         .optional()?)
 }
 
@@ -229,7 +269,14 @@ fn remove_in(tx: &Connection, row: &FileRow, now: i64) -> Result<(), DbError> {
     tx.execute("DELETE FROM files WHERE id = ?1", [&row.id])?;
     tx.execute("DELETE FROM idempotency_keys WHERE file_id = ?1", [&row.id])?;
     accounts::add_storage(tx, &row.account_id, -(row.size as i64))?;
-    blobs::schedule(tx, &row.blob_key, now)?;
+    if row.inline {
+        tx.execute(
+            "DELETE FROM inline_blobs WHERE blob_key = ?1",
+            [&row.blob_key],
+        )?;
+    } else {
+        blobs::schedule(tx, &row.blob_key, now)?;
+    }
     Ok(())
 }
 

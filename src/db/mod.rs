@@ -1,12 +1,15 @@
-//! The metadata store: SQLite in WAL mode behind an r2d2 pool. Blocking calls
-//! run on tokio's blocking pool through [`Db::run`]; the rest of the server
-//! never touches a connection on a runtime thread.
+//! The metadata store: SQLite in WAL mode. Reads go through an r2d2 pool of
+//! connections on tokio's blocking pool ([`Db::run`]); writes go through the
+//! single writer thread with group commit ([`Db::write`], see [`writer`]).
+//! Every connection runs with `synchronous = FULL`: a commit that answered is
+//! on disk, power cut or not.
 
 pub mod accounts;
 pub mod blobs;
 pub mod files;
 pub mod keys;
 pub mod usage;
+pub mod writer;
 
 use r2d2::PooledConnection;
 use r2d2_sqlite::SqliteConnectionManager;
@@ -34,11 +37,13 @@ pub enum DbError {
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_idempotency_by_file.sql"),
+    include_str!("migrations/0003_inline_blobs.sql"),
 ];
 
 #[derive(Clone)]
 pub struct Db {
     pool: r2d2::Pool<SqliteConnectionManager>,
+    writer: writer::Writer,
 }
 
 impl std::fmt::Debug for Db {
@@ -50,25 +55,19 @@ impl std::fmt::Debug for Db {
 impl Db {
     /// Opens (creating if needed) the database at `path` and migrates it.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        let manager = SqliteConnectionManager::file(path).with_init(|c| {
-            c.busy_timeout(Duration::from_secs(10))?;
-            c.execute_batch(
-                "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = NORMAL;
-                 PRAGMA foreign_keys = ON;",
-            )
-        });
+        let manager = SqliteConnectionManager::file(path).with_init(init);
         let pool = r2d2::Pool::builder()
             .max_size(8)
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
-        let db = Db { pool };
-        db.migrate()?;
-        Ok(db)
+        Self::migrate(&mut *pool.get()?)?;
+        let mut conn = Connection::open(path)?;
+        init(&mut conn)?;
+        let writer = writer::Writer::spawn(conn).map_err(|e| DbError::Task(e.to_string()))?;
+        Ok(Db { pool, writer })
     }
 
-    fn migrate(&self) -> Result<(), DbError> {
-        let mut conn = self.conn()?;
+    fn migrate(conn: &mut Connection) -> Result<(), DbError> {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let version = tx.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
         if version > MIGRATIONS.len() {
@@ -89,7 +88,18 @@ impl Db {
         Ok(self.pool.get()?)
     }
 
-    /// Runs `f` with a pooled connection on the blocking pool.
+    /// Runs `f` in the writer's next group commit; answers once it is durable.
+    /// `f` runs inside a transaction (in a savepoint of its own): what it
+    /// writes commits with the batch, or not at all when it returns an error.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        self.writer.write(f).await
+    }
+
+    /// Runs `f` with a pooled connection on the blocking pool (reads).
     pub async fn run<T, F>(&self, f: F) -> Result<T, DbError>
     where
         T: Send + 'static,
@@ -112,10 +122,52 @@ impl Db {
     }
 }
 
-/// Starts a write transaction that takes the write lock at once, so that the
-/// checks made inside it (quota, monthly uploads) cannot race another writer.
-pub fn write_tx(conn: &mut Connection) -> Result<rusqlite::Transaction<'_>, DbError> {
-    Ok(conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+/// The pragmas of every connection.
+fn init(c: &mut Connection) -> rusqlite::Result<()> {
+    c.busy_timeout(Duration::from_secs(10))?;
+    c.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = FULL;
+         PRAGMA foreign_keys = ON;",
+    )
+}
+
+/// A write transaction: its own, taking the write lock at once so that the
+/// checks made inside it (quota, monthly uploads) cannot race another writer;
+/// or, inside the writer's batch (which holds that lock already), a savepoint.
+pub enum WriteTx<'c> {
+    Own(rusqlite::Transaction<'c>),
+    Nested(rusqlite::Savepoint<'c>),
+}
+
+impl std::ops::Deref for WriteTx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            WriteTx::Own(t) => t,
+            WriteTx::Nested(s) => s,
+        }
+    }
+}
+
+impl WriteTx<'_> {
+    pub fn commit(self) -> Result<(), DbError> {
+        match self {
+            WriteTx::Own(t) => t.commit()?,
+            WriteTx::Nested(s) => s.commit()?,
+        }
+        Ok(())
+    }
+}
+
+/// Starts a [`WriteTx`]; dropped without `commit`, it rolls back.
+pub fn write_tx(conn: &mut Connection) -> Result<WriteTx<'_>, DbError> {
+    Ok(if conn.is_autocommit() {
+        WriteTx::Own(conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+    } else {
+        WriteTx::Nested(conn.savepoint()?)
+    })
 }
 
 /// Reads one value of `meta`, or stores `make()` when absent (in one transaction).

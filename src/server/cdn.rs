@@ -3,10 +3,11 @@
 //! requests (ETag, Last-Modified), single byte ranges, safe headers for
 //! untrusted content, and every byte sent counted into the account's bandwidth.
 
+use crate::clock::period_of;
 use crate::db::{files as file_rows, FileRow};
 use crate::domain::signing::Verdict;
 use crate::error::ApiError;
-use crate::service::{usage, App};
+use crate::service::App;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -47,12 +48,11 @@ pub async fn serve_file(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let now = app.clock.now_ms();
-    let (acc, id) = (account_id.clone(), file_id.clone());
-    let row = app
+    let (row, inline) = app
         .db
-        .run(move |c| file_rows::get_live(c, &acc, &id, now))
+        .run(move |c| file_rows::get_live_with_data(c, &account_id, &file_id, now))
         .await?
-        .filter(|r| r.name == name)
+        .filter(|(r, _)| r.name == name)
         .ok_or_else(ApiError::not_found)?;
     if row.private {
         check_signature(&app, &row, query)?;
@@ -94,6 +94,19 @@ pub async fn serve_file(
     put(&mut h, header::CONTENT_LENGTH, &len.to_string());
     if method == Method::HEAD {
         return Ok((status, h).into_response());
+    }
+    if let Some(data) = inline {
+        if data.len() as u64 != row.size {
+            return Err(ApiError::Internal(format!(
+                "inline bytes of {} are {} long, not {}",
+                row.id,
+                data.len(),
+                row.size
+            )));
+        }
+        let body = Bytes::from(data).slice(offset as usize..(offset + len) as usize);
+        count_bandwidth(&app, &row.account_id, len);
+        return Ok((status, h, Body::from(body)).into_response());
     }
     let stream = app
         .store
@@ -272,18 +285,13 @@ impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
 
 impl<S> Drop for Counted<S> {
     fn drop(&mut self) {
-        let (app, account, sent) = (
-            self.app.clone(),
-            std::mem::take(&mut self.account_id),
-            self.sent,
-        );
-        if sent == 0 {
-            return;
-        }
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move { usage::add_bandwidth(&app, &account, sent).await });
-        }
+        count_bandwidth(&self.app, &self.account_id, self.sent);
     }
+}
+
+fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
+    let period = period_of(app.clock.now()).key;
+    app.bandwidth.add(account_id, &period, bytes);
 }
 
 #[cfg(test)]

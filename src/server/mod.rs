@@ -8,11 +8,12 @@ pub mod drain;
 pub mod envelope;
 pub mod handlers;
 
-use crate::service::{collector, App};
+use crate::service::{bandwidth, collector, App};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use axum::Router;
 use std::future::Future;
 use std::sync::Arc;
@@ -89,9 +90,17 @@ pub async fn run(
     collector::recover(&app).await;
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
-    let result = axum::serve(listener, router(app))
+    let flusher = bandwidth::spawn(app.clone());
+    // No Nagle: a response's head and body leave at once, not after the
+    // peer's delayed ACK (40 ms per small download on a keep-alive connection).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let result = axum::serve(listener, router(app.clone()))
         .with_graceful_shutdown(shutdown)
         .await;
     collector.abort();
+    flusher.abort();
+    bandwidth::flush(&app).await;
     Ok(result?)
 }

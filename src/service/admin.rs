@@ -135,7 +135,7 @@ pub fn create_account(
         created_at: now,
     };
     accounts::insert(&tx, &account)?;
-    tx.commit().map_err(db::DbError::from)?;
+    tx.commit()?;
     Ok(account)
 }
 

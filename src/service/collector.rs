@@ -35,7 +35,7 @@ pub async fn delete_blob_now(app: &App, key: &str) {
 /// True when the blob is gone and forgotten.
 async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
     match app.store.delete(&key).await {
-        Ok(()) => app.db.run(move |c| blobs::done(c, &key)).await.is_ok(),
+        Ok(()) => app.db.write(move |c| blobs::done(c, &key)).await.is_ok(),
         Err(e) => {
             let backoff = 1000i64 << attempts.min(12);
             let retry_at = app.clock.now_ms() + backoff.min(3_600_000);
@@ -43,7 +43,7 @@ async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
             tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
             let _ = app
                 .db
-                .run(move |c| blobs::failed(c, &key, retry_at, &msg))
+                .write(move |c| blobs::failed(c, &key, retry_at, &msg))
                 .await;
             false
         }
@@ -58,7 +58,7 @@ pub async fn run_once(app: &App) -> (usize, usize) {
         let now = app.clock.now_ms();
         match app
             .db
-            .run(move |c| files::reap_expired(c, now, BATCH))
+            .write(move |c| files::reap_expired(c, now, BATCH))
             .await
         {
             Ok(rows) => {
@@ -76,9 +76,9 @@ pub async fn run_once(app: &App) -> (usize, usize) {
     let now = app.clock.now_ms();
     let _ = app
         .db
-        .run(move |c| files::prune_idempotency(c, now - 24 * 3600 * 1000))
+        .write(move |c| files::prune_idempotency(c, now - 24 * 3600 * 1000))
         .await;
-    let due = match app.db.run(move |c| blobs::due(c, now, BATCH)).await {
+    let due = match app.db.write(move |c| blobs::due(c, now, BATCH)).await {
         Ok(d) => d,
         Err(e) => {
             tracing::error!(error = %e, "blob queue read failed");
@@ -98,7 +98,7 @@ pub async fn recover(app: &App) {
     let now = app.clock.now_ms();
     match app
         .db
-        .run(move |c| blobs::expire_upload_guards(c, now))
+        .write(move |c| blobs::expire_upload_guards(c, now))
         .await
     {
         Ok(n) if n > 0 => tracing::info!(n, "blobs of interrupted uploads queued for deletion"),

@@ -115,7 +115,7 @@ pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiErro
     let (acc, id, now) = (account_id.to_string(), id.to_string(), app.clock.now_ms());
     let row = app
         .db
-        .run(move |c| files::delete_live(c, &acc, &id, now))
+        .write(move |c| files::delete_live(c, &acc, &id, now))
         .await?
         .ok_or_else(ApiError::not_found)?;
     super::collector::delete_blob_now(app, &row.blob_key).await;

@@ -3,8 +3,10 @@
 //! operator's account/key management. The HTTP layer calls into this.
 
 pub mod admin;
+pub mod bandwidth;
 pub mod collector;
 pub mod files;
+pub mod spool;
 pub mod upload;
 pub mod usage;
 
@@ -26,6 +28,8 @@ pub struct App {
     pub clock: Clock,
     pub signer: Signer,
     pub limiter: RateLimiter,
+    /// Bytes sent by the CDN, not yet written to the database.
+    pub bandwidth: bandwidth::Meter,
     /// Where uploads are spooled before they go to the blob store.
     pub spool_dir: PathBuf,
 }
@@ -78,6 +82,7 @@ impl App {
             store,
             clock,
             limiter: RateLimiter::new(),
+            bandwidth: bandwidth::Meter::default(),
             spool_dir,
         }))
     }

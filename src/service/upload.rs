@@ -5,6 +5,7 @@
 //! storage quota and the monthly upload count once more under the write lock.
 //! Any failure, or a dropped request, leaves no blob and no row.
 
+use super::spool::{Body, Spool, Spooled};
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
@@ -13,9 +14,7 @@ use crate::db::{blobs, files as file_rows, usage, Account, FileRow};
 use crate::domain::{ids, validate};
 use crate::error::ApiError;
 use axum::extract::multipart::{Field, Multipart, MultipartError};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use tokio::io::AsyncWriteExt;
 
 /// Room for the multipart envelope and the small fields around the file part
 /// when judging a request by its `Content-Length`.
@@ -39,12 +38,11 @@ struct Form {
     expires: Option<std::time::Duration>,
 }
 
-struct Spooled {
-    path: tempfile::TempPath,
+/// The file part, spooled, with what its part header said.
+struct FilePart {
     name: String,
     part_type: Option<String>,
-    size: u64,
-    sha256: String,
+    spooled: Spooled,
 }
 
 pub async fn upload(
@@ -82,7 +80,7 @@ pub async fn upload(
     };
 
     let mut fields = Form::default();
-    let mut spooled: Option<Spooled> = None;
+    let mut spooled: Option<FilePart> = None;
     while let Some(field) = form.next_field().await.map_err(bad_multipart)? {
         match field.name().unwrap_or("") {
             "file" if spooled.is_some() => {
@@ -121,11 +119,14 @@ pub async fn upload(
     let name = validate::file_name(&spooled.name).map_err(ApiError::BadRequest)?;
     let now = app.clock.now_ms();
     let file_id = ids::file_id();
+    let FilePart {
+        part_type, spooled, ..
+    } = spooled;
     let row = FileRow {
         blob_key: format!("{}/{}", req.account.id, file_id),
         id: file_id,
         account_id: req.account.id.clone(),
-        content_type: validate::content_type(spooled.part_type.as_deref(), &name),
+        content_type: validate::content_type(part_type.as_deref(), &name),
         name,
         folder: fields.folder,
         size: spooled.size,
@@ -133,31 +134,41 @@ pub async fn upload(
         sha256: spooled.sha256,
         created_at: now,
         expires_at: fields.expires.map(|d| now + d.as_millis() as i64),
+        inline: matches!(spooled.body, Body::Inline(_)),
     };
-    store_and_commit(app, row, spooled.path, &plan, req.idempotency_key).await
+    store_and_commit(app, row, spooled.body, &plan, req.idempotency_key).await
 }
 
+/// Stores the bytes (a blob in the store, or inline with the row) and commits
+/// the row. A blob is registered for collection before it is written, and the
+/// commit releases it: a crash in between leaves nothing the collector misses.
 async fn store_and_commit(
     app: &Arc<App>,
     row: FileRow,
-    spool: tempfile::TempPath,
+    body: Body,
     plan: &crate::config::Plan,
     idempotency_key: Option<String>,
 ) -> Result<FileRecord, ApiError> {
-    let key = row.blob_key.clone();
-    let now = row.created_at;
-    app.db
-        .run(move |c| blobs::guard_upload(c, &key, now))
-        .await?;
     let mut pending = PendingBlob {
         app: app.clone(),
         key: row.blob_key.clone(),
-        armed: true,
+        armed: false,
     };
-    if let Err(e) = app.store.put_file(&row.blob_key, spool, row.size).await {
-        pending.discard().await;
-        return Err(e.into());
-    }
+    let inline = match body {
+        Body::Inline(bytes) => Some(bytes),
+        Body::File(spool) => {
+            let (key, now) = (row.blob_key.clone(), row.created_at);
+            app.db
+                .write(move |c| blobs::guard_upload(c, &key, now))
+                .await?;
+            pending.armed = true;
+            if let Err(e) = app.store.put_file(&row.blob_key, spool, row.size).await {
+                pending.discard().await;
+                return Err(e.into());
+            }
+            None
+        }
+    };
     let limits = CommitLimits {
         storage: plan.storage,
         uploads_per_period: plan.uploads,
@@ -167,10 +178,11 @@ async fn store_and_commit(
     let period_key = period.key.clone();
     let outcome = app
         .db
-        .run(move |c| {
+        .write(move |c| {
             commit_upload(
                 c,
                 &row,
+                inline.as_deref(),
                 limits,
                 &period_key,
                 idempotency_key.as_deref(),
@@ -287,8 +299,6 @@ async fn drain(mut field: Field<'_>) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Streams the file part into a spool file beside the blob store, counting,
-/// hashing and enforcing the limits as bytes arrive; fsyncs it at the end.
 /// What a file part may not pass while it streams in.
 struct SpoolLimits {
     max_file_size: u64,
@@ -297,40 +307,31 @@ struct SpoolLimits {
     quota: u64,
 }
 
-async fn spool(app: &App, mut field: Field<'_>, limits: &SpoolLimits) -> Result<Spooled, ApiError> {
+/// Streams the file part into a [`Spool`], enforcing the limits as bytes
+/// arrive.
+async fn spool(
+    app: &App,
+    mut field: Field<'_>,
+    limits: &SpoolLimits,
+) -> Result<FilePart, ApiError> {
     let room = limits.quota.saturating_sub(limits.used);
     let name = field.file_name().unwrap_or("").to_string();
     let part_type = field.content_type().map(str::to_string);
-    let (file, path) = tempfile::Builder::new()
-        .prefix("upload-")
-        .tempfile_in(&app.spool_dir)
-        .map_err(ApiError::internal)?
-        .into_parts();
-    let mut out = tokio::io::BufWriter::with_capacity(256 * 1024, tokio::fs::File::from_std(file));
-    let mut hasher = Sha256::new();
-    let mut size: u64 = 0;
+    let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
     while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
-        size += chunk.len() as u64;
+        let size = spool.size() + chunk.len() as u64;
         if size > limits.max_file_size {
             return Err(too_large(limits.max_file_size));
         }
         if size > room {
             return Err(storage_exceeded(limits.used, limits.quota));
         }
-        hasher.update(&chunk);
-        out.write_all(&chunk).await.map_err(ApiError::internal)?;
+        spool.push(chunk).await.map_err(ApiError::internal)?;
     }
-    out.flush().await.map_err(ApiError::internal)?;
-    out.into_inner()
-        .sync_all()
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(Spooled {
-        path,
+    Ok(FilePart {
         name,
         part_type,
-        size,
-        sha256: hex::encode(hasher.finalize()),
+        spooled: spool.finish().await.map_err(ApiError::internal)?,
     })
 }
 
@@ -345,10 +346,12 @@ struct PendingBlob {
 }
 
 impl PendingBlob {
-    /// The upload failed: delete the blob now.
+    /// The upload failed: delete the blob now (if one was written).
     async fn discard(&mut self) {
-        collector::delete_blob_now(&self.app, &self.key).await;
-        self.armed = false;
+        if self.armed {
+            collector::delete_blob_now(&self.app, &self.key).await;
+            self.armed = false;
+        }
     }
 }
 
@@ -361,7 +364,7 @@ impl Drop for PendingBlob {
         let due = app.clock.now_ms() + 30_000;
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                let _ = app.db.run(move |c| blobs::schedule(c, &key, due)).await;
+                let _ = app.db.write(move |c| blobs::schedule(c, &key, due)).await;
             });
         }
     }

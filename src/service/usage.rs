@@ -1,6 +1,6 @@
-//! The usage record, and bandwidth accounting for the CDN route.
+//! The usage record.
 
-use super::App;
+use super::{bandwidth, App};
 use crate::api::{Usage, UsageLimits};
 use crate::clock::period_of;
 use crate::db::{accounts, usage, Account};
@@ -9,19 +9,18 @@ use crate::error::ApiError;
 pub async fn record(app: &App, account: &Account) -> Result<Usage, ApiError> {
     let period = period_of(app.clock.now());
     let (acc, key) = (account.id.clone(), period.key.clone());
-    let (storage, (uploads, bandwidth)) = app
-        .db
-        .run(move |c| {
-            let storage = accounts::get(c, &acc)?
-                .map(|a| a.storage_bytes)
-                .unwrap_or(0);
-            Ok((storage, usage::of_period(c, &acc, &key)?))
-        })
-        .await?;
+    let read = app.db.run(move |c| {
+        let storage = accounts::get(c, &acc)?
+            .map(|a| a.storage_bytes)
+            .unwrap_or(0);
+        Ok((storage, usage::of_period(c, &acc, &key)?))
+    });
+    let ((storage, (uploads, bandwidth)), unflushed) =
+        bandwidth::read_with_unflushed(app, &account.id, &period.key, read).await?;
     let plan = app.plan_of(account);
     Ok(Usage {
         storage_bytes: storage,
-        bandwidth_bytes: bandwidth,
+        bandwidth_bytes: bandwidth + unflushed,
         upload_count: uploads,
         period_start: period.start_date,
         plan: Some(plan.name.clone()),
@@ -31,19 +30,4 @@ pub async fn record(app: &App, account: &Account) -> Result<Usage, ApiError> {
             upload_count: plan.uploads,
         }),
     })
-}
-
-/// Adds bytes sent by the CDN to the account's current period.
-pub async fn add_bandwidth(app: &App, account_id: &str, bytes: u64) {
-    if bytes == 0 {
-        return;
-    }
-    let (acc, key) = (account_id.to_string(), period_of(app.clock.now()).key);
-    if let Err(e) = app
-        .db
-        .run(move |c| usage::add_bandwidth(c, &acc, &key, bytes))
-        .await
-    {
-        tracing::error!(error = %e, "bandwidth not recorded");
-    }
 }

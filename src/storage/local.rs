@@ -5,11 +5,13 @@
 
 use super::{valid_key, BlobStore, BlobStream, StorageError};
 use async_trait::async_trait;
-use futures_util::StreamExt;
-use std::io::SeekFrom;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use std::future::Future;
+use std::io::{Read as _, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
-use tokio_util::io::ReaderStream;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 #[derive(Debug, Clone)]
 pub struct LocalStore {
@@ -28,6 +30,76 @@ impl LocalStore {
             return Err(StorageError::Backend(format!("invalid blob key {key:?}")));
         }
         Ok(self.root.join(key))
+    }
+}
+
+/// Bytes read per trip to the blocking pool: large chunks keep the number of
+/// trips and writes per download small; two in flight per download at most.
+const READ_CHUNK: u64 = 512 * 1024;
+
+type Read = std::io::Result<(std::fs::File, Bytes)>;
+
+/// Reads exactly `n` bytes (a shorter file is an error: the blob was cut).
+fn read_chunk(file: std::fs::File, n: usize) -> Read {
+    let mut buf = Vec::with_capacity(n);
+    (&file).take(n as u64).read_to_end(&mut buf)?;
+    if buf.len() < n {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok((file, Bytes::from(buf)))
+}
+
+/// A blob's bytes, read one chunk ahead: while the connection sends a chunk,
+/// the next one is read on the blocking pool. No thread waits on a slow client.
+struct Chunks {
+    ready: Option<Bytes>,
+    next: Option<tokio::task::JoinHandle<Read>>,
+    /// Bytes neither read nor being read.
+    left: u64,
+}
+
+impl Chunks {
+    fn start(file: std::fs::File, first: Bytes, len: u64) -> Chunks {
+        let mut c = Chunks {
+            ready: None,
+            next: None,
+            left: len,
+        };
+        c.ready_with(file, first);
+        c
+    }
+
+    /// `chunk` goes out next; the read of the one after it starts now.
+    fn ready_with(&mut self, file: std::fs::File, chunk: Bytes) {
+        self.left -= chunk.len() as u64;
+        if self.left > 0 {
+            let n = READ_CHUNK.min(self.left) as usize;
+            self.next = Some(tokio::task::spawn_blocking(move || read_chunk(file, n)));
+        }
+        self.ready = Some(chunk);
+    }
+}
+
+impl Stream for Chunks {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(chunk) = self.ready.take() {
+            return Poll::Ready(Some(Ok(chunk)));
+        }
+        let Some(next) = self.next.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let read = ready!(Pin::new(next).poll(cx));
+        self.next = None;
+        Poll::Ready(Some(match read {
+            Ok(Ok((file, chunk))) => {
+                self.ready_with(file, chunk);
+                Ok(self.ready.take().expect("just set"))
+            }
+            Ok(Err(e)) => Err(e),
+            Err(join) => Err(std::io::Error::other(join)),
+        }))
     }
 }
 
@@ -66,17 +138,24 @@ impl BlobStore for LocalStore {
 
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError> {
         let path = self.path_of(key)?;
-        let mut file = match tokio::fs::File::open(&path).await {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StorageError::NotFound(key.to_string()))
+        let first = READ_CHUNK.min(len) as usize;
+        // The open and the first read in one trip to the blocking pool.
+        let opened = tokio::task::spawn_blocking(move || {
+            let mut file = std::fs::File::open(&path)?;
+            if offset > 0 {
+                file.seek(SeekFrom::Start(offset))?;
             }
-            Err(e) => return Err(e.into()),
-        };
-        if offset > 0 {
-            file.seek(SeekFrom::Start(offset)).await?;
+            read_chunk(file, first)
+        })
+        .await
+        .map_err(|e| StorageError::Backend(e.to_string()))?;
+        match opened {
+            Ok((file, chunk)) => Ok(Chunks::start(file, chunk, len).boxed()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(StorageError::NotFound(key.to_string()))
+            }
+            Err(e) => Err(e.into()),
         }
-        Ok(ReaderStream::with_capacity(file.take(len), 64 * 1024).boxed())
     }
 
     async fn delete(&self, key: &str) -> Result<(), StorageError> {

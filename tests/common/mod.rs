@@ -16,7 +16,11 @@ use std::time::Duration;
 /// Which blob store a test server uses.
 #[derive(Debug, Clone)]
 pub enum Backend {
+    /// The default: small files inline in the database, the rest on disk.
     Local,
+    /// Every file on disk (`inline_max = 0`).
+    LocalBlobs,
+    /// Every file in an S3 bucket (`inline_max = 0`).
     S3(StorageConfig),
 }
 
@@ -28,7 +32,8 @@ impl Backend {
     }
 }
 
-/// Runs each named `async fn(Backend)` as two tests: `local::NAME` and `s3::NAME`.
+/// Runs each named `async fn(Backend)` as three tests: `local::NAME`,
+/// `local_blobs::NAME` and `s3::NAME`.
 #[macro_export]
 macro_rules! both_stores {
     ($($name:ident),* $(,)?) => {
@@ -37,6 +42,14 @@ macro_rules! both_stores {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::common::Backend::Local).await
+                }
+            )*
+        }
+        mod local_blobs {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Backend::LocalBlobs).await
                 }
             )*
         }
@@ -106,8 +119,10 @@ impl TestServer {
             toml::from_str(opts.plans_toml.as_deref().unwrap_or("")).expect("test config");
         let interval = opts.reap_interval.unwrap_or(Duration::from_millis(100));
         file.server.reap_interval = Some(interval);
-        if let Some(Backend::S3(cfg)) = &opts.backend {
-            file.storage = cfg.clone();
+        match &opts.backend {
+            Some(Backend::S3(cfg)) => file.storage = cfg.clone(),
+            Some(Backend::LocalBlobs) => file.storage.inline_max = Some(0),
+            _ => {}
         }
         let config = Config::resolve(
             file,
@@ -345,12 +360,21 @@ impl TestServer {
         (files as u64, queued as u64, spool)
     }
 
-    /// Number of blobs in the store (files under `blobs/`, or objects under the S3 prefix).
+    /// Number of blobs: in the store (files under `blobs/`, or objects under
+    /// the S3 prefix) and inline in the database.
     pub async fn blob_count(&self) -> usize {
-        match self.app.config.storage.backend.as_str() {
+        let stored = match self.app.config.storage.backend.as_str() {
             "s3" => s3::object_count(&self.app.config.storage).await,
             _ => count_files(&self.data_dir.join("blobs")),
-        }
+        };
+        let inline: i64 = self
+            .app
+            .db
+            .conn()
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM inline_blobs", [], |r| r.get(0))
+            .unwrap();
+        stored + inline as usize
     }
 
     /// Polls `check` every 50 ms for up to `secs` seconds.

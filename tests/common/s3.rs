@@ -239,6 +239,8 @@ impl Shared {
             force_path_style: true,
             access_key_id: self.keys.as_ref().map(|k| k.0.clone()),
             secret_access_key: self.keys.as_ref().map(|k| Secret(k.1.clone())),
+            // Every file goes to the bucket, so that the tests exercise it.
+            inline_max: Some(0),
         }
     }
 }
@@ -396,6 +398,7 @@ impl Seaweed {
             force_path_style: true,
             access_key_id: Some(ACCESS_KEY.into()),
             secret_access_key: Some(Secret(SECRET_KEY.into())),
+            inline_max: Some(0),
         }
     }
 

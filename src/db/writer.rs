@@ -1,0 +1,199 @@
+//! The single writer: every write of the server goes through one connection on
+//! one thread, with group commit.
+//!
+//! With `synchronous = FULL` each commit costs an fsync of the WAL, and an
+//! acknowledged upload must have paid for one (a 201 survives a power cut). So
+//! the writer takes every job that is waiting, runs each in its own savepoint
+//! inside one `BEGIN IMMEDIATE` transaction, commits once, and only then
+//! answers them all: N concurrent uploads share one fsync instead of paying N.
+//! A job that fails rolls back to its savepoint and leaves the others alone; a
+//! commit that fails fails every job of the batch (none of them is stored).
+
+use super::DbError;
+use rusqlite::Connection;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use tokio::sync::{mpsc, oneshot};
+
+/// Most jobs committed together: bounds the time one transaction holds the
+/// write lock (and the latency the first job of a batch waits).
+const MAX_BATCH: usize = 256;
+/// Jobs waiting for the writer; senders wait beyond that (backpressure).
+const QUEUE: usize = 4096;
+
+/// One unit of work of the writer: runs inside the batch's transaction, and
+/// is told the batch's fate once it has committed (or not).
+trait Job: Send {
+    /// Runs the job; false when it failed (its savepoint is rolled back).
+    fn run(&mut self, conn: &mut Connection) -> bool;
+    /// Answers the caller: the job's own result when the batch committed.
+    fn finish(self: Box<Self>, committed: Result<(), &DbError>);
+}
+
+struct Typed<T, F> {
+    f: Option<F>,
+    out: Option<Result<T, DbError>>,
+    reply: oneshot::Sender<Result<T, DbError>>,
+}
+
+impl<T, F> Job for Typed<T, F>
+where
+    T: Send,
+    F: FnOnce(&mut Connection) -> Result<T, DbError> + Send,
+{
+    fn run(&mut self, conn: &mut Connection) -> bool {
+        let f = self.f.take().expect("a job runs once");
+        let out = catch_unwind(AssertUnwindSafe(|| f(conn)))
+            .unwrap_or_else(|_| Err(DbError::Task("a database write panicked".into())));
+        let ok = out.is_ok();
+        self.out = Some(out);
+        ok
+    }
+
+    fn finish(self: Box<Self>, committed: Result<(), &DbError>) {
+        let out = match (self.out, committed) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (_, Err(e)) => Err(DbError::Task(format!("commit failed: {e}"))),
+            (None, Ok(())) => Err(DbError::Task("job never ran".into())),
+        };
+        let _ = self.reply.send(out);
+    }
+}
+
+/// The handle of the writer thread; cheap to clone. The thread ends when the
+/// last handle is dropped, after finishing what was queued.
+#[derive(Clone)]
+pub struct Writer {
+    jobs: mpsc::Sender<Box<dyn Job>>,
+}
+
+impl Writer {
+    /// Starts the writer thread on `conn`.
+    pub fn spawn(conn: Connection) -> std::io::Result<Writer> {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        std::thread::Builder::new()
+            .name("filestore-db-writer".into())
+            .spawn(move || writer_loop(conn, rx))?;
+        Ok(Writer { jobs: tx })
+    }
+
+    /// Runs `f` in the next group commit; answers once it is durable.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job = Box::new(Typed {
+            f: Some(f),
+            out: None,
+            reply,
+        });
+        self.jobs
+            .send(job)
+            .await
+            .map_err(|_| DbError::Task("the database writer has stopped".into()))?;
+        answer
+            .await
+            .map_err(|_| DbError::Task("the database writer dropped a job".into()))?
+    }
+}
+
+fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
+    let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let committed = run_batch(&mut conn, &mut batch);
+        for job in batch.drain(..) {
+            job.finish(committed.as_ref().map(|_| ()));
+        }
+    }
+}
+
+fn run_batch(conn: &mut Connection, batch: &mut [Box<dyn Job>]) -> Result<(), DbError> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    for job in batch.iter_mut() {
+        let step = conn.execute_batch("SAVEPOINT job").and_then(|()| {
+            if job.run(conn) {
+                conn.execute_batch("RELEASE job")
+            } else {
+                conn.execute_batch("ROLLBACK TO job; RELEASE job")
+            }
+        });
+        if let Err(e) = step {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.into());
+        }
+    }
+    if let Err(e) = conn.execute_batch("COMMIT") {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> (tempfile::TempDir, Writer, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (v INTEGER UNIQUE);")
+            .unwrap();
+        (dir, Writer::spawn(conn).unwrap(), path)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_job_rolls_back_alone_and_concurrent_jobs_commit() {
+        let (_dir, w, path) = writer();
+        let mut tasks = Vec::new();
+        for i in 0..200 {
+            let w = w.clone();
+            tasks.push(tokio::spawn(async move {
+                // Every tenth job writes a row and then fails: its row must go.
+                w.write(move |c| {
+                    c.execute("INSERT INTO t (v) VALUES (?1)", [i])?;
+                    if i % 10 == 0 {
+                        return Err(DbError::Invalid("refused".into()));
+                    }
+                    Ok(i)
+                })
+                .await
+            }));
+        }
+        let mut ok = 0;
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(_) => ok += 1,
+                Err(DbError::Invalid(m)) => assert_eq!(m, "refused"),
+                Err(e) => panic!("unexpected {e}"),
+            }
+        }
+        assert_eq!(ok, 180);
+        let n: i64 = Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 180);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_is_an_error_and_the_writer_lives_on() {
+        let (_dir, w, _) = writer();
+        let r: Result<(), _> = w.write(|_| panic!("boom")).await;
+        assert!(matches!(r, Err(DbError::Task(_))));
+        let v = w
+            .write(|c| Ok(c.execute("INSERT INTO t (v) VALUES (1)", [])?))
+            .await
+            .unwrap();
+        assert_eq!(v, 1);
+    }
+}

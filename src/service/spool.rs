@@ -1,0 +1,221 @@
+//! Where an upload's bytes wait until the file commits.
+//!
+//! A file part is hashed and counted as it arrives. Up to the inline limit it
+//! stays in memory (small files are stored in the database with their row, so
+//! they never touch the spool directory). Past it, the bytes go to a spool
+//! file beside the blob store, written and hashed on a blocking thread fed
+//! through a short channel: the network side and the disk side run on
+//! different cores, the chunks move without a copy, and memory stays at a few
+//! chunks whatever the file size.
+//!
+//! Dropped before [`Spool::finish`], a spool removes its file.
+
+use bytes::{Bytes, BytesMut};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tokio::sync::mpsc;
+
+/// Chunks in flight between the network and the spool thread.
+const IN_FLIGHT: usize = 16;
+
+/// The bytes of a finished spool.
+#[derive(Debug)]
+pub enum Body {
+    /// Small enough to keep in the database.
+    Inline(Bytes),
+    /// A fsynced file in the spool directory.
+    File(tempfile::TempPath),
+}
+
+#[derive(Debug)]
+pub struct Spooled {
+    pub body: Body,
+    pub size: u64,
+    /// Hex SHA-256 of the bytes.
+    pub sha256: String,
+}
+
+enum Msg {
+    Data(Bytes),
+    Finish,
+}
+
+type Done = tokio::task::JoinHandle<std::io::Result<(tempfile::TempPath, String)>>;
+
+enum State {
+    Memory {
+        buf: BytesMut,
+        hasher: Sha256,
+    },
+    File {
+        tx: mpsc::Sender<Msg>,
+        done: Option<Done>,
+    },
+}
+
+pub struct Spool {
+    dir: PathBuf,
+    inline_max: u64,
+    size: u64,
+    state: State,
+}
+
+impl Spool {
+    pub fn new(dir: &Path, inline_max: u64) -> Spool {
+        Spool {
+            dir: dir.to_path_buf(),
+            inline_max,
+            size: 0,
+            state: State::Memory {
+                buf: BytesMut::new(),
+                hasher: Sha256::new(),
+            },
+        }
+    }
+
+    /// Bytes taken so far.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub async fn push(&mut self, chunk: Bytes) -> std::io::Result<()> {
+        self.size += chunk.len() as u64;
+        match &mut self.state {
+            State::Memory { buf, hasher } if self.size <= self.inline_max => {
+                hasher.update(&chunk);
+                buf.extend_from_slice(&chunk);
+                Ok(())
+            }
+            State::Memory { buf, hasher } => {
+                let (held, hasher) = (std::mem::take(buf).freeze(), hasher.clone());
+                let (tx, rx) = mpsc::channel(IN_FLIGHT);
+                let dir = self.dir.clone();
+                // `held` is hashed already: the thread writes it first.
+                let done = tokio::task::spawn_blocking(move || write_file(&dir, held, hasher, rx));
+                self.state = State::File {
+                    tx,
+                    done: Some(done),
+                };
+                self.send(chunk).await
+            }
+            State::File { .. } => self.send(chunk).await,
+        }
+    }
+
+    async fn send(&mut self, chunk: Bytes) -> std::io::Result<()> {
+        let State::File { tx, done } = &mut self.state else {
+            unreachable!("send is only called once spilled to a file")
+        };
+        if tx.send(Msg::Data(chunk)).await.is_ok() {
+            return Ok(());
+        }
+        // The thread stopped early: its error says why.
+        let stopped = std::io::Error::other("the spool writer stopped");
+        match done.take() {
+            Some(done) => match done.await {
+                Ok(Err(e)) => Err(e),
+                _ => Err(stopped),
+            },
+            None => Err(stopped),
+        }
+    }
+
+    /// The bytes, hashed, and (for a file) written and fsynced.
+    pub async fn finish(self) -> std::io::Result<Spooled> {
+        let size = self.size;
+        match self.state {
+            State::Memory { buf, hasher } => Ok(Spooled {
+                body: Body::Inline(buf.freeze()),
+                size,
+                sha256: hex::encode(hasher.finalize()),
+            }),
+            State::File { tx, done } => {
+                let _ = tx.send(Msg::Finish).await;
+                drop(tx);
+                let done = done.ok_or_else(|| std::io::Error::other("the spool writer failed"))?;
+                let (path, sha256) = done.await.map_err(std::io::Error::other)??;
+                Ok(Spooled {
+                    body: Body::File(path),
+                    size,
+                    sha256,
+                })
+            }
+        }
+    }
+}
+
+/// The spool thread: writes `hashed` (bytes `hasher` has seen), then writes
+/// and hashes what arrives; on `Finish`, fsyncs and hands the file over. A
+/// closed channel without `Finish` (the upload was dropped) removes the file.
+fn write_file(
+    dir: &Path,
+    hashed: Bytes,
+    mut hasher: Sha256,
+    mut rx: mpsc::Receiver<Msg>,
+) -> std::io::Result<(tempfile::TempPath, String)> {
+    let (mut file, path) = tempfile::Builder::new()
+        .prefix("upload-")
+        .tempfile_in(dir)?
+        .into_parts();
+    file.write_all(&hashed)?;
+    while let Some(msg) = rx.blocking_recv() {
+        match msg {
+            Msg::Data(chunk) => {
+                hasher.update(&chunk);
+                file.write_all(&chunk)?;
+            }
+            Msg::Finish => {
+                file.sync_data()?;
+                return Ok((path, hex::encode(hasher.finalize())));
+            }
+        }
+    }
+    Err(std::io::Error::other("upload abandoned"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn spool(chunks: &[&[u8]], inline_max: u64) -> (tempfile::TempDir, Spooled) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::new(dir.path(), inline_max);
+        for c in chunks {
+            s.push(Bytes::copy_from_slice(c)).await.unwrap();
+        }
+        let done = s.finish().await.unwrap();
+        (dir, done)
+    }
+
+    #[tokio::test]
+    async fn small_stays_in_memory_large_goes_to_a_file_same_hash() {
+        let expected = hex::encode(Sha256::digest(b"hello world"));
+        let (_d, small) = spool(&[b"hello ", b"world"], 11).await;
+        assert!(matches!(&small.body, Body::Inline(b) if &b[..] == b"hello world"));
+        assert_eq!((small.size, small.sha256.as_str()), (11, expected.as_str()));
+        let (_d, large) = spool(&[b"hello ", b"wor", b"ld"], 8).await;
+        let Body::File(path) = &large.body else {
+            panic!("expected a file")
+        };
+        assert_eq!(std::fs::read(path).unwrap(), b"hello world");
+        assert_eq!(large.sha256, expected);
+        let (_d, off) = spool(&[b"x"], 0).await;
+        assert!(matches!(off.body, Body::File(_)));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_spool_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::new(dir.path(), 0);
+        s.push(Bytes::from_static(b"partial")).await.unwrap();
+        drop(s);
+        for _ in 0..100 {
+            if std::fs::read_dir(dir.path()).unwrap().count() == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("spool file left behind");
+    }
+}
