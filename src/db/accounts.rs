@@ -27,11 +27,11 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Account> {
 }
 
 pub fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
          VALUES (?1, ?2, ?3, ?4, 0, ?5)",
-        params![a.id, a.name, a.plan, a.grace_period, a.created_at],
-    )
+    )?
+    .execute(params![a.id, a.name, a.plan, a.grace_period, a.created_at])
     .map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::ConstraintViolation =>
@@ -44,27 +44,23 @@ pub fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
 }
 
 pub fn count(conn: &Connection) -> Result<u64, DbError> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM accounts", [], |r| r.get::<_, i64>(0))? as u64)
+    Ok(conn
+        .prepare_cached("SELECT COUNT(*) FROM accounts")?
+        .query_row([], |r| r.get::<_, i64>(0))? as u64)
 }
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1"),
-            [id],
-            from_row,
-        )
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1"))?
+        .query_row([id], from_row)
         .optional()?)
 }
 
 /// Finds an account by its id or its (unique) name.
 pub fn find(conn: &Connection, id_or_name: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1"),
-            [id_or_name],
-            from_row,
-        )
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1"))?
+        .query_row([id_or_name], from_row)
         .optional()?)
 }
 
@@ -79,27 +75,23 @@ pub fn list(conn: &Connection) -> Result<Vec<Account>, DbError> {
 }
 
 pub fn set_plan(conn: &Connection, id: &str, plan: &str) -> Result<(), DbError> {
-    conn.execute(
-        "UPDATE accounts SET plan = ?2 WHERE id = ?1",
-        params![id, plan],
-    )?;
+    conn.prepare_cached("UPDATE accounts SET plan = ?2 WHERE id = ?1")?
+        .execute(params![id, plan])?;
     Ok(())
 }
 
 pub fn set_grace_period(conn: &Connection, id: &str, on: bool) -> Result<(), DbError> {
-    conn.execute(
-        "UPDATE accounts SET grace_period = ?2 WHERE id = ?1",
-        params![id, on],
-    )?;
+    conn.prepare_cached("UPDATE accounts SET grace_period = ?2 WHERE id = ?1")?
+        .execute(params![id, on])?;
     Ok(())
 }
 
 /// Adds `delta` (may be negative) to the account's stored bytes.
 pub fn add_storage(conn: &Connection, id: &str, delta: i64) -> Result<(), DbError> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE accounts SET storage_bytes = MAX(0, storage_bytes + ?2) WHERE id = ?1",
-        params![id, delta],
-    )?;
+    )?
+    .execute(params![id, delta])?;
     Ok(())
 }
 

@@ -9,20 +9,18 @@ pub const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
 /// Registers a blob an upload is about to write: collected after the guard
 /// time unless the upload's commit releases it first.
 pub fn guard_upload(conn: &Connection, blob_key: &str, now: i64) -> Result<(), DbError> {
-    conn.execute(
-        "INSERT INTO blob_deletions (blob_key, due_at) VALUES (?1, ?2)",
-        params![blob_key, now + UPLOAD_GUARD_MS],
-    )?;
+    conn.prepare_cached("INSERT INTO blob_deletions (blob_key, due_at) VALUES (?1, ?2)")?
+        .execute(params![blob_key, now + UPLOAD_GUARD_MS])?;
     Ok(())
 }
 
 /// Queues a blob for deletion, due at `due`.
 pub fn schedule(conn: &Connection, blob_key: &str, due: i64) -> Result<(), DbError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO blob_deletions (blob_key, due_at) VALUES (?1, ?2)
          ON CONFLICT (blob_key) DO UPDATE SET due_at = MIN(due_at, ?2)",
-        params![blob_key, due],
-    )?;
+    )?
+    .execute(params![blob_key, due])?;
     Ok(())
 }
 
@@ -30,11 +28,11 @@ pub fn schedule(conn: &Connection, blob_key: &str, due: i64) -> Result<(), DbErr
 /// references (an upload whose commit won the race with its own cancellation)
 /// is never deleted: its queue entry is dropped instead.
 pub fn due(conn: &Connection, now: i64, max: u32) -> Result<Vec<(String, u32)>, DbError> {
-    conn.execute(
+    conn.prepare_cached(
         "DELETE FROM blob_deletions WHERE due_at <= ?1
          AND EXISTS (SELECT 1 FROM files f WHERE f.blob_key = blob_deletions.blob_key)",
-        [now],
-    )?;
+    )?
+    .execute([now])?;
     let mut stmt = conn.prepare_cached(
         "SELECT blob_key, attempts FROM blob_deletions WHERE due_at <= ?1 ORDER BY due_at LIMIT ?2",
     )?;
@@ -47,7 +45,10 @@ pub fn due(conn: &Connection, now: i64, max: u32) -> Result<Vec<(String, u32)>, 
 /// Forgets a queued blob: it is gone, or (an upload's guard, released by the
 /// committing transaction) it is now a file's. False when it was not queued.
 pub fn done(conn: &Connection, blob_key: &str) -> Result<bool, DbError> {
-    Ok(conn.execute("DELETE FROM blob_deletions WHERE blob_key = ?1", [blob_key])? == 1)
+    Ok(conn
+        .prepare_cached("DELETE FROM blob_deletions WHERE blob_key = ?1")?
+        .execute([blob_key])?
+        == 1)
 }
 
 /// A deletion failed: try again at `retry_at`.
@@ -57,17 +58,15 @@ pub fn failed(
     retry_at: i64,
     error: &str,
 ) -> Result<(), DbError> {
-    conn.execute(
-        "UPDATE blob_deletions SET attempts = attempts + 1, due_at = ?2, last_error = ?3 WHERE blob_key = ?1",
-        params![blob_key, retry_at, error],
+    conn.prepare_cached("UPDATE blob_deletions SET attempts = attempts + 1, due_at = ?2, last_error = ?3 WHERE blob_key = ?1")?
+        .execute(params![blob_key, retry_at, error],
     )?;
     Ok(())
 }
 
 /// At start no upload is in flight: every upload guard left is from a crash.
 pub fn expire_upload_guards(conn: &Connection, now: i64) -> Result<usize, DbError> {
-    Ok(conn.execute(
-        "UPDATE blob_deletions SET due_at = ?1 WHERE due_at > ?1",
-        [now],
-    )?)
+    Ok(conn
+        .prepare_cached("UPDATE blob_deletions SET due_at = ?1 WHERE due_at > ?1")?
+        .execute([now])?)
 }

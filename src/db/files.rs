@@ -97,10 +97,8 @@ pub fn commit_upload(
     }
     match (f.inline, inline) {
         (true, Some(data)) => {
-            tx.execute(
-                "INSERT INTO inline_blobs (blob_key, data) VALUES (?1, ?2)",
-                params![f.blob_key, data],
-            )?;
+            tx.prepare_cached("INSERT INTO inline_blobs (blob_key, data) VALUES (?1, ?2)")?
+                .execute(params![f.blob_key, data])?;
         }
         (false, None) => {
             if !blobs::done(&tx, &f.blob_key)? {
@@ -117,33 +115,31 @@ pub fn commit_upload(
             )))
         }
     }
-    tx.execute(
-        &format!(
-            "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-        ),
-        params![
-            f.id,
-            f.account_id,
-            f.name,
-            f.folder,
-            f.size as i64,
-            f.content_type,
-            f.private,
-            f.sha256,
-            f.blob_key,
-            f.created_at,
-            f.expires_at,
-            f.inline
-        ],
-    )?;
+    tx.prepare_cached(&format!(
+        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    ))?
+    .execute(params![
+        f.id,
+        f.account_id,
+        f.name,
+        f.folder,
+        f.size as i64,
+        f.content_type,
+        f.private,
+        f.sha256,
+        f.blob_key,
+        f.created_at,
+        f.expires_at,
+        f.inline
+    ])?;
     accounts::add_storage(&tx, &f.account_id, f.size as i64)?;
     usage::add_upload(&tx, &f.account_id, period)?;
     if let Some(key) = idempotency_key {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT OR REPLACE INTO idempotency_keys (account_id, key, file_id, created_at)
              VALUES (?1, ?2, ?3, ?4)",
-            params![f.account_id, key, f.id, f.created_at],
-        )?;
+        )?
+        .execute(params![f.account_id, key, f.id, f.created_at])?;
     }
     tx.commit()?;
     Ok(CommitOutcome::Committed(f.clone()))
@@ -158,9 +154,8 @@ pub fn replayed(
     now: i64,
 ) -> Result<Option<FileRow>, DbError> {
     let file_id: Option<String> = conn
-        .query_row(
-            "SELECT file_id FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND created_at >= ?3",
-            params![account_id, key, since],
+        .prepare_cached("SELECT file_id FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND created_at >= ?3")?
+        .query_row(params![account_id, key, since],
             |r| r.get(0),
         )
         .optional()?;
@@ -266,14 +261,14 @@ pub fn delete_live(
 }
 
 fn remove_in(tx: &Connection, row: &FileRow, now: i64) -> Result<(), DbError> {
-    tx.execute("DELETE FROM files WHERE id = ?1", [&row.id])?;
-    tx.execute("DELETE FROM idempotency_keys WHERE file_id = ?1", [&row.id])?;
+    tx.prepare_cached("DELETE FROM files WHERE id = ?1")?
+        .execute([&row.id])?;
+    tx.prepare_cached("DELETE FROM idempotency_keys WHERE file_id = ?1")?
+        .execute([&row.id])?;
     accounts::add_storage(tx, &row.account_id, -(row.size as i64))?;
     if row.inline {
-        tx.execute(
-            "DELETE FROM inline_blobs WHERE blob_key = ?1",
-            [&row.blob_key],
-        )?;
+        tx.prepare_cached("DELETE FROM inline_blobs WHERE blob_key = ?1")?
+            .execute([&row.blob_key])?;
     } else {
         blobs::schedule(tx, &row.blob_key, now)?;
     }
@@ -303,8 +298,7 @@ pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<Fil
 
 /// Forgets idempotency keys older than `before`.
 pub fn prune_idempotency(conn: &Connection, before: i64) -> Result<usize, DbError> {
-    Ok(conn.execute(
-        "DELETE FROM idempotency_keys WHERE created_at < ?1",
-        [before],
-    )?)
+    Ok(conn
+        .prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
+        .execute([before])?)
 }

@@ -32,19 +32,19 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
 
 pub fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), DbError> {
     let origins = serde_json::to_string(&k.origins).map_err(|e| DbError::Invalid(e.to_string()))?;
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
-            k.id,
-            k.account_id,
-            k.kind,
-            k.name,
-            &hash[..],
-            origins,
-            k.created_at
-        ],
-    )?;
+    )?
+    .execute(params![
+        k.id,
+        k.account_id,
+        k.kind,
+        k.name,
+        &hash[..],
+        origins,
+        k.created_at
+    ])?;
     Ok(())
 }
 
@@ -54,21 +54,17 @@ pub fn find_active_by_hash(
     hash: &[u8; 32],
 ) -> Result<Option<KeyRecord>, DbError> {
     Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"),
-            [&hash[..]],
-            from_row,
-        )
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"
+        ))?
+        .query_row([&hash[..]], from_row)
         .optional()?)
 }
 
 pub fn get(conn: &Connection, id: &str) -> Result<Option<KeyRecord>, DbError> {
     Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM api_keys WHERE id = ?1"),
-            [id],
-            from_row,
-        )
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = ?1"))?
+        .query_row([id], from_row)
         .optional()?)
 }
 
@@ -96,9 +92,8 @@ pub fn active_public_origins(conn: &Connection) -> Result<Vec<String>, DbError> 
 
 /// Revokes a key; true when it was live.
 pub fn revoke(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
-    let n = conn.execute(
-        "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-        params![id, now],
-    )?;
+    let n = conn
+        .prepare_cached("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")?
+        .execute(params![id, now])?;
     Ok(n == 1)
 }

@@ -58,6 +58,8 @@ impl Db {
         let manager = SqliteConnectionManager::file(path).with_init(init);
         let pool = r2d2::Pool::builder()
             .max_size(8)
+            // A local file does not go stale: no test query per checkout.
+            .test_on_check_out(false)
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
         Self::migrate(&mut *pool.get()?)?;
@@ -99,6 +101,22 @@ impl Db {
         self.writer.write(f).await
     }
 
+    /// Runs a point lookup (a few microseconds, by key, never a scan) right
+    /// here on the calling thread when a pooled connection is idle, else on
+    /// the blocking pool. WAL readers take no lock a writer holds, so this does
+    /// not wait on writes; the trip to another thread and back would cost
+    /// more than the lookup itself on the hot paths (auth, CDN, file GET).
+    pub async fn lookup<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        match self.pool.try_get() {
+            Some(mut conn) => f(&mut conn),
+            None => self.run(f).await,
+        }
+    }
+
     /// Runs `f` with a pooled connection on the blocking pool (reads).
     pub async fn run<T, F>(&self, f: F) -> Result<T, DbError>
     where
@@ -125,6 +143,7 @@ impl Db {
 /// The pragmas of every connection.
 fn init(c: &mut Connection) -> rusqlite::Result<()> {
     c.busy_timeout(Duration::from_secs(10))?;
+    c.set_prepared_statement_cache_capacity(64);
     c.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = FULL;

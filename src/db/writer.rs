@@ -116,23 +116,27 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
     }
 }
 
+/// Runs one statement of the batch's own (prepared once, then cached).
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 fn run_batch(conn: &mut Connection, batch: &mut [Box<dyn Job>]) -> Result<(), DbError> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
+    exec(conn, "BEGIN IMMEDIATE")?;
     for job in batch.iter_mut() {
-        let step = conn.execute_batch("SAVEPOINT job").and_then(|()| {
-            if job.run(conn) {
-                conn.execute_batch("RELEASE job")
-            } else {
-                conn.execute_batch("ROLLBACK TO job; RELEASE job")
+        let step = exec(conn, "SAVEPOINT job").and_then(|()| {
+            if !job.run(conn) {
+                exec(conn, "ROLLBACK TO job")?;
             }
+            exec(conn, "RELEASE job")
         });
         if let Err(e) = step {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = exec(conn, "ROLLBACK");
             return Err(e.into());
         }
     }
-    if let Err(e) = conn.execute_batch("COMMIT") {
-        let _ = conn.execute_batch("ROLLBACK");
+    if let Err(e) = exec(conn, "COMMIT") {
+        let _ = exec(conn, "ROLLBACK");
         return Err(e.into());
     }
     Ok(())

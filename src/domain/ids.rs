@@ -9,9 +9,13 @@ fn random_hex(bytes: usize) -> String {
     hex::encode(buf)
 }
 
-/// `f_` + 128 random bits.
+/// `f_` + the creation time (unix ms, 12 hex digits) + 128 random bits.
+/// Ids made one after another sort together, so the database's indexes on
+/// them grow at their end instead of at a random page per upload (a third
+/// of the pages a small upload writes, before this).
 pub fn file_id() -> String {
-    format!("f_{}", random_hex(16))
+    let ms = chrono::Utc::now().timestamp_millis().max(0) as u64;
+    format!("f_{:012x}{}", ms & 0xffff_ffff_ffff, random_hex(16))
 }
 
 pub fn account_id() -> String {
@@ -75,8 +79,14 @@ mod tests {
     #[test]
     fn shapes() {
         let f = file_id();
-        assert!(f.starts_with("f_") && f.len() == 34);
+        assert!(f.starts_with("f_") && f.len() == 46, "{f}");
+        assert!(f[2..].bytes().all(|b| b.is_ascii_hexdigit()));
         assert_ne!(file_id(), file_id());
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(
+            file_id()[..14] > f[..14],
+            "later ids sort after earlier ones"
+        );
         assert!(key_secret(KeyKind::Secret).starts_with("sk_"));
         assert!(key_secret(KeyKind::Public).starts_with("pk_"));
         assert_eq!(key_hash("sk_x"), key_hash("sk_x"));

@@ -76,7 +76,7 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError
     let hash = ids::key_hash(key);
     let found = app
         .db
-        .run(move |c| {
+        .lookup(move |c| {
             let Some(key) = keys::find_active_by_hash(c, &hash)? else {
                 return Ok(None);
             };

@@ -50,7 +50,7 @@ pub async fn serve_file(
     let now = app.clock.now_ms();
     let (row, inline) = app
         .db
-        .run(move |c| file_rows::get_live_with_data(c, &account_id, &file_id, now))
+        .lookup(move |c| file_rows::get_live_with_data(c, &account_id, &file_id, now))
         .await?
         .filter(|(r, _)| r.name == name)
         .ok_or_else(ApiError::not_found)?;
@@ -151,8 +151,8 @@ fn put(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
 }
 
 fn httpdate(ms: i64) -> String {
-    let t = chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default();
-    t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+    let secs = u64::try_from(ms / 1000).unwrap_or(0);
+    httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
 }
 
 /// `inline` with an ASCII fallback name and the exact name in `filename*`.
@@ -187,8 +187,11 @@ fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
         .get(header::IF_MODIFIED_SINCE)
         .and_then(|v| v.to_str().ok())
     {
-        if let Ok(since) = chrono::DateTime::parse_from_rfc2822(ims) {
-            return created_at / 1000 <= since.timestamp();
+        if let Ok(since) = httpdate::parse_http_date(ims) {
+            let since = since
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            return u64::try_from(created_at / 1000).unwrap_or(0) <= since;
         }
     }
     false

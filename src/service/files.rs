@@ -47,7 +47,7 @@ pub fn record(app: &App, f: &FileRow) -> FileRecord {
 pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ApiError> {
     let (acc, id, now) = (account_id.to_string(), id.to_string(), app.clock.now_ms());
     app.db
-        .run(move |c| files::get_live(c, &acc, &id, now))
+        .lookup(move |c| files::get_live(c, &acc, &id, now))
         .await?
         .ok_or_else(ApiError::not_found)
 }

@@ -222,7 +222,7 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
     let now = app.clock.now_ms();
     Ok(app
         .db
-        .run(move |c| file_rows::replayed(c, &acc, &key, now - IDEMPOTENCY_WINDOW_MS, now))
+        .lookup(move |c| file_rows::replayed(c, &acc, &key, now - IDEMPOTENCY_WINDOW_MS, now))
         .await?)
 }
 
@@ -236,7 +236,7 @@ async fn precheck_limits(
     let key = period_of(app.clock.now()).key;
     let count = app
         .db
-        .run(move |c| usage::upload_count(c, &acc, &key))
+        .lookup(move |c| usage::upload_count(c, &acc, &key))
         .await?;
     if count >= plan.uploads {
         return Err(uploads_exceeded(app, count, plan));
