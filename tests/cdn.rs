@@ -2,7 +2,7 @@
 //! (tamper, expiry), Range, conditional requests, safe headers, bandwidth.
 
 mod common;
-use common::{error_code, Backend, TestServer};
+use common::{error_code, Backend, TestOptions, TestServer};
 use std::time::Duration;
 
 both_stores!(
@@ -10,6 +10,7 @@ both_stores!(
     private_files_need_a_valid_signature,
     signed_url_errors,
     bandwidth_counts_bytes_sent_only,
+    bandwidth_is_flushed_in_batches_and_at_shutdown,
 );
 
 fn pattern(n: usize) -> Vec<u8> {
@@ -338,4 +339,108 @@ async fn bandwidth_counts_bytes_sent_only(b: Backend) {
         10_100,
         "HEAD and 304 count nothing"
     );
+}
+
+/// Bandwidth is counted in memory and written once a second, not per
+/// download: usage is exact at once, the database catches up within seconds,
+/// and what is counted when the server stops is written before it exits.
+async fn bandwidth_is_flushed_in_batches_and_at_shutdown(b: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = TestOptions {
+        backend: Some(b),
+        data_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let srv = TestServer::start_with(opts.clone()).await;
+    let f = srv.upload_ok("b.bin", pattern(1000), &[]).await;
+    let url = f["url"].as_str().unwrap().to_string();
+    let download = |n: usize| {
+        let (http, url) = (srv.http.clone(), url.clone());
+        async move {
+            for _ in 0..n {
+                let body = http.get(&url).send().await.unwrap().bytes().await.unwrap();
+                assert_eq!(body.len(), 1000);
+            }
+        }
+    };
+    download(3).await;
+    assert_eq!(srv.usage().await["bandwidth_bytes"], 3000, "exact at once");
+    let stored = |srv: &TestServer| -> i64 {
+        srv.app
+            .db
+            .conn()
+            .unwrap()
+            .query_row(
+                "SELECT COALESCE(SUM(bandwidth_bytes), 0) FROM usage_periods",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    srv.eventually(5, "the flush of 3000 bytes", || async {
+        stored(&srv) == 3000
+    })
+    .await;
+    download(2).await;
+    srv.stop().await;
+    let srv = TestServer::start_with(opts).await;
+    assert_eq!(stored(&srv), 5000, "flushed at shutdown");
+    assert_eq!(srv.usage().await["bandwidth_bytes"], 5000);
+}
+
+/// Files up to `storage.inline_max` keep their bytes in the database, larger
+/// ones go to the blob store; the boundary is exact, both serve the same
+/// bytes and ranges, and deleting either leaves nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_files_are_inline_up_to_the_limit_exactly() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[storage]\ninline_max = \"1KiB\"\n".into()),
+        ..Default::default()
+    })
+    .await;
+    let inline_rows = |srv: &TestServer| -> i64 {
+        srv.app
+            .db
+            .conn()
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM inline_blobs", [], |r| r.get(0))
+            .unwrap()
+    };
+    let at = srv.upload_ok("at.bin", pattern(1024), &[]).await;
+    assert_eq!((inline_rows(&srv), srv.blob_count().await), (1, 1));
+    let over = srv.upload_ok("over.bin", pattern(1025), &[]).await;
+    assert_eq!((inline_rows(&srv), srv.blob_count().await), (1, 2));
+    for (f, len) in [(&at, 1024), (&over, 1025)] {
+        let url = f["url"].as_str().unwrap();
+        let body = srv
+            .http
+            .get(url)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(body.to_vec(), pattern(len));
+        let r = srv
+            .http
+            .get(url)
+            .header("range", "bytes=1000-")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 206);
+        assert_eq!(r.bytes().await.unwrap().to_vec(), pattern(len)[1000..]);
+    }
+    for f in [&at, &over] {
+        let r = srv
+            .delete_as(&srv.secret_key, f["id"].as_str().unwrap())
+            .await;
+        assert_eq!(r.status(), 200);
+    }
+    srv.eventually(5, "no bytes left", || async {
+        srv.blob_count().await == 0 && srv.leftovers() == (0, 0, 0)
+    })
+    .await;
+    assert_eq!(srv.usage().await["storage_bytes"], 0);
 }

@@ -349,6 +349,7 @@ mod tests {
             "[server]\nsigning_secret = \"\"\n",
             "[server]\nsigning_secret = \"short\"\n",
             "[server]\nreap_interval = \"0s\"\n",
+            "[storage]\ninline_max = \"2MiB\"\n",
         ] {
             let file: FileConfig = toml::from_str(bad).unwrap();
             assert!(

@@ -242,4 +242,14 @@ mod tests {
             .unwrap();
         assert_eq!(mode, "wal");
     }
+
+    #[tokio::test]
+    async fn every_connection_commits_durably() {
+        let (_dir, db) = test_db();
+        let sync = |c: &mut Connection| -> Result<i64, DbError> {
+            Ok(c.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
+        };
+        assert_eq!(sync(&mut db.conn().unwrap()).unwrap(), 2, "pool: FULL");
+        assert_eq!(db.write(sync).await.unwrap(), 2, "writer: FULL");
+    }
 }

@@ -125,7 +125,15 @@ impl BlobStore for LocalStore {
                 .parent()
                 .expect("key has a directory part")
                 .to_path_buf();
-            std::fs::create_dir_all(&dir)?;
+            if !dir.exists() {
+                // A new account directory: its entry in the store's root
+                // must be on disk too, or a power cut could take it (and
+                // the blob in it) away.
+                std::fs::create_dir_all(&dir)?;
+                if let Some(root) = dir.parent() {
+                    sync_dir(root)?;
+                }
+            }
             spool
                 .persist(&dest)
                 .map_err(|e| StorageError::Io(e.error))?;
