@@ -39,6 +39,13 @@ pub enum ApiError {
     HeadersTooLarge(String),
     #[error("{0}")]
     Unavailable(String),
+    /// The client stopped sending its request body (`server.body_timeout`).
+    #[error("{0}")]
+    Timeout(String),
+    /// The volume is full, or an upload would take the space kept free
+    /// (`storage.min_free_space`).
+    #[error("{0}")]
+    InsufficientStorage(String),
     /// Anything unexpected. The detail goes to the log, never to the caller.
     #[error("internal error: {0}")]
     Internal(String),
@@ -70,6 +77,8 @@ impl ApiError {
             RangeNotSatisfiable(..) => StatusCode::RANGE_NOT_SATISFIABLE,
             HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+            InsufficientStorage(_) => StatusCode::INSUFFICIENT_STORAGE,
             Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -88,6 +97,8 @@ impl ApiError {
             MethodNotAllowed(_) => "method_not_allowed",
             RangeNotSatisfiable(..) => "range_not_satisfiable",
             Unavailable(_) => "unavailable",
+            Timeout(_) => "request_timeout",
+            InsufficientStorage(_) => "insufficient_storage",
             Internal(_) => "internal_error",
         }
     }
@@ -153,18 +164,49 @@ impl IntoResponse for ApiError {
     }
 }
 
+fn disk_full() -> ApiError {
+    ApiError::InsufficientStorage("the server's disk is full; try again later".into())
+}
+
 impl From<crate::db::DbError> for ApiError {
     fn from(e: crate::db::DbError) -> Self {
-        ApiError::Internal(e.to_string())
+        use rusqlite::ErrorCode::DiskFull;
+        match &e {
+            crate::db::DbError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == DiskFull =>
+            {
+                tracing::error!(error = %e, "database: disk full");
+                disk_full()
+            }
+            _ => ApiError::Internal(e.to_string()),
+        }
     }
 }
 
-/// A blob store that fails is unavailable (503, worth a retry); the detail
-/// goes to the log only.
+/// A blob store that fails is unavailable (503, worth a retry), a full disk
+/// is 507; the detail goes to the log only.
 impl From<crate::storage::StorageError> for ApiError {
     fn from(e: crate::storage::StorageError) -> Self {
-        tracing::error!(error = %e, "blob store error");
-        ApiError::Unavailable("the blob store is unavailable; try again later".into())
+        match e {
+            crate::storage::StorageError::Io(io) => ApiError::from_io(io),
+            other => {
+                tracing::error!(error = %other, "blob store error");
+                ApiError::Unavailable("the blob store is unavailable; try again later".into())
+            }
+        }
+    }
+}
+
+impl ApiError {
+    /// A failure of the server's own disk (spool, local store): 507 when it
+    /// is full, else 503.
+    pub fn from_io(e: std::io::Error) -> ApiError {
+        tracing::error!(error = %e, "storage i/o error");
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            disk_full()
+        } else {
+            ApiError::Unavailable("storage is unavailable; try again later".into())
+        }
     }
 }
 
@@ -186,11 +228,25 @@ mod tests {
                 "storage_limit_exceeded",
             ),
             (ApiError::GracePeriod("x".into()), 403, "grace_period"),
+            (ApiError::Timeout("x".into()), 408, "request_timeout"),
+            (
+                ApiError::InsufficientStorage("x".into()),
+                507,
+                "insufficient_storage",
+            ),
         ];
         for (e, status, code) in cases {
             assert_eq!(e.status().as_u16(), status);
             assert_eq!(e.code(), code);
         }
+    }
+
+    #[test]
+    fn a_full_disk_is_507_and_other_io_503() {
+        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+        assert_eq!(ApiError::from_io(full).status().as_u16(), 507);
+        let other = std::io::Error::other("eio");
+        assert_eq!(ApiError::from_io(other).status().as_u16(), 503);
     }
 
     #[test]

@@ -14,7 +14,7 @@ async fn service_degrades_with_the_store_and_recovers() {
         return;
     };
     let cfg = weed.config("svc");
-    let srv = TestServer::on(Backend::S3(cfg.clone())).await;
+    let srv = TestServer::on(Backend::S3(Box::new(cfg.clone()))).await;
     let kept = srv.upload_ok("kept.txt", b"kept".to_vec(), &[]).await;
     let doomed = srv.upload_ok("doomed.txt", b"doomed".to_vec(), &[]).await;
     let health = |srv: &TestServer| {

@@ -289,3 +289,89 @@ fn admin_manages_accounts_and_keys_while_serve_runs() {
     assert_eq!(code(&["account", "create", "--plan", "gold"]), Some(2));
     assert!(terminate(&mut child).success());
 }
+
+/// SIGTERM with a client that sent half an upload and stalled: the server
+/// waits for it no longer than `shutdown_timeout`, then exits 0.
+#[test]
+fn sigterm_with_a_stalled_client_exits_within_the_shutdown_timeout() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[server]\nshutdown_timeout = \"2s\"\nbody_timeout = \"60s\"\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let mut child = bin()
+        .args(["serve", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let mut key = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "serve exited early"
+        );
+        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
+            key = k.to_string();
+        }
+        if line.contains("serving") {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let mut stalled = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stalled,
+        "POST /v1/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: multipart/form-data; boundary=B\r\nContent-Length: 1000000\r\n\r\n\
+         --B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\nhalf"
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    let status = terminate(&mut child);
+    let took = start.elapsed();
+    assert!(status.success(), "exit 0 after the shutdown timeout");
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(5),
+        "waited for the stalled request, then gave up: {took:?}"
+    );
+}
+
+/// `admin ... | head -0`: a closed stdout is success, never a panic.
+#[test]
+fn admin_output_into_a_closed_pipe_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = admin(dir.path(), &["account", "create", "--name", "a"]);
+    assert!(ok, "{err}");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = bin()
+        .args(["admin", "account", "list", "--data-dir"])
+        .arg(dir.path())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

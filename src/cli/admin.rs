@@ -7,6 +7,7 @@ use crate::config::{Config, Overrides};
 use crate::db::Db;
 use crate::service::admin::{self, AccountView, KeyView};
 use serde::Serialize;
+use std::io::Write;
 
 #[derive(Debug, clap::Args)]
 pub struct AdminArgs {
@@ -77,12 +78,16 @@ pub enum KeyCommand {
     },
 }
 
+/// One line on stdout. A closed stdout (`admin account list | head -0`) is
+/// an error that the command line reports as success, never a panic.
 fn emit<T: Serialize>(json: bool, value: &T, human: String) -> anyhow::Result<()> {
-    if json {
-        println!("{}", serde_json::to_string(value)?);
+    let text = if json {
+        serde_json::to_string(value)?
     } else {
-        println!("{human}");
-    }
+        human
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").and_then(|()| out.flush())?;
     Ok(())
 }
 
@@ -118,7 +123,7 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
         ..Default::default()
     })
     .map_err(anyhow::Error::msg)?;
-    std::fs::create_dir_all(&config.data_dir)?;
+    crate::storage::create_private_dir(&config.data_dir)?;
     let db = Db::open(&config.data_dir.join("filestore.db"))?;
     let mut conn = db.conn()?;
     let now = Clock::new().now_ms();

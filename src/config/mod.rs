@@ -37,6 +37,20 @@ pub struct ServerSection {
     pub reap_interval: Option<Duration>,
     /// Largest total size of a request's headers (bytes) before 431.
     pub max_header_bytes: Option<usize>,
+    /// A request whose headers have not all arrived by then is closed.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub header_timeout: Option<Duration>,
+    /// A request body that sends no byte for this long is ended.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub body_timeout: Option<Duration>,
+    /// A keep-alive connection with no request for this long is closed.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub idle_timeout: Option<Duration>,
+    /// On SIGINT/SIGTERM, requests in flight get this long, then the process exits.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub shutdown_timeout: Option<Duration>,
+    /// Connections served at once; the next ones wait in the accept queue.
+    pub max_connections: Option<usize>,
 }
 
 /// Blob store settings (`[storage]`).
@@ -58,6 +72,11 @@ pub struct StorageConfig {
     /// instead of the blob store (default 64 KiB; 0 turns it off).
     #[serde(default, deserialize_with = "opt_bytes")]
     pub inline_max: Option<u64>,
+    /// Free space the local store keeps on its volume: an upload that would
+    /// leave less is refused with 507 (default: 1 GiB or 5 % of the volume,
+    /// the smaller).
+    #[serde(default, deserialize_with = "opt_bytes")]
+    pub min_free_space: Option<u64>,
 }
 
 fn default_backend() -> String {
@@ -76,6 +95,7 @@ impl Default for StorageConfig {
             access_key_id: None,
             secret_access_key: None,
             inline_max: None,
+            min_free_space: None,
         }
     }
 }
@@ -95,6 +115,7 @@ impl std::fmt::Debug for StorageConfig {
             )
             .field("secret_access_key", &self.secret_access_key)
             .field("inline_max", &self.inline_max)
+            .field("min_free_space", &self.min_free_space)
             .finish()
     }
 }
@@ -139,6 +160,8 @@ pub struct Config {
     pub max_header_bytes: usize,
     /// Largest file kept inline in the database (`storage.inline_max`).
     pub inline_max: u64,
+    /// Connection limits (`server.*_timeout`, `server.max_connections`).
+    pub limits: crate::server::conn::Limits,
     pub storage: StorageConfig,
     pub plans: Plans,
 }
@@ -268,6 +291,25 @@ impl Config {
                 "storage.inline_max is at most {MAX_INLINE_MAX} bytes (1 MiB)"
             ));
         }
+        let limits = crate::server::conn::Limits {
+            header_timeout: s.header_timeout.unwrap_or(Duration::from_secs(10)),
+            body_timeout: s.body_timeout.unwrap_or(Duration::from_secs(60)),
+            idle_timeout: s.idle_timeout.unwrap_or(Duration::from_secs(75)),
+            shutdown_timeout: s.shutdown_timeout.unwrap_or(Duration::from_secs(30)),
+            max_connections: s.max_connections.unwrap_or(4096),
+        };
+        for (what, d) in [
+            ("header_timeout", limits.header_timeout),
+            ("body_timeout", limits.body_timeout),
+            ("idle_timeout", limits.idle_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(format!("server.{what} must be positive"));
+            }
+        }
+        if limits.max_connections == 0 {
+            return Err("server.max_connections must be at least 1".into());
+        }
         Ok(Config {
             listen,
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -278,6 +320,7 @@ impl Config {
             reap_interval,
             max_header_bytes: s.max_header_bytes.unwrap_or(32 * 1024),
             inline_max,
+            limits,
             storage,
             plans,
         })

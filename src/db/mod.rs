@@ -54,7 +54,10 @@ impl std::fmt::Debug for Db {
 
 impl Db {
     /// Opens (creating if needed) the database at `path` and migrates it.
+    /// The file (and its -wal and -shm, which SQLite creates with the main
+    /// file's mode) is readable by this user only: it holds the signing secret.
     pub fn open(path: &Path) -> Result<Db, DbError> {
+        owner_only(path).map_err(|e| DbError::Invalid(format!("{}: {e}", path.display())))?;
         let manager = SqliteConnectionManager::file(path).with_init(init);
         let pool = r2d2::Pool::builder()
             .max_size(8)
@@ -138,6 +141,32 @@ impl Db {
             .await
             .map(|_| ())
     }
+}
+
+/// Creates the database file 0600 when missing, and narrows an existing one
+/// (and its -wal/-shm) to 0600.
+fn owner_only(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            if let Ok(meta) = std::fs::metadata(&p) {
+                if meta.permissions().mode() & 0o077 != 0 {
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// The pragmas of every connection.

@@ -15,9 +15,11 @@ fn code_for(status: StatusCode) -> &'static str {
         403 => "forbidden",
         404 => "not_found",
         405 => "method_not_allowed",
+        408 => "request_timeout",
         413 => "payload_too_large",
         429 => "rate_limit_exceeded",
         500..=599 if status == StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+        507 => "insufficient_storage",
         500..=599 => "internal_error",
         _ => "bad_request",
     }

@@ -133,7 +133,11 @@ where
 }
 
 pub async fn health(State(app): AppState) -> Response {
-    let (database, storage) = tokio::join!(timed(app.db.ping()), timed(app.store.check()));
+    let storage = async {
+        app.disk.check()?;
+        app.store.check().await.map_err(|e| e.to_string())
+    };
+    let (database, storage) = tokio::join!(timed(app.db.ping()), timed(storage));
     let checks = BTreeMap::from([
         ("database".to_string(), database),
         ("storage".to_string(), storage),

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod cdn;
+pub mod conn;
 pub mod cors;
 pub mod drain;
 pub mod envelope;
@@ -13,7 +14,6 @@ use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::Router;
 use std::future::Future;
 use std::sync::Arc;
@@ -91,16 +91,20 @@ pub async fn run(
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
     let flusher = bandwidth::spawn(app.clone());
-    // No Nagle: a response's head and body leave at once, not after the
-    // peer's delayed ACK (40 ms per small download on a keep-alive connection).
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let result = axum::serve(listener, router(app.clone()))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let mut limits = app.config.limits;
+    if let Some(room) = conn::connection_room() {
+        if room < limits.max_connections {
+            tracing::warn!(
+                max_connections = limits.max_connections,
+                room,
+                "max_connections lowered to fit the open-file limit"
+            );
+            limits.max_connections = room;
+        }
+    }
+    conn::serve(listener, router(app.clone()), limits, shutdown).await;
     collector.abort();
     flusher.abort();
     bandwidth::flush(&app).await;
-    Ok(result?)
+    Ok(())
 }

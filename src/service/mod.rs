@@ -5,7 +5,9 @@
 pub mod admin;
 pub mod bandwidth;
 pub mod collector;
+pub mod disk;
 pub mod files;
+pub mod inflight;
 pub mod spool;
 pub mod upload;
 pub mod usage;
@@ -32,6 +34,10 @@ pub struct App {
     pub bandwidth: bandwidth::Meter,
     /// Where uploads are spooled before they go to the blob store.
     pub spool_dir: PathBuf,
+    /// The free space kept on the data dir's volume.
+    pub disk: disk::Disk,
+    /// Bytes of uploads still arriving, per account (counted in the quota).
+    pub in_flight: inflight::InFlight,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -54,10 +60,10 @@ impl App {
     /// Opens the data dir, the database and the blob store.
     pub async fn open(config: Config, clock: Clock) -> anyhow::Result<Arc<App>> {
         let data_dir = config.data_dir.clone();
-        std::fs::create_dir_all(&data_dir)
+        crate::storage::create_private_dir(&data_dir)
             .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
         let spool_dir = data_dir.join("tmp");
-        std::fs::create_dir_all(&spool_dir)?;
+        crate::storage::create_private_dir(&spool_dir)?;
         clear_spool(&spool_dir);
         let db = Db::open(&data_dir.join("filestore.db"))?;
         let store: DynBlobStore = match config.storage.backend.as_str() {
@@ -75,6 +81,7 @@ impl App {
                 )?
             }
         };
+        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space)?;
         Ok(Arc::new(App {
             signer: Signer::new(secret.as_bytes()),
             config,
@@ -83,6 +90,8 @@ impl App {
             clock,
             limiter: RateLimiter::new(),
             bandwidth: bandwidth::Meter::default(),
+            disk,
+            in_flight: inflight::InFlight::default(),
             spool_dir,
         }))
     }

@@ -5,6 +5,7 @@
 //! storage quota and the monthly upload count once more under the write lock.
 //! Any failure, or a dropped request, leaves no blob and no row.
 
+use super::inflight::Held;
 use super::spool::{Body, Spool, Spooled};
 use super::{collector, files, App};
 use crate::api::FileRecord;
@@ -43,6 +44,8 @@ struct FilePart {
     name: String,
     part_type: Option<String>,
     spooled: Spooled,
+    /// Its bytes in the account's bytes in flight, until the commit.
+    held: Held,
 }
 
 pub async fn upload(
@@ -64,6 +67,9 @@ pub async fn upload(
         }
     }
     let replay = lookup_replay(app, &req).await?;
+    if replay.is_none() {
+        app.disk.check_room(req.content_length.unwrap_or(0))?;
+    }
     // A replay is answered with the stored file: its bytes are counted already,
     // so the quota must not refuse it (the first reply may have been lost).
     let quota = match replay {
@@ -74,6 +80,7 @@ pub async fn upload(
         }
     };
     let limits = SpoolLimits {
+        account: req.account.id.clone(),
         max_file_size: plan.max_file_size,
         used: req.account.storage_bytes,
         quota,
@@ -120,7 +127,10 @@ pub async fn upload(
     let now = app.clock.now_ms();
     let file_id = ids::file_id();
     let FilePart {
-        part_type, spooled, ..
+        part_type,
+        spooled,
+        held,
+        ..
     } = spooled;
     let row = FileRow {
         blob_key: format!("{}/{}", req.account.id, file_id),
@@ -136,7 +146,10 @@ pub async fn upload(
         expires_at: fields.expires.map(|d| now + d.as_millis() as i64),
         inline: matches!(spooled.body, Body::Inline(_)),
     };
-    store_and_commit(app, row, spooled.body, &plan, req.idempotency_key).await
+    let stored = store_and_commit(app, row, spooled.body, &plan, req.idempotency_key).await;
+    // Counted in storage_bytes now (or refused): no longer in flight.
+    drop(held);
+    stored
 }
 
 /// Stores the bytes (a blob in the store, or inline with the row) and commits
@@ -277,6 +290,14 @@ fn uploads_exceeded(app: &App, count: u64, plan: &crate::config::Plan) -> ApiErr
 }
 
 fn bad_multipart(e: MultipartError) -> ApiError {
+    // A body that stopped arriving is the client's timeout, not a bad form.
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(err) = source {
+        if let Some(t) = err.downcast_ref::<crate::server::conn::BodyTimeout>() {
+            return ApiError::Timeout(t.to_string());
+        }
+        source = err.source();
+    }
     ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
 }
 
@@ -301,6 +322,7 @@ async fn drain(mut field: Field<'_>) -> Result<(), ApiError> {
 
 /// What a file part may not pass while it streams in.
 struct SpoolLimits {
+    account: String,
     max_file_size: u64,
     /// The account's stored bytes when the upload began, and its quota.
     used: u64,
@@ -314,7 +336,7 @@ async fn spool(
     mut field: Field<'_>,
     limits: &SpoolLimits,
 ) -> Result<FilePart, ApiError> {
-    let room = limits.quota.saturating_sub(limits.used);
+    let mut held = app.in_flight.hold(&limits.account);
     let name = field.file_name().unwrap_or("").to_string();
     let part_type = field.content_type().map(str::to_string);
     let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
@@ -323,15 +345,21 @@ async fn spool(
         if size > limits.max_file_size {
             return Err(too_large(limits.max_file_size));
         }
-        if size > room {
+        if !held.grow(chunk.len() as u64, limits.used, limits.quota) {
             return Err(storage_exceeded(limits.used, limits.quota));
         }
-        spool.push(chunk).await.map_err(ApiError::internal)?;
+        // Every 8 MiB, the space the server keeps free is checked again
+        // (other uploads share the volume).
+        if size >> 23 != spool.size() >> 23 {
+            app.disk.check_room(0)?;
+        }
+        spool.push(chunk).await.map_err(ApiError::from_io)?;
     }
     Ok(FilePart {
         name,
         part_type,
-        spooled: spool.finish().await.map_err(ApiError::internal)?,
+        spooled: spool.finish().await.map_err(ApiError::from_io)?,
+        held,
     })
 }
 

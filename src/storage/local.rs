@@ -21,7 +21,7 @@ pub struct LocalStore {
 impl LocalStore {
     pub fn open(root: impl Into<PathBuf>) -> std::io::Result<Self> {
         let root = root.into();
-        std::fs::create_dir_all(&root)?;
+        super::create_private_dir(&root)?;
         Ok(Self { root })
     }
 
@@ -129,7 +129,7 @@ impl BlobStore for LocalStore {
                 // A new account directory: its entry in the store's root
                 // must be on disk too, or a power cut could take it (and
                 // the blob in it) away.
-                std::fs::create_dir_all(&dir)?;
+                super::create_private_dir(&dir)?;
                 if let Some(root) = dir.parent() {
                     sync_dir(root)?;
                 }

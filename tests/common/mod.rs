@@ -21,14 +21,14 @@ pub enum Backend {
     /// Every file on disk (`inline_max = 0`).
     LocalBlobs,
     /// Every file in an S3 bucket (`inline_max = 0`).
-    S3(StorageConfig),
+    S3(Box<StorageConfig>),
 }
 
 impl Backend {
     /// An S3 backend with a fresh key prefix, or None (with the reason
     /// printed) when no S3 store is available outside CI.
     pub fn s3(test: &str) -> Option<Backend> {
-        s3::s3_config(test).map(Backend::S3)
+        s3::s3_config(test).map(|c| Backend::S3(Box::new(c)))
     }
 }
 
@@ -120,7 +120,7 @@ impl TestServer {
         let interval = opts.reap_interval.unwrap_or(Duration::from_millis(100));
         file.server.reap_interval = Some(interval);
         match &opts.backend {
-            Some(Backend::S3(cfg)) => file.storage = cfg.clone(),
+            Some(Backend::S3(cfg)) => file.storage = (**cfg).clone(),
             Some(Backend::LocalBlobs) => file.storage.inline_max = Some(0),
             _ => {}
         }

@@ -241,6 +241,7 @@ impl Shared {
             secret_access_key: self.keys.as_ref().map(|k| Secret(k.1.clone())),
             // Every file goes to the bucket, so that the tests exercise it.
             inline_max: Some(0),
+            min_free_space: None,
         }
     }
 }
@@ -399,6 +400,7 @@ impl Seaweed {
             access_key_id: Some(ACCESS_KEY.into()),
             secret_access_key: Some(Secret(SECRET_KEY.into())),
             inline_max: Some(0),
+            min_free_space: None,
         }
     }
 

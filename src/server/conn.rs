@@ -1,0 +1,392 @@
+//! Connections: the accept loop and the limits of CONTRACT §7 that live below
+//! the router.
+//!
+//! - At most `max_connections` at once; the next ones wait in the kernel's
+//!   accept queue (not refused), and a slot frees up as soon as any
+//!   connection closes. The open-file limit is raised to its hard limit at
+//!   start, and `max_connections` kept under it, so `accept` never fails
+//!   with "too many open files".
+//! - Each connection is in one of three phases, which decide its deadline:
+//!   *idle* (between requests: closed after `idle_timeout` without a byte),
+//!   *head* (a request has begun: closed if its headers are not all in within
+//!   `header_timeout`), *busy* (a request is being served: its body has
+//!   `body_timeout` between bytes, see [`TimedBody`], and a response the
+//!   client stops reading is dropped after `idle_timeout` without progress).
+//! - Shutdown: stop accepting, let every connection finish its request in
+//!   flight (idle ones close at once), and give up after `shutdown_timeout`.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::Router;
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::{Instant, Sleep};
+use tower::ServiceExt;
+
+/// The connection limits (CONTRACT §7).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub shutdown_timeout: Duration,
+    pub max_connections: usize,
+}
+
+/// What the service tells the connection's I/O: whether a request is in
+/// flight, and how many responses have finished.
+#[derive(Debug, Default)]
+struct Phase {
+    busy: AtomicBool,
+    done: AtomicU64,
+}
+
+impl Phase {
+    fn start(&self) {
+        self.busy.store(true, Ordering::Release);
+    }
+    fn finish(&self) {
+        self.done.fetch_add(1, Ordering::AcqRel);
+        self.busy.store(false, Ordering::Release);
+    }
+    fn busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+    fn done(&self) -> u64 {
+        self.done.load(Ordering::Acquire)
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` completes; then finishes the
+/// requests in flight, for at most `shutdown_timeout`.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // The head's deadline is kept by `TimedIo`, which knows the phase.
+    http.timer(TokioTimer::new()).header_read_timeout(None);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    // Out of file descriptors or memory: wait, don't spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // No Nagle: a response's head and body leave at once, not after the
+        // peer's delayed ACK (40 ms per small download on a keep-alive connection).
+        let _ = tcp.set_nodelay(true);
+        let phase = Arc::new(Phase::default());
+        let io = TokioIo::new(TimedIo::new(tcp, phase.clone(), limits));
+        let body_timeout = limits.body_timeout;
+        let (started, done) = (phase.clone(), phase);
+        let service = router
+            .clone()
+            .map_request(move |req: Request<hyper::body::Incoming>| {
+                started.start();
+                req.map(|b| Body::new(TimedBody::new(b, body_timeout)))
+            })
+            .map_response(move |res: axum::response::Response| {
+                let guard = PhaseGuard(done.clone());
+                res.map(|inner| {
+                    Body::new(Guarded {
+                        inner,
+                        _guard: guard,
+                    })
+                })
+            });
+        let conn = http.serve_connection(io, TowerToHyperService::new(service));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            after = ?limits.shutdown_timeout,
+            "requests still in flight at the shutdown timeout; closing them"
+        );
+    }
+}
+
+/// Raises the soft open-file limit to the hard one and returns how many
+/// connections fit under it (64 descriptors kept for files and the database).
+pub fn connection_room() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let mut lim = getrlimit(Resource::Nofile);
+        if lim.current < lim.maximum {
+            let raised = Rlimit {
+                current: lim.maximum,
+                maximum: lim.maximum,
+            };
+            if setrlimit(Resource::Nofile, raised).is_ok() {
+                lim = getrlimit(Resource::Nofile);
+            }
+        }
+        lim.current
+            .map(|n| usize::try_from(n.saturating_sub(64)).unwrap_or(usize::MAX))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// A connection's socket, with the deadline of its phase.
+struct TimedIo {
+    tcp: TcpStream,
+    phase: Arc<Phase>,
+    limits: Limits,
+    /// Bytes of a request have arrived since the connection was last idle.
+    in_head: bool,
+    /// Responses finished, as last seen.
+    seen_done: u64,
+    deadline: Instant,
+    timer: Pin<Box<Sleep>>,
+    /// When the last write made progress (for a client that stops reading).
+    write_deadline: Option<Pin<Box<Sleep>>>,
+}
+
+impl TimedIo {
+    fn new(tcp: TcpStream, phase: Arc<Phase>, limits: Limits) -> TimedIo {
+        let deadline = Instant::now() + limits.idle_timeout;
+        TimedIo {
+            tcp,
+            phase,
+            limits,
+            in_head: false,
+            seen_done: 0,
+            deadline,
+            timer: Box::pin(tokio::time::sleep_until(deadline)),
+            write_deadline: None,
+        }
+    }
+
+    fn set_deadline(&mut self, at: Instant) {
+        if at != self.deadline {
+            self.deadline = at;
+            self.timer.as_mut().reset(at);
+        }
+    }
+}
+
+fn timed_out(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, what.to_string())
+}
+
+impl AsyncRead for TimedIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let busy = this.phase.busy();
+        let done = this.phase.done();
+        if done != this.seen_done {
+            // A response has finished: the connection is idle from now.
+            this.seen_done = done;
+            this.in_head = false;
+            let at = Instant::now() + this.limits.idle_timeout;
+            this.set_deadline(at);
+        }
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.tcp).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            if buf.filled().len() > before && !busy && !this.in_head {
+                this.in_head = true;
+                let at = Instant::now() + this.limits.header_timeout;
+                this.set_deadline(at);
+            }
+            return polled;
+        }
+        if polled.is_pending() && !busy && this.timer.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(timed_out(if this.in_head {
+                "request headers not received in time"
+            } else {
+                "idle connection"
+            })));
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for TimedIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.tcp).poll_write(cx, buf) {
+            Poll::Pending => {
+                let idle = this.limits.idle_timeout;
+                let stall = this
+                    .write_deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+                ready!(stall.as_mut().poll(cx));
+                Poll::Ready(Err(timed_out("the client stopped reading")))
+            }
+            ready => {
+                this.write_deadline = None;
+                ready
+            }
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.tcp).poll_write_vectored(cx, bufs) {
+            Poll::Pending => {
+                let idle = this.limits.idle_timeout;
+                let stall = this
+                    .write_deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+                ready!(stall.as_mut().poll(cx));
+                Poll::Ready(Err(timed_out("the client stopped reading")))
+            }
+            ready => {
+                this.write_deadline = None;
+                ready
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+}
+
+/// A request body that fails when `timeout` passes without a byte: a stalled
+/// upload ends (and its spool is removed) instead of holding its disk space
+/// and its connection for as long as the client likes.
+pub struct TimedBody {
+    inner: hyper::body::Incoming,
+    timeout: Duration,
+    timer: Pin<Box<Sleep>>,
+}
+
+/// The error a stalled body ends with.
+#[derive(Debug, thiserror::Error)]
+#[error("no byte of the request body for {0:?}")]
+pub struct BodyTimeout(pub Duration);
+
+impl TimedBody {
+    fn new(inner: hyper::body::Incoming, timeout: Duration) -> TimedBody {
+        TimedBody {
+            inner,
+            timeout,
+            timer: Box::pin(tokio::time::sleep(timeout)),
+        }
+    }
+}
+
+impl HttpBody for TimedBody {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Pending => {
+                ready!(this.timer.as_mut().poll(cx));
+                Poll::Ready(Some(Err(Box::new(BodyTimeout(this.timeout)))))
+            }
+            Poll::Ready(frame) => {
+                let next = Instant::now() + this.timeout;
+                this.timer.as_mut().reset(next);
+                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Marks the connection idle again when the response's body is done (or dropped).
+struct PhaseGuard(Arc<Phase>);
+
+/// A response body that holds its connection's [`PhaseGuard`].
+struct Guarded {
+    inner: Body,
+    _guard: PhaseGuard,
+}
+
+impl HttpBody for Guarded {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for PhaseGuard {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
