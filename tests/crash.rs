@@ -1,0 +1,181 @@
+//! kill -9 in the middle of 100 concurrent uploads, then a restart: every
+//! upload that was answered 201 is there, byte for byte; nothing else is
+//! (rows and blobs match one to one, usage is the sum of the sizes, no spool
+//! file is left).
+
+use filestore::db::Db;
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn serve(data: &Path, port: u16) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_filestore"))
+        .args(["serve", "--data-dir"])
+        .arg(data)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .env_remove("FILESTORE_CONFIG")
+        .env("FILESTORE_DEFAULT_PLAN", "pro")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let mut key = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "serve exited early"
+        );
+        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
+            key = k.to_string();
+        }
+        if line.contains("serving") {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    (child, key)
+}
+
+fn body(i: usize) -> Vec<u8> {
+    // Small (inline) and large (blob) files, each with its own bytes.
+    let len = if i % 2 == 0 {
+        3_000 + i
+    } else {
+        3_000_000 + i * 1000
+    };
+    (0..len).map(|j| ((j * 31 + i * 7) % 251) as u8).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (mut child, key) = serve(&data, port);
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let (http, base, key) = (http.clone(), base.clone(), key.clone());
+        let answered = answered.clone();
+        tasks.push(tokio::spawn(async move {
+            let part = reqwest::multipart::Part::bytes(body(i)).file_name(format!("f{i}.bin"));
+            let form = reqwest::multipart::Form::new().part("file", part);
+            let r = http
+                .post(format!("{base}/v1/upload"))
+                .bearer_auth(key)
+                .multipart(form)
+                .send()
+                .await
+                .ok()?;
+            if r.status() != 201 {
+                return None;
+            }
+            let rec: serde_json::Value = r.json().await.ok()?;
+            answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Some((i, rec["id"].as_str()?.to_string()))
+        }));
+    }
+    // Let some finish, then kill the server in the middle of the rest.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while answered.load(std::sync::atomic::Ordering::SeqCst) < 20 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no uploads answered"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut acked = Vec::new();
+    for t in tasks {
+        if let Some(done) = t.await.unwrap() {
+            acked.push(done);
+        }
+    }
+    assert!(
+        !acked.is_empty() && acked.len() < 100,
+        "the kill should land mid-way ({} of 100 answered)",
+        acked.len()
+    );
+
+    let (mut child, _) = serve(&data, port);
+    // The restart queues what the crash left; the collector removes it.
+    let db = Db::open(&data.join("filestore.db")).unwrap();
+    let count = |sql: &str| -> i64 { db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while count("SELECT COUNT(*) FROM blob_deletions") > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "collector never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Every acknowledged upload is there, byte for byte, with its SHA-256.
+    for (i, id) in &acked {
+        let r = http
+            .get(format!("{base}/v1/files/{id}"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "acknowledged file {id} lost");
+        let rec: serde_json::Value = r.json().await.unwrap();
+        let bytes = http
+            .get(rec["url"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let expected = body(*i);
+        assert_eq!(bytes.len(), expected.len(), "{id}");
+        assert!(bytes[..] == expected[..], "{id}: bytes differ");
+        let sha: String = db
+            .conn()
+            .unwrap()
+            .query_row("SELECT sha256 FROM files WHERE id = ?1", [id], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sha, hex::encode(Sha256::digest(&expected)));
+    }
+    // Rows and blobs match one to one; usage is the sum of the sizes.
+    let rows = count("SELECT COUNT(*) FROM files") as usize;
+    assert!(
+        rows >= acked.len(),
+        "{rows} rows, {} acknowledged",
+        acked.len()
+    );
+    eprintln!(
+        "kill -9: {} of 100 uploads answered 201 before it, {rows} files after the restart",
+        acked.len()
+    );
+    let blob_rows = count("SELECT COUNT(*) FROM files WHERE inline = 0") as usize;
+    let inline_rows = count("SELECT COUNT(*) FROM files WHERE inline = 1");
+    assert_eq!(count("SELECT COUNT(*) FROM inline_blobs"), inline_rows);
+    let blobs: usize = std::fs::read_dir(data.join("blobs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|d| std::fs::read_dir(d.path()).unwrap().count())
+        .sum();
+    assert_eq!(blobs, blob_rows, "a blob for every row, no other");
+    let sizes = count("SELECT COALESCE(SUM(size), 0) FROM files");
+    assert_eq!(count("SELECT SUM(storage_bytes) FROM accounts"), sizes);
+    assert_eq!(
+        std::fs::read_dir(data.join("tmp")).unwrap().count(),
+        0,
+        "spool left"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
