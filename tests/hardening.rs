@@ -321,7 +321,12 @@ async fn a_really_full_disk_gives_507_and_deletes_still_work() {
     let mut refused = None;
     for i in 0..40 {
         let r = srv
-            .upload_as(&srv.secret_key, &format!("f{i}.bin"), vec![i as u8; 1_000_000], &[])
+            .upload_as(
+                &srv.secret_key,
+                &format!("f{i}.bin"),
+                vec![i as u8; 1_000_000],
+                &[],
+            )
             .await;
         if r.status() == 201 {
             let rec: serde_json::Value = r.json().await.unwrap();
@@ -337,7 +342,11 @@ async fn a_really_full_disk_gives_507_and_deletes_still_work() {
         "a full disk is 507 ({} files fit)",
         stored.len()
     );
-    assert!(stored.len() >= 5, "only {} files fit in 24 MB", stored.len());
+    assert!(
+        stored.len() >= 5,
+        "only {} files fit in 24 MB",
+        stored.len()
+    );
     for id in stored.drain(..3) {
         let r = srv.delete_as(&srv.secret_key, &id).await;
         assert_eq!(r.status(), 200, "deletes go through on a full disk");

@@ -5,3 +5,6 @@ pub mod origins;
 pub mod ratelimit;
 pub mod signing;
 pub mod validate;
+
+#[cfg(test)]
+mod proptests;

@@ -317,6 +317,59 @@ mod tests {
         assert_eq!(parse_range("bytes=x-3", 100).unwrap(), None);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn ranges_never_panic_and_stay_inside_the_file(raw in "\\PC{0,40}|bytes=[0-9]{0,20}-[0-9]{0,20}", size in 0u64..10_000) {
+            if let Ok(Some((start, end))) = parse_range(&raw, size) {
+                proptest::prop_assert!(start <= end && end < size);
+            }
+        }
+
+        #[test]
+        fn a_valid_range_is_what_it_says(size in 1u64..1_000_000, a in 0u64..1_000_000, len in 0u64..1_000_000) {
+            let start = a % size;
+            let end = start + len;
+            let got = parse_range(&format!("bytes={start}-{end}"), size).unwrap();
+            proptest::prop_assert_eq!(got, Some((start, end.min(size - 1))));
+            let suffix = parse_range(&format!("bytes=-{}", len + 1), size).unwrap();
+            proptest::prop_assert_eq!(suffix, Some((size.saturating_sub(len + 1), size - 1)));
+        }
+
+        #[test]
+        fn conditional_headers_never_panic(inm in "\\PC{0,60}", ims in "\\PC{0,40}", created in 0i64..4_000_000_000_000) {
+            let mut h = HeaderMap::new();
+            if let Ok(v) = HeaderValue::from_str(&ims) {
+                h.insert(header::IF_MODIFIED_SINCE, v);
+            }
+            let _ = not_modified(&h, "\"abc\"", created);
+            if let Ok(v) = HeaderValue::from_str(&inm) {
+                h.insert(header::IF_NONE_MATCH, v);
+            }
+            let _ = not_modified(&h, "\"abc\"", created);
+            let _ = requested_range(&h, "\"abc\"", 100);
+        }
+    }
+
+    #[test]
+    fn if_modified_since_uses_http_dates() {
+        let mut h = HeaderMap::new();
+        let created = 1_700_000_000_000;
+        h.insert(
+            header::IF_MODIFIED_SINCE,
+            HeaderValue::from_str(&httpdate(created)).unwrap(),
+        );
+        assert!(not_modified(&h, "\"x\"", created));
+        assert!(!not_modified(&h, "\"x\"", created + 1000));
+        h.insert(
+            header::IF_MODIFIED_SINCE,
+            HeaderValue::from_static("Sunday, 06-Nov-94 08:49:37 GMT"),
+        );
+        assert!(
+            !not_modified(&h, "\"x\"", created),
+            "obsolete RFC 850 dates are HTTP dates too"
+        );
+    }
+
     #[test]
     fn disposition_is_safe() {
         let d = disposition("a\"b\\c é.txt");

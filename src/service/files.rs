@@ -144,6 +144,22 @@ pub async fn sign(
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        #[test]
+        fn cursors_round_trip(t in proptest::num::i64::ANY, id in "f_[0-9a-f]{1,44}") {
+            let a = PageAfter { created_at: t, id };
+            proptest::prop_assert_eq!(decode_cursor(&encode_cursor(&a)), Some(a));
+        }
+
+        #[test]
+        fn any_cursor_decodes_to_a_safe_id_or_nothing(raw in "\\PC{0,120}|[A-Za-z0-9_-]{0,80}") {
+            if let Some(a) = decode_cursor(&raw) {
+                proptest::prop_assert!(a.id.starts_with("f_") && a.id.len() <= 64);
+                proptest::prop_assert!(a.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            }
+        }
+    }
+
     #[test]
     fn cursors_round_trip_and_reject_garbage() {
         let a = PageAfter {

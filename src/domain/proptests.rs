@@ -1,0 +1,80 @@
+//! Property tests of the parsers of outside input in `domain`: whatever the
+//! input, they never panic, and what they accept keeps their promises.
+
+use super::signing::{Signer, Verdict};
+use super::validate;
+use proptest::prelude::*;
+
+proptest! {
+    #[test]
+    fn expires_accepts_exactly_number_unit_up_to_a_year(raw in "\\PC{0,12}") {
+        if let Ok(d) = validate::expires(&raw) {
+            prop_assert!(d.as_secs() >= 1 && d <= validate::MAX_EXPIRES);
+            let t = raw.trim();
+            prop_assert!(t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit()));
+            prop_assert!("smhdw".contains(&t[t.len() - 1..]));
+        }
+    }
+
+    #[test]
+    fn expires_round_trips(n in 1u64..=400, unit in prop::sample::select(vec![('s', 1u64), ('m', 60), ('h', 3600), ('d', 86_400), ('w', 604_800)])) {
+        let got = validate::expires(&format!("{n}{}", unit.0));
+        let secs = n * unit.1;
+        if secs <= validate::MAX_EXPIRES.as_secs() {
+            prop_assert_eq!(got.unwrap().as_secs(), secs);
+        } else {
+            prop_assert!(got.is_err());
+        }
+    }
+
+    #[test]
+    fn folders_accepted_are_clean_and_stable(raw in "[a-zA-Z0-9_./ -]{0,40}|\\PC{0,300}") {
+        if let Ok(Some(f)) = validate::folder(&raw) {
+            prop_assert!(!f.is_empty() && f.len() <= 255);
+            prop_assert!(!f.starts_with('/') && !f.ends_with('/'));
+            for seg in f.split('/') {
+                prop_assert!(!seg.is_empty() && seg != "." && seg != "..");
+                prop_assert!(seg.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
+            }
+            prop_assert_eq!(validate::folder(&f), Ok(Some(f.clone())));
+        }
+    }
+
+    #[test]
+    fn file_names_lose_directories_and_control_characters(raw in "\\PC{0,300}|[a-z/\\\\.\u{0}-\u{1f}]{0,20}") {
+        if let Ok(n) = validate::file_name(&raw) {
+            prop_assert!(!n.is_empty() && n.len() <= 255);
+            prop_assert!(!n.contains('/') && !n.contains('\\'));
+            prop_assert!(!n.chars().any(char::is_control));
+            prop_assert!(n != "." && n != "..");
+        }
+    }
+
+    #[test]
+    fn limits_are_1_to_100(raw in "\\PC{0,6}|[0-9]{1,4}") {
+        if let Ok(n) = validate::limit(Some(&raw)) {
+            prop_assert!((1..=100).contains(&n));
+            prop_assert_eq!(raw.trim_start_matches('+').parse::<u64>().ok(), Some(u64::from(n)));
+        }
+    }
+
+    #[test]
+    fn a_signature_is_valid_only_for_what_it_signed(
+        acc in "acc_[0-9a-f]{1,24}", file in "f_[0-9a-f]{1,44}",
+        expires in 1i64..4_000_000_000, flip in 0usize..64, garbage in "\\PC{0,80}",
+    ) {
+        let s = Signer::new(b"a secret that is long enough for hmac keys");
+        let sig = s.sign(&acc, &file, expires);
+        prop_assert_eq!(s.verify(&acc, &file, expires, &sig, expires - 1), Verdict::Valid);
+        prop_assert_eq!(s.verify(&acc, &file, expires, &sig, expires), Verdict::Expired);
+        let mut tampered = sig.clone().into_bytes();
+        tampered[flip] = if tampered[flip] == b'0' { b'1' } else { b'0' };
+        let tampered = String::from_utf8(tampered).unwrap();
+        prop_assert_eq!(s.verify(&acc, &file, expires, &tampered, 0), Verdict::Invalid);
+        prop_assert_eq!(s.verify(&acc, &file, expires + 1, &sig, 0), Verdict::Invalid);
+        prop_assert_eq!(s.verify(&acc, "f_other", expires, &sig, 0), Verdict::Invalid);
+        if garbage != sig {
+            prop_assert_eq!(s.verify(&acc, &file, expires, &garbage, 0), Verdict::Invalid);
+        }
+    }
+}
