@@ -50,7 +50,7 @@ pub enum Access {
     Secret,
 }
 
-fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+pub fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
     let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
         ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".into())
     })?;

@@ -173,7 +173,7 @@ fn disposition(name: &str) -> String {
     )
 }
 
-fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
+pub fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
     if let Some(inm) = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -200,7 +200,7 @@ fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
 /// The single byte range asked for, as inclusive (start, end); None for the
 /// whole file (no Range, an If-Range that no longer matches, several ranges,
 /// or a header that is not a byte range at all).
-fn requested_range(
+pub fn requested_range(
     headers: &HeaderMap,
     etag: &str,
     size: u64,

@@ -64,7 +64,7 @@ fn encode_cursor(after: &PageAfter) -> String {
     URL_SAFE_NO_PAD.encode(format!("{}:{}", after.created_at, after.id))
 }
 
-fn decode_cursor(s: &str) -> Option<PageAfter> {
+pub fn decode_cursor(s: &str) -> Option<PageAfter> {
     let raw = String::from_utf8(URL_SAFE_NO_PAD.decode(s).ok()?).ok()?;
     let (t, id) = raw.split_once(':')?;
     let ok_id = id.starts_with("f_")
