@@ -3,6 +3,7 @@
 
 mod common;
 use common::{error_code, TestServer};
+use std::time::Duration;
 
 #[tokio::test]
 async fn health_needs_no_key_and_reports_each_check() {
@@ -162,4 +163,50 @@ async fn a_refused_large_upload_reads_413_not_a_reset() {
         );
     }
     assert_eq!(srv.leftovers(), (0, 0, 0));
+}
+
+/// Requests hyper cannot parse (it answers them itself, before any handler)
+/// still get the envelope with the right status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_the_http_parser_refuses_get_envelopes_too() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let srv = TestServer::start().await;
+    let long_uri = format!("GET /v1/{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let many_headers = format!(
+        "GET /v1/health HTTP/1.1\r\nHost: x\r\n{}\r\n",
+        (0..200)
+            .map(|i| format!("X-H{i}: v\r\n"))
+            .collect::<String>()
+    );
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            b"POST /v1/upload HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n".to_vec(),
+            "400",
+        ),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n".to_vec(),
+            "400",
+        ),
+        (long_uri.into_bytes(), "414"),
+        (many_headers.into_bytes(), "431"),
+    ];
+    for (request, status) in cases {
+        let mut s = tokio::net::TcpStream::connect(srv.base_url.trim_start_matches("http://"))
+            .await
+            .unwrap();
+        let _ = s.write_all(&request).await;
+        let mut out = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.starts_with(&format!("HTTP/1.1 {status}")), "{text}");
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("{text}"));
+        assert!(
+            v["error"]["code"].is_string() && v["error"]["message"].is_string(),
+            "{text}"
+        );
+    }
+    // The server is fine afterwards.
+    let r = srv.http.get(srv.url("/v1/health")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
 }

@@ -177,6 +177,9 @@ struct TimedIo {
     timer: Pin<Box<Sleep>>,
     /// When the last write made progress (for a client that stops reading).
     write_deadline: Option<Pin<Box<Sleep>>>,
+    /// hyper's own answer to a request it could not parse, rewritten with
+    /// the envelope: the bytes, and how many are written.
+    rewritten: Option<(Vec<u8>, usize)>,
 }
 
 impl TimedIo {
@@ -191,7 +194,60 @@ impl TimedIo {
             deadline,
             timer: Box::pin(tokio::time::sleep_until(deadline)),
             write_deadline: None,
+            rewritten: None,
         }
+    }
+
+    /// hyper answers a request it cannot parse (a bad `Content-Length`, a
+    /// URI or headers over its limits) by itself, with an empty body, before
+    /// any service runs. Such an answer is the only one written while no
+    /// request is in flight and none has finished since the last read: it is
+    /// replaced by the same status with the envelope, and the connection
+    /// closes after it, as hyper would.
+    fn rewrite_own_error(&mut self, buf: &[u8]) -> bool {
+        if self.rewritten.is_some()
+            || self.phase.busy()
+            || self.phase.done() != self.seen_done
+            || !buf.starts_with(b"HTTP/1.1 ")
+        {
+            return false;
+        }
+        let status = std::str::from_utf8(&buf[9..buf.len().min(12)])
+            .ok()
+            .and_then(|s| s.parse::<u16>().ok())
+            .and_then(|s| axum::http::StatusCode::from_u16(s).ok());
+        let Some(status) = status.filter(|s| s.is_client_error() || s.is_server_error()) else {
+            return false;
+        };
+        let reason = status.canonical_reason().unwrap_or("error");
+        let message = format!("the request could not be read: {}", reason.to_lowercase());
+        let body = serde_json::to_string(&crate::error::error_body(
+            super::envelope::code_for(status),
+            &message,
+        ))
+        .unwrap_or_default();
+        let head = format!(
+            "HTTP/1.1 {} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            status.as_u16(),
+            body.len()
+        );
+        self.rewritten = Some(([head.into_bytes(), body.into_bytes()].concat(), 0));
+        true
+    }
+
+    /// Writes what is left of a rewritten answer.
+    fn poll_rewritten(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some((bytes, done)) = self.rewritten.as_mut() {
+            if *done == bytes.len() {
+                return Poll::Ready(Ok(()));
+            }
+            let n = ready!(Pin::new(&mut self.tcp).poll_write(cx, &bytes[*done..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            *done += n;
+        }
+        Poll::Ready(Ok(()))
     }
 
     fn set_deadline(&mut self, at: Instant) {
@@ -250,6 +306,11 @@ impl AsyncWrite for TimedIo {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        if this.rewritten.is_some() || this.rewrite_own_error(buf) {
+            // hyper's bytes are taken (and dropped); ours go out instead.
+            ready!(this.poll_rewritten(cx))?;
+            return Poll::Ready(Ok(buf.len()));
+        }
         match Pin::new(&mut this.tcp).poll_write(cx, buf) {
             Poll::Pending => {
                 let idle = this.limits.idle_timeout;
@@ -267,10 +328,12 @@ impl AsyncWrite for TimedIo {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_rewritten(cx))?;
         Pin::new(&mut self.tcp).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.poll_rewritten(cx))?;
         Pin::new(&mut self.tcp).poll_shutdown(cx)
     }
 
@@ -280,6 +343,14 @@ impl AsyncWrite for TimedIo {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        let first = bufs
+            .iter()
+            .find(|b| !b.is_empty())
+            .map_or(&[][..], |b| &b[..]);
+        if this.rewritten.is_some() || this.rewrite_own_error(first) {
+            ready!(this.poll_rewritten(cx))?;
+            return Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()));
+        }
         match Pin::new(&mut this.tcp).poll_write_vectored(cx, bufs) {
             Poll::Pending => {
                 let idle = this.limits.idle_timeout;

@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
-fn code_for(status: StatusCode) -> &'static str {
+pub(crate) fn code_for(status: StatusCode) -> &'static str {
     match status.as_u16() {
         401 => "unauthorized",
         403 => "forbidden",
