@@ -148,7 +148,6 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
             .unwrap();
         assert_eq!(sha, hex::encode(Sha256::digest(&expected)));
     }
-    // Rows and blobs match one to one; usage is the sum of the sizes.
     let rows = count("SELECT COUNT(*) FROM files") as usize;
     assert!(
         rows >= acked.len(),
@@ -159,6 +158,94 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         "kill -9: {} of 100 uploads answered 201 before it, {rows} files after the restart",
         acked.len()
     );
+    check_rows_blobs_usage(&db, &data);
+
+    // The same during deletes: kill -9 while every file is being deleted.
+    let mut ids: Vec<String> = {
+        let conn = db.conn().unwrap();
+        let mut stmt = conn.prepare("SELECT id FROM files").unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    let deleted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for id in ids.clone() {
+        let (http, base, key, deleted) = (http.clone(), base.clone(), key.clone(), deleted.clone());
+        tasks.push(tokio::spawn(async move {
+            let r = http
+                .delete(format!("{base}/v1/files/{id}"))
+                .bearer_auth(key)
+                .send()
+                .await
+                .ok()?;
+            (r.status() == 200).then(|| {
+                deleted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                id
+            })
+        }));
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while deleted.load(std::sync::atomic::Ordering::SeqCst) < ids.len() / 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no deletes answered"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut gone = Vec::new();
+    for t in tasks {
+        if let Some(id) = t.await.unwrap() {
+            gone.push(id);
+        }
+    }
+    let (mut child, _) = serve(&data, port);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while count("SELECT COUNT(*) FROM blob_deletions") > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "collector never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Each file is either whole (row and readable bytes) or gone (404);
+    // every delete that answered 200 is gone.
+    ids.sort();
+    for id in &ids {
+        let r = http
+            .get(format!("{base}/v1/files/{id}"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            404 => {}
+            200 => {
+                assert!(!gone.contains(id), "{id} was deleted (200) but is back");
+                let rec: serde_json::Value = r.json().await.unwrap();
+                let got = http.get(rec["url"].as_str().unwrap()).send().await.unwrap();
+                assert_eq!(got.status(), 200, "{id} has a row but no bytes");
+                let len = got.bytes().await.unwrap().len() as u64;
+                assert_eq!(len, rec["size"].as_u64().unwrap());
+            }
+            other => panic!("{id}: {other}"),
+        }
+    }
+    eprintln!(
+        "kill -9 during deletes: {} of {} answered 200 before it",
+        gone.len(),
+        ids.len()
+    );
+    check_rows_blobs_usage(&db, &data);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Rows and blobs match one to one; usage is the sum of the sizes; no spool.
+fn check_rows_blobs_usage(db: &Db, data: &Path) {
+    let count = |sql: &str| -> i64 { db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
+    // Rows and blobs match one to one; usage is the sum of the sizes.
     let blob_rows = count("SELECT COUNT(*) FROM files WHERE inline = 0") as usize;
     let inline_rows = count("SELECT COUNT(*) FROM files WHERE inline = 1");
     assert_eq!(count("SELECT COUNT(*) FROM inline_blobs"), inline_rows);
@@ -176,6 +263,4 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         0,
         "spool left"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
