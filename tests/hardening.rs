@@ -129,24 +129,58 @@ async fn a_stalled_upload_gets_408_and_leaves_no_spool() {
     assert_eq!(srv.usage().await["storage_bytes"], 0);
 }
 
+/// At `max_connections`, idle and slow connections make room for new ones
+/// (oldest first), so that a health check is answered at once; requests in
+/// flight are never cut.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_over_the_limit_wait_and_health_is_answered() {
+async fn at_the_connection_limit_idle_and_slow_clients_make_room() {
     let srv = TestServer::start_with(TestOptions {
-        plans_toml: Some(FAST.replace("max_connections = 32", "max_connections = 4")),
+        plans_toml: Some(
+            "[server]\nheader_timeout = \"60s\"\nidle_timeout = \"60s\"\nbody_timeout = \"60s\"\nmax_connections = 4\n"
+                .into(),
+        ),
         ..Default::default()
     })
     .await;
-    // The test server's own health probe may hold a slot until it idles out.
-    let mut hogs = Vec::new();
-    for _ in 0..8 {
-        hogs.push(connect(&srv).await);
-    }
-    let start = Instant::now();
-    health_ok(&srv).await;
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "answered once idle connections were closed"
+    // One request in flight (a slow upload body), then idle and half-sent ones.
+    let mut busy = connect(&srv).await;
+    let head = format!(
+        "POST /v1/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: multipart/form-data; boundary=B\r\nContent-Length: 1000\r\n\r\n--B\r\n",
+        srv.secret_key
     );
+    busy.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut hogs = Vec::new();
+    for i in 0..10 {
+        let mut s = connect(&srv).await;
+        if i % 2 == 0 {
+            s.write_all(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .await
+                .unwrap();
+        }
+        hogs.push(s);
+    }
+    for _ in 0..3 {
+        let start = Instant::now();
+        health_ok(&srv).await;
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "health waited {:?} behind idle connections",
+            start.elapsed()
+        );
+    }
+    // The request in flight was not cut: it still gets its answer.
+    busy.write_all(b"Content-Disposition: form-data; name=\"x\"\r\n\r\nv\r\n--B--\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), busy.read(&mut buf))
+        .await
+        .expect("an answer")
+        .unwrap();
+    assert!(n > 0, "the request in flight was closed");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 400"));
 }
 
 /// Spool bytes of an upload in flight count against the account's quota: a

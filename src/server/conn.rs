@@ -1,11 +1,12 @@
 //! Connections: the accept loop and the limits of CONTRACT §7 that live below
 //! the router.
 //!
-//! - At most `max_connections` at once; the next ones wait in the kernel's
-//!   accept queue (not refused), and a slot frees up as soon as any
-//!   connection closes. The open-file limit is raised to its hard limit at
-//!   start, and `max_connections` kept under it, so `accept` never fails
-//!   with "too many open files".
+//! - At most `max_connections` at once. When all are taken, the oldest
+//!   connection that serves no request (idle, or still sending its head) is
+//!   closed to make room; only when every one is serving a request do new
+//!   ones wait in the kernel's accept queue (never refused). The open-file
+//!   limit is raised to its hard limit at start, and `max_connections` kept
+//!   under it, so `accept` never fails with "too many open files".
 //! - Each connection is in one of three phases, which decide its deadline:
 //!   *idle* (between requests: closed after `idle_timeout` without a byte),
 //!   *head* (a request has begun: closed if its headers are not all in within
@@ -78,12 +79,21 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let open = Registry::default();
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     // The head's deadline is kept by `TimedIo`, which knows the phase.
     http.timer(TokioTimer::new()).header_read_timeout(None);
     tokio::pin!(shutdown);
     loop {
+        if slots.available_permits() == 0 {
+            // Full: make room by closing the oldest connection that serves
+            // no request (idle, or still sending its head), as nginx reuses
+            // keep-alive connections. Idle and slow clients can then never
+            // keep a new client (a health check) out; only requests really
+            // being served make the next ones wait in the accept queue.
+            open.shed_one();
+        }
         let permit = tokio::select! {
             p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
             () = &mut shutdown => break,
@@ -104,6 +114,7 @@ pub async fn serve(
         // peer's delayed ACK (40 ms per small download on a keep-alive connection).
         let _ = tcp.set_nodelay(true);
         let phase = Arc::new(Phase::default());
+        let phase_of_conn = phase.clone();
         let io = TokioIo::new(TimedIo::new(tcp, phase.clone(), limits));
         let body_timeout = limits.body_timeout;
         let (started, done) = (phase.clone(), phase);
@@ -124,8 +135,14 @@ pub async fn serve(
             });
         let conn = http.serve_connection(io, TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
+        let (id, shed) = open.add(phase_of_conn);
+        let open = open.clone();
         tokio::spawn(async move {
-            let _ = conn.await;
+            tokio::select! {
+                _ = conn => {}
+                () = shed.notified() => {}
+            }
+            open.remove(id);
             drop(permit);
         });
     }
@@ -138,6 +155,47 @@ pub async fn serve(
             after = ?limits.shutdown_timeout,
             "requests still in flight at the shutdown timeout; closing them"
         );
+    }
+}
+
+/// The open connections, in the order they were accepted, with their phase
+/// and a way to close them.
+#[derive(Clone, Default)]
+struct Registry(Arc<std::sync::Mutex<Open>>);
+
+#[derive(Default)]
+struct Open {
+    next: u64,
+    conns: std::collections::BTreeMap<u64, (Arc<Phase>, Arc<tokio::sync::Notify>)>,
+}
+
+impl Registry {
+    fn add(&self, phase: Arc<Phase>) -> (u64, Arc<tokio::sync::Notify>) {
+        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let id = o.next;
+        o.next += 1;
+        let shed = Arc::new(tokio::sync::Notify::new());
+        o.conns.insert(id, (phase, shed.clone()));
+        (id, shed)
+    }
+
+    fn remove(&self, id: u64) {
+        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        o.conns.remove(&id);
+    }
+
+    /// Closes the oldest connection with no request in flight, if any.
+    fn shed_one(&self) {
+        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let victim = o
+            .conns
+            .iter()
+            .find(|(_, (phase, _))| !phase.busy())
+            .map(|(id, (_, shed))| (*id, shed.clone()));
+        if let Some((id, shed)) = victim {
+            o.conns.remove(&id);
+            shed.notify_one();
+        }
     }
 }
 
