@@ -42,7 +42,7 @@ fn serve(data: &Path, port: u16) -> (Child, String) {
 
 fn body(i: usize) -> Vec<u8> {
     // Small (inline) and large (blob) files, each with its own bytes.
-    let len = if i % 2 == 0 {
+    let len = if i.is_multiple_of(2) {
         3_000 + i
     } else {
         3_000_000 + i * 1000
