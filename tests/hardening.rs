@@ -381,7 +381,10 @@ async fn a_really_full_disk_gives_507_and_deletes_still_work() {
         "only {} files fit in 24 MB",
         stored.len()
     );
-    eprintln!("full tmpfs: {} files of 1 MB stored, then 507", stored.len());
+    eprintln!(
+        "full tmpfs: {} files of 1 MB stored, then 507",
+        stored.len()
+    );
     for id in stored.drain(..3) {
         let r = srv.delete_as(&srv.secret_key, &id).await;
         assert_eq!(r.status(), 200, "deletes go through on a full disk");

@@ -58,7 +58,13 @@ impl Db {
     /// file's mode) is readable by this user only: it holds the signing secret.
     pub fn open(path: &Path) -> Result<Db, DbError> {
         owner_only(path).map_err(|e| DbError::Invalid(format!("{}: {e}", path.display())))?;
-        let manager = SqliteConnectionManager::file(path).with_init(init);
+        let manager = SqliteConnectionManager::file(path).with_init(|c| {
+            init(c)?;
+            // Readers do point lookups and short pages: the OS page cache
+            // holds the database, a small cache of its own per reader keeps
+            // memory flat (8 readers × 512 KiB at most).
+            c.execute_batch("PRAGMA cache_size = -512;")
+        });
         let pool = r2d2::Pool::builder()
             .max_size(8)
             // A local file does not go stale: no test query per checkout.
