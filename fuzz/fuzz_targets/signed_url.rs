@@ -1,4 +1,5 @@
-//! A signed URL's query: only the signature made for it is valid.
+//! A signed URL's query: only the signature made for it is valid (its hex
+//! in any case: it is the same MAC).
 #![no_main]
 use filestore::domain::signing::{Signer, Verdict};
 use libfuzzer_sys::fuzz_target;
@@ -8,5 +9,6 @@ fuzz_target!(|input: (&str, &str, i64, &str)| {
     let s = Signer::new(b"a secret of enough length for the fuzzer");
     let good = s.sign(account, file, expires);
     let verdict = s.verify(account, file, expires, sig, i64::MIN);
-    assert_eq!(verdict == Verdict::Valid, sig == good && expires > i64::MIN);
+    let same = sig.to_ascii_lowercase() == good;
+    assert_eq!(verdict == Verdict::Valid, same && expires > i64::MIN);
 });

@@ -73,7 +73,7 @@ proptest! {
         prop_assert_eq!(s.verify(&acc, &file, expires, &tampered, 0), Verdict::Invalid);
         prop_assert_eq!(s.verify(&acc, &file, expires + 1, &sig, 0), Verdict::Invalid);
         prop_assert_eq!(s.verify(&acc, "f_other", expires, &sig, 0), Verdict::Invalid);
-        if garbage != sig {
+        if garbage.to_ascii_lowercase() != sig {
             prop_assert_eq!(s.verify(&acc, &file, expires, &garbage, 0), Verdict::Invalid);
         }
     }
