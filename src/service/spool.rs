@@ -159,19 +159,74 @@ fn write_file(
         .tempfile_in(dir)?
         .into_parts();
     file.write_all(&hashed)?;
+    let mut flusher: Option<Flusher> = None;
+    let mut unflushed = hashed.len() as u64;
     while let Some(msg) = rx.blocking_recv() {
         match msg {
             Msg::Data(chunk) => {
                 hasher.update(&chunk);
                 file.write_all(&chunk)?;
+                unflushed += chunk.len() as u64;
+                if unflushed >= FLUSH_EVERY {
+                    unflushed = 0;
+                    match &flusher {
+                        Some(f) => f.nudge(),
+                        None => flusher = Some(Flusher::start(&file)?),
+                    }
+                }
             }
             Msg::Finish => {
+                if let Some(f) = flusher {
+                    f.stop()?;
+                }
                 file.sync_data()?;
                 return Ok((path, hex::encode(hasher.finalize())));
             }
         }
     }
     Err(std::io::Error::other("upload abandoned"))
+}
+
+/// Bytes written between two nudges of the flusher.
+const FLUSH_EVERY: u64 = 32 << 20;
+
+/// A large file's early flushes: a thread of its own syncs what is written so
+/// far while the spool thread goes on writing, so that the fsync that must
+/// precede the answer finds only the last few megabytes to write (without it,
+/// a 256 MiB upload waited for all of it at the end).
+struct Flusher {
+    nudges: std::sync::mpsc::SyncSender<()>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+impl Flusher {
+    fn start(file: &std::fs::File) -> std::io::Result<Flusher> {
+        let file = file.try_clone()?;
+        let (nudges, rx) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("filestore-flush".into())
+            .spawn(move || {
+                file.sync_data()?;
+                while rx.recv().is_ok() {
+                    file.sync_data()?;
+                }
+                Ok(())
+            })?;
+        Ok(Flusher { nudges, thread })
+    }
+
+    /// Asks for one more flush; never waits (one already asked is enough).
+    fn nudge(&self) {
+        let _ = self.nudges.try_send(());
+    }
+
+    /// Waits for the flush under way; its error, if it failed.
+    fn stop(self) -> std::io::Result<()> {
+        drop(self.nudges);
+        self.thread
+            .join()
+            .map_err(|_| std::io::Error::other("the flusher panicked"))?
+    }
 }
 
 #[cfg(test)]
