@@ -259,6 +259,27 @@ mod tests {
         assert!(matches!(off.body, Body::File(_)));
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_past_the_flush_interval_is_whole_and_hashed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Spool::new(dir.path(), 0);
+        let mut expected = Sha256::new();
+        let n = (FLUSH_EVERY * 2 + 12_345) as usize;
+        for i in 0..n.div_ceil(1 << 20) {
+            let len = (1 << 20).min(n - i * (1 << 20));
+            let chunk = Bytes::from(vec![(i % 251) as u8; len]);
+            expected.update(&chunk);
+            s.push(chunk).await.unwrap();
+        }
+        let done = s.finish().await.unwrap();
+        assert_eq!(done.size, n as u64);
+        assert_eq!(done.sha256, hex::encode(expected.finalize()));
+        let Body::File(path) = &done.body else {
+            panic!("expected a file")
+        };
+        assert_eq!(std::fs::metadata(path).unwrap().len(), n as u64);
+    }
+
     #[tokio::test]
     async fn a_dropped_spool_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
