@@ -111,15 +111,8 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
     let (mut child, _) = serve(&data, port);
     // The restart queues what the crash left; the collector removes it.
     let db = Db::open(&data.join("filestore.db")).unwrap();
-    let count = |sql: &str| -> i64 { db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while count("SELECT COUNT(*) FROM blob_deletions") > 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "collector never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let count = |sql: &str| count(&db, sql);
+    collected(&db).await;
     // Every acknowledged upload is there, byte for byte, with its SHA-256.
     for (i, id) in &acked {
         let r = http
@@ -201,14 +194,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         }
     }
     let (mut child, _) = serve(&data, port);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while count("SELECT COUNT(*) FROM blob_deletions") > 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "collector never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    collected(&db).await;
     // Each file is either whole (row and readable bytes) or gone (404);
     // every delete that answered 200 is gone.
     ids.sort();
@@ -242,9 +228,29 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
     child.wait().unwrap();
 }
 
+/// One number from the database.
+fn count(db: &Db, sql: &str) -> i64 {
+    db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Waits until the collector has removed what the crash left (at most 20 s).
+async fn collected(db: &Db) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if count(db, "SELECT COUNT(*) FROM blob_deletions") == 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "collector never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Rows and blobs match one to one; usage is the sum of the sizes; no spool.
 fn check_rows_blobs_usage(db: &Db, data: &Path) {
-    let count = |sql: &str| -> i64 { db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
+    let count = |sql: &str| count(db, sql);
     // Rows and blobs match one to one; usage is the sum of the sizes.
     let blob_rows = count("SELECT COUNT(*) FROM files WHERE inline = 0") as usize;
     let inline_rows = count("SELECT COUNT(*) FROM files WHERE inline = 1");

@@ -293,6 +293,25 @@ impl TimedIo {
         true
     }
 
+    /// A write that made no progress starts (or goes on with) the stall
+    /// clock: after `idle_timeout` without progress, the client is gone.
+    fn stall_check(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        if polled.is_ready() {
+            self.write_deadline = None;
+            return polled;
+        }
+        let idle = self.limits.idle_timeout;
+        let stall = self
+            .write_deadline
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+        ready!(stall.as_mut().poll(cx));
+        Poll::Ready(Err(timed_out("the client stopped reading")))
+    }
+
     /// Writes what is left of a rewritten answer.
     fn poll_rewritten(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while let Some((bytes, done)) = self.rewritten.as_mut() {
@@ -369,20 +388,8 @@ impl AsyncWrite for TimedIo {
             ready!(this.poll_rewritten(cx))?;
             return Poll::Ready(Ok(buf.len()));
         }
-        match Pin::new(&mut this.tcp).poll_write(cx, buf) {
-            Poll::Pending => {
-                let idle = this.limits.idle_timeout;
-                let stall = this
-                    .write_deadline
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
-                ready!(stall.as_mut().poll(cx));
-                Poll::Ready(Err(timed_out("the client stopped reading")))
-            }
-            ready => {
-                this.write_deadline = None;
-                ready
-            }
-        }
+        let polled = Pin::new(&mut this.tcp).poll_write(cx, buf);
+        this.stall_check(cx, polled)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -409,20 +416,8 @@ impl AsyncWrite for TimedIo {
             ready!(this.poll_rewritten(cx))?;
             return Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()));
         }
-        match Pin::new(&mut this.tcp).poll_write_vectored(cx, bufs) {
-            Poll::Pending => {
-                let idle = this.limits.idle_timeout;
-                let stall = this
-                    .write_deadline
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
-                ready!(stall.as_mut().poll(cx));
-                Poll::Ready(Err(timed_out("the client stopped reading")))
-            }
-            ready => {
-                this.write_deadline = None;
-                ready
-            }
-        }
+        let polled = Pin::new(&mut this.tcp).poll_write_vectored(cx, bufs);
+        this.stall_check(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
