@@ -23,9 +23,19 @@ fn free_port() -> u16 {
 
 /// Starts `serve`, returns the child and the stderr lines printed until it serves.
 fn serve(data: &std::path::Path, port: u16) -> (Child, Vec<String>) {
+    serve_with(data, port, &[])
+}
+
+/// `serve` with more arguments.
+fn serve_with(
+    data: &std::path::Path,
+    port: u16,
+    more: &[&std::ffi::OsStr],
+) -> (Child, Vec<String>) {
     let mut child = bin()
         .args(["serve", "--data-dir"])
         .arg(data)
+        .args(more)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -303,32 +313,14 @@ fn sigterm_with_a_stalled_client_exits_within_the_shutdown_timeout() {
     )
     .unwrap();
     let port = free_port();
-    let mut child = bin()
-        .args(["serve", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let mut key = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "serve exited early"
-        );
-        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-            key = k.to_string();
-        }
-        if line.contains("serving") {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let data = dir.path().join("data");
+    let (mut child, lines) = serve_with(&data, port, &["--config".as_ref(), config.as_os_str()]);
+    let key = lines
+        .iter()
+        .flat_map(|l| l.split_whitespace())
+        .find(|w| w.starts_with("sk_"))
+        .expect("the first start prints a key")
+        .to_string();
     let mut stalled = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stalled,
