@@ -41,7 +41,7 @@ enum Msg {
     Finish,
 }
 
-type Done = tokio::task::JoinHandle<std::io::Result<(tempfile::TempPath, String)>>;
+type Done = tokio::task::JoinHandle<std::io::Result<String>>;
 
 enum State {
     Memory {
@@ -49,6 +49,8 @@ enum State {
         hasher: Sha256,
     },
     File {
+        /// Owned here, so that a dropped spool removes its file at once.
+        path: tempfile::TempPath,
         tx: mpsc::Sender<Msg>,
         done: Option<Done>,
     },
@@ -90,10 +92,14 @@ impl Spool {
             State::Memory { buf, hasher } => {
                 let (held, hasher) = (std::mem::take(buf).freeze(), hasher.clone());
                 let (tx, rx) = mpsc::channel(IN_FLIGHT);
-                let dir = self.dir.clone();
+                let (file, path) = tempfile::Builder::new()
+                    .prefix("upload-")
+                    .tempfile_in(&self.dir)?
+                    .into_parts();
                 // `held` is hashed already: the thread writes it first.
-                let done = tokio::task::spawn_blocking(move || write_file(&dir, held, hasher, rx));
+                let done = tokio::task::spawn_blocking(move || write_file(file, held, hasher, rx));
                 self.state = State::File {
+                    path,
                     tx,
                     done: Some(done),
                 };
@@ -104,7 +110,7 @@ impl Spool {
     }
 
     async fn send(&mut self, chunk: Bytes) -> std::io::Result<()> {
-        let State::File { tx, done } = &mut self.state else {
+        let State::File { tx, done, .. } = &mut self.state else {
             unreachable!("send is only called once spilled to a file")
         };
         if tx.send(Msg::Data(chunk)).await.is_ok() {
@@ -130,11 +136,11 @@ impl Spool {
                 size,
                 sha256: hex::encode(hasher.finalize()),
             }),
-            State::File { tx, done } => {
+            State::File { path, tx, done } => {
                 let _ = tx.send(Msg::Finish).await;
                 drop(tx);
                 let done = done.ok_or_else(|| std::io::Error::other("the spool writer failed"))?;
-                let (path, sha256) = done.await.map_err(std::io::Error::other)??;
+                let sha256 = done.await.map_err(std::io::Error::other)??;
                 Ok(Spooled {
                     body: Body::File(path),
                     size,
@@ -146,18 +152,14 @@ impl Spool {
 }
 
 /// The spool thread: writes `hashed` (bytes `hasher` has seen), then writes
-/// and hashes what arrives; on `Finish`, fsyncs and hands the file over. A
-/// closed channel without `Finish` (the upload was dropped) removes the file.
+/// and hashes what arrives; on `Finish`, fsyncs and returns the hash. A
+/// closed channel without `Finish` (the upload was dropped) is an error.
 fn write_file(
-    dir: &Path,
+    mut file: std::fs::File,
     hashed: Bytes,
     mut hasher: Sha256,
     mut rx: mpsc::Receiver<Msg>,
-) -> std::io::Result<(tempfile::TempPath, String)> {
-    let (mut file, path) = tempfile::Builder::new()
-        .prefix("upload-")
-        .tempfile_in(dir)?
-        .into_parts();
+) -> std::io::Result<String> {
     file.write_all(&hashed)?;
     let mut flusher: Option<Flusher> = None;
     let mut unflushed = hashed.len() as u64;
@@ -180,7 +182,7 @@ fn write_file(
                     f.stop()?;
                 }
                 file.sync_data()?;
-                return Ok((path, hex::encode(hasher.finalize())));
+                return Ok(hex::encode(hasher.finalize()));
             }
         }
     }
@@ -281,17 +283,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_dropped_spool_leaves_no_file() {
+    async fn a_dropped_spool_leaves_no_file_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Spool::new(dir.path(), 0);
         s.push(Bytes::from_static(b"partial")).await.unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         drop(s);
-        for _ in 0..100 {
-            if std::fs::read_dir(dir.path()).unwrap().count() == 0 {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        panic!("spool file left behind");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

@@ -1,7 +1,6 @@
 //! Running the real `filestore` binary against an in-process server, with an
 //! isolated environment (no real config file, no inherited FILESTORE_* vars),
 //! and a tiny programmable proxy for failure injection.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -200,7 +199,6 @@ pub type Rule = Arc<dyn Fn(&str, &str, usize) -> Action + Send + Sync>;
 /// One request the proxy saw.
 #[derive(Debug, Clone)]
 pub struct Hit {
-    pub method: String,
     pub path: String,
     pub idempotency_key: Option<String>,
     /// When it arrived (its body read).
@@ -271,7 +269,6 @@ impl Proxy {
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string);
                 seen.lock().unwrap().push(Hit {
-                    method: parts.method.to_string(),
                     path: path.clone(),
                     idempotency_key: idem,
                     at: std::time::Instant::now(),

@@ -1,8 +1,7 @@
 //! Plans and limits: file size, storage quota (race-free), monthly uploads,
 //! month rollover, rate limits, grace period, plan switches.
 
-mod common;
-use common::{error_code, Backend, TestOptions, TestServer};
+use crate::common::{error_code, Backend, TestOptions, TestServer};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! GET/DELETE /v1/files/{id}, GET /v1/files (pages, folders, cursors),
 //! and cross-account isolation.
 
-mod common;
-use common::{error_code, Backend, TestServer};
+use crate::common::{error_code, Backend, TestServer};
 use std::collections::HashSet;
 
 both_stores!(

@@ -2,11 +2,8 @@
 //! retried with one Idempotency-Key, so a retried upload never stores a
 //! second file; 4xx are never retried; `health --wait` waits for ok.
 
-mod cli_common;
-mod common;
-
-use cli_common::{write_file, Action, Cli, Proxy};
-use common::TestServer;
+use crate::cli_common::{write_file, Action, Cli, Proxy};
+use crate::common::TestServer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -259,7 +256,7 @@ type RangeLog = Arc<std::sync::Mutex<Vec<(Option<String>, Option<String>)>>>;
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupted_download_resumes_with_range() {
     use axum::http::{header, HeaderMap, StatusCode};
-    let content = cli_common::pattern(200_000, 5);
+    let content = crate::cli_common::pattern(200_000, 5);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let record = serde_json::json!({

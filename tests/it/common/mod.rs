@@ -1,7 +1,6 @@
 //! The in-process test server: the real router on `127.0.0.1:0` over a temp
 //! data dir, talked to over HTTP. Test bodies take a [`Backend`] so the same
 //! body runs on the local blob store and on S3 (see `both_stores!`).
-#![allow(dead_code)]
 
 pub mod s3;
 

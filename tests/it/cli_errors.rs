@@ -1,11 +1,8 @@
 //! Exit codes and error lines of CONTRACT §6, from the real binary: 401/403
 //! → 3, 404 → 4, 413/429 → 5, network → 6, bad request → 1, usage → 2.
 
-mod cli_common;
-mod common;
-
-use cli_common::{write_file, Cli};
-use common::{TestOptions, TestServer};
+use crate::cli_common::{write_file, Cli};
+use crate::common::{TestOptions, TestServer};
 use std::time::Instant;
 
 const SMALL: &str = r#"

@@ -2,11 +2,8 @@
 //! server — upload (files, trees, stdin), list, get, download, sign, delete,
 //! usage, health, in human and `--json` form.
 
-mod cli_common;
-mod common;
-
-use cli_common::{pattern, write_file, Cli};
-use common::TestServer;
+use crate::cli_common::{pattern, write_file, Cli};
+use crate::common::TestServer;
 use std::collections::BTreeSet;
 
 async fn setup() -> (TestServer, Cli) {

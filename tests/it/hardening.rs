@@ -1,8 +1,7 @@
 //! The server against slow and idle clients, a full disk, and for its file
 //! modes (CONTRACT §7), with short configured timeouts.
 
-mod common;
-use common::{error_code, TestOptions, TestServer};
+use crate::common::{error_code, TestOptions, TestServer};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -290,7 +289,7 @@ async fn below_the_free_space_reserve_uploads_get_507_and_deletes_work() {
 async fn the_data_dir_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let srv = TestServer::start_with(TestOptions {
-        backend: Some(common::Backend::LocalBlobs),
+        backend: Some(crate::common::Backend::LocalBlobs),
         ..Default::default()
     })
     .await;

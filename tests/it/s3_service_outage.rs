@@ -3,13 +3,13 @@
 //! with a retryable 503, and a deletion made during the outage removes its
 //! object once the store is back. Runs on a SeaweedFS of its own.
 
-mod common;
-use common::{error_code, Backend, TestServer};
+use crate::common::{error_code, Backend, TestServer};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn service_degrades_with_the_store_and_recovers() {
-    let Some(mut weed) = tokio::task::block_in_place(|| common::s3::Seaweed::start("outage-http"))
+    let Some(mut weed) =
+        tokio::task::block_in_place(|| crate::common::s3::Seaweed::start("outage-http"))
     else {
         return;
     };

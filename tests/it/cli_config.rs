@@ -2,11 +2,8 @@
 //! stdin), flags > env > profile, global flags on either side of the
 //! subcommand, help with exit codes, completions, and a closed stdout.
 
-mod cli_common;
-mod common;
-
-use cli_common::Cli;
-use common::TestServer;
+use crate::cli_common::Cli;
+use crate::common::TestServer;
 use std::process::Stdio;
 
 #[tokio::test(flavor = "multi_thread")]

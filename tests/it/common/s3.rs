@@ -39,7 +39,6 @@
 //! `/tmp/seaweedfs-*-grpc-<port>.sock` files it leaves and its data
 //! directory. Every port `weed mini` opens is chosen free, so test binaries
 //! running at once do not collide.
-#![allow(dead_code)]
 
 use filestore::config::{Secret, StorageConfig};
 use filestore::storage::s3::S3Store;
@@ -381,11 +380,6 @@ impl Seaweed {
     /// The S3 endpoint, `http://127.0.0.1:<port>`.
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.ports.s3)
-    }
-
-    /// The bucket created at start.
-    pub fn bucket(&self) -> &str {
-        &self.bucket
     }
 
     /// A config for this store's bucket with the key prefix `prefix`.

@@ -3,8 +3,7 @@
 //! a SeaweedFS of its own (own directory and ports) that it kills and
 //! restarts; skipped with a printed reason when there is no `weed`.
 
-#[path = "common/s3.rs"]
-mod s3_harness;
+use crate::common::s3 as s3_harness;
 
 use filestore::storage::s3::S3Store;
 use filestore::storage::{BlobStore, StorageError};

@@ -1,7 +1,6 @@
 //! Expiry, the collector, restarts, dropped uploads and graceful shutdown.
 
-mod common;
-use common::{error_code, Backend, TestOptions, TestServer};
+use crate::common::{error_code, Backend, TestOptions, TestServer};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -1,7 +1,6 @@
 //! POST /v1/upload: the record, its fields, and every way to get it wrong.
 
-mod common;
-use common::{error_code, Backend, TestServer};
+use crate::common::{error_code, Backend, TestServer};
 use reqwest::multipart::{Form, Part};
 
 both_stores!(

@@ -1,8 +1,7 @@
 //! HTTP-level behaviour: health, CORS preflights, unknown routes and methods,
 //! oversized headers — always the error envelope, never a 500.
 
-mod common;
-use common::{error_code, TestServer};
+use crate::common::{error_code, TestServer};
 use std::time::Duration;
 
 #[tokio::test]
@@ -127,7 +126,7 @@ async fn unknown_routes_methods_and_huge_headers_get_envelopes() {
 async fn a_refused_large_upload_reads_413_not_a_reset() {
     // The server answers before the client has sent its body; the client must
     // still read the 413 (not a broken pipe or a reset connection).
-    let srv = common::TestServer::start_with(common::TestOptions {
+    let srv = crate::common::TestServer::start_with(crate::common::TestOptions {
         plans_toml: Some("[plans.free]\nmax_file_size = 1000\n".into()),
         ..Default::default()
     })

@@ -1,8 +1,7 @@
 //! The CDN routes and signed URLs: public and private access, signatures
 //! (tamper, expiry), Range, conditional requests, safe headers, bandwidth.
 
-mod common;
-use common::{error_code, Backend, TestOptions, TestServer};
+use crate::common::{error_code, Backend, TestOptions, TestServer};
 use std::time::Duration;
 
 both_stores!(

@@ -4,8 +4,7 @@
 //! `s3_only::*` covers what only an object store has: multipart aborts and
 //! key prefixes.
 
-#[path = "common/s3.rs"]
-mod s3_harness;
+use crate::common::s3 as s3_harness;
 
 use filestore::storage::local::LocalStore;
 use filestore::storage::s3::S3Store;

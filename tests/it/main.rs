@@ -1,0 +1,25 @@
+//! The integration tests, as one binary (one link, one S3 store started for
+//! all of them). Each module is one area; `common` is the in-process test
+//! server, `cli_common` runs the real binary.
+
+#[macro_use]
+mod common;
+mod cli_common;
+
+mod api_files;
+mod api_upload;
+mod blob_store;
+mod cdn;
+mod cli_config;
+mod cli_errors;
+mod cli_files;
+mod cli_retry;
+mod crash;
+mod generated_docs;
+mod hardening;
+mod http_edges;
+mod lifecycle;
+mod limits;
+mod s3_outage;
+mod s3_service_outage;
+mod serve_admin_cli;
