@@ -2,9 +2,6 @@
 
 use chrono::{DateTime, Utc};
 
-/// Longest `--expires` of an upload (CONTRACT §4): 365 days.
-pub const MAX_UPLOAD_EXPIRES_SECS: u64 = 365 * 86_400;
-
 /// Longest signed URL validity (SPEC limits): 7 days.
 pub const MAX_SIGN_SECS: u64 = 604_800;
 
@@ -13,41 +10,21 @@ pub fn bytes(n: u64) -> String {
     indicatif::DecimalBytes(n).to_string()
 }
 
-/// Seconds of one unit letter of a duration.
-fn unit_secs(unit: char) -> Option<u64> {
-    Some(match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3_600,
-        'd' => 86_400,
-        'w' => 604_800,
-        _ => return None,
-    })
-}
+use crate::domain::validate::{self, unit_duration_secs as simple_duration};
 
-/// The contract's duration form: a positive integer and one of `s m h d w`.
-fn simple_duration(s: &str) -> Option<u64> {
-    let unit = s.chars().last()?;
-    let digits = &s[..s.len() - unit.len_utf8()];
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<u64>().ok()?.checked_mul(unit_secs(unit)?)
-}
-
-/// Checks an upload's `--expires` before any request: `30s`, `15m`, `1h`,
-/// `7d`, `2w`, positive and at most 365 days. The text is sent as given.
-pub fn check_expires(s: &str) -> Result<(), String> {
-    match simple_duration(s) {
-        Some(0) => Err(format!("invalid --expires {s:?}: must be positive")),
-        Some(n) if n > MAX_UPLOAD_EXPIRES_SECS => {
-            Err(format!("invalid --expires {s:?}: at most 365d"))
-        }
-        Some(_) => Ok(()),
-        None => Err(format!(
-            "invalid --expires {s:?}: expected a number and a unit (s, m, h, d, w), e.g. 1h or 7d"
-        )),
-    }
+/// An upload's `--expires`, checked before any request with the server's own
+/// rule, as the text to send: `30s`, `15m`, `1h`, `7d`, `2w`, or bare seconds
+/// (`3600`, as `sign --expires` takes them), positive and at most 365 days.
+pub fn upload_expires(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    let form = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{s}s")
+    } else {
+        s.to_string()
+    };
+    validate::expires(&form)
+        .map(|_| form)
+        .map_err(|e| format!("invalid --expires: {e}"))
 }
 
 /// Parses a signed-URL validity: `3600` (seconds), `90s`, `1h`, `7d`, or a
@@ -169,12 +146,23 @@ mod tests {
     }
 
     #[test]
-    fn upload_expires() {
-        for ok in ["30s", "15m", "1h", "7d", "2w", "365d"] {
-            assert!(check_expires(ok).is_ok(), "{ok}");
+    fn upload_expires_forms() {
+        for (given, sent) in [
+            ("30s", "30s"),
+            ("15m", "15m"),
+            ("1h", "1h"),
+            ("7d", "7d"),
+            ("2w", "2w"),
+            ("365d", "365d"),
+            ("3600", "3600s"),
+            (" 1h ", "1h"),
+        ] {
+            assert_eq!(upload_expires(given).as_deref(), Ok(sent), "{given}");
         }
-        for bad in ["0h", "366d", "1y", "h", "1.5h", "-1h", "1 h", "1h30m", ""] {
-            assert!(check_expires(bad).is_err(), "{bad}");
+        for bad in [
+            "0h", "0", "366d", "31536001", "1y", "h", "1.5h", "-1h", "1 h", "1h30m", "",
+        ] {
+            assert!(upload_expires(bad).is_err(), "{bad}");
         }
     }
 

@@ -67,9 +67,16 @@ enum Outcome {
 }
 
 /// Runs the command; gives the exit status (failures already reported).
-pub async fn run(args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let stdin_count = args.paths.iter().filter(|p| p.as_os_str() == "-").count();
     validate(&args, stdin_count, ctx)?;
+    // Checked with the server's own rule; bare seconds are sent as `Ns`.
+    args.expires = args
+        .expires
+        .as_deref()
+        .map(format::upload_expires)
+        .transpose()
+        .map_err(ClientError::Usage)?;
     let client = ctx.client(&args.net)?;
     let progress = ctx.progress();
 
@@ -208,9 +215,6 @@ fn validate(args: &UploadArgs, stdin_count: usize, ctx: &Ctx) -> Result<(), Clie
         return Err(ClientError::usage(
             "--name needs exactly one file (or \"-\")",
         ));
-    }
-    if let Some(e) = &args.expires {
-        format::check_expires(e).map_err(ClientError::Usage)?;
     }
     if let Some(ct) = &args.content_type {
         if ct.parse::<mime_guess::mime::Mime>().is_err() {

@@ -13,8 +13,9 @@
 use super::error::ClientError;
 use super::retry::{status_text, Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::api::ErrorBody;
+use crate::domain::PATH_SEGMENT;
 use futures_util::StreamExt;
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use percent_encoding::utf8_percent_encode;
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use std::future::Future;
@@ -22,13 +23,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// Characters escaped in a path segment (everything but unreserved ones).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
 
 /// Largest error body read to decode an error envelope.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -144,7 +138,7 @@ impl Client {
     pub fn file_url(&self, id: &str, suffix: &str) -> String {
         self.url(&format!(
             "files/{}{suffix}",
-            utf8_percent_encode(id, SEGMENT)
+            utf8_percent_encode(id, PATH_SEGMENT)
         ))
     }
 

@@ -6,5 +6,17 @@ pub mod ratelimit;
 pub mod signing;
 pub mod validate;
 
+/// Characters percent-encoded in a URL path segment: everything but RFC
+/// 3986's unreserved ones. The server builds File URLs with it and the client
+/// escapes ids with it: one rule for both.
+pub const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// How long an upload's `Idempotency-Key` is remembered: 24 hours.
+pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 3600 * 1000;
+
 #[cfg(test)]
 mod proptests;

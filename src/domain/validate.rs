@@ -51,31 +51,35 @@ pub fn file_name(raw: &str) -> Result<String, String> {
     Ok(base.to_string())
 }
 
-/// `expires`: a positive integer then one of `s m h d w`, at most 365 days.
-pub fn expires(raw: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!("expires {raw:?}: use a positive number and a unit s, m, h, d or w (e.g. 1h, 7d), at most 365d")
-    };
-    let raw_trim = raw.trim();
-    let unit = raw_trim.chars().last().ok_or_else(bad)?;
-    let num = &raw_trim[..raw_trim.len() - unit.len_utf8()];
+/// Seconds of the contract's duration form: a non-negative integer and one
+/// of `s m h d w` (`30s`, `15m`, `1h`, `7d`, `2w`); None for anything else
+/// (or an overflow). Shared by the server (`expires`) and the CLI.
+pub fn unit_duration_secs(raw: &str) -> Option<u64> {
+    let unit = raw.chars().last()?;
+    let num = &raw[..raw.len() - unit.len_utf8()];
     if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
+        return None;
     }
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let secs_per = match unit {
+    let per = match unit {
         's' => 1,
         'm' => 60,
         'h' => 3600,
         'd' => 86_400,
         'w' => 7 * 86_400,
-        _ => return Err(bad()),
+        _ => return None,
     };
-    let secs = n.checked_mul(secs_per).ok_or_else(bad)?;
-    if n == 0 || secs > MAX_EXPIRES.as_secs() {
-        return Err(bad());
+    num.parse::<u64>().ok()?.checked_mul(per)
+}
+
+/// `expires`: a positive integer then one of `s m h d w`, at most 365 days.
+pub fn expires(raw: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!("expires {raw:?}: use a positive number and a unit s, m, h, d or w (e.g. 1h, 7d), at most 365d")
+    };
+    match unit_duration_secs(raw.trim()) {
+        Some(secs) if secs > 0 && secs <= MAX_EXPIRES.as_secs() => Ok(Duration::from_secs(secs)),
+        _ => Err(bad()),
     }
-    Ok(Duration::from_secs(secs))
 }
 
 /// A form boolean: true/false (also 1/0, yes/no, on/off), any case.

@@ -5,6 +5,7 @@
 
 use super::App;
 use crate::db::{blobs, files};
+use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,7 +77,7 @@ pub async fn run_once(app: &App) -> (usize, usize) {
     let now = app.clock.now_ms();
     let _ = app
         .db
-        .write(move |c| files::prune_idempotency(c, now - 24 * 3600 * 1000))
+        .write(move |c| files::prune_idempotency(c, now - IDEMPOTENCY_WINDOW_MS))
         .await;
     let due = match app.db.write(move |c| blobs::due(c, now, BATCH)).await {
         Ok(d) => d,

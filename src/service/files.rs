@@ -7,17 +7,11 @@ use crate::clock::rfc3339_ms;
 use crate::db::files::{self, PageAfter};
 use crate::db::FileRow;
 use crate::domain::validate;
+use crate::domain::PATH_SEGMENT;
 use crate::error::ApiError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-
-/// Everything but RFC 3986's unreserved characters is percent-encoded.
-const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+use percent_encoding::utf8_percent_encode;
 
 /// `{cdn_url}/live/<account>/<file>/<name>`.
 pub fn cdn_path_url(app: &App, f: &FileRow) -> String {

@@ -12,7 +12,7 @@ use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::db::files::{commit_upload, CommitLimits, CommitOutcome};
 use crate::db::{blobs, files as file_rows, usage, Account, FileRow};
-use crate::domain::{ids, validate};
+use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::error::ApiError;
 use axum::extract::multipart::{Field, Multipart, MultipartError};
 use std::sync::Arc;
@@ -21,7 +21,6 @@ use std::sync::Arc;
 /// when judging a request by its `Content-Length`.
 pub const FORM_OVERHEAD: u64 = 64 * 1024;
 const MAX_TEXT_FIELD: usize = 4096;
-const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 3600 * 1000;
 
 /// Who uploads, and what the request's headers said.
 #[derive(Debug, Clone)]

@@ -371,3 +371,26 @@ async fn delete_many_goes_on_after_a_failure() {
     let list = cli.run(&["list", "--json"]).await;
     assert!(list.stdout.is_empty());
 }
+
+/// `--expires` takes bare seconds on upload as it does on sign (sent as `Ns`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_expires_takes_bare_seconds_like_sign() {
+    let (_srv, cli) = setup().await;
+    let path = write_file(&cli.cwd(), "soon.txt", b"soon");
+    let up = cli
+        .run(&[
+            "upload",
+            path.to_str().unwrap(),
+            "--expires",
+            "3600",
+            "--json",
+        ])
+        .await;
+    up.expect(0);
+    let rec = &up.json_lines()[0];
+    let created =
+        chrono::DateTime::parse_from_rfc3339(rec["created_at"].as_str().unwrap()).unwrap();
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(rec["expires_at"].as_str().unwrap()).unwrap();
+    assert_eq!((expires - created).num_seconds(), 3600);
+}
