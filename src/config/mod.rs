@@ -57,8 +57,8 @@ pub struct ServerSection {
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageConfig {
-    #[serde(default = "default_backend")]
-    pub backend: String,
+    #[serde(default)]
+    pub backend: BackendKind,
     pub bucket: Option<String>,
     pub endpoint: Option<String>,
     pub region: Option<String>,
@@ -79,14 +79,35 @@ pub struct StorageConfig {
     pub min_free_space: Option<u64>,
 }
 
-fn default_backend() -> String {
-    "local".into()
+/// Where blobs live (`storage.backend`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// A directory under the data dir.
+    #[default]
+    Local,
+    /// An S3-compatible bucket.
+    S3,
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "local" => Ok(BackendKind::Local),
+            "s3" => Ok(BackendKind::S3),
+            other => Err(format!(
+                "storage.backend {other:?}: use \"local\" or \"s3\""
+            )),
+        }
+    }
 }
 
 impl Default for StorageConfig {
     fn default() -> Self {
         Self {
-            backend: default_backend(),
+            backend: BackendKind::Local,
             bucket: None,
             endpoint: None,
             region: None,
@@ -255,7 +276,7 @@ impl Config {
         }
         let mut storage = file.storage;
         if let Some(b) = env.get("FILESTORE_STORAGE_BACKEND") {
-            storage.backend = b;
+            storage.backend = b.parse()?;
         }
         for (var, slot) in [
             ("FILESTORE_S3_BUCKET", &mut storage.bucket),
@@ -269,13 +290,8 @@ impl Config {
         if let Some(p) = env.get("FILESTORE_S3_PREFIX") {
             storage.prefix = p;
         }
-        if !matches!(storage.backend.as_str(), "local" | "s3") {
-            return Err(format!(
-                "storage.backend {:?}: use \"local\" or \"s3\"",
-                storage.backend
-            ));
-        }
-        if storage.backend == "s3" && storage.bucket.as_deref().unwrap_or("").is_empty() {
+        if storage.backend == BackendKind::S3 && storage.bucket.as_deref().unwrap_or("").is_empty()
+        {
             return Err("storage.backend = \"s3\" needs storage.bucket".into());
         }
         for (what, url) in [("base_url", &base_url), ("cdn_url", &cdn_url)] {
@@ -388,6 +404,12 @@ mod tests {
         assert!(toml::from_str::<FileConfig>("[server]\nlisten_typo = 1\n").is_err());
         let file: FileConfig = toml::from_str("[storage]\nbackend = \"s3\"\n").unwrap();
         assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+        assert!(
+            toml::from_str::<FileConfig>("[storage]\nbackend = \"lcoal\"\n").is_err(),
+            "a typo is an error, not a fallback"
+        );
+        let env = Env::empty().with("FILESTORE_STORAGE_BACKEND", "s4");
+        assert!(Config::resolve(FileConfig::default(), &env, &Overrides::default()).is_err());
         for bad in [
             "[server]\nsigning_secret = \"\"\n",
             "[server]\nsigning_secret = \"short\"\n",
@@ -408,7 +430,7 @@ mod tests {
         let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
         assert_eq!(c.plans, Plans::default());
         assert_eq!(c.listen, DEFAULT_LISTEN);
-        assert_eq!(c.storage.backend, "local");
+        assert_eq!(c.storage.backend, BackendKind::Local);
         assert_eq!(c.reap_interval, Duration::from_secs(5));
     }
 

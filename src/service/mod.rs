@@ -13,7 +13,7 @@ pub mod upload;
 pub mod usage;
 
 use crate::clock::Clock;
-use crate::config::{Config, Plan};
+use crate::config::{BackendKind, Config, Plan};
 use crate::db::{self, Account, Db};
 use crate::domain::ratelimit::RateLimiter;
 use crate::domain::signing::Signer;
@@ -66,9 +66,9 @@ impl App {
         crate::storage::create_private_dir(&spool_dir)?;
         clear_spool(&spool_dir);
         let db = Db::open(&data_dir.join("filestore.db"))?;
-        let store: DynBlobStore = match config.storage.backend.as_str() {
-            "s3" => Arc::new(S3Store::connect(&config.storage).await?),
-            _ => Arc::new(LocalStore::open(data_dir.join("blobs"))?),
+        let store: DynBlobStore = match config.storage.backend {
+            BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
+            BackendKind::Local => Arc::new(LocalStore::open(data_dir.join("blobs"))?),
         };
         let secret = match &config.signing_secret {
             Some(s) => s.expose().to_string(),

@@ -307,7 +307,7 @@ mod tests {
     #[tokio::test]
     async fn prefix_and_debug() {
         let cfg = StorageConfig {
-            backend: "s3".into(),
+            backend: crate::config::BackendKind::S3,
             bucket: Some("b".into()),
             endpoint: Some("http://127.0.0.1:1".into()),
             prefix: "/tenant/a/".into(),

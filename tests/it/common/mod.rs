@@ -5,7 +5,7 @@
 pub mod s3;
 
 use filestore::clock::Clock;
-use filestore::config::{Config, Env, FileConfig, Overrides, StorageConfig};
+use filestore::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};
 use filestore::service::{admin, App};
 use reqwest::multipart::{Form, Part};
 use std::path::PathBuf;
@@ -362,9 +362,9 @@ impl TestServer {
     /// Number of blobs: in the store (files under `blobs/`, or objects under
     /// the S3 prefix) and inline in the database.
     pub async fn blob_count(&self) -> usize {
-        let stored = match self.app.config.storage.backend.as_str() {
-            "s3" => s3::object_count(&self.app.config.storage).await,
-            _ => count_files(&self.data_dir.join("blobs")),
+        let stored = match self.app.config.storage.backend {
+            BackendKind::S3 => s3::object_count(&self.app.config.storage).await,
+            BackendKind::Local => count_files(&self.data_dir.join("blobs")),
         };
         let inline: i64 = self
             .app

@@ -230,7 +230,7 @@ impl Shared {
 
     fn config(&self, prefix: &str) -> StorageConfig {
         StorageConfig {
-            backend: "s3".into(),
+            backend: filestore::config::BackendKind::S3,
             bucket: Some(self.bucket.clone()),
             endpoint: Some(self.endpoint.clone()),
             region: Some(self.region.clone()),
@@ -385,7 +385,7 @@ impl Seaweed {
     /// A config for this store's bucket with the key prefix `prefix`.
     pub fn config(&self, prefix: &str) -> StorageConfig {
         StorageConfig {
-            backend: "s3".into(),
+            backend: filestore::config::BackendKind::S3,
             bucket: Some(self.bucket.clone()),
             endpoint: Some(self.endpoint()),
             region: Some("us-east-1".into()),
