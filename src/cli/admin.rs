@@ -5,6 +5,7 @@ use super::globals::GlobalArgs;
 use crate::clock::Clock;
 use crate::config::{Config, Overrides};
 use crate::db::Db;
+use crate::domain::ids::KeyKind;
 use crate::service::admin::{self, AccountView, KeyView};
 use serde::Serialize;
 use std::io::Write;
@@ -57,8 +58,8 @@ pub enum KeyCommand {
         /// Account id or name
         #[arg(long)]
         account: String,
-        #[arg(long, value_parser = ["secret", "public"])]
-        kind: String,
+        #[arg(long, value_enum)]
+        kind: KeyKind,
         /// Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable
         #[arg(long = "origin", value_name = "URL")]
         origins: Vec<String>,
@@ -167,7 +168,7 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
                 name,
             } => {
                 let k =
-                    admin::create_key(&mut conn, &account, &kind, &origins, name.as_deref(), now)?;
+                    admin::create_key(&mut conn, &account, kind, &origins, name.as_deref(), now)?;
                 let human = format!(
                     "{}\n(key id {}, {} key of {}; store the key now: it is not shown again)",
                     k.secret, k.id, k.kind, k.account

@@ -1,14 +1,14 @@
 //! API keys. Only the SHA-256 of a key's secret is stored; lookup is by hash.
 
 use super::{DbError, OptionalExtension};
+use crate::domain::ids::KeyKind;
 use rusqlite::{params, Connection, Row};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
     pub id: String,
     pub account_id: String,
-    /// "secret" or "public".
-    pub kind: String,
+    pub kind: KeyKind,
     pub name: Option<String>,
     pub origins: Vec<String>,
     pub created_at: i64,
@@ -22,7 +22,16 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
     Ok(KeyRecord {
         id: r.get(0)?,
         account_id: r.get(1)?,
-        kind: r.get(2)?,
+        kind: {
+            let kind: String = r.get(2)?;
+            KeyKind::parse(&kind).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    rusqlite::types::Type::Text,
+                    format!("key kind {kind:?}").into(),
+                )
+            })?
+        },
         name: r.get(3)?,
         origins: serde_json::from_str(&origins).unwrap_or_default(),
         created_at: r.get(5)?,
@@ -39,7 +48,7 @@ pub fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), D
     .execute(params![
         k.id,
         k.account_id,
-        k.kind,
+        k.kind.as_str(),
         k.name,
         &hash[..],
         origins,

@@ -3,6 +3,7 @@
 //! route other than upload, wrong origin, grace period), then the rate limit.
 
 use crate::db::{accounts, keys, Account, KeyRecord};
+use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
 use crate::error::{rate_limit_headers, ApiError};
 use crate::service::App;
@@ -22,7 +23,7 @@ pub struct Caller {
 
 impl Caller {
     pub fn is_public(&self) -> bool {
-        self.key.kind == "public"
+        self.key.kind == KeyKind::Public
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::clock::rfc3339_ms;
 use crate::config::Config;
 use crate::db::{self, accounts, keys, Account, KeyRecord};
+use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -45,7 +46,7 @@ impl From<&Account> for AccountView {
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct KeyView {
     pub id: String,
-    pub kind: String,
+    pub kind: KeyKind,
     pub account: String,
     pub origins: Vec<String>,
     pub name: Option<String>,
@@ -57,7 +58,7 @@ impl From<&KeyRecord> for KeyView {
     fn from(k: &KeyRecord) -> Self {
         KeyView {
             id: k.id.clone(),
-            kind: k.kind.clone(),
+            kind: k.kind,
             account: k.account_id.clone(),
             origins: k.origins.clone(),
             name: k.name.clone(),
@@ -73,7 +74,7 @@ pub struct NewKey {
     pub id: String,
     #[serde(rename = "key")]
     pub secret: String,
-    pub kind: String,
+    pub kind: KeyKind,
     pub account: String,
     pub origins: Vec<String>,
 }
@@ -160,14 +161,12 @@ pub fn set_account(
 pub fn create_key(
     conn: &mut Connection,
     account: &str,
-    kind: &str,
+    kind: KeyKind,
     origin_patterns: &[String],
     name: Option<&str>,
     now: i64,
 ) -> Result<NewKey, AdminError> {
-    let kind = ids::KeyKind::parse(kind)
-        .ok_or_else(|| AdminError::Invalid(format!("key kind {kind:?}: use secret or public")))?;
-    if kind == ids::KeyKind::Secret && !origin_patterns.is_empty() {
+    if kind == KeyKind::Secret && !origin_patterns.is_empty() {
         return Err(AdminError::Invalid(
             "--origin is for public keys only".into(),
         ));
@@ -182,7 +181,7 @@ pub fn create_key(
     let record = KeyRecord {
         id: ids::key_id(),
         account_id: account.id.clone(),
-        kind: kind.as_str().to_string(),
+        kind,
         name: name.map(str::to_string),
         origins: origins.clone(),
         created_at: now,
@@ -228,7 +227,7 @@ mod tests {
         let k = create_key(
             &mut c,
             "team",
-            "public",
+            KeyKind::Public,
             &["https://app.example.com".into()],
             None,
             2,
@@ -239,8 +238,16 @@ mod tests {
             !format!("{k:?}").contains(&k.secret),
             "Debug never shows a secret"
         );
-        assert!(create_key(&mut c, "team", "secret", &["https://a.b".into()], None, 2).is_err());
-        assert!(create_key(&mut c, "team", "public", &["nope".into()], None, 2).is_err());
+        assert!(create_key(
+            &mut c,
+            "team",
+            KeyKind::Secret,
+            &["https://a.b".into()],
+            None,
+            2
+        )
+        .is_err());
+        assert!(create_key(&mut c, "team", KeyKind::Public, &["nope".into()], None, 2).is_err());
         let found = keys::find_active_by_hash(&c, &ids::key_hash(&k.secret))
             .unwrap()
             .unwrap();

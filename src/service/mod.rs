@@ -117,7 +117,7 @@ impl App {
         let key = admin::create_key(
             &mut conn,
             &account.id,
-            "secret",
+            crate::domain::ids::KeyKind::Secret,
             &[],
             Some("bootstrap"),
             now,

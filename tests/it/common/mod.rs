@@ -6,6 +6,7 @@ pub mod s3;
 
 use filestore::clock::Clock;
 use filestore::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};
+use filestore::domain::ids::KeyKind;
 use filestore::service::{admin, App};
 use reqwest::multipart::{Form, Part};
 use std::path::PathBuf;
@@ -140,9 +141,15 @@ impl TestServer {
             None => {
                 let mut conn = app.db.conn().unwrap();
                 let acc = admin::find_account(&conn, "default").unwrap();
-                let key =
-                    admin::create_key(&mut conn, &acc.id, "secret", &[], None, clock.now_ms())
-                        .unwrap();
+                let key = admin::create_key(
+                    &mut conn,
+                    &acc.id,
+                    KeyKind::Secret,
+                    &[],
+                    None,
+                    clock.now_ms(),
+                )
+                .unwrap();
                 (acc.id, key.secret)
             }
         };
@@ -205,7 +212,7 @@ impl TestServer {
         admin::create_key(
             &mut conn,
             account,
-            kind,
+            KeyKind::parse(kind).expect("secret or public"),
             &origins,
             None,
             self.clock.now_ms(),
