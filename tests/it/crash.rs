@@ -86,22 +86,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         }));
     }
     // Let some finish, then kill the server in the middle of the rest.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while answered.load(std::sync::atomic::Ordering::SeqCst) < 20 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no uploads answered"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let mut acked = Vec::new();
-    for t in tasks {
-        if let Some(done) = t.await.unwrap() {
-            acked.push(done);
-        }
-    }
+    let acked = kill_after(&mut child, &answered, 20, tasks).await;
     assert!(
         !acked.is_empty() && acked.len() < 100,
         "the kill should land mid-way ({} of 100 answered)",
@@ -177,22 +162,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
             })
         }));
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while deleted.load(std::sync::atomic::Ordering::SeqCst) < ids.len() / 3 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no deletes answered"
-        );
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let mut gone = Vec::new();
-    for t in tasks {
-        if let Some(id) = t.await.unwrap() {
-            gone.push(id);
-        }
-    }
+    let gone = kill_after(&mut child, &deleted, ids.len() / 3, tasks).await;
     let (mut child, _) = serve(&data, port);
     collected(&db).await;
     // Each file is either whole (row and readable bytes) or gone (404);
@@ -226,6 +196,31 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
     check_rows_blobs_usage(&db, &data);
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// Waits until `n` requests are answered, kills the server (-9), and
+/// returns what each request got (None: it failed or was cut off).
+async fn kill_after<T>(
+    child: &mut Child,
+    answered: &std::sync::atomic::AtomicUsize,
+    n: usize,
+    tasks: Vec<tokio::task::JoinHandle<Option<T>>>,
+) -> Vec<T> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while answered.load(std::sync::atomic::Ordering::SeqCst) < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no requests answered"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut got = Vec::new();
+    for t in tasks {
+        got.extend(t.await.unwrap());
+    }
+    got
 }
 
 /// One number from the database.
