@@ -86,18 +86,6 @@ pub async fn serve(
     http.timer(TokioTimer::new()).header_read_timeout(None);
     tokio::pin!(shutdown);
     loop {
-        if slots.available_permits() == 0 {
-            // Full: make room by closing the oldest connection that serves
-            // no request (idle, or still sending its head), as nginx reuses
-            // keep-alive connections. Idle and slow clients can then never
-            // keep a new client (a health check) out; only requests really
-            // being served make the next ones wait in the accept queue.
-            open.shed_one();
-        }
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
-        };
         let tcp = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => tcp,
@@ -109,6 +97,23 @@ pub async fn serve(
                 }
             },
             () = &mut shutdown => break,
+        };
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                // Full, and a client is waiting: make room by closing the
+                // oldest connection that serves no request (idle, or still
+                // sending its head), as nginx reuses keep-alive connections.
+                // Idle and slow clients can then never keep a new client (a
+                // health check) out; only when every connection is serving a
+                // request does this one wait (and the next ones in the accept
+                // queue).
+                open.shed_one();
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+                    () = &mut shutdown => break,
+                }
+            }
         };
         // No Nagle: a response's head and body leave at once, not after the
         // peer's delayed ACK (40 ms per small download on a keep-alive connection).
