@@ -164,6 +164,37 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The error a bare status stands for (axum's plain-text rejections, hyper's
+/// own answers): so that such a response gets a code the API documents, from
+/// the same table as every other error.
+fn for_status(status: StatusCode) -> ApiError {
+    let m = String::new;
+    match status.as_u16() {
+        401 => ApiError::Unauthorized(m()),
+        403 => ApiError::Forbidden(m()),
+        404 => ApiError::NotFound(m()),
+        405 => ApiError::MethodNotAllowed(m()),
+        408 => ApiError::Timeout(m()),
+        413 => ApiError::FileTooLarge(m()),
+        416 => ApiError::RangeNotSatisfiable(m(), 0),
+        429 => ApiError::RateLimited {
+            message: m(),
+            limit: 0,
+            reset: 0,
+            now: 0,
+        },
+        503 => ApiError::Unavailable(m()),
+        507 => ApiError::InsufficientStorage(m()),
+        500..=599 => ApiError::Internal(m()),
+        _ => ApiError::BadRequest(m()),
+    }
+}
+
+/// The envelope code of a response that carries only a status.
+pub fn code_for_status(status: StatusCode) -> &'static str {
+    for_status(status).code()
+}
+
 fn disk_full() -> ApiError {
     ApiError::InsufficientStorage("the server's disk is full; try again later".into())
 }
@@ -239,6 +270,29 @@ mod tests {
             assert_eq!(e.status().as_u16(), status);
             assert_eq!(e.code(), code);
         }
+    }
+
+    #[test]
+    fn bare_statuses_get_the_codes_of_their_errors() {
+        for status in 400..600u16 {
+            let Ok(s) = StatusCode::from_u16(status) else {
+                continue;
+            };
+            let e = for_status(s);
+            assert_eq!(code_for_status(s), e.code());
+            if matches!(
+                status,
+                401 | 403 | 404 | 405 | 408 | 413 | 416 | 429 | 503 | 507
+            ) {
+                assert_eq!(e.status(), s, "{status}");
+            }
+        }
+        assert_eq!(
+            code_for_status(StatusCode::PAYLOAD_TOO_LARGE),
+            "file_too_large"
+        );
+        assert_eq!(code_for_status(StatusCode::URI_TOO_LONG), "bad_request");
+        assert_eq!(code_for_status(StatusCode::BAD_GATEWAY), "internal_error");
     }
 
     #[test]

@@ -1,29 +1,13 @@
 //! Safety nets that keep every error in the spec's envelope: rejections that
 //! axum produces as plain text, panics, and oversized request headers.
 
-use crate::error::{error_body, ApiError};
+use crate::error::{code_for_status, error_body, ApiError};
 use axum::body::{to_bytes, Body};
 use axum::extract::Request;
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-
-pub(crate) fn code_for(status: StatusCode) -> &'static str {
-    match status.as_u16() {
-        401 => "unauthorized",
-        403 => "forbidden",
-        404 => "not_found",
-        405 => "method_not_allowed",
-        408 => "request_timeout",
-        413 => "payload_too_large",
-        429 => "rate_limit_exceeded",
-        500..=599 if status == StatusCode::SERVICE_UNAVAILABLE => "unavailable",
-        507 => "insufficient_storage",
-        500..=599 => "internal_error",
-        _ => "bad_request",
-    }
-}
 
 /// Rewrites any error response that is not JSON (an extractor's plain-text
 /// rejection, for instance) into the envelope, keeping its status.
@@ -45,7 +29,7 @@ pub async fn errors_as_envelopes(req: Request, next: Next) -> Response {
     } else {
         text
     };
-    let mut out = (status, Json(error_body(code_for(status), &message))).into_response();
+    let mut out = (status, Json(error_body(code_for_status(status), &message))).into_response();
     for (name, value) in parts.headers.iter() {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             out.headers_mut().insert(name.clone(), value.clone());
