@@ -5,6 +5,7 @@ use super::context::Ctx;
 use super::format;
 use crate::api::Health;
 use crate::client::{Client, ClientError, Fetched};
+use crate::domain::backoff::Backoff;
 use std::time::{Duration, Instant};
 
 /// Check the server's health (exit 0 only when ok)
@@ -30,8 +31,11 @@ pub async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         .checked_add(args.timeout)
         .or_else(|| start.checked_add(Duration::from_secs(format::MAX_WAIT_SECS)))
         .unwrap_or(start);
-    let mut pause = Duration::from_millis(200);
+    let pauses = Backoff::new(Duration::from_millis(200), Duration::from_secs(2));
+    let mut attempt = 0;
     loop {
+        let pause = pauses.step(attempt);
+        attempt += 1;
         let remaining = deadline.saturating_duration_since(Instant::now());
         let result = check(&client, remaining.max(Duration::from_millis(100))).await;
         let last = !args.wait
@@ -64,7 +68,6 @@ pub async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             _ => {}
         }
         tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_secs(2));
     }
 }
 

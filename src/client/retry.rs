@@ -8,6 +8,7 @@
 //! go through it, so they wait, report and give up the same way.
 
 use super::error::ClientError;
+use crate::domain::backoff::Backoff;
 use rand::Rng;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
@@ -18,10 +19,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub struct RetryPolicy {
     /// Retries after the first attempt.
     pub retries: u32,
-    /// First backoff step.
-    pub base: Duration,
-    /// Largest backoff step.
-    pub max_backoff: Duration,
+    /// Waits between attempts when the server names none (with jitter).
+    pub backoff: Backoff,
     /// Longest server-requested wait that is honoured; a longer one (e.g. the
     /// monthly upload quota resetting next month) fails at once.
     pub max_wait: Duration,
@@ -32,21 +31,9 @@ impl RetryPolicy {
     pub fn new(retries: u32) -> Self {
         RetryPolicy {
             retries,
-            base: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(10),
+            backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(10)),
             max_wait: Duration::from_secs(120),
         }
-    }
-
-    /// Exponential backoff with "equal jitter": half fixed, half random.
-    pub fn backoff(&self, attempt: u32) -> Duration {
-        let step = self
-            .base
-            .saturating_mul(1u32 << attempt.min(16))
-            .min(self.max_backoff);
-        let half = step / 2;
-        let jitter = rand::rng().random_range(0..=half.as_millis() as u64);
-        half + Duration::from_millis(jitter)
     }
 
     /// The wait before retry number `attempt + 1`, given what the server said.
@@ -58,7 +45,7 @@ impl RetryPolicy {
                 let jitter = rand::rng().random_range(0..=250u64);
                 Some(h + Duration::from_millis(jitter))
             }
-            None => Some(self.backoff(attempt)),
+            None => Some(self.backoff.jittered(attempt)),
         }
     }
 }
@@ -220,13 +207,14 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     #[test]
-    fn backoff_grows_and_is_capped() {
+    fn without_a_hint_the_wait_is_the_jittered_backoff() {
         let p = RetryPolicy::new(3);
         for attempt in 0..20 {
-            let d = p.backoff(attempt);
-            let step = (p.base * (1 << attempt.min(16))).min(p.max_backoff);
+            let d = p.wait(attempt, None).unwrap();
+            let step = p.backoff.step(attempt);
             assert!(d >= step / 2 && d <= step, "{attempt}: {d:?}");
         }
+        assert_eq!(p.backoff.step(20), Duration::from_secs(10));
     }
 
     #[test]
@@ -287,8 +275,7 @@ mod tests {
     fn fast(retries: u32) -> RetryPolicy {
         RetryPolicy {
             retries,
-            base: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(2),
+            backoff: Backoff::new(Duration::from_millis(1), Duration::from_millis(2)),
             max_wait: Duration::from_secs(1),
         }
     }

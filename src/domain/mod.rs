@@ -1,5 +1,6 @@
 //! Pure rules of the service: no I/O here, so each is unit-tested on its own.
 
+pub mod backoff;
 pub mod ids;
 pub mod origins;
 pub mod ratelimit;

@@ -5,11 +5,14 @@
 
 use super::App;
 use crate::db::{blobs, files};
+use crate::domain::backoff::Backoff;
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use std::sync::Arc;
 use std::time::Duration;
 
 const BATCH: u32 = 500;
+/// Failed blob deletions are retried after 1 s, doubling up to 1 h.
+const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(3600));
 /// Writes interrupted inside the blob store (S3 multipart uploads) older than
 /// this are swept; no upload takes that long between its parts.
 pub const SWEEP_AGE: Duration = Duration::from_secs(24 * 3600);
@@ -38,8 +41,8 @@ async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
     match app.store.delete(&key).await {
         Ok(()) => app.db.write(move |c| blobs::done(c, &key)).await.is_ok(),
         Err(e) => {
-            let backoff = 1000i64 << attempts.min(12);
-            let retry_at = app.clock.now_ms() + backoff.min(3_600_000);
+            let wait = RETRY.step(attempts).as_millis();
+            let retry_at = app.clock.now_ms() + i64::try_from(wait).unwrap_or(i64::MAX);
             let msg = e.to_string();
             tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
             let _ = app

@@ -5,6 +5,7 @@
 //! crash or a long outage left behind.
 
 use super::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
+use crate::domain::backoff::Backoff;
 use crate::storage::StorageError;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
@@ -253,17 +254,16 @@ impl Upload {
     /// minutes; after that the sweep of incomplete uploads is left to remove
     /// it), then aborts again after each of [`REABORT_PAUSES`].
     async fn abort(self) {
-        let mut delay = Duration::from_secs(1);
+        let backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
         let mut failures = 0;
         while let Err(e) = self.abort_once().await {
-            failures += 1;
-            if failures > ABORT_RETRIES {
+            if failures >= ABORT_RETRIES {
                 tracing::warn!(bucket = %self.bucket, key = %self.key, error = %e,
                     "multipart upload abort failed; the sweep of incomplete uploads will remove it");
                 return;
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(60));
+            tokio::time::sleep(backoff.step(failures)).await;
+            failures += 1;
         }
         for pause in REABORT_PAUSES {
             tokio::time::sleep(pause).await;
