@@ -46,8 +46,8 @@ pub enum AccountCommand {
         #[arg(long)]
         plan: Option<String>,
         /// In grace period, uploads are refused (403 grace_period)
-        #[arg(long, value_parser = ["on", "off"])]
-        grace_period: Option<String>,
+        #[arg(long, value_enum)]
+        grace_period: Option<Switch>,
     },
 }
 
@@ -81,6 +81,13 @@ pub enum KeyCommand {
 
 /// One line on stdout. A closed stdout (`admin account list | head -0`) is
 /// an error that the command line reports as success, never a panic.
+/// `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
 fn emit<T: Serialize>(json: bool, value: &T, human: String) -> anyhow::Result<()> {
     let text = if json {
         serde_json::to_string(value)?
@@ -154,7 +161,7 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
                 plan,
                 grace_period,
             } => {
-                let grace = grace_period.map(|g| g == "on");
+                let grace = grace_period.map(|g| g == Switch::On);
                 let a = admin::set_account(&conn, &config, &id, plan.as_deref(), grace)?;
                 let v = AccountView::from(&a);
                 emit(json, &v, account_line(&v))
