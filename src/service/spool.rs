@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use tokio::sync::mpsc;
 
 /// Chunks in flight between the network and the spool thread.
-const IN_FLIGHT: usize = 16;
+const IN_FLIGHT: usize = 4;
 
 /// The bytes of a finished spool.
 #[derive(Debug)]
