@@ -364,18 +364,8 @@ async fn bandwidth_is_flushed_in_batches_and_at_shutdown(b: Backend) {
     };
     download(3).await;
     assert_eq!(srv.usage().await["bandwidth_bytes"], 3000, "exact at once");
-    let stored = |srv: &TestServer| -> i64 {
-        srv.app
-            .db
-            .conn()
-            .unwrap()
-            .query_row(
-                "SELECT COALESCE(SUM(bandwidth_bytes), 0) FROM usage_periods",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap()
-    };
+    let stored =
+        |srv: &TestServer| srv.count("SELECT COALESCE(SUM(bandwidth_bytes), 0) FROM usage_periods");
     srv.eventually(5, "the flush of 3000 bytes", || async {
         stored(&srv) == 3000
     })
@@ -397,14 +387,7 @@ async fn small_files_are_inline_up_to_the_limit_exactly() {
         ..Default::default()
     })
     .await;
-    let inline_rows = |srv: &TestServer| -> i64 {
-        srv.app
-            .db
-            .conn()
-            .unwrap()
-            .query_row("SELECT COUNT(*) FROM inline_blobs", [], |r| r.get(0))
-            .unwrap()
-    };
+    let inline_rows = |srv: &TestServer| srv.count("SELECT COUNT(*) FROM inline_blobs");
     let at = srv.upload_ok("at.bin", pattern(1024), &[]).await;
     assert_eq!((inline_rows(&srv), srv.blob_count().await), (1, 1));
     let over = srv.upload_ok("over.bin", pattern(1025), &[]).await;

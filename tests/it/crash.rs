@@ -3,6 +3,7 @@
 //! (rows and blobs match one to one, usage is the sum of the sizes, no spool
 //! file is left).
 
+use crate::common::count;
 use filestore::db::Db;
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader};
@@ -221,11 +222,6 @@ async fn kill_after<T>(
         got.extend(t.await.unwrap());
     }
     got
-}
-
-/// One number from the database.
-fn count(db: &Db, sql: &str) -> i64 {
-    db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 /// Waits until the collector has removed what the crash left (at most 20 s).

@@ -351,15 +351,15 @@ impl TestServer {
         body
     }
 
+    /// One number from the server's database (`SELECT COUNT(*) …`).
+    pub fn count(&self, sql: &str) -> i64 {
+        count(&self.app.db, sql)
+    }
+
     /// Counts of (file rows, queued blob deletions, spool files).
     pub fn leftovers(&self) -> (u64, u64, usize) {
-        let conn = self.app.db.conn().unwrap();
-        let files: i64 = conn
-            .query_row("SELECT COUNT(*) FROM files", [], |r| r.get(0))
-            .unwrap();
-        let queued: i64 = conn
-            .query_row("SELECT COUNT(*) FROM blob_deletions", [], |r| r.get(0))
-            .unwrap();
+        let files = self.count("SELECT COUNT(*) FROM files");
+        let queued = self.count("SELECT COUNT(*) FROM blob_deletions");
         let spool = std::fs::read_dir(self.data_dir.join("tmp"))
             .map(|d| d.count())
             .unwrap_or(0);
@@ -373,14 +373,7 @@ impl TestServer {
             BackendKind::S3 => s3::object_count(&self.app.config.storage).await,
             BackendKind::Local => count_files(&self.data_dir.join("blobs")),
         };
-        let inline: i64 = self
-            .app
-            .db
-            .conn()
-            .unwrap()
-            .query_row("SELECT COUNT(*) FROM inline_blobs", [], |r| r.get(0))
-            .unwrap();
-        stored + inline as usize
+        stored + self.count("SELECT COUNT(*) FROM inline_blobs") as usize
     }
 
     /// Polls `check` every 50 ms for up to `secs` seconds.
@@ -406,6 +399,11 @@ impl Drop for TestServer {
             let _ = tx.send(());
         }
     }
+}
+
+/// One number from a database.
+pub fn count(db: &filestore::db::Db, sql: &str) -> i64 {
+    db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 fn count_files(dir: &std::path::Path) -> usize {
