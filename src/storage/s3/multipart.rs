@@ -1,19 +1,18 @@
-//! Multipart uploads: parts streamed from regions of the spool file as
-//! tracked tasks; on any failure or dropped future, an abort once the parts
-//! in flight have settled (retried while the store is down, repeated for
-//! parts a store finishes late); and a sweep of incomplete uploads that a
-//! crash or a long outage left behind.
+//! Multipart uploads: parts streamed from regions of the spool file as tasks;
+//! on any failure or dropped future, the parts in flight are cancelled and
+//! the upload aborted once they are gone (retried while the store is down,
+//! repeated for parts a store finishes late; an upload whose creation was
+//! still in flight is aborted once the store answers); and a sweep of
+//! incomplete uploads that a crash or a long outage left behind.
 
 use super::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
 use crate::domain::backoff::Backoff;
 use crate::storage::StorageError;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
-use futures_util::stream::FuturesUnordered;
-use futures_util::StreamExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tokio_util::task::TaskTracker;
+use tokio::task::{JoinHandle, JoinSet};
 
 /// Smallest part of a multipart upload (S3's own minimum is 5 MiB).
 pub const MIN_PART_SIZE: u64 = 8 * 1024 * 1024;
@@ -22,9 +21,9 @@ const MAX_PARTS: u64 = 10_000;
 /// Parts in flight at once. Each streams from the spool file, so this bounds
 /// sockets, not memory.
 const PART_CONCURRENCY: usize = 4;
-/// The abort waits for the parts in flight; still, a store may finish
-/// storing a part after answering (or after its client went away) and bring
-/// the upload back (SeaweedFS can): abort again after each of these pauses.
+/// The abort comes after the parts in flight are cancelled; still, a store
+/// may finish storing a part after its client went away and bring the upload
+/// back (SeaweedFS can): abort again after each of these pauses.
 const REABORT_PAUSES: [Duration; 3] = [
     Duration::from_secs(1),
     Duration::from_secs(4),
@@ -42,34 +41,35 @@ impl S3Store {
         path: &Path,
         size: u64,
     ) -> Result<(), StorageError> {
-        let created = self
-            .client
-            .create_multipart_upload()
-            .bucket(&self.bucket)
-            .key(object)
-            .send()
-            .await
-            .map_err(backend)?;
-        let upload_id = created
-            .upload_id()
-            .ok_or_else(|| {
-                StorageError::Backend("CreateMultipartUpload returned no upload id".into())
-            })?
-            .to_string();
-        let upload = Upload {
+        let mut upload = Upload {
             client: self.client.clone(),
             bucket: self.bucket.clone(),
             key: object.to_string(),
-            id: upload_id,
+            id: String::new(),
         };
+        // The creation runs as a task of its own: if this future is dropped
+        // while it is in flight, the store may still create the upload, and
+        // the guard aborts it once the answer comes.
+        let creating = tokio::spawn(upload.clone().create());
         // From here on, leaving this function any way but success (an error,
-        // or this future being dropped) aborts the upload, once the parts in
-        // flight have settled.
-        let parts = TaskTracker::new();
-        let mut guard = AbortGuard(Some((upload.clone(), parts.clone())));
-        let result = upload_parts(&upload, path, size, &parts).await;
+        // or this future being dropped) cancels the parts in flight and then
+        // aborts the upload.
+        let mut guard = AbortGuard {
+            upload: Some(upload.clone()),
+            creating: Some(creating),
+            parts: JoinSet::new(),
+        };
+        let created = guard.creating.as_mut().expect("set above").await;
+        guard.creating = None;
+        upload.id = match created {
+            Ok(Ok(id)) => id,
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err(StorageError::Backend(format!("create task: {e}"))),
+        };
+        guard.upload = Some(upload.clone());
+        let result = upload_parts(&upload, path, size, &mut guard.parts).await;
         if result.is_ok() {
-            guard.0 = None;
+            guard.upload = None;
         }
         result
     }
@@ -127,18 +127,20 @@ impl S3Store {
     }
 }
 
+/// The part uploads of one multipart upload in flight.
+type Parts = JoinSet<Result<CompletedPart, StorageError>>;
+
 /// Uploads the parts, [`PART_CONCURRENCY`] at a time, each as a task of
-/// `running` (so that an abort can wait for the ones in flight), then
+/// `in_flight` (so that an abort can cancel the ones running), then
 /// completes the upload.
 async fn upload_parts(
     upload: &Upload,
     path: &Path,
     size: u64,
-    running: &TaskTracker,
+    in_flight: &mut Parts,
 ) -> Result<(), StorageError> {
     let part_size = part_size_for(size);
     let count = size.div_ceil(part_size);
-    let mut in_flight = FuturesUnordered::new();
     let mut parts: Vec<CompletedPart> = Vec::with_capacity(count as usize);
     let mut next = 0u64;
     loop {
@@ -148,10 +150,10 @@ async fn upload_parts(
             let part = upload
                 .clone()
                 .put_part(path.to_path_buf(), next as i32 + 1, offset, len);
-            in_flight.push(running.spawn(part));
+            in_flight.spawn(part);
             next += 1;
         }
-        match in_flight.next().await {
+        match in_flight.join_next().await {
             None => break,
             Some(joined) => parts.push(
                 joined.map_err(|e| StorageError::Backend(format!("part upload task: {e}")))??,
@@ -194,6 +196,21 @@ struct Upload {
 }
 
 impl Upload {
+    /// CreateMultipartUpload; returns the new upload's id.
+    async fn create(self) -> Result<String, StorageError> {
+        let created = self
+            .client
+            .create_multipart_upload()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .send()
+            .await
+            .map_err(backend)?;
+        created.upload_id().map(str::to_string).ok_or_else(|| {
+            StorageError::Backend("CreateMultipartUpload returned no upload id".into())
+        })
+    }
+
     /// Uploads part `number`: `len` bytes of the spool file from `offset`.
     async fn put_part(
         self,
@@ -221,12 +238,22 @@ impl Upload {
             .build())
     }
 
-    /// Waits for the parts in flight to settle (so that none can land after
-    /// the abort and bring the upload back), then aborts.
-    async fn abort_after(self, parts: TaskTracker) {
-        parts.close();
-        parts.wait().await;
+    /// Cancels the parts in flight and waits until they are gone (their
+    /// requests dropped, so none is still sending when the abort lands), then
+    /// aborts.
+    async fn abort_after(self, mut parts: Parts) {
+        parts.abort_all();
+        while parts.join_next().await.is_some() {}
         self.abort().await;
+    }
+
+    /// Waits for a creation still in flight; aborts the upload if the store
+    /// created one.
+    async fn abort_once_created(mut self, creating: JoinHandle<Result<String, StorageError>>) {
+        if let Ok(Ok(id)) = creating.await {
+            self.id = id;
+            self.abort().await;
+        }
     }
 
     /// One AbortMultipartUpload; an upload that no longer exists is aborted.
@@ -273,18 +300,29 @@ impl Upload {
 }
 
 /// Aborts its upload when dropped armed (the put failed, or its future was
-/// dropped): in the background, after the parts in flight have settled.
-struct AbortGuard(Option<(Upload, TaskTracker)>);
+/// dropped): in the background, after cancelling the parts in flight, or
+/// once the store answers a creation still in flight.
+struct AbortGuard {
+    upload: Option<Upload>,
+    creating: Option<JoinHandle<Result<String, StorageError>>>,
+    parts: Parts,
+}
 
 impl Drop for AbortGuard {
     fn drop(&mut self) {
-        let Some((upload, parts)) = self.0.take() else {
+        let parts = std::mem::take(&mut self.parts);
+        let Some(upload) = self.upload.take() else {
             return;
         };
         match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(upload.abort_after(parts));
-            }
+            Ok(rt) => match self.creating.take() {
+                Some(creating) => {
+                    rt.spawn(upload.abort_once_created(creating));
+                }
+                None => {
+                    rt.spawn(upload.abort_after(parts));
+                }
+            },
             Err(_) => tracing::warn!(bucket = %upload.bucket, key = %upload.key,
                 "multipart upload dropped outside a runtime; the sweep will remove it"),
         }
