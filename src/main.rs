@@ -6,11 +6,11 @@
 
 use clap::Parser;
 use filestore::cli::context::Ctx;
+use filestore::cli::error::CliError;
 use filestore::cli::globals::GlobalArgs;
 use filestore::cli::{self, Cli, Command};
 use filestore::client::error::exit;
 use filestore::client::ClientError;
-use filestore::service::admin::AdminError;
 use std::future::Future;
 use std::io::Write;
 use std::process::ExitCode;
@@ -30,10 +30,10 @@ fn main() -> ExitCode {
     let g = cli.globals;
     let status = match cli.command {
         Command::Serve(args) => match runtime() {
-            Ok(rt) => report_anyhow(rt.block_on(cli::serve::run(args, &g))),
+            Ok(rt) => report(rt.block_on(cli::serve::run(args, &g)).map(|()| exit::OK)),
             Err(e) => report(Err(e)),
         },
-        Command::Admin(args) => report_anyhow(cli::admin::run(args, &g)),
+        Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
         Command::Completions(args) => report(cli::completions::run(args)),
         Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
         Command::Upload(a) => client(&g, |ctx| async move { cli::upload::run(a, &ctx).await }),
@@ -99,51 +99,17 @@ fn error_line(code: &str, message: &str) {
     let _ = writeln!(std::io::stderr(), "error: {code}: {message}");
 }
 
-/// The exit status of a client command, printing its error.
-fn report(result: Result<u8, ClientError>) -> u8 {
-    match result {
+/// The exit status of a command, printing its error (a closed stdout is
+/// not one).
+fn report(result: Result<u8, impl Into<CliError>>) -> u8 {
+    match result.map_err(Into::into) {
         Ok(status) => status,
-        Err(ClientError::BrokenPipe) => exit::OK,
+        Err(e) if e.is_broken_pipe() => exit::OK,
         Err(e) => {
-            error_line(e.code(), e.message());
+            error_line(e.code(), &e.message());
             e.exit_code()
         }
     }
-}
-
-/// The exit status of `serve` / `admin`: API errors keep their code and
-/// status class; anything else is 1.
-fn report_anyhow(result: anyhow::Result<()>) -> u8 {
-    let Err(err) = result else {
-        return exit::OK;
-    };
-    for cause in err.chain() {
-        if let Some(e) = cause.downcast_ref::<std::io::Error>() {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return exit::OK;
-            }
-        }
-        if let Some(e) = cause.downcast_ref::<ClientError>() {
-            error_line(e.code(), &format!("{err:#}"));
-            return e.exit_code();
-        }
-        if let Some(e) = cause.downcast_ref::<AdminError>() {
-            let (code, status) = match e {
-                AdminError::NotFound(_) => ("not_found", exit::NOT_FOUND),
-                AdminError::Invalid(_) => ("invalid", exit::USAGE),
-                AdminError::Db(_) => ("failed", exit::OTHER),
-            };
-            error_line(code, &e.to_string());
-            return status;
-        }
-        if let Some(e) = cause.downcast_ref::<filestore::error::ApiError>() {
-            let status = exit::for_status(e.status().as_u16());
-            error_line(e.code(), &format!("{err:#}"));
-            return status;
-        }
-    }
-    error_line("failed", &format!("{err:#}"));
-    exit::OTHER
 }
 
 /// Help and version go to stdout (exit 0); a usage error is one line

@@ -1,14 +1,16 @@
 //! `filestore admin`: accounts and keys, straight on the server's database
 //! (safe while `serve` runs; changes apply to the next request).
 
+use super::error::CliError;
 use super::globals::GlobalArgs;
+use super::output::Printer;
+use crate::client::ClientError;
 use crate::clock::Clock;
 use crate::config::{Config, Overrides};
 use crate::db::Db;
 use crate::domain::ids::KeyKind;
 use crate::service::admin::{self, AccountView, KeyView};
 use serde::Serialize;
-use std::io::Write;
 
 #[derive(Debug, clap::Args)]
 pub struct AdminArgs {
@@ -79,8 +81,6 @@ pub enum KeyCommand {
     },
 }
 
-/// One line on stdout. A closed stdout (`admin account list | head -0`) is
-/// an error that the command line reports as success, never a panic.
 /// `on` or `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Switch {
@@ -88,15 +88,16 @@ pub enum Switch {
     Off,
 }
 
-fn emit<T: Serialize>(json: bool, value: &T, human: String) -> anyhow::Result<()> {
-    let text = if json {
-        serde_json::to_string(value)?
+/// One record on stdout, through the printer: a closed stdout
+/// (`admin account list | head -0`) ends the command as a success.
+fn emit<T: Serialize>(out: &Printer, value: &T, human: String) -> Result<(), ClientError> {
+    if out.is_json() {
+        let value = serde_json::to_value(value)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode record: {e}")))?;
+        out.record(&value)
     } else {
-        human
-    };
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").and_then(|()| out.flush())?;
-    Ok(())
+        out.line(&human)
+    }
 }
 
 fn account_line(a: &AccountView) -> String {
@@ -124,18 +125,22 @@ fn key_line(k: &KeyView) -> String {
     )
 }
 
-pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
+pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
     let config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),
         ..Default::default()
-    })
-    .map_err(anyhow::Error::msg)?;
-    crate::storage::create_private_dir(&config.data_dir)?;
+    })?;
+    crate::storage::create_private_dir(&config.data_dir).map_err(|source| {
+        crate::service::StartError::Dir {
+            path: config.data_dir.clone(),
+            source,
+        }
+    })?;
     let db = Db::open(&config.data_dir.join("filestore.db"))?;
     let mut conn = db.conn()?;
     let now = Clock::new().now_ms();
-    let json = g.json;
+    let out = &Printer::new(g.json);
     match args.command {
         AdminCommand::Account(cmd) => match cmd {
             AccountCommand::Create { name, plan } => {
@@ -147,12 +152,13 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
                     now,
                 )?;
                 let v = AccountView::from(&a);
-                emit(json, &v, account_line(&v))
+                emit(out, &v, account_line(&v))?;
+                Ok(())
             }
             AccountCommand::List => {
                 for a in crate::db::accounts::list(&conn)? {
                     let v = AccountView::from(&a);
-                    emit(json, &v, account_line(&v))?;
+                    emit(out, &v, account_line(&v))?;
                 }
                 Ok(())
             }
@@ -164,7 +170,8 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
                 let grace = grace_period.map(|g| g == Switch::On);
                 let a = admin::set_account(&conn, &config, &id, plan.as_deref(), grace)?;
                 let v = AccountView::from(&a);
-                emit(json, &v, account_line(&v))
+                emit(out, &v, account_line(&v))?;
+                Ok(())
             }
         },
         AdminCommand::Key(cmd) => match cmd {
@@ -178,21 +185,26 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> anyhow::Result<()> {
                     admin::create_key(&mut conn, &account, kind, &origins, name.as_deref(), now)?;
                 let human = format!(
                     "{}\n(key id {}, {} key of {}; store the key now: it is not shown again)",
-                    k.secret, k.id, k.kind, k.account
+                    k.secret.expose(),
+                    k.id,
+                    k.kind,
+                    k.account
                 );
-                emit(json, &k, human)
+                emit(out, &k, human)?;
+                Ok(())
             }
             KeyCommand::List { account } => {
                 for k in admin::list_keys(&conn, account.as_deref())? {
                     let v = KeyView::from(&k);
-                    emit(json, &v, key_line(&v))?;
+                    emit(out, &v, key_line(&v))?;
                 }
                 Ok(())
             }
             KeyCommand::Revoke { key_id } => {
                 let k = admin::revoke_key(&conn, &key_id, now)?;
                 let v = KeyView::from(&k);
-                emit(json, &v, key_line(&v))
+                emit(out, &v, key_line(&v))?;
+                Ok(())
             }
         },
     }

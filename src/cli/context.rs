@@ -6,6 +6,7 @@ use super::output::Printer;
 use super::progress::{Mode, Progress};
 use crate::client::config::{self, Env, Flags, Settings};
 use crate::client::{Client, ClientError, RetryPolicy};
+use crate::domain::secret::Secret;
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,7 +45,8 @@ impl Ctx {
             Some(read_key_from_stdin()?)
         } else {
             globals.api_key.clone()
-        };
+        }
+        .map(Secret::from);
         let flags = Flags {
             server: globals.server.clone(),
             api_key,

@@ -6,6 +6,7 @@
 use super::context::{Ctx, NetArgs};
 use crate::client::config::{self, Profile};
 use crate::client::ClientError;
+use crate::domain::secret::Secret;
 use serde_json::json;
 
 /// Save a server and API key as a profile (checked against the server first)
@@ -34,7 +35,7 @@ pub async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         ctx.settings.profile.clone(),
         Profile {
             server: Some(server.clone()),
-            api_key: Some(key),
+            api_key: Some(Secret::new(key)),
         },
     );
     config::save(&ctx.config_path, &file)?;

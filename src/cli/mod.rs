@@ -8,6 +8,7 @@ pub mod context;
 pub mod delete;
 pub mod docs;
 pub mod download;
+pub mod error;
 pub mod format;
 pub mod get;
 pub mod globals;

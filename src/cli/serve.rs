@@ -1,10 +1,10 @@
 //! `filestore serve`: the API and CDN routes on one listener.
 
+use super::error::CliError;
 use super::globals::GlobalArgs;
 use crate::clock::Clock;
 use crate::config::{Config, Overrides};
 use crate::service::App;
-use anyhow::Context;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
@@ -19,19 +19,22 @@ pub struct ServeArgs {
     pub cdn_url: Option<String>,
 }
 
-pub async fn run(args: ServeArgs, g: &GlobalArgs) -> anyhow::Result<()> {
+pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
     let mut config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),
         listen: args.listen,
         base_url: args.base_url,
         cdn_url: args.cdn_url,
-    })
-    .map_err(anyhow::Error::msg)?;
+    })?;
+    let listen_error = |source| CliError::Listen {
+        addr: config.listen.clone(),
+        source,
+    };
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
-    let bound = listener.local_addr()?;
+        .map_err(listen_error)?;
+    let bound = listener.local_addr().map_err(listen_error)?;
     // With `--listen 127.0.0.1:0` the default URLs name the port really bound.
     let derived = format!("http://{}", config.listen);
     if config.base_url == derived {
@@ -49,11 +52,11 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> anyhow::Result<()> {
         );
         eprintln!(
             "filestore: its secret key, shown only this once: {}",
-            boot.secret_key
+            boot.secret_key.expose()
         );
         eprintln!(
             "filestore login --server {base_url} --api-key {}",
-            boot.secret_key
+            boot.secret_key.expose()
         );
     }
     eprintln!(
@@ -61,7 +64,7 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> anyhow::Result<()> {
         app.config.data_dir.display(),
         app.store.kind()
     );
-    crate::server::run(app, listener, shutdown_signal()).await?;
+    crate::server::run(app, listener, shutdown_signal()).await;
     eprintln!("filestore: stopped");
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! ```
 
 use super::error::ClientError;
+use crate::domain::secret::Secret;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -26,28 +27,19 @@ pub struct ProfileFile {
 }
 
 /// One named server + key pair.
-#[derive(Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Profile {
     /// Server base URL (without `/v1`).
     pub server: Option<String>,
     /// API key (`sk_…` or `pk_…`).
-    pub api_key: Option<String>,
-}
-
-impl std::fmt::Debug for Profile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Profile")
-            .field("server", &self.server)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
+    pub api_key: Option<Secret>,
 }
 
 /// What the flags give (already read from the command line).
 #[derive(Debug, Clone, Default)]
 pub struct Flags {
     pub server: Option<String>,
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     pub profile: Option<String>,
 }
 
@@ -55,7 +47,7 @@ pub struct Flags {
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     pub url: Option<String>,
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     pub profile: Option<String>,
     pub config_file: Option<PathBuf>,
 }
@@ -67,7 +59,7 @@ impl Env {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         Env {
             url: var("FILESTORE_URL"),
-            api_key: var("FILESTORE_API_KEY"),
+            api_key: var("FILESTORE_API_KEY").map(Secret::from),
             profile: var("FILESTORE_PROFILE"),
             config_file: var("FILESTORE_CLIENT_CONFIG").map(PathBuf::from),
         }
@@ -75,25 +67,14 @@ impl Env {
 }
 
 /// The resolved settings a client command runs with.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     pub server: Option<String>,
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// The profile name that was looked up.
     pub profile: String,
     /// Whether that profile was named (flag or env) but is not in the file.
     pub profile_missing: bool,
-}
-
-impl std::fmt::Debug for Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Settings")
-            .field("server", &self.server)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("profile", &self.profile)
-            .field("profile_missing", &self.profile_missing)
-            .finish()
-    }
 }
 
 impl Settings {
@@ -108,7 +89,7 @@ impl Settings {
 
     /// The API key, or a usage error saying how to give one.
     pub fn require_key(&self) -> Result<&str, ClientError> {
-        self.api_key.as_deref().ok_or_else(|| {
+        self.api_key.as_ref().map(Secret::expose).ok_or_else(|| {
             self.missing(
                 "no API key configured: pass --api-key KEY, set FILESTORE_API_KEY, or run `filestore login`",
             )
@@ -210,7 +191,7 @@ pub fn resolve(flags: &Flags, env: &Env, file: &ProfileFile) -> Result<Settings,
         .clone()
         .or_else(|| env.api_key.clone())
         .or(profile.api_key)
-        .map(|k| k.trim().to_string());
+        .map(|k| Secret::new(k.expose().trim()));
     Ok(Settings {
         server,
         api_key,
@@ -254,7 +235,7 @@ mod tests {
             name.into(),
             Profile {
                 server: Some(server.into()),
-                api_key: Some(key.into()),
+                api_key: Some(Secret::new(key)),
             },
         );
         f
@@ -265,7 +246,7 @@ mod tests {
         let file = file_with("default", "http://p:1", "sk_p");
         let env = Env {
             url: Some("http://e:1".into()),
-            api_key: Some("sk_e".into()),
+            api_key: Some(Secret::new("sk_e")),
             ..Default::default()
         };
         let flags = Flags {
@@ -274,10 +255,10 @@ mod tests {
         };
         let s = resolve(&flags, &env, &file).unwrap();
         assert_eq!(s.server.as_deref(), Some("http://f:1"));
-        assert_eq!(s.api_key.as_deref(), Some("sk_e"));
+        assert_eq!(s.api_key.as_ref().map(Secret::expose), Some("sk_e"));
         let s = resolve(&Flags::default(), &Env::default(), &file).unwrap();
         assert_eq!(s.server.as_deref(), Some("http://p:1"));
-        assert_eq!(s.api_key.as_deref(), Some("sk_p"));
+        assert_eq!(s.api_key.as_ref().map(Secret::expose), Some("sk_p"));
     }
 
     #[test]
@@ -305,7 +286,7 @@ mod tests {
         // whether the profile is named by flag or by FILESTORE_PROFILE.
         let env = Env {
             url: Some("http://e:1".into()),
-            api_key: Some("sk_e".into()),
+            api_key: Some(Secret::new("sk_e")),
             ..Default::default()
         };
         let s = resolve(&flags, &env, &file).unwrap();

@@ -13,6 +13,7 @@
 use super::error::ClientError;
 use super::retry::{status_text, Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::api::ErrorBody;
+use crate::domain::secret::Secret;
 use crate::domain::PATH_SEGMENT;
 use futures_util::StreamExt;
 use percent_encoding::utf8_percent_encode;
@@ -57,7 +58,7 @@ impl Default for Timeouts {
 }
 
 /// A client for one filestore server.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Client {
     /// With the read timeout: every request but uploads.
     http: reqwest::Client,
@@ -65,21 +66,12 @@ pub struct Client {
     /// body is sent and stored.
     upload_http: reqwest::Client,
     server: String,
-    api_key: Option<String>,
+    api_key: Option<Secret>,
     policy: RetryPolicy,
     /// Shared by every request of this client: after a 429 with a wait,
     /// no request starts before then (so parallel transfers hold off together
     /// instead of each spending its retries on a spent rate window).
     rate_pause: Arc<Mutex<Option<Instant>>>,
-}
-
-impl std::fmt::Debug for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client")
-            .field("server", &self.server)
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Client {
@@ -113,7 +105,7 @@ impl Client {
             http: build(builder().read_timeout(timeouts.read))?,
             upload_http: build(builder())?,
             server: server.trim_end_matches('/').to_string(),
-            api_key: api_key.map(str::to_string),
+            api_key: api_key.map(Secret::new),
             policy,
             rate_pause: Arc::default(),
         })
@@ -146,7 +138,7 @@ impl Client {
     pub fn request(&self, method: reqwest::Method, url: &str) -> RequestBuilder {
         let req = self.http.request(method, url);
         match &self.api_key {
-            Some(k) => req.bearer_auth(k),
+            Some(k) => req.bearer_auth(k.expose()),
             None => req,
         }
     }
@@ -155,7 +147,7 @@ impl Client {
     pub fn upload_request(&self, url: &str) -> RequestBuilder {
         let req = self.upload_http.post(url);
         match &self.api_key {
-            Some(k) => req.bearer_auth(k),
+            Some(k) => req.bearer_auth(k.expose()),
             None => req,
         }
     }

@@ -1,8 +1,11 @@
 //! Server configuration: TOML file < `FILESTORE_*` env vars < command-line
 //! flags, over built-in defaults. `config.example.toml` documents every key.
 
+mod error;
 mod plans;
 
+pub use crate::domain::secret::Secret;
+pub use error::ConfigError;
 pub use plans::{parse_bytes, Plan, PlanOverride, Plans};
 
 use plans::{opt_bytes, opt_duration};
@@ -32,6 +35,8 @@ pub struct ServerSection {
     pub default_plan: Option<String>,
     /// Secret for signed URLs; generated once and kept in the database when unset.
     pub signing_secret: Option<Secret>,
+    /// A file holding `signing_secret` (instead of the value itself).
+    pub signing_secret_file: Option<PathBuf>,
     /// How often expired files and failed blob deletions are processed.
     #[serde(default, deserialize_with = "opt_duration")]
     pub reap_interval: Option<Duration>,
@@ -54,7 +59,7 @@ pub struct ServerSection {
 }
 
 /// Blob store settings (`[storage]`).
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageConfig {
     #[serde(default)]
@@ -66,8 +71,10 @@ pub struct StorageConfig {
     pub prefix: String,
     #[serde(default)]
     pub force_path_style: bool,
-    pub access_key_id: Option<String>,
+    pub access_key_id: Option<Secret>,
     pub secret_access_key: Option<Secret>,
+    /// A file holding `secret_access_key` (instead of the value itself).
+    pub secret_access_key_file: Option<PathBuf>,
     /// Files up to this size keep their bytes in the metadata database
     /// instead of the blob store (default 64 KiB; 0 turns it off).
     #[serde(default, deserialize_with = "opt_bytes")]
@@ -115,46 +122,10 @@ impl Default for StorageConfig {
             force_path_style: false,
             access_key_id: None,
             secret_access_key: None,
+            secret_access_key_file: None,
             inline_max: None,
             min_free_space: None,
         }
-    }
-}
-
-impl std::fmt::Debug for StorageConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StorageConfig")
-            .field("backend", &self.backend)
-            .field("bucket", &self.bucket)
-            .field("endpoint", &self.endpoint)
-            .field("region", &self.region)
-            .field("prefix", &self.prefix)
-            .field("force_path_style", &self.force_path_style)
-            .field(
-                "access_key_id",
-                &self.access_key_id.as_ref().map(|_| "<redacted>"),
-            )
-            .field("secret_access_key", &self.secret_access_key)
-            .field("inline_max", &self.inline_max)
-            .field("min_free_space", &self.min_free_space)
-            .finish()
-    }
-}
-
-/// A secret string that never shows in `Debug` or logs.
-#[derive(Clone, Deserialize, PartialEq, Eq)]
-#[serde(transparent)]
-pub struct Secret(pub String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl Secret {
-    pub fn expose(&self) -> &str {
-        &self.0
     }
 }
 
@@ -210,7 +181,7 @@ impl Config {
 
     /// Loads the file named by `--config` (or `FILESTORE_CONFIG`), then layers
     /// the process environment and the flags over it.
-    pub fn load(flags: &Overrides) -> Result<Config, String> {
+    pub fn load(flags: &Overrides) -> Result<Config, ConfigError> {
         let env = Env::from_process();
         let path = flags
             .config
@@ -223,13 +194,18 @@ impl Config {
         Config::resolve(file, &env, flags)
     }
 
-    pub fn read_file(path: &Path) -> Result<FileConfig, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))
+    pub fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
-    pub fn resolve(file: FileConfig, env: &Env, flags: &Overrides) -> Result<Config, String> {
+    pub fn resolve(file: FileConfig, env: &Env, flags: &Overrides) -> Result<Config, ConfigError> {
         let pick = |flag: &Option<String>, var: &str, file: &Option<String>| {
             flag.clone()
                 .or_else(|| env.get(var))
@@ -251,10 +227,15 @@ impl Config {
             .unwrap_or_else(default_data_dir)?;
         let default_plan = pick(&None, "FILESTORE_DEFAULT_PLAN", &s.default_plan)
             .unwrap_or_else(|| "free".to_string());
-        let signing_secret = env
-            .get("FILESTORE_SIGNING_SECRET")
-            .map(Secret)
-            .or_else(|| s.signing_secret.clone());
+        let signing_secret = secret_or_file(
+            "signing_secret",
+            env.get("FILESTORE_SIGNING_SECRET")
+                .map(Secret::from)
+                .or_else(|| s.signing_secret.clone()),
+            env.get("FILESTORE_SIGNING_SECRET_FILE")
+                .map(PathBuf::from)
+                .or_else(|| s.signing_secret_file.clone()),
+        )?;
         if signing_secret
             .as_ref()
             .is_some_and(|s| s.expose().len() < 32)
@@ -269,14 +250,14 @@ impl Config {
         }
         let plans = Plans::from_overrides(&file.plans)?;
         if plans.get(&default_plan).is_none() {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "default_plan {default_plan:?} is not a plan (plans: {})",
                 plans.names().join(", ")
-            ));
+            )));
         }
         let mut storage = file.storage;
         if let Some(b) = env.get("FILESTORE_STORAGE_BACKEND") {
-            storage.backend = b.parse()?;
+            storage.backend = b.parse().map_err(ConfigError::Invalid)?;
         }
         for (var, slot) in [
             ("FILESTORE_S3_BUCKET", &mut storage.bucket),
@@ -290,22 +271,27 @@ impl Config {
         if let Some(p) = env.get("FILESTORE_S3_PREFIX") {
             storage.prefix = p;
         }
+        storage.secret_access_key = secret_or_file(
+            "storage.secret_access_key",
+            storage.secret_access_key.take(),
+            storage.secret_access_key_file.take(),
+        )?;
         if storage.backend == BackendKind::S3 && storage.bucket.as_deref().unwrap_or("").is_empty()
         {
             return Err("storage.backend = \"s3\" needs storage.bucket".into());
         }
         for (what, url) in [("base_url", &base_url), ("cdn_url", &cdn_url)] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!(
+                return Err(ConfigError::Invalid(format!(
                     "{what} {url:?} must start with http:// or https://"
-                ));
+                )));
             }
         }
         let inline_max = storage.inline_max.unwrap_or(DEFAULT_INLINE_MAX);
         if inline_max > MAX_INLINE_MAX {
-            return Err(format!(
+            return Err(ConfigError::Invalid(format!(
                 "storage.inline_max is at most {MAX_INLINE_MAX} bytes (1 MiB)"
-            ));
+            )));
         }
         let limits = crate::server::conn::Limits {
             header_timeout: s.header_timeout.unwrap_or(Duration::from_secs(10)),
@@ -320,7 +306,9 @@ impl Config {
             ("idle_timeout", limits.idle_timeout),
         ] {
             if d.is_zero() {
-                return Err(format!("server.{what} must be positive"));
+                return Err(ConfigError::Invalid(format!(
+                    "server.{what} must be positive"
+                )));
             }
         }
         if limits.max_connections == 0 {
@@ -343,10 +331,27 @@ impl Config {
     }
 }
 
-fn default_data_dir() -> Result<PathBuf, String> {
+fn default_data_dir() -> Result<PathBuf, ConfigError> {
     directories::ProjectDirs::from("", "", "filestore")
         .map(|d| d.data_dir().to_path_buf())
-        .ok_or_else(|| "no home directory: set --data-dir or FILESTORE_DATA_DIR".to_string())
+        .ok_or_else(|| "no home directory: set --data-dir or FILESTORE_DATA_DIR".into())
+}
+
+/// A secret given as its value or as `<key>_file`, a file holding it; not both.
+fn secret_or_file(
+    key: &'static str,
+    value: Option<Secret>,
+    file: Option<PathBuf>,
+) -> Result<Option<Secret>, ConfigError> {
+    match (value, file) {
+        (Some(_), Some(_)) => Err(ConfigError::Invalid(format!(
+            "set {key} or {key}_file, not both"
+        ))),
+        (value, None) => Ok(value),
+        (None, Some(path)) => Secret::from_file(&path)
+            .map(Some)
+            .map_err(|source| ConfigError::SecretFile { key, path, source }),
+    }
 }
 
 /// The environment, as a value (so tests need not touch the process's).
@@ -435,10 +440,63 @@ mod tests {
     }
 
     #[test]
+    fn secrets_come_from_a_value_or_a_file_not_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("signing");
+        std::fs::write(&path, format!("{}\n", "s".repeat(40))).unwrap();
+        let resolve = |toml_text: String, env: Env| {
+            let file: FileConfig = toml::from_str(&toml_text).unwrap();
+            Config::resolve(file, &env, &Overrides::default())
+        };
+        let p = path.display();
+        let c = resolve(
+            format!("[server]\nsigning_secret_file = \"{p}\"\n"),
+            Env::empty(),
+        )
+        .unwrap();
+        assert_eq!(c.signing_secret.unwrap().expose(), "s".repeat(40));
+        let env = Env::empty().with("FILESTORE_SIGNING_SECRET_FILE", &p.to_string());
+        let c = resolve(String::new(), env).unwrap();
+        assert_eq!(c.signing_secret.unwrap().expose(), "s".repeat(40));
+        let c = resolve(
+            format!("[storage]\nsecret_access_key_file = \"{p}\"\n"),
+            Env::empty(),
+        )
+        .unwrap();
+        assert_eq!(
+            c.storage.secret_access_key.unwrap().expose(),
+            "s".repeat(40)
+        );
+        let both = format!(
+            "[server]\nsigning_secret = \"{}\"\nsigning_secret_file = \"{p}\"\n",
+            "t".repeat(40)
+        );
+        assert!(matches!(
+            resolve(both, Env::empty()),
+            Err(ConfigError::Invalid(m)) if m.contains("not both")
+        ));
+        let missing = "[storage]\nsecret_access_key_file = \"/nonexistent/s\"\n".to_string();
+        assert!(matches!(
+            resolve(missing, Env::empty()),
+            Err(ConfigError::SecretFile {
+                key: "storage.secret_access_key",
+                ..
+            })
+        ));
+        // A short secret from a file is refused like a short value.
+        std::fs::write(&path, "short\n").unwrap();
+        assert!(resolve(
+            format!("[server]\nsigning_secret_file = \"{p}\"\n"),
+            Env::empty()
+        )
+        .is_err());
+    }
+
+    #[test]
     fn secrets_are_redacted() {
         let s = StorageConfig {
-            secret_access_key: Some(Secret("hunter2".into())),
-            access_key_id: Some("AKIA".into()),
+            secret_access_key: Some(Secret::new("hunter2")),
+            access_key_id: Some(Secret::new("AKIA")),
             ..Default::default()
         };
         let shown = format!("{s:?}");

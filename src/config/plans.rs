@@ -70,7 +70,9 @@ impl Plan {
 pub struct Plans(BTreeMap<String, Plan>);
 
 impl Plans {
-    pub fn from_overrides(overrides: &BTreeMap<String, PlanOverride>) -> Result<Plans, String> {
+    pub fn from_overrides(
+        overrides: &BTreeMap<String, PlanOverride>,
+    ) -> Result<Plans, super::ConfigError> {
         let mut plans = BTreeMap::new();
         for name in ["free", "hobby", "pro"] {
             plans.insert(name.to_string(), Plan::builtin(name).expect("builtin"));
@@ -81,15 +83,15 @@ impl Plans {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
             {
-                return Err(format!("plan name {name:?}: use letters, digits, - and _"));
+                return Err(format!("plan name {name:?}: use letters, digits, - and _").into());
             }
             let mut base = Plan::builtin(name).unwrap_or_else(|| Plan::builtin("free").unwrap());
             base.name = name.clone();
             let plan = base.with(o);
             if plan.rate_limit == 0 || plan.rate_window.is_zero() {
-                return Err(format!(
-                    "plan {name}: rate_limit and rate_window must be positive"
-                ));
+                return Err(
+                    format!("plan {name}: rate_limit and rate_window must be positive").into(),
+                );
             }
             plans.insert(name.clone(), plan);
         }

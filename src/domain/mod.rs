@@ -4,6 +4,7 @@ pub mod backoff;
 pub mod ids;
 pub mod origins;
 pub mod ratelimit;
+pub mod secret;
 pub mod signing;
 pub mod validate;
 

@@ -63,7 +63,7 @@ proptest! {
         acc in "acc_[0-9a-f]{1,24}", file in "f_[0-9a-f]{1,44}",
         expires in 1i64..4_000_000_000, flip in 0usize..64, garbage in "\\PC{0,80}",
     ) {
-        let s = Signer::new(b"a secret that is long enough for hmac keys");
+        let s = Signer::new(crate::domain::secret::Secret::new("a secret that is long enough for hmac keys"));
         let sig = s.sign(&acc, &file, expires);
         prop_assert_eq!(s.verify(&acc, &file, expires, &sig, expires - 1), Verdict::Valid);
         prop_assert_eq!(s.verify(&acc, &file, expires, &sig, expires), Verdict::Expired);

@@ -1,21 +1,16 @@
 //! Signed CDN URLs: `?expires=<unix>&signature=<hex HMAC-SHA256>` over the
 //! account, the file and the expiry; checked in constant time.
 
+use super::secret::Secret;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 type HmacSha256 = Hmac<Sha256>;
 
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Signer {
-    secret: Vec<u8>,
-}
-
-impl std::fmt::Debug for Signer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Signer(<redacted>)")
-    }
+    secret: Secret,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,14 +21,13 @@ pub enum Verdict {
 }
 
 impl Signer {
-    pub fn new(secret: &[u8]) -> Signer {
-        Signer {
-            secret: secret.to_vec(),
-        }
+    pub fn new(secret: Secret) -> Signer {
+        Signer { secret }
     }
 
     fn mac(&self, account_id: &str, file_id: &str, expires: i64) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.secret).expect("HMAC takes any key length");
+        let mut mac = HmacSha256::new_from_slice(self.secret.expose().as_bytes())
+            .expect("HMAC takes any key length");
         mac.update(format!("v1\n{account_id}\n{file_id}\n{expires}").as_bytes());
         mac
     }
@@ -79,7 +73,7 @@ mod tests {
 
     #[test]
     fn sign_verify_tamper_expire() {
-        let s = Signer::new(b"k");
+        let s = Signer::new(Secret::new("k"));
         let sig = s.sign("acc_1", "f_1", 1000);
         assert_eq!(s.verify("acc_1", "f_1", 1000, &sig, 999), Verdict::Valid);
         assert_eq!(s.verify("acc_1", "f_1", 1000, &sig, 1000), Verdict::Expired);
@@ -90,7 +84,7 @@ mod tests {
             s.verify("acc_1", "f_1", 1000, &sig[..10], 1),
             Verdict::Invalid
         );
-        let other = Signer::new(b"other");
+        let other = Signer::new(Secret::new("other"));
         assert_eq!(
             other.verify("acc_1", "f_1", 1000, &sig, 1),
             Verdict::Invalid

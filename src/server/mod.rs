@@ -86,7 +86,7 @@ pub async fn run(
     app: Arc<App>,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+) {
     collector::recover(&app).await;
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
@@ -106,5 +106,4 @@ pub async fn run(
     collector.abort();
     flusher.abort();
     bandwidth::flush(&app).await;
-    Ok(())
 }

@@ -6,6 +6,7 @@ use crate::clock::rfc3339_ms;
 use crate::config::Config;
 use crate::db::{self, accounts, keys, Account, KeyRecord};
 use crate::domain::ids::KeyKind;
+use crate::domain::secret::Secret;
 use crate::domain::{ids, origins};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -69,25 +70,14 @@ impl From<&KeyRecord> for KeyView {
 }
 
 /// A new key: the only time its secret is shown.
-#[derive(Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct NewKey {
     pub id: String,
     #[serde(rename = "key")]
-    pub secret: String,
+    pub secret: Secret,
     pub kind: KeyKind,
     pub account: String,
     pub origins: Vec<String>,
-}
-
-impl std::fmt::Debug for NewKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NewKey")
-            .field("id", &self.id)
-            .field("secret", &"<redacted>")
-            .field("kind", &self.kind)
-            .field("account", &self.account)
-            .finish_non_exhaustive()
-    }
 }
 
 fn check_plan(config: &Config, plan: &str) -> Result<(), AdminError> {
@@ -190,7 +180,7 @@ pub fn create_key(
     keys::insert(conn, &record, &ids::key_hash(&secret))?;
     Ok(NewKey {
         id: record.id,
-        secret,
+        secret: Secret::new(secret),
         kind: record.kind,
         account: account.id,
         origins,
@@ -233,9 +223,9 @@ mod tests {
             2,
         )
         .unwrap();
-        assert!(k.secret.starts_with("pk_"));
+        assert!(k.secret.expose().starts_with("pk_"));
         assert!(
-            !format!("{k:?}").contains(&k.secret),
+            !format!("{k:?}").contains(k.secret.expose()),
             "Debug never shows a secret"
         );
         assert!(create_key(
@@ -248,14 +238,16 @@ mod tests {
         )
         .is_err());
         assert!(create_key(&mut c, "team", KeyKind::Public, &["nope".into()], None, 2).is_err());
-        let found = keys::find_active_by_hash(&c, &ids::key_hash(&k.secret))
+        let found = keys::find_active_by_hash(&c, &ids::key_hash(k.secret.expose()))
             .unwrap()
             .unwrap();
         assert_eq!(found.account_id, a.id);
         revoke_key(&c, &k.id, 3).unwrap();
-        assert!(keys::find_active_by_hash(&c, &ids::key_hash(&k.secret))
-            .unwrap()
-            .is_none());
+        assert!(
+            keys::find_active_by_hash(&c, &ids::key_hash(k.secret.expose()))
+                .unwrap()
+                .is_none()
+        );
         let set = set_account(&c, &config, "team", Some("pro"), Some(true)).unwrap();
         assert_eq!((set.plan.as_str(), set.grace_period), ("pro", true));
     }

@@ -14,11 +14,13 @@ pub mod usage;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};
-use crate::db::{self, Account, Db};
+use crate::db::{self, Account, Db, DbError};
 use crate::domain::ratelimit::RateLimiter;
+use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
-use crate::storage::{local::LocalStore, s3::S3Store, DynBlobStore};
-use std::path::PathBuf;
+use crate::storage::{local::LocalStore, s3::S3Store, DynBlobStore, StorageError};
+use admin::AdminError;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Everything a request needs, shared by all of them.
@@ -41,49 +43,61 @@ pub struct App {
 }
 
 /// What the first start of a server created, to be shown once.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Bootstrap {
     pub account: Account,
-    pub secret_key: String,
+    pub secret_key: Secret,
 }
 
-impl std::fmt::Debug for Bootstrap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bootstrap")
-            .field("account", &self.account)
-            .field("secret_key", &"<redacted>")
-            .finish()
-    }
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create or use {}: {source}", path.display())]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("blob store: {0}")]
+    Store(#[from] StorageError),
 }
 
 impl App {
     /// Opens the data dir, the database and the blob store.
-    pub async fn open(config: Config, clock: Clock) -> anyhow::Result<Arc<App>> {
+    pub async fn open(config: Config, clock: Clock) -> Result<Arc<App>, StartError> {
         let data_dir = config.data_dir.clone();
-        crate::storage::create_private_dir(&data_dir)
-            .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
+        let dir_error = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StartError::Dir { path, source }
+        };
+        crate::storage::create_private_dir(&data_dir).map_err(dir_error(&data_dir))?;
         let spool_dir = data_dir.join("tmp");
-        crate::storage::create_private_dir(&spool_dir)?;
+        crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
         let db = Db::open(&data_dir.join("filestore.db"))?;
         let store: DynBlobStore = match config.storage.backend {
             BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
-            BackendKind::Local => Arc::new(LocalStore::open(data_dir.join("blobs"))?),
+            BackendKind::Local => {
+                let root = data_dir.join("blobs");
+                Arc::new(LocalStore::open(&root).map_err(dir_error(&root))?)
+            }
         };
         let secret = match &config.signing_secret {
-            Some(s) => s.expose().to_string(),
+            Some(s) => s.clone(),
             None => {
                 let mut conn = db.conn()?;
-                db::meta_get_or_insert(
+                Secret::new(db::meta_get_or_insert(
                     &mut conn,
                     "signing_secret",
                     crate::domain::ids::signing_secret,
-                )?
+                )?)
             }
         };
-        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space)?;
+        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space)
+            .map_err(dir_error(&data_dir))?;
         Ok(Arc::new(App {
-            signer: Signer::new(secret.as_bytes()),
+            signer: Signer::new(secret),
             config,
             db,
             store,
@@ -107,7 +121,7 @@ impl App {
     }
 
     /// On an empty database: creates the `default` account and one secret key.
-    pub fn bootstrap(&self) -> anyhow::Result<Option<Bootstrap>> {
+    pub fn bootstrap(&self) -> Result<Option<Bootstrap>, AdminError> {
         let mut conn = self.db.conn()?;
         if db::accounts::count(&conn)? > 0 {
             return Ok(None);

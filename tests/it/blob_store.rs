@@ -362,7 +362,7 @@ mod s3_only {
         };
         let store = S3Store::connect(&cfg).await.expect("connect");
         let bucket = cfg.bucket.clone().unwrap();
-        let client = s3_harness::raw_client(&cfg);
+        let client = s3_harness::raw_client(&cfg).await;
         let object = format!("{}{}", key_prefix(&cfg), key("sweep"));
         client
             .create_multipart_upload()

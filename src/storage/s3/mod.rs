@@ -90,7 +90,8 @@ impl S3Store {
             .retry_config(RetryConfig::standard().with_max_attempts(3));
         match (&cfg.access_key_id, &cfg.secret_access_key) {
             (Some(id), Some(secret)) => {
-                let creds = Credentials::new(id, secret.expose(), None, None, "filestore-config");
+                let creds =
+                    Credentials::new(id.expose(), secret.expose(), None, None, "filestore-config");
                 loader = loader.credentials_provider(creds);
             }
             (None, None) => {}
@@ -124,6 +125,13 @@ impl S3Store {
                 format!("{prefix}/")
             },
         })
+    }
+
+    /// The SDK client this store talks through, set up from the config
+    /// exactly as the store's own (tests use it for what the `BlobStore`
+    /// trait does not offer).
+    pub fn sdk_client(&self) -> &Client {
+        &self.client
     }
 
     /// The object key of a blob key: `<prefix>/<key>`, or `<key>` without a prefix.
@@ -311,8 +319,8 @@ mod tests {
             bucket: Some("b".into()),
             endpoint: Some("http://127.0.0.1:1".into()),
             prefix: "/tenant/a/".into(),
-            access_key_id: Some("AKIDEXAMPLE".into()),
-            secret_access_key: Some(crate::config::Secret("hunter2".into())),
+            access_key_id: Some(crate::config::Secret::new("AKIDEXAMPLE")),
+            secret_access_key: Some(crate::config::Secret::new("hunter2")),
             ..Default::default()
         };
         let store = S3Store::connect(&cfg).await.unwrap();
@@ -329,7 +337,7 @@ mod tests {
     async fn half_credentials_are_refused() {
         let cfg = StorageConfig {
             bucket: Some("b".into()),
-            access_key_id: Some("AKIDEXAMPLE".into()),
+            access_key_id: Some(crate::config::Secret::new("AKIDEXAMPLE")),
             ..Default::default()
         };
         assert!(S3Store::connect(&cfg).await.is_err());

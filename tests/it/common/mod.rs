@@ -85,7 +85,7 @@ pub struct TestServer {
     pub app: Arc<App>,
     pub http: reqwest::Client,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    task: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -176,7 +176,7 @@ impl TestServer {
         TestServer {
             base_url: format!("http://{addr}"),
             data_dir,
-            secret_key,
+            secret_key: secret_key.expose().to_string(),
             account_id,
             clock,
             app,
@@ -193,7 +193,7 @@ impl TestServer {
             let _ = tx.send(());
         }
         if let Some(task) = self.task.take() {
-            task.await.expect("server task").expect("server ran");
+            task.await.expect("server task");
         }
     }
 
@@ -219,6 +219,8 @@ impl TestServer {
         )
         .unwrap()
         .secret
+        .expose()
+        .to_string()
     }
 
     /// A new account on `plan` and a secret key of it: (account id, key).

@@ -88,33 +88,20 @@ fn skip() {
     let _ = writeln!(std::io::stderr(), "{SKIP_REASON}");
 }
 
-/// A plain SDK client for the store of `cfg`, for assertions the
-/// `BlobStore` trait does not offer (ListObjectsV2, ListMultipartUploads...).
-pub fn raw_client(cfg: &StorageConfig) -> aws_sdk_s3::Client {
-    let mut b = aws_sdk_s3::Config::builder()
-        .behavior_version_latest()
-        .region(aws_sdk_s3::config::Region::new(
-            cfg.region.clone().unwrap_or_else(|| "us-east-1".into()),
-        ))
-        .force_path_style(cfg.force_path_style);
-    if let Some(e) = &cfg.endpoint {
-        b = b.endpoint_url(e);
-    }
-    if let (Some(id), Some(secret)) = (&cfg.access_key_id, &cfg.secret_access_key) {
-        b = b.credentials_provider(aws_sdk_s3::config::Credentials::new(
-            id,
-            secret.expose(),
-            None,
-            None,
-            "test",
-        ));
-    }
-    aws_sdk_s3::Client::from_conf(b.build())
+/// The SDK client of the store of `cfg`, built by the product's own
+/// `S3Store` setup, for assertions the `BlobStore` trait does not offer
+/// (ListObjectsV2, ListMultipartUploads...).
+pub async fn raw_client(cfg: &StorageConfig) -> aws_sdk_s3::Client {
+    filestore::storage::s3::S3Store::connect(cfg)
+        .await
+        .expect("S3 config")
+        .sdk_client()
+        .clone()
 }
 
 /// Keys of the objects under `cfg`'s prefix (all pages).
 pub async fn object_keys(cfg: &StorageConfig) -> Vec<String> {
-    let client = raw_client(cfg);
+    let client = raw_client(cfg).await;
     let mut keys = Vec::new();
     let mut token = None;
     loop {
@@ -147,6 +134,7 @@ pub async fn object_count(cfg: &StorageConfig) -> usize {
 /// initiated)` (SeaweedFS supports ListMultipartUploads with a prefix).
 pub async fn pending_uploads(cfg: &StorageConfig) -> Vec<String> {
     raw_client(cfg)
+        .await
         .list_multipart_uploads()
         .bucket(cfg.bucket.as_deref().unwrap_or_default())
         .prefix(key_prefix(cfg))
@@ -236,8 +224,9 @@ impl Shared {
             region: Some(self.region.clone()),
             prefix: prefix.to_string(),
             force_path_style: true,
-            access_key_id: self.keys.as_ref().map(|k| k.0.clone()),
-            secret_access_key: self.keys.as_ref().map(|k| Secret(k.1.clone())),
+            access_key_id: self.keys.as_ref().map(|k| Secret::new(k.0.clone())),
+            secret_access_key: self.keys.as_ref().map(|k| Secret::new(k.1.clone())),
+            secret_access_key_file: None,
             // Every file goes to the bucket, so that the tests exercise it.
             inline_max: Some(0),
             min_free_space: None,
@@ -391,8 +380,9 @@ impl Seaweed {
             region: Some("us-east-1".into()),
             prefix: prefix.to_string(),
             force_path_style: true,
-            access_key_id: Some(ACCESS_KEY.into()),
-            secret_access_key: Some(Secret(SECRET_KEY.into())),
+            access_key_id: Some(Secret::new(ACCESS_KEY)),
+            secret_access_key: Some(Secret::new(SECRET_KEY)),
+            secret_access_key_file: None,
             inline_max: Some(0),
             min_free_space: None,
         }
