@@ -34,7 +34,7 @@ pub struct SignedUrl {
 
 /// Body of `POST /v1/files/{id}/signed-url`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SignedUrlRequest {
+pub(crate) struct SignedUrlRequest {
     pub expires_in: u64,
 }
 
@@ -86,12 +86,12 @@ pub struct Health {
 
 /// The envelope of every error response: `{"error": {"code", "message"}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     pub error: ErrorDetail,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorDetail {
+pub(crate) struct ErrorDetail {
     pub code: String,
     pub message: String,
 }

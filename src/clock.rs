@@ -23,10 +23,13 @@ impl Clock {
         self.now().timestamp_millis()
     }
 
-    /// Moves this clock (and every clone of it) forward by `by`.
+    /// Moves this clock (and every clone of it) forward by `by` (tests only).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn advance(&self, by: std::time::Duration) {
-        self.offset_ms
-            .fetch_add(by.as_millis() as i64, Ordering::Relaxed);
+        self.offset_ms.fetch_add(
+            i64::try_from(by.as_millis()).unwrap_or(i64::MAX),
+            Ordering::Relaxed,
+        );
     }
 }
 

@@ -112,7 +112,7 @@ impl ApiError {
 }
 
 /// Sets `X-RateLimit-Limit`, `-Remaining` and `-Reset` (unix seconds).
-pub fn rate_limit_headers(h: &mut HeaderMap, limit: u64, remaining: u64, reset: i64) {
+pub(crate) fn rate_limit_headers(h: &mut HeaderMap, limit: u64, remaining: u64, reset: i64) {
     h.insert(
         HeaderName::from_static("x-ratelimit-limit"),
         HeaderValue::from(limit),
@@ -127,7 +127,7 @@ pub fn rate_limit_headers(h: &mut HeaderMap, limit: u64, remaining: u64, reset: 
     );
 }
 
-pub fn error_body(code: &str, message: &str) -> ErrorBody {
+pub(crate) fn error_body(code: &str, message: &str) -> ErrorBody {
     ErrorBody {
         error: ErrorDetail {
             code: code.to_string(),
@@ -191,7 +191,7 @@ fn for_status(status: StatusCode) -> ApiError {
 }
 
 /// The envelope code of a response that carries only a status.
-pub fn code_for_status(status: StatusCode) -> &'static str {
+pub(crate) fn code_for_status(status: StatusCode) -> &'static str {
     for_status(status).code()
 }
 

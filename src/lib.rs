@@ -8,14 +8,14 @@
 //! - [`storage`]: the `BlobStore` trait with a local-disk and an S3 implementation.
 //! - [`client`] and [`cli`]: the HTTP client and the command line.
 
-pub mod api;
+pub(crate) mod api;
 pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
-pub mod error;
+pub(crate) mod error;
 pub mod server;
 pub mod service;
 pub mod storage;

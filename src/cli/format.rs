@@ -3,10 +3,10 @@
 use chrono::{DateTime, Utc};
 
 /// Longest signed URL validity (SPEC limits): 7 days.
-pub const MAX_SIGN_SECS: u64 = 604_800;
+pub(crate) const MAX_SIGN_SECS: u64 = 604_800;
 
 /// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`.
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     indicatif::DecimalBytes(n).to_string()
 }
 
@@ -15,7 +15,7 @@ use crate::domain::validate::{self, unit_duration_secs as simple_duration};
 /// An upload's `--expires`, checked before any request with the server's own
 /// rule, as the text to send: `30s`, `15m`, `1h`, `7d`, `2w`, or bare seconds
 /// (`3600`, as `sign --expires` takes them), positive and at most 365 days.
-pub fn upload_expires(s: &str) -> Result<String, String> {
+pub(crate) fn upload_expires(s: &str) -> Result<String, String> {
     let s = s.trim();
     let form = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         format!("{s}s")
@@ -29,7 +29,7 @@ pub fn upload_expires(s: &str) -> Result<String, String> {
 
 /// Parses a signed-URL validity: `3600` (seconds), `90s`, `1h`, `7d`, or a
 /// humantime span like `1h30m`. Between 1 second and 7 days.
-pub fn sign_seconds(s: &str) -> Result<u64, String> {
+pub(crate) fn sign_seconds(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let secs = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         s.parse::<u64>().ok()
@@ -54,10 +54,10 @@ pub fn sign_seconds(s: &str) -> Result<u64, String> {
 }
 
 /// Longest wait of `health --wait --timeout`: 365 days.
-pub const MAX_WAIT_SECS: u64 = 365 * 86_400;
+pub(crate) const MAX_WAIT_SECS: u64 = 365 * 86_400;
 
 /// Parses a wait such as `60s`, `2m` or `90` (seconds), at most 365 days.
-pub fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let d = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         s.parse::<u64>()
@@ -73,14 +73,14 @@ pub fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
 }
 
 /// Parses an RFC 3339 timestamp of the API.
-pub fn timestamp(s: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn timestamp(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
 
 /// A compact span: `45s`, `3m`, `2h`, `5d`, `14w`.
-pub fn span(secs: i64) -> String {
+pub(crate) fn span(secs: i64) -> String {
     let s = secs.max(0);
     match s {
         0..=59 => format!("{s}s"),
@@ -92,7 +92,7 @@ pub fn span(secs: i64) -> String {
 }
 
 /// How long ago `ts` was, compactly (`3m`); the text itself when unparsable.
-pub fn age(ts: &str, now: DateTime<Utc>) -> String {
+pub(crate) fn age(ts: &str, now: DateTime<Utc>) -> String {
     match timestamp(ts) {
         Some(t) => span((now - t).num_seconds()),
         None => ts.to_string(),
@@ -100,7 +100,7 @@ pub fn age(ts: &str, now: DateTime<Utc>) -> String {
 }
 
 /// When `ts` comes: `in 3d`, or `expired`; `-` when there is none.
-pub fn until(ts: Option<&str>, now: DateTime<Utc>) -> String {
+pub(crate) fn until(ts: Option<&str>, now: DateTime<Utc>) -> String {
     match ts {
         None => "-".to_string(),
         Some(ts) => match timestamp(ts) {
@@ -112,7 +112,7 @@ pub fn until(ts: Option<&str>, now: DateTime<Utc>) -> String {
 }
 
 /// `folder/name`, or `name` in the root.
-pub fn path(folder: Option<&str>, name: &str) -> String {
+pub(crate) fn path(folder: Option<&str>, name: &str) -> String {
     match folder {
         Some(f) if !f.is_empty() => format!("{f}/{name}"),
         _ => name.to_string(),
@@ -120,7 +120,7 @@ pub fn path(folder: Option<&str>, name: &str) -> String {
 }
 
 /// A percentage with one decimal: `12.5%`.
-pub fn percent(used: u64, of: u64) -> String {
+pub(crate) fn percent(used: u64, of: u64) -> String {
     if of == 0 {
         return "-".into();
     }

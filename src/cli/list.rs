@@ -46,7 +46,8 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         let page = if args.all {
             MAX_PAGE
         } else {
-            (u64::from(args.limit) - shown).min(u64::from(MAX_PAGE)) as u32
+            u32::try_from((u64::from(args.limit) - shown).min(u64::from(MAX_PAGE)))
+                .unwrap_or(MAX_PAGE)
         };
         let fetched = client
             .list(args.folder.as_deref(), page, cursor.as_deref())

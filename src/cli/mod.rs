@@ -9,19 +9,19 @@ pub mod delete;
 pub mod docs;
 pub mod download;
 pub mod error;
-pub mod format;
+pub(crate) mod format;
 pub mod get;
 pub mod globals;
 pub mod health;
 pub mod list;
 pub mod login;
-pub mod output;
-pub mod progress;
+pub(crate) mod output;
+pub(crate) mod progress;
 pub mod serve;
 pub mod sign;
 pub mod upload;
 pub mod usage;
-pub mod walk;
+pub(crate) mod walk;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

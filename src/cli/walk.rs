@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// One file to upload.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Job {
+pub(crate) struct Job {
     /// Where to read it.
     pub source: PathBuf,
     /// What to call it in messages.
@@ -23,7 +23,7 @@ pub struct Job {
 }
 
 /// `base` and `rel` joined with `/`; `None` when both are empty.
-pub fn join_folder(base: Option<&str>, rel: &[String]) -> Option<String> {
+pub(crate) fn join_folder(base: Option<&str>, rel: &[String]) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     if let Some(b) = base {
         parts.extend(b.split('/').filter(|s| !s.is_empty()));
@@ -46,7 +46,7 @@ fn utf8_name(path: &Path) -> Result<String, ClientError> {
 
 /// What [`expand`] found.
 #[derive(Debug, Default)]
-pub struct Expansion {
+pub(crate) struct Expansion {
     /// The files to upload.
     pub jobs: Vec<Job>,
     /// Problems with some paths (missing, a directory without `-r`,
@@ -57,7 +57,7 @@ pub struct Expansion {
 }
 
 /// Expands `paths` into jobs, errors and notes.
-pub fn expand(paths: &[PathBuf], recursive: bool, folder: Option<&str>) -> Expansion {
+pub(crate) fn expand(paths: &[PathBuf], recursive: bool, folder: Option<&str>) -> Expansion {
     let mut found = Expansion::default();
     for path in paths {
         let label = path.display().to_string();

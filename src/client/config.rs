@@ -16,11 +16,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The profile used when neither `--profile` nor `FILESTORE_PROFILE` names one.
-pub const DEFAULT_PROFILE: &str = "default";
+pub(crate) const DEFAULT_PROFILE: &str = "default";
 
 /// The client config file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ProfileFile {
+pub(crate) struct ProfileFile {
     /// Profiles by name.
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
@@ -28,7 +28,7 @@ pub struct ProfileFile {
 
 /// One named server + key pair.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Profile {
+pub(crate) struct Profile {
     /// Server base URL (without `/v1`).
     pub server: Option<String>,
     /// API key (`sk_…` or `pk_…`).
@@ -37,7 +37,7 @@ pub struct Profile {
 
 /// What the flags give (already read from the command line).
 #[derive(Debug, Clone, Default)]
-pub struct Flags {
+pub(crate) struct Flags {
     pub server: Option<String>,
     pub api_key: Option<Secret>,
     pub profile: Option<String>,
@@ -45,7 +45,7 @@ pub struct Flags {
 
 /// The environment variables the client reads.
 #[derive(Debug, Clone, Default)]
-pub struct Env {
+pub(crate) struct Env {
     pub url: Option<String>,
     pub api_key: Option<Secret>,
     pub profile: Option<String>,
@@ -55,7 +55,7 @@ pub struct Env {
 impl Env {
     /// Reads `FILESTORE_URL`, `FILESTORE_API_KEY`, `FILESTORE_PROFILE` and
     /// `FILESTORE_CLIENT_CONFIG`; empty values count as unset.
-    pub fn from_process() -> Env {
+    pub(crate) fn from_process() -> Env {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         Env {
             url: var("FILESTORE_URL"),
@@ -111,7 +111,7 @@ impl Settings {
 
 /// Path of the client config file: `FILESTORE_CLIENT_CONFIG`, else
 /// `config.toml` in the platform config dir.
-pub fn config_path(env: &Env) -> Result<PathBuf, ClientError> {
+pub(crate) fn config_path(env: &Env) -> Result<PathBuf, ClientError> {
     if let Some(p) = &env.config_file {
         return Ok(p.clone());
     }
@@ -125,7 +125,7 @@ pub fn config_path(env: &Env) -> Result<PathBuf, ClientError> {
 }
 
 /// Reads the config file; a missing file is an empty one.
-pub fn load(path: &Path) -> Result<ProfileFile, ClientError> {
+pub(crate) fn load(path: &Path) -> Result<ProfileFile, ClientError> {
     match std::fs::read_to_string(path) {
         Ok(text) => toml::from_str(&text)
             .map_err(|e| ClientError::usage(format!("config {}: {e}", path.display()))),
@@ -136,7 +136,7 @@ pub fn load(path: &Path) -> Result<ProfileFile, ClientError> {
 
 /// Writes the config file atomically with mode 0600 (a temp file in the same
 /// directory, then a rename), creating the directory when needed.
-pub fn save(path: &Path, file: &ProfileFile) -> Result<(), ClientError> {
+pub(crate) fn save(path: &Path, file: &ProfileFile) -> Result<(), ClientError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -160,7 +160,7 @@ pub fn save(path: &Path, file: &ProfileFile) -> Result<(), ClientError> {
 }
 
 /// Picks the profile name: flag, then env, then `default`.
-pub fn profile_name(flags: &Flags, env: &Env) -> String {
+pub(crate) fn profile_name(flags: &Flags, env: &Env) -> String {
     flags
         .profile
         .clone()
@@ -173,7 +173,11 @@ pub fn profile_name(flags: &Flags, env: &Env) -> String {
 /// setting it would give is needed and missing (see
 /// [`Settings::require_server`]): `FILESTORE_URL=… FILESTORE_API_KEY=…
 /// filestore login --profile ci` creates it.
-pub fn resolve(flags: &Flags, env: &Env, file: &ProfileFile) -> Result<Settings, ClientError> {
+pub(crate) fn resolve(
+    flags: &Flags,
+    env: &Env,
+    file: &ProfileFile,
+) -> Result<Settings, ClientError> {
     let name = profile_name(flags, env);
     let explicit = flags.profile.is_some() || env.profile.is_some();
     let found = file.profiles.get(&name);
@@ -201,7 +205,7 @@ pub fn resolve(flags: &Flags, env: &Env, file: &ProfileFile) -> Result<Settings,
 }
 
 /// Checks a server URL and gives it without trailing `/` or `/v1`.
-pub fn normalize_server(raw: &str) -> Result<String, ClientError> {
+pub(crate) fn normalize_server(raw: &str) -> Result<String, ClientError> {
     let trimmed = raw.trim();
     let url = reqwest::Url::parse(trimmed)
         .map_err(|e| ClientError::usage(format!("invalid server URL {trimmed:?}: {e}")))?;

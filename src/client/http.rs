@@ -324,13 +324,15 @@ impl Client {
 
 /// An error answer as a failed attempt: its status, its wait hint and its
 /// decoded error.
-pub async fn status_failure(resp: Response) -> Failure {
+pub(crate) async fn status_failure(resp: Response) -> Failure {
     let (status, headers) = (resp.status(), resp.headers().clone());
     Failure::status(status, &headers, decode_error(resp).await)
 }
 
 /// Reads a success response as JSON into `T`, keeping the raw value.
-pub async fn read_json<T: DeserializeOwned>(resp: Response) -> Result<Fetched<T>, ClientError> {
+pub(crate) async fn read_json<T: DeserializeOwned>(
+    resp: Response,
+) -> Result<Fetched<T>, ClientError> {
     let body = resp.bytes().await.map_err(|e| ClientError::network(&e))?;
     parse_json(&body)
 }
@@ -360,7 +362,7 @@ async fn read_capped(resp: Response, cap: usize) -> Result<Vec<u8>, ClientError>
 
 /// Turns an error response into a `ClientError`, from the `{"error": …}`
 /// envelope when there is one (a proxy's HTML page otherwise).
-pub async fn decode_error(resp: Response) -> ClientError {
+pub(crate) async fn decode_error(resp: Response) -> ClientError {
     let status = resp.status();
     match read_capped(resp, MAX_ERROR_BODY).await {
         Ok(body) => http_error(status, &body),

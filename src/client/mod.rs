@@ -1,12 +1,12 @@
 //! The HTTP client of the command line: settings and profiles, retries,
 //! error decoding, streaming upload and download.
 
-pub mod config;
-pub mod download;
+pub(crate) mod config;
+pub(crate) mod download;
 pub mod error;
-pub mod http;
-pub mod retry;
-pub mod upload;
+pub(crate) mod http;
+pub(crate) mod retry;
+pub(crate) mod upload;
 
 pub use error::ClientError;
 pub use http::{Client, Fetched, Timeouts};

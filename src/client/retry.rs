@@ -51,14 +51,14 @@ impl RetryPolicy {
 }
 
 /// Whether a response status is worth retrying.
-pub fn retryable_status(status: StatusCode) -> bool {
+pub(crate) fn retryable_status(status: StatusCode) -> bool {
     status == StatusCode::REQUEST_TIMEOUT
         || status == StatusCode::TOO_MANY_REQUESTS
         || status.is_server_error()
 }
 
 /// Whether a transport error is worth retrying (no answer was received).
-pub fn retryable_error(err: &reqwest::Error) -> bool {
+pub(crate) fn retryable_error(err: &reqwest::Error) -> bool {
     err.is_connect() || err.is_timeout() || err.is_request() || err.is_body()
 }
 
@@ -68,7 +68,7 @@ pub fn retryable_error(err: &reqwest::Error) -> bool {
 /// `X-RateLimit-*` headers on every answer of some routes, 5xx included,
 /// where the reset says when the rate window turns over, not when the
 /// server will be back.
-pub fn server_hint(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn server_hint(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     if let Some(secs) = text("retry-after").and_then(|v| v.parse::<u64>().ok()) {
         return Some(Duration::from_secs(secs));
@@ -96,7 +96,7 @@ pub struct RetryNotice {
 
 /// One failed attempt, as the retry loop sees it.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The error to give when no retry follows.
     pub error: ClientError,
     /// Whether another attempt may succeed.
@@ -110,7 +110,7 @@ pub struct Failure {
 impl Failure {
     /// An error answer: retried per [`retryable_status`], waiting per
     /// [`server_hint`]; `error` is its decoded body.
-    pub fn status(status: StatusCode, headers: &HeaderMap, error: ClientError) -> Failure {
+    pub(crate) fn status(status: StatusCode, headers: &HeaderMap, error: ClientError) -> Failure {
         Failure {
             error,
             retryable: retryable_status(status),
@@ -120,7 +120,7 @@ impl Failure {
     }
 
     /// No answer (or an answer cut off): retried per [`retryable_error`].
-    pub fn transport(err: &reqwest::Error) -> Failure {
+    pub(crate) fn transport(err: &reqwest::Error) -> Failure {
         let error = ClientError::network(err);
         Failure {
             reason: error.message().to_string(),
@@ -132,7 +132,7 @@ impl Failure {
 }
 
 /// `503 Service Unavailable`.
-pub fn status_text(status: StatusCode) -> String {
+pub(crate) fn status_text(status: StatusCode) -> String {
     format!(
         "{} {}",
         status.as_u16(),
@@ -144,7 +144,7 @@ pub fn status_text(status: StatusCode) -> String {
 
 /// The state of one retry loop: how many retries were made, under which
 /// policy, and whom to tell before each.
-pub struct Retrier<'a> {
+pub(crate) struct Retrier<'a> {
     policy: RetryPolicy,
     made: u32,
     on_retry: &'a (dyn Fn(&RetryNotice) + Sync),
@@ -152,7 +152,7 @@ pub struct Retrier<'a> {
 
 impl<'a> Retrier<'a> {
     /// A loop under `policy` that reports each retry to `on_retry`.
-    pub fn new(policy: RetryPolicy, on_retry: &'a (dyn Fn(&RetryNotice) + Sync)) -> Self {
+    pub(crate) fn new(policy: RetryPolicy, on_retry: &'a (dyn Fn(&RetryNotice) + Sync)) -> Self {
         Retrier {
             policy,
             made: 0,
@@ -160,14 +160,9 @@ impl<'a> Retrier<'a> {
         }
     }
 
-    /// Retries made so far.
-    pub fn made(&self) -> u32 {
-        self.made
-    }
-
     /// After a failed attempt: when another one is due, reports it, sleeps
     /// and gives `Ok`; otherwise gives the failure's error (see [`Self::give_up`]).
-    pub async fn after(&mut self, failure: Failure) -> Result<(), ClientError> {
+    pub(crate) async fn after(&mut self, failure: Failure) -> Result<(), ClientError> {
         let wait = if failure.retryable && self.made < self.policy.retries {
             self.policy.wait(self.made, failure.hint)
         } else {
@@ -190,7 +185,7 @@ impl<'a> Retrier<'a> {
 
     /// The error that ends the loop, with "(after N retries)" when retries
     /// were made.
-    pub fn give_up(&self, err: ClientError) -> ClientError {
+    pub(crate) fn give_up(&self, err: ClientError) -> ClientError {
         match self.made {
             0 => err,
             n => {
@@ -290,7 +285,7 @@ mod tests {
         r.after(failure(503, hint)).await.unwrap();
         let err = r.after(failure(503, None)).await.unwrap_err();
         assert_eq!(err.message(), "m (after 2 retries)");
-        assert_eq!(r.made(), 2);
+        assert_eq!(r.made, 2);
         let notices = notices.into_inner().unwrap();
         assert_eq!(notices.len(), 2);
         assert_eq!((notices[0].attempt, notices[0].of), (1, 2));
@@ -310,7 +305,7 @@ mod tests {
         let mut r = Retrier::new(fast(3), &|_| {});
         let long = Some(Duration::from_secs(2));
         assert!(r.after(failure(429, long)).await.is_err());
-        assert_eq!(r.made(), 0);
+        assert_eq!(r.made, 0);
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub struct UploadMeta {
 }
 
 /// A fresh idempotency key: 128 random bits, hex.
-pub fn idempotency_key() -> String {
+pub(crate) fn idempotency_key() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 

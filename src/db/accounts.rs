@@ -21,12 +21,12 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Account> {
         name: r.get(1)?,
         plan: r.get(2)?,
         grace_period: r.get(3)?,
-        storage_bytes: r.get::<_, i64>(4)? as u64,
+        storage_bytes: r.get::<_, u64>(4)?,
         created_at: r.get(5)?,
     })
 }
 
-pub fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
+pub(crate) fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
     conn.prepare_cached(
         "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
          VALUES (?1, ?2, ?3, ?4, 0, ?5)",
@@ -43,13 +43,13 @@ pub fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
     Ok(())
 }
 
-pub fn count(conn: &Connection) -> Result<u64, DbError> {
+pub(crate) fn count(conn: &Connection) -> Result<u64, DbError> {
     Ok(conn
         .prepare_cached("SELECT COUNT(*) FROM accounts")?
-        .query_row([], |r| r.get::<_, i64>(0))? as u64)
+        .query_row([], |r| r.get::<_, u64>(0))?)
 }
 
-pub fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
+pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1"))?
         .query_row([id], from_row)
@@ -57,14 +57,14 @@ pub fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
 }
 
 /// Finds an account by its id or its (unique) name.
-pub fn find(conn: &Connection, id_or_name: &str) -> Result<Option<Account>, DbError> {
+pub(crate) fn find(conn: &Connection, id_or_name: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1"))?
         .query_row([id_or_name], from_row)
         .optional()?)
 }
 
-pub fn list(conn: &Connection) -> Result<Vec<Account>, DbError> {
+pub(crate) fn list(conn: &Connection) -> Result<Vec<Account>, DbError> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS} FROM accounts ORDER BY created_at, id"
     ))?;
@@ -74,20 +74,20 @@ pub fn list(conn: &Connection) -> Result<Vec<Account>, DbError> {
     Ok(rows)
 }
 
-pub fn set_plan(conn: &Connection, id: &str, plan: &str) -> Result<(), DbError> {
+pub(crate) fn set_plan(conn: &Connection, id: &str, plan: &str) -> Result<(), DbError> {
     conn.prepare_cached("UPDATE accounts SET plan = ?2 WHERE id = ?1")?
         .execute(params![id, plan])?;
     Ok(())
 }
 
-pub fn set_grace_period(conn: &Connection, id: &str, on: bool) -> Result<(), DbError> {
+pub(crate) fn set_grace_period(conn: &Connection, id: &str, on: bool) -> Result<(), DbError> {
     conn.prepare_cached("UPDATE accounts SET grace_period = ?2 WHERE id = ?1")?
         .execute(params![id, on])?;
     Ok(())
 }
 
 /// Adds `delta` (may be negative) to the account's stored bytes.
-pub fn add_storage(conn: &Connection, id: &str, delta: i64) -> Result<(), DbError> {
+pub(crate) fn add_storage(conn: &Connection, id: &str, delta: i64) -> Result<(), DbError> {
     conn.prepare_cached(
         "UPDATE accounts SET storage_bytes = MAX(0, storage_bytes + ?2) WHERE id = ?1",
     )?

@@ -31,7 +31,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         account_id: r.get(1)?,
         name: r.get(2)?,
         folder: r.get(3)?,
-        size: r.get::<_, i64>(4)? as u64,
+        size: r.get::<_, u64>(4)?,
         content_type: r.get(5)?,
         private: r.get(6)?,
         sha256: r.get(7)?,
@@ -44,13 +44,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
 
 /// The limits an upload's commit enforces, read from the account's plan.
 #[derive(Debug, Clone, Copy)]
-pub struct CommitLimits {
+pub(crate) struct CommitLimits {
     pub storage: u64,
     pub uploads_per_period: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommitOutcome {
+pub(crate) enum CommitOutcome {
     /// The file is stored and counted.
     Committed(FileRow),
     /// The idempotency key was used already: this is that upload's file.
@@ -68,7 +68,7 @@ pub enum CommitOutcome {
 /// under the write lock, so concurrent uploads can never pass a quota together.
 /// On success the blob's pending-deletion guard row is removed; a small file's
 /// bytes (`inline`, when `f.inline`) are stored with its row.
-pub fn commit_upload(
+pub(crate) fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
     inline: Option<&[u8]>,
@@ -123,7 +123,7 @@ pub fn commit_upload(
         f.account_id,
         f.name,
         f.folder,
-        f.size as i64,
+        f.size,
         f.content_type,
         f.private,
         f.sha256,
@@ -132,7 +132,7 @@ pub fn commit_upload(
         f.expires_at,
         f.inline
     ])?;
-    accounts::add_storage(&tx, &f.account_id, f.size as i64)?;
+    accounts::add_storage(&tx, &f.account_id, super::signed(f.size)?)?;
     usage::add_upload(&tx, &f.account_id, period)?;
     if let Some(key) = idempotency_key {
         tx.prepare_cached(
@@ -146,7 +146,7 @@ pub fn commit_upload(
 }
 
 /// The live file an idempotency key (used since `since`) points to.
-pub fn replayed(
+pub(crate) fn replayed(
     conn: &Connection,
     account_id: &str,
     key: &str,
@@ -166,7 +166,7 @@ pub fn replayed(
 }
 
 /// A file of `account_id` that exists and has not expired at `now`.
-pub fn get_live(
+pub(crate) fn get_live(
     conn: &Connection,
     account_id: &str,
     id: &str,
@@ -182,10 +182,10 @@ pub fn get_live(
 }
 
 /// A file row and, for an inline file, its bytes.
-pub type RowWithData = (FileRow, Option<Vec<u8>>);
+pub(crate) type RowWithData = (FileRow, Option<Vec<u8>>);
 
 /// A live file with its bytes when they are inline: what the CDN serves.
-pub fn get_live_with_data(
+pub(crate) fn get_live_with_data(
     conn: &Connection,
     account_id: &str,
     id: &str,
@@ -212,7 +212,7 @@ pub struct PageAfter {
 /// Up to `limit + 1` live files, newest first, strictly after `after`.
 /// The SQL is chosen so that SQLite seeks straight to the cursor in the
 /// matching index (`files_by_folder` or `files_by_account`), whatever the page.
-pub fn page(
+pub(crate) fn page(
     conn: &Connection,
     account_id: &str,
     folder: Option<&str>,
@@ -245,7 +245,7 @@ pub fn page(
 
 /// Removes a live file: its row goes, its bytes are given back and its blob is
 /// queued for deletion (due now), all in one transaction. None when absent.
-pub fn delete_live(
+pub(crate) fn delete_live(
     conn: &mut Connection,
     account_id: &str,
     id: &str,
@@ -265,7 +265,7 @@ fn remove_in(tx: &Connection, row: &FileRow, now: i64) -> Result<(), DbError> {
         .execute([&row.id])?;
     tx.prepare_cached("DELETE FROM idempotency_keys WHERE file_id = ?1")?
         .execute([&row.id])?;
-    accounts::add_storage(tx, &row.account_id, -(row.size as i64))?;
+    accounts::add_storage(tx, &row.account_id, -super::signed(row.size)?)?;
     if row.inline {
         tx.prepare_cached("DELETE FROM inline_blobs WHERE blob_key = ?1")?
             .execute([&row.blob_key])?;
@@ -277,7 +277,11 @@ fn remove_in(tx: &Connection, row: &FileRow, now: i64) -> Result<(), DbError> {
 
 /// Removes up to `max` files whose time has come, as `delete_live` does;
 /// returns them.
-pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {
+pub(crate) fn reap_expired(
+    conn: &mut Connection,
+    now: i64,
+    max: u32,
+) -> Result<Vec<FileRow>, DbError> {
     let tx = write_tx(conn)?;
     let rows = {
         let mut stmt = tx.prepare_cached(&format!(
@@ -297,7 +301,7 @@ pub fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<Fil
 }
 
 /// Forgets idempotency keys older than `before`.
-pub fn prune_idempotency(conn: &Connection, before: i64) -> Result<usize, DbError> {
+pub(crate) fn prune_idempotency(conn: &Connection, before: i64) -> Result<usize, DbError> {
     Ok(conn
         .prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
         .execute([before])?)

@@ -39,7 +39,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
     })
 }
 
-pub fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), DbError> {
+pub(crate) fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), DbError> {
     let origins = serde_json::to_string(&k.origins).map_err(|e| DbError::Invalid(e.to_string()))?;
     conn.prepare_cached(
         "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
@@ -58,7 +58,7 @@ pub fn insert(conn: &Connection, k: &KeyRecord, hash: &[u8; 32]) -> Result<(), D
 }
 
 /// The live (not revoked) key whose secret hashes to `hash`.
-pub fn find_active_by_hash(
+pub(crate) fn find_active_by_hash(
     conn: &Connection,
     hash: &[u8; 32],
 ) -> Result<Option<KeyRecord>, DbError> {
@@ -70,14 +70,14 @@ pub fn find_active_by_hash(
         .optional()?)
 }
 
-pub fn get(conn: &Connection, id: &str) -> Result<Option<KeyRecord>, DbError> {
+pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<KeyRecord>, DbError> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = ?1"))?
         .query_row([id], from_row)
         .optional()?)
 }
 
-pub fn list(conn: &Connection, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
+pub(crate) fn list(conn: &Connection, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLUMNS} FROM api_keys WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
     ))?;
@@ -88,7 +88,7 @@ pub fn list(conn: &Connection, account_id: Option<&str>) -> Result<Vec<KeyRecord
 }
 
 /// Origins of every live public key, for CORS preflights (which carry no key).
-pub fn active_public_origins(conn: &Connection) -> Result<Vec<String>, DbError> {
+pub(crate) fn active_public_origins(conn: &Connection) -> Result<Vec<String>, DbError> {
     let mut stmt =
         conn.prepare("SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL")?;
     let mut all = Vec::new();
@@ -100,7 +100,7 @@ pub fn active_public_origins(conn: &Connection) -> Result<Vec<String>, DbError> 
 }
 
 /// Revokes a key; true when it was live.
-pub fn revoke(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
+pub(crate) fn revoke(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
     let n = conn
         .prepare_cached("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")?
         .execute(params![id, now])?;

@@ -4,12 +4,12 @@
 //! Every connection runs with `synchronous = FULL`: a commit that answered is
 //! on disk, power cut or not.
 
-pub mod accounts;
+pub(crate) mod accounts;
 pub mod blobs;
-pub mod files;
-pub mod keys;
-pub mod usage;
-pub mod writer;
+pub(crate) mod files;
+pub(crate) mod keys;
+pub(crate) mod usage;
+pub(crate) mod writer;
 
 use r2d2::PooledConnection;
 use r2d2_sqlite::SqliteConnectionManager;
@@ -20,6 +20,12 @@ use std::time::Duration;
 pub use accounts::Account;
 pub use files::FileRow;
 pub use keys::KeyRecord;
+
+/// A byte count as SQLite's signed integer; refused past `i64::MAX`
+/// instead of wrapping (SQLite has no unsigned integers).
+pub(crate) fn signed(n: u64) -> Result<i64, DbError> {
+    i64::try_from(n).map_err(|_| DbError::Invalid(format!("{n} is too large to store")))
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -80,7 +86,7 @@ impl Db {
 
     fn migrate(conn: &mut Connection) -> Result<(), DbError> {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let version = tx.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+        let version = tx.query_row("PRAGMA user_version", [], |r| r.get::<_, usize>(0))?;
         if version > MIGRATIONS.len() {
             return Err(DbError::Invalid(format!(
                 "database schema version {version} is newer than this binary ({})",
@@ -262,12 +268,12 @@ mod tests {
     #[test]
     fn migrates_once_and_reopens() {
         let (dir, db) = test_db();
-        let v: i64 = db
+        let v: usize = db
             .conn()
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(v as usize, MIGRATIONS.len());
+        assert_eq!(v, MIGRATIONS.len());
         drop(db);
         let again = Db::open(&dir.path().join("t.db")).unwrap();
         let mode: String = again

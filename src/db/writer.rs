@@ -63,13 +63,13 @@ where
 /// The handle of the writer thread; cheap to clone. The thread ends when the
 /// last handle is dropped, after finishing what was queued.
 #[derive(Clone)]
-pub struct Writer {
+pub(crate) struct Writer {
     jobs: mpsc::Sender<Box<dyn Job>>,
 }
 
 impl Writer {
     /// Starts the writer thread on `conn`.
-    pub fn spawn(conn: Connection) -> std::io::Result<Writer> {
+    pub(crate) fn spawn(conn: Connection) -> std::io::Result<Writer> {
         let (tx, rx) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("filestore-db-writer".into())
@@ -78,7 +78,7 @@ impl Writer {
     }
 
     /// Runs `f` in the next group commit; answers once it is durable.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, DbError>
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, DbError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,

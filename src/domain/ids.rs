@@ -14,7 +14,7 @@ fn random_hex(bytes: usize) -> String {
 /// them grow at their end instead of at a random page per upload (a third
 /// of the pages a small upload writes, before this).
 pub fn file_id() -> String {
-    let ms = chrono::Utc::now().timestamp_millis().max(0) as u64;
+    let ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
     format!("f_{:012x}{}", ms & 0xffff_ffff_ffff, random_hex(16))
 }
 

@@ -1,9 +1,9 @@
 //! Pure rules of the service: no I/O here, so each is unit-tested on its own.
 
-pub mod backoff;
+pub(crate) mod backoff;
 pub mod ids;
-pub mod origins;
-pub mod ratelimit;
+pub(crate) mod origins;
+pub(crate) mod ratelimit;
 pub mod secret;
 pub mod signing;
 pub mod validate;

@@ -2,7 +2,7 @@
 //! `scheme://*.domain[:port]` for any subdomain of `domain` (not the domain itself).
 
 /// Checks and normalises (lower case, no trailing slash) an origin pattern.
-pub fn parse_pattern(s: &str) -> Result<String, String> {
+pub(crate) fn parse_pattern(s: &str) -> Result<String, String> {
     let lower = s.trim().trim_end_matches('/').to_ascii_lowercase();
     let (scheme, rest) = lower
         .split_once("://")
@@ -33,7 +33,7 @@ pub fn parse_pattern(s: &str) -> Result<String, String> {
 }
 
 /// Whether the request's `Origin` matches one normalised pattern.
-pub fn matches(pattern: &str, origin: &str) -> bool {
+pub(crate) fn matches(pattern: &str, origin: &str) -> bool {
     let origin = origin.trim_end_matches('/').to_ascii_lowercase();
     if let Some((scheme, rest)) = pattern.split_once("://*.") {
         let Some((o_scheme, o_rest)) = origin.split_once("://") else {
@@ -49,7 +49,7 @@ pub fn matches(pattern: &str, origin: &str) -> bool {
     pattern == origin
 }
 
-pub fn any_matches(patterns: &[String], origin: &str) -> bool {
+pub(crate) fn any_matches(patterns: &[String], origin: &str) -> bool {
     patterns.iter().any(|p| matches(p, origin))
 }
 

@@ -132,7 +132,7 @@ pub async fn guard(
     let (key, limit, window_ms, now) = (
         caller.key.id.as_str(),
         plan.rate_limit,
-        plan.rate_window.as_millis() as i64,
+        i64::try_from(plan.rate_window.as_millis()).unwrap_or(i64::MAX),
         app.clock.now_ms(),
     );
     if let Err(e) = authorize(&caller, access, req.headers()) {

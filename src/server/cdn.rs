@@ -104,7 +104,9 @@ pub async fn serve_file(
                 row.size
             )));
         }
-        let body = Bytes::from(data).slice(offset as usize..(offset + len) as usize);
+        // Both ends are within `data`, whose length is the row's size.
+        let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let body = Bytes::from(data).slice(at(offset)..at(offset + len));
         count_bandwidth(&app, &row.account_id, len);
         return Ok((status, h, Body::from(body)).into_response());
     }

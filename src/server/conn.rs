@@ -72,7 +72,7 @@ impl Phase {
 
 /// Serves `router` on `listener` until `shutdown` completes; then finishes the
 /// requests in flight, for at most `shutdown_timeout`.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
@@ -206,7 +206,7 @@ impl Registry {
 
 /// Raises the soft open-file limit to the hard one and returns how many
 /// connections fit under it (64 descriptors kept for files and the database).
-pub fn connection_room() -> Option<usize> {
+pub(crate) fn connection_room() -> Option<usize> {
     #[cfg(unix)]
     {
         use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
@@ -433,7 +433,7 @@ impl AsyncWrite for TimedIo {
 /// A request body that fails when `timeout` passes without a byte: a stalled
 /// upload ends (and its spool is removed) instead of holding its disk space
 /// and its connection for as long as the client likes.
-pub struct TimedBody {
+pub(crate) struct TimedBody {
     inner: hyper::body::Incoming,
     timeout: Duration,
     timer: Pin<Box<Sleep>>,
@@ -442,7 +442,7 @@ pub struct TimedBody {
 /// The error a stalled body ends with.
 #[derive(Debug, thiserror::Error)]
 #[error("no byte of the request body for {0:?}")]
-pub struct BodyTimeout(pub Duration);
+pub(crate) struct BodyTimeout(pub Duration);
 
 impl TimedBody {
     fn new(inner: hyper::body::Incoming, timeout: Duration) -> TimedBody {

@@ -31,7 +31,7 @@ async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
 
 /// Answers preflights of `/v1/upload` and adds CORS headers to its responses
 /// (errors included, so a browser app can read them).
-pub async fn upload_cors(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let origin = req
         .headers()
         .get(header::ORIGIN)

@@ -17,10 +17,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-pub const DRAIN_MAX_BYTES: u64 = 1 << 30;
-pub const DRAIN_MAX_TIME: Duration = Duration::from_secs(60);
+pub(crate) const DRAIN_MAX_BYTES: u64 = 1 << 30;
+pub(crate) const DRAIN_MAX_TIME: Duration = Duration::from_secs(60);
 
-pub async fn drain_refused_bodies(req: Request, next: Next) -> Response {
+pub(crate) async fn drain_refused_bodies(req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     let body = Body::from_stream(DrainOnDrop {
         inner: Some(body.into_data_stream()),

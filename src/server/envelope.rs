@@ -11,7 +11,7 @@ use axum::Json;
 
 /// Rewrites any error response that is not JSON (an extractor's plain-text
 /// rejection, for instance) into the envelope, keeping its status.
-pub async fn errors_as_envelopes(req: Request, next: Next) -> Response {
+pub(crate) async fn errors_as_envelopes(req: Request, next: Next) -> Response {
     let response = next.run(req).await;
     let status = response.status();
     let is_json = response
@@ -40,7 +40,7 @@ pub async fn errors_as_envelopes(req: Request, next: Next) -> Response {
 
 /// A panic in a handler becomes a 500 envelope (and a log line), never a
 /// dropped connection.
-pub fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response {
+pub(crate) fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let detail = err
         .downcast_ref::<String>()
         .cloned()
@@ -50,7 +50,7 @@ pub fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response 
 }
 
 /// 431 in the envelope when the request's headers add up to more than `max`.
-pub async fn limit_headers(max: usize, req: Request<Body>, next: Next) -> Response {
+pub(crate) async fn limit_headers(max: usize, req: Request<Body>, next: Next) -> Response {
     let total: usize = req
         .headers()
         .iter()

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 type AppState = State<Arc<App>>;
 
-pub async fn upload(
+pub(crate) async fn upload(
     State(app): AppState,
     caller: Caller,
     headers: HeaderMap,
@@ -51,7 +51,7 @@ pub async fn upload(
         .into_response())
 }
 
-pub async fn list(
+pub(crate) async fn list(
     State(app): AppState,
     caller: Caller,
     params: Result<Query<files::ListParams>, QueryRejection>,
@@ -60,7 +60,7 @@ pub async fn list(
     Ok(Json(files::list(&app, &caller.account.id, params).await?))
 }
 
-pub async fn get(
+pub(crate) async fn get(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
@@ -69,7 +69,7 @@ pub async fn get(
     Ok(Json(files::record(&app, &row)))
 }
 
-pub async fn delete(
+pub(crate) async fn delete(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
@@ -78,7 +78,7 @@ pub async fn delete(
     Ok(Json(DeleteResult { success: true }))
 }
 
-pub async fn signed_url(
+pub(crate) async fn signed_url(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
@@ -101,7 +101,7 @@ pub async fn signed_url(
     ))
 }
 
-pub async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
+pub(crate) async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
     Ok(Json(usage::record(&app, &caller.account).await?))
 }
 
@@ -114,7 +114,7 @@ where
 {
     let started = Instant::now();
     let result = tokio::time::timeout(CHECK_TIMEOUT, check).await;
-    let latency_ms = started.elapsed().as_millis() as u64;
+    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     // The detail goes to the log only: health needs no key, and a store's
     // error text can name hosts and buckets.
     let error = match result {
@@ -132,7 +132,7 @@ where
     }
 }
 
-pub async fn health(State(app): AppState) -> Response {
+pub(crate) async fn health(State(app): AppState) -> Response {
     let storage = async {
         app.disk.check()?;
         app.store.check().await.map_err(|e| e.to_string())
@@ -156,10 +156,10 @@ pub async fn health(State(app): AppState) -> Response {
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }
 
-pub async fn not_found() -> ApiError {
+pub(crate) async fn not_found() -> ApiError {
     ApiError::NotFound("no such route".into())
 }
 
-pub async fn method_not_allowed() -> ApiError {
+pub(crate) async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed("method not allowed on this route".into())
 }

@@ -3,11 +3,11 @@
 
 pub mod auth;
 pub mod cdn;
-pub mod conn;
-pub mod cors;
-pub mod drain;
-pub mod envelope;
-pub mod handlers;
+pub(crate) mod conn;
+pub(crate) mod cors;
+pub(crate) mod drain;
+pub(crate) mod envelope;
+pub(crate) mod handlers;
 
 use crate::service::{bandwidth, collector, App};
 use auth::Access;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How often counted bytes are written to the database.
-pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 type Key = (String, String);
 
@@ -53,7 +53,7 @@ impl Meter {
 }
 
 /// Writes what was counted; on failure keeps it for the next flush.
-pub async fn flush(app: &App) {
+pub(crate) async fn flush(app: &App) {
     let _guard = app.bandwidth.flushing.lock().await;
     let counts = app.bandwidth.take();
     if counts.is_empty() {
@@ -78,7 +78,7 @@ pub async fn flush(app: &App) {
 /// Runs `read` (a database read of the period's counters) and returns it with
 /// the bytes this node counted for `account` in `period` and has not flushed:
 /// their sum is exact, since no flush runs in between.
-pub async fn read_with_unflushed<T>(
+pub(crate) async fn read_with_unflushed<T>(
     app: &App,
     account: &str,
     period: &str,
@@ -90,7 +90,7 @@ pub async fn read_with_unflushed<T>(
 }
 
 /// Flushes every [`FLUSH_EVERY`] until the app is dropped by everyone else.
-pub fn spawn(app: Arc<App>) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(app: Arc<App>) -> tokio::task::JoinHandle<()> {
     let weak = Arc::downgrade(&app);
     drop(app);
     tokio::spawn(async move {

@@ -15,12 +15,12 @@ const BATCH: u32 = 500;
 const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(3600));
 /// Writes interrupted inside the blob store (S3 multipart uploads) older than
 /// this are swept; no upload takes that long between its parts.
-pub const SWEEP_AGE: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const SWEEP_AGE: Duration = Duration::from_secs(24 * 3600);
 /// How often the sweep runs (and once at start).
-pub const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 /// Sweeps what interrupted writes left in the blob store.
-pub async fn sweep(app: &App) {
+pub(crate) async fn sweep(app: &App) {
     match app.store.sweep_incomplete(SWEEP_AGE).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(n, "incomplete uploads removed from the blob store"),
@@ -30,7 +30,7 @@ pub async fn sweep(app: &App) {
 
 /// Deletes a queued blob now (a file just deleted, an upload that failed);
 /// on failure it stays queued and the collector retries it with backoff.
-pub async fn delete_blob_now(app: &App, key: &str) {
+pub(crate) async fn delete_blob_now(app: &App, key: &str) {
     delete_queued(app, key.to_string(), 0).await;
 }
 
@@ -56,7 +56,7 @@ async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
 
 /// One pass: expire what is due, then delete the blobs that are due.
 /// Returns (files expired, blobs deleted).
-pub async fn run_once(app: &App) -> (usize, usize) {
+pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     let mut expired = 0;
     loop {
         let now = app.clock.now_ms();
@@ -98,7 +98,7 @@ pub async fn run_once(app: &App) -> (usize, usize) {
 
 /// Makes every upload guard left by a previous process due now (no upload
 /// is in flight before the server starts).
-pub async fn recover(app: &App) {
+pub(crate) async fn recover(app: &App) {
     let now = app.clock.now_ms();
     match app
         .db
@@ -112,7 +112,7 @@ pub async fn recover(app: &App) {
 }
 
 /// Runs the collector until the app is dropped by everyone else.
-pub fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<()> {
     let weak = Arc::downgrade(&app);
     drop(app);
     tokio::spawn(async move {

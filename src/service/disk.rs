@@ -17,7 +17,7 @@ pub struct Disk {
 }
 
 /// (free bytes for this user, total bytes) of the volume holding `dir`.
-pub fn space(dir: &Path) -> std::io::Result<(u64, u64)> {
+pub(crate) fn space(dir: &Path) -> std::io::Result<(u64, u64)> {
     let s = rustix::fs::statvfs(dir)?;
     let unit = s.f_frsize.max(1);
     Ok((

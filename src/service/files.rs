@@ -123,7 +123,11 @@ pub async fn sign(
     expires_in: u64,
 ) -> Result<SignedUrl, ApiError> {
     let row = get(app, account_id, id).await?;
-    let expires = app.clock.now().timestamp() + expires_in as i64;
+    let expires = app
+        .clock
+        .now()
+        .timestamp()
+        .saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX));
     let signature = app.signer.sign(&row.account_id, &row.id, expires);
     Ok(SignedUrl {
         url: format!(

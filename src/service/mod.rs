@@ -3,14 +3,14 @@
 //! operator's account/key management. The HTTP layer calls into this.
 
 pub mod admin;
-pub mod bandwidth;
-pub mod collector;
-pub mod disk;
+pub(crate) mod bandwidth;
+pub(crate) mod collector;
+pub(crate) mod disk;
 pub mod files;
-pub mod inflight;
-pub mod spool;
-pub mod upload;
-pub mod usage;
+pub(crate) mod inflight;
+pub(crate) mod spool;
+pub(crate) mod upload;
+pub(crate) mod usage;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};

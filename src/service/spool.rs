@@ -21,7 +21,7 @@ const IN_FLIGHT: usize = 4;
 
 /// The bytes of a finished spool.
 #[derive(Debug)]
-pub enum Body {
+pub(crate) enum Body {
     /// Small enough to keep in the database.
     Inline(Bytes),
     /// A fsynced file in the spool directory.
@@ -29,7 +29,7 @@ pub enum Body {
 }
 
 #[derive(Debug)]
-pub struct Spooled {
+pub(crate) struct Spooled {
     pub body: Body,
     pub size: u64,
     /// Hex SHA-256 of the bytes.
@@ -56,7 +56,7 @@ enum State {
     },
 }
 
-pub struct Spool {
+pub(crate) struct Spool {
     dir: PathBuf,
     inline_max: u64,
     size: u64,
@@ -64,7 +64,7 @@ pub struct Spool {
 }
 
 impl Spool {
-    pub fn new(dir: &Path, inline_max: u64) -> Spool {
+    pub(crate) fn new(dir: &Path, inline_max: u64) -> Spool {
         Spool {
             dir: dir.to_path_buf(),
             inline_max,
@@ -77,11 +77,11 @@ impl Spool {
     }
 
     /// Bytes taken so far.
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.size
     }
 
-    pub async fn push(&mut self, chunk: Bytes) -> std::io::Result<()> {
+    pub(crate) async fn push(&mut self, chunk: Bytes) -> std::io::Result<()> {
         self.size += chunk.len() as u64;
         match &mut self.state {
             State::Memory { buf, hasher } if self.size <= self.inline_max => {
@@ -128,7 +128,7 @@ impl Spool {
     }
 
     /// The bytes, hashed, and (for a file) written and fsynced.
-    pub async fn finish(self) -> std::io::Result<Spooled> {
+    pub(crate) async fn finish(self) -> std::io::Result<Spooled> {
         let size = self.size;
         match self.state {
             State::Memory { buf, hasher } => Ok(Spooled {
@@ -266,10 +266,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Spool::new(dir.path(), 0);
         let mut expected = Sha256::new();
-        let n = (FLUSH_EVERY * 2 + 12_345) as usize;
+        let n = usize::try_from(FLUSH_EVERY * 2 + 12_345).unwrap();
         for i in 0..n.div_ceil(1 << 20) {
             let len = (1 << 20).min(n - i * (1 << 20));
-            let chunk = Bytes::from(vec![(i % 251) as u8; len]);
+            let chunk = Bytes::from(vec![u8::try_from(i % 251).unwrap(); len]);
             expected.update(&chunk);
             s.push(chunk).await.unwrap();
         }

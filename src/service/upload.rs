@@ -19,12 +19,12 @@ use std::sync::Arc;
 
 /// Room for the multipart envelope and the small fields around the file part
 /// when judging a request by its `Content-Length`.
-pub const FORM_OVERHEAD: u64 = 64 * 1024;
+pub(crate) const FORM_OVERHEAD: u64 = 64 * 1024;
 const MAX_TEXT_FIELD: usize = 4096;
 
 /// Who uploads, and what the request's headers said.
 #[derive(Debug, Clone)]
-pub struct UploadRequest {
+pub(crate) struct UploadRequest {
     pub account: Account,
     pub public_key: bool,
     pub content_length: Option<u64>,
@@ -47,7 +47,7 @@ struct FilePart {
     held: Held,
 }
 
-pub async fn upload(
+pub(crate) async fn upload(
     app: &Arc<App>,
     req: UploadRequest,
     mut form: Multipart,
@@ -142,7 +142,9 @@ pub async fn upload(
         private: fields.private,
         sha256: spooled.sha256,
         created_at: now,
-        expires_at: fields.expires.map(|d| now + d.as_millis() as i64),
+        expires_at: fields
+            .expires
+            .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))),
         inline: matches!(spooled.body, Body::Inline(_)),
     };
     let stored = store_and_commit(app, row, spooled.body, &plan, req.idempotency_key).await;

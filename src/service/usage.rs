@@ -6,7 +6,7 @@ use crate::clock::period_of;
 use crate::db::{accounts, usage, Account};
 use crate::error::ApiError;
 
-pub async fn record(app: &App, account: &Account) -> Result<Usage, ApiError> {
+pub(crate) async fn record(app: &App, account: &Account) -> Result<Usage, ApiError> {
     let period = period_of(app.clock.now());
     let (acc, key) = (account.id.clone(), period.key.clone());
     let read = app.db.run(move |c| {

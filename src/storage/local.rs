@@ -37,6 +37,11 @@ impl LocalStore {
 /// trips and writes per download small; two in flight per download at most.
 const READ_CHUNK: u64 = 512 * 1024;
 
+/// Bytes of the next read when `left` remain: at most [`READ_CHUNK`].
+fn chunk_len(left: u64) -> usize {
+    usize::try_from(READ_CHUNK.min(left)).expect("READ_CHUNK fits in memory")
+}
+
 type Read = std::io::Result<(std::fs::File, Bytes)>;
 
 /// Reads exactly `n` bytes (a shorter file is an error: the blob was cut).
@@ -73,7 +78,7 @@ impl Chunks {
     fn ready_with(&mut self, file: std::fs::File, chunk: Bytes) {
         self.left -= chunk.len() as u64;
         if self.left > 0 {
-            let n = READ_CHUNK.min(self.left) as usize;
+            let n = chunk_len(self.left);
             self.next = Some(tokio::task::spawn_blocking(move || read_chunk(file, n)));
         }
         self.ready = Some(chunk);
@@ -146,7 +151,7 @@ impl BlobStore for LocalStore {
 
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError> {
         let path = self.path_of(key)?;
-        let first = READ_CHUNK.min(len) as usize;
+        let first = chunk_len(len);
         // The open and the first read in one trip to the blocking pool.
         let opened = tokio::task::spawn_blocking(move || {
             let mut file = std::fs::File::open(&path)?;

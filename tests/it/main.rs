@@ -2,6 +2,17 @@
 //! all of them). Each module is one area; `common` is the in-process test
 //! server, `cli_common` runs the real binary.
 
+// The helpers are `pub` for their sibling modules: in a test binary nothing
+// is reachable from outside anyway.
+#![allow(unreachable_pub)]
+// The cast lints guard the product's integer edges (the database, S3's
+// signed lengths); test data generators and counters cast on purpose.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
+
 #[macro_use]
 mod common;
 mod cli_common;

@@ -148,7 +148,7 @@ impl S3Store {
             .put_object()
             .bucket(&self.bucket)
             .key(object)
-            .content_length(size as i64)
+            .content_length(content_length(size)?)
             .body(body)
             .send()
             .await
@@ -181,6 +181,11 @@ pub(super) async fn within<T>(
     tokio::time::timeout(limit, request)
         .await
         .map_err(|_| StorageError::Backend(format!("s3: no answer within {limit:?}")))
+}
+
+/// A byte count as S3's signed `Content-Length`.
+pub(super) fn content_length(n: u64) -> Result<i64, StorageError> {
+    i64::try_from(n).map_err(|_| StorageError::Backend(format!("{n} bytes is too large for S3")))
 }
 
 /// An SDK error as a one-line storage error: the store's error code,
@@ -266,7 +271,10 @@ impl BlobStore for S3Store {
                     }
                     _ => backend(e),
                 })?;
-        if out.content_length().is_some_and(|n| n as u64 > len) {
+        if out
+            .content_length()
+            .is_some_and(|n| u64::try_from(n).map_or(true, |n| n > len))
+        {
             return Err(StorageError::Backend(format!(
                 "store ignored the Range header: {} bytes for {len}",
                 out.content_length().unwrap_or_default()

@@ -141,7 +141,7 @@ async fn upload_parts(
 ) -> Result<(), StorageError> {
     let part_size = part_size_for(size);
     let count = size.div_ceil(part_size);
-    let mut parts: Vec<CompletedPart> = Vec::with_capacity(count as usize);
+    let mut parts: Vec<CompletedPart> = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
     let mut next = 0u64;
     loop {
         while next < count && in_flight.len() < PART_CONCURRENCY {
@@ -149,7 +149,7 @@ async fn upload_parts(
             let len = part_size.min(size - offset);
             let part = upload
                 .clone()
-                .put_part(path.to_path_buf(), next as i32 + 1, offset, len);
+                .put_part(path.to_path_buf(), part_number(next), offset, len);
             in_flight.spawn(part);
             next += 1;
         }
@@ -176,6 +176,11 @@ async fn upload_parts(
         .await
         .map_err(backend)?;
     Ok(())
+}
+
+/// S3's 1-based part number of the part at `index` (at most [`MAX_PARTS`]).
+fn part_number(index: u64) -> i32 {
+    i32::try_from(index + 1).expect("at most 10,000 parts")
 }
 
 /// Part size for a multipart upload of `size` bytes: at least
@@ -227,7 +232,7 @@ impl Upload {
             .key(&self.key)
             .upload_id(&self.id)
             .part_number(number)
-            .content_length(len as i64)
+            .content_length(super::content_length(len)?)
             .body(body)
             .send()
             .await
