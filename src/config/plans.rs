@@ -113,31 +113,14 @@ impl Default for Plans {
     }
 }
 
-/// Parses a size: an integer of bytes, or a string like `10MB`, `1GiB`, `500kB`.
+/// Parses a size: an integer of bytes, or a string like `10MB`, `1GiB`,
+/// `500kB`, `1.5GB` (the `bytesize` crate: SI units are powers of 1000,
+/// `KiB`/`MiB`/`GiB`/`TiB` powers of 1024, case-insensitive).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '_')
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("bad size {s:?}"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kb" | "k" => 1_000,
-        "mb" | "m" => 1_000_000,
-        "gb" | "g" => 1_000_000_000,
-        "tb" | "t" => 1_000_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        "tib" => 1 << 40,
-        _ => return Err(format!("bad size unit in {s:?}")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size {s:?} is too large"))
+    s.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("bad size {s:?}: {e}"))
 }
 
 pub(super) fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -171,7 +154,10 @@ mod tests {
     fn sizes_parse() {
         assert_eq!(parse_bytes("10MB").unwrap(), 10_000_000);
         assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_bytes("1_000").unwrap(), 1000);
+        assert_eq!(parse_bytes("500kB").unwrap(), 500_000);
+        assert_eq!(parse_bytes("64 KiB").unwrap(), 65_536);
+        assert_eq!(parse_bytes("1.5GB").unwrap(), 1_500_000_000);
+        assert_eq!(parse_bytes("1000").unwrap(), 1000);
         assert!(parse_bytes("ten").is_err());
         assert!(parse_bytes("5 parsecs").is_err());
     }

@@ -14,6 +14,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use headers::{ETag, HeaderMapExt, IfModifiedSince, IfNoneMatch, IfRange, LastModified};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 /// RFC 8187 `attr-char`s stay as they are; everything else is encoded.
@@ -80,7 +81,7 @@ pub async fn serve_file(
     if not_modified(&headers, &etag, row.created_at) {
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
-    let (status, offset, len) = match requested_range(&headers, &etag, row.size)? {
+    let (status, offset, len) = match requested_range(&headers, &etag, row.created_at, row.size)? {
         Some((start, end)) => {
             put(
                 &mut h,
@@ -175,49 +176,56 @@ fn disposition(name: &str) -> String {
     )
 }
 
+/// Whether a conditional GET may be answered 304: `If-None-Match` (weak
+/// comparison, `*` included) decides when present, else `If-Modified-Since`.
+/// Parsing and comparison are the `headers` crate's; an unparsable header
+/// is ignored, as RFC 9110 asks.
 pub fn not_modified(headers: &HeaderMap, etag: &str, created_at: i64) -> bool {
-    if let Some(inm) = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-    {
-        return inm.split(',').any(|t| {
-            let t = t.trim();
-            t == "*" || t.trim_start_matches("W/") == etag
-        });
+    if let Some(inm) = headers.typed_get::<IfNoneMatch>() {
+        return etag
+            .parse::<ETag>()
+            .is_ok_and(|etag| !inm.precondition_passes(&etag));
     }
-    if let Some(ims) = headers
-        .get(header::IF_MODIFIED_SINCE)
-        .and_then(|v| v.to_str().ok())
-    {
-        if let Ok(since) = httpdate::parse_http_date(ims) {
-            let since = since
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            return u64::try_from(created_at / 1000).unwrap_or(0) <= since;
-        }
+    if let Some(ims) = headers.typed_get::<IfModifiedSince>() {
+        return !ims.is_modified(system_time(created_at));
     }
     false
 }
 
+/// A time in Unix milliseconds as a `SystemTime` (before 1970: the epoch).
+fn system_time(ms: i64) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
 /// The single byte range asked for, as inclusive (start, end); None for the
-/// whole file (no Range, an If-Range that no longer matches, several ranges,
-/// or a header that is not a byte range at all).
+/// whole file (no Range, an `If-Range` the file no longer matches — strong
+/// ETag comparison or date, by the `headers` crate — several ranges, or a
+/// header that is not a byte range at all).
 pub fn requested_range(
     headers: &HeaderMap,
     etag: &str,
+    created_at: i64,
     size: u64,
 ) -> Result<Option<(u64, u64)>, ApiError> {
     let Some(raw) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
-    if let Some(if_range) = headers.get(header::IF_RANGE).and_then(|v| v.to_str().ok()) {
-        if if_range.trim() != etag {
+    if headers.contains_key(header::IF_RANGE) {
+        // A validator that cannot be read matches nothing: the whole file.
+        let Some(if_range) = headers.typed_get::<IfRange>() else {
+            return Ok(None);
+        };
+        let last_modified = LastModified::from(system_time(created_at));
+        if if_range.is_modified(etag.parse::<ETag>().ok().as_ref(), Some(&last_modified)) {
             return Ok(None);
         }
     }
     parse_range(raw, size)
 }
 
+/// Parses a `Range` value by hand: the `headers` crate's `Range` cannot tell
+/// an unsatisfiable range (416) from one to ignore, and drops a suffix
+/// longer than the file instead of serving it whole, as RFC 9110 asks.
 pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
     let unsatisfiable = || {
         ApiError::RangeNotSatisfiable(
@@ -348,7 +356,7 @@ mod tests {
                 h.insert(header::IF_NONE_MATCH, v);
             }
             let _ = not_modified(&h, "\"abc\"", created);
-            let _ = requested_range(&h, "\"abc\"", 100);
+            let _ = requested_range(&h, "\"abc\"", created, 100);
         }
     }
 
@@ -370,6 +378,54 @@ mod tests {
             !not_modified(&h, "\"x\"", created),
             "obsolete RFC 850 dates are HTTP dates too"
         );
+    }
+
+    #[test]
+    fn if_none_match_compares_weakly_and_wins_over_the_date() {
+        let created = 1_700_000_000_000;
+        let check = |inm: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::IF_NONE_MATCH, HeaderValue::from_str(inm).unwrap());
+            // A date that alone would say "not modified": If-None-Match decides.
+            h.insert(
+                header::IF_MODIFIED_SINCE,
+                HeaderValue::from_str(&httpdate(created + 10_000)).unwrap(),
+            );
+            not_modified(&h, "\"x\"", created)
+        };
+        let cases = [
+            ("\"x\"", true),
+            ("W/\"x\"", true),
+            ("\"y\", \"x\"", true),
+            ("*", true),
+            ("\"y\"", false),
+            ("\"xx\"", false),
+        ];
+        for (inm, want) in cases {
+            assert_eq!(check(inm), want, "If-None-Match: {inm}");
+        }
+    }
+
+    #[test]
+    fn if_range_takes_a_strong_etag_or_a_date() {
+        let created = 1_700_000_000_000;
+        let range = |if_range: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::RANGE, HeaderValue::from_static("bytes=0-9"));
+            h.insert(header::IF_RANGE, HeaderValue::from_str(if_range).unwrap());
+            requested_range(&h, "\"x\"", created, 100).unwrap()
+        };
+        let cases = [
+            ("\"x\"".to_string(), Some((0, 9))),
+            ("W/\"x\"".to_string(), None),
+            ("\"y\"".to_string(), None),
+            (httpdate(created), Some((0, 9))),
+            (httpdate(created - 5_000), None),
+            ("not a date or etag".to_string(), None),
+        ];
+        for (if_range, want) in cases {
+            assert_eq!(range(&if_range), want, "If-Range: {if_range}");
+        }
     }
 
     #[test]
