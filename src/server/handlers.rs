@@ -41,7 +41,9 @@ pub(crate) async fn upload(
             .get("idempotency-key")
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
     };
-    let record: FileRecord = upload::upload(&app, req, form).await?;
+    let upload = upload::Upload::start(&app, req).await?;
+    let (file, fields) = super::form::read(&upload, form).await?;
+    let record: FileRecord = upload.finish(file, fields).await?;
     let location = format!("/v1/files/{}", record.id);
     Ok((
         StatusCode::CREATED,

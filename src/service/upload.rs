@@ -1,26 +1,32 @@
-//! The upload pipeline. The multipart file part streams into a spool file
-//! (hashed and counted as it arrives, refused the moment it passes the plan's
-//! size or the account's storage room), is fsynced, handed to the blob store,
-//! and only then does the file row commit, in a transaction that checks the
-//! storage quota and the monthly upload count once more under the write lock.
-//! Any failure, or a dropped request, leaves no blob and no row.
+//! The upload pipeline, independent of the wire format: an [`Upload`] is
+//! checked before any byte is read ([`Upload::start`]), fed the file as a
+//! byte stream ([`Upload::receive`]: spooled, hashed and counted as it
+//! arrives, refused the moment it passes the plan's size or the account's
+//! storage room), then committed with its fields ([`Upload::finish`]: the
+//! bytes fsynced, handed to the blob store, and only then the file row, in a
+//! transaction that checks the storage quota and the monthly upload count
+//! once more under the write lock). Any failure, or a dropped request,
+//! leaves no blob and no row. The HTTP layer reads the multipart form into
+//! these calls (`server::form`).
 
 use super::inflight::Held;
 use super::spool::{Body, Spool, Spooled};
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
+use crate::config::Plan;
 use crate::db::files::{commit_upload, CommitLimits, CommitOutcome};
 use crate::db::{blobs, files as file_rows, usage, Account, FileRow};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::error::ApiError;
-use axum::extract::multipart::{Field, Multipart, MultipartError};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Room for the multipart envelope and the small fields around the file part
 /// when judging a request by its `Content-Length`.
 pub(crate) const FORM_OVERHEAD: u64 = 64 * 1024;
-const MAX_TEXT_FIELD: usize = 4096;
 
 /// Who uploads, and what the request's headers said.
 #[derive(Debug, Clone)]
@@ -31,15 +37,17 @@ pub(crate) struct UploadRequest {
     pub idempotency_key: Option<String>,
 }
 
+/// The upload's fields besides the file, already validated
+/// (`domain::validate`).
 #[derive(Debug, Default)]
-struct Form {
-    folder: Option<String>,
-    private: bool,
-    expires: Option<std::time::Duration>,
+pub(crate) struct UploadFields {
+    pub folder: Option<String>,
+    pub private: bool,
+    pub expires: Option<Duration>,
 }
 
-/// The file part, spooled, with what its part header said.
-struct FilePart {
+/// The file, spooled, with the name and type its sender gave.
+pub(crate) struct FilePart {
     name: String,
     part_type: Option<String>,
     spooled: Spooled,
@@ -47,110 +55,155 @@ struct FilePart {
     held: Held,
 }
 
-pub(crate) async fn upload(
-    app: &Arc<App>,
+/// An upload whose request passed the checks that need no body.
+pub(crate) struct Upload {
+    app: Arc<App>,
     req: UploadRequest,
-    mut form: Multipart,
-) -> Result<FileRecord, ApiError> {
-    let plan = app.plan_of(&req.account).clone();
-    if let Some(key) = &req.idempotency_key {
-        if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(ApiError::bad_request(
-                "Idempotency-Key: 1-255 visible ASCII characters",
-            ));
-        }
-    }
-    if let Some(len) = req.content_length {
-        if len > plan.max_file_size.saturating_add(FORM_OVERHEAD) {
-            return Err(too_large(plan.max_file_size));
-        }
-    }
-    let replay = lookup_replay(app, &req).await?;
-    if replay.is_none() {
-        app.disk.check_room(req.content_length.unwrap_or(0))?;
-    }
-    // A replay is answered with the stored file: its bytes are counted already,
-    // so the quota must not refuse it (the first reply may have been lost).
-    let quota = match replay {
-        Some(_) => u64::MAX,
-        None => {
-            precheck_limits(app, &req, &plan).await?;
-            plan.storage
-        }
-    };
-    let limits = SpoolLimits {
-        account: req.account.id.clone(),
-        max_file_size: plan.max_file_size,
-        used: req.account.storage_bytes,
-        quota,
-    };
+    plan: Plan,
+    /// The file an earlier request with the same `Idempotency-Key` stored.
+    replay: Option<FileRow>,
+    limits: SpoolLimits,
+}
 
-    let mut fields = Form::default();
-    let mut spooled: Option<FilePart> = None;
-    while let Some(field) = form.next_field().await.map_err(bad_multipart)? {
-        match field.name().unwrap_or("") {
-            "file" if spooled.is_some() => {
-                return Err(ApiError::bad_request("more than one file part"))
+impl Upload {
+    /// Refuses before reading the body what is certain to be refused: a bad
+    /// `Idempotency-Key`, a `Content-Length` past the plan's file size, a
+    /// full disk, a spent monthly count or storage quota.
+    pub(crate) async fn start(app: &Arc<App>, req: UploadRequest) -> Result<Upload, ApiError> {
+        let plan = app.plan_of(&req.account).clone();
+        if let Some(key) = &req.idempotency_key {
+            if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(ApiError::bad_request(
+                    "Idempotency-Key: 1-255 visible ASCII characters",
+                ));
             }
-            "file" => spooled = Some(spool(app, field, &limits).await?),
-            "folder" => {
-                fields.folder =
-                    validate::folder(&text(field).await?).map_err(ApiError::BadRequest)?
-            }
-            "private" => {
-                fields.private =
-                    validate::boolean(&text(field).await?).map_err(ApiError::BadRequest)?
-            }
-            "expires" => {
-                let raw = text(field).await?;
-                fields.expires = if raw.trim().is_empty() {
-                    None
-                } else {
-                    Some(validate::expires(&raw).map_err(ApiError::BadRequest)?)
-                };
-            }
-            _ => drain(field).await?,
         }
-        if fields.private && req.public_key {
+        if let Some(len) = req.content_length {
+            if len > plan.max_file_size.saturating_add(FORM_OVERHEAD) {
+                return Err(too_large(plan.max_file_size));
+            }
+        }
+        let replay = lookup_replay(app, &req).await?;
+        if replay.is_none() {
+            app.disk.check_room(req.content_length.unwrap_or(0))?;
+        }
+        // A replay is answered with the stored file: its bytes are counted
+        // already, so the quota must not refuse it (the first reply may have
+        // been lost).
+        let quota = match replay {
+            Some(_) => u64::MAX,
+            None => {
+                precheck_limits(app, &req, &plan).await?;
+                plan.storage
+            }
+        };
+        let limits = SpoolLimits {
+            account: req.account.id.clone(),
+            max_file_size: plan.max_file_size,
+            used: req.account.storage_bytes,
+            quota,
+        };
+        Ok(Upload {
+            app: app.clone(),
+            req,
+            plan,
+            replay,
+            limits,
+        })
+    }
+
+    /// Whether these fields are allowed to this caller (public keys cannot
+    /// upload private files). Called as soon as fields arrive, and again by
+    /// [`Upload::finish`].
+    pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ApiError> {
+        if fields.private && self.req.public_key {
             return Err(ApiError::Forbidden(
                 "public keys cannot upload private files".into(),
             ));
         }
+        Ok(())
     }
-    let spooled = spooled
-        .ok_or_else(|| ApiError::bad_request("missing file part (a form field named \"file\")"))?;
-    if let Some(existing) = replay {
-        return Ok(files::record(app, &existing));
+
+    /// Streams the file's bytes into a [`Spool`], enforcing the limits as
+    /// they arrive. `name` and `part_type` are what the sender said.
+    pub(crate) async fn receive<S>(
+        &self,
+        name: &str,
+        part_type: Option<&str>,
+        mut bytes: S,
+    ) -> Result<FilePart, ApiError>
+    where
+        S: Stream<Item = Result<Bytes, ApiError>> + Unpin,
+    {
+        let (app, limits) = (&self.app, &self.limits);
+        let mut held = app.in_flight.hold(&limits.account);
+        let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
+        while let Some(chunk) = bytes.next().await.transpose()? {
+            let size = spool.size() + chunk.len() as u64;
+            if size > limits.max_file_size {
+                return Err(too_large(limits.max_file_size));
+            }
+            if !held.grow(chunk.len() as u64, limits.used, limits.quota) {
+                return Err(storage_exceeded(limits.used, limits.quota));
+            }
+            // Every 8 MiB, the space the server keeps free is checked again
+            // (other uploads share the volume).
+            if size >> 23 != spool.size() >> 23 {
+                app.disk.check_room(0)?;
+            }
+            spool.push(chunk).await.map_err(ApiError::from_io)?;
+        }
+        Ok(FilePart {
+            name: name.to_string(),
+            part_type: part_type.map(str::to_string),
+            spooled: spool.finish().await.map_err(ApiError::from_io)?,
+            held,
+        })
     }
-    let name = validate::file_name(&spooled.name).map_err(ApiError::BadRequest)?;
-    let now = app.clock.now_ms();
-    let file_id = ids::file_id();
-    let FilePart {
-        part_type,
-        spooled,
-        held,
-        ..
-    } = spooled;
-    let row = FileRow {
-        blob_key: format!("{}/{}", req.account.id, file_id),
-        id: file_id,
-        account_id: req.account.id.clone(),
-        content_type: validate::content_type(part_type.as_deref(), &name),
-        name,
-        folder: fields.folder,
-        size: spooled.size,
-        private: fields.private,
-        sha256: spooled.sha256,
-        created_at: now,
-        expires_at: fields
-            .expires
-            .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))),
-        inline: matches!(spooled.body, Body::Inline(_)),
-    };
-    let stored = store_and_commit(app, row, spooled.body, &plan, req.idempotency_key).await;
-    // Counted in storage_bytes now (or refused): no longer in flight.
-    drop(held);
-    stored
+
+    /// Commits the received file with its fields; a replayed request gets
+    /// the file stored the first time.
+    pub(crate) async fn finish(
+        self,
+        file: FilePart,
+        fields: UploadFields,
+    ) -> Result<FileRecord, ApiError> {
+        self.check(&fields)?;
+        let app = &self.app;
+        if let Some(existing) = &self.replay {
+            return Ok(files::record(app, existing));
+        }
+        let name = validate::file_name(&file.name).map_err(ApiError::BadRequest)?;
+        let now = app.clock.now_ms();
+        let file_id = ids::file_id();
+        let FilePart {
+            part_type,
+            spooled,
+            held,
+            ..
+        } = file;
+        let row = FileRow {
+            blob_key: format!("{}/{}", self.req.account.id, file_id),
+            id: file_id,
+            account_id: self.req.account.id.clone(),
+            content_type: validate::content_type(part_type.as_deref(), &name),
+            name,
+            folder: fields.folder,
+            size: spooled.size,
+            private: fields.private,
+            sha256: spooled.sha256,
+            created_at: now,
+            expires_at: fields
+                .expires
+                .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))),
+            inline: matches!(spooled.body, Body::Inline(_)),
+        };
+        let stored =
+            store_and_commit(app, row, spooled.body, &self.plan, self.req.idempotency_key).await;
+        // Counted in storage_bytes now (or refused): no longer in flight.
+        drop(held);
+        stored
+    }
 }
 
 /// Stores the bytes (a blob in the store, or inline with the row) and commits
@@ -160,7 +213,7 @@ async fn store_and_commit(
     app: &Arc<App>,
     row: FileRow,
     body: Body,
-    plan: &crate::config::Plan,
+    plan: &Plan,
     idempotency_key: Option<String>,
 ) -> Result<FileRecord, ApiError> {
     let mut pending = PendingBlob {
@@ -241,11 +294,7 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
 }
 
 /// Refuses before reading the body what is certain to be refused.
-async fn precheck_limits(
-    app: &App,
-    req: &UploadRequest,
-    plan: &crate::config::Plan,
-) -> Result<(), ApiError> {
+async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<(), ApiError> {
     let acc = req.account.id.clone();
     let key = period_of(app.clock.now()).key;
     let count = app
@@ -277,7 +326,7 @@ fn storage_exceeded(used: u64, quota: u64) -> ApiError {
     ))
 }
 
-fn uploads_exceeded(app: &App, count: u64, plan: &crate::config::Plan) -> ApiError {
+fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
     let now = app.clock.now();
     ApiError::RateLimited {
         message: format!(
@@ -290,37 +339,6 @@ fn uploads_exceeded(app: &App, count: u64, plan: &crate::config::Plan) -> ApiErr
     }
 }
 
-fn bad_multipart(e: MultipartError) -> ApiError {
-    // A body that stopped arriving is the client's timeout, not a bad form.
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-    while let Some(err) = source {
-        if let Some(t) = err.downcast_ref::<crate::server::conn::BodyTimeout>() {
-            return ApiError::Timeout(t.to_string());
-        }
-        source = err.source();
-    }
-    ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
-}
-
-async fn text(mut field: Field<'_>) -> Result<String, ApiError> {
-    let name = field.name().unwrap_or("").to_string();
-    let mut buf = Vec::new();
-    while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
-        if buf.len() + chunk.len() > MAX_TEXT_FIELD {
-            return Err(ApiError::BadRequest(format!(
-                "field {name:?} is longer than {MAX_TEXT_FIELD} bytes"
-            )));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    String::from_utf8(buf).map_err(|_| ApiError::BadRequest(format!("field {name:?} is not UTF-8")))
-}
-
-async fn drain(mut field: Field<'_>) -> Result<(), ApiError> {
-    while field.chunk().await.map_err(bad_multipart)?.is_some() {}
-    Ok(())
-}
-
 /// What a file part may not pass while it streams in.
 struct SpoolLimits {
     account: String,
@@ -328,40 +346,6 @@ struct SpoolLimits {
     /// The account's stored bytes when the upload began, and its quota.
     used: u64,
     quota: u64,
-}
-
-/// Streams the file part into a [`Spool`], enforcing the limits as bytes
-/// arrive.
-async fn spool(
-    app: &App,
-    mut field: Field<'_>,
-    limits: &SpoolLimits,
-) -> Result<FilePart, ApiError> {
-    let mut held = app.in_flight.hold(&limits.account);
-    let name = field.file_name().unwrap_or("").to_string();
-    let part_type = field.content_type().map(str::to_string);
-    let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
-    while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
-        let size = spool.size() + chunk.len() as u64;
-        if size > limits.max_file_size {
-            return Err(too_large(limits.max_file_size));
-        }
-        if !held.grow(chunk.len() as u64, limits.used, limits.quota) {
-            return Err(storage_exceeded(limits.used, limits.quota));
-        }
-        // Every 8 MiB, the space the server keeps free is checked again
-        // (other uploads share the volume).
-        if size >> 23 != spool.size() >> 23 {
-            app.disk.check_room(0)?;
-        }
-        spool.push(chunk).await.map_err(ApiError::from_io)?;
-    }
-    Ok(FilePart {
-        name,
-        part_type,
-        spooled: spool.finish().await.map_err(ApiError::from_io)?,
-        held,
-    })
 }
 
 /// A blob written (or being written) for an upload that has not committed.

@@ -1,0 +1,89 @@
+//! `POST /v1/files`' multipart form, read into the upload service: text
+//! fields validated as they come, the `file` part streamed into
+//! [`Upload::receive`]. Only this file knows the body is multipart.
+
+use crate::domain::validate;
+use crate::error::ApiError;
+use crate::service::upload::{FilePart, Upload, UploadFields};
+use axum::extract::multipart::{Field, Multipart, MultipartError};
+use futures_util::StreamExt;
+
+/// Longest text field (`folder`, `private`, `expires`).
+const MAX_TEXT_FIELD: usize = 4096;
+
+/// Reads the whole form: the fields, and the one file part streamed into
+/// `upload`. Unknown fields are read and ignored.
+pub(crate) async fn read(
+    upload: &Upload,
+    mut form: Multipart,
+) -> Result<(FilePart, UploadFields), ApiError> {
+    let mut fields = UploadFields::default();
+    let mut file: Option<FilePart> = None;
+    while let Some(field) = form.next_field().await.map_err(bad_multipart)? {
+        match field.name().unwrap_or("") {
+            "file" if file.is_some() => {
+                return Err(ApiError::bad_request("more than one file part"))
+            }
+            "file" => {
+                let name = field.file_name().unwrap_or("").to_string();
+                let part_type = field.content_type().map(str::to_string);
+                let bytes = field.map(|chunk| chunk.map_err(bad_multipart));
+                let bytes = std::pin::pin!(bytes);
+                file = Some(upload.receive(&name, part_type.as_deref(), bytes).await?);
+            }
+            "folder" => {
+                fields.folder =
+                    validate::folder(&text(field).await?).map_err(ApiError::BadRequest)?
+            }
+            "private" => {
+                fields.private =
+                    validate::boolean(&text(field).await?).map_err(ApiError::BadRequest)?
+            }
+            "expires" => {
+                let raw = text(field).await?;
+                fields.expires = if raw.trim().is_empty() {
+                    None
+                } else {
+                    Some(validate::expires(&raw).map_err(ApiError::BadRequest)?)
+                };
+            }
+            _ => drain(field).await?,
+        }
+        // Refused as soon as it shows, not after the file has been read.
+        upload.check(&fields)?;
+    }
+    let file = file
+        .ok_or_else(|| ApiError::bad_request("missing file part (a form field named \"file\")"))?;
+    Ok((file, fields))
+}
+
+fn bad_multipart(e: MultipartError) -> ApiError {
+    // A body that stopped arriving is the client's timeout, not a bad form.
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(err) = source {
+        if let Some(t) = err.downcast_ref::<super::conn::BodyTimeout>() {
+            return ApiError::Timeout(t.to_string());
+        }
+        source = err.source();
+    }
+    ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
+}
+
+async fn text(mut field: Field<'_>) -> Result<String, ApiError> {
+    let name = field.name().unwrap_or("").to_string();
+    let mut buf = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
+        if buf.len() + chunk.len() > MAX_TEXT_FIELD {
+            return Err(ApiError::BadRequest(format!(
+                "field {name:?} is longer than {MAX_TEXT_FIELD} bytes"
+            )));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    String::from_utf8(buf).map_err(|_| ApiError::BadRequest(format!("field {name:?} is not UTF-8")))
+}
+
+async fn drain(mut field: Field<'_>) -> Result<(), ApiError> {
+    while field.chunk().await.map_err(bad_multipart)?.is_some() {}
+    Ok(())
+}
