@@ -23,11 +23,6 @@ pub fn script(shell: Shell) -> Vec<u8> {
 
 /// Runs the command.
 pub fn run(args: CompletionsArgs) -> Result<u8, ClientError> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(&script(args.shell))
-        .and_then(|()| stdout.flush())
-        .map_err(|e| ClientError::io("writing to standard output", e))?;
+    super::output::Printer::new(false).raw(&script(args.shell))?;
     Ok(0)
 }

@@ -30,6 +30,14 @@ impl Printer {
         self.line(&text)
     }
 
+    /// Bytes as they are (a completion script, a man page).
+    pub(crate) fn raw(&self, bytes: &[u8]) -> Result<(), ClientError> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| ClientError::io("writing to standard output", e))
+    }
+
     /// One line of text.
     pub fn line(&self, text: &str) -> Result<(), ClientError> {
         let mut out = std::io::stdout().lock();

@@ -109,39 +109,45 @@ async fn upload_private_and_expiring(b: Backend) {
 async fn upload_validation_errors(b: Backend) {
     let srv = TestServer::on(b).await;
     let key = &srv.secret_key;
-    // No file part.
-    let form = Form::new().text("folder", "docs");
-    let r = srv.post_form(key, form).await;
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    // Not multipart at all.
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(key)
-        .json(&serde_json::json!({"file": "x"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    // A body that claims to be multipart but is not.
-    let r = srv
-        .http
-        .post(srv.url("/v1/upload"))
-        .bearer_auth(key)
-        .header("content-type", "multipart/form-data; boundary=XYZ")
-        .body("this is not multipart")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // Bodies that are not an upload form at all.
+    let not_forms: [(&str, Option<&str>, &[u8]); 3] = [
+        ("JSON", Some("application/json"), br#"{"file": "x"}"#),
+        ("no body", None, b""),
+        (
+            "multipart in name only",
+            Some("multipart/form-data; boundary=XYZ"),
+            b"this is not multipart",
+        ),
+    ];
+    for (what, content_type, body) in not_forms {
+        let mut req = srv
+            .http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(key)
+            .body(body.to_vec());
+        if let Some(t) = content_type {
+            req = req.header("content-type", t);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{what}");
+    }
+    // Forms without exactly one usable file part.
+    let bad_forms = [
+        ("no file part", Form::new().text("folder", "docs")),
+        (
+            "two file parts",
+            TestServer::form("a.txt", b"a".to_vec(), &[])
+                .part("file", Part::bytes(b"b".to_vec()).file_name("b.txt")),
+        ),
+        (
+            "a name that is only a directory",
+            Form::new().part("file", Part::bytes(b"x".to_vec()).file_name("../")),
+        ),
+    ];
+    for (what, form) in bad_forms {
+        let r = srv.post_form(key, form).await;
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{what}");
+    }
     for fields in [
         vec![("folder", "../etc")],
         vec![("folder", "a//b")],
@@ -159,15 +165,6 @@ async fn upload_validation_errors(b: Backend) {
             "{fields:?}"
         );
     }
-    // Two file parts.
-    let form = TestServer::form("a.txt", b"a".to_vec(), &[])
-        .part("file", Part::bytes(b"b".to_vec()).file_name("b.txt"));
-    let r = srv.post_form(key, form).await;
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    // A file part without a usable name.
-    let form = Form::new().part("file", Part::bytes(b"x".to_vec()).file_name("../"));
-    let r = srv.post_form(key, form).await;
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
     // Nothing of the refused uploads stayed.
     assert_eq!(srv.leftovers(), (0, 0, 0));
     assert_eq!(srv.blob_count().await, 0);
