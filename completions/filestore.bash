@@ -1455,7 +1455,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__serve)
-            opts="-q -h -V --listen --base-url --cdn-url --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1471,6 +1471,14 @@ _filestore() {
                     ;;
                 --cdn-url)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 --config)

@@ -49,6 +49,9 @@ complete -c filestore -n "__fish_filestore_needs_command" -f -a "help" -d 'Print
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l listen -d 'Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l base-url -d 'Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l cdn-url -d 'Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l metrics-listen -d 'Serve Prometheus metrics at /metrics on this address [env: FILESTORE_METRICS_LISTEN] [default: off]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l log-format -d 'Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]' -r -f -a "text\t'Human-readable lines (colour only on a terminal)'
+json\t'One JSON object a line'"
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
@@ -56,7 +59,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l api-key -d
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F

@@ -218,6 +218,7 @@ impl From<crate::db::DbError> for ApiError {
 /// is 507; the detail goes to the log only.
 impl From<crate::storage::StorageError> for ApiError {
     fn from(e: crate::storage::StorageError) -> Self {
+        metrics::counter!("filestore_store_errors_total").increment(1);
         match e {
             crate::storage::StorageError::Io(io) => ApiError::from_io(io),
             other => {

@@ -26,7 +26,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(parse_error(&e)),
     };
-    init_tracing(matches!(cli.command, Command::Serve(_)));
+    // `serve` sets up its logs once its config (log format) is read.
+    if !matches!(cli.command, Command::Serve(_)) {
+        cli::logging::init(filestore::config::LogFormat::Text, "warn");
+    }
     let g = cli.globals;
     let status = match cli.command {
         Command::Serve(args) => match runtime() {
@@ -46,18 +49,6 @@ fn main() -> ExitCode {
         Command::Health(a) => client(&g, |ctx| async move { cli::health::run(a, &ctx).await }),
     };
     ExitCode::from(status)
-}
-
-/// Logs go to stderr, filtered by `RUST_LOG`; `info` for the server, `warn`
-/// for everything else.
-fn init_tracing(serve: bool) {
-    let default = if serve { "info" } else { "warn" };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
 }
 
 /// The multi-thread runtime of `serve` and the clients.

@@ -131,12 +131,14 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         data_dir: g.data_dir.clone(),
         ..Default::default()
     })?;
-    crate::storage::create_private_dir(&config.data_dir).map_err(|source| {
-        crate::service::StartError::Dir {
-            path: config.data_dir.clone(),
-            source,
-        }
-    })?;
+    // A mistyped --data-dir must not quietly start an empty database.
+    if !config.data_dir.is_dir() {
+        return Err(crate::config::ConfigError::Invalid(format!(
+            "data dir {} does not exist (a typo? `filestore serve` creates it on its first start)",
+            config.data_dir.display()
+        ))
+        .into());
+    }
     let db = Db::open(&config.data_dir.join("filestore.db"))?;
     let mut conn = db.conn()?;
     let now = Clock::new().now_ms();

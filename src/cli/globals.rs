@@ -1,16 +1,24 @@
 //! Flags every subcommand accepts, before or after its name (clap `global`).
+//! Each subcommand's help shows them under a heading that says who uses
+//! them: `serve`/`admin` read the server flags, the clients the client ones.
 
 use clap::Args;
 use std::path::PathBuf;
 
+/// Help heading of the flags only `serve` and `admin` read.
+const SERVER: &str = "Server options (serve, admin)";
+/// Help heading of the flags only the client commands read.
+const CLIENT: &str =
+    "Client options (login, upload, list, get, download, sign, delete, usage, health)";
+
 #[derive(Debug, Clone, Default, Args)]
 pub struct GlobalArgs {
     /// Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = SERVER)]
     pub config: Option<PathBuf>,
 
     /// Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = SERVER)]
     pub data_dir: Option<PathBuf>,
 
     /// Machine-readable output: one JSON record, or JSON Lines for many
@@ -22,14 +30,14 @@ pub struct GlobalArgs {
     pub quiet: bool,
 
     /// Server URL for client commands [env: FILESTORE_URL]
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = CLIENT)]
     pub server: Option<String>,
 
     /// API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]
-    #[arg(long, global = true, value_name = "KEY")]
+    #[arg(long, global = true, value_name = "KEY", help_heading = CLIENT)]
     pub api_key: Option<String>,
 
     /// Client profile in the config file [env: FILESTORE_PROFILE]
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", help_heading = CLIENT)]
     pub profile: Option<String>,
 }

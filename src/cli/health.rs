@@ -38,10 +38,9 @@ pub async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         attempt += 1;
         let remaining = deadline.saturating_duration_since(Instant::now());
         let result = check(&client, remaining.max(Duration::from_millis(100))).await;
-        let last = !args.wait
-            || Instant::now()
-                .checked_add(pause)
-                .is_none_or(|next| next >= deadline);
+        // Waiting goes on until the deadline itself, the last pause cut short.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let last = !args.wait || left.is_zero();
         match result {
             Ok(f) if f.record.status == "ok" => {
                 print(ctx, &f)?;
@@ -67,7 +66,7 @@ pub async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             }
             _ => {}
         }
-        tokio::time::sleep(pause).await;
+        tokio::time::sleep(pause.min(left)).await;
     }
 }
 

@@ -14,6 +14,7 @@ pub mod get;
 pub mod globals;
 pub mod health;
 pub mod list;
+pub mod logging;
 pub mod login;
 pub(crate) mod output;
 pub(crate) mod progress;

@@ -3,7 +3,7 @@
 use super::error::CliError;
 use super::globals::GlobalArgs;
 use crate::clock::Clock;
-use crate::config::{Config, Overrides};
+use crate::config::{Config, LogFormat, Overrides};
 use crate::service::App;
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -17,6 +17,12 @@ pub struct ServeArgs {
     /// Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]
     #[arg(long, value_name = "URL")]
     pub cdn_url: Option<String>,
+    /// Serve Prometheus metrics at /metrics on this address [env: FILESTORE_METRICS_LISTEN] [default: off]
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
 }
 
 pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
@@ -26,7 +32,10 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
         listen: args.listen,
         base_url: args.base_url,
         cdn_url: args.cdn_url,
+        metrics_listen: args.metrics_listen,
+        log_format: args.log_format,
     })?;
+    super::logging::init(config.log_format, "info");
     let listen_error = |source| CliError::Listen {
         addr: config.listen.clone(),
         source,
@@ -43,6 +52,17 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
     if config.cdn_url == derived {
         config.cdn_url = config.base_url.clone();
     }
+    let metrics = match &config.metrics_listen {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| CliError::Listen {
+                    addr: addr.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
     let app = App::open(config, Clock::new()).await?;
     let base_url = app.config.base_url.clone();
     if let Some(boot) = app.bootstrap()? {
@@ -64,7 +84,12 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
         app.config.data_dir.display(),
         app.store.kind()
     );
-    crate::server::run(app, listener, shutdown_signal()).await;
+    if let Some(m) = &metrics {
+        if let Ok(addr) = m.local_addr() {
+            eprintln!("filestore: metrics at http://{addr}/metrics");
+        }
+    }
+    crate::server::run(app, listener, metrics, shutdown_signal()).await?;
     eprintln!("filestore: stopped");
     Ok(())
 }

@@ -56,6 +56,33 @@ pub struct ServerSection {
     pub shutdown_timeout: Option<Duration>,
     /// Connections served at once; the next ones wait in the accept queue.
     pub max_connections: Option<usize>,
+    /// Address of the Prometheus `/metrics` listener (off when unset).
+    pub metrics_listen: Option<String>,
+    /// `text` (default) or `json` log lines.
+    pub log_format: Option<LogFormat>,
+}
+
+/// How log lines are written (`server.log_format`, `--log-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines (colour only on a terminal).
+    #[default]
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("log_format {other:?}: use \"text\" or \"json\"")),
+        }
+    }
 }
 
 /// Blob store settings (`[storage]`).
@@ -137,6 +164,8 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
     pub base_url: Option<String>,
     pub cdn_url: Option<String>,
+    pub metrics_listen: Option<String>,
+    pub log_format: Option<LogFormat>,
 }
 
 /// The resolved configuration the server runs with.
@@ -156,6 +185,9 @@ pub struct Config {
     pub limits: crate::server::conn::Limits,
     pub storage: StorageConfig,
     pub plans: Plans,
+    /// Where `/metrics` is served, if anywhere.
+    pub metrics_listen: Option<String>,
+    pub log_format: LogFormat,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -314,6 +346,16 @@ impl Config {
         if limits.max_connections == 0 {
             return Err("server.max_connections must be at least 1".into());
         }
+        let metrics_listen = pick(
+            &flags.metrics_listen,
+            "FILESTORE_METRICS_LISTEN",
+            &s.metrics_listen,
+        );
+        let log_format = match (flags.log_format, env.get("FILESTORE_LOG_FORMAT")) {
+            (Some(f), _) => f,
+            (None, Some(v)) => v.parse().map_err(ConfigError::Invalid)?,
+            (None, None) => s.log_format.unwrap_or_default(),
+        };
         Ok(Config {
             listen,
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -327,6 +369,8 @@ impl Config {
             limits,
             storage,
             plans,
+            metrics_listen,
+            log_format,
         })
     }
 }

@@ -71,15 +71,18 @@ impl Db {
             // memory flat (8 readers × 512 KiB at most).
             c.execute_batch("PRAGMA cache_size = -512;")
         });
+        // The writer's connection first: it turns WAL on and migrates before
+        // the pool opens its readers (which would otherwise race it for the
+        // lock on a new file, and log "database is locked").
+        let mut conn = Connection::open(path)?;
+        init(&mut conn)?;
+        Self::migrate(&mut conn)?;
         let pool = r2d2::Pool::builder()
             .max_size(8)
             // A local file does not go stale: no test query per checkout.
             .test_on_check_out(false)
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
-        Self::migrate(&mut *pool.get()?)?;
-        let mut conn = Connection::open(path)?;
-        init(&mut conn)?;
         let writer = writer::Writer::spawn(conn).map_err(|e| DbError::Task(e.to_string()))?;
         Ok(Db { pool, writer })
     }
@@ -99,6 +102,11 @@ impl Db {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The read pool's connections and idle ones (for the metrics).
+    pub(crate) fn pool_state(&self) -> r2d2::State {
+        self.pool.state()
     }
 
     pub fn conn(&self) -> Result<PooledConnection<SqliteConnectionManager>, DbError> {

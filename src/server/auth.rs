@@ -120,13 +120,28 @@ fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(),
 /// The middleware of every authenticated `/v1` route.
 pub async fn guard(
     State((app, access)): State<(Arc<App>, Access)>,
-    mut req: Request,
+    req: Request,
     next: Next,
 ) -> Response {
     let caller = match authenticate(&app, req.headers()).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
+    let account = super::observe::AccountTag(caller.account.id.clone());
+    let mut response = admit(&app, access, caller, req, next).await;
+    response.extensions_mut().insert(account);
+    response
+}
+
+/// After authentication: the key's rights, then its rate window, then the
+/// route itself.
+async fn admit(
+    app: &App,
+    access: Access,
+    caller: Caller,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let limited = matches!(access, Access::Upload | Access::SecretLimited);
     let plan = app.plan_of(&caller.account);
     let (key, limit, window_ms, now) = (

@@ -29,30 +29,25 @@ async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
         .await?)
 }
 
-/// Answers preflights of `/v1/upload` and adds CORS headers to its responses
-/// (errors included, so a browser app can read them).
+/// Answers preflights of `/v1/upload` and adds CORS headers to its responses.
+/// A preflight is answered for any origin (it carries no key, and only asks
+/// leave to send the request): the upload itself then checks the origin
+/// against its key, and a refusal (any error) is readable by the page, so a
+/// browser app shows "origin not allowed" instead of "Failed to fetch". A
+/// success is readable only by an origin some live public key allows.
 pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let origin = req
         .headers()
         .get(header::ORIGIN)
-        .and_then(|o| o.to_str().ok())
-        .map(str::to_string);
+        .and_then(|o| HeaderValue::from_bytes(o.as_bytes()).ok());
     let Some(origin) = origin else {
         return next.run(req).await;
-    };
-    let allowed = match origin_allowed(&app, &origin).await {
-        Ok(a) => a,
-        Err(e) => return e.into_response(),
     };
     let is_preflight = req.method() == Method::OPTIONS
         && req
             .headers()
             .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut response = if is_preflight {
-        if !allowed {
-            return ApiError::Forbidden(format!("origin {origin} is not allowed to upload"))
-                .into_response();
-        }
         let mut r = StatusCode::NO_CONTENT.into_response();
         let h = r.headers_mut();
         h.insert(
@@ -71,16 +66,58 @@ pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next:
     } else {
         next.run(req).await
     };
+    let readable = is_preflight
+        || !response.status().is_success()
+        || match origin.to_str() {
+            Ok(o) => origin_allowed(&app, o).await.unwrap_or(false),
+            Err(_) => false,
+        };
     let h = response.headers_mut();
     h.append(header::VARY, HeaderValue::from_static("Origin"));
-    if allowed {
-        if let Ok(v) = HeaderValue::from_str(&origin) {
-            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
-            h.insert(
-                header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                HeaderValue::from_static(EXPOSE_HEADERS),
-            );
-        }
+    if readable {
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static(EXPOSE_HEADERS),
+        );
     }
+    response
+}
+
+/// The CDN routes may be read from any page (`fetch()` of an uploaded JSON
+/// file, a `<video>` with ranges): they carry no credentials, so every
+/// answer allows any origin, and preflights (a `Range` or conditional
+/// header) are answered at once.
+pub(crate) async fn cdn_cors(req: Request, next: Next) -> Response {
+    let mut response = if req.method() == Method::OPTIONS {
+        let mut r = StatusCode::NO_CONTENT.into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static("range, if-none-match, if-modified-since, if-range"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("86400"),
+        );
+        r
+    } else {
+        next.run(req).await
+    };
+    let h = response.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(
+            "content-length, content-range, content-disposition, etag, last-modified, accept-ranges",
+        ),
+    );
     response
 }

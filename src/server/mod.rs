@@ -9,8 +9,10 @@ pub(crate) mod drain;
 pub(crate) mod envelope;
 pub(crate) mod form;
 pub(crate) mod handlers;
+pub(crate) mod metrics;
+pub(crate) mod observe;
 
-use crate::service::{bandwidth, collector, App};
+use crate::service::{bandwidth, collector, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -59,7 +61,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/health", get(handlers::health))
         .route(
             "/live/{account}/{file}/{name}",
-            get(cdn::serve_file).head(cdn::serve_file),
+            get(cdn::serve_file)
+                .head(cdn::serve_file)
+                .options(|| async { axum::http::StatusCode::NO_CONTENT })
+                .route_layer(from_fn(cors::cdn_cors)),
         );
     let max_header_bytes = app.config.max_header_bytes;
     upload
@@ -73,6 +78,7 @@ pub fn router(app: Arc<App>) -> Router {
             envelope::limit_headers(max_header_bytes, req, next)
         }))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(from_fn(observe::observe))
 }
 
 /// The tracing span of a request: method and path only. The query string is
@@ -86,8 +92,19 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
 pub async fn run(
     app: Arc<App>,
     listener: tokio::net::TcpListener,
+    metrics_listener: Option<tokio::net::TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) {
+) -> Result<(), StartError> {
+    let metrics_server = match metrics_listener {
+        Some(l) => {
+            let handle = metrics::recorder().map_err(StartError::Metrics)?;
+            let app = app.clone();
+            Some(tokio::spawn(async move {
+                metrics::serve(app, l, handle, std::future::pending()).await;
+            }))
+        }
+        None => None,
+    };
     collector::recover(&app).await;
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
@@ -106,5 +123,9 @@ pub async fn run(
     conn::serve(listener, router(app.clone()), limits, shutdown).await;
     collector.abort();
     flusher.abort();
+    if let Some(m) = metrics_server {
+        m.abort();
+    }
     bandwidth::flush(&app).await;
+    Ok(())
 }

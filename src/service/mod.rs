@@ -61,6 +61,8 @@ pub enum StartError {
     Db(#[from] DbError),
     #[error("blob store: {0}")]
     Store(#[from] StorageError),
+    #[error("metrics: {0}")]
+    Metrics(String),
 }
 
 impl App {

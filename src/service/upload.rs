@@ -260,6 +260,8 @@ async fn store_and_commit(
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
             pending.armed = false;
+            metrics::counter!("filestore_uploads_total").increment(1);
+            metrics::counter!("filestore_upload_bytes_total").increment(row.size);
             Ok(files::record(app, &row))
         }
         Ok(CommitOutcome::Replayed(existing)) => {

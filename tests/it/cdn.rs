@@ -29,6 +29,29 @@ async fn public_file_headers_and_ranges(b: Backend) {
     assert_eq!(h["x-content-type-options"], "nosniff");
     assert_eq!(h["content-security-policy"], "sandbox");
     assert_eq!(h["accept-ranges"], "bytes");
+    // Any page may fetch() it (no credentials travel to the CDN).
+    assert_eq!(h["access-control-allow-origin"], "*");
+    assert!(h["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .contains("content-range"));
+    let preflight = srv
+        .http
+        .request(reqwest::Method::OPTIONS, &url)
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "range")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 204);
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
+    assert!(preflight.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .contains("range"));
+    let missing = srv.http.get(format!("{url}x")).send().await.unwrap();
+    assert_eq!(missing.headers()["access-control-allow-origin"], "*");
     assert!(h["content-disposition"]
         .to_str()
         .unwrap()

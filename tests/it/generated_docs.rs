@@ -1,7 +1,7 @@
 //! The committed `man/` pages and `completions/` scripts must equal what the
 //! current CLI generates. After changing a flag or a help text, refresh them:
 //!
-//!     FILESTORE_UPDATE_GENERATED=1 cargo test --test generated_docs
+//!     FILESTORE_UPDATE_GENERATED=1 cargo test --test it generated_docs
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,4 +47,38 @@ fn man_pages_are_up_to_date() {
 #[test]
 fn completions_are_up_to_date() {
     check("completions", filestore::cli::docs::completion_scripts());
+}
+
+/// `contrib/filestore.service` passes `systemd-analyze verify` (where that
+/// tool is present), pointed at the binary just built.
+#[test]
+fn the_systemd_unit_verifies() {
+    let Ok(out) = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!("skipped: no systemd-analyze on this machine");
+        return;
+    };
+    assert!(out.status.success());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let unit = std::fs::read_to_string(root.join("contrib/filestore.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/local/bin/filestore serve"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("filestore.service");
+    std::fs::write(
+        &path,
+        unit.replace("/usr/local/bin/filestore", env!("CARGO_BIN_EXE_filestore")),
+    )
+    .unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -73,9 +73,41 @@ async fn cors_preflight_for_public_key_origins() {
         .unwrap()
         .to_ascii_lowercase();
     assert!(allowed.contains("authorization") && allowed.contains("content-type"));
+    // Another origin's preflight passes too (it carries no key), so that
+    // the upload's refusal reaches the page as a readable 403.
     let r = preflight("https://evil.example.net").await.unwrap();
-    assert!(r.headers().get("access-control-allow-origin").is_none());
-    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "https://evil.example.net"
+    );
+    let pk = srv.new_key("public", &["https://app.example.com"]);
+    let refused = srv
+        .upload_with_origin(&pk, "https://evil.example.net", "a.txt", b"a".to_vec())
+        .await;
+    assert_eq!(
+        refused.headers()["access-control-allow-origin"],
+        "https://evil.example.net"
+    );
+    assert_eq!(error_code(refused).await, (403, "forbidden".into()));
+    // A success is readable by an allowed origin only.
+    let sk = srv.secret_key.clone();
+    let stored = srv
+        .upload_with_origin(&sk, "https://evil.example.net", "b.txt", b"b".to_vec())
+        .await;
+    assert_eq!(stored.status(), 201);
+    assert!(stored
+        .headers()
+        .get("access-control-allow-origin")
+        .is_none());
+    let ok = srv
+        .upload_with_origin(&pk, "https://app.example.com", "c.txt", b"c".to_vec())
+        .await;
+    assert_eq!(ok.status(), 201);
+    assert_eq!(
+        ok.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
     // Error responses to an allowed origin carry CORS headers, so the app can read them.
     let r = srv
         .http

@@ -31,6 +31,7 @@ mod hardening;
 mod http_edges;
 mod lifecycle;
 mod limits;
+mod operating;
 mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
+pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_filestore"));
     c.env_remove("FILESTORE_CONFIG")
         .env_remove("FILESTORE_LISTEN")
@@ -13,7 +13,7 @@ fn bin() -> Command {
     c
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -77,7 +77,7 @@ fn http_get(port: u16, path: &str, key: Option<&str>) -> (u16, String) {
     (status, body)
 }
 
-fn terminate(child: &mut Child) -> std::process::ExitStatus {
+pub fn terminate(child: &mut Child) -> std::process::ExitStatus {
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -366,4 +366,21 @@ fn admin_output_into_a_closed_pipe_exits_0() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `admin --data-dir <typo>` is refused, and creates nothing.
+#[test]
+fn admin_refuses_a_data_dir_that_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("filestor");
+    let out = bin()
+        .args(["admin", "account", "list", "--data-dir"])
+        .arg(&typo)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: config: data dir "), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!typo.exists(), "the mistyped dir was created");
 }

@@ -154,9 +154,14 @@ impl TestServer {
             }
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(filestore::server::run(app.clone(), listener, async move {
-            let _ = rx.await;
-        }));
+        let app_for_task = app.clone();
+        let task = tokio::spawn(async move {
+            filestore::server::run(app_for_task, listener, None, async move {
+                let _ = rx.await;
+            })
+            .await
+            .expect("server runs");
+        });
         // Ready when health answers: the server accepts connections only after
         // its start-up pass (crash recovery, expired files) is done.
         let http = reqwest::Client::new();
@@ -270,6 +275,24 @@ impl TestServer {
         fields: &[(&str, &str)],
     ) -> reqwest::Response {
         self.upload_as(&self.secret_key, name, bytes, fields).await
+    }
+
+    /// POST /v1/upload with `key` from a browser page on `origin`.
+    pub async fn upload_with_origin(
+        &self,
+        key: &str,
+        origin: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> reqwest::Response {
+        self.http
+            .post(self.url("/v1/upload"))
+            .bearer_auth(key)
+            .header("origin", origin)
+            .multipart(Self::form(name, bytes, &[]))
+            .send()
+            .await
+            .expect("upload request")
     }
 
     /// POST /v1/upload with `key` and a ready form.

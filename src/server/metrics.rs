@@ -1,0 +1,73 @@
+//! `--metrics-listen ADDR`: Prometheus text at `/metrics`, on an address of
+//! its own so that it never shows on the public listener. The series:
+//! - `filestore_http_requests_total{method,route,status}`,
+//!   `filestore_http_request_duration_seconds{route}` (histogram),
+//!   `filestore_http_request_bytes_total{route}`,
+//!   `filestore_http_response_bytes_total{route}` (from [`super::observe`]);
+//! - `filestore_uploads_total`, `filestore_upload_bytes_total` (committed uploads);
+//! - `filestore_store_errors_total` (blob store failures);
+//! - `filestore_db_pool_connections`, `filestore_db_pool_idle_connections`.
+
+use crate::service::App;
+use axum::http::header;
+use axum::routing::get;
+use axum::Router;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+/// Latency buckets, in seconds: 0.5 ms to 30 s.
+const BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// The process's metrics recorder, installed on first use (one per process:
+/// every server of the process reports into it).
+pub(crate) fn recorder() -> Result<&'static PrometheusHandle, String> {
+    static HANDLE: OnceLock<Result<PrometheusHandle, String>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
+                .map_err(|e| e.to_string())?
+                .install_recorder()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Serves `/metrics` on `listener` until `shutdown` completes.
+pub(crate) async fn serve(
+    app: Arc<App>,
+    listener: tokio::net::TcpListener,
+    handle: &'static PrometheusHandle,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let router = Router::new().route(
+        "/metrics",
+        get(move || {
+            let app = app.clone();
+            async move {
+                (
+                    [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                    render(&app, handle),
+                )
+            }
+        }),
+    );
+    if let Err(e) = axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+    {
+        tracing::error!(error = %e, "metrics listener failed");
+    }
+}
+
+/// The gauges read at scrape time, then the whole text.
+fn render(app: &App, handle: &PrometheusHandle) -> String {
+    let pool = app.db.pool_state();
+    metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
+    metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));
+    handle.render()
+}

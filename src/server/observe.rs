@@ -1,0 +1,78 @@
+//! What every request leaves behind: one `info` access-log line (method,
+//! route, status, bytes in and out, duration, account id; never a key, a
+//! query string or a file name) and its metrics (requests by route and
+//! status, latency, bytes). The metrics cost nothing unless a recorder is
+//! installed (`--metrics-listen`, see [`super::metrics`]).
+
+use axum::extract::{MatchedPath, Request};
+use axum::http::{header, HeaderMap};
+use axum::middleware::Next;
+use axum::response::Response;
+use http_body::Body as _;
+use std::time::Instant;
+
+/// The account a response was for, put in the response's extensions by the
+/// auth guard (the CDN's account is in its path).
+#[derive(Debug, Clone)]
+pub(crate) struct AccountTag(pub(crate) String);
+
+/// The middleware: times the request and reports it once its response head
+/// is ready (a download's body may still be streaming then).
+pub(crate) async fn observe(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    // The route's template (`/v1/files/{id}`), not the path: no file names
+    // or ids in metric labels, and a bounded number of series.
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str())
+        .to_string();
+    let cdn_account = (route.starts_with("/live/"))
+        .then(|| req.uri().path().split('/').nth(2).map(str::to_string))
+        .flatten();
+    let bytes_in = content_length(req.headers()).unwrap_or(0);
+    let response = next.run(req).await;
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    let bytes_out = content_length(response.headers())
+        .or_else(|| response.body().size_hint().exact())
+        .unwrap_or(0);
+    let account = response
+        .extensions()
+        .get::<AccountTag>()
+        .map(|a| a.0.clone())
+        .or(cdn_account)
+        .unwrap_or_default();
+    tracing::info!(
+        target: "filestore::access",
+        method = %method,
+        route = %route,
+        status,
+        bytes_in,
+        bytes_out,
+        duration_ms = elapsed.as_secs_f64() * 1000.0,
+        account = %account,
+    );
+    let labels = [
+        ("method", method.to_string()),
+        ("route", route.clone()),
+        ("status", status.to_string()),
+    ];
+    metrics::counter!("filestore_http_requests_total", &labels).increment(1);
+    metrics::histogram!("filestore_http_request_duration_seconds", "route" => route.clone())
+        .record(elapsed.as_secs_f64());
+    metrics::counter!("filestore_http_request_bytes_total", "route" => route.clone())
+        .increment(bytes_in);
+    metrics::counter!("filestore_http_response_bytes_total", "route" => route).increment(bytes_out);
+    response
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}

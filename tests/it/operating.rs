@@ -1,0 +1,226 @@
+//! What an operator sees of a running `serve`: one access-log line per
+//! request (text without colour on a pipe, or JSON), and Prometheus metrics
+//! on their own listener.
+
+use super::serve_admin_cli::{bin, free_port, terminate};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A `serve` whose stderr lines are all kept.
+struct Served {
+    child: Child,
+    port: u16,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Served {
+    fn start(data: &std::path::Path, more: &[&str]) -> Served {
+        let port = free_port();
+        let mut child = bin()
+            .args(["serve", "--data-dir"])
+            .arg(data)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(more)
+            .env_remove("RUST_LOG")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let reader = BufReader::new(child.stderr.take().unwrap());
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let served = Served { child, port, lines };
+        served.wait_for(|l| l.contains("serving"));
+        served
+    }
+
+    /// Waits until a line matches; returns it.
+    fn wait_for(&self, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(l) = self.lines.lock().unwrap().iter().find(|l| pred(l)) {
+                return l.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no such line in {:?}",
+                self.lines.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn key(&self) -> String {
+        let login = self.wait_for(|l| l.starts_with("filestore login "));
+        login.rsplit(' ').next().unwrap().to_string()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The access-log lines (JSON format) seen so far.
+    fn access_lines(&self) -> Vec<serde_json::Value> {
+        self.lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["target"] == "filestore::access")
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_access_log_and_prometheus_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = free_port();
+    let metrics_addr = format!("127.0.0.1:{metrics_port}");
+    let mut served = Served::start(
+        dir.path(),
+        &["--log-format", "json", "--metrics-listen", &metrics_addr],
+    );
+    served.wait_for(|l| l.contains(&format!("metrics at http://{metrics_addr}/metrics")));
+    let key = served.key();
+    let http = reqwest::Client::new();
+    assert_eq!(
+        http.get(served.url("/v1/health"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let form = reqwest::multipart::Form::new()
+        .text("private", "true")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(b"hello".to_vec()).file_name("secret name.txt"),
+        );
+    let up = http
+        .post(served.url("/v1/upload"))
+        .bearer_auth(&key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(up.status(), 201);
+    let file: serde_json::Value = up.json().await.unwrap();
+    let signed: serde_json::Value = http
+        .post(served.url(&format!(
+            "/v1/files/{}/signed-url",
+            file["id"].as_str().unwrap()
+        )))
+        .bearer_auth(&key)
+        .json(&serde_json::json!({"expires_in": 60}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let cdn = http
+        .get(signed["url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cdn.status(), 200);
+    assert_eq!(cdn.bytes().await.unwrap().as_ref(), b"hello");
+    let missing = http
+        .get(served.url("/v1/files/f_nothing"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // One access line per request, with the route's template, never a key,
+    // a signature or a file name.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while served.access_lines().len() < 5 {
+        assert!(Instant::now() < deadline, "{:?}", served.access_lines());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lines = served.access_lines();
+    let find = |route: &str| {
+        lines
+            .iter()
+            .find(|l| l["route"] == route)
+            .unwrap_or_else(|| panic!("no access line for {route}: {lines:?}"))
+    };
+    let upload = find("/v1/upload");
+    assert_eq!(upload["status"], 201);
+    assert_eq!(upload["method"], "POST");
+    assert!(upload["bytes_in"].as_u64().unwrap() > 5, "{upload}");
+    assert!(upload["bytes_out"].as_u64().unwrap() > 0, "{upload}");
+    assert!(upload["duration_ms"].as_f64().unwrap() >= 0.0);
+    let account = upload["account"].as_str().unwrap();
+    assert!(account.starts_with("acc_"), "{upload}");
+    let download = find("/live/{account}/{file}/{name}");
+    assert_eq!(download["status"], 200);
+    assert_eq!(download["bytes_out"], 5);
+    assert_eq!(download["account"], account);
+    assert_eq!(find("/v1/health")["account"], "");
+    assert_eq!(find("/v1/files/{id}")["status"], 404);
+    let all = lines
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for secret in [key.as_str(), "signature", "secret name", "secret%20name"] {
+        assert!(!all.contains(secret), "{secret:?} in the access log: {all}");
+    }
+
+    // The metrics, on their own listener only.
+    let text = http
+        .get(format!("http://{metrics_addr}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for want in [
+        "filestore_http_requests_total{method=\"POST\",route=\"/v1/upload\",status=\"201\"} 1",
+        "filestore_http_requests_total{method=\"GET\",route=\"/v1/files/{id}\",status=\"404\"} 1",
+        "filestore_http_request_duration_seconds_bucket{route=\"/v1/health\",le=\"0.5\"}",
+        "filestore_http_response_bytes_total{route=\"/live/{account}/{file}/{name}\"} 5",
+        "filestore_uploads_total 1",
+        "filestore_upload_bytes_total 5",
+        "filestore_db_pool_connections ",
+        "filestore_db_pool_idle_connections ",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+    let public = http.get(served.url("/metrics")).send().await.unwrap();
+    assert_eq!(public.status(), 404, "metrics are not on the API listener");
+    assert!(terminate(&mut served.child).success());
+}
+
+#[test]
+fn text_logs_carry_no_colour_on_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut served = Served::start(dir.path(), &[]);
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
+    use std::io::{Read, Write};
+    write!(
+        s,
+        "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let line = served.wait_for(|l| l.contains("filestore::access"));
+    assert!(line.contains("route=/v1/health"), "{line}");
+    assert!(line.contains("status=200"), "{line}");
+    assert!(!line.contains('\u{1b}'), "ANSI escape in {line:?}");
+    assert!(terminate(&mut served.child).success());
+}
