@@ -3,22 +3,30 @@
 use serde::{Deserialize, Serialize};
 
 /// A stored file, as upload, get and list return it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FileRecord {
+    /// `f_` and 44 hex digits.
+    #[schema(pattern = "^f_[0-9a-f]{44}$")]
     pub id: String,
+    /// `{cdn_url}/live/<account>/<file>/<name>`; null for a private file.
+    #[schema(format = "uri")]
     pub url: Option<String>,
     pub name: String,
     pub folder: Option<String>,
     pub size: u64,
+    /// MIME type.
     #[serde(rename = "type")]
     pub content_type: String,
     pub private: bool,
+    /// When the file is deleted; null when permanent.
+    #[schema(format = DateTime)]
     pub expires_at: Option<String>,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 
 /// One page of `GET /v1/files`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FileList {
     pub files: Vec<FileRecord>,
     pub has_more: bool,
@@ -26,31 +34,37 @@ pub struct FileList {
 }
 
 /// Answer of `POST /v1/files/{id}/signed-url`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SignedUrl {
+    #[schema(format = "uri")]
     pub url: String,
+    #[schema(format = DateTime)]
     pub expires_at: String,
 }
 
 /// Body of `POST /v1/files/{id}/signed-url`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct SignedUrlRequest {
+    /// Seconds the URL stays valid.
+    #[schema(minimum = 1, maximum = 604800)]
     pub expires_in: u64,
 }
 
 /// Answer of `DELETE /v1/files/{id}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DeleteResult {
     pub success: bool,
 }
 
 /// Answer of `GET /v1/usage`: the spec's four fields, plus (an addition, so
 /// that clients can show "used of quota") the plan's name and its limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Usage {
     pub storage_bytes: u64,
     pub bandwidth_bytes: u64,
     pub upload_count: u64,
+    /// First day of the billing period (calendar month, UTC).
+    #[schema(format = Date)]
     pub period_start: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
@@ -60,7 +74,7 @@ pub struct Usage {
 
 /// The plan's limits, in the units of the usage counters they bound:
 /// storage quota, monthly bandwidth (fair use), monthly uploads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct UsageLimits {
     pub storage_bytes: u64,
     pub bandwidth_bytes: u64,
@@ -68,8 +82,10 @@ pub struct UsageLimits {
 }
 
 /// One dependency of the health report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct HealthCheck {
+    /// `ok` or `error`.
+    #[schema(pattern = "^(ok|error)$")]
     pub status: String,
     pub latency_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,20 +93,23 @@ pub struct HealthCheck {
 }
 
 /// Answer of `GET /v1/health`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Health {
+    /// `ok` or `degraded`.
+    #[schema(pattern = "^(ok|degraded)$")]
     pub status: String,
+    #[schema(format = DateTime)]
     pub timestamp: String,
     pub checks: std::collections::BTreeMap<String, HealthCheck>,
 }
 
 /// The envelope of every error response: `{"error": {"code", "message"}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct ErrorBody {
     pub error: ErrorDetail,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct ErrorDetail {
     pub code: String,
     pub message: String,

@@ -10,7 +10,7 @@ proptest! {
     fn expires_accepts_exactly_number_unit_up_to_a_year(raw in "\\PC{0,12}") {
         if let Ok(d) = validate::expires(&raw) {
             prop_assert!(d.as_secs() >= 1 && d <= validate::MAX_EXPIRES);
-            let t = raw.trim();
+            let t = raw.as_str();
             prop_assert!(t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit()));
             prop_assert!("smhdw".contains(&t[t.len() - 1..]));
         }
@@ -75,6 +75,90 @@ proptest! {
         prop_assert_eq!(s.verify(&acc, "f_other", expires, &sig, 0), Verdict::Invalid);
         if garbage.to_ascii_lowercase() != sig {
             prop_assert_eq!(s.verify(&acc, &file, expires, &garbage, 0), Verdict::Invalid);
+        }
+    }
+}
+
+/// The OpenAPI patterns say exactly what the validators accept (the
+/// schemathesis run in CI relies on it both ways).
+mod patterns_match_the_validators {
+    use super::validate;
+    use proptest::prelude::*;
+
+    fn re(pattern: &str) -> regex::Regex {
+        regex::Regex::new(pattern).expect("a valid pattern")
+    }
+
+    #[test]
+    fn on_the_edges() {
+        let expires = re(&validate::expires_pattern());
+        for s in [
+            "",
+            "1s",
+            "0s",
+            "00h",
+            "01h",
+            "365d",
+            "366d",
+            "52w",
+            "53w",
+            "8760h",
+            "8761h",
+            "525600m",
+            "525601m",
+            "31536000s",
+            "31536001s",
+            "1H",
+            " 1h",
+            "1h ",
+            "1",
+            "h",
+        ] {
+            assert_eq!(
+                expires.is_match(s),
+                s.is_empty() || validate::expires(s).is_ok(),
+                "expires {s:?}"
+            );
+        }
+        let folder = re(validate::FOLDER_PATTERN);
+        for s in [
+            "", "/", "a", "/a/", "a//b", "./a", "a/.", "..", ".a", "..a", "a/..b/c", "a b", "é",
+        ] {
+            assert_eq!(
+                folder.is_match(s),
+                validate::folder(s).is_ok(),
+                "folder {s:?}"
+            );
+        }
+        let boolean = re(validate::BOOLEAN_PATTERN);
+        for s in [
+            "", "true", "TRUE", "No", "oFF", "1", "0", " true", "2", "yes ",
+        ] {
+            assert_eq!(
+                boolean.is_match(s),
+                validate::boolean(s).is_ok(),
+                "boolean {s:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn expires(raw in "[0-9]{0,9}[smhdwSx ]?") {
+            let matched = re(&validate::expires_pattern()).is_match(&raw);
+            prop_assert_eq!(matched, raw.is_empty() || validate::expires(&raw).is_ok());
+        }
+
+        #[test]
+        fn folder(raw in "[a./_ -]{0,12}") {
+            let matched = re(validate::FOLDER_PATTERN).is_match(&raw);
+            prop_assert_eq!(matched, validate::folder(&raw).is_ok());
+        }
+
+        #[test]
+        fn boolean(raw in "[tTrRuUeEfFaAlLsSyYnNoO01 ]{0,5}") {
+            let matched = re(validate::BOOLEAN_PATTERN).is_match(&raw);
+            prop_assert_eq!(matched, validate::boolean(&raw).is_ok());
         }
     }
 }

@@ -13,11 +13,11 @@ pub fn folder(raw: &str) -> Result<Option<String>, String> {
     if raw.is_empty() {
         return Ok(None);
     }
+    if raw.len() > 255 {
+        return Err("folder is longer than 255 bytes".into());
+    }
     if trimmed.is_empty() {
         return Err("folder must name at least one segment".into());
-    }
-    if trimmed.len() > 255 {
-        return Err("folder is longer than 255 bytes".into());
     }
     for seg in trimmed.split('/') {
         if seg.is_empty() || seg == "." || seg == ".." {
@@ -76,15 +76,16 @@ pub fn expires(raw: &str) -> Result<Duration, String> {
     let bad = || {
         format!("expires {raw:?}: use a positive number and a unit s, m, h, d or w (e.g. 1h, 7d), at most 365d")
     };
-    match unit_duration_secs(raw.trim()) {
+    match unit_duration_secs(raw) {
         Some(secs) if secs > 0 && secs <= MAX_EXPIRES.as_secs() => Ok(Duration::from_secs(secs)),
         _ => Err(bad()),
     }
 }
 
-/// A form boolean: true/false (also 1/0, yes/no, on/off), any case.
+/// A form boolean: true/false (also 1/0, yes/no, on/off), any case; empty
+/// is false.
 pub fn boolean(raw: &str) -> Result<bool, String> {
-    match raw.trim().to_ascii_lowercase().as_str() {
+    match raw.to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" | "" => Ok(false),
         _ => Err(format!("private {raw:?}: use true or false")),
@@ -99,6 +100,83 @@ pub fn limit(raw: Option<&str>) -> Result<u32, String> {
             Ok(n) if (1..=100).contains(&n) => Ok(n),
             _ => Err(format!("limit {s:?}: use an integer from 1 to 100")),
         },
+    }
+}
+
+/// The OpenAPI `pattern` of a folder: exactly what [`folder`] accepts but
+/// for the length (the schema's `maxLength`). Empty is the root.
+pub(crate) const FOLDER_PATTERN: &str = concat!(
+    r"^(/*",
+    r"([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+)",
+    r"(/([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+))*",
+    r"/*)?$"
+);
+
+/// The OpenAPI `pattern` of a form boolean: exactly what [`boolean`] accepts.
+pub(crate) const BOOLEAN_PATTERN: &str =
+    "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0|[Yy][Ee][Ss]|[Nn][Oo]|[Oo][Nn]|[Oo][Ff][Ff])?$";
+
+/// The OpenAPI `pattern` of `expires`: exactly what [`expires`] accepts
+/// (leading zeros included, at most [`MAX_EXPIRES`] in every unit), or empty
+/// (no expiry).
+pub(crate) fn expires_pattern() -> String {
+    let max = MAX_EXPIRES.as_secs();
+    let units: Vec<String> = [
+        ('s', 1),
+        ('m', 60),
+        ('h', 3600),
+        ('d', 86_400),
+        ('w', 604_800),
+    ]
+    .iter()
+    .map(|(unit, per)| format!("0*({}){unit}", one_to(max / per)))
+    .collect();
+    format!("^({})?$", units.join("|"))
+}
+
+/// A regex (no anchors) of the decimal numbers 1..=n, without leading zeros.
+fn one_to(n: u64) -> String {
+    let digits: Vec<u32> = n
+        .to_string()
+        .chars()
+        .filter_map(|c| c.to_digit(10))
+        .collect();
+    let len = digits.len();
+    let mut parts = Vec::new();
+    if len > 1 {
+        // Every number with fewer digits.
+        parts.push(format!("[1-9][0-9]{{0,{}}}", len - 2));
+    }
+    // Numbers of n's length, up to n: a prefix of n, then a smaller digit,
+    // then anything.
+    for (i, &d) in digits.iter().enumerate() {
+        let lowest = u32::from(i == 0);
+        if d > lowest {
+            let prefix: String = digits[..i].iter().map(|d| d.to_string()).collect();
+            parts.push(format!(
+                "{prefix}[{lowest}-{}][0-9]{{{}}}",
+                d - 1,
+                len - i - 1
+            ));
+        }
+    }
+    parts.push(n.to_string());
+    parts.join("|")
+}
+
+/// A JSON number that is a non-negative integer (`86` or `86.0`: JSON
+/// Schema's `integer` is any number without a fraction).
+pub(crate) fn json_integer(v: &serde_json::Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let f = v.as_f64()?;
+    // Below 2^53 every integer is exact in an f64; past it the value is
+    // out of any range this API takes anyway.
+    if f.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(&f) {
+        format!("{f:.0}").parse().ok()
+    } else {
+        None
     }
 }
 
@@ -131,6 +209,24 @@ pub fn content_type(part_type: Option<&str>, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_integers_include_whole_floats() {
+        use serde_json::json;
+        for (v, want) in [
+            (json!(86), Some(86)),
+            (json!(86.0), Some(86)),
+            (json!(0), Some(0)),
+            (json!(86.5), None),
+            (json!(-1), None),
+            (json!(-1.0), None),
+            (json!(1e300), None),
+            (json!("86"), None),
+            (json!(null), None),
+        ] {
+            assert_eq!(json_integer(&v), want, "{v}");
+        }
+    }
 
     #[test]
     fn folders() {

@@ -41,7 +41,7 @@ pub(crate) async fn read(
             }
             "expires" => {
                 let raw = text(field).await?;
-                fields.expires = if raw.trim().is_empty() {
+                fields.expires = if raw.is_empty() {
                     None
                 } else {
                     Some(validate::expires(&raw).map_err(ApiError::BadRequest)?)

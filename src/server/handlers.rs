@@ -2,7 +2,10 @@
 //! the answer. Every rejection of axum's extractors becomes a 400 envelope.
 
 use super::auth::Caller;
-use crate::api::{DeleteResult, FileList, FileRecord, Health, HealthCheck, SignedUrl, Usage};
+use crate::api::{
+    DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, SignedUrl,
+    SignedUrlRequest, Usage,
+};
 use crate::domain::validate;
 use crate::error::ApiError;
 use crate::service::{files, upload, usage, App};
@@ -17,6 +20,24 @@ use std::time::{Duration, Instant};
 
 type AppState = State<Arc<App>>;
 
+/// Store a file.
+#[utoipa::path(post, path = "/v1/upload", tag = "files",
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$",
+        description = "1-255 visible ASCII characters: a retry with the same key within 24 h answers the same file")),
+    responses(
+        (status = 201, description = "Stored", body = FileRecord, headers(
+            ("Location" = String, description = "/v1/files/{id}"),
+            ("X-RateLimit-Limit" = u64), ("X-RateLimit-Remaining" = u64), ("X-RateLimit-Reset" = u64))),
+        (status = 400, description = "No file part, or an invalid field", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "Origin not allowed, private upload with a public key, or grace period", body = ErrorBody),
+        (status = 408, description = "The body stopped arriving", body = ErrorBody),
+        (status = 413, description = "File too large, or storage quota exceeded", body = ErrorBody),
+        (status = 429, description = "Rate limit or monthly uploads reached", body = ErrorBody),
+        (status = 503, description = "Blob store unavailable", body = ErrorBody),
+        (status = 507, description = "The server's disk is full", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
 pub(crate) async fn upload(
     State(app): AppState,
     caller: Caller,
@@ -53,6 +74,16 @@ pub(crate) async fn upload(
         .into_response())
 }
 
+/// List files, newest first.
+#[utoipa::path(get, path = "/v1/files", tag = "files",
+    params(files::ListParams),
+    responses(
+        (status = 200, description = "One page", body = FileList),
+        (status = 400, description = "Invalid folder, limit or cursor", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
 pub(crate) async fn list(
     State(app): AppState,
     caller: Caller,
@@ -62,6 +93,16 @@ pub(crate) async fn list(
     Ok(Json(files::list(&app, &caller.account.id, params).await?))
 }
 
+/// A file's record.
+#[utoipa::path(get, path = "/v1/files/{id}", tag = "files",
+    params(("id" = String, Path, description = "The file's id")),
+    responses(
+        (status = 200, description = "The file", body = FileRecord),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+        (status = 404, description = "No such file (or deleted, or expired)", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
 pub(crate) async fn get(
     State(app): AppState,
     caller: Caller,
@@ -71,6 +112,16 @@ pub(crate) async fn get(
     Ok(Json(files::record(&app, &row)))
 }
 
+/// Delete a file, at once and for good.
+#[utoipa::path(delete, path = "/v1/files/{id}", tag = "files",
+    params(("id" = String, Path, description = "The file's id")),
+    responses(
+        (status = 200, description = "Deleted", body = DeleteResult),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+        (status = 404, description = "No such file (or already deleted)", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
 pub(crate) async fn delete(
     State(app): AppState,
     caller: Caller,
@@ -80,6 +131,20 @@ pub(crate) async fn delete(
     Ok(Json(DeleteResult { success: true }))
 }
 
+/// A signed URL of a file on the CDN routes.
+#[utoipa::path(post, path = "/v1/files/{id}/signed-url", tag = "files",
+    params(("id" = String, Path, description = "The file's id")),
+    request_body(content = SignedUrlRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The URL", body = SignedUrl, headers(
+            ("X-RateLimit-Limit" = u64), ("X-RateLimit-Remaining" = u64), ("X-RateLimit-Reset" = u64))),
+        (status = 400, description = "A missing or invalid expires_in", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+        (status = 404, description = "No such file", body = ErrorBody),
+        (status = 429, description = "Rate limit reached", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
 pub(crate) async fn signed_url(
     State(app): AppState,
     caller: Caller,
@@ -94,8 +159,8 @@ pub(crate) async fn signed_url(
     })?;
     let expires_in = body
         .get("expires_in")
-        .ok_or_else(|| ApiError::bad_request("expires_in is required"))?
-        .as_u64()
+        .ok_or_else(|| ApiError::bad_request("expires_in is required"))?;
+    let expires_in = validate::json_integer(expires_in)
         .ok_or_else(|| ApiError::bad_request("expires_in must be an integer from 1 to 604800"))?;
     let expires_in = validate::expires_in(expires_in).map_err(ApiError::BadRequest)?;
     Ok(Json(
@@ -103,6 +168,16 @@ pub(crate) async fn signed_url(
     ))
 }
 
+/// The account's usage this billing period.
+#[utoipa::path(get, path = "/v1/usage", tag = "account",
+    responses(
+        (status = 200, description = "Usage", body = Usage, headers(
+            ("X-RateLimit-Limit" = u64), ("X-RateLimit-Remaining" = u64), ("X-RateLimit-Reset" = u64))),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+        (status = 429, description = "Rate limit reached", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
 pub(crate) async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
     Ok(Json(usage::record(&app, &caller.account).await?))
 }
@@ -134,6 +209,12 @@ where
     }
 }
 
+/// The server's health; needs no key.
+#[utoipa::path(get, path = "/v1/health", tag = "operating",
+    responses(
+        (status = 200, description = "Every check ok", body = Health),
+        (status = 503, description = "Some check failed (degraded)", body = Health),
+    ))]
 pub(crate) async fn health(State(app): AppState) -> Response {
     let storage = async {
         app.disk.check()?;

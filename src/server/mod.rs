@@ -11,6 +11,7 @@ pub(crate) mod form;
 pub(crate) mod handlers;
 pub(crate) mod metrics;
 pub(crate) mod observe;
+pub(crate) mod openapi;
 
 use crate::service::{bandwidth, collector, App, StartError};
 use auth::Access;
@@ -69,6 +70,7 @@ pub fn router(app: Arc<App>) -> Router {
     let max_header_bytes = app.config.max_header_bytes;
     upload
         .merge(api)
+        .merge(openapi::routes())
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .with_state(app)

@@ -1,0 +1,244 @@
+//! The OpenAPI 3.1 document of the API (`GET /v1/openapi.json`), generated
+//! from the handlers' `#[utoipa::path]` annotations and the wire types of
+//! `crate::api`, and the reference page (`GET /v1/docs`: Swagger UI, served
+//! from the binary, no outside network).
+
+use crate::api::{
+    DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, SignedUrl,
+    SignedUrlRequest, Usage, UsageLimits,
+};
+use crate::domain::validate;
+use axum::Router;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, SchemaFormat, SchemaType, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, KnownFormat, PathItem, Required, ResponseBuilder, ResponsesBuilder,
+};
+use utoipa::{Modify, OpenApi};
+use utoipa_swagger_ui::SwaggerUi;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "filestore",
+        description = "Store files, list them, hand out links. Every path under /v1 but \
+/v1/health, /v1/openapi.json and /v1/docs takes `Authorization: Bearer <key>` (secret keys \
+`sk_…`; public keys `pk_…` may only upload, from their origins). Errors are always \
+`{\"error\": {\"code\", \"message\"}}`.",
+        license(name = "MIT")
+    ),
+    paths(
+        super::handlers::upload,
+        super::handlers::list,
+        super::handlers::get,
+        super::handlers::delete,
+        super::handlers::signed_url,
+        super::handlers::usage,
+        super::handlers::health,
+    ),
+    components(schemas(
+        FileRecord, FileList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
+        Health, HealthCheck, ErrorBody, ErrorDetail
+    )),
+    modifiers(&Additions),
+    tags(
+        (name = "files", description = "Uploads, records, deletion, signed URLs"),
+        (name = "account", description = "Usage"),
+        (name = "cdn", description = "File bytes"),
+        (name = "operating", description = "Health and this document"),
+    )
+)]
+struct ApiDoc;
+
+/// What the annotations cannot say: the bearer scheme, the upload form
+/// (read by hand from the multipart stream) and the CDN route.
+struct Additions;
+
+impl Modify for Additions {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        if let Some(op) = doc
+            .paths
+            .paths
+            .get_mut("/v1/upload")
+            .and_then(|item| item.post.as_mut())
+        {
+            op.request_body = Some(upload_form());
+        }
+        let list_params = doc
+            .paths
+            .paths
+            .get_mut("/v1/files")
+            .and_then(|item| item.get.as_mut())
+            .and_then(|op| op.parameters.as_mut());
+        for p in list_params.into_iter().flatten() {
+            if p.name == "folder" {
+                p.schema = Some(folder_schema().into());
+            }
+        }
+        doc.paths.paths.insert(
+            "/live/{account}/{file}/{name}".into(),
+            PathItem::from_http_methods([HttpMethod::Get, HttpMethod::Head], cdn_operation()),
+        );
+    }
+}
+
+/// A folder, as [`validate::folder`] takes it.
+fn folder_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::String))
+        .description(Some(
+            "Folder: 1-255 bytes of A-Z a-z 0-9 - _ . / segments (no empty, . or .. segment); \
+leading and trailing / are dropped; empty is the root",
+        ))
+        .pattern(Some(validate::FOLDER_PATTERN))
+        .max_length(Some(255))
+}
+
+/// `multipart/form-data`: `file` (required), `folder`, `private`, `expires`.
+fn upload_form() -> utoipa::openapi::request_body::RequestBody {
+    let text = |description: &str, pattern: &str| {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::new(Type::String))
+            .description(Some(description))
+            .pattern(Some(pattern))
+    };
+    let form = ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::Object))
+        // Other fields are read and ignored; a part's name must still be one
+        // an HTTP header can carry (no control characters, no quote).
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(SchemaType::new(Type::String))
+                .pattern(Some("^[^\\x00-\\x1f\\x7f\"\\\\]*$")),
+        ))
+        .property(
+            "file",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::new(Type::String))
+                .format(Some(SchemaFormat::Custom("binary".into())))
+                .description(Some("The bytes; the part's file name is the file's name")),
+        )
+        .required("file")
+        .property("folder", folder_schema())
+        .property(
+            "private",
+            text(
+                "true makes the file private (secret keys only); also 1/0, yes/no, on/off, any case",
+                validate::BOOLEAN_PATTERN,
+            ),
+        )
+        .property(
+            "expires",
+            text(
+                "Delete after this long: a number and s, m, h, d or w, at most 365 days",
+                &validate::expires_pattern(),
+            ),
+        );
+    RequestBodyBuilder::new()
+        .content(
+            "multipart/form-data",
+            ContentBuilder::new().schema(Some(form)).build(),
+        )
+        .required(Some(Required::True))
+        .build()
+}
+
+/// `GET`/`HEAD /live/{account}/{file}/{name}`: the bytes.
+fn cdn_operation() -> utoipa::openapi::path::Operation {
+    let path_param = |name: &str, description: &str| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Path)
+            .required(Required::True)
+            .description(Some(description))
+            .schema(Some(
+                ObjectBuilder::new().schema_type(SchemaType::new(Type::String)),
+            ))
+            .build()
+    };
+    let query_param = |name: &str, description: &str| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Query)
+            .required(Required::False)
+            .description(Some(description))
+            .schema(Some(
+                ObjectBuilder::new().schema_type(SchemaType::new(Type::String)),
+            ))
+            .build()
+    };
+    let error = |description: &str| {
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
+                    .build(),
+            )
+            .build()
+    };
+    let bytes = || {
+        ContentBuilder::new()
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::new(Type::String))
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary))),
+            ))
+            .build()
+    };
+    OperationBuilder::new()
+        .tag("cdn")
+        .summary(Some("A file's bytes"))
+        .description(Some(
+            "Public files for anyone; private ones with a valid signed URL. One byte range \
+(206), conditional requests (304). No key: any key sent is ignored.",
+        ))
+        .parameter(path_param("account", "The account's id"))
+        .parameter(path_param("file", "The file's id"))
+        .parameter(path_param("name", "The file's name"))
+        .parameter(query_param("expires", "Signed URLs: expiry, unix seconds"))
+        .parameter(query_param("signature", "Signed URLs: the signature"))
+        .responses(
+            ResponsesBuilder::new()
+                .response(
+                    "200",
+                    ResponseBuilder::new()
+                        .description("The bytes, with the file's type")
+                        .content("*/*", bytes())
+                        .build(),
+                )
+                .response(
+                    "206",
+                    ResponseBuilder::new()
+                        .description("One byte range")
+                        .content("*/*", bytes())
+                        .build(),
+                )
+                .response(
+                    "304",
+                    ResponseBuilder::new().description("Not modified").build(),
+                )
+                .response("403", error("Private file without a valid signature"))
+                .response("404", error("No such file (or deleted, or expired)"))
+                .response("416", error("Range outside the file")),
+        )
+        .build()
+}
+
+/// The document, as served.
+pub(crate) fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// `GET /v1/openapi.json` and the Swagger UI at `/v1/docs`.
+pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::from(SwaggerUi::new("/v1/docs").url("/v1/openapi.json", document()))
+}
