@@ -60,7 +60,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, ClientError> {
 }
 
 /// Runs a client command: resolve the settings, then `f`. Ctrl-C drops the
-/// command (its temporary files are removed) and exits 1.
+/// command (its temporary files are removed; a download keeps what it
+/// received, to resume) and exits 130.
 fn client<F, Fut>(g: &GlobalArgs, f: F) -> u8
 where
     F: FnOnce(Ctx) -> Fut,
@@ -74,7 +75,7 @@ where
         let ctx = Ctx::new(g)?;
         tokio::select! {
             result = f(ctx) => result,
-            _ = tokio::signal::ctrl_c() => Err(ClientError::Io("interrupted".into())),
+            _ = tokio::signal::ctrl_c() => Err(ClientError::Interrupted),
         }
     });
     // Don't wait for blocking tasks: after Ctrl-C during `upload -` from a

@@ -1,6 +1,7 @@
 //! `filestore download ID [-o FILE|DIR|-]`: streams the bytes from the file's
-//! URL (a signed URL for a private file) into a temporary file beside the
-//! target, checks the length, then renames it into place.
+//! URL (a signed URL for a private file) into `.filestore-<id>.part` beside
+//! the target, checks the length, then renames it into place. A download cut
+//! off keeps that file, and the next run resumes from its end.
 
 use super::context::{Ctx, NetArgs};
 use super::format;
@@ -60,7 +61,7 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         let transfer = progress.start(&file.name, file.size);
         let mut sink = Sink::Stdout(tokio::io::stdout());
         let n = client
-            .download(&url, &mut sink, transfer.as_ref(), &on_retry)
+            .download(&url, &mut sink, 0, transfer.as_ref(), &on_retry)
             .await?;
         check_length(n, file.size)?;
         transfer.done(&format!("downloaded {} ({})", file.name, format::bytes(n)));
@@ -72,35 +73,56 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".filestore-").suffix(".part");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Like any new file: 0666 minus the umask (applied by open(2)),
-        // rather than the 0600 of a temporary file.
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder.tempfile_in(&dir).map_err(|e| {
-        ClientError::io(format!("creating a temporary file in {}", dir.display()), e)
-    })?;
-    let handle = tmp
-        .reopen()
-        .map_err(|e| ClientError::io("opening the temporary file", e))?;
+    // A partial file named after the file's id: a download cut off (Ctrl-C,
+    // a network failure past the retries) keeps what it received there, and
+    // the next run resumes from its end (an id's bytes never change).
+    let part = dir.join(part_name(&file.id)?);
+    let mut handle = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&part)
+        .map_err(|e| ClientError::io(format!("opening {}", part.display()), e))?;
+    let held = handle
+        .metadata()
+        .map_err(|e| ClientError::io(format!("reading {}", part.display()), e))?
+        .len();
+    // Longer than the file: not ours to trust; start over.
+    let start = if held > file.size { 0 } else { held };
+    handle
+        .set_len(start)
+        .and_then(|()| std::io::Seek::seek(&mut handle, std::io::SeekFrom::Start(start)))
+        .map_err(|e| ClientError::io(format!("preparing {}", part.display()), e))?;
     let mut sink = Sink::File(tokio::fs::File::from_std(handle));
     let transfer = progress.start(&file.name, file.size);
-    let n = client
-        .download(&url, &mut sink, transfer.as_ref(), &on_retry)
-        .await?;
-    check_length(n, file.size)?;
+    if start > 0 {
+        progress.note(&format!(
+            "resuming {} at {} of {}",
+            file.id,
+            format::bytes(start),
+            format::bytes(file.size)
+        ));
+    }
+    let received = client
+        .download(&url, &mut sink, start, transfer.as_ref(), &on_retry)
+        .await
+        .and_then(|n| check_length(n, file.size).map(|()| n));
+    let n = match received {
+        Ok(n) => n,
+        Err(e) => {
+            drop(sink);
+            keep_or_remove(&part, progress.as_ref());
+            return Err(e);
+        }
+    };
     if let Sink::File(f) = &sink {
         f.sync_all()
             .await
             .map_err(|e| ClientError::io("writing the download", e))?;
     }
     drop(sink);
-    tmp.persist(&dest)
-        .map_err(|e| ClientError::io(format!("renaming into {}", dest.display()), e.error))?;
+    std::fs::rename(&part, &dest)
+        .map_err(|e| ClientError::io(format!("renaming into {}", dest.display()), e))?;
     transfer.done(&format!(
         "downloaded {} ({}) to {}",
         file.id,
@@ -134,6 +156,31 @@ fn destination(output: Option<&Path>, name: &str, force: bool) -> Result<PathBuf
         )));
     }
     Ok(target)
+}
+
+/// The partial file of file `id`: `.filestore-<id>.part`. The id comes from
+/// the server, so it must be a plain name.
+fn part_name(id: &str) -> Result<String, ClientError> {
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(ClientError::Protocol(format!("unusable file id {id:?}")));
+    }
+    Ok(format!(".filestore-{id}.part"))
+}
+
+/// After a failed download: a partial file with bytes in it stays (the next
+/// run resumes it), an empty one goes.
+fn keep_or_remove(part: &Path, progress: &dyn super::progress::Progress) {
+    match std::fs::metadata(part).map(|m| m.len()) {
+        Ok(0) => {
+            let _ = std::fs::remove_file(part);
+        }
+        Ok(n) => progress.note(&format!(
+            "kept {} in {}: the same command resumes from there",
+            format::bytes(n),
+            part.display()
+        )),
+        Err(_) => {}
+    }
 }
 
 fn check_length(got: u64, want: u64) -> Result<(), ClientError> {

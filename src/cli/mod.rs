@@ -62,6 +62,7 @@ exit_codes! {
     ("4", "not found (404): no such file, deleted or expired"),
     ("5", "limit: file too large or storage quota (413), rate limit or monthly uploads after retries (429)"),
     ("6", "server or network error (5xx, connection failures, timeouts, bad answers)"),
+    ("130", "interrupted (Ctrl-C); a download keeps what it received and resumes on the next run"),
 }
 
 /// The exit codes in full, for `--help` (the man pages have them as EXIT STATUS).

@@ -144,8 +144,8 @@ struct Bars {
 
 const TOTAL_TEMPLATE: &str = "{spinner} {msg:>11} [{bar:30.cyan/blue}] \
     {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}";
-const FILE_TEMPLATE: &str =
-    "  {wide_msg} [{bar:20}] {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec}";
+const FILE_TEMPLATE: &str = "  {wide_msg} [{bar:20}] {percent:>3}% \
+    {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}";
 
 impl Bars {
     fn new() -> Self {
@@ -258,7 +258,11 @@ impl Meter for BarTransfer {
 }
 
 impl Transfer for BarTransfer {
-    fn done(&self, _line: &str) {
+    fn done(&self, line: &str) {
+        // A lone transfer says how it ended (several have the total bar).
+        if self.total.is_none() {
+            self.bar.println(line);
+        }
         self.close();
     }
 

@@ -42,17 +42,21 @@ impl Sink {
 }
 
 impl Client {
-    /// Streams the body at `url` into `sink`; gives the number of bytes written.
+    /// Streams the body at `url` into `sink`, whose first `start` bytes are
+    /// already there (a download resumed: the rest is asked for with
+    /// `Range`); gives the number of bytes the sink then holds.
     pub async fn download(
         &self,
         url: &str,
         sink: &mut Sink,
+        start: u64,
         meter: &dyn Meter,
         on_retry: &(dyn Fn(&RetryNotice) + Sync),
     ) -> Result<u64, ClientError> {
         let write_err = |e: std::io::Error| ClientError::io("writing the download", e);
         let mut retrier = Retrier::new(self.policy(), on_retry);
-        let mut written = 0u64;
+        let mut written = start;
+        meter.add(start);
         let mut etag: Option<reqwest::header::HeaderValue> = None;
         loop {
             let mut req = self.anonymous(url);

@@ -19,6 +19,8 @@ pub mod exit {
     pub const LIMIT: u8 = 5;
     /// Server or network error.
     pub const SERVER: u8 = 6;
+    /// Interrupted (Ctrl-C): 128 + SIGINT, as shells report it.
+    pub const INTERRUPTED: u8 = 130;
 
     /// The exit status of an HTTP error status.
     pub fn for_status(status: u16) -> u8 {
@@ -51,6 +53,8 @@ pub enum ClientError {
     Io(String),
     /// Standard output was closed by the reader (`| head`): not a failure.
     BrokenPipe,
+    /// Ctrl-C: the command stopped where it was.
+    Interrupted,
 }
 
 impl ClientError {
@@ -91,6 +95,7 @@ impl ClientError {
             ClientError::Usage(_) => "usage",
             ClientError::Io(_) => "io",
             ClientError::BrokenPipe => "broken_pipe",
+            ClientError::Interrupted => "interrupted",
         }
     }
 
@@ -103,6 +108,7 @@ impl ClientError {
             | ClientError::Usage(m)
             | ClientError::Io(m) => m,
             ClientError::BrokenPipe => "standard output closed",
+            ClientError::Interrupted => "stopped by Ctrl-C",
         }
     }
 
@@ -122,6 +128,7 @@ impl ClientError {
             ClientError::Usage(_) => exit::USAGE,
             ClientError::Io(_) => exit::OTHER,
             ClientError::BrokenPipe => exit::OK,
+            ClientError::Interrupted => exit::INTERRUPTED,
         }
     }
 
@@ -147,6 +154,7 @@ impl ClientError {
             ClientError::Usage(m) => ClientError::Usage(f(m)),
             ClientError::Io(m) => ClientError::Io(f(m)),
             ClientError::BrokenPipe => ClientError::BrokenPipe,
+            ClientError::Interrupted => ClientError::Interrupted,
         }
     }
 }

@@ -219,8 +219,11 @@ async fn ctrl_c_during_a_stdin_upload_exits() {
     };
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("error: io: interrupted"), "{stderr}");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("error: interrupted: stopped by Ctrl-C"),
+        "{stderr}"
+    );
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "spool removed");
 }
 

@@ -399,3 +399,110 @@ async fn a_failed_download_leaves_no_temporary_file() {
     assert!(r.stderr.contains("(after 1 retry)"), "{r:?}");
     server.abort();
 }
+
+/// Ctrl-C during a download: exit 130, and `.filestore-<id>.part` keeps the
+/// bytes received; the same command then resumes from there with `Range`.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_keeps_a_partial_download_and_the_next_run_resumes_it() {
+    use axum::http::{header, HeaderMap, StatusCode};
+    let content = crate::cli_common::pattern(200_000, 7);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let record = serde_json::json!({
+        "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
+        "folder": null, "size": 200_000, "type": "application/octet-stream", "private": false,
+        "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+    });
+    let ranges: Arc<std::sync::Mutex<Vec<Option<String>>>> = Default::default();
+    let (body, log) = (content.clone(), ranges.clone());
+    let cdn = move |headers: HeaderMap| {
+        let (body, log) = (body.clone(), log.clone());
+        async move {
+            let range = headers
+                .get(header::RANGE)
+                .map(|v| v.to_str().unwrap().to_string());
+            log.lock().unwrap().push(range.clone());
+            match range {
+                // The first answer sends 50,000 bytes, then nothing more.
+                None => {
+                    use futures_util::StreamExt;
+                    let first = Ok::<_, std::io::Error>(body[..50_000].to_vec());
+                    let stall = futures_util::stream::pending();
+                    axum::http::Response::builder()
+                        .header(header::CONTENT_LENGTH, body.len())
+                        .body(axum::body::Body::from_stream(
+                            futures_util::stream::iter([first]).chain(stall),
+                        ))
+                        .unwrap()
+                }
+                Some(r) => {
+                    let start: usize = r
+                        .trim_start_matches("bytes=")
+                        .trim_end_matches('-')
+                        .parse()
+                        .unwrap();
+                    axum::http::Response::builder()
+                        .status(StatusCode::PARTIAL_CONTENT)
+                        .header(
+                            header::CONTENT_RANGE,
+                            format!("bytes {start}-{}/{}", body.len() - 1, body.len()),
+                        )
+                        .body(axum::body::Body::from(body[start..].to_vec()))
+                        .unwrap()
+                }
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/v1/files/f_1",
+            axum::routing::get(move || async move { axum::Json(record) }),
+        )
+        .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let cli = Cli::new(&base, "sk_any");
+    let out_dir = cli.cwd().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let part = out_dir.join(".filestore-f_1.part");
+    let args = ["download", "f_1", "-o", out_dir.to_str().unwrap()];
+    let mut cmd = cli.command(&args, true);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let waited = Instant::now();
+    while std::fs::metadata(&part).map_or(0, |m| m.len()) < 50_000 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the download never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "no exit after Ctrl-C");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("error: interrupted"), "{stderr}");
+    assert_eq!(std::fs::read(&part).unwrap(), content[..50_000]);
+    assert!(!out_dir.join("data.bin").exists());
+
+    let r = cli.run(&args).await;
+    r.expect(0);
+    assert_eq!(std::fs::read(out_dir.join("data.bin")).unwrap(), content);
+    assert!(!part.exists(), "the partial file became the download");
+    assert_eq!(
+        ranges.lock().unwrap().clone(),
+        [None, Some("bytes=50000-".to_string())]
+    );
+    server.abort();
+}
