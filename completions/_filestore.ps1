@@ -344,7 +344,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;list' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match)')
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match; with -r, its subfolders too)')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many files')
             [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'Start after this cursor (from a previous listing)')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
@@ -353,6 +353,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
             [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'With --folder: the files of its subfolders too (releases/v1.2 under releases)')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With --folder: the files of its subfolders too (releases/v1.2 under releases)')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every file, following the cursors (ignores --limit)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')

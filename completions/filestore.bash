@@ -1367,7 +1367,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__list)
-            opts="-q -h -V --folder --limit --all --cursor --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -q -h -V --folder --recursive --limit --all --cursor --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -308,7 +308,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;list'= {
-            cand --folder 'Only files in this folder (exact match)'
+            cand --folder 'Only files in this folder (exact match; with -r, its subfolders too)'
             cand --limit 'Show at most this many files'
             cand --cursor 'Start after this cursor (from a previous listing)'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
@@ -317,6 +317,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'
             cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
             cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand -r 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
+            cand --recursive 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
             cand --all 'Show every file, following the cursors (ignores --limit)'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'

@@ -131,7 +131,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand upload" -l json -d '
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match; with -r, its subfolders too)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l limit -d 'Show at most this many files' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l cursor -d 'Start after this cursor (from a previous listing)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
@@ -140,6 +140,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand list" -l data-dir -d
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -s r -l recursive -d 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l all -d 'Show every file, following the cursors (ignores --limit)'
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand list" -s q -l quiet -d 'No progress and no informational output'

@@ -13,9 +13,13 @@ const MAX_PAGE: u32 = 100;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
 pub struct ListArgs {
-    /// Only files in this folder (exact match)
+    /// Only files in this folder (exact match; with -r, its subfolders too)
     #[arg(long, value_name = "FOLDER")]
     pub folder: Option<String>,
+
+    /// With --folder: the files of its subfolders too (releases/v1.2 under releases)
+    #[arg(short, long, requires = "folder")]
+    pub recursive: bool,
 
     /// Show at most this many files
     #[arg(long, value_name = "N", default_value_t = 50,
@@ -50,7 +54,12 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
                 .unwrap_or(MAX_PAGE)
         };
         let fetched = client
-            .list(args.folder.as_deref(), page, cursor.as_deref())
+            .list(
+                args.folder.as_deref(),
+                args.recursive,
+                page,
+                cursor.as_deref(),
+            )
             .await?;
         let list = &fetched.record;
         for (i, file) in list.files.iter().enumerate() {

@@ -228,6 +228,7 @@ impl Client {
     pub async fn list(
         &self,
         folder: Option<&str>,
+        recursive: bool,
         limit: u32,
         cursor: Option<&str>,
     ) -> Result<Fetched<crate::api::FileList>, ClientError> {
@@ -238,6 +239,9 @@ impl Client {
             q.append_pair("limit", &limit.to_string());
             if let Some(f) = folder {
                 q.append_pair("folder", f);
+                if recursive {
+                    q.append_pair("recursive", "true");
+                }
             }
             if let Some(c) = cursor {
                 q.append_pair("cursor", c);

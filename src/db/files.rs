@@ -209,22 +209,44 @@ pub struct PageAfter {
     pub id: String,
 }
 
+/// Which folders a page covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FolderFilter<'a> {
+    /// Every file.
+    All,
+    /// The files of this folder only.
+    Exactly(&'a str),
+    /// The files of this folder and of every folder under it.
+    Under(&'a str),
+}
+
 /// Up to `limit + 1` live files, newest first, strictly after `after`.
 /// The SQL is chosen so that SQLite seeks straight to the cursor in the
-/// matching index (`files_by_folder` or `files_by_account`), whatever the page.
+/// matching index (`files_by_folder` or `files_by_account`), whatever the
+/// page; a folder with its subfolders walks `files_by_account` and filters.
 pub(crate) fn page(
     conn: &Connection,
     account_id: &str,
-    folder: Option<&str>,
+    folder: FolderFilter<'_>,
     after: Option<&PageAfter>,
     limit: u32,
     now: i64,
 ) -> Result<Vec<FileRow>, DbError> {
     let mut sql = format!("SELECT {COLUMNS} FROM files WHERE account_id = ?");
     let mut args = vec![Value::Text(account_id.to_string())];
-    if let Some(folder) = folder {
-        sql.push_str(" AND folder = ?");
-        args.push(Value::Text(folder.to_string()));
+    match folder {
+        FolderFilter::All => {}
+        FolderFilter::Exactly(f) => {
+            sql.push_str(" AND folder = ?");
+            args.push(Value::Text(f.to_string()));
+        }
+        FolderFilter::Under(f) => {
+            // `f/...` sorts from "f/" up to (not including) "f0" ('/' + 1).
+            sql.push_str(" AND (folder = ? OR (folder >= ? AND folder < ?))");
+            args.push(Value::Text(f.to_string()));
+            args.push(Value::Text(format!("{f}/")));
+            args.push(Value::Text(format!("{f}0")));
+        }
     }
     if let Some(a) = after {
         sql.push_str(" AND (created_at, id) < (?, ?)");

@@ -78,8 +78,17 @@ impl Modify for Additions {
             .and_then(|item| item.get.as_mut())
             .and_then(|op| op.parameters.as_mut());
         for p in list_params.into_iter().flatten() {
-            if p.name == "folder" {
-                p.schema = Some(folder_schema().into());
+            match p.name.as_str() {
+                "folder" => p.schema = Some(folder_schema().into()),
+                "recursive" => {
+                    p.schema = Some(
+                        ObjectBuilder::new()
+                            .schema_type(SchemaType::new(Type::String))
+                            .pattern(Some(validate::BOOLEAN_PATTERN))
+                            .into(),
+                    )
+                }
+                _ => {}
             }
         }
         doc.paths.paths.insert(

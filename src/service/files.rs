@@ -58,6 +58,9 @@ pub struct ListParams {
     pub limit: Option<String>,
     /// The `cursor` of the previous page.
     pub cursor: Option<String>,
+    /// With `folder`: the files of its subfolders too (`true`/`false`, also
+    /// 1/0, yes/no, on/off; its pattern is set in `server::openapi`).
+    pub recursive: Option<String>,
 }
 
 fn encode_cursor(after: &PageAfter) -> String {
@@ -82,6 +85,11 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
         None => None,
         Some(f) => validate::folder(f).map_err(ApiError::BadRequest)?,
     };
+    let recursive = match p.recursive.as_deref() {
+        None => false,
+        Some(r) => validate::boolean(r)
+            .map_err(|_| ApiError::BadRequest(format!("recursive {r:?}: use true or false")))?,
+    };
     let after = match p.cursor.as_deref() {
         None | Some("") => None,
         Some(c) => {
@@ -91,7 +99,14 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
     let (acc, now) = (account_id.to_string(), app.clock.now_ms());
     let mut rows = app
         .db
-        .run(move |c| files::page(c, &acc, folder.as_deref(), after.as_ref(), limit, now))
+        .run(move |c| {
+            let filter = match (folder.as_deref(), recursive) {
+                (None, _) => files::FolderFilter::All,
+                (Some(f), false) => files::FolderFilter::Exactly(f),
+                (Some(f), true) => files::FolderFilter::Under(f),
+            };
+            files::page(c, &acc, filter, after.as_ref(), limit, now)
+        })
         .await?;
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);

@@ -171,6 +171,53 @@ async fn list_filters_and_validates(b: Backend) {
     assert!(one["cursor"].is_string());
     let (_, full) = srv.get_json(&srv.secret_key, "/v1/files?limit=100").await;
     assert_eq!(full["files"].as_array().unwrap().len(), 3);
+
+    // recursive: the folder and every folder under it, and nothing that only
+    // starts with the same letters ("a-b", "ab"); pages through the cursor.
+    let ab3 = srv
+        .upload_ok("4.txt", b"4".to_vec(), &[("folder", "a/b/c")])
+        .await;
+    srv.upload_ok("5.txt", b"5".to_vec(), &[("folder", "a-b")])
+        .await;
+    srv.upload_ok("6.txt", b"6".to_vec(), &[("folder", "ab")])
+        .await;
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, under_a) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=a&recursive=true")
+        .await;
+    assert_eq!(names(&under_a), ["4.txt", "2.txt", "1.txt"]);
+    let (_, first) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=a/b&recursive=1&limit=1")
+        .await;
+    assert_eq!(first["files"][0]["id"], ab3["id"]);
+    let cursor = first["cursor"].as_str().unwrap();
+    let (_, second) = srv
+        .get_json(
+            &srv.secret_key,
+            &format!("/v1/files?folder=a/b&recursive=1&limit=1&cursor={cursor}"),
+        )
+        .await;
+    assert_eq!(names(&second), ["2.txt"]);
+    assert_eq!(second["has_more"], false);
+    let (_, exact) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=a&recursive=false")
+        .await;
+    assert_eq!(names(&exact), ["1.txt"]);
+    let r = srv
+        .http
+        .get(srv.url("/v1/files?folder=a&recursive=maybe"))
+        .bearer_auth(&srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
 }
 
 async fn pagination_sees_each_file_once_under_concurrent_inserts(b: Backend) {

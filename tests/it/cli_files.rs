@@ -310,6 +310,20 @@ async fn list_pages_filters_and_formats() {
     let empty = cli.run(&["list", "--folder", "none", "--json"]).await;
     empty.expect(0);
     assert!(empty.stdout.is_empty());
+
+    // -r: a folder with its subfolders.
+    srv.upload_ok("deep.txt", b"d".to_vec(), &[("folder", "b/v1.2")])
+        .await;
+    let exact = cli.run(&["list", "--folder", "b", "--json"]).await;
+    assert_eq!(exact.json_lines().len(), 3);
+    let deep = cli
+        .run(&["list", "--folder", "b", "-r", "--all", "--json"])
+        .await;
+    deep.expect(0);
+    let recs = deep.json_lines();
+    assert_eq!(recs.len(), 4);
+    assert_eq!(recs[0]["folder"], "b/v1.2");
+    cli.run(&["list", "-r"]).await.expect_error(2, "usage");
     cli.run(&["list", "--limit", "0"])
         .await
         .expect_error(2, "usage");
