@@ -50,12 +50,7 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         }
     };
     let progress = ctx.progress();
-    let on_retry = |n: &RetryNotice| {
-        progress.note(&format!(
-            "retry {}/{} of {} in {:.1?}: {}",
-            n.attempt, n.of, file.id, n.wait, n.reason
-        ));
-    };
+    let on_retry = |n: &RetryNotice| progress.note(&n.describe(&file.id));
 
     if args.output.as_deref() == Some(Path::new("-")) {
         let transfer = progress.start(&file.name, file.size);

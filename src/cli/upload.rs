@@ -262,12 +262,7 @@ impl Shared<'_> {
         };
         let progress = self.progress.clone();
         let label = job.label.clone();
-        let on_retry = move |n: &RetryNotice| {
-            progress.note(&format!(
-                "retry {}/{} of {label} in {:.1?}: {}",
-                n.attempt, n.of, n.wait, n.reason
-            ));
-        };
+        let on_retry = move |n: &RetryNotice| progress.note(&n.describe(&label));
         let result = self
             .client
             .upload(&job.source, job.size, &meta, transfer.clone(), &on_retry)

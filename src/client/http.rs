@@ -171,7 +171,7 @@ impl Client {
     {
         let mut retrier = Retrier::new(self.policy, on_retry);
         loop {
-            self.rate_pause_over().await;
+            self.rate_pause_over(on_retry).await;
             let request = make().await?;
             let failure = match request.send().await {
                 Ok(resp) if resp.status().is_success() => return Ok(resp),
@@ -201,9 +201,20 @@ impl Client {
     }
 
     /// Waits out a pause that a 429 asked for.
-    async fn rate_pause_over(&self) {
+    /// Waits out a rate-limit pause in force, saying so when it is long
+    /// enough to notice (a second or more).
+    async fn rate_pause_over(&self, on_retry: &(dyn Fn(&RetryNotice) + Sync)) {
         let until = *self.rate_pause.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(until) = until {
+            let wait = until.saturating_duration_since(Instant::now());
+            if wait >= Duration::from_secs(1) {
+                on_retry(&RetryNotice {
+                    attempt: 0,
+                    of: self.policy.retries,
+                    wait,
+                    reason: "rate limit".into(),
+                });
+            }
             tokio::time::sleep_until(until).await;
         }
     }

@@ -84,7 +84,9 @@ pub(crate) fn server_hint(status: StatusCode, headers: &HeaderMap) -> Option<Dur
 /// What a retry is about to do, for progress reporting.
 #[derive(Debug, Clone)]
 pub struct RetryNotice {
-    /// The retry about to be made (1-based).
+    /// The retry about to be made (1-based); 0 when this is no retry but a
+    /// request held back because another one hit the rate limit (see
+    /// [`RetryNotice::is_hold`]).
     pub attempt: u32,
     /// Retries allowed in total.
     pub of: u32,
@@ -92,6 +94,30 @@ pub struct RetryNotice {
     pub wait: Duration,
     /// Why: the status or the transport error.
     pub reason: String,
+}
+
+impl RetryNotice {
+    /// A request waits for a rate-limit window that another request of the
+    /// same run hit (it has not failed itself).
+    pub fn is_hold(&self) -> bool {
+        self.attempt == 0
+    }
+
+    /// One line for the user: `retry 2/3 of LABEL in 1.5s: REASON`, or
+    /// `waiting 30s for the rate limit window before LABEL`.
+    pub fn describe(&self, label: &str) -> String {
+        if self.is_hold() {
+            format!(
+                "waiting {:.0?} for the rate limit window before {label}",
+                self.wait
+            )
+        } else {
+            format!(
+                "retry {}/{} of {label} in {:.1?}: {}",
+                self.attempt, self.of, self.wait, self.reason
+            )
+        }
+    }
 }
 
 /// One failed attempt, as the retry loop sees it.

@@ -100,7 +100,7 @@ async fn a_429_pauses_all_parallel_uploads() {
     let proxy = Proxy::start(
         &srv.base_url,
         Arc::new(|_, path, n| match (path, n) {
-            ("/v1/upload", 0) => Action::Fail(429, vec![("retry-after", "2".into())]),
+            ("/v1/upload", 0) => Action::Fail(429, vec![("retry-after", "3".into())]),
             _ => Action::Forward,
         }),
     )
@@ -126,6 +126,12 @@ async fn a_429_pauses_all_parallel_uploads() {
         );
     }
     assert_eq!(srv.usage().await["upload_count"], 3);
+    // The held ones say so (the one that got the 429 says it retries).
+    assert!(
+        r.stderr.contains("for the rate limit window before"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("retry 1/3 of"), "{r:?}");
 }
 
 /// A unix time an hour from now.
