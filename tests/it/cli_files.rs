@@ -408,3 +408,33 @@ async fn upload_expires_takes_bare_seconds_like_sign() {
         chrono::DateTime::parse_from_rfc3339(rec["expires_at"].as_str().unwrap()).unwrap();
     assert_eq!((expires - created).num_seconds(), 3600);
 }
+
+/// At a terminal: a single upload's bar shows percent and ETA, and both the
+/// upload and a download say how they ended (a download prints nothing on
+/// stdout, so this line is all the user sees).
+#[tokio::test(flavor = "multi_thread")]
+async fn at_a_terminal_single_transfers_show_percent_eta_and_an_ending() {
+    let (_srv, cli) = setup().await;
+    let path = write_file(&cli.cwd(), "big.bin", &pattern(3_000_000, 3));
+    let Some(up) = cli.run_on_a_terminal(&["upload", path.to_str().unwrap()]) else {
+        eprintln!("skipped: no `script` (util-linux) to give the CLI a terminal");
+        return;
+    };
+    let id = up
+        .split_whitespace()
+        .find(|w| w.starts_with("f_"))
+        .unwrap_or_else(|| panic!("no id in {up:?}"))
+        .to_string();
+    assert!(up.contains('%') && up.contains("ETA"), "{up:?}");
+    assert!(up.contains("big.bin (3.00 MB) as f_"), "{up:?}");
+    let out = cli.cwd().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let down = cli
+        .run_on_a_terminal(&["download", &id, "-o", out.to_str().unwrap()])
+        .unwrap();
+    assert!(down.contains(&format!("downloaded {id}")), "{down:?}");
+    assert_eq!(
+        std::fs::read(out.join("big.bin")).unwrap(),
+        pattern(3_000_000, 3)
+    );
+}

@@ -384,3 +384,17 @@ fn admin_refuses_a_data_dir_that_does_not_exist() {
     assert!(err.contains("does not exist"), "{err}");
     assert!(!typo.exists(), "the mistyped dir was created");
 }
+
+/// `serve --help` keeps the client flags apart, under a heading naming the
+/// commands that read them.
+#[test]
+fn serve_help_sets_client_flags_apart() {
+    let out = bin().args(["serve", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let client = help.find("Client options (").expect("a client heading");
+    let api_key = help.find("--api-key").expect("--api-key listed");
+    assert!(api_key > client, "{help}");
+    assert!(help.find("--listen").unwrap() < client, "{help}");
+    assert!(help.contains("--metrics-listen") && help.contains("--log-format"));
+}

@@ -133,6 +133,35 @@ impl Cli {
         cmd
     }
 
+    /// Runs the CLI with stdout and stderr on a pseudo-terminal (util-linux
+    /// `script`), as a user at a terminal sees it; None where `script` is
+    /// missing. Gives everything the terminal showed.
+    pub fn run_on_a_terminal(&self, args: &[&str]) -> Option<String> {
+        let inner = self.command(args, true);
+        let quote =
+            |s: &std::ffi::OsStr| format!("'{}'", s.to_string_lossy().replace('\'', r"'\''"));
+        let line = std::iter::once(quote(inner.get_program()))
+            .chain(inner.get_args().map(quote))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"])
+            .current_dir(self.cwd());
+        for (k, v) in inner.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.stdin(Stdio::null()).output().ok()?;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     async fn exec(&self, args: &[&str], stdin: Option<Vec<u8>>, with_env: bool) -> Run {
         let mut cmd = self.command(args, with_env);
         cmd.stdin(if stdin.is_some() {
