@@ -28,7 +28,8 @@ fn main() -> ExitCode {
     };
     // `serve` sets up its logs once its config (log format) is read.
     if !matches!(cli.command, Command::Serve(_)) {
-        cli::logging::init(filestore::config::LogFormat::Text, "warn");
+        // Clients log little, straight to stderr: nothing to keep running.
+        let _ = cli::logging::init(filestore::config::LogFormat::Text, "warn", false);
     }
     let g = cli.globals;
     let status = match cli.command {

@@ -35,7 +35,7 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
         metrics_listen: args.metrics_listen,
         log_format: args.log_format,
     })?;
-    super::logging::init(config.log_format, "info");
+    let _logs = super::logging::init(config.log_format, "info", true);
     let listen_error = |source| CliError::Listen {
         addr: config.listen.clone(),
         source,
