@@ -243,20 +243,12 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version account key help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -269,6 +261,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -277,7 +277,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version create list set help"
+            opts="-q -h -V --config --data-dir --json --quiet --help --version create list set help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -291,18 +291,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -311,7 +299,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__create)
-            opts="-q -h -V --name --plan --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --name --plan --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -330,18 +318,6 @@ _filestore() {
                     return 0
                     ;;
                 --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -423,7 +399,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__list)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -437,18 +413,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -457,7 +421,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__set)
-            opts="-q -h -V --plan --grace-period --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --plan --grace-period --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -476,18 +440,6 @@ _filestore() {
                     return 0
                     ;;
                 --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -639,7 +591,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version create list revoke help"
+            opts="-q -h -V --config --data-dir --json --quiet --help --version create list revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -653,18 +605,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -673,7 +613,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__create)
-            opts="-q -h -V --account --kind --origin --name --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --account --kind --origin --name --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -700,18 +640,6 @@ _filestore() {
                     return 0
                     ;;
                 --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -793,7 +721,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__list)
-            opts="-q -h -V --account --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --account --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -811,18 +739,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -831,7 +747,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__revoke)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -842,18 +758,6 @@ _filestore() {
                     return 0
                     ;;
                 --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --api-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1455,7 +1359,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__serve)
-            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1481,14 +1385,6 @@ _filestore() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1498,6 +1394,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

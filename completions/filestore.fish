@@ -52,20 +52,20 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l cdn-url -d
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l metrics-listen -d 'Serve Prometheus metrics at /metrics on this address [env: FILESTORE_METRICS_LISTEN] [default: off]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l log-format -d 'Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]' -r -f -a "text\t'Human-readable lines (colour only on a terminal)'
 json\t'One JSON object a line'"
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand serve" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand serve" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand serve" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s h -l help -d 'Print help'
@@ -75,9 +75,6 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fis
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -s h -l help -d 'Print help'
@@ -88,9 +85,6 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -s h -l help -d 'Print help'

@@ -16,6 +16,8 @@ use serde::Serialize;
 pub struct AdminArgs {
     #[command(subcommand)]
     pub command: AdminCommand,
+    #[command(flatten)]
+    pub ignored: super::globals::IgnoredClientFlags,
 }
 
 #[derive(Debug, clap::Subcommand)]

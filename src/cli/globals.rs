@@ -41,3 +41,16 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME", help_heading = CLIENT)]
     pub profile: Option<String>,
 }
+
+/// The client flags as `serve` and `admin` take them: still accepted where
+/// they were (they mean nothing there), but left out of their help. A
+/// subcommand that defines a flag itself does not get the global one.
+#[derive(Debug, Clone, Default, Args)]
+pub struct IgnoredClientFlags {
+    #[arg(long, hide = true, value_name = "URL")]
+    pub server: Option<String>,
+    #[arg(long, hide = true, value_name = "KEY")]
+    pub api_key: Option<String>,
+    #[arg(long, hide = true, value_name = "NAME")]
+    pub profile: Option<String>,
+}

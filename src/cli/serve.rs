@@ -23,6 +23,8 @@ pub struct ServeArgs {
     /// Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+    #[command(flatten)]
+    pub ignored: super::globals::IgnoredClientFlags,
 }
 
 pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {

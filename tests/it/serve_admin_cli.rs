@@ -385,16 +385,27 @@ fn admin_refuses_a_data_dir_that_does_not_exist() {
     assert!(!typo.exists(), "the mistyped dir was created");
 }
 
-/// `serve --help` keeps the client flags apart, under a heading naming the
-/// commands that read them.
+/// `serve --help` and `admin --help` show no client flag; the clients'
+/// help shows them.
 #[test]
-fn serve_help_sets_client_flags_apart() {
-    let out = bin().args(["serve", "--help"]).output().unwrap();
-    assert!(out.status.success());
-    let help = String::from_utf8_lossy(&out.stdout);
-    let client = help.find("Client options (").expect("a client heading");
-    let api_key = help.find("--api-key").expect("--api-key listed");
-    assert!(api_key > client, "{help}");
-    assert!(help.find("--listen").unwrap() < client, "{help}");
-    assert!(help.contains("--metrics-listen") && help.contains("--log-format"));
+fn server_help_shows_no_client_flags() {
+    let help = |args: &[&str]| {
+        let out = bin().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [
+        &["serve", "--help"][..],
+        &["admin", "--help"],
+        &["admin", "account", "list", "--help"],
+    ] {
+        let h = help(args);
+        for flag in ["--api-key", "--server", "--profile", "Client options"] {
+            assert!(!h.contains(flag), "{flag} in {args:?} help:\n{h}");
+        }
+        assert!(h.contains("--data-dir"), "{args:?}");
+    }
+    let serve = help(&["serve", "--help"]);
+    assert!(serve.contains("--metrics-listen") && serve.contains("--log-format"));
+    assert!(help(&["list", "--help"]).contains("--api-key"));
 }
