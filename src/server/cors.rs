@@ -48,21 +48,7 @@ pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next:
             .headers()
             .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut response = if is_preflight {
-        let mut r = StatusCode::NO_CONTENT.into_response();
-        let h = r.headers_mut();
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("POST, OPTIONS"),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static(ALLOW_HEADERS),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_MAX_AGE,
-            HeaderValue::from_static("600"),
-        );
-        r
+        preflight("POST, OPTIONS", ALLOW_HEADERS, "600")
     } else {
         next.run(req).await
     };
@@ -84,27 +70,37 @@ pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next:
     response
 }
 
+/// A 204 answer to a preflight: these methods and request headers, for
+/// `max_age` seconds.
+fn preflight(methods: &'static str, headers: &'static str, max_age: &'static str) -> Response {
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(methods),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(headers),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static(max_age),
+    );
+    r
+}
+
 /// The CDN routes may be read from any page (`fetch()` of an uploaded JSON
 /// file, a `<video>` with ranges): they carry no credentials, so every
 /// answer allows any origin, and preflights (a `Range` or conditional
 /// header) are answered at once.
 pub(crate) async fn cdn_cors(req: Request, next: Next) -> Response {
     let mut response = if req.method() == Method::OPTIONS {
-        let mut r = StatusCode::NO_CONTENT.into_response();
-        let h = r.headers_mut();
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("GET, HEAD, OPTIONS"),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static("range, if-none-match, if-modified-since, if-range"),
-        );
-        h.insert(
-            header::ACCESS_CONTROL_MAX_AGE,
-            HeaderValue::from_static("86400"),
-        );
-        r
+        preflight(
+            "GET, HEAD, OPTIONS",
+            "range, if-none-match, if-modified-since, if-range",
+            "86400",
+        )
     } else {
         next.run(req).await
     };

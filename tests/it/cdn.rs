@@ -266,43 +266,21 @@ async fn signed_url_errors(b: Backend) {
     }
     let path = srv.url(&format!("/v1/files/{id}/signed-url"));
     let key = &srv.secret_key;
-    let r = srv
-        .http
-        .post(&path)
-        .bearer_auth(key)
-        .json(&serde_json::json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    let r = srv
-        .http
-        .post(&path)
-        .bearer_auth(key)
-        .header("content-type", "application/json")
-        .body("{not json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    let r = srv
-        .http
-        .post(&path)
-        .bearer_auth(key)
-        .body("expires_in=60")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
-    let r = srv
-        .http
-        .post(&path)
-        .bearer_auth(key)
-        .json(&serde_json::json!([60]))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // Bodies that are not {"expires_in": n}.
+    let bodies: [(&str, Option<&str>, &str); 4] = [
+        ("no expires_in", Some("application/json"), "{}"),
+        ("not JSON", Some("application/json"), "{not json"),
+        ("a form", None, "expires_in=60"),
+        ("an array", Some("application/json"), "[60]"),
+    ];
+    for (what, content_type, body) in bodies {
+        let mut req = srv.http.post(&path).bearer_auth(key).body(body);
+        if let Some(t) = content_type {
+            req = req.header("content-type", t);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{what}");
+    }
     assert_eq!(
         error_code(sign(&srv, "f_missing", serde_json::json!(60)).await).await,
         (404, "not_found".into())

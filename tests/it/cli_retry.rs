@@ -265,19 +265,33 @@ async fn health_wait_waits_for_ok() {
 /// The (Range, If-Range) headers of each CDN request.
 type RangeLog = Arc<std::sync::Mutex<Vec<(Option<String>, Option<String>)>>>;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_interrupted_download_resumes_with_range() {
+/// How the CDN's first answer (no `Range`) ends after its first 50,000 bytes.
+#[derive(Clone, Copy)]
+enum FirstAnswer {
+    /// The connection breaks 200 ms later.
+    Cut,
+    /// Nothing more comes, ever.
+    Stalls,
+}
+
+/// A server with one file record (`f_1`, `data.bin`, `content`) whose CDN
+/// route answers without `Range` with the first 50,000 bytes, then `first`;
+/// and `bytes=N-` with 206 and the rest. Logs each CDN request's (Range,
+/// If-Range).
+async fn resumable_cdn(
+    content: Vec<u8>,
+    first: FirstAnswer,
+) -> (String, RangeLog, tokio::task::JoinHandle<()>) {
     use axum::http::{header, HeaderMap, StatusCode};
-    let content = crate::cli_common::pattern(200_000, 5);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let record = serde_json::json!({
         "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
-        "folder": null, "size": 200_000, "type": "application/octet-stream", "private": false,
-        "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+        "folder": null, "size": content.len(), "type": "application/octet-stream",
+        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
     });
     let seen: RangeLog = Default::default();
-    let (body, log) = (content.clone(), seen.clone());
+    let (body, log) = (content, seen.clone());
     let cdn = move |headers: HeaderMap| {
         let (body, log) = (body.clone(), log.clone());
         async move {
@@ -289,18 +303,22 @@ async fn an_interrupted_download_resumes_with_range() {
                 .push((range.clone(), text(header::IF_RANGE)));
             let builder = axum::http::Response::builder().header(header::ETAG, "\"v1\"");
             match range {
-                // The first answer breaks off after 50,000 bytes.
                 None => {
                     use futures_util::StreamExt;
-                    let first = Ok::<_, std::io::Error>(body[..50_000].to_vec());
-                    let cut = futures_util::stream::once(async {
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                        Err(std::io::Error::other("cut"))
-                    });
-                    let stream = futures_util::stream::iter([first]).chain(cut);
+                    let head = futures_util::stream::iter([Ok::<_, std::io::Error>(
+                        body[..50_000].to_vec(),
+                    )]);
+                    let rest = match first {
+                        FirstAnswer::Cut => futures_util::stream::once(async {
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            Err(std::io::Error::other("cut"))
+                        })
+                        .boxed(),
+                        FirstAnswer::Stalls => futures_util::stream::pending().boxed(),
+                    };
                     builder
                         .header(header::CONTENT_LENGTH, body.len())
-                        .body(axum::body::Body::from_stream(stream))
+                        .body(axum::body::Body::from_stream(head.chain(rest)))
                         .unwrap()
                 }
                 Some(r) => {
@@ -328,7 +346,13 @@ async fn an_interrupted_download_resumes_with_range() {
         )
         .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, seen, server)
+}
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_interrupted_download_resumes_with_range() {
+    let content = crate::cli_common::pattern(200_000, 5);
+    let (base, seen, server) = resumable_cdn(content.clone(), FirstAnswer::Cut).await;
     let cli = Cli::new(&base, "sk_any");
     let r = cli.run(&["download", "f_1", "-o", "-"]).await;
     r.expect(0);
@@ -411,63 +435,8 @@ async fn a_failed_download_leaves_no_temporary_file() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_keeps_a_partial_download_and_the_next_run_resumes_it() {
-    use axum::http::{header, HeaderMap, StatusCode};
     let content = crate::cli_common::pattern(200_000, 7);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let record = serde_json::json!({
-        "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
-        "folder": null, "size": 200_000, "type": "application/octet-stream", "private": false,
-        "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
-    });
-    let ranges: Arc<std::sync::Mutex<Vec<Option<String>>>> = Default::default();
-    let (body, log) = (content.clone(), ranges.clone());
-    let cdn = move |headers: HeaderMap| {
-        let (body, log) = (body.clone(), log.clone());
-        async move {
-            let range = headers
-                .get(header::RANGE)
-                .map(|v| v.to_str().unwrap().to_string());
-            log.lock().unwrap().push(range.clone());
-            match range {
-                // The first answer sends 50,000 bytes, then nothing more.
-                None => {
-                    use futures_util::StreamExt;
-                    let first = Ok::<_, std::io::Error>(body[..50_000].to_vec());
-                    let stall = futures_util::stream::pending();
-                    axum::http::Response::builder()
-                        .header(header::CONTENT_LENGTH, body.len())
-                        .body(axum::body::Body::from_stream(
-                            futures_util::stream::iter([first]).chain(stall),
-                        ))
-                        .unwrap()
-                }
-                Some(r) => {
-                    let start: usize = r
-                        .trim_start_matches("bytes=")
-                        .trim_end_matches('-')
-                        .parse()
-                        .unwrap();
-                    axum::http::Response::builder()
-                        .status(StatusCode::PARTIAL_CONTENT)
-                        .header(
-                            header::CONTENT_RANGE,
-                            format!("bytes {start}-{}/{}", body.len() - 1, body.len()),
-                        )
-                        .body(axum::body::Body::from(body[start..].to_vec()))
-                        .unwrap()
-                }
-            }
-        }
-    };
-    let app = axum::Router::new()
-        .route(
-            "/v1/files/f_1",
-            axum::routing::get(move || async move { axum::Json(record) }),
-        )
-        .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-
+    let (base, seen, server) = resumable_cdn(content.clone(), FirstAnswer::Stalls).await;
     let cli = Cli::new(&base, "sk_any");
     let out_dir = cli.cwd().join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
@@ -506,9 +475,7 @@ async fn ctrl_c_keeps_a_partial_download_and_the_next_run_resumes_it() {
     r.expect(0);
     assert_eq!(std::fs::read(out_dir.join("data.bin")).unwrap(), content);
     assert!(!part.exists(), "the partial file became the download");
-    assert_eq!(
-        ranges.lock().unwrap().clone(),
-        [None, Some("bytes=50000-".to_string())]
-    );
+    let ranges: Vec<Option<String>> = seen.lock().unwrap().iter().map(|r| r.0.clone()).collect();
+    assert_eq!(ranges, [None, Some("bytes=50000-".to_string())]);
     server.abort();
 }
