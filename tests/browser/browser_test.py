@@ -211,7 +211,7 @@ def main():
             check(title == "untouched" and "SCRIPT RAN" not in text,
                   f"an uploaded HTML page cannot run script (title {title!r}, text {text!r})")
             browser.close()
-        print("browser test: 4 passed, 0 failed")
+        print("browser: 4 passed, 0 failed")
     finally:
         serve.terminate()
         serve.wait(timeout=30)
