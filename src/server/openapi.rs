@@ -247,7 +247,11 @@ pub(crate) fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
-/// `GET /v1/openapi.json` and the Swagger UI at `/v1/docs`.
+/// `GET /v1/openapi.json`, the Swagger UI at `/v1/docs`, and `/` sending a
+/// visitor there.
 pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::from(SwaggerUi::new("/v1/docs").url("/v1/openapi.json", document()))
+    Router::from(SwaggerUi::new("/v1/docs").url("/v1/openapi.json", document())).route(
+        "/",
+        axum::routing::get(|| async { axum::response::Redirect::to("/v1/docs/") }),
+    )
 }

@@ -126,13 +126,18 @@ async fn cors_preflight_for_public_key_origins() {
 #[tokio::test]
 async fn unknown_routes_methods_and_huge_headers_get_envelopes() {
     let srv = TestServer::start().await;
-    for path in [
-        "/",
-        "/v2/upload",
-        "/v1/nothing",
-        "/live/a/b",
-        "/live/a/b/c/d",
-    ] {
+    // The root sends a visitor to the API reference.
+    let root = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(srv.url("/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(root.status(), 303);
+    assert_eq!(root.headers()["location"], "/v1/docs/");
+    for path in ["/v2/upload", "/v1/nothing", "/live/a/b", "/live/a/b/c/d"] {
         let r = srv.http.get(srv.url(path)).send().await.unwrap();
         assert_eq!(error_code(r).await, (404, "not_found".into()), "{path}");
     }
