@@ -78,6 +78,19 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         .write(true)
         .open(&part)
         .map_err(|e| ClientError::io(format!("opening {}", part.display()), e))?;
+    // One download of a file into one directory at a time: two would write
+    // the same partial file. The lock goes with the file handle.
+    rustix::fs::flock(
+        &handle,
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    )
+    .map_err(|_| {
+        ClientError::Io(format!(
+            "another download of {} is writing {}",
+            file.id,
+            part.display()
+        ))
+    })?;
     let held = handle
         .metadata()
         .map_err(|e| ClientError::io(format!("reading {}", part.display()), e))?
@@ -98,10 +111,17 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             format::bytes(file.size)
         ));
     }
-    let received = client
-        .download(&url, &mut sink, start, transfer.as_ref(), &on_retry)
-        .await
-        .and_then(|n| check_length(n, file.size).map(|()| n));
+    // Everything already there (an earlier run stopped before the rename):
+    // nothing to ask for (a range from the end would be a 416).
+    let received = if start == file.size {
+        transfer.add(start);
+        Ok(start)
+    } else {
+        client
+            .download(&url, &mut sink, start, transfer.as_ref(), &on_retry)
+            .await
+    }
+    .and_then(|n| check_length(n, file.size).map(|()| n));
     let n = match received {
         Ok(n) => n,
         Err(e) => {

@@ -21,7 +21,11 @@ pub fn init(format: LogFormat, default_level: &str, background: bool) -> LogGuar
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let (writer, guard) = if background {
-        let (w, g) = tracing_appender::non_blocking(std::io::stderr());
+        // Not lossy: when the buffer is full a request waits for the writer
+        // rather than losing its access-log line.
+        let (w, g) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+            .lossy(false)
+            .finish(std::io::stderr());
         (
             tracing_subscriber::fmt::writer::BoxMakeWriter::new(w),
             Some(g),

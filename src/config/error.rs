@@ -16,9 +16,9 @@ pub enum ConfigError {
         path: PathBuf,
         source: toml::de::Error,
     },
-    #[error("{key}_file {}: {source}", path.display())]
+    #[error("{setting} {}: {source}", path.display())]
     SecretFile {
-        key: &'static str,
+        setting: &'static str,
         path: PathBuf,
         source: std::io::Error,
     },

@@ -259,15 +259,19 @@ impl Config {
             .unwrap_or_else(default_data_dir)?;
         let default_plan = pick(&None, "FILESTORE_DEFAULT_PLAN", &s.default_plan)
             .unwrap_or_else(|| "free".to_string());
-        let signing_secret = secret_or_file(
-            "signing_secret",
-            env.get("FILESTORE_SIGNING_SECRET")
-                .map(Secret::from)
-                .or_else(|| s.signing_secret.clone()),
-            env.get("FILESTORE_SIGNING_SECRET_FILE")
-                .map(PathBuf::from)
-                .or_else(|| s.signing_secret_file.clone()),
-        )?;
+        // Value or file within each layer; the environment over the file.
+        let signing_secret = match secret_or_file(
+            ("FILESTORE_SIGNING_SECRET", "FILESTORE_SIGNING_SECRET_FILE"),
+            env.get("FILESTORE_SIGNING_SECRET").map(Secret::from),
+            env.get("FILESTORE_SIGNING_SECRET_FILE").map(PathBuf::from),
+        )? {
+            Some(from_env) => Some(from_env),
+            None => secret_or_file(
+                ("signing_secret", "signing_secret_file"),
+                s.signing_secret.clone(),
+                s.signing_secret_file.clone(),
+            )?,
+        };
         if signing_secret
             .as_ref()
             .is_some_and(|s| s.expose().len() < 32)
@@ -304,7 +308,10 @@ impl Config {
             storage.prefix = p;
         }
         storage.secret_access_key = secret_or_file(
-            "storage.secret_access_key",
+            (
+                "storage.secret_access_key",
+                "storage.secret_access_key_file",
+            ),
             storage.secret_access_key.take(),
             storage.secret_access_key_file.take(),
         )?;
@@ -382,19 +389,28 @@ fn default_data_dir() -> Result<PathBuf, ConfigError> {
 }
 
 /// A secret given as its value or as `<key>_file`, a file holding it; not both.
+/// `names`: the value's setting and the file's (`signing_secret`,
+/// `signing_secret_file`).
 fn secret_or_file(
-    key: &'static str,
+    names: (&'static str, &'static str),
     value: Option<Secret>,
     file: Option<PathBuf>,
 ) -> Result<Option<Secret>, ConfigError> {
+    let (value_name, file_name) = names;
     match (value, file) {
         (Some(_), Some(_)) => Err(ConfigError::Invalid(format!(
-            "set {key} or {key}_file, not both"
+            "set {value_name} or {file_name}, not both"
         ))),
         (value, None) => Ok(value),
-        (None, Some(path)) => Secret::from_file(&path)
-            .map(Some)
-            .map_err(|source| ConfigError::SecretFile { key, path, source }),
+        (None, Some(path)) => {
+            Secret::from_file(&path)
+                .map(Some)
+                .map_err(|source| ConfigError::SecretFile {
+                    setting: file_name,
+                    path,
+                    source,
+                })
+        }
     }
 }
 
@@ -523,10 +539,18 @@ mod tests {
         assert!(matches!(
             resolve(missing, Env::empty()),
             Err(ConfigError::SecretFile {
-                key: "storage.secret_access_key",
+                setting: "storage.secret_access_key_file",
                 ..
             })
         ));
+        // The environment overrides the file, whichever form each uses.
+        let env = Env::empty().with("FILESTORE_SIGNING_SECRET", &"e".repeat(40));
+        let c = resolve(format!("[server]\nsigning_secret_file = \"{p}\"\n"), env).unwrap();
+        assert_eq!(c.signing_secret.unwrap().expose(), "e".repeat(40));
+        let env = Env::empty()
+            .with("FILESTORE_SIGNING_SECRET", &"e".repeat(40))
+            .with("FILESTORE_SIGNING_SECRET_FILE", &p.to_string());
+        assert!(resolve(String::new(), env).is_err(), "both in one layer");
         // A short secret from a file is refused like a short value.
         std::fs::write(&path, "short\n").unwrap();
         assert!(resolve(

@@ -1,6 +1,7 @@
-//! CORS for browser uploads with public keys. A preflight carries no key, so
-//! it is answered for any origin that some live public key allows; the
-//! upload itself then checks the origin against its own key (403 otherwise).
+//! CORS: browser uploads with public keys (a preflight carries no key, so it
+//! is answered for any origin; the upload itself then checks the origin
+//! against its own key, with a 403 the page can read), and the CDN routes,
+//! readable from any page.
 
 use crate::db::keys;
 use crate::domain::origins;

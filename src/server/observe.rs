@@ -55,7 +55,7 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         account = %account,
     );
     let labels = [
-        ("method", method.to_string()),
+        ("method", method_label(&method).to_string()),
         ("route", route.clone()),
         ("status", status.to_string()),
     ];
@@ -68,6 +68,23 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
     response
 }
 
+/// The method as a metric label: the standard ones by name, any other as
+/// `OTHER` (hyper takes any token as a method: a label per name would let
+/// anyone grow the series without bound).
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "OTHER",
+    }
+}
+
 fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers
         .get(header::CONTENT_LENGTH)?
@@ -75,4 +92,22 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
         .ok()?
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Method;
+
+    #[test]
+    fn unknown_methods_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::DELETE), "DELETE");
+        for odd in ["FOO1", "FOO2", "PROPFIND"] {
+            assert_eq!(
+                method_label(&Method::from_bytes(odd.as_bytes()).unwrap()),
+                "OTHER"
+            );
+        }
+    }
 }

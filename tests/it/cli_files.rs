@@ -438,3 +438,44 @@ async fn at_a_terminal_single_transfers_show_percent_eta_and_an_ending() {
         pattern(3_000_000, 3)
     );
 }
+
+/// A partial file that already holds every byte (a run stopped before its
+/// rename) completes without a request; one that another download holds
+/// locked is refused instead of written twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_complete_partial_file_finishes_and_a_locked_one_is_refused() {
+    let (srv, cli) = setup().await;
+    let content = pattern(100_000, 9);
+    let f = srv.upload_ok("whole.bin", content.clone(), &[]).await;
+    let id = f["id"].as_str().unwrap();
+    let dir = cli.cwd().join("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let part = dir.join(format!(".filestore-{id}.part"));
+
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&part)
+        .unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let r = cli
+        .run(&["download", id, "-o", dir.to_str().unwrap()])
+        .await;
+    r.expect_error(1, "io");
+    assert!(r.stderr.contains("another download"), "{r:?}");
+    drop(lock);
+
+    std::fs::write(&part, &content).unwrap();
+    let before = srv.usage().await["bandwidth_bytes"].as_u64().unwrap();
+    cli.run(&["download", id, "-o", dir.to_str().unwrap()])
+        .await
+        .expect(0);
+    assert_eq!(std::fs::read(dir.join("whole.bin")).unwrap(), content);
+    assert!(!part.exists());
+    assert_eq!(
+        srv.usage().await["bandwidth_bytes"].as_u64().unwrap(),
+        before,
+        "no byte was fetched again"
+    );
+}

@@ -63,8 +63,15 @@ impl S3Store {
         guard.creating = None;
         upload.id = match created {
             Ok(Ok(id)) => id,
-            Ok(Err(e)) => return Err(e),
-            Err(e) => return Err(StorageError::Backend(format!("create task: {e}"))),
+            // No upload was created: nothing to abort.
+            Ok(Err(e)) => {
+                guard.upload = None;
+                return Err(e);
+            }
+            Err(e) => {
+                guard.upload = None;
+                return Err(StorageError::Backend(format!("create task: {e}")));
+            }
         };
         guard.upload = Some(upload.clone());
         let result = upload_parts(&upload, path, size, &mut guard.parts).await;
