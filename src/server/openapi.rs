@@ -161,22 +161,16 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
 
 /// `GET`/`HEAD /live/{account}/{file}/{name}`: the bytes.
 fn cdn_operation() -> utoipa::openapi::path::Operation {
-    let path_param = |name: &str, description: &str| {
+    // A string parameter: in the path (required) or the query (optional).
+    let param = |place: ParameterIn, name: &str, description: &str| {
+        let required = match place {
+            ParameterIn::Path => Required::True,
+            _ => Required::False,
+        };
         ParameterBuilder::new()
             .name(name)
-            .parameter_in(ParameterIn::Path)
-            .required(Required::True)
-            .description(Some(description))
-            .schema(Some(
-                ObjectBuilder::new().schema_type(SchemaType::new(Type::String)),
-            ))
-            .build()
-    };
-    let query_param = |name: &str, description: &str| {
-        ParameterBuilder::new()
-            .name(name)
-            .parameter_in(ParameterIn::Query)
-            .required(Required::False)
+            .parameter_in(place)
+            .required(required)
             .description(Some(description))
             .schema(Some(
                 ObjectBuilder::new().schema_type(SchemaType::new(Type::String)),
@@ -210,11 +204,19 @@ fn cdn_operation() -> utoipa::openapi::path::Operation {
             "Public files for anyone; private ones with a valid signed URL. One byte range \
 (206), conditional requests (304). No key: any key sent is ignored.",
         ))
-        .parameter(path_param("account", "The account's id"))
-        .parameter(path_param("file", "The file's id"))
-        .parameter(path_param("name", "The file's name"))
-        .parameter(query_param("expires", "Signed URLs: expiry, unix seconds"))
-        .parameter(query_param("signature", "Signed URLs: the signature"))
+        .parameter(param(ParameterIn::Path, "account", "The account's id"))
+        .parameter(param(ParameterIn::Path, "file", "The file's id"))
+        .parameter(param(ParameterIn::Path, "name", "The file's name"))
+        .parameter(param(
+            ParameterIn::Query,
+            "expires",
+            "Signed URLs: expiry, unix seconds",
+        ))
+        .parameter(param(
+            ParameterIn::Query,
+            "signature",
+            "Signed URLs: the signature",
+        ))
         .responses(
             ResponsesBuilder::new()
                 .response(

@@ -301,6 +301,22 @@ mod s3_only {
         }
     }
 
+    /// The multipart upload of an abandoned put is aborted and stays so, and
+    /// no object is left. On a loaded machine the abort can take a while; a
+    /// cancelled part the store finishes late may bring the upload back for
+    /// a moment, and the repeated aborts remove it again.
+    async fn aborted_for_good(cfg: &filestore::config::StorageConfig) {
+        let left = uploads_drain(cfg, Duration::from_secs(30)).await;
+        assert!(left.is_empty(), "upload not aborted: {left:?}");
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        let left = uploads_drain(cfg, Duration::from_secs(30)).await;
+        assert!(left.is_empty(), "parts left behind: {left:?}");
+        assert!(
+            object_keys(cfg).await.is_empty(),
+            "an object was left behind"
+        );
+    }
+
     /// Runs `put` until a multipart upload for it shows up in the bucket,
     /// then hands the still-running put future back.
     async fn until_upload_started<
@@ -336,19 +352,7 @@ mod s3_only {
         until_upload_started(&cfg, &mut put).await;
         drop(put);
         assert!(!spool_path.exists(), "spool of a dropped put still exists");
-        // Under a loaded machine the abort and the parts still in flight can
-        // take a while: the abort waits for the parts in flight to settle.
-        let left = uploads_drain(&cfg, Duration::from_secs(30)).await;
-        assert!(left.is_empty(), "upload not aborted: {left:?}");
-        // A cancelled part the store finishes late may bring the upload back
-        // for a moment; the repeated aborts remove it again.
-        tokio::time::sleep(Duration::from_secs(6)).await;
-        let left = uploads_drain(&cfg, Duration::from_secs(30)).await;
-        assert!(left.is_empty(), "parts left behind: {left:?}");
-        assert!(
-            object_keys(&cfg).await.is_empty(),
-            "an object was left behind"
-        );
+        aborted_for_good(&cfg).await;
         assert!(matches!(
             store.get(&k, 0, 1).await,
             Err(StorageError::NotFound(_))
@@ -410,15 +414,7 @@ mod s3_only {
             .expect("put hangs");
         assert!(r.is_err(), "put of a truncated spool succeeded");
         assert!(!spool_path.exists(), "spool of a failed put still exists");
-        let left = uploads_drain(&cfg, Duration::from_secs(30)).await;
-        assert!(left.is_empty(), "failed upload not aborted: {left:?}");
-        tokio::time::sleep(Duration::from_secs(6)).await;
-        let left = uploads_drain(&cfg, Duration::from_secs(30)).await;
-        assert!(left.is_empty(), "parts left behind: {left:?}");
-        assert!(
-            object_keys(&cfg).await.is_empty(),
-            "an object was left behind"
-        );
+        aborted_for_good(&cfg).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
