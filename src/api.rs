@@ -114,3 +114,21 @@ pub(crate) struct ErrorDetail {
     pub code: String,
     pub message: String,
 }
+
+/// Answer of `GET /v1/uploads/{id}`: a resumable upload's progress, and its
+/// file once complete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct UploadStatus {
+    #[schema(pattern = "^u_[0-9a-f]{32}$")]
+    pub id: String,
+    /// Bytes received.
+    pub offset: u64,
+    /// Bytes declared at creation.
+    pub length: u64,
+    /// When an incomplete upload is removed (24 h after its last PATCH);
+    /// null once complete.
+    #[schema(format = DateTime)]
+    pub expires_at: Option<String>,
+    /// The file the upload became; null while incomplete (or deleted since).
+    pub file: Option<FileRecord>,
+}

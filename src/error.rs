@@ -46,6 +46,24 @@ pub enum ApiError {
     /// (`storage.min_free_space`).
     #[error("{0}")]
     InsufficientStorage(String),
+    /// tus: the PATCH's `Upload-Offset` is not the upload's offset.
+    #[error("{0}")]
+    OffsetMismatch(String),
+    /// tus: the upload has expired.
+    #[error("{0}")]
+    Gone(String),
+    /// tus: a `Tus-Resumable` version this server does not speak.
+    #[error("{0}")]
+    UnsupportedVersion(String),
+    /// tus: a PATCH body that is not `application/offset+octet-stream`.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// tus: a PATCH that would pass the upload's declared length.
+    #[error("{0}")]
+    LengthExceeded(String),
+    /// tus: the PATCH's `Upload-Checksum` does not match its body (460).
+    #[error("{0}")]
+    ChunkChecksumMismatch(String),
     /// Anything unexpected. The detail goes to the log, never to the caller.
     #[error("internal error: {0}")]
     Internal(String),
@@ -79,6 +97,14 @@ impl ApiError {
             Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             InsufficientStorage(_) => StatusCode::INSUFFICIENT_STORAGE,
+            OffsetMismatch(_) => StatusCode::CONFLICT,
+            Gone(_) => StatusCode::GONE,
+            UnsupportedVersion(_) => StatusCode::PRECONDITION_FAILED,
+            UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            LengthExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ChunkChecksumMismatch(_) => {
+                StatusCode::from_u16(460).expect("460 is a valid status code")
+            }
             Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -99,6 +125,12 @@ impl ApiError {
             Unavailable(_) => "unavailable",
             Timeout(_) => "request_timeout",
             InsufficientStorage(_) => "insufficient_storage",
+            OffsetMismatch(_) => "offset_mismatch",
+            Gone(_) => "upload_expired",
+            UnsupportedVersion(_) => "unsupported_version",
+            UnsupportedMediaType(_) => "unsupported_media_type",
+            LengthExceeded(_) => "upload_length_exceeded",
+            ChunkChecksumMismatch(_) => "checksum_mismatch",
             Internal(_) => "internal_error",
         }
     }
@@ -175,8 +207,13 @@ fn for_status(status: StatusCode) -> ApiError {
         404 => ApiError::NotFound(m()),
         405 => ApiError::MethodNotAllowed(m()),
         408 => ApiError::Timeout(m()),
+        409 => ApiError::OffsetMismatch(m()),
+        410 => ApiError::Gone(m()),
+        412 => ApiError::UnsupportedVersion(m()),
         413 => ApiError::FileTooLarge(m()),
+        415 => ApiError::UnsupportedMediaType(m()),
         416 => ApiError::RangeNotSatisfiable(m(), 0),
+        460 => ApiError::ChunkChecksumMismatch(m()),
         429 => ApiError::RateLimited {
             message: m(),
             limit: 0,
@@ -261,6 +298,24 @@ mod tests {
             ),
             (ApiError::GracePeriod("x".into()), 403, "grace_period"),
             (ApiError::Timeout("x".into()), 408, "request_timeout"),
+            (ApiError::OffsetMismatch("x".into()), 409, "offset_mismatch"),
+            (ApiError::Gone("x".into()), 410, "upload_expired"),
+            (ApiError::UnsupportedVersion("x".into()), 412, "unsupported_version"),
+            (
+                ApiError::UnsupportedMediaType("x".into()),
+                415,
+                "unsupported_media_type",
+            ),
+            (
+                ApiError::LengthExceeded("x".into()),
+                413,
+                "upload_length_exceeded",
+            ),
+            (
+                ApiError::ChunkChecksumMismatch("x".into()),
+                460,
+                "checksum_mismatch",
+            ),
             (
                 ApiError::InsufficientStorage("x".into()),
                 507,
@@ -283,7 +338,8 @@ mod tests {
             assert_eq!(code_for_status(s), e.code());
             if matches!(
                 status,
-                401 | 403 | 404 | 405 | 408 | 413 | 416 | 429 | 503 | 507
+                401 | 403 | 404 | 405 | 408 | 409 | 410 | 412 | 413 | 415 | 416 | 429 | 460 | 503
+                    | 507
             ) {
                 assert_eq!(e.status(), s, "{status}");
             }

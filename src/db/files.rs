@@ -1,7 +1,7 @@
 //! File rows: the commit of an upload (with its quota checks, in one write
 //! transaction), lookups that hide expired files, keyset pages, deletion.
 
-use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
+use super::{accounts, blobs, uploads, usage, write_tx, DbError, OptionalExtension};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
 
@@ -49,6 +49,17 @@ pub(crate) struct CommitLimits {
     pub uploads_per_period: u64,
 }
 
+/// Where a commit happens: the billing period, the request's idempotency
+/// key, and (for a resumable upload completing) the upload it completes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CommitContext {
+    pub period: String,
+    pub idempotency_key: Option<String>,
+    /// Keys used before this are forgotten.
+    pub idempotency_since: i64,
+    pub tus_upload: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CommitOutcome {
     /// The file is stored and counted.
@@ -65,34 +76,39 @@ pub(crate) enum CommitOutcome {
 
 /// Commits an uploaded blob as a file, or refuses it, in one write
 /// transaction: the storage quota and the monthly upload count are checked
-/// under the write lock, so concurrent uploads can never pass a quota together.
-/// On success the blob's pending-deletion guard row is removed; a small file's
-/// bytes (`inline`, when `f.inline`) are stored with its row.
+/// under the write lock (counting what incomplete resumable uploads hold), so
+/// concurrent uploads can never pass a quota together. On success the blob's
+/// pending-deletion guard row is removed; a small file's bytes (`inline`,
+/// when `f.inline`) are stored with its row. A resumable upload completing
+/// (`ctx.tus_upload`) gives back its reservation and is marked complete.
 pub(crate) fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
     inline: Option<&[u8]>,
     limits: CommitLimits,
-    period: &str,
-    idempotency_key: Option<&str>,
-    idempotency_since: i64,
+    ctx: &CommitContext,
 ) -> Result<CommitOutcome, DbError> {
     let tx = write_tx(conn)?;
-    if let Some(key) = idempotency_key {
-        if let Some(existing) = replayed(&tx, &f.account_id, key, idempotency_since, f.created_at)?
+    if let Some(key) = &ctx.idempotency_key {
+        if let Some(existing) =
+            replayed(&tx, &f.account_id, key, ctx.idempotency_since, f.created_at)?
         {
             return Ok(CommitOutcome::Replayed(existing));
         }
     }
     let account = accounts::get(&tx, &f.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?;
-    if account.storage_bytes.saturating_add(f.size) > limits.storage {
-        return Ok(CommitOutcome::StorageExceeded {
-            used: account.storage_bytes,
-        });
+    let (reserved, pending) =
+        uploads::reserved(&tx, &f.account_id, f.created_at, ctx.tus_upload.as_deref())?;
+    // A resumable upload was admitted at its creation and holds its room:
+    // only a plan lowered since can refuse it, and then it is not refused.
+    let admitted = ctx.tus_upload.is_some();
+    let used = account.storage_bytes.saturating_add(reserved);
+    if !admitted && used.saturating_add(f.size) > limits.storage {
+        return Ok(CommitOutcome::StorageExceeded { used });
     }
-    let count = usage::upload_count(&tx, &f.account_id, period)?;
-    if count >= limits.uploads_per_period {
+    let count = usage::upload_count(&tx, &f.account_id, &ctx.period)?.saturating_add(pending);
+    if !admitted && count >= limits.uploads_per_period {
         return Ok(CommitOutcome::UploadsExceeded { count });
     }
     match (f.inline, inline) {
@@ -101,7 +117,8 @@ pub(crate) fn commit_upload(
                 .execute(params![f.blob_key, data])?;
         }
         (false, None) => {
-            if !blobs::done(&tx, &f.blob_key)? {
+            // A resumable upload's row guards its blob instead.
+            if !blobs::done(&tx, &f.blob_key)? && ctx.tus_upload.is_none() {
                 return Err(DbError::Invalid(format!(
                     "upload guard of {} is gone; the blob may have been collected",
                     f.blob_key
@@ -113,6 +130,11 @@ pub(crate) fn commit_upload(
                 "file {} is inline only if its bytes come with it",
                 f.id
             )))
+        }
+    }
+    if let Some(id) = &ctx.tus_upload {
+        if !uploads::mark_complete(&tx, id, f.created_at)? {
+            return Err(DbError::Invalid(format!("upload {id} is no longer open")));
         }
     }
     tx.prepare_cached(&format!(
@@ -133,8 +155,8 @@ pub(crate) fn commit_upload(
         f.inline
     ])?;
     accounts::add_storage(&tx, &f.account_id, super::signed(f.size)?)?;
-    usage::add_upload(&tx, &f.account_id, period)?;
-    if let Some(key) = idempotency_key {
+    usage::add_upload(&tx, &f.account_id, &ctx.period)?;
+    if let Some(key) = &ctx.idempotency_key {
         tx.prepare_cached(
             "INSERT OR REPLACE INTO idempotency_keys (account_id, key, file_id, created_at)
              VALUES (?1, ?2, ?3, ?4)",

@@ -8,6 +8,7 @@ pub(crate) mod accounts;
 pub mod blobs;
 pub(crate) mod files;
 pub(crate) mod keys;
+pub(crate) mod uploads;
 pub(crate) mod usage;
 pub(crate) mod writer;
 
@@ -44,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_idempotency_by_file.sql"),
     include_str!("migrations/0003_inline_blobs.sql"),
+    include_str!("migrations/0004_tus_uploads.sql"),
 ];
 
 #[derive(Clone)]

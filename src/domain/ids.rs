@@ -18,6 +18,11 @@ pub fn file_id() -> String {
     format!("f_{:012x}{}", ms & 0xffff_ffff_ffff, random_hex(16))
 }
 
+/// A resumable upload's id: `u_` and 128 random bits (hex).
+pub fn upload_id() -> String {
+    format!("u_{}", random_hex(16))
+}
+
 pub fn account_id() -> String {
     format!("acc_{}", random_hex(12))
 }

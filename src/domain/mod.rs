@@ -4,8 +4,10 @@ pub(crate) mod backoff;
 pub mod ids;
 pub(crate) mod origins;
 pub(crate) mod ratelimit;
+pub mod sha256_state;
 pub mod secret;
 pub mod signing;
+pub mod tus;
 pub mod validate;
 
 /// Characters percent-encoded in a URL path segment: everything but RFC

@@ -13,9 +13,30 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-const ALLOW_HEADERS: &str = "authorization, content-type, idempotency-key";
-const EXPOSE_HEADERS: &str =
-    "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset";
+/// What browsers may send and read on a route public keys use.
+struct Policy {
+    methods: &'static str,
+    allow_headers: &'static str,
+    expose_headers: &'static str,
+}
+
+const UPLOAD: Policy = Policy {
+    methods: "POST, OPTIONS",
+    allow_headers: "authorization, content-type, idempotency-key",
+    expose_headers:
+        "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
+};
+
+/// tus (CONTRACT §9), with what tus-js-client sends besides.
+const TUS: Policy = Policy {
+    methods: "POST, GET, HEAD, PATCH, DELETE, OPTIONS",
+    allow_headers: "authorization, content-type, tus-resumable, upload-length, upload-offset, \
+upload-metadata, upload-checksum, upload-defer-length, upload-concat, x-http-method-override, \
+x-requested-with",
+    expose_headers: "location, upload-offset, upload-length, upload-expires, x-file-id, \
+tus-resumable, tus-version, tus-extension, tus-max-size, tus-checksum-algorithm, upload-metadata, \
+retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
+};
 
 async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
     let origin = origin.to_string();
@@ -37,6 +58,15 @@ async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
 /// browser app shows "origin not allowed" instead of "Failed to fetch". A
 /// success is readable only by an origin some live public key allows.
 pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    key_cors(&app, &UPLOAD, req, next).await
+}
+
+/// The same for the resumable uploads (`/v1/uploads`).
+pub(crate) async fn tus_cors(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    key_cors(&app, &TUS, req, next).await
+}
+
+async fn key_cors(app: &App, policy: &Policy, req: Request, next: Next) -> Response {
     let origin = req
         .headers()
         .get(header::ORIGIN)
@@ -49,14 +79,14 @@ pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next:
             .headers()
             .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
     let mut response = if is_preflight {
-        preflight("POST, OPTIONS", ALLOW_HEADERS, "600")
+        preflight(policy.methods, policy.allow_headers, "600")
     } else {
         next.run(req).await
     };
     let readable = is_preflight
         || !response.status().is_success()
         || match origin.to_str() {
-            Ok(o) => origin_allowed(&app, o).await.unwrap_or(false),
+            Ok(o) => origin_allowed(app, o).await.unwrap_or(false),
             Err(_) => false,
         };
     let h = response.headers_mut();
@@ -65,7 +95,7 @@ pub(crate) async fn upload_cors(State(app): State<Arc<App>>, req: Request, next:
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         h.insert(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static(EXPOSE_HEADERS),
+            HeaderValue::from_static(policy.expose_headers),
         );
     }
     response

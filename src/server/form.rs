@@ -59,14 +59,21 @@ pub(crate) async fn read(
 
 fn bad_multipart(e: MultipartError) -> ApiError {
     // A body that stopped arriving is the client's timeout, not a bad form.
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    body_timeout(&e)
+        .unwrap_or_else(|| ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text())))
+}
+
+/// The 408 of a request body that stopped arriving (`server.body_timeout`),
+/// if that is what `e` comes from.
+pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<ApiError> {
+    let mut source = Some(e);
     while let Some(err) = source {
         if let Some(t) = err.downcast_ref::<super::conn::BodyTimeout>() {
-            return ApiError::Timeout(t.to_string());
+            return Some(ApiError::Timeout(t.to_string()));
         }
         source = err.source();
     }
-    ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
+    None
 }
 
 async fn text(mut field: Field<'_>) -> Result<String, ApiError> {

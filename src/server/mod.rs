@@ -12,12 +12,13 @@ pub(crate) mod handlers;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
+pub(crate) mod tus;
 
 use crate::service::{bandwidth, collector, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
-use axum::routing::{get, post};
+use axum::routing::{get, head, post};
 use axum::Router;
 use std::future::Future;
 use std::sync::Arc;
@@ -40,6 +41,28 @@ pub fn router(app: Arc<App>) -> Router {
                 .options(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
         .layer(from_fn_with_state(app.clone(), cors::upload_cors));
+    let resumable = Router::new()
+        .route(
+            "/v1/uploads",
+            post(tus::create)
+                .route_layer(from_fn(drain::drain_refused_bodies))
+                .route_layer(guard(Access::Upload))
+                .route_layer(DefaultBodyLimit::disable())
+                .options(tus::options),
+        )
+        .route(
+            "/v1/uploads/{id}",
+            head(tus::head)
+                .get(tus::status)
+                .patch(tus::patch)
+                .delete(tus::terminate)
+                .route_layer(from_fn(drain::drain_refused_bodies))
+                .route_layer(guard(Access::Upload))
+                .route_layer(DefaultBodyLimit::disable())
+                .options(tus::options),
+        )
+        .layer(from_fn(tus::versioned))
+        .layer(from_fn_with_state(app.clone(), cors::tus_cors));
     let api = Router::new()
         .route(
             "/v1/files",
@@ -69,6 +92,7 @@ pub fn router(app: Arc<App>) -> Router {
         );
     let max_header_bytes = app.config.max_header_bytes;
     upload
+        .merge(resumable)
         .merge(api)
         .merge(openapi::routes())
         .fallback(handlers::not_found)

@@ -5,7 +5,7 @@
 
 use crate::api::{
     DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, SignedUrl,
-    SignedUrlRequest, Usage, UsageLimits,
+    SignedUrlRequest, UploadStatus, Usage, UsageLimits,
 };
 use crate::domain::validate;
 use axum::Router;
@@ -37,14 +37,21 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::signed_url,
         super::handlers::usage,
         super::handlers::health,
+        super::tus::options,
+        super::tus::create,
+        super::tus::head,
+        super::tus::status,
+        super::tus::patch,
+        super::tus::terminate,
     ),
     components(schemas(
         FileRecord, FileList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
-        Health, HealthCheck, ErrorBody, ErrorDetail
+        Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus
     )),
     modifiers(&Additions),
     tags(
         (name = "files", description = "Uploads, records, deletion, signed URLs"),
+        (name = "uploads", description = "Resumable uploads (tus 1.0.0)"),
         (name = "account", description = "Usage"),
         (name = "cdn", description = "File bytes"),
         (name = "operating", description = "Health and this document"),

@@ -4,7 +4,7 @@
 //! then every `reap_interval`.
 
 use super::App;
-use crate::db::{blobs, files};
+use crate::db::{blobs, files, uploads};
 use crate::domain::backoff::Backoff;
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use std::sync::Arc;
@@ -21,7 +21,15 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 /// Sweeps what interrupted writes left in the blob store.
 pub(crate) async fn sweep(app: &App) {
-    match app.store.sweep_incomplete(SWEEP_AGE).await {
+    // Resumable uploads still open keep their writes, however old.
+    let keep = match app.db.run(|c| uploads::live_keys(c)).await {
+        Ok(keys) => keys.into_iter().collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "sweep of incomplete uploads skipped; will retry");
+            return;
+        }
+    };
+    match app.store.sweep_incomplete(SWEEP_AGE, &keep).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(n, "incomplete uploads removed from the blob store"),
         Err(e) => tracing::warn!(error = %e, "sweep of incomplete uploads failed; will retry"),
@@ -77,6 +85,7 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
             }
         }
     }
+    super::tus::reap(app).await;
     let now = app.clock.now_ms();
     let _ = app
         .db

@@ -9,6 +9,7 @@ pub(crate) mod disk;
 pub mod files;
 pub(crate) mod inflight;
 pub(crate) mod spool;
+pub(crate) mod tus;
 pub(crate) mod upload;
 pub(crate) mod usage;
 
@@ -40,6 +41,7 @@ pub struct App {
     pub disk: disk::Disk,
     /// Bytes of uploads still arriving, per account (counted in the quota).
     pub in_flight: inflight::InFlight,
+    pub(crate) tus_locks: tus::Locks,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -108,6 +110,7 @@ impl App {
             bandwidth: bandwidth::Meter::default(),
             disk,
             in_flight: inflight::InFlight::default(),
+            tus_locks: tus::Locks::default(),
             spool_dir,
         }))
     }

@@ -15,8 +15,8 @@ use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
-use crate::db::files::{commit_upload, CommitLimits, CommitOutcome};
-use crate::db::{blobs, files as file_rows, usage, Account, FileRow};
+use crate::db::files::{commit_upload, CommitContext, CommitLimits, CommitOutcome};
+use crate::db::{blobs, files as file_rows, uploads, usage, Account, FileRow};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::error::ApiError;
 use bytes::Bytes;
@@ -100,7 +100,7 @@ impl Upload {
         let limits = SpoolLimits {
             account: req.account.id.clone(),
             max_file_size: plan.max_file_size,
-            used: req.account.storage_bytes,
+            used: req.account.storage_bytes.saturating_add(reserved_bytes(app, &req.account.id).await?),
             quota,
         };
         Ok(Upload {
@@ -216,19 +216,11 @@ async fn store_and_commit(
     plan: &Plan,
     idempotency_key: Option<String>,
 ) -> Result<FileRecord, ApiError> {
-    let mut pending = PendingBlob {
-        app: app.clone(),
-        key: row.blob_key.clone(),
-        armed: false,
-    };
+    let mut pending = PendingBlob::new(app, &row.blob_key);
     let inline = match body {
         Body::Inline(bytes) => Some(bytes),
         Body::File(spool) => {
-            let (key, now) = (row.blob_key.clone(), row.created_at);
-            app.db
-                .write(move |c| blobs::guard_upload(c, &key, now))
-                .await?;
-            pending.armed = true;
+            pending.guard(row.created_at).await?;
             if let Err(e) = app.store.put_file(&row.blob_key, spool, row.size).await {
                 pending.discard().await;
                 return Err(e.into());
@@ -236,26 +228,40 @@ async fn store_and_commit(
             None
         }
     };
+    let ctx = CommitContext {
+        idempotency_key,
+        ..commit_context(app, None)
+    };
+    commit(app, row, inline, plan, ctx, pending).await
+}
+
+/// The context of a commit now: this billing period, keys remembered since.
+pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitContext {
+    CommitContext {
+        period: period_of(app.clock.now()).key,
+        idempotency_key: None,
+        idempotency_since: app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS,
+        tus_upload,
+    }
+}
+
+/// Commits the row of a blob `pending` stored (or of `inline` bytes), with
+/// the plan's checks; any refusal or failure discards the blob.
+pub(crate) async fn commit(
+    app: &Arc<App>,
+    row: FileRow,
+    inline: Option<Bytes>,
+    plan: &Plan,
+    ctx: CommitContext,
+    mut pending: PendingBlob,
+) -> Result<FileRecord, ApiError> {
     let limits = CommitLimits {
         storage: plan.storage,
         uploads_per_period: plan.uploads,
     };
-    let period = period_of(app.clock.now());
-    let since = app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS;
-    let period_key = period.key.clone();
     let outcome = app
         .db
-        .write(move |c| {
-            commit_upload(
-                c,
-                &row,
-                inline.as_deref(),
-                limits,
-                &period_key,
-                idempotency_key.as_deref(),
-                since,
-            )
-        })
+        .write(move |c| commit_upload(c, &row, inline.as_deref(), limits, &ctx))
         .await;
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
@@ -295,14 +301,31 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
         .await?)
 }
 
-/// Refuses before reading the body what is certain to be refused.
-async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<(), ApiError> {
-    let acc = req.account.id.clone();
-    let key = period_of(app.clock.now()).key;
-    let count = app
+/// The bytes incomplete resumable uploads of the account hold.
+async fn reserved_bytes(app: &App, account: &str) -> Result<u64, ApiError> {
+    let (acc, now) = (account.to_string(), app.clock.now_ms());
+    let (bytes, _) = app
         .db
-        .lookup(move |c| usage::upload_count(c, &acc, &key))
+        .lookup(move |c| uploads::reserved(c, &acc, now, None))
         .await?;
+    Ok(bytes)
+}
+
+/// Refuses before reading the body what is certain to be refused (counting
+/// what incomplete resumable uploads hold).
+async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<(), ApiError> {
+    let (acc, now) = (req.account.id.clone(), app.clock.now_ms());
+    let key = period_of(app.clock.now()).key;
+    let (count, (reserved, pending)) = app
+        .db
+        .lookup(move |c| {
+            Ok((
+                usage::upload_count(c, &acc, &key)?,
+                uploads::reserved(c, &acc, now, None)?,
+            ))
+        })
+        .await?;
+    let count = count.saturating_add(pending);
     if count >= plan.uploads {
         return Err(uploads_exceeded(app, count, plan));
     }
@@ -310,25 +333,26 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
         .content_length
         .map(|l| l.saturating_sub(FORM_OVERHEAD))
         .unwrap_or(0);
-    if req.account.storage_bytes.saturating_add(least) > plan.storage {
-        return Err(storage_exceeded(req.account.storage_bytes, plan.storage));
+    let used = req.account.storage_bytes.saturating_add(reserved);
+    if used.saturating_add(least) > plan.storage {
+        return Err(storage_exceeded(used, plan.storage));
     }
     Ok(())
 }
 
-fn too_large(max: u64) -> ApiError {
+pub(crate) fn too_large(max: u64) -> ApiError {
     ApiError::FileTooLarge(format!(
         "file exceeds the plan's maximum file size of {max} bytes"
     ))
 }
 
-fn storage_exceeded(used: u64, quota: u64) -> ApiError {
+pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ApiError {
     ApiError::StorageLimitExceeded(format!(
         "upload would exceed the storage quota ({used} of {quota} bytes used)"
     ))
 }
 
-fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
+pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
     let now = app.clock.now();
     ApiError::RateLimited {
         message: format!(
@@ -354,15 +378,35 @@ struct SpoolLimits {
 /// Dropped while armed (the request went away), it queues the blob for the
 /// collector a little later, after any write still in flight has finished;
 /// the collector never deletes a blob that a committed file references.
-struct PendingBlob {
+pub(crate) struct PendingBlob {
     app: Arc<App>,
     key: String,
     armed: bool,
 }
 
 impl PendingBlob {
+    pub(crate) fn new(app: &Arc<App>, key: &str) -> PendingBlob {
+        PendingBlob {
+            app: app.clone(),
+            key: key.to_string(),
+            armed: false,
+        }
+    }
+
+    /// Registers the blob for collection (released by the commit) before a
+    /// byte of it is written.
+    pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ApiError> {
+        let key = self.key.clone();
+        self.app
+            .db
+            .write(move |c| blobs::guard_upload(c, &key, now))
+            .await?;
+        self.armed = true;
+        Ok(())
+    }
+
     /// The upload failed: delete the blob now (if one was written).
-    async fn discard(&mut self) {
+    pub(crate) async fn discard(&mut self) {
         if self.armed {
             collector::delete_blob_now(&self.app, &self.key).await;
             self.armed = false;

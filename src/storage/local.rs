@@ -3,7 +3,8 @@
 //! under `DATA_DIR/tmp`), is fsynced by the caller, renamed into place, and the
 //! directory is fsynced so the rename survives a crash.
 
-use super::{valid_key, BlobStore, BlobStream, StorageError};
+use super::{valid_key, BlobStore, BlobStream, ByteStream, Partial, StorageError};
+use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -16,6 +17,43 @@ use std::task::{ready, Context, Poll};
 #[derive(Debug, Clone)]
 pub struct LocalStore {
     root: PathBuf,
+}
+
+/// Where a resumable upload's bytes gather until it completes: beside the
+/// blob it becomes, so that completing it is a rename.
+fn partial_path(blob: &Path) -> PathBuf {
+    let mut p = blob.as_os_str().to_owned();
+    p.push(".partial");
+    PathBuf::from(p)
+}
+
+/// Creates an account's directory when missing: its entry in the store's
+/// root is synced too, or a power cut could take it (and the blobs in it).
+fn new_account_dir(dir: &Path) -> Result<(), StorageError> {
+    if !dir.exists() {
+        super::create_private_dir(dir)?;
+        if let Some(root) = dir.parent() {
+            sync_dir(root)?;
+        }
+    }
+    Ok(())
+}
+
+/// Options opening a file for writing, created 0600.
+fn private_file() -> std::fs::OpenOptions {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StorageError> + Send + 'static,
+) -> Result<T, StorageError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StorageError::Backend(e.to_string()))?
 }
 
 impl LocalStore {
@@ -130,15 +168,7 @@ impl BlobStore for LocalStore {
                 .parent()
                 .expect("key has a directory part")
                 .to_path_buf();
-            if !dir.exists() {
-                // A new account directory: its entry in the store's root
-                // must be on disk too, or a power cut could take it (and
-                // the blob in it) away.
-                super::create_private_dir(&dir)?;
-                if let Some(root) = dir.parent() {
-                    sync_dir(root)?;
-                }
-            }
+            new_account_dir(&dir)?;
             spool
                 .persist(&dest)
                 .map_err(|e| StorageError::Io(e.error))?;
@@ -173,14 +203,104 @@ impl BlobStore for LocalStore {
 
     async fn delete(&self, key: &str) -> Result<(), StorageError> {
         let path = self.path_of(key)?;
-        match tokio::fs::remove_file(&path).await {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e.into()),
+        // The blob, and the partial blob of a resumable upload never completed.
+        for path in [partial_path(&path), path] {
+            match tokio::fs::remove_file(&path).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         // The account's directory stays, even when empty: removing it here
         // could race an upload renaming a new blob into it.
         Ok(())
+    }
+
+    async fn begin_partial(&self, key: &str) -> Result<Partial, StorageError> {
+        let path = partial_path(&self.path_of(key)?);
+        blocking(move || {
+            let dir = path.parent().expect("key has a directory part");
+            new_account_dir(dir)?;
+            let file = private_file().create_new(true).open(&path)?;
+            file.sync_all()?;
+            sync_dir(dir)?;
+            Ok(Partial::default())
+        })
+        .await
+    }
+
+    async fn append_partial(
+        &self,
+        key: &str,
+        p: Partial,
+        mut chunks: ByteStream,
+    ) -> Result<Partial, StorageError> {
+        let blob = self.path_of(key)?;
+        let path = partial_path(&blob);
+        let offset = p.offset;
+        let mut file = blocking(move || {
+            if !path.exists() && blob.exists() {
+                // Completed in the store, but the file's commit failed: the
+                // bytes go back to being a partial blob.
+                std::fs::rename(&blob, &path)?;
+            }
+            let file = private_file().open(&path)?;
+            let len = file.metadata()?.len();
+            if len < offset {
+                return Err(StorageError::Backend(format!(
+                    "partial blob {} holds {len} bytes, {offset} recorded",
+                    path.display()
+                )));
+            }
+            // What an append that was never recorded left is dropped.
+            file.set_len(offset)?;
+            Ok(file)
+        })
+        .await
+        .map(tokio::fs::File::from_std)?;
+        file.seek(SeekFrom::Start(offset)).await?;
+        let mut written = 0u64;
+        while let Some(chunk) = chunks.next().await {
+            file.write_all(&chunk).await?;
+            written += chunk.len() as u64;
+        }
+        file.flush().await?;
+        file.sync_data().await?;
+        Ok(Partial {
+            offset: offset + written,
+            ..p
+        })
+    }
+
+    async fn complete_partial(&self, key: &str, p: Partial) -> Result<(), StorageError> {
+        let dest = self.path_of(key)?;
+        blocking(move || {
+            let partial = partial_path(&dest);
+            let len = std::fs::metadata(&partial)?.len();
+            if len < p.offset {
+                return Err(StorageError::Backend(format!(
+                    "partial blob {} holds {len} bytes, {} recorded",
+                    partial.display(),
+                    p.offset
+                )));
+            }
+            let file = private_file().open(&partial)?;
+            file.set_len(p.offset)?;
+            file.sync_all()?;
+            std::fs::rename(&partial, &dest)?;
+            sync_dir(dest.parent().expect("key has a directory part"))?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn abort_partial(&self, key: &str, _state: &str) -> Result<(), StorageError> {
+        let path = partial_path(&self.path_of(key)?);
+        match tokio::fs::remove_file(&path).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     async fn check(&self) -> Result<(), StorageError> {

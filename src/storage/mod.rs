@@ -55,9 +55,48 @@ pub trait BlobStore: Send + Sync + 'static {
     async fn sweep_incomplete(
         &self,
         _older_than: std::time::Duration,
+        _keep: &std::collections::HashSet<String>,
     ) -> Result<usize, StorageError> {
         Ok(0)
     }
+
+    /// Starts a blob written across requests (a resumable upload) under
+    /// `key`: what the store keeps of it starts empty.
+    async fn begin_partial(&self, key: &str) -> Result<Partial, StorageError>;
+
+    /// Appends `chunks` to the partial blob `p` (its first `p.offset` bytes
+    /// stored): the answer, once durable, holds `p.offset` plus every byte of
+    /// `chunks`. Bytes a failed or unrecorded append left past `p.offset`
+    /// are overwritten, never counted.
+    async fn append_partial(
+        &self,
+        key: &str,
+        p: Partial,
+        chunks: ByteStream,
+    ) -> Result<Partial, StorageError>;
+
+    /// Makes the partial blob, all of it received, the blob under `key`.
+    async fn complete_partial(&self, key: &str, p: Partial) -> Result<(), StorageError>;
+
+    /// Releases at once what the store holds of an abandoned partial blob
+    /// (its state as `begin_partial` or `append_partial` gave it). Best
+    /// effort: `delete(key)` and the sweep also remove it.
+    async fn abort_partial(&self, key: &str, state: &str) -> Result<(), StorageError>;
+}
+
+/// A byte stream fed to the store (errors are the caller's business: it ends
+/// the stream early).
+pub type ByteStream = BoxStream<'static, Bytes>;
+
+/// What the store holds of a blob written across requests, recorded with
+/// the upload in the metadata store after every append: `offset` bytes,
+/// the store's own `state` (S3: the multipart upload's id and parts) and a
+/// `tail` of bytes not yet in the store (S3: less than a part).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Partial {
+    pub offset: u64,
+    pub state: String,
+    pub tail: Option<Bytes>,
 }
 
 pub type DynBlobStore = Arc<dyn BlobStore>;

@@ -367,7 +367,8 @@ mod s3_only {
         let store = S3Store::connect(&cfg).await.expect("connect");
         let bucket = cfg.bucket.clone().unwrap();
         let client = s3_harness::raw_client(&cfg).await;
-        let object = format!("{}{}", key_prefix(&cfg), key("sweep"));
+        let blob = key("sweep");
+        let object = format!("{}{}", key_prefix(&cfg), blob);
         client
             .create_multipart_upload()
             .bucket(&bucket)
@@ -377,14 +378,25 @@ mod s3_only {
             .expect("create upload");
         assert_eq!(pending_uploads(&cfg).await.len(), 1);
         // Younger than the age given: kept (it may be an upload in flight).
+        let none = std::collections::HashSet::new();
         let swept = store
-            .sweep_incomplete(Duration::from_secs(3600))
+            .sweep_incomplete(Duration::from_secs(3600), &none)
             .await
             .expect("sweep");
         assert_eq!(swept, 0);
         assert_eq!(pending_uploads(&cfg).await.len(), 1);
+        // Old enough, but a resumable upload still open: kept.
+        let open = std::collections::HashSet::from([blob]);
+        let swept = store
+            .sweep_incomplete(Duration::ZERO, &open)
+            .await
+            .expect("sweep");
+        assert_eq!(swept, 0);
         // Old enough: aborted.
-        let swept = store.sweep_incomplete(Duration::ZERO).await.expect("sweep");
+        let swept = store
+            .sweep_incomplete(Duration::ZERO, &none)
+            .await
+            .expect("sweep");
         assert_eq!(swept, 1);
         assert!(uploads_drain(&cfg, Duration::from_secs(10))
             .await

@@ -8,10 +8,11 @@
 //! so no parts are left behind.
 
 mod multipart;
+mod partial;
 
 pub use multipart::{part_size_for, MIN_PART_SIZE};
 
-use super::{valid_key, BlobStore, BlobStream, StorageError};
+use super::{valid_key, BlobStore, BlobStream, Partial, StorageError};
 use crate::config::StorageConfig;
 use async_trait::async_trait;
 use aws_config::meta::region::RegionProviderChain;
@@ -305,8 +306,37 @@ impl BlobStore for S3Store {
         }
     }
 
-    async fn sweep_incomplete(&self, older_than: Duration) -> Result<usize, StorageError> {
-        self.sweep_incomplete_uploads(older_than).await
+    async fn sweep_incomplete(
+        &self,
+        older_than: Duration,
+        keep: &std::collections::HashSet<String>,
+    ) -> Result<usize, StorageError> {
+        let keep = keep
+            .iter()
+            .map(|k| self.object_key(k))
+            .collect::<Result<_, _>>()?;
+        self.sweep_incomplete_uploads(older_than, &keep).await
+    }
+
+    async fn begin_partial(&self, key: &str) -> Result<Partial, StorageError> {
+        self.begin(key).await
+    }
+
+    async fn append_partial(
+        &self,
+        key: &str,
+        p: Partial,
+        chunks: super::ByteStream,
+    ) -> Result<Partial, StorageError> {
+        self.append(key, p, chunks).await
+    }
+
+    async fn complete_partial(&self, key: &str, p: Partial) -> Result<(), StorageError> {
+        self.complete(key, p).await
+    }
+
+    async fn abort_partial(&self, key: &str, state: &str) -> Result<(), StorageError> {
+        self.abort(key, state).await
     }
 
     async fn check(&self) -> Result<(), StorageError> {

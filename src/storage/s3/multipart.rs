@@ -83,10 +83,12 @@ impl S3Store {
 
     /// Aborts the incomplete multipart uploads under this store's prefix that
     /// began more than `older_than` ago: what a crash or a long outage left
-    /// behind. Returns how many were aborted.
+    /// behind, but not those of the objects in `keep` (resumable uploads
+    /// still open). Returns how many were aborted.
     pub(super) async fn sweep_incomplete_uploads(
         &self,
         older_than: Duration,
+        keep: &std::collections::HashSet<String>,
     ) -> Result<usize, StorageError> {
         let cutoff = std::time::SystemTime::now()
             .checked_sub(older_than)
@@ -108,7 +110,7 @@ impl S3Store {
                     .initiated()
                     .and_then(|t| std::time::SystemTime::try_from(*t).ok())
                     .unwrap_or(std::time::UNIX_EPOCH);
-                if started > cutoff {
+                if started > cutoff || u.key().is_some_and(|k| keep.contains(k)) {
                     continue;
                 }
                 if let (Some(key), Some(id)) = (u.key(), u.upload_id()) {

@@ -1,0 +1,232 @@
+//! The tus 1.0.0 protocol's header rules (<https://tus.io/protocols/resumable-upload>):
+//! versions, `Upload-Length` / `Upload-Offset`, `Upload-Metadata` mapped to
+//! the upload's fields, and `Upload-Checksum`. Pure: the server uses them,
+//! and the client builds what they parse.
+
+use super::validate;
+use base64::Engine;
+use std::time::Duration;
+
+pub const VERSION: &str = "1.0.0";
+pub const EXTENSIONS: &str = "creation,creation-with-upload,termination,expiration,checksum";
+pub const CHECKSUM_ALGORITHMS: &str = "sha1,sha256";
+/// The content type of a PATCH body.
+pub const OFFSET_STREAM: &str = "application/offset+octet-stream";
+/// An incomplete upload expires this long after its last PATCH.
+pub const EXPIRES_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+/// `Upload-Length` / `Upload-Offset`: a non-negative decimal integer.
+pub fn parse_size(name: &str, raw: &str) -> Result<u64, String> {
+    if raw.is_empty() || raw.len() > 19 || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{name} must be a non-negative integer"));
+    }
+    raw.parse()
+        .map_err(|_| format!("{name} must be a non-negative integer"))
+}
+
+/// The upload's fields, from `Upload-Metadata`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    pub name: Option<String>,
+    pub content_type: Option<String>,
+    pub folder: Option<String>,
+    pub private: bool,
+    pub expires: Option<Duration>,
+}
+
+/// Parses `Upload-Metadata`: comma-separated `key base64(value)` pairs (a
+/// key alone has an empty value). `filename` (or `name`), `filetype` (or
+/// `type`), `folder`, `private` and `expires` follow the multipart fields'
+/// rules; other keys are ignored; a key given twice is refused.
+pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
+    let mut m = Metadata::default();
+    let mut seen = std::collections::HashSet::new();
+    for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = match pair.split_once(' ') {
+            Some((k, v)) => (k, v.trim()),
+            None => (pair, ""),
+        };
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(format!("Upload-Metadata: invalid key {key:?}"));
+        }
+        if !seen.insert(key.to_string()) {
+            return Err(format!("Upload-Metadata: key {key:?} given twice"));
+        }
+        let value = base64::engine::general_purpose::STANDARD
+            .decode(value)
+            .map_err(|_| format!("Upload-Metadata: the value of {key:?} is not base64"))?;
+        let text = || {
+            String::from_utf8(value.clone())
+                .map_err(|_| format!("Upload-Metadata: the value of {key:?} is not UTF-8"))
+        };
+        match key {
+            "filename" | "name" => {
+                if m.name.is_some() {
+                    return Err("Upload-Metadata: give filename or name, not both".into());
+                }
+                m.name = Some(validate::file_name(&text()?)?);
+            }
+            "filetype" | "type" => {
+                if m.content_type.is_some() {
+                    return Err("Upload-Metadata: give filetype or type, not both".into());
+                }
+                let t = text()?;
+                m.content_type = (!t.is_empty()).then_some(t);
+            }
+            "folder" => m.folder = validate::folder(&text()?)?,
+            "private" => m.private = validate::boolean(&text()?)?,
+            "expires" => {
+                let t = text()?;
+                m.expires = if t.is_empty() {
+                    None
+                } else {
+                    Some(validate::expires(&t)?)
+                };
+            }
+            _ => {}
+        }
+    }
+    Ok(m)
+}
+
+/// A checksum algorithm of the checksum extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    Sha1,
+    Sha256,
+}
+
+/// `Upload-Checksum: <algorithm> <base64 digest>`.
+pub fn parse_checksum(raw: &str) -> Result<(Algorithm, Vec<u8>), String> {
+    let (algo, digest) = raw
+        .trim()
+        .split_once(' ')
+        .ok_or("Upload-Checksum must be: <algorithm> <base64 digest>")?;
+    let (algo, len) = match algo {
+        "sha1" => (Algorithm::Sha1, 20),
+        "sha256" => (Algorithm::Sha256, 32),
+        other => {
+            return Err(format!(
+                "Upload-Checksum: unsupported algorithm {other:?} (supported: {CHECKSUM_ALGORITHMS})"
+            ))
+        }
+    };
+    let digest = base64::engine::general_purpose::STANDARD
+        .decode(digest.trim())
+        .map_err(|_| "Upload-Checksum: the digest is not base64".to_string())?;
+    if digest.len() != len {
+        return Err(format!(
+            "Upload-Checksum: a {algo:?} digest has {len} bytes, not {}",
+            digest.len()
+        ));
+    }
+    Ok((algo, digest))
+}
+
+/// `Upload-Metadata` for these fields: what a client sends.
+pub fn encode_metadata(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{k} {}",
+                base64::engine::general_purpose::STANDARD.encode(v)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("Upload-Length", "0"), Ok(0));
+        assert_eq!(parse_size("Upload-Length", "1048576"), Ok(1 << 20));
+        for bad in ["", "-1", "+1", "1.0", " 1", "0x10", "99999999999999999999"] {
+            assert!(parse_size("Upload-Length", bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn metadata_maps_to_fields() {
+        let raw = encode_metadata(&[
+            ("filename", "report.pdf"),
+            ("filetype", "application/pdf"),
+            ("folder", "docs/2026"),
+            ("private", "true"),
+            ("expires", "7d"),
+            ("other", "ignored"),
+        ]);
+        let m = parse_metadata(&raw).unwrap();
+        assert_eq!(m.name.as_deref(), Some("report.pdf"));
+        assert_eq!(m.content_type.as_deref(), Some("application/pdf"));
+        assert_eq!(m.folder.as_deref(), Some("docs/2026"));
+        assert!(m.private);
+        assert_eq!(m.expires, Some(Duration::from_secs(7 * 86400)));
+        let alias = parse_metadata(&encode_metadata(&[("name", "a.txt"), ("type", "text/plain")]))
+            .unwrap();
+        assert_eq!(alias.name.as_deref(), Some("a.txt"));
+        assert_eq!(alias.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(parse_metadata("").unwrap(), Metadata::default());
+        assert!(parse_metadata("private").is_err());
+    }
+
+    #[test]
+    fn bad_metadata_is_refused() {
+        for bad in [
+            "filename !!!".to_string(),
+            encode_metadata(&[("folder", "../up")]),
+            encode_metadata(&[("private", "maybe")]),
+            encode_metadata(&[("expires", "forever")]),
+            encode_metadata(&[("filename", "a"), ("name", "b")]),
+            encode_metadata(&[("folder", "a"), ("folder", "b")]),
+            format!(
+                "filename {}",
+                base64::engine::general_purpose::STANDARD.encode([0xff, 0xfe])
+            ),
+        ] {
+            assert!(parse_metadata(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn checksums() {
+        let b64 = |n: usize| base64::engine::general_purpose::STANDARD.encode(vec![1u8; n]);
+        assert_eq!(
+            parse_checksum(&format!("sha1 {}", b64(20))).unwrap().0,
+            Algorithm::Sha1
+        );
+        assert_eq!(
+            parse_checksum(&format!("sha256 {}", b64(32))).unwrap().0,
+            Algorithm::Sha256
+        );
+        for bad in [
+            format!("md5 {}", b64(16)),
+            format!("sha1 {}", b64(32)),
+            "sha256 ***".to_string(),
+            "sha256".to_string(),
+        ] {
+            assert!(parse_checksum(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn header_parsers_never_panic(s in ".{0,200}") {
+            let _ = parse_metadata(&s);
+            let _ = parse_checksum(&s);
+            let _ = parse_size("Upload-Offset", &s);
+        }
+
+        #[test]
+        fn any_valid_name_round_trips(name in "[A-Za-z0-9 ._-]{1,60}") {
+            prop_assume!(validate::file_name(&name).is_ok());
+            let m = parse_metadata(&encode_metadata(&[("filename", &name)])).unwrap();
+            prop_assert_eq!(m.name, Some(validate::file_name(&name).unwrap()));
+        }
+    }
+}

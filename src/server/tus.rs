@@ -1,0 +1,361 @@
+//! `/v1/uploads`: the tus 1.0.0 protocol (core, creation,
+//! creation-with-upload, termination, expiration, checksum) over the
+//! resumable upload service (`service::tus`), plus `GET` of an upload's
+//! status as JSON. Only this file knows tus's headers.
+
+use super::auth::Caller;
+use crate::api::{ErrorBody, UploadStatus};
+use crate::clock::rfc3339_ms;
+use crate::db::uploads::UploadRow;
+use crate::domain::tus::{self, Metadata};
+use crate::error::ApiError;
+use crate::service::{tus as service, App};
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::StreamExt;
+use std::sync::Arc;
+
+type AppState = State<Arc<App>>;
+
+const TUS_RESUMABLE: HeaderName = HeaderName::from_static("tus-resumable");
+const UPLOAD_OFFSET: HeaderName = HeaderName::from_static("upload-offset");
+const UPLOAD_LENGTH: HeaderName = HeaderName::from_static("upload-length");
+const UPLOAD_EXPIRES: HeaderName = HeaderName::from_static("upload-expires");
+const FILE_ID: HeaderName = HeaderName::from_static("x-file-id");
+
+/// Every answer says `Tus-Resumable`; every request but `OPTIONS` and the
+/// JSON `GET` must speak this version (else 412 with `Tus-Version`).
+pub(crate) async fn versioned(req: Request, next: Next) -> Response {
+    let exempt = matches!(*req.method(), Method::OPTIONS | Method::GET);
+    let version = req.headers().get(&TUS_RESUMABLE).map(HeaderValue::as_bytes);
+    let mut response = if exempt || version == Some(tus::VERSION.as_bytes()) {
+        next.run(req).await
+    } else {
+        let mut r = ApiError::UnsupportedVersion(format!(
+            "send Tus-Resumable: {} (the protocol version this server speaks)",
+            tus::VERSION
+        ))
+        .into_response();
+        r.headers_mut().insert(
+            HeaderName::from_static("tus-version"),
+            HeaderValue::from_static(tus::VERSION),
+        );
+        r
+    };
+    response
+        .headers_mut()
+        .insert(TUS_RESUMABLE, HeaderValue::from_static(tus::VERSION));
+    response
+}
+
+/// What the server supports.
+#[utoipa::path(options, path = "/v1/uploads", tag = "uploads",
+    responses((status = 204, description = "The server's tus capabilities", headers(
+        ("Tus-Version" = String), ("Tus-Resumable" = String), ("Tus-Extension" = String),
+        ("Tus-Checksum-Algorithm" = String)))))]
+pub(crate) async fn options() -> Response {
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    let h = r.headers_mut();
+    for (name, value) in [
+        ("tus-version", tus::VERSION),
+        ("tus-extension", tus::EXTENSIONS),
+        ("tus-checksum-algorithm", tus::CHECKSUM_ALGORITHMS),
+    ] {
+        h.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    r
+}
+
+fn text<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ApiError> {
+    headers
+        .get(name)
+        .map(|v| {
+            v.to_str()
+                .map_err(|_| ApiError::BadRequest(format!("{name} is not ASCII")))
+        })
+        .transpose()
+}
+
+fn size(headers: &HeaderMap, name: &str) -> Result<Option<u64>, ApiError> {
+    text(headers, name)?
+        .map(|v| tus::parse_size(name, v).map_err(ApiError::BadRequest))
+        .transpose()
+}
+
+fn caller(c: Caller) -> service::Caller {
+    service::Caller {
+        public_key: c.is_public(),
+        account: c.account,
+    }
+}
+
+fn put(h: &mut HeaderMap, name: HeaderName, value: impl ToString) {
+    if let Ok(v) = HeaderValue::from_str(&value.to_string()) {
+        h.insert(name, v);
+    }
+}
+
+fn http_date(ms: i64) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    httpdate::fmt_http_date(at)
+}
+
+/// The request body, its errors as the API's (a body that stopped arriving is 408).
+fn body_stream(
+    body: Body,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, ApiError>> + Send + 'static {
+    body.into_data_stream().map(|chunk| {
+        chunk.map_err(|e| {
+            super::form::body_timeout(&e)
+                .unwrap_or_else(|| ApiError::BadRequest(format!("the request body broke off: {e}")))
+        })
+    })
+}
+
+/// Headers of a PATCH (or of a creation with data), checked.
+fn patch_of(headers: &HeaderMap, offset: u64) -> Result<service::Patch, ApiError> {
+    let checksum = text(headers, "upload-checksum")?
+        .map(|v| tus::parse_checksum(v).map_err(ApiError::BadRequest))
+        .transpose()?;
+    Ok(service::Patch {
+        offset,
+        content_length: size(headers, "content-length")?,
+        checksum,
+    })
+}
+
+fn is_offset_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(tus::OFFSET_STREAM))
+}
+
+/// Starts an upload (and takes its first bytes, when the request has them).
+#[utoipa::path(post, path = "/v1/uploads", tag = "uploads",
+    params(
+        ("Tus-Resumable" = String, Header, description = "1.0.0"),
+        ("Upload-Length" = u64, Header, description = "The file's size in bytes"),
+        ("Upload-Metadata" = Option<String>, Header,
+            description = "Comma-separated `key base64(value)`: filename (or name), filetype (or type), folder, private, expires"),
+        ("Upload-Checksum" = Option<String>, Header, description = "`sha1|sha256 <base64>` of the body, when it has data"),
+    ),
+    request_body(content = Vec<u8>, content_type = "application/offset+octet-stream",
+        description = "Optional: the first bytes (creation-with-upload)"),
+    responses(
+        (status = 201, description = "Created", headers(
+            ("Location" = String, description = "{base_url}/v1/uploads/{id}"),
+            ("Upload-Expires" = String), ("Upload-Offset" = u64), ("Tus-Resumable" = String))),
+        (status = 400, description = "A missing or invalid header", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "Origin not allowed, private upload with a public key, or grace period", body = ErrorBody),
+        (status = 412, description = "Another tus version", body = ErrorBody),
+        (status = 413, description = "Longer than the plan's file size, or past the storage quota", body = ErrorBody),
+        (status = 429, description = "Rate limit or monthly uploads reached", body = ErrorBody),
+        (status = 503, description = "Blob store unavailable", body = ErrorBody),
+        (status = 507, description = "The server's disk is full", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn create(
+    State(app): AppState,
+    who: Caller,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    if headers.contains_key("upload-defer-length") {
+        return Err(ApiError::bad_request(
+            "Upload-Defer-Length is not supported: send Upload-Length",
+        ));
+    }
+    let length = size(&headers, "upload-length")?
+        .ok_or_else(|| ApiError::bad_request("Upload-Length is required"))?;
+    let meta = match text(&headers, "upload-metadata")? {
+        Some(raw) => tus::parse_metadata(raw).map_err(ApiError::BadRequest)?,
+        None => Metadata::default(),
+    };
+    let with_data = is_offset_stream(&headers);
+    let patch = with_data.then(|| patch_of(&headers, 0)).transpose()?;
+    let account_id = who.account.id.clone();
+    let row = service::create(&app, &caller(who), length, meta).await?;
+    let mut offset = 0;
+    let mut expires_at = Some(row.expires_at);
+    let mut file_id = None;
+    if let Some(patch) = patch {
+        // The upload exists whatever its first bytes meet: the answer says
+        // how many were kept, and the client goes on from there.
+        match service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await {
+            Ok(p) => {
+                offset = p.offset;
+                expires_at = p.expires_at;
+                file_id = p.file.map(|f| f.id);
+            }
+            Err(e) => {
+                tracing::info!(upload = %row.id, error = %e, "first bytes of a new upload refused");
+                if let Ok((now, _)) = service::status(&app, &account_id, &row.id).await {
+                    offset = now.received;
+                }
+            }
+        }
+    }
+    let mut r = StatusCode::CREATED.into_response();
+    let h = r.headers_mut();
+    put(h, header::LOCATION, format!("{}/v1/uploads/{}", app.config.base_url, row.id));
+    put(h, UPLOAD_OFFSET, offset);
+    if let Some(at) = expires_at {
+        put(h, UPLOAD_EXPIRES, http_date(at));
+    }
+    if let Some(id) = file_id {
+        put(h, FILE_ID, id);
+    }
+    Ok(r)
+}
+
+/// Where an upload stands.
+#[utoipa::path(head, path = "/v1/uploads/{id}", tag = "uploads",
+    params(("id" = String, Path), ("Tus-Resumable" = String, Header, description = "1.0.0")),
+    responses(
+        (status = 200, description = "The upload", headers(
+            ("Upload-Offset" = u64), ("Upload-Length" = u64), ("Upload-Expires" = String),
+            ("Cache-Control" = String, description = "no-store"))),
+        (status = 401, description = "No or unknown key"),
+        (status = 403, description = "Origin not allowed, or grace period"),
+        (status = 404, description = "No such upload (or another account's)"),
+        (status = 410, description = "Expired"),
+        (status = 412, description = "Another tus version"),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn head(
+    State(app): AppState,
+    who: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (row, _) = service::status(&app, &who.account.id, &id).await?;
+    let mut r = StatusCode::OK.into_response();
+    let h = r.headers_mut();
+    put(h, UPLOAD_OFFSET, offset_of(&row));
+    put(h, UPLOAD_LENGTH, row.length);
+    put(h, header::CACHE_CONTROL, "no-store");
+    if row.completed_at.is_none() {
+        put(h, UPLOAD_EXPIRES, http_date(row.expires_at));
+    } else {
+        put(h, FILE_ID, &row.file_id);
+    }
+    Ok(r)
+}
+
+fn offset_of(row: &UploadRow) -> u64 {
+    if row.completed_at.is_some() {
+        row.length
+    } else {
+        row.received
+    }
+}
+
+/// An upload's progress and, once complete, its file.
+#[utoipa::path(get, path = "/v1/uploads/{id}", tag = "uploads",
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, description = "The upload", body = UploadStatus),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
+        (status = 404, description = "No such upload (or another account's)", body = ErrorBody),
+        (status = 410, description = "Expired", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn status(
+    State(app): AppState,
+    who: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (row, file) = service::status(&app, &who.account.id, &id).await?;
+    let body = UploadStatus {
+        offset: offset_of(&row),
+        id: row.id,
+        length: row.length,
+        expires_at: row.completed_at.is_none().then(|| rfc3339_ms(row.expires_at)),
+        file,
+    };
+    Ok(([(header::CACHE_CONTROL, "no-store")], Json(body)).into_response())
+}
+
+/// Appends bytes at the upload's offset.
+#[utoipa::path(patch, path = "/v1/uploads/{id}", tag = "uploads",
+    params(
+        ("id" = String, Path),
+        ("Tus-Resumable" = String, Header, description = "1.0.0"),
+        ("Upload-Offset" = u64, Header, description = "The upload's current offset"),
+        ("Upload-Checksum" = Option<String>, Header, description = "`sha1|sha256 <base64>` of the body"),
+    ),
+    request_body(content = Vec<u8>, content_type = "application/offset+octet-stream"),
+    responses(
+        (status = 204, description = "Stored", headers(
+            ("Upload-Offset" = u64), ("Upload-Expires" = String),
+            ("X-File-Id" = String, description = "The file's id, when this PATCH completed the upload"))),
+        (status = 400, description = "A missing or invalid header", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
+        (status = 404, description = "No such upload (or another account's)", body = ErrorBody),
+        (status = 408, description = "The body stopped arriving", body = ErrorBody),
+        (status = 409, description = "Upload-Offset is not the upload's offset", body = ErrorBody),
+        (status = 410, description = "Expired", body = ErrorBody),
+        (status = 412, description = "Another tus version", body = ErrorBody),
+        (status = 413, description = "Past the upload's length", body = ErrorBody),
+        (status = 415, description = "Not application/offset+octet-stream", body = ErrorBody),
+        (status = 460, description = "Upload-Checksum does not match the body", body = ErrorBody),
+        (status = 503, description = "Blob store unavailable", body = ErrorBody),
+        (status = 507, description = "The server's disk is full", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn patch(
+    State(app): AppState,
+    who: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    if !is_offset_stream(&headers) {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "a PATCH body must be Content-Type: {}",
+            tus::OFFSET_STREAM
+        )));
+    }
+    let offset = size(&headers, "upload-offset")?
+        .ok_or_else(|| ApiError::bad_request("Upload-Offset is required"))?;
+    let patch = patch_of(&headers, offset)?;
+    let done = service::patch(&app, &who.account.id, &id, patch, body_stream(body)).await?;
+    let mut r = StatusCode::NO_CONTENT.into_response();
+    let h = r.headers_mut();
+    put(h, UPLOAD_OFFSET, done.offset);
+    if let Some(at) = done.expires_at {
+        put(h, UPLOAD_EXPIRES, http_date(at));
+    }
+    if let Some(file) = done.file {
+        put(h, FILE_ID, file.id);
+    }
+    Ok(r)
+}
+
+/// Ends an upload: an incomplete one's bytes and reservation are gone.
+#[utoipa::path(delete, path = "/v1/uploads/{id}", tag = "uploads",
+    params(("id" = String, Path), ("Tus-Resumable" = String, Header, description = "1.0.0")),
+    responses(
+        (status = 204, description = "Terminated"),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
+        (status = 404, description = "No such upload (or another account's)", body = ErrorBody),
+        (status = 412, description = "Another tus version", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn terminate(
+    State(app): AppState,
+    who: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    service::terminate(&app, &who.account.id, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

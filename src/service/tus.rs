@@ -1,0 +1,486 @@
+//! Resumable uploads (tus 1.0.0, CONTRACT §9), independent of HTTP.
+//!
+//! Creation checks the plan and reserves the declared length against the
+//! storage quota (and one of the month's uploads) in the metadata store, so
+//! the reservation holds on every node. Each PATCH streams its bytes into
+//! the blob store's partial blob while they are hashed (a SHA-256 whose state
+//! is saved with the upload, so the next PATCH may run anywhere) and checked
+//! against the chunk's `Upload-Checksum`; the new offset is recorded only
+//! once the store has made the bytes durable, and only if the upload is
+//! still where the PATCH found it. The PATCH that brings the last byte
+//! completes the blob and commits the file, with the upload marked complete,
+//! in one transaction. PATCHes to one upload wait for each other.
+
+use super::upload::{commit, commit_context, storage_exceeded, too_large, uploads_exceeded};
+use super::upload::PendingBlob;
+use super::{collector, files, App};
+use crate::api::FileRecord;
+use crate::clock::period_of;
+use crate::db::uploads::{self, CreateOutcome, Progress, UploadRow};
+use crate::db::{blobs, files as file_rows, Account, FileRow};
+use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::tus::{Algorithm, Metadata, EXPIRES_AFTER};
+use crate::domain::{ids, validate};
+use crate::error::ApiError;
+use crate::storage::{ByteStream, Partial};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use sha2::Digest;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+/// Who asks.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub account: Account,
+    pub public_key: bool,
+}
+
+fn expires_after_ms() -> i64 {
+    i64::try_from(EXPIRES_AFTER.as_millis()).expect("24 h in ms fits")
+}
+
+/// Creates an upload of `length` bytes: 201's row, or the plan's refusal.
+pub(crate) async fn create(
+    app: &Arc<App>,
+    caller: &Caller,
+    length: u64,
+    meta: Metadata,
+) -> Result<UploadRow, ApiError> {
+    if meta.private && caller.public_key {
+        return Err(ApiError::Forbidden(
+            "public keys cannot upload private files".into(),
+        ));
+    }
+    let plan = app.plan_of(&caller.account).clone();
+    if length > plan.max_file_size {
+        return Err(too_large(plan.max_file_size));
+    }
+    app.disk.check_room(length)?;
+    let now = app.clock.now_ms();
+    let file_id = ids::file_id();
+    let blob_key = format!("{}/{}", caller.account.id, file_id);
+    // Guarded until the row exists: a crash in between leaves nothing behind.
+    let key = blob_key.clone();
+    app.db
+        .write(move |c| blobs::guard_upload(c, &key, now))
+        .await?;
+    let partial = match app.store.begin_partial(&blob_key).await {
+        Ok(p) => p,
+        Err(e) => {
+            collector::delete_blob_now(app, &blob_key).await;
+            return Err(e.into());
+        }
+    };
+    let row = UploadRow {
+        id: ids::upload_id(),
+        account_id: caller.account.id.clone(),
+        file_id,
+        blob_key: blob_key.clone(),
+        length,
+        received: 0,
+        name: meta.name.unwrap_or_else(|| "upload".to_string()),
+        content_type: meta.content_type,
+        folder: meta.folder,
+        private: meta.private,
+        expires_ms: meta
+            .expires
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        hash_state: ResumableSha256::new().save(),
+        store_state: partial.state.clone(),
+        created_at: now,
+        expires_at: now + expires_after_ms(),
+        completed_at: None,
+    };
+    let period = period_of(app.clock.now()).key;
+    let (storage, uploads_quota, r) = (plan.storage, plan.uploads, row.clone());
+    let outcome = app
+        .db
+        .write(move |c| {
+            let outcome = uploads::create(c, &r, storage, uploads_quota, &period)?;
+            if outcome == CreateOutcome::Created {
+                blobs::done(c, &r.blob_key)?;
+            }
+            Ok(outcome)
+        })
+        .await;
+    let refusal = match outcome {
+        Ok(CreateOutcome::Created) => return Ok(row),
+        Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
+        Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
+        Err(e) => e.into(),
+    };
+    let _ = app.store.abort_partial(&blob_key, &partial.state).await;
+    collector::delete_blob_now(app, &blob_key).await;
+    Err(refusal)
+}
+
+/// An upload and, once complete, its file (null if deleted since).
+pub(crate) async fn status(
+    app: &App,
+    account_id: &str,
+    id: &str,
+) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+    let row = find(app, account_id, id).await?;
+    let file = match row.completed_at {
+        Some(_) => {
+            let (acc, fid, now) = (account_id.to_string(), row.file_id.clone(), app.clock.now_ms());
+            app.db
+                .lookup(move |c| file_rows::get_live(c, &acc, &fid, now))
+                .await?
+                .map(|f| files::record(app, &f))
+        }
+        None => None,
+    };
+    Ok((row, file))
+}
+
+/// The upload, if it is this account's and not expired.
+async fn find(app: &App, account_id: &str, id: &str) -> Result<UploadRow, ApiError> {
+    let (acc, id) = (account_id.to_string(), id.to_string());
+    let row = app
+        .db
+        .lookup(move |c| uploads::get(c, &acc, &id))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
+    if row.expires_at <= app.clock.now_ms() {
+        return Err(ApiError::Gone("the upload has expired".into()));
+    }
+    Ok(row)
+}
+
+/// What a PATCH's headers say.
+#[derive(Debug, Clone)]
+pub(crate) struct Patch {
+    pub offset: u64,
+    pub content_length: Option<u64>,
+    pub checksum: Option<(Algorithm, Vec<u8>)>,
+}
+
+/// Where an upload stands after a PATCH.
+#[derive(Debug)]
+pub(crate) struct Patched {
+    pub offset: u64,
+    pub expires_at: Option<i64>,
+    /// The file, when this PATCH completed the upload (or it was complete).
+    pub file: Option<FileRecord>,
+}
+
+/// Appends a PATCH's body to the upload; see the module's doc.
+pub(crate) async fn patch<S>(
+    app: &Arc<App>,
+    account_id: &str,
+    id: &str,
+    p: Patch,
+    body: S,
+) -> Result<Patched, ApiError>
+where
+    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+{
+    let _turn = app.tus_locks.lock(id).await;
+    let row = find(app, account_id, id).await?;
+    if p.offset != row.received && row.completed_at.is_none() || p.offset > row.length {
+        return Err(ApiError::OffsetMismatch(format!(
+            "Upload-Offset is {}, the upload is at {}",
+            p.offset,
+            if row.completed_at.is_some() { row.length } else { row.received }
+        )));
+    }
+    let room = row.length - p.offset;
+    if p.content_length.is_some_and(|n| n > room) {
+        return Err(length_exceeded(room));
+    }
+    if row.completed_at.is_some() {
+        // Nothing is left to send: a retried last PATCH gets the file.
+        let (_, file) = status(app, account_id, id).await?;
+        return Ok(Patched {
+            offset: row.length,
+            expires_at: None,
+            file,
+        });
+    }
+    app.disk.check_room(p.content_length.unwrap_or(0))?;
+    let hash = ResumableSha256::restore(&row.hash_state)
+        .ok_or_else(|| ApiError::internal(format!("upload {id}: bad hash state")))?;
+    let feed = Arc::new(Mutex::new(Feed {
+        hash,
+        check: p.checksum.as_ref().map(|(a, _)| Checker::new(*a)),
+        room,
+        error: None,
+    }));
+    let uid = id.to_string();
+    let tail = app.db.lookup(move |c| uploads::tail(c, &uid)).await?;
+    let before = Partial {
+        offset: row.received,
+        state: row.store_state.clone(),
+        tail: tail.map(Bytes::from),
+    };
+    let after = app
+        .store
+        .append_partial(&row.blob_key, before, fed(body, feed.clone()))
+        .await?;
+    let Feed {
+        hash, check, error, ..
+    } = std::mem::replace(&mut *feed.lock().expect("feed lock"), Feed::spent());
+    if let Some(e) = error {
+        // A chunk that broke its limit, or one with a checksum that cannot
+        // be checked, is dropped; one cut short is kept as far as it came.
+        if p.checksum.is_some() || matches!(e, ApiError::LengthExceeded(_)) {
+            return Err(e);
+        }
+        record(app, &row, &after, &hash).await?;
+        return Err(e);
+    }
+    if let (Some((_, expected)), Some(check)) = (&p.checksum, check) {
+        if &check.finish() != expected {
+            return Err(ApiError::ChunkChecksumMismatch(
+                "Upload-Checksum does not match the PATCH's body; it was discarded".into(),
+            ));
+        }
+    }
+    if after.offset == row.length {
+        let file = complete(app, &row, after, &hash).await?;
+        return Ok(Patched {
+            offset: row.length,
+            expires_at: None,
+            file: Some(file),
+        });
+    }
+    let expires_at = record(app, &row, &after, &hash).await?;
+    Ok(Patched {
+        offset: after.offset,
+        expires_at: Some(expires_at),
+        file: None,
+    })
+}
+
+/// Records a PATCH's progress; returns the upload's new expiry.
+async fn record(
+    app: &App,
+    row: &UploadRow,
+    after: &Partial,
+    hash: &ResumableSha256,
+) -> Result<i64, ApiError> {
+    let expires_at = app.clock.now_ms() + expires_after_ms();
+    let progress = Progress {
+        from: row.received,
+        received: after.offset,
+        hash_state: hash.save(),
+        store_state: after.state.clone(),
+        tail: after.tail.as_ref().map(|t| t.to_vec()),
+        expires_at,
+    };
+    let id = row.id.clone();
+    if !app
+        .db
+        .write(move |c| uploads::advance(c, &id, &progress))
+        .await?
+    {
+        return Err(ApiError::OffsetMismatch(
+            "another request moved the upload first".into(),
+        ));
+    }
+    Ok(expires_at)
+}
+
+/// The last byte is in: the blob is completed in the store and the file
+/// committed (the upload marked complete in the same transaction).
+async fn complete(
+    app: &Arc<App>,
+    row: &UploadRow,
+    after: Partial,
+    hash: &ResumableSha256,
+) -> Result<FileRecord, ApiError> {
+    app.store.complete_partial(&row.blob_key, after).await?;
+    let now = app.clock.now_ms();
+    let file = FileRow {
+        id: row.file_id.clone(),
+        account_id: row.account_id.clone(),
+        content_type: validate::content_type(row.content_type.as_deref(), &row.name),
+        name: row.name.clone(),
+        folder: row.folder.clone(),
+        size: row.length,
+        private: row.private,
+        sha256: hash.hex(),
+        blob_key: row.blob_key.clone(),
+        created_at: now,
+        expires_at: row.expires_ms.map(|ms| now.saturating_add(ms)),
+        inline: false,
+    };
+    let account = app
+        .db
+        .lookup({
+            let acc = row.account_id.clone();
+            move |c| crate::db::accounts::get(c, &acc)
+        })
+        .await?
+        .ok_or_else(|| ApiError::internal("account vanished"))?;
+    let plan = app.plan_of(&account).clone();
+    // The upload's row guards the blob (no deletion is queued for it), so a
+    // failed commit leaves it for the retried PATCH.
+    let ctx = commit_context(app, Some(row.id.clone()));
+    commit(app, file, None, &plan, ctx, PendingBlob::new(app, &row.blob_key)).await
+}
+
+/// Ends an upload (tus termination): an incomplete one's bytes go at once.
+pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Result<(), ApiError> {
+    let _turn = app.tus_locks.lock(id).await;
+    let (acc, uid) = (account_id.to_string(), id.to_string());
+    let row = app
+        .db
+        .lookup(move |c| uploads::get(c, &acc, &uid))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
+    let (uid, now) = (id.to_string(), app.clock.now_ms());
+    if !app.db.write(move |c| uploads::remove(c, &uid, now)).await? {
+        return Err(ApiError::NotFound("no such upload".into()));
+    }
+    if row.completed_at.is_none() {
+        let _ = app.store.abort_partial(&row.blob_key, &row.store_state).await;
+        collector::delete_blob_now(app, &row.blob_key).await;
+    }
+    Ok(())
+}
+
+/// Removes the uploads whose time is up; returns how many.
+pub(crate) async fn reap(app: &App) -> usize {
+    let now = app.clock.now_ms();
+    match app
+        .db
+        .write(move |c| uploads::reap_expired(c, now, 500))
+        .await
+    {
+        Ok(aborted) => {
+            for (key, state) in &aborted {
+                // Early release; the queued deletion of the key does the rest.
+                let _ = app.store.abort_partial(key, state).await;
+            }
+            aborted.len()
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "expiry of resumable uploads failed");
+            0
+        }
+    }
+}
+
+fn length_exceeded(room: u64) -> ApiError {
+    ApiError::LengthExceeded(format!(
+        "the PATCH would pass the upload's length ({room} bytes left)"
+    ))
+}
+
+/// What a PATCH's bytes went through on their way to the store.
+struct Feed {
+    hash: ResumableSha256,
+    check: Option<Checker>,
+    /// Bytes the upload may still take.
+    room: u64,
+    /// Why the body ended early.
+    error: Option<ApiError>,
+}
+
+impl Feed {
+    fn spent() -> Feed {
+        Feed {
+            hash: ResumableSha256::new(),
+            check: None,
+            room: 0,
+            error: None,
+        }
+    }
+}
+
+/// The body as the store sees it: hashed and counted as it passes; it ends
+/// at the first error (kept in `feed`) or past the upload's length.
+fn fed<S>(body: S, feed: Arc<Mutex<Feed>>) -> ByteStream
+where
+    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+{
+    futures_util::stream::unfold(
+        (Box::pin(body), feed),
+        |(mut body, feed)| async move {
+            loop {
+                let item = body.next().await;
+                let mut f = feed.lock().expect("feed lock");
+                match item {
+                    None => return None,
+                    Some(Err(e)) => {
+                        f.error = Some(e);
+                        return None;
+                    }
+                    Some(Ok(chunk)) => {
+                        let n = chunk.len() as u64;
+                        if n > f.room {
+                            f.error = Some(length_exceeded(f.room));
+                            return None;
+                        }
+                        f.room -= n;
+                        f.hash.update(&chunk);
+                        if let Some(c) = &mut f.check {
+                            c.update(&chunk);
+                        }
+                        drop(f);
+                        if n > 0 {
+                            return Some((chunk, (body, feed)));
+                        }
+                    }
+                }
+            }
+        },
+    )
+    .boxed()
+}
+
+/// The running digest of `Upload-Checksum`'s algorithm over one PATCH body.
+enum Checker {
+    Sha1(sha1::Sha1),
+    Sha256(sha2::Sha256),
+}
+
+impl Checker {
+    fn new(a: Algorithm) -> Checker {
+        match a {
+            Algorithm::Sha1 => Checker::Sha1(sha1::Sha1::new()),
+            Algorithm::Sha256 => Checker::Sha256(sha2::Sha256::new()),
+        }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        match self {
+            Checker::Sha1(h) => h.update(data),
+            Checker::Sha256(h) => h.update(data),
+        }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        match self {
+            Checker::Sha1(h) => h.finalize().to_vec(),
+            Checker::Sha256(h) => h.finalize().to_vec(),
+        }
+    }
+}
+
+/// One turn at a time per upload, on this node.
+#[derive(Debug, Default)]
+pub(crate) struct Locks {
+    held: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl Locks {
+    pub(crate) async fn lock(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut held = self.held.lock().expect("locks");
+            held.retain(|_, l| l.strong_count() > 0);
+            match held.get(id).and_then(Weak::upgrade) {
+                Some(l) => l,
+                None => {
+                    let l = Arc::new(tokio::sync::Mutex::new(()));
+                    held.insert(id.to_string(), Arc::downgrade(&l));
+                    l
+                }
+            }
+        };
+        lock.lock_owned().await
+    }
+}
