@@ -118,7 +118,7 @@ pub(crate) struct ErrorDetail {
 /// Answer of `GET /v1/uploads/{id}`: a resumable upload's progress, and its
 /// file once complete.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct UploadStatus {
+pub(crate) struct UploadStatus {
     #[schema(pattern = "^u_[0-9a-f]{32}$")]
     pub id: String,
     /// Bytes received.

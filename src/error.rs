@@ -300,7 +300,11 @@ mod tests {
             (ApiError::Timeout("x".into()), 408, "request_timeout"),
             (ApiError::OffsetMismatch("x".into()), 409, "offset_mismatch"),
             (ApiError::Gone("x".into()), 410, "upload_expired"),
-            (ApiError::UnsupportedVersion("x".into()), 412, "unsupported_version"),
+            (
+                ApiError::UnsupportedVersion("x".into()),
+                412,
+                "unsupported_version",
+            ),
             (
                 ApiError::UnsupportedMediaType("x".into()),
                 415,
@@ -338,7 +342,19 @@ mod tests {
             assert_eq!(code_for_status(s), e.code());
             if matches!(
                 status,
-                401 | 403 | 404 | 405 | 408 | 409 | 410 | 412 | 413 | 415 | 416 | 429 | 460 | 503
+                401 | 403
+                    | 404
+                    | 405
+                    | 408
+                    | 409
+                    | 410
+                    | 412
+                    | 413
+                    | 415
+                    | 416
+                    | 429
+                    | 460
+                    | 503
                     | 507
             ) {
                 assert_eq!(e.status(), s, "{status}");

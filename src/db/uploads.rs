@@ -204,7 +204,9 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<bool, 
     let tx = write_tx(conn)?;
     let row = tx
         .prepare_cached("SELECT blob_key, completed_at FROM tus_uploads WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?)))
+        .query_row([id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+        })
         .optional()?;
     let Some((blob_key, completed)) = row else {
         return Ok(false);

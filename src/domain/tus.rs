@@ -105,11 +105,9 @@ pub fn parse_checksum(raw: &str) -> Result<(Algorithm, Vec<u8>), String> {
     let (algo, len) = match algo {
         "sha1" => (Algorithm::Sha1, 20),
         "sha256" => (Algorithm::Sha256, 32),
-        other => {
-            return Err(format!(
-                "Upload-Checksum: unsupported algorithm {other:?} (supported: {CHECKSUM_ALGORITHMS})"
-            ))
-        }
+        other => return Err(format!(
+            "Upload-Checksum: unsupported algorithm {other:?} (supported: {CHECKSUM_ALGORITHMS})"
+        )),
     };
     let digest = base64::engine::general_purpose::STANDARD
         .decode(digest.trim())
@@ -167,8 +165,11 @@ mod tests {
         assert_eq!(m.folder.as_deref(), Some("docs/2026"));
         assert!(m.private);
         assert_eq!(m.expires, Some(Duration::from_secs(7 * 86400)));
-        let alias = parse_metadata(&encode_metadata(&[("name", "a.txt"), ("type", "text/plain")]))
-            .unwrap();
+        let alias = parse_metadata(&encode_metadata(&[
+            ("name", "a.txt"),
+            ("type", "text/plain"),
+        ]))
+        .unwrap();
         assert_eq!(alias.name.as_deref(), Some("a.txt"));
         assert_eq!(alias.content_type.as_deref(), Some("text/plain"));
         assert_eq!(parse_metadata("").unwrap(), Metadata::default());

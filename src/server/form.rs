@@ -59,8 +59,9 @@ pub(crate) async fn read(
 
 fn bad_multipart(e: MultipartError) -> ApiError {
     // A body that stopped arriving is the client's timeout, not a bad form.
-    body_timeout(&e)
-        .unwrap_or_else(|| ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text())))
+    body_timeout(&e).unwrap_or_else(|| {
+        ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
+    })
 }
 
 /// The 408 of a request body that stopped arriving (`server.body_timeout`),

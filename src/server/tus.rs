@@ -65,7 +65,10 @@ pub(crate) async fn options() -> Response {
         ("tus-extension", tus::EXTENSIONS),
         ("tus-checksum-algorithm", tus::CHECKSUM_ALGORITHMS),
     ] {
-        h.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
     }
     r
 }
@@ -100,7 +103,8 @@ fn put(h: &mut HeaderMap, name: HeaderName, value: impl ToString) {
 }
 
 fn http_date(ms: i64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    let at =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     httpdate::fmt_http_date(at)
 }
 
@@ -204,7 +208,11 @@ pub(crate) async fn create(
     }
     let mut r = StatusCode::CREATED.into_response();
     let h = r.headers_mut();
-    put(h, header::LOCATION, format!("{}/v1/uploads/{}", app.config.base_url, row.id));
+    put(
+        h,
+        header::LOCATION,
+        format!("{}/v1/uploads/{}", app.config.base_url, row.id),
+    );
     put(h, UPLOAD_OFFSET, offset);
     if let Some(at) = expires_at {
         put(h, UPLOAD_EXPIRES, http_date(at));
@@ -277,7 +285,10 @@ pub(crate) async fn status(
         offset: offset_of(&row),
         id: row.id,
         length: row.length,
-        expires_at: row.completed_at.is_none().then(|| rfc3339_ms(row.expires_at)),
+        expires_at: row
+            .completed_at
+            .is_none()
+            .then(|| rfc3339_ms(row.expires_at)),
         file,
     };
     Ok(([(header::CACHE_CONTROL, "no-store")], Json(body)).into_response())

@@ -11,8 +11,8 @@
 //! completes the blob and commits the file, with the upload marked complete,
 //! in one transaction. PATCHes to one upload wait for each other.
 
-use super::upload::{commit, commit_context, storage_exceeded, too_large, uploads_exceeded};
 use super::upload::PendingBlob;
+use super::upload::{commit, commit_context, storage_exceeded, too_large, uploads_exceeded};
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
@@ -124,7 +124,11 @@ pub(crate) async fn status(
     let row = find(app, account_id, id).await?;
     let file = match row.completed_at {
         Some(_) => {
-            let (acc, fid, now) = (account_id.to_string(), row.file_id.clone(), app.clock.now_ms());
+            let (acc, fid, now) = (
+                account_id.to_string(),
+                row.file_id.clone(),
+                app.clock.now_ms(),
+            );
             app.db
                 .lookup(move |c| file_rows::get_live(c, &acc, &fid, now))
                 .await?
@@ -166,8 +170,26 @@ pub(crate) struct Patched {
     pub file: Option<FileRecord>,
 }
 
-/// Appends a PATCH's body to the upload; see the module's doc.
+/// Appends a PATCH's body to the upload; see the module's doc. Runs as a
+/// task of its own: when the client goes away mid-body, the request's future
+/// is dropped, but what arrived is still recorded.
 pub(crate) async fn patch<S>(
+    app: &Arc<App>,
+    account_id: &str,
+    id: &str,
+    p: Patch,
+    body: S,
+) -> Result<Patched, ApiError>
+where
+    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+{
+    let (app, account_id, id) = (app.clone(), account_id.to_string(), id.to_string());
+    tokio::spawn(async move { append(&app, &account_id, &id, p, body).await })
+        .await
+        .map_err(|e| ApiError::internal(format!("PATCH task: {e}")))?
+}
+
+async fn append<S>(
     app: &Arc<App>,
     account_id: &str,
     id: &str,
@@ -183,7 +205,11 @@ where
         return Err(ApiError::OffsetMismatch(format!(
             "Upload-Offset is {}, the upload is at {}",
             p.offset,
-            if row.completed_at.is_some() { row.length } else { row.received }
+            if row.completed_at.is_some() {
+                row.length
+            } else {
+                row.received
+            }
         )));
     }
     let room = row.length - p.offset;
@@ -319,7 +345,15 @@ async fn complete(
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
     let ctx = commit_context(app, Some(row.id.clone()));
-    commit(app, file, None, &plan, ctx, PendingBlob::new(app, &row.blob_key)).await
+    commit(
+        app,
+        file,
+        None,
+        &plan,
+        ctx,
+        PendingBlob::new(app, &row.blob_key),
+    )
+    .await
 }
 
 /// Ends an upload (tus termination): an incomplete one's bytes go at once.
@@ -336,7 +370,10 @@ pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Res
         return Err(ApiError::NotFound("no such upload".into()));
     }
     if row.completed_at.is_none() {
-        let _ = app.store.abort_partial(&row.blob_key, &row.store_state).await;
+        let _ = app
+            .store
+            .abort_partial(&row.blob_key, &row.store_state)
+            .await;
         collector::delete_blob_now(app, &row.blob_key).await;
     }
     Ok(())
@@ -397,38 +434,35 @@ fn fed<S>(body: S, feed: Arc<Mutex<Feed>>) -> ByteStream
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
-    futures_util::stream::unfold(
-        (Box::pin(body), feed),
-        |(mut body, feed)| async move {
-            loop {
-                let item = body.next().await;
-                let mut f = feed.lock().expect("feed lock");
-                match item {
-                    None => return None,
-                    Some(Err(e)) => {
-                        f.error = Some(e);
+    futures_util::stream::unfold((Box::pin(body), feed), |(mut body, feed)| async move {
+        loop {
+            let item = body.next().await;
+            let mut f = feed.lock().expect("feed lock");
+            match item {
+                None => return None,
+                Some(Err(e)) => {
+                    f.error = Some(e);
+                    return None;
+                }
+                Some(Ok(chunk)) => {
+                    let n = chunk.len() as u64;
+                    if n > f.room {
+                        f.error = Some(length_exceeded(f.room));
                         return None;
                     }
-                    Some(Ok(chunk)) => {
-                        let n = chunk.len() as u64;
-                        if n > f.room {
-                            f.error = Some(length_exceeded(f.room));
-                            return None;
-                        }
-                        f.room -= n;
-                        f.hash.update(&chunk);
-                        if let Some(c) = &mut f.check {
-                            c.update(&chunk);
-                        }
-                        drop(f);
-                        if n > 0 {
-                            return Some((chunk, (body, feed)));
-                        }
+                    f.room -= n;
+                    f.hash.update(&chunk);
+                    if let Some(c) = &mut f.check {
+                        c.update(&chunk);
+                    }
+                    drop(f);
+                    if n > 0 {
+                        return Some((chunk, (body, feed)));
                     }
                 }
             }
-        },
-    )
+        }
+    })
     .boxed()
 }
 

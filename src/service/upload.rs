@@ -100,7 +100,10 @@ impl Upload {
         let limits = SpoolLimits {
             account: req.account.id.clone(),
             max_file_size: plan.max_file_size,
-            used: req.account.storage_bytes.saturating_add(reserved_bytes(app, &req.account.id).await?),
+            used: req
+                .account
+                .storage_bytes
+                .saturating_add(reserved_bytes(app, &req.account.id).await?),
             quota,
         };
         Ok(Upload {

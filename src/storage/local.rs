@@ -4,7 +4,6 @@
 //! directory is fsynced so the rename survives a crash.
 
 use super::{valid_key, BlobStore, BlobStream, ByteStream, Partial, StorageError};
-use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -13,6 +12,7 @@ use std::io::{Read as _, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
+use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 
 #[derive(Debug, Clone)]
 pub struct LocalStore {

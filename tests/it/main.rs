@@ -35,3 +35,4 @@ mod operating;
 mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;
+mod tus;

@@ -1,0 +1,679 @@
+//! `/v1/uploads`: tus 1.0.0 resumable uploads, on every store — chunks,
+//! checksums, every refusal, reservations, expiry, CORS, concurrency, and
+//! a PATCH cut off midway.
+
+use crate::common::{error_code, Backend, TestOptions, TestServer};
+use base64::Engine;
+use filestore::domain::tus::encode_metadata;
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+both_stores!(
+    chunks_become_a_file_with_its_sha256,
+    creation_with_upload_and_chunk_checksums,
+    every_refusal_has_its_status_and_stores_nothing,
+    the_declared_length_is_reserved_until_completion_or_termination,
+    expired_uploads_are_gone_and_give_their_room_back,
+    public_keys_use_it_from_their_origins,
+    concurrent_patches_are_serialized,
+    a_patch_cut_off_keeps_what_arrived,
+);
+
+const TUS: (&str, &str) = ("tus-resumable", "1.0.0");
+const OCTETS: (&str, &str) = ("content-type", "application/offset+octet-stream");
+
+/// Bytes no two tests share, that no chunk boundary hides.
+fn data(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+async fn create(
+    srv: &TestServer,
+    key: &str,
+    length: u64,
+    meta: &[(&str, &str)],
+) -> reqwest::Response {
+    srv.http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(key)
+        .header(TUS.0, TUS.1)
+        .header("upload-length", length)
+        .header("upload-metadata", encode_metadata(meta))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Creates an upload with the secret key; its URL.
+async fn created(srv: &TestServer, length: u64, meta: &[(&str, &str)]) -> String {
+    let r = create(srv, &srv.secret_key, length, meta).await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(location.starts_with(&format!("{}/v1/uploads/u_", srv.base_url)));
+    location
+}
+
+async fn patch(srv: &TestServer, url: &str, offset: u64, body: Vec<u8>) -> reqwest::Response {
+    srv.http
+        .patch(url)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", offset)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn offset(srv: &TestServer, url: &str) -> u64 {
+    let r = srv
+        .http
+        .head(url)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    assert_eq!(r.headers()["tus-resumable"], "1.0.0");
+    r.headers()["upload-offset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The stored file's sha256, as the database has it.
+fn stored_sha256(srv: &TestServer, file_id: &str) -> String {
+    srv.app
+        .db
+        .conn()
+        .unwrap()
+        .query_row("SELECT sha256 FROM files WHERE id = ?1", [file_id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+/// Partial blobs the local store holds (none on S3).
+fn partial_files(srv: &TestServer) -> usize {
+    let blobs = srv.data_dir.join("blobs");
+    let Ok(accounts) = std::fs::read_dir(&blobs) else {
+        return 0;
+    };
+    accounts
+        .flatten()
+        .flat_map(|a| std::fs::read_dir(a.path()).into_iter().flatten().flatten())
+        .filter(|f| f.file_name().to_string_lossy().ends_with(".partial"))
+        .count()
+}
+
+async fn chunks_become_a_file_with_its_sha256(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nmax_file_size = \"100MB\"\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    // Chunks across the S3 store's 8 MiB parts: a part is cut inside a
+    // PATCH and a tail carried from one PATCH to the next.
+    let bytes = data(19 * 1024 * 1024 + 123);
+    let len = bytes.len() as u64;
+    let url = created(
+        &srv,
+        len,
+        &[
+            ("filename", "big.bin"),
+            ("folder", "tus/in"),
+            ("expires", "7d"),
+        ],
+    )
+    .await;
+    assert_eq!(offset(&srv, &url).await, 0);
+    let mut at = 0usize;
+    let mut file_id = None;
+    for size in [5 * 1024 * 1024, 7 * 1024 * 1024, 3, bytes.len()] {
+        let end = (at + size).min(bytes.len());
+        let r = patch(&srv, &url, at as u64, bytes[at..end].to_vec()).await;
+        assert_eq!(r.status(), 204, "{:?}", r.text().await);
+        assert_eq!(r.headers()["upload-offset"], end.to_string().as_str());
+        at = end;
+        if at < bytes.len() {
+            assert!(r.headers().contains_key("upload-expires"));
+            assert!(!r.headers().contains_key("x-file-id"));
+            assert_eq!(offset(&srv, &url).await, at as u64);
+        } else {
+            file_id = Some(r.headers()["x-file-id"].to_str().unwrap().to_string());
+        }
+    }
+    let file_id = file_id.unwrap();
+    let (status, st) = srv
+        .get_json(&srv.secret_key, &url.replace(&srv.base_url, ""))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(st["offset"], len);
+    assert_eq!(st["length"], len);
+    assert_eq!(st["expires_at"], serde_json::Value::Null);
+    let f = &st["file"];
+    assert_eq!(f["id"], file_id.as_str());
+    assert_eq!(f["name"], "big.bin");
+    assert_eq!(f["folder"], "tus/in");
+    assert_eq!(f["size"], len);
+    assert!(f["expires_at"].is_string());
+    assert_eq!(
+        stored_sha256(&srv, &file_id),
+        hex::encode(Sha256::digest(&bytes))
+    );
+    let got = srv
+        .http
+        .get(f["url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(got[..] == bytes[..], "the CDN serves the bytes sent");
+    let usage = srv.usage().await;
+    assert_eq!(
+        (
+            usage["storage_bytes"].as_u64(),
+            usage["upload_count"].as_u64()
+        ),
+        (Some(len), Some(1))
+    );
+    // A retried last PATCH gets the file again; nothing more is taken.
+    let r = patch(&srv, &url, len, Vec::new()).await;
+    assert_eq!(r.status(), 204);
+    assert_eq!(r.headers()["x-file-id"], file_id.as_str());
+    assert_eq!(
+        error_code(patch(&srv, &url, len, vec![1]).await).await.0,
+        413
+    );
+    assert_eq!(partial_files(&srv), 0);
+    srv.stop().await;
+}
+
+async fn creation_with_upload_and_chunk_checksums(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let bytes = data(3000);
+    let r = srv
+        .http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-length", 3000)
+        .header("upload-metadata", encode_metadata(&[("filename", "c.bin")]))
+        .body(bytes[..1000].to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["upload-offset"], "1000");
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    let with_checksum = |offset: u64, body: Vec<u8>, checksum: String| {
+        srv.http
+            .patch(&url)
+            .bearer_auth(&srv.secret_key)
+            .header(TUS.0, TUS.1)
+            .header(OCTETS.0, OCTETS.1)
+            .header("upload-offset", offset)
+            .header("upload-checksum", checksum)
+            .body(body)
+            .send()
+    };
+    // A tampered chunk: 460, discarded.
+    let wrong = format!("sha256 {}", b64(&Sha256::digest(b"something else")));
+    let r = with_checksum(1000, bytes[1000..2000].to_vec(), wrong)
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (460, "checksum_mismatch".into()));
+    assert_eq!(offset(&srv, &url).await, 1000);
+    // An unknown algorithm, or a digest of the wrong size: 400.
+    let md5 = format!("md5 {}", b64(&[0; 16]));
+    let r = with_checksum(1000, bytes[1000..2000].to_vec(), md5)
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // Right, in sha1 and in sha256.
+    let sha1 = format!("sha1 {}", b64(&sha1::Sha1::digest(&bytes[1000..2000])));
+    let r = with_checksum(1000, bytes[1000..2000].to_vec(), sha1)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let sha256 = format!("sha256 {}", b64(&Sha256::digest(&bytes[2000..])));
+    let r = with_checksum(2000, bytes[2000..].to_vec(), sha256)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    assert_eq!(
+        stored_sha256(&srv, &id),
+        hex::encode(Sha256::digest(&bytes))
+    );
+    // A one-request upload: created and completed at once.
+    let r = srv
+        .http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-length", 5)
+        .body("hello")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["upload-offset"], "5");
+    assert!(r.headers().contains_key("x-file-id"));
+    srv.stop().await;
+}
+
+async fn every_refusal_has_its_status_and_stores_nothing(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nmax_file_size = 10000\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    // Capabilities, without a key.
+    let r = srv
+        .http
+        .request(reqwest::Method::OPTIONS, srv.url("/v1/uploads"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(r.headers()["tus-version"], "1.0.0");
+    assert_eq!(
+        r.headers()["tus-extension"],
+        "creation,creation-with-upload,termination,expiration,checksum"
+    );
+    assert_eq!(r.headers()["tus-checksum-algorithm"], "sha1,sha256");
+    // No version, or another: 412.
+    let r = srv
+        .http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(&srv.secret_key)
+        .header("upload-length", 10)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["tus-version"], "1.0.0");
+    assert_eq!(error_code(r).await, (412, "unsupported_version".into()));
+    // No key: 401 (before anything else).
+    let r = srv
+        .http
+        .post(srv.url("/v1/uploads"))
+        .header(TUS.0, TUS.1)
+        .header("upload-length", 10)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+    // Creation: no or bad length, bad metadata, deferred length: 400.
+    for (length, meta) in [
+        (None, String::new()),
+        (Some("-1"), String::new()),
+        (Some("ten"), String::new()),
+        (Some("10"), "folder !!".to_string()),
+        (Some("10"), encode_metadata(&[("expires", "forever")])),
+    ] {
+        let mut req = srv
+            .http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&srv.secret_key)
+            .header(TUS.0, TUS.1)
+            .header("upload-metadata", meta);
+        if let Some(l) = length {
+            req = req.header("upload-length", l);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(
+            error_code(r).await,
+            (400, "bad_request".into()),
+            "{length:?}"
+        );
+    }
+    // Longer than the plan allows: 413 at creation.
+    let r = create(&srv, &srv.secret_key, 10_001, &[]).await;
+    assert_eq!(error_code(r).await, (413, "file_too_large".into()));
+    let url = created(&srv, 100, &[("filename", "x.bin")]).await;
+    // Wrong content type: 415.
+    let r = srv
+        .http
+        .patch(&url)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header("content-type", "application/octet-stream")
+        .header("upload-offset", 0)
+        .body(vec![1; 10])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (415, "unsupported_media_type".into()));
+    // Missing offset: 400; wrong offset: 409.
+    let r = srv
+        .http
+        .patch(&url)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .body(vec![1; 10])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    let r = patch(&srv, &url, 5, vec![1; 10]).await;
+    assert_eq!(error_code(r).await, (409, "offset_mismatch".into()));
+    // Past the declared length, by Content-Length or as it streams: 413.
+    let r = patch(&srv, &url, 0, vec![1; 101]).await;
+    assert_eq!(error_code(r).await, (413, "upload_length_exceeded".into()));
+    let chunks = futures_util::stream::iter(
+        (0..3).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![2u8; 50]))),
+    );
+    let r = srv
+        .http
+        .patch(&url)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (413, "upload_length_exceeded".into()));
+    assert_eq!(offset(&srv, &url).await, 0, "a refused chunk is not kept");
+    // Unknown upload, or another account's: 404.
+    let missing = format!("{}/v1/uploads/u_{}", srv.base_url, "0".repeat(32));
+    let r = patch(&srv, &missing, 0, vec![1]).await;
+    assert_eq!(error_code(r).await, (404, "not_found".into()));
+    let (_, other) = srv.new_account("other", "free");
+    let r = srv.http.get(&url).bearer_auth(&other).send().await.unwrap();
+    assert_eq!(error_code(r).await, (404, "not_found".into()));
+    let r = srv
+        .http
+        .delete(&url)
+        .bearer_auth(&other)
+        .header(TUS.0, TUS.1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(r).await, (404, "not_found".into()));
+    // Termination: 204, then 404.
+    let del = || {
+        srv.http
+            .delete(&url)
+            .bearer_auth(&srv.secret_key)
+            .header(TUS.0, TUS.1)
+            .send()
+    };
+    assert_eq!(del().await.unwrap().status(), 204);
+    assert_eq!(
+        error_code(del().await.unwrap()).await,
+        (404, "not_found".into())
+    );
+    // Nothing was stored by any of it.
+    let usage = srv.usage().await;
+    assert_eq!(
+        (
+            usage["storage_bytes"].as_u64(),
+            usage["upload_count"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+    let (_, list) = srv.get_json(&srv.secret_key, "/v1/files").await;
+    assert_eq!(list["files"].as_array().unwrap().len(), 0);
+    assert_eq!(partial_files(&srv), 0);
+    srv.stop().await;
+}
+
+async fn the_declared_length_is_reserved_until_completion_or_termination(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some(
+            "[plans.free]\nmax_file_size = 3000\nstorage = 3000\nuploads = 3\n".into(),
+        ),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    let big = created(&srv, 2000, &[("filename", "big.bin")]).await;
+    // 2000 of 3000 bytes are held: neither a multipart upload nor another
+    // resumable one may take more than the 1000 left.
+    let r = srv.upload("m.bin", vec![1; 1500], &[]).await;
+    assert_eq!(error_code(r).await, (413, "storage_limit_exceeded".into()));
+    let r = create(&srv, &srv.secret_key, 1500, &[]).await;
+    assert_eq!(error_code(r).await, (413, "storage_limit_exceeded".into()));
+    assert_eq!(srv.upload("s.bin", vec![1; 1000], &[]).await.status(), 201);
+    // The month's uploads: 1 stored + 1 held; one more may start, then 429.
+    let small = created(&srv, 0, &[("filename", "empty.txt")]).await;
+    let r = create(&srv, &srv.secret_key, 0, &[]).await;
+    assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
+    let r = srv.upload("t.bin", vec![1; 1], &[]).await;
+    assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
+    // An empty upload completes with one empty PATCH.
+    let r = patch(&srv, &small, 0, Vec::new()).await;
+    assert_eq!(r.status(), 204);
+    assert!(r.headers().contains_key("x-file-id"));
+    // Terminated, the big one gives its room back (but the month is spent).
+    let r = srv
+        .http
+        .delete(&big)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let usage = srv.usage().await;
+    assert_eq!(
+        (
+            usage["storage_bytes"].as_u64(),
+            usage["upload_count"].as_u64()
+        ),
+        (Some(1000), Some(2))
+    );
+    assert_eq!(srv.upload("u.bin", vec![1; 1500], &[]).await.status(), 201);
+    srv.stop().await;
+}
+
+async fn expired_uploads_are_gone_and_give_their_room_back(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nmax_file_size = 3000\nstorage = 3000\n".into()),
+        backend: Some(b),
+        reap_interval: Some(Duration::from_millis(200)),
+        ..Default::default()
+    })
+    .await;
+    let url = created(&srv, 3000, &[("filename", "slow.bin")]).await;
+    assert_eq!(patch(&srv, &url, 0, vec![1; 100]).await.status(), 204);
+    assert_eq!(
+        partial_files(&srv),
+        usize::from(!srv.app.store.kind().eq("s3"))
+    );
+    // 24 h after its last PATCH: 410 until the collector removes it, then 404.
+    srv.clock.advance(Duration::from_secs(24 * 3600 + 1));
+    let mut codes = Vec::new();
+    for _ in 0..50 {
+        let (status, _) = srv
+            .get_json(&srv.secret_key, &url.replace(&srv.base_url, ""))
+            .await;
+        codes.push(status);
+        if status == 404 {
+            break;
+        }
+        assert_eq!(status, 410);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(codes.last(), Some(&404), "{codes:?}");
+    assert_eq!(partial_files(&srv), 0);
+    // Its room is free again.
+    assert_eq!(
+        srv.upload("after.bin", vec![1; 3000], &[]).await.status(),
+        201
+    );
+    srv.stop().await;
+}
+
+async fn public_keys_use_it_from_their_origins(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let pk = srv.new_key("public", &["https://app.example.com"]);
+    let origin = "https://app.example.com";
+    // The preflight allows tus's headers and methods.
+    let r = srv
+        .http
+        .request(reqwest::Method::OPTIONS, srv.url("/v1/uploads/u_x"))
+        .header("origin", origin)
+        .header("access-control-request-method", "PATCH")
+        .header(
+            "access-control-request-headers",
+            "tus-resumable, upload-offset",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let allowed = r.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap();
+    for h in [
+        "tus-resumable",
+        "upload-offset",
+        "upload-length",
+        "upload-metadata",
+        "upload-checksum",
+    ] {
+        assert!(allowed.contains(h), "{allowed}");
+    }
+    assert!(r.headers()["access-control-allow-methods"]
+        .to_str()
+        .unwrap()
+        .contains("PATCH"));
+    let start = |origin: &str, meta: &[(&str, &str)]| {
+        srv.http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&pk)
+            .header("origin", origin)
+            .header(TUS.0, TUS.1)
+            .header("upload-length", 3)
+            .header("upload-metadata", encode_metadata(meta))
+            .send()
+    };
+    let r = start(origin, &[("filename", "p.txt")]).await.unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["access-control-allow-origin"], origin);
+    let exposed = r.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap();
+    for h in [
+        "location",
+        "upload-offset",
+        "upload-length",
+        "upload-expires",
+        "x-file-id",
+    ] {
+        assert!(exposed.contains(h), "{exposed}");
+    }
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    let r = srv
+        .http
+        .patch(&url)
+        .bearer_auth(&pk)
+        .header("origin", origin)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body("abc")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert!(r.headers().contains_key("x-file-id"));
+    let r = start("https://evil.example.com", &[]).await.unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    let r = start(origin, &[("private", "true")]).await.unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    srv.stop().await;
+}
+
+async fn concurrent_patches_are_serialized(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let url = created(&srv, 200_000, &[("filename", "race.bin")]).await;
+    let body = data(100_000);
+    let (a, c) = tokio::join!(
+        patch(&srv, &url, 0, body.clone()),
+        patch(&srv, &url, 0, body.clone())
+    );
+    let mut statuses = [a.status().as_u16(), c.status().as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(
+        statuses,
+        [204, 409],
+        "one goes first, the other finds the offset moved"
+    );
+    assert_eq!(offset(&srv, &url).await, 100_000);
+    let r = patch(&srv, &url, 100_000, body.clone()).await;
+    let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let whole: Vec<u8> = body.iter().chain(body.iter()).copied().collect();
+    assert_eq!(
+        stored_sha256(&srv, &id),
+        hex::encode(Sha256::digest(&whole))
+    );
+    srv.stop().await;
+}
+
+async fn a_patch_cut_off_keeps_what_arrived(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let bytes = data(300_000);
+    let url = created(&srv, bytes.len() as u64, &[("filename", "cut.bin")]).await;
+    // 200,000 bytes, then the client's body fails: the connection breaks.
+    let sent = bytes[..200_000].to_vec();
+    let chunks = futures_util::stream::iter(vec![
+        Ok(bytes::Bytes::from(sent[..100_000].to_vec())),
+        Ok(bytes::Bytes::from(sent[100_000..].to_vec())),
+        Err(std::io::Error::other("cable pulled")),
+    ])
+    .then(|item| async {
+        // Paced, so that the bytes are on the wire before the break.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        item
+    });
+    let r = srv
+        .http
+        .patch(&url)
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await;
+    assert!(r.is_err(), "the request broke off");
+    // The server keeps what it received (once it has seen the break).
+    let mut at = 0;
+    for _ in 0..50 {
+        at = offset(&srv, &url).await;
+        if at > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(at > 0 && at <= 200_000, "{at}");
+    let r = patch(&srv, &url, at, bytes[at as usize..].to_vec()).await;
+    assert_eq!(r.status(), 204);
+    let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    assert_eq!(
+        stored_sha256(&srv, &id),
+        hex::encode(Sha256::digest(&bytes))
+    );
+    srv.stop().await;
+}
