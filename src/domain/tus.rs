@@ -173,7 +173,8 @@ mod tests {
         assert_eq!(alias.name.as_deref(), Some("a.txt"));
         assert_eq!(alias.content_type.as_deref(), Some("text/plain"));
         assert_eq!(parse_metadata("").unwrap(), Metadata::default());
-        assert!(parse_metadata("private").is_err());
+        // A key without a value has the empty value: the multipart rules apply.
+        assert!(!parse_metadata("private").unwrap().private);
     }
 
     #[test]

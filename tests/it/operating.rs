@@ -256,14 +256,20 @@ async fn the_openapi_document_covers_every_route_and_validates() {
         ops,
         [
             "DELETE /v1/files/{id}",
+            "DELETE /v1/uploads/{id}",
             "GET /live/{account}/{file}/{name}",
             "GET /v1/files",
             "GET /v1/files/{id}",
             "GET /v1/health",
+            "GET /v1/uploads/{id}",
             "GET /v1/usage",
             "HEAD /live/{account}/{file}/{name}",
+            "HEAD /v1/uploads/{id}",
+            "OPTIONS /v1/uploads",
+            "PATCH /v1/uploads/{id}",
             "POST /v1/files/{id}/signed-url",
             "POST /v1/upload",
+            "POST /v1/uploads",
         ]
     );
     assert_eq!(
