@@ -96,6 +96,12 @@ pub enum Algorithm {
     Sha256,
 }
 
+/// The OpenAPI pattern of `Upload-Checksum`: either algorithm with a digest
+/// of its length in canonical padded base64 (property-tested against
+/// [`parse_checksum`]).
+pub const CHECKSUM_PATTERN: &str =
+    "^(sha1 [A-Za-z0-9+/]{26}[AEIMQUYcgkosw048]=|sha256 [A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)$";
+
 /// `Upload-Checksum: <algorithm> <base64 digest>`.
 pub fn parse_checksum(raw: &str) -> Result<(Algorithm, Vec<u8>), String> {
     let (algo, digest) = raw
@@ -105,9 +111,11 @@ pub fn parse_checksum(raw: &str) -> Result<(Algorithm, Vec<u8>), String> {
     let (algo, len) = match algo {
         "sha1" => (Algorithm::Sha1, 20),
         "sha256" => (Algorithm::Sha256, 32),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "Upload-Checksum: unsupported algorithm {other:?} (supported: {CHECKSUM_ALGORITHMS})"
-        )),
+        ))
+        }
     };
     let digest = base64::engine::general_purpose::STANDARD
         .decode(digest.trim())
@@ -217,6 +225,21 @@ mod tests {
     }
 
     proptest! {
+        /// What the pattern admits parses, and every digest either
+        /// algorithm can give matches the pattern.
+        #[test]
+        fn the_checksum_pattern_is_the_parser(
+            raw in CHECKSUM_PATTERN.trim_start_matches('^').trim_end_matches('$'),
+            digest in proptest::collection::vec(any::<u8>(), 32),
+        ) {
+            prop_assert!(parse_checksum(&raw).is_ok(), "{}", raw);
+            let re = regex::Regex::new(CHECKSUM_PATTERN).unwrap();
+            let b64 = |d: &[u8]| base64::engine::general_purpose::STANDARD.encode(d);
+            let sha1 = format!("sha1 {}", b64(&digest[..20]));
+            let sha256 = format!("sha256 {}", b64(&digest));
+            prop_assert!(re.is_match(&sha1) && re.is_match(&sha256));
+        }
+
         #[test]
         fn header_parsers_never_panic(s in ".{0,200}") {
             let _ = parse_metadata(&s);

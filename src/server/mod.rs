@@ -46,6 +46,7 @@ pub fn router(app: Arc<App>) -> Router {
             "/v1/uploads",
             post(tus::create)
                 .route_layer(from_fn(drain::drain_refused_bodies))
+                .route_layer(from_fn(tus::require_version))
                 .route_layer(guard(Access::Upload))
                 .route_layer(DefaultBodyLimit::disable())
                 .options(tus::options),
@@ -57,11 +58,12 @@ pub fn router(app: Arc<App>) -> Router {
                 .patch(tus::patch)
                 .delete(tus::terminate)
                 .route_layer(from_fn(drain::drain_refused_bodies))
+                .route_layer(from_fn(tus::require_version))
                 .route_layer(guard(Access::Upload))
                 .route_layer(DefaultBodyLimit::disable())
                 .options(tus::options),
         )
-        .layer(from_fn(tus::versioned))
+        .layer(from_fn(tus::resumable_header))
         .layer(from_fn_with_state(app.clone(), cors::tus_cors));
     let api = Router::new()
         .route(

@@ -7,7 +7,7 @@ use crate::api::{
     DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, SignedUrl,
     SignedUrlRequest, UploadStatus, Usage, UsageLimits,
 };
-use crate::domain::validate;
+use crate::domain::{tus, validate};
 use axum::Router;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
@@ -96,6 +96,30 @@ impl Modify for Additions {
                     )
                 }
                 _ => {}
+            }
+        }
+        // Optional tus headers are absent or a string, never null.
+        for path in ["/v1/uploads", "/v1/uploads/{id}"] {
+            let Some(item) = doc.paths.paths.get_mut(path) else {
+                continue;
+            };
+            for op in [item.post.as_mut(), item.patch.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                for p in op.parameters.iter_mut().flatten() {
+                    let pattern = match p.name.as_str() {
+                        "Upload-Checksum" => Some(tus::CHECKSUM_PATTERN),
+                        "Upload-Metadata" => None,
+                        _ => continue,
+                    };
+                    p.schema = Some(
+                        ObjectBuilder::new()
+                            .schema_type(SchemaType::new(Type::String))
+                            .pattern(pattern)
+                            .into(),
+                    );
+                }
             }
         }
         doc.paths.paths.insert(

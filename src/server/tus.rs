@@ -27,29 +27,32 @@ const UPLOAD_LENGTH: HeaderName = HeaderName::from_static("upload-length");
 const UPLOAD_EXPIRES: HeaderName = HeaderName::from_static("upload-expires");
 const FILE_ID: HeaderName = HeaderName::from_static("x-file-id");
 
-/// Every answer says `Tus-Resumable`; every request but `OPTIONS` and the
-/// JSON `GET` must speak this version (else 412 with `Tus-Version`).
-pub(crate) async fn versioned(req: Request, next: Next) -> Response {
-    let exempt = matches!(*req.method(), Method::OPTIONS | Method::GET);
-    let version = req.headers().get(&TUS_RESUMABLE).map(HeaderValue::as_bytes);
-    let mut response = if exempt || version == Some(tus::VERSION.as_bytes()) {
-        next.run(req).await
-    } else {
-        let mut r = ApiError::UnsupportedVersion(format!(
-            "send Tus-Resumable: {} (the protocol version this server speaks)",
-            tus::VERSION
-        ))
-        .into_response();
-        r.headers_mut().insert(
-            HeaderName::from_static("tus-version"),
-            HeaderValue::from_static(tus::VERSION),
-        );
-        r
-    };
+/// Every answer says `Tus-Resumable` (errors too).
+pub(crate) async fn resumable_header(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
     response
         .headers_mut()
         .insert(TUS_RESUMABLE, HeaderValue::from_static(tus::VERSION));
     response
+}
+
+/// Every request but the JSON `GET` must speak this version, else 412 with
+/// `Tus-Version`. Runs after authentication (401 and 403 come first).
+pub(crate) async fn require_version(req: Request, next: Next) -> Response {
+    let version = req.headers().get(&TUS_RESUMABLE).map(HeaderValue::as_bytes);
+    if *req.method() == Method::GET || version == Some(tus::VERSION.as_bytes()) {
+        return next.run(req).await;
+    }
+    let mut r = ApiError::UnsupportedVersion(format!(
+        "send Tus-Resumable: {} (the protocol version this server speaks)",
+        tus::VERSION
+    ))
+    .into_response();
+    r.headers_mut().insert(
+        HeaderName::from_static("tus-version"),
+        HeaderValue::from_static(tus::VERSION),
+    );
+    r
 }
 
 /// What the server supports.
@@ -143,11 +146,12 @@ fn is_offset_stream(headers: &HeaderMap) -> bool {
 /// Starts an upload (and takes its first bytes, when the request has them).
 #[utoipa::path(post, path = "/v1/uploads", tag = "uploads",
     params(
-        ("Tus-Resumable" = String, Header, description = "1.0.0"),
+        ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0"),
         ("Upload-Length" = u64, Header, description = "The file's size in bytes"),
         ("Upload-Metadata" = Option<String>, Header,
             description = "Comma-separated `key base64(value)`: filename (or name), filetype (or type), folder, private, expires"),
-        ("Upload-Checksum" = Option<String>, Header, description = "`sha1|sha256 <base64>` of the body, when it has data"),
+        ("Upload-Checksum" = Option<String>, Header,
+            description = "`sha1|sha256 <base64>` of the body, when it has data"),
     ),
     request_body(content = Vec<u8>, content_type = "application/offset+octet-stream",
         description = "Optional: the first bytes (creation-with-upload)"),
@@ -225,7 +229,7 @@ pub(crate) async fn create(
 
 /// Where an upload stands.
 #[utoipa::path(head, path = "/v1/uploads/{id}", tag = "uploads",
-    params(("id" = String, Path), ("Tus-Resumable" = String, Header, description = "1.0.0")),
+    params(("id" = String, Path), ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0")),
     responses(
         (status = 200, description = "The upload", headers(
             ("Upload-Offset" = u64), ("Upload-Length" = u64), ("Upload-Expires" = String),
@@ -298,9 +302,10 @@ pub(crate) async fn status(
 #[utoipa::path(patch, path = "/v1/uploads/{id}", tag = "uploads",
     params(
         ("id" = String, Path),
-        ("Tus-Resumable" = String, Header, description = "1.0.0"),
+        ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0"),
         ("Upload-Offset" = u64, Header, description = "The upload's current offset"),
-        ("Upload-Checksum" = Option<String>, Header, description = "`sha1|sha256 <base64>` of the body"),
+        ("Upload-Checksum" = Option<String>, Header,
+            description = "`sha1|sha256 <base64>` of the body"),
     ),
     request_body(content = Vec<u8>, content_type = "application/offset+octet-stream"),
     responses(
@@ -353,7 +358,7 @@ pub(crate) async fn patch(
 
 /// Ends an upload: an incomplete one's bytes and reservation are gone.
 #[utoipa::path(delete, path = "/v1/uploads/{id}", tag = "uploads",
-    params(("id" = String, Path), ("Tus-Resumable" = String, Header, description = "1.0.0")),
+    params(("id" = String, Path), ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0")),
     responses(
         (status = 204, description = "Terminated"),
         (status = 401, description = "No or unknown key", body = ErrorBody),

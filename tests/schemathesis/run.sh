@@ -19,6 +19,7 @@ for _ in $(seq 1 100); do
 done
 key="$(grep "^filestore login " "$log" | awk '{print $NF}')"
 [ -n "$key" ] || { cat "$log" >&2; exit 1; }
+PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=hooks \
 st --config-file "$here/schemathesis.toml" run "http://127.0.0.1:$port/v1/openapi.json" \
   -H "Authorization: Bearer $key" \
   --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-200}" --seed "${SCHEMATHESIS_SEED:-1}" --no-color
