@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-const ALLOW_HEADERS: &str = "authorization, content-type, idempotency-key";
+const ALLOW_HEADERS: &str = "authorization, content-type, idempotency-key, content-digest";
 const EXPOSE_HEADERS: &str =
     "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset";
 
@@ -113,7 +113,8 @@ pub(crate) async fn cdn_cors(req: Request, next: Next) -> Response {
     h.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static(
-            "content-length, content-range, content-disposition, etag, last-modified, accept-ranges",
+            "content-length, content-range, content-disposition, etag, last-modified, accept-ranges, \
+content-digest",
         ),
     );
     response
