@@ -153,7 +153,7 @@ impl Client {
                         // A malformed one is ignored: the record's sha256 still checks.
                         announced = resp
                             .headers()
-                            .get("content-digest")
+                            .get(digest::HEADER)
                             .and_then(|v| v.to_str().ok())
                             .and_then(|v| digest::parse_content_digest(v).ok().flatten());
                     }

@@ -19,6 +19,9 @@ pub type Sha256Digest = [u8; 32];
 /// What the `sha256` form field accepts: 64 hex digits, either case.
 pub const SHA256_FIELD_PATTERN: &str = "^[0-9a-fA-F]{64}$";
 
+/// The header's name (RFC 9530), as `http` spells header names.
+pub const HEADER: &str = "content-digest";
+
 /// The `Content-Digest` member name of SHA-256.
 const SHA256_KEY: &str = "sha-256";
 

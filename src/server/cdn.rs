@@ -37,9 +37,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// RFC 9530's `Content-Digest`.
-const CONTENT_DIGEST: header::HeaderName = header::HeaderName::from_static("content-digest");
-
 #[derive(Debug, serde::Deserialize)]
 pub struct SignatureParams {
     expires: Option<String>,
@@ -98,7 +95,7 @@ pub async fn serve_file(
         None => {
             // The digest of the whole content (RFC 9530): never on a part.
             if let Some(d) = digest::content_digest(&row.sha256) {
-                put(&mut h, CONTENT_DIGEST, &d);
+                put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
             }
             (StatusCode::OK, 0, row.size)
         }

@@ -69,7 +69,7 @@ pub(crate) async fn read(
 /// file part, not the multipart body); several field lines are one list.
 pub(crate) fn content_digest(headers: &HeaderMap) -> Result<Option<Sha256Digest>, ApiError> {
     let mut value = String::new();
-    for line in &headers.get_all("content-digest") {
+    for line in &headers.get_all(digest::HEADER) {
         let line = line
             .to_str()
             .map_err(|_| ApiError::bad_request("Content-Digest is not ASCII"))?;

@@ -13,7 +13,7 @@
 
 use super::inflight::Held;
 use super::spool::{Body, Spool, Spooled};
-use super::{collector, files, App};
+use super::{checksum, collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
@@ -129,14 +129,7 @@ impl Upload {
                 "public keys cannot upload private files".into(),
             ));
         }
-        if let (Some(field), Some(header)) = (fields.sha256, self.req.content_digest) {
-            if field != header {
-                return Err(ApiError::bad_request(
-                    "the sha256 field and the Content-Digest header name different digests",
-                ));
-            }
-        }
-        Ok(())
+        checksum::agree(fields.sha256, self.req.content_digest)
     }
 
     /// The digest the sender expects, if it gave one.
@@ -193,16 +186,12 @@ impl Upload {
         let expected = self.expected(&fields);
         if let Some(existing) = &self.replay {
             // The file stored the first time must be the one meant now.
-            verify(expected, &existing.sha256, REPLAYED)?;
+            checksum::verify(expected, &existing.sha256, checksum::REPLAYED)?;
             return Ok(files::record(app, existing));
         }
         // Before the blob goes to the store: a mismatch leaves nothing (the
         // spool is dropped, and removed, with `file`).
-        verify(
-            expected,
-            &file.spooled.sha256,
-            "the received file (nothing was stored)",
-        )?;
+        checksum::verify(expected, &file.spooled.sha256, checksum::RECEIVED)?;
         let name = validate::file_name(&file.name).map_err(ApiError::BadRequest)?;
         let now = app.clock.now_ms();
         let file_id = ids::file_id();
@@ -235,23 +224,8 @@ impl Upload {
         // A request with the same key that committed first is answered
         // with its file, which must match too.
         let record = stored?;
-        verify(expected, &record.sha256, REPLAYED)?;
+        checksum::verify(expected, &record.sha256, checksum::REPLAYED)?;
         Ok(record)
-    }
-}
-
-/// What a replayed upload's digest is compared with.
-const REPLAYED: &str = "the file stored under this Idempotency-Key";
-
-/// `checksum_mismatch` unless `actual` (hex) is the `expected` digest (when
-/// one was given); `what` names the bytes `actual` is the hash of.
-fn verify(expected: Option<Sha256Digest>, actual: &str, what: &str) -> Result<(), ApiError> {
-    match expected {
-        Some(want) if hex::encode(want) != actual => Err(ApiError::ChecksumMismatch(format!(
-            "the request gave SHA-256 {}, but {what} has {actual}",
-            hex::encode(want)
-        ))),
-        _ => Ok(()),
     }
 }
 
