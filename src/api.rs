@@ -23,6 +23,10 @@ pub struct FileRecord {
     pub expires_at: Option<String>,
     #[schema(format = DateTime)]
     pub created_at: String,
+    /// Hex SHA-256 of the stored bytes (lower case); the CDN sends it as
+    /// `Content-Digest` too.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub sha256: String,
 }
 
 /// One page of `GET /v1/files`.

@@ -15,6 +15,10 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     BadRequest(String),
+    /// The uploaded bytes are not those the sender's digest names
+    /// (CONTRACT §8): nothing was stored.
+    #[error("{0}")]
+    ChecksumMismatch(String),
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -87,7 +91,7 @@ impl ApiError {
         match self {
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
-            BadRequest(_) => StatusCode::BAD_REQUEST,
+            BadRequest(_) | ChecksumMismatch(_) => StatusCode::BAD_REQUEST,
             NotFound(_) => StatusCode::NOT_FOUND,
             FileTooLarge(_) | StorageLimitExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -115,6 +119,7 @@ impl ApiError {
             Unauthorized(_) => "unauthorized",
             Forbidden(_) => "forbidden",
             BadRequest(_) | HeadersTooLarge(_) => "bad_request",
+            ChecksumMismatch(_) => "checksum_mismatch",
             NotFound(_) => "not_found",
             FileTooLarge(_) => "file_too_large",
             StorageLimitExceeded(_) => "storage_limit_exceeded",
@@ -290,6 +295,11 @@ mod tests {
             (ApiError::Forbidden("x".into()), 403, "forbidden"),
             (ApiError::BadRequest("x".into()), 400, "bad_request"),
             (ApiError::NotFound("x".into()), 404, "not_found"),
+            (
+                ApiError::ChecksumMismatch("x".into()),
+                400,
+                "checksum_mismatch",
+            ),
             (ApiError::FileTooLarge("x".into()), 413, "file_too_large"),
             (
                 ApiError::StorageLimitExceeded("x".into()),

@@ -1,7 +1,8 @@
-//! The upload form's text fields and the file part's name: never a panic;
-//! what is accepted keeps the contract's shape.
+//! The upload form's text fields, the file part's name and the upload's
+//! `Content-Digest` header: never a panic; what is accepted keeps the
+//! contract's shape.
 #![no_main]
-use filestore::domain::validate;
+use filestore::domain::{digest, validate};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &str| {
@@ -17,4 +18,13 @@ fuzz_target!(|data: &str| {
     }
     let _ = validate::boolean(data);
     let _ = validate::content_type(Some(data), data);
+    if let Ok(d) = digest::parse_hex(data) {
+        let lower = data.to_ascii_lowercase();
+        assert_eq!(digest::normalise_hex(data).as_deref(), Ok(lower.as_str()));
+        assert_eq!(digest::parse_hex(&lower), Ok(d));
+    }
+    if let Ok(Some(d)) = digest::parse_content_digest(data) {
+        let again = digest::content_digest_of(&d);
+        assert_eq!(digest::parse_content_digest(&again), Ok(Some(d)));
+    }
 });

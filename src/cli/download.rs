@@ -1,12 +1,17 @@
 //! `filestore download ID [-o FILE|DIR|-]`: streams the bytes from the file's
 //! URL (a signed URL for a private file) into `.filestore-<id>.part` beside
-//! the target, checks the length, then renames it into place. A download cut
-//! off keeps that file, and the next run resumes from its end.
+//! the target, checks the length and the SHA-256, then renames it into
+//! place. A download cut off keeps that file, and the next run resumes from
+//! its end (hashing what it holds first). Bytes whose SHA-256 is not the
+//! file's are an error (`checksum_mismatch`, exit 6) and leave no file, not
+//! even the partial one. To standard output the check comes at the end, when
+//! the bytes are already written: the exit status is then the only sign.
 
 use super::context::{Ctx, NetArgs};
 use super::format;
-use crate::client::download::Sink;
+use crate::client::download::{hash_prefix, Downloaded, Sink};
 use crate::client::{ClientError, RetryNotice};
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Validity asked for the signed URL of a private file's download.
@@ -55,11 +60,23 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     if args.output.as_deref() == Some(Path::new("-")) {
         let transfer = progress.start(&file.name, file.size);
         let mut sink = Sink::Stdout(tokio::io::stdout());
-        let n = client
-            .download(&url, &mut sink, 0, transfer.as_ref(), &on_retry)
+        let got = client
+            .download(
+                &url,
+                &mut sink,
+                0,
+                Sha256::new(),
+                transfer.as_ref(),
+                &on_retry,
+            )
             .await?;
-        check_length(n, file.size)?;
-        transfer.done(&format!("downloaded {} ({})", file.name, format::bytes(n)));
+        check_length(got.size, file.size)?;
+        got.verify(&file.sha256)?;
+        transfer.done(&format!(
+            "downloaded {} ({})",
+            file.name,
+            format::bytes(got.size)
+        ));
         return Ok(0);
     }
 
@@ -75,6 +92,7 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let mut handle = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
         .open(&part)
         .map_err(|e| ClientError::io(format!("opening {}", part.display()), e))?;
@@ -101,7 +119,11 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         .set_len(start)
         .and_then(|()| std::io::Seek::seek(&mut handle, std::io::SeekFrom::Start(start)))
         .map_err(|e| ClientError::io(format!("preparing {}", part.display()), e))?;
-    let mut sink = Sink::File(tokio::fs::File::from_std(handle));
+    let mut held_file = tokio::fs::File::from_std(handle);
+    let hasher = hash_prefix(&mut held_file, start)
+        .await
+        .map_err(|e| ClientError::io(format!("reading {}", part.display()), e))?;
+    let mut sink = Sink::File(held_file);
     let transfer = progress.start(&file.name, file.size);
     if start > 0 {
         progress.note(&format!(
@@ -115,15 +137,23 @@ pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     // nothing to ask for (a range from the end would be a 416).
     let received = if start == file.size {
         transfer.add(start);
-        Ok(start)
+        Ok(Downloaded::already(start, hasher))
     } else {
         client
-            .download(&url, &mut sink, start, transfer.as_ref(), &on_retry)
+            .download(&url, &mut sink, start, hasher, transfer.as_ref(), &on_retry)
             .await
     }
-    .and_then(|n| check_length(n, file.size).map(|()| n));
+    .and_then(|got| check_length(got.size, file.size).map(|()| got));
     let n = match received {
-        Ok(n) => n,
+        Ok(got) => {
+            if let Err(e) = got.verify(&file.sha256) {
+                // Which bytes are wrong is unknown: none are kept.
+                drop(sink);
+                let _ = std::fs::remove_file(&part);
+                return Err(e);
+            }
+            got.size
+        }
         Err(e) => {
             drop(sink);
             keep_or_remove(&part, progress.as_ref());

@@ -58,6 +58,7 @@ pub fn describe(f: &FileRecord, now: chrono::DateTime<chrono::Utc>) -> Vec<Strin
             format!("{} ({} ago)", f.created_at, format::age(&f.created_at, now)),
         ),
         ("expires", expires),
+        ("sha256", f.sha256.clone()),
     ];
     fields.iter().map(|(k, v)| format!("{k:<8} {v}")).collect()
 }

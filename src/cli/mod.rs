@@ -106,12 +106,19 @@ pub enum Command {
     /// Save a server and API key as a profile (checked against the server first)
     Login(login::LoginArgs),
     /// Upload files, directories (-r) or standard input (-)
+    ///
+    /// Each file's SHA-256 is computed while it is sent and sent after it: the server refuses
+    /// bytes damaged on the way (error checksum_mismatch, exit 6) and stores nothing.
     Upload(upload::UploadArgs),
     /// List files, newest first
     List(list::ListArgs),
     /// Show a file's record
     Get(get::GetArgs),
     /// Download a file's content
+    ///
+    /// The bytes are checked against the file's SHA-256 (a resumed download hashes its partial
+    /// file first): a mismatch is error checksum_mismatch, exit 6, and leaves no file. With
+    /// -o - the bytes are already written when the check fails: check the exit status.
     Download(download::DownloadArgs),
     /// Create a signed URL for a file (only the URL is printed)
     Sign(sign::SignArgs),

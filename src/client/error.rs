@@ -47,6 +47,8 @@ pub enum ClientError {
     Network(String),
     /// The server answered something that is not the API (bad JSON, wrong length).
     Protocol(String),
+    /// Downloaded bytes whose SHA-256 is not the file's (CONTRACT §8).
+    ChecksumMismatch(String),
     /// Bad flags or values, or no server / key configured.
     Usage(String),
     /// A local file operation failed.
@@ -92,6 +94,7 @@ impl ClientError {
             ClientError::Api { code, .. } => code,
             ClientError::Network(_) => "network",
             ClientError::Protocol(_) => "protocol",
+            ClientError::ChecksumMismatch(_) => "checksum_mismatch",
             ClientError::Usage(_) => "usage",
             ClientError::Io(_) => "io",
             ClientError::BrokenPipe => "broken_pipe",
@@ -105,6 +108,7 @@ impl ClientError {
             ClientError::Api { message, .. } => message,
             ClientError::Network(m)
             | ClientError::Protocol(m)
+            | ClientError::ChecksumMismatch(m)
             | ClientError::Usage(m)
             | ClientError::Io(m) => m,
             ClientError::BrokenPipe => "standard output closed",
@@ -123,8 +127,12 @@ impl ClientError {
     /// The process exit status this error maps to.
     pub fn exit_code(&self) -> u8 {
         match self {
+            // The server found the upload's bytes were not the ones sent.
+            ClientError::Api { code, .. } if code == "checksum_mismatch" => exit::SERVER,
             ClientError::Api { status, .. } => exit::for_status(*status),
-            ClientError::Network(_) | ClientError::Protocol(_) => exit::SERVER,
+            ClientError::Network(_)
+            | ClientError::Protocol(_)
+            | ClientError::ChecksumMismatch(_) => exit::SERVER,
             ClientError::Usage(_) => exit::USAGE,
             ClientError::Io(_) => exit::OTHER,
             ClientError::BrokenPipe => exit::OK,
@@ -151,6 +159,7 @@ impl ClientError {
             },
             ClientError::Network(m) => ClientError::Network(f(m)),
             ClientError::Protocol(m) => ClientError::Protocol(f(m)),
+            ClientError::ChecksumMismatch(m) => ClientError::ChecksumMismatch(f(m)),
             ClientError::Usage(m) => ClientError::Usage(f(m)),
             ClientError::Io(m) => ClientError::Io(f(m)),
             ClientError::BrokenPipe => ClientError::BrokenPipe,
@@ -193,6 +202,17 @@ mod tests {
         assert_eq!(exit::for_status(422), 1);
         assert_eq!(ClientError::Network("x".into()).exit_code(), 6);
         assert_eq!(ClientError::usage("x").exit_code(), 2);
+        let mismatch = ClientError::ChecksumMismatch("x".into());
+        assert_eq!(
+            (mismatch.code(), mismatch.exit_code()),
+            ("checksum_mismatch", 6)
+        );
+        let refused = ClientError::Api {
+            status: 400,
+            code: "checksum_mismatch".into(),
+            message: "m".into(),
+        };
+        assert_eq!(refused.exit_code(), 6);
     }
 
     #[test]

@@ -441,7 +441,8 @@ mod tests {
         let record = serde_json::json!({
             "id": "f_1", "url": null, "name": "a.bin", "folder": null, "size": 4096,
             "type": "application/octet-stream", "private": true,
-            "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+            "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
+            "sha256": "0000000000000000000000000000000000000000000000000000000000000000"
         });
         let usage = serde_json::json!({
             "storage_bytes": 0, "bandwidth_bytes": 0, "upload_count": 0,

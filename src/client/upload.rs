@@ -3,6 +3,12 @@
 //! progress meter, and an `Idempotency-Key` (random per file, the same on
 //! every retry) lets the server answer a retried upload with the file it
 //! already stored instead of creating a second one.
+//!
+//! The file is hashed as it is sent (one read of it, not two), and its
+//! SHA-256 goes in a `sha256` form field after the file part: reqwest sends
+//! a form's parts in order, so that field's value is taken when the body
+//! reaches it, once the file's last byte has been read. The server compares
+//! it with what arrived (CONTRACT §8). Each attempt hashes from zero.
 
 use super::error::ClientError;
 use super::http::{read_json, Client, Fetched};
@@ -11,9 +17,10 @@ use super::Meter;
 use crate::api::FileRecord;
 use futures_util::StreamExt;
 use reqwest::multipart::{Form, Part};
+use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
 
@@ -78,7 +85,8 @@ impl Client {
 }
 
 /// Builds the multipart form: the text fields first (so a server can refuse
-/// a bad folder before reading the content), then the streamed file part.
+/// a bad folder before reading the content), then the streamed file part,
+/// then its `sha256`.
 async fn form(
     path: &Path,
     size: u64,
@@ -88,11 +96,29 @@ async fn form(
     let file = tokio::fs::File::open(path)
         .await
         .map_err(|e| ClientError::io(format!("opening {}", path.display()), e))?;
+    // The hash of the bytes read so far, and their count.
+    let hashed = Arc::new(Mutex::new((Sha256::new(), 0u64)));
+    let feed = hashed.clone();
     let stream = ReaderStream::with_capacity(file.take(size), CHUNK).map(move |chunk| {
         if let Ok(bytes) = &chunk {
             meter.add(bytes.len() as u64);
+            let mut h = feed.lock().unwrap_or_else(PoisonError::into_inner);
+            h.0.update(bytes);
+            h.1 += bytes.len() as u64;
         }
         chunk
+    });
+    // Polled only once the file part has ended (see the module docs).
+    let shown = path.display().to_string();
+    let digest = futures_util::stream::once(async move {
+        let (hasher, read) =
+            std::mem::take(&mut *hashed.lock().unwrap_or_else(PoisonError::into_inner));
+        if read != size {
+            return Err(std::io::Error::other(format!(
+                "{shown} changed while it was read ({read} bytes, not {size})"
+            )));
+        }
+        Ok(hex::encode(hasher.finalize()))
     });
     let mut part = Part::stream_with_length(reqwest::Body::wrap_stream(stream), size)
         .file_name(meta.name.clone());
@@ -111,7 +137,10 @@ async fn form(
     if let Some(expires) = &meta.expires {
         form = form.text("expires", expires.clone());
     }
-    Ok(form.part("file", part))
+    Ok(form.part("file", part).part(
+        "sha256",
+        Part::stream_with_length(reqwest::Body::wrap_stream(digest), 64),
+    ))
 }
 
 #[cfg(test)]
@@ -124,5 +153,49 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
+    }
+
+    async fn body(path: &Path, size: u64) -> Result<Vec<u8>, String> {
+        let meta = UploadMeta {
+            name: "a.bin".into(),
+            folder: Some("f".into()),
+            ..Default::default()
+        };
+        let form = form(path, size, &meta, Arc::new(super::super::NoMeter))
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        let mut stream = std::pin::pin!(form.into_stream());
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.map_err(|e| format!("{e:?}"))?);
+        }
+        Ok(out)
+    }
+
+    #[tokio::test]
+    async fn the_sha256_field_follows_the_file_part_and_hashes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.bin");
+        let content: Vec<u8> = (0..600_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let sent = body(&path, content.len() as u64).await.unwrap();
+        let at = |needle: &[u8]| sent.windows(needle.len()).position(|w| w == needle);
+        let file_end = at(&content[content.len() - 64..]).unwrap();
+        let field = format!(
+            "name=\"sha256\"\r\n\r\n{}\r\n",
+            hex::encode(Sha256::digest(&content))
+        );
+        let field_at = at(field.as_bytes()).expect("a sha256 field with the file's hash");
+        assert!(field_at > file_end, "after the file part");
+        assert!(at(b"name=\"folder\"").unwrap() < file_end, "fields first");
+    }
+
+    #[tokio::test]
+    async fn a_file_that_shrinks_while_sent_fails_the_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.bin");
+        std::fs::write(&path, b"short").unwrap();
+        let err = body(&path, 10).await.unwrap_err();
+        assert!(err.contains("changed while it was read"), "{err}");
     }
 }

@@ -1,6 +1,7 @@
 //! Pure rules of the service: no I/O here, so each is unit-tested on its own.
 
 pub(crate) mod backoff;
+pub mod digest;
 pub mod ids;
 pub(crate) mod origins;
 pub(crate) mod ratelimit;

@@ -1,8 +1,11 @@
 //! Property tests of the parsers of outside input in `domain`: whatever the
 //! input, they never panic, and what they accept keeps their promises.
 
+use super::digest;
 use super::signing::{Signer, Verdict};
 use super::validate;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use proptest::prelude::*;
 
 proptest! {
@@ -79,6 +82,37 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn content_digests_round_trip_among_other_algorithms(
+        bytes in prop::array::uniform32(any::<u8>()),
+        other in prop::collection::vec(any::<u8>(), 0..80),
+        before in any::<bool>(),
+    ) {
+        let ours = digest::content_digest_of(&bytes);
+        prop_assert_eq!(digest::parse_content_digest(&ours), Ok(Some(bytes)));
+        prop_assert_eq!(digest::content_digest(&hex::encode(bytes)), Some(ours.clone()));
+        let theirs = format!("sha-512=:{}:;p=1", STANDARD.encode(&other));
+        let both = if before { format!("{theirs}, {ours}") } else { format!("{ours},{theirs}") };
+        prop_assert_eq!(digest::parse_content_digest(&both), Ok(Some(bytes)));
+    }
+
+    #[test]
+    fn hex_digests_round_trip_in_either_case(bytes in prop::array::uniform32(any::<u8>()), upper in any::<bool>()) {
+        let hex = hex::encode(bytes);
+        let sent = if upper { hex.to_uppercase() } else { hex.clone() };
+        prop_assert_eq!(digest::parse_hex(&sent), Ok(bytes));
+        prop_assert_eq!(digest::normalise_hex(&sent), Ok(hex));
+    }
+
+    #[test]
+    fn content_digest_garbage_never_panics(raw in "\\PC{0,80}|[a-z0-9*=:;,()\"?. +/\\\\-]{0,60}|sha-256=:[A-Za-z0-9+/=]{0,50}:") {
+        if let Ok(Some(_)) = digest::parse_content_digest(&raw) {
+            prop_assert!(raw.contains("sha-256="));
+        }
+    }
+}
+
 /// The OpenAPI patterns say exactly what the validators accept (the
 /// schemathesis run in CI relies on it both ways).
 mod patterns_match_the_validators {
@@ -143,6 +177,12 @@ mod patterns_match_the_validators {
     }
 
     proptest! {
+        #[test]
+        fn sha256_field(raw in "[0-9a-fA-Fg ]{62,66}|\\PC{0,70}") {
+            let matched = re(super::digest::SHA256_FIELD_PATTERN).is_match(&raw);
+            prop_assert_eq!(matched, super::digest::parse_hex(&raw).is_ok());
+        }
+
         #[test]
         fn expires(raw in "[0-9]{0,9}[smhdwSx ]?") {
             let matched = re(&validate::expires_pattern()).is_match(&raw);

@@ -1,10 +1,12 @@
 //! The CDN routes: `GET`/`HEAD /live/<account>/<file>/<name>`. Public files
 //! need nothing; private ones a valid, unexpired signature. Conditional
 //! requests (ETag, Last-Modified), single byte ranges, safe headers for
-//! untrusted content, and every byte sent counted into the account's bandwidth.
+//! untrusted content, the file's SHA-256 as `Content-Digest` on a whole-file
+//! 200, and every byte sent counted into the account's bandwidth.
 
 use crate::clock::period_of;
 use crate::db::{files as file_rows, FileRow};
+use crate::domain::digest;
 use crate::domain::signing::Verdict;
 use crate::error::ApiError;
 use crate::service::App;
@@ -90,7 +92,13 @@ pub async fn serve_file(
             );
             (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
         }
-        None => (StatusCode::OK, 0, row.size),
+        None => {
+            // The digest of the whole content (RFC 9530): never on a part.
+            if let Some(d) = digest::content_digest(&row.sha256) {
+                put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
+            }
+            (StatusCode::OK, 0, row.size)
+        }
     };
     put(&mut h, header::CONTENT_LENGTH, &len.to_string());
     if method == Method::HEAD {

@@ -22,7 +22,7 @@ struct Policy {
 
 const UPLOAD: Policy = Policy {
     methods: "POST, OPTIONS",
-    allow_headers: "authorization, content-type, idempotency-key",
+    allow_headers: "authorization, content-type, idempotency-key, content-digest",
     expose_headers:
         "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
 };
@@ -143,7 +143,8 @@ pub(crate) async fn cdn_cors(req: Request, next: Next) -> Response {
     h.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static(
-            "content-length, content-range, content-disposition, etag, last-modified, accept-ranges",
+            "content-length, content-range, content-disposition, etag, last-modified, accept-ranges, \
+content-digest",
         ),
     );
     response

@@ -1,14 +1,17 @@
 //! `POST /v1/files`' multipart form, read into the upload service: text
 //! fields validated as they come, the `file` part streamed into
-//! [`Upload::receive`]. Only this file knows the body is multipart.
+//! [`Upload::receive`]. Only this file knows the body is multipart. Also
+//! the upload's `Content-Digest` header, the other way to give its digest.
 
+use crate::domain::digest::{self, Sha256Digest};
 use crate::domain::validate;
 use crate::error::ApiError;
 use crate::service::upload::{FilePart, Upload, UploadFields};
 use axum::extract::multipart::{Field, Multipart, MultipartError};
+use axum::http::HeaderMap;
 use futures_util::StreamExt;
 
-/// Longest text field (`folder`, `private`, `expires`).
+/// Longest text field (`folder`, `private`, `expires`, `sha256`).
 const MAX_TEXT_FIELD: usize = 4096;
 
 /// Reads the whole form: the fields, and the one file part streamed into
@@ -39,6 +42,11 @@ pub(crate) async fn read(
                 fields.private =
                     validate::boolean(&text(field).await?).map_err(ApiError::BadRequest)?
             }
+            // Before or after the file part: checked when the file is.
+            "sha256" => {
+                fields.sha256 =
+                    Some(digest::parse_hex(&text(field).await?).map_err(ApiError::BadRequest)?)
+            }
             "expires" => {
                 let raw = text(field).await?;
                 fields.expires = if raw.is_empty() {
@@ -55,6 +63,25 @@ pub(crate) async fn read(
     let file = file
         .ok_or_else(|| ApiError::bad_request("missing file part (a form field named \"file\")"))?;
     Ok((file, fields))
+}
+
+/// The SHA-256 the upload's `Content-Digest` header names (RFC 9530; for the
+/// file part, not the multipart body); several field lines are one list.
+pub(crate) fn content_digest(headers: &HeaderMap) -> Result<Option<Sha256Digest>, ApiError> {
+    let mut value = String::new();
+    for line in &headers.get_all(digest::HEADER) {
+        let line = line
+            .to_str()
+            .map_err(|_| ApiError::bad_request("Content-Digest is not ASCII"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !value.is_empty() {
+            value.push_str(", ");
+        }
+        value.push_str(line);
+    }
+    digest::parse_content_digest(&value).map_err(ApiError::BadRequest)
 }
 
 fn bad_multipart(e: MultipartError) -> ApiError {

@@ -61,6 +61,7 @@ pub(crate) async fn upload(
         idempotency_key: headers
             .get("idempotency-key")
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        content_digest: super::form::content_digest(&headers)?,
     };
     let upload = upload::Upload::start(&app, req).await?;
     let (file, fields) = super::form::read(&upload, form).await?;

@@ -7,8 +7,9 @@ use crate::api::{
     DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, SignedUrl,
     SignedUrlRequest, UploadStatus, Usage, UsageLimits,
 };
-use crate::domain::{tus, validate};
+use crate::domain::{digest, tus, validate};
 use axum::Router;
+use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, SchemaFormat, SchemaType, Type};
@@ -60,7 +61,8 @@ use utoipa_swagger_ui::SwaggerUi;
 struct ApiDoc;
 
 /// What the annotations cannot say: the bearer scheme, the upload form
-/// (read by hand from the multipart stream) and the CDN route.
+/// (read by hand from the multipart stream), its digest header and error,
+/// and the CDN route.
 struct Additions;
 
 impl Modify for Additions {
@@ -77,6 +79,15 @@ impl Modify for Additions {
             .and_then(|item| item.post.as_mut())
         {
             op.request_body = Some(upload_form());
+            op.parameters
+                .get_or_insert_with(Vec::new)
+                .push(content_digest_parameter());
+            if let Some(utoipa::openapi::RefOr::T(bad)) = op.responses.responses.get_mut("400") {
+                bad.description = "No file part, an invalid field or Content-Digest, or \
+(code `checksum_mismatch`) a file whose SHA-256 is not the one the `sha256` field or the \
+`Content-Digest` header gave: nothing is stored"
+                    .into();
+            }
         }
         let list_params = doc
             .paths
@@ -180,6 +191,14 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
                 "Delete after this long: a number and s, m, h, d or w, at most 365 days",
                 &validate::expires_pattern(),
             ),
+        )
+        .property(
+            "sha256",
+            text(
+                "The file's SHA-256, 64 hex digits (either case), before or after the file \
+part: a file whose bytes do not match is refused (400 checksum_mismatch) and not stored",
+                digest::SHA256_FIELD_PATTERN,
+            ),
         );
     RequestBodyBuilder::new()
         .content(
@@ -187,6 +206,24 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
             ContentBuilder::new().schema(Some(form)).build(),
         )
         .required(Some(Required::True))
+        .build()
+}
+
+/// The upload's `Content-Digest` request header (RFC 9530).
+fn content_digest_parameter() -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name("Content-Digest")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "The file part's SHA-256 (not the multipart body's), RFC 9530: \
+`sha-256=:<base64 of the 32 bytes>:`; other algorithms may be listed and are ignored. \
+A malformed value or a digest that is not 32 bytes is 400 bad_request; one that disagrees \
+with a `sha256` field too. A file whose bytes do not match: 400 checksum_mismatch, nothing stored.",
+        ))
+        .schema(Some(
+            ObjectBuilder::new().schema_type(SchemaType::new(Type::String)),
+        ))
         .build()
 }
 
@@ -254,6 +291,20 @@ fn cdn_operation() -> utoipa::openapi::path::Operation {
                     "200",
                     ResponseBuilder::new()
                         .description("The bytes, with the file's type")
+                        .header(
+                            "Content-Digest",
+                            HeaderBuilder::new()
+                                .schema(
+                                    ObjectBuilder::new()
+                                        .schema_type(SchemaType::new(Type::String))
+                                        .pattern(Some("^sha-256=:[A-Za-z0-9+/]{43}=:$")),
+                                )
+                                .description(Some(
+                                    "`sha-256=:<base64>:`, the file's SHA-256 (RFC 9530); \
+only on whole-file answers, never on 206 or 304",
+                                ))
+                                .build(),
+                        )
                         .content("*/*", bytes())
                         .build(),
                 )

@@ -35,6 +35,7 @@ pub fn record(app: &App, f: &FileRow) -> FileRecord {
         private: f.private,
         expires_at: f.expires_at.map(rfc3339_ms),
         created_at: rfc3339_ms(f.created_at),
+        sha256: f.sha256.clone(),
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub(crate) mod bandwidth;
+pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod disk;
 pub mod files;

@@ -6,17 +6,20 @@
 //! bytes fsynced, handed to the blob store, and only then the file row, in a
 //! transaction that checks the storage quota and the monthly upload count
 //! once more under the write lock). Any failure, or a dropped request,
-//! leaves no blob and no row. The HTTP layer reads the multipart form into
+//! leaves no blob and no row. A digest the sender gave (form field or
+//! header, `domain::digest`) is compared with the received bytes before the
+//! blob goes to the store: a mismatch stores nothing. The HTTP layer reads the multipart form into
 //! these calls (`server::form`).
 
 use super::inflight::Held;
 use super::spool::{Body, Spool, Spooled};
-use super::{collector, files, App};
+use super::{checksum, collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::files::{commit_upload, CommitContext, CommitLimits, CommitOutcome};
 use crate::db::{blobs, files as file_rows, uploads, usage, Account, FileRow};
+use crate::domain::digest::Sha256Digest;
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::error::ApiError;
 use bytes::Bytes;
@@ -35,6 +38,8 @@ pub(crate) struct UploadRequest {
     pub public_key: bool,
     pub content_length: Option<u64>,
     pub idempotency_key: Option<String>,
+    /// The `sha-256` of the request's `Content-Digest` header.
+    pub content_digest: Option<Sha256Digest>,
 }
 
 /// The upload's fields besides the file, already validated
@@ -44,6 +49,8 @@ pub(crate) struct UploadFields {
     pub folder: Option<String>,
     pub private: bool,
     pub expires: Option<Duration>,
+    /// The `sha256` form field.
+    pub sha256: Option<Sha256Digest>,
 }
 
 /// The file, spooled, with the name and type its sender gave.
@@ -116,15 +123,21 @@ impl Upload {
     }
 
     /// Whether these fields are allowed to this caller (public keys cannot
-    /// upload private files). Called as soon as fields arrive, and again by
-    /// [`Upload::finish`].
+    /// upload private files) and agree with the headers (a `sha256` field
+    /// and a `Content-Digest` must name the same digest). Called as soon as
+    /// fields arrive, and again by [`Upload::finish`].
     pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ApiError> {
         if fields.private && self.req.public_key {
             return Err(ApiError::Forbidden(
                 "public keys cannot upload private files".into(),
             ));
         }
-        Ok(())
+        checksum::agree(fields.sha256, self.req.content_digest)
+    }
+
+    /// The digest the sender expects, if it gave one.
+    fn expected(&self, fields: &UploadFields) -> Option<Sha256Digest> {
+        fields.sha256.or(self.req.content_digest)
     }
 
     /// Streams the file's bytes into a [`Spool`], enforcing the limits as
@@ -173,9 +186,15 @@ impl Upload {
     ) -> Result<FileRecord, ApiError> {
         self.check(&fields)?;
         let app = &self.app;
+        let expected = self.expected(&fields);
         if let Some(existing) = &self.replay {
+            // The file stored the first time must be the one meant now.
+            checksum::verify(expected, &existing.sha256, checksum::REPLAYED)?;
             return Ok(files::record(app, existing));
         }
+        // Before the blob goes to the store: a mismatch leaves nothing (the
+        // spool is dropped, and removed, with `file`).
+        checksum::verify(expected, &file.spooled.sha256, checksum::RECEIVED)?;
         let name = validate::file_name(&file.name).map_err(ApiError::BadRequest)?;
         let now = app.clock.now_ms();
         let file_id = ids::file_id();
@@ -205,7 +224,11 @@ impl Upload {
             store_and_commit(app, row, spooled.body, &self.plan, self.req.idempotency_key).await;
         // Counted in storage_bytes now (or refused): no longer in flight.
         drop(held);
-        stored
+        // A request with the same key that committed first is answered
+        // with its file, which must match too.
+        let record = stored?;
+        checksum::verify(expected, &record.sha256, checksum::REPLAYED)?;
+        Ok(record)
     }
 }
 

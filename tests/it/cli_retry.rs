@@ -288,7 +288,8 @@ async fn resumable_cdn(
     let record = serde_json::json!({
         "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
         "folder": null, "size": content.len(), "type": "application/octet-stream",
-        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
+        "sha256": crate::common::sha256_hex(&content),
     });
     let seen: RangeLog = Default::default();
     let (body, log) = (content, seen.clone());
@@ -375,7 +376,8 @@ async fn failing_cdn(status: u16) -> (String, tokio::task::JoinHandle<()>) {
     let record = serde_json::json!({
         "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
         "folder": null, "size": 1000, "type": "application/octet-stream", "private": false,
-        "expires_at": null, "created_at": "2025-01-01T00:00:00Z"
+        "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
+        "sha256": crate::common::sha256_hex(&[0; 1000]),
     });
     let cdn = move || async move {
         axum::http::Response::builder()

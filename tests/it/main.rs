@@ -21,6 +21,8 @@ mod api_files;
 mod api_upload;
 mod blob_store;
 mod cdn;
+mod checksums;
+mod cli_checksums;
 mod cli_config;
 mod cli_errors;
 mod cli_files;

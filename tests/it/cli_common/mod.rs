@@ -220,6 +220,9 @@ pub enum Action {
     ForwardThenFail(u16),
     /// Answer this status with these headers, without forwarding.
     Fail(u16, Vec<(&'static str, String)>),
+    /// Forward with the first occurrence of the first bytes in the request
+    /// body replaced by the second (bytes damaged on the way).
+    ForwardReplacing(&'static [u8], &'static [u8]),
 }
 
 /// Decides per request: (method, path, number of earlier requests to this path).
@@ -250,6 +253,14 @@ pub struct Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// `body` with the first `from` replaced by `to`.
+fn replace_first(body: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    match body.windows(from.len()).position(|w| w == from) {
+        Some(at) => [&body[..at], to, &body[at + from.len()..]].concat(),
+        None => body.to_vec(),
     }
 }
 
@@ -323,6 +334,10 @@ impl Proxy {
                         fwd = fwd.header(k, v);
                     }
                 }
+                let body = match &action {
+                    Action::ForwardReplacing(from, to) => replace_first(&body, from, to),
+                    _ => body.to_vec(),
+                };
                 let resp = fwd.body(body).send().await.unwrap();
                 if let Action::ForwardThenFail(status) = action {
                     return injected(status, vec![]);

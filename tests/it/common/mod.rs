@@ -462,3 +462,9 @@ pub async fn error_code(r: reqwest::Response) -> (u16, String) {
     );
     (status, code)
 }
+
+/// The hex SHA-256 of `bytes`, as the File record has it.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
