@@ -55,6 +55,14 @@ pub struct UploadArgs {
     #[arg(long)]
     pub fail_fast: bool,
 
+    /// Files of at least this size go through resumable (tus) uploads, sent in
+    /// pieces of this size; an interrupted upload resumes on the next run of the
+    /// same command for the same file (same path, size and modification time).
+    /// Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request
+    #[arg(long, value_name = "SIZE", default_value = "64MiB",
+          value_parser = crate::config::parse_bytes)]
+    pub chunk_size: u64,
+
     #[command(flatten)]
     pub net: NetArgs,
 }
@@ -140,6 +148,7 @@ pub async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         stop: &stop,
         fail_fast: args.fail_fast,
         template: &template,
+        chunk_size: args.chunk_size,
     };
     let outcomes: Vec<Outcome> = futures_util::stream::iter(jobs)
         .map(|job| shared.one(job))
@@ -246,6 +255,8 @@ struct Shared<'a> {
     stop: &'a AtomicBool,
     fail_fast: bool,
     template: &'a UploadMeta,
+    /// Files this size and larger go through tus (0: none).
+    chunk_size: u64,
 }
 
 impl Shared<'_> {
@@ -263,10 +274,24 @@ impl Shared<'_> {
         let progress = self.progress.clone();
         let label = job.label.clone();
         let on_retry = move |n: &RetryNotice| progress.note(&n.describe(&label));
-        let result = self
-            .client
-            .upload(&job.source, job.size, &meta, transfer.clone(), &on_retry)
-            .await;
+        let resumable = self.chunk_size > 0 && job.size >= self.chunk_size;
+        let result = if resumable {
+            let chunk = self.chunk_size;
+            self.client
+                .upload_resumable(
+                    &job.source,
+                    job.size,
+                    &meta,
+                    chunk,
+                    transfer.clone(),
+                    &on_retry,
+                )
+                .await
+        } else {
+            self.client
+                .upload(&job.source, job.size, &meta, transfer.clone(), &on_retry)
+                .await
+        };
         match result.and_then(|f| self.print(&f).map(|()| f)) {
             Ok(f) => {
                 transfer.done(&format!(

@@ -145,11 +145,25 @@ impl Client {
 
     /// A `POST` with the bearer key on the pool without a read timeout (uploads).
     pub fn upload_request(&self, url: &str) -> RequestBuilder {
-        let req = self.upload_http.post(url);
+        self.upload_request_with(reqwest::Method::POST, url)
+    }
+
+    /// A request with the bearer key on the pool without a read timeout.
+    pub(crate) fn upload_request_with(&self, method: reqwest::Method, url: &str) -> RequestBuilder {
+        let req = self.upload_http.request(method, url);
         match &self.api_key {
             Some(k) => req.bearer_auth(k.expose()),
             None => req,
         }
+    }
+
+    /// A short fingerprint of the API key (never the key): tells apart the
+    /// uploads of different keys in the client's own files.
+    pub(crate) fn key_fingerprint(&self) -> String {
+        use sha2::Digest;
+        self.api_key.as_ref().map_or_else(String::new, |k| {
+            hex::encode(&sha2::Sha256::digest(k.expose().as_bytes())[..8])
+        })
     }
 
     /// A request without credentials (CDN URLs: the key never leaves for another host).

@@ -6,6 +6,7 @@ pub(crate) mod download;
 pub mod error;
 pub(crate) mod http;
 pub(crate) mod retry;
+pub(crate) mod tus;
 pub(crate) mod upload;
 
 pub use error::ClientError;

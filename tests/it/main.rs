@@ -27,6 +27,7 @@ mod cli_config;
 mod cli_errors;
 mod cli_files;
 mod cli_retry;
+mod cli_tus;
 mod crash;
 mod generated_docs;
 mod hardening;

@@ -288,13 +288,15 @@ impl Proxy {
         let upstream = upstream.to_string();
         let http = reqwest::Client::new();
         let seen = hits.clone();
+        let own = url.clone();
         let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
-            let (rule, upstream, http, seen, counts) = (
+            let (rule, upstream, http, seen, counts, me) = (
                 rule.clone(),
                 upstream.clone(),
                 http.clone(),
                 seen.clone(),
                 counts.clone(),
+                own.clone(),
             );
             async move {
                 let (parts, body) = req.into_parts();
@@ -344,7 +346,11 @@ impl Proxy {
                 }
                 let mut b = axum::http::Response::builder().status(resp.status().as_u16());
                 for (k, v) in resp.headers() {
-                    if k != "content-length" && k != "transfer-encoding" {
+                    if k == "location" {
+                        // As a reverse proxy does: the client comes back here.
+                        let at = v.to_str().unwrap_or("").replace(&upstream, &me);
+                        b = b.header(k, at);
+                    } else if k != "content-length" && k != "transfer-encoding" {
                         b = b.header(k, v);
                     }
                 }
