@@ -300,6 +300,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--content-type', '--content-type', [CompletionResultType]::ParameterName, 'Content type of the files (default: guessed by the server from the name)')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
+            [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
             [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')

@@ -1455,7 +1455,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__upload)
-            opts="-r -j -q -h -V --recursive --folder --name --private --expires --content-type --concurrency --fail-fast --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -j -q -h -V --recursive --folder --name --private --expires --content-type --concurrency --fail-fast --chunk-size --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1482,6 +1482,10 @@ _filestore() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -265,6 +265,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --content-type 'Content type of the files (default: guessed by the server from the name)'
             cand -j 'Files uploaded at the same time'
             cand --concurrency 'Files uploaded at the same time'
+            cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'

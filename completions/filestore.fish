@@ -112,6 +112,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand upload" -l name -d '
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l expires -d 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l content-type -d 'Content type of the files (default: guessed by the server from the name)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s j -l concurrency -d 'Files uploaded at the same time' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l chunk-size -d 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
