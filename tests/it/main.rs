@@ -39,3 +39,4 @@ mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;
 mod tus;
+mod tus_interop;
