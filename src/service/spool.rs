@@ -10,6 +10,7 @@
 //!
 //! Dropped before [`Spool::finish`], a spool removes its file.
 
+use crate::storage::flush::EarlyFlush;
 use bytes::{Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -161,74 +162,22 @@ fn write_file(
     mut rx: mpsc::Receiver<Msg>,
 ) -> std::io::Result<String> {
     file.write_all(&hashed)?;
-    let mut flusher: Option<Flusher> = None;
-    let mut unflushed = hashed.len() as u64;
+    let mut flush = EarlyFlush::default();
+    flush.wrote(&file, hashed.len() as u64)?;
     while let Some(msg) = rx.blocking_recv() {
         match msg {
             Msg::Data(chunk) => {
                 hasher.update(&chunk);
                 file.write_all(&chunk)?;
-                unflushed += chunk.len() as u64;
-                if unflushed >= FLUSH_EVERY {
-                    unflushed = 0;
-                    match &flusher {
-                        Some(f) => f.nudge(),
-                        None => flusher = Some(Flusher::start(&file)?),
-                    }
-                }
+                flush.wrote(&file, chunk.len() as u64)?;
             }
             Msg::Finish => {
-                if let Some(f) = flusher {
-                    f.stop()?;
-                }
-                file.sync_data()?;
+                flush.finish(&file)?;
                 return Ok(hex::encode(hasher.finalize()));
             }
         }
     }
     Err(std::io::Error::other("upload abandoned"))
-}
-
-/// Bytes written between two nudges of the flusher.
-const FLUSH_EVERY: u64 = 32 << 20;
-
-/// A large file's early flushes: a thread of its own syncs what is written so
-/// far while the spool thread goes on writing, so that the fsync that must
-/// precede the answer finds only the last few megabytes to write (without it,
-/// a 256 MiB upload waited for all of it at the end).
-struct Flusher {
-    nudges: std::sync::mpsc::SyncSender<()>,
-    thread: std::thread::JoinHandle<std::io::Result<()>>,
-}
-
-impl Flusher {
-    fn start(file: &std::fs::File) -> std::io::Result<Flusher> {
-        let file = file.try_clone()?;
-        let (nudges, rx) = std::sync::mpsc::sync_channel::<()>(1);
-        let thread = std::thread::Builder::new()
-            .name("filestore-flush".into())
-            .spawn(move || {
-                file.sync_data()?;
-                while rx.recv().is_ok() {
-                    file.sync_data()?;
-                }
-                Ok(())
-            })?;
-        Ok(Flusher { nudges, thread })
-    }
-
-    /// Asks for one more flush; never waits (one already asked is enough).
-    fn nudge(&self) {
-        let _ = self.nudges.try_send(());
-    }
-
-    /// Waits for the flush under way; its error, if it failed.
-    fn stop(self) -> std::io::Result<()> {
-        drop(self.nudges);
-        self.thread
-            .join()
-            .map_err(|_| std::io::Error::other("the flusher panicked"))?
-    }
 }
 
 #[cfg(test)]
@@ -266,7 +215,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Spool::new(dir.path(), 0);
         let mut expected = Sha256::new();
-        let n = usize::try_from(FLUSH_EVERY * 2 + 12_345).unwrap();
+        let n = usize::try_from(crate::storage::flush::FLUSH_EVERY * 2 + 12_345).unwrap();
         for i in 0..n.div_ceil(1 << 20) {
             let len = (1 << 20).min(n - i * (1 << 20));
             let chunk = Bytes::from(vec![u8::try_from(i % 251).unwrap(); len]);

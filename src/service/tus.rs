@@ -228,12 +228,9 @@ where
     app.disk.check_room(p.content_length.unwrap_or(0))?;
     let hash = ResumableSha256::restore(&row.hash_state)
         .ok_or_else(|| ApiError::internal(format!("upload {id}: bad hash state")))?;
-    let feed = Arc::new(Mutex::new(Feed {
-        hash,
-        check: p.checksum.as_ref().map(|(a, _)| Checker::new(*a)),
-        room,
-        error: None,
-    }));
+    let feed = Arc::new(Mutex::new(Feed { room, error: None }));
+    let check = p.checksum.as_ref().map(|(a, _)| Checker::new(*a));
+    let (to_hasher, hasher) = hasher(hash, check);
     let uid = id.to_string();
     let tail = app.db.lookup(move |c| uploads::tail(c, &uid)).await?;
     let before = Partial {
@@ -243,11 +240,12 @@ where
     };
     let after = app
         .store
-        .append_partial(&row.blob_key, before, fed(body, feed.clone()))
+        .append_partial(&row.blob_key, before, fed(body, feed.clone(), to_hasher))
         .await?;
-    let Feed {
-        hash, check, error, ..
-    } = std::mem::replace(&mut *feed.lock().expect("feed lock"), Feed::spent());
+    let (hash, check) = hasher
+        .await
+        .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
+    let error = feed.lock().expect("feed lock").error.take();
     if let Some(e) = error {
         // A chunk that broke its limit, or one with a checksum that cannot
         // be checked, is dropped; one cut short is kept as far as it came.
@@ -407,62 +405,76 @@ fn length_exceeded(room: u64) -> ApiError {
     ))
 }
 
-/// What a PATCH's bytes went through on their way to the store.
+/// What a PATCH's body may still bring, and why it ended early.
 struct Feed {
-    hash: ResumableSha256,
-    check: Option<Checker>,
     /// Bytes the upload may still take.
     room: u64,
-    /// Why the body ended early.
     error: Option<ApiError>,
 }
 
-impl Feed {
-    fn spent() -> Feed {
-        Feed {
-            hash: ResumableSha256::new(),
-            check: None,
-            room: 0,
-            error: None,
+/// The hashes of a PATCH's bytes, computed on a thread of their own beside
+/// the network and the store (a chunk is passed on, not copied); the thread
+/// ends with the stream and gives them back.
+fn hasher(
+    mut hash: ResumableSha256,
+    mut check: Option<Checker>,
+) -> (
+    tokio::sync::mpsc::Sender<Bytes>,
+    tokio::task::JoinHandle<(ResumableSha256, Option<Checker>)>,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+    let done = tokio::task::spawn_blocking(move || {
+        while let Some(chunk) = rx.blocking_recv() {
+            hash.update(&chunk);
+            if let Some(c) = &mut check {
+                c.update(&chunk);
+            }
         }
-    }
+        (hash, check)
+    });
+    (tx, done)
 }
 
-/// The body as the store sees it: hashed and counted as it passes; it ends
-/// at the first error (kept in `feed`) or past the upload's length.
-fn fed<S>(body: S, feed: Arc<Mutex<Feed>>) -> ByteStream
+/// The body as the store sees it: counted and handed to the hasher as it
+/// passes; it ends at the first error (kept in `feed`) or past the upload's
+/// length. Every chunk the store gets, the hasher got first.
+fn fed<S>(body: S, feed: Arc<Mutex<Feed>>, hasher: tokio::sync::mpsc::Sender<Bytes>) -> ByteStream
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
-    futures_util::stream::unfold((Box::pin(body), feed), |(mut body, feed)| async move {
-        loop {
-            let item = body.next().await;
-            let mut f = feed.lock().expect("feed lock");
-            match item {
-                None => return None,
-                Some(Err(e)) => {
-                    f.error = Some(e);
-                    return None;
-                }
-                Some(Ok(chunk)) => {
-                    let n = chunk.len() as u64;
+    futures_util::stream::unfold(
+        (Box::pin(body), feed, hasher),
+        |(mut body, feed, hasher)| async move {
+            loop {
+                let chunk = match body.next().await {
+                    None => return None,
+                    Some(Err(e)) => {
+                        feed.lock().expect("feed lock").error = Some(e);
+                        return None;
+                    }
+                    Some(Ok(chunk)) => chunk,
+                };
+                let n = chunk.len() as u64;
+                {
+                    let mut f = feed.lock().expect("feed lock");
                     if n > f.room {
                         f.error = Some(length_exceeded(f.room));
                         return None;
                     }
                     f.room -= n;
-                    f.hash.update(&chunk);
-                    if let Some(c) = &mut f.check {
-                        c.update(&chunk);
-                    }
-                    drop(f);
-                    if n > 0 {
-                        return Some((chunk, (body, feed)));
-                    }
                 }
+                if n == 0 {
+                    continue;
+                }
+                if hasher.send(chunk.clone()).await.is_err() {
+                    let e = ApiError::internal("the hasher stopped");
+                    feed.lock().expect("feed lock").error = Some(e);
+                    return None;
+                }
+                return Some((chunk, (body, feed, hasher)));
             }
-        }
-    })
+        },
+    )
     .boxed()
 }
 

@@ -97,20 +97,15 @@ impl Upload {
         // A replay is answered with the stored file: its bytes are counted
         // already, so the quota must not refuse it (the first reply may have
         // been lost).
-        let quota = match replay {
-            Some(_) => u64::MAX,
-            None => {
-                precheck_limits(app, &req, &plan).await?;
-                plan.storage
-            }
+        // What incomplete resumable uploads hold counts as used.
+        let (quota, reserved) = match replay {
+            Some(_) => (u64::MAX, 0),
+            None => (plan.storage, precheck_limits(app, &req, &plan).await?),
         };
         let limits = SpoolLimits {
             account: req.account.id.clone(),
             max_file_size: plan.max_file_size,
-            used: req
-                .account
-                .storage_bytes
-                .saturating_add(reserved_bytes(app, &req.account.id).await?),
+            used: req.account.storage_bytes.saturating_add(reserved),
             quota,
         };
         Ok(Upload {
@@ -327,19 +322,9 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
         .await?)
 }
 
-/// The bytes incomplete resumable uploads of the account hold.
-async fn reserved_bytes(app: &App, account: &str) -> Result<u64, ApiError> {
-    let (acc, now) = (account.to_string(), app.clock.now_ms());
-    let (bytes, _) = app
-        .db
-        .lookup(move |c| uploads::reserved(c, &acc, now, None))
-        .await?;
-    Ok(bytes)
-}
-
 /// Refuses before reading the body what is certain to be refused (counting
-/// what incomplete resumable uploads hold).
-async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<(), ApiError> {
+/// what incomplete resumable uploads hold); gives the bytes those hold.
+async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ApiError> {
     let (acc, now) = (req.account.id.clone(), app.clock.now_ms());
     let key = period_of(app.clock.now()).key;
     let (count, (reserved, pending)) = app
@@ -363,7 +348,7 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
     if used.saturating_add(least) > plan.storage {
         return Err(storage_exceeded(used, plan.storage));
     }
-    Ok(())
+    Ok(reserved)
 }
 
 pub(crate) fn too_large(max: u64) -> ApiError {

@@ -1,6 +1,7 @@
 //! Blob stores: where file contents live. The metadata store knows each blob by
 //! its key (`<account_id>/<file_id>`); a `BlobStore` only moves bytes.
 
+pub(crate) mod flush;
 pub mod local;
 pub mod s3;
 
