@@ -102,6 +102,29 @@ fn stored_sha256(srv: &TestServer, file_id: &str) -> String {
         .unwrap()
 }
 
+/// The S3 store's config, when `b` is one.
+fn s3_of(b: &Backend) -> Option<filestore::config::StorageConfig> {
+    match b {
+        Backend::S3(cfg) => Some((**cfg).clone()),
+        _ => None,
+    }
+}
+
+/// On S3: no multipart upload is left open under the test's prefix (an
+/// abort may take a moment to show).
+async fn no_multipart_left(s3: Option<filestore::config::StorageConfig>) {
+    let Some(cfg) = s3 else { return };
+    let mut left = Vec::new();
+    for _ in 0..50 {
+        left = crate::common::s3::pending_uploads(&cfg).await;
+        if left.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("multipart uploads left open: {left:?}");
+}
+
 /// Partial blobs the local store holds (none on S3).
 fn partial_files(srv: &TestServer) -> usize {
     let blobs = srv.data_dir.join("blobs");
@@ -116,6 +139,7 @@ fn partial_files(srv: &TestServer) -> usize {
 }
 
 async fn chunks_become_a_file_with_its_sha256(b: Backend) {
+    let s3 = s3_of(&b);
     let srv = TestServer::start_with(TestOptions {
         plans_toml: Some("[plans.free]\nmax_file_size = \"100MB\"\n".into()),
         backend: Some(b),
@@ -198,6 +222,7 @@ async fn chunks_become_a_file_with_its_sha256(b: Backend) {
         413
     );
     assert_eq!(partial_files(&srv), 0);
+    no_multipart_left(s3).await;
     srv.stop().await;
 }
 
@@ -278,6 +303,7 @@ async fn creation_with_upload_and_chunk_checksums(b: Backend) {
 }
 
 async fn every_refusal_has_its_status_and_stores_nothing(b: Backend) {
+    let s3 = s3_of(&b);
     let srv = TestServer::start_with(TestOptions {
         plans_toml: Some("[plans.free]\nmax_file_size = 10000\n".into()),
         backend: Some(b),
@@ -434,6 +460,7 @@ async fn every_refusal_has_its_status_and_stores_nothing(b: Backend) {
     let (_, list) = srv.get_json(&srv.secret_key, "/v1/files").await;
     assert_eq!(list["files"].as_array().unwrap().len(), 0);
     assert_eq!(partial_files(&srv), 0);
+    no_multipart_left(s3).await;
     srv.stop().await;
 }
 
@@ -487,6 +514,7 @@ async fn the_declared_length_is_reserved_until_completion_or_termination(b: Back
 }
 
 async fn expired_uploads_are_gone_and_give_their_room_back(b: Backend) {
+    let s3 = s3_of(&b);
     let srv = TestServer::start_with(TestOptions {
         plans_toml: Some("[plans.free]\nmax_file_size = 3000\nstorage = 3000\n".into()),
         backend: Some(b),
@@ -521,6 +549,7 @@ async fn expired_uploads_are_gone_and_give_their_room_back(b: Backend) {
         srv.upload("after.bin", vec![1; 3000], &[]).await.status(),
         201
     );
+    no_multipart_left(s3).await;
     srv.stop().await;
 }
 
