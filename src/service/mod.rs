@@ -6,6 +6,7 @@ pub mod admin;
 pub(crate) mod bandwidth;
 pub(crate) mod checksum;
 pub(crate) mod collector;
+pub(crate) mod commit;
 pub(crate) mod disk;
 pub mod files;
 pub(crate) mod inflight;

@@ -1,0 +1,124 @@
+//! Committing a stored upload's row, with the plan's checks under the write
+//! lock, for both ways in (`service::upload` and `service::tus`), and the
+//! guard that removes a blob whose commit never happens.
+
+use super::upload::{storage_exceeded, uploads_exceeded};
+use super::{collector, files, App};
+use crate::api::FileRecord;
+use crate::clock::period_of;
+use crate::config::Plan;
+use crate::db::files::{commit_upload, CommitContext, CommitLimits, CommitOutcome};
+use crate::db::{blobs, FileRow};
+use crate::domain::IDEMPOTENCY_WINDOW_MS;
+use crate::error::ApiError;
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// The context of a commit now: this billing period, keys remembered since.
+pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitContext {
+    CommitContext {
+        period: period_of(app.clock.now()).key,
+        idempotency_key: None,
+        idempotency_since: app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS,
+        tus_upload,
+    }
+}
+
+/// Commits the row of a blob `pending` stored (or of `inline` bytes), with
+/// the plan's checks; any refusal or failure discards the blob.
+pub(crate) async fn commit(
+    app: &Arc<App>,
+    row: FileRow,
+    inline: Option<Bytes>,
+    plan: &Plan,
+    ctx: CommitContext,
+    mut pending: PendingBlob,
+) -> Result<FileRecord, ApiError> {
+    let limits = CommitLimits {
+        storage: plan.storage,
+        uploads_per_period: plan.uploads,
+    };
+    let outcome = app
+        .db
+        .write(move |c| commit_upload(c, &row, inline.as_deref(), limits, &ctx))
+        .await;
+    match outcome {
+        Ok(CommitOutcome::Committed(row)) => {
+            pending.armed = false;
+            metrics::counter!("filestore_uploads_total").increment(1);
+            metrics::counter!("filestore_upload_bytes_total").increment(row.size);
+            Ok(files::record(app, &row))
+        }
+        Ok(CommitOutcome::Replayed(existing)) => {
+            pending.discard().await;
+            Ok(files::record(app, &existing))
+        }
+        Ok(CommitOutcome::StorageExceeded { used }) => {
+            pending.discard().await;
+            Err(storage_exceeded(used, plan.storage))
+        }
+        Ok(CommitOutcome::UploadsExceeded { count }) => {
+            pending.discard().await;
+            Err(uploads_exceeded(app, count, plan))
+        }
+        Err(e) => {
+            pending.discard().await;
+            Err(e.into())
+        }
+    }
+}
+
+/// A blob written (or being written) for an upload that has not committed.
+/// Dropped while armed (the request went away), it queues the blob for the
+/// collector a little later, after any write still in flight has finished;
+/// the collector never deletes a blob that a committed file references.
+pub(crate) struct PendingBlob {
+    app: Arc<App>,
+    key: String,
+    armed: bool,
+}
+
+impl PendingBlob {
+    pub(crate) fn new(app: &Arc<App>, key: &str) -> PendingBlob {
+        PendingBlob {
+            app: app.clone(),
+            key: key.to_string(),
+            armed: false,
+        }
+    }
+
+    /// Registers the blob for collection (released by the commit) before a
+    /// byte of it is written.
+    pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ApiError> {
+        let key = self.key.clone();
+        self.app
+            .db
+            .write(move |c| blobs::guard_upload(c, &key, now))
+            .await?;
+        self.armed = true;
+        Ok(())
+    }
+
+    /// The upload failed: delete the blob now (if one was written).
+    pub(crate) async fn discard(&mut self) {
+        if self.armed {
+            collector::delete_blob_now(&self.app, &self.key).await;
+            self.armed = false;
+        }
+    }
+}
+
+impl Drop for PendingBlob {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let (app, key) = (self.app.clone(), std::mem::take(&mut self.key));
+        let due = app.clock.now_ms() + 30_000;
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = app.db.write(move |c| blobs::schedule(c, &key, due)).await;
+            });
+        }
+    }
+}
