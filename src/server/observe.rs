@@ -9,7 +9,43 @@ use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::Response;
 use http_body::Body as _;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
+
+/// A request body that counts the bytes read from it.
+struct Counted {
+    inner: axum::body::Body,
+    read: Arc<AtomicU64>,
+}
+
+impl http_body::Body for Counted {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled {
+            if let Some(data) = frame.data_ref() {
+                self.read.fetch_add(data.len() as u64, Ordering::Relaxed);
+            }
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
 
 /// The account a response was for, put in the response's extensions by the
 /// auth guard (the CDN's account is in its path).
@@ -31,8 +67,17 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
     let cdn_account = (route.starts_with("/live/"))
         .then(|| req.uri().path().split('/').nth(2).map(str::to_string))
         .flatten();
-    let bytes_in = content_length(req.headers()).unwrap_or(0);
+    // Bytes of the body as they are read (a cut-off upload sent fewer than
+    // its Content-Length said).
+    let read = Arc::new(AtomicU64::new(0));
+    let req = req.map(|body| {
+        axum::body::Body::new(Counted {
+            inner: body,
+            read: read.clone(),
+        })
+    });
     let response = next.run(req).await;
+    let bytes_in = read.load(Ordering::Relaxed);
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     let bytes_out = content_length(response.headers())
