@@ -261,3 +261,92 @@ fn check_rows_blobs_usage(db: &Db, data: &Path) {
         "spool left"
     );
 }
+
+/// A resumable upload through `kill -9`: every PATCH answered 204 is still
+/// there after the restart (HEAD gives its offset), the upload goes on from
+/// it, and the file is the bytes sent, with their SHA-256.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (mut child, key) = serve(&data, port);
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let bytes: Vec<u8> = (0..40_000_000usize)
+        .map(|j| ((j * 13) % 251) as u8)
+        .collect();
+    let r = http
+        .post(format!("{base}/v1/uploads"))
+        .bearer_auth(&key)
+        .header("tus-resumable", "1.0.0")
+        .header("upload-length", bytes.len())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    let patch = |offset: usize, end: usize| {
+        http.patch(&url)
+            .bearer_auth(&key)
+            .header("tus-resumable", "1.0.0")
+            .header("content-type", "application/offset+octet-stream")
+            .header("upload-offset", offset)
+            .body(bytes[offset..end].to_vec())
+            .send()
+    };
+    let piece = 4_000_000;
+    for i in 0..3 {
+        let r = patch(i * piece, (i + 1) * piece).await.unwrap();
+        assert_eq!(r.status(), 204);
+    }
+    // A fourth PATCH in flight when the process dies.
+    let in_flight = tokio::spawn(patch(3 * piece, bytes.len()));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _ = in_flight.await;
+    let (mut child, _) = serve(&data, port);
+    let head = http
+        .head(&url)
+        .bearer_auth(&key)
+        .header("tus-resumable", "1.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status(), 200);
+    let offset: usize = head.headers()["upload-offset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(offset >= 3 * piece, "acknowledged PATCHes kept: {offset}");
+    let r = patch(offset, bytes.len()).await.unwrap();
+    assert_eq!(r.status(), 204, "{:?}", r.text().await);
+    let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let rec: serde_json::Value = http
+        .get(format!("{base}/v1/files/{id}"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rec["sha256"], hex::encode(Sha256::digest(&bytes)).as_str());
+    let got = http
+        .get(rec["url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(got[..] == bytes[..], "the file is the bytes sent");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -16,6 +16,7 @@ both_stores!(
     the_declared_length_is_reserved_until_completion_or_termination,
     expired_uploads_are_gone_and_give_their_room_back,
     public_keys_use_it_from_their_origins,
+    grace_period_and_rate_limits_apply,
     concurrent_patches_are_serialized,
     a_patch_cut_off_keeps_what_arrived,
 );
@@ -704,5 +705,30 @@ async fn a_patch_cut_off_keeps_what_arrived(b: Backend) {
         stored_sha256(&srv, &id),
         hex::encode(Sha256::digest(&bytes))
     );
+    srv.stop().await;
+}
+
+async fn grace_period_and_rate_limits_apply(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nrate_limit = 2\nrate_window = \"1h\"\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    let url = created(&srv, 10, &[("filename", "g.txt")]).await;
+    // An account in its grace period may not upload, resumably either.
+    srv.set_account(&srv.account_id, None, Some(true));
+    let r = create(&srv, &srv.secret_key, 10, &[]).await;
+    assert_eq!(error_code(r).await, (403, "grace_period".into()));
+    let r = patch(&srv, &url, 0, vec![1; 10]).await;
+    assert_eq!(error_code(r).await, (403, "grace_period".into()));
+    srv.set_account(&srv.account_id, None, Some(false));
+    // Every tus request counts in the key's window (refusals before it do not).
+    let r = patch(&srv, &url, 0, vec![1; 5]).await;
+    assert_eq!(r.status(), 204);
+    assert_eq!(r.headers()["x-ratelimit-remaining"], "0");
+    let r = patch(&srv, &url, 5, vec![1; 5]).await;
+    assert!(r.headers().contains_key("retry-after"));
+    assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
     srv.stop().await;
 }
