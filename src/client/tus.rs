@@ -100,9 +100,11 @@ impl Client {
             meter.reset();
             meter.add(offset);
         };
-        memo.clear();
+        // The hash covers the whole file, whoever sent which part of it.
+        rehash(&hashed, path, size).await?;
         let expected = hex::encode(std::mem::take(&mut *lock(&hashed)).hasher.finalize());
         let stored = self.status(&url).await?;
+        memo.clear();
         let Some(file) = stored.file.filter(|f| f.id == file_id) else {
             return Err(ClientError::Protocol(format!(
                 "the upload completed as {file_id}, which the server does not show"

@@ -156,6 +156,8 @@ pub(crate) fn tail(conn: &Connection, id: &str) -> Result<Option<Vec<u8>>, DbErr
 /// Progress of one PATCH, recorded only if the upload is still at `from`.
 #[derive(Debug)]
 pub(crate) struct Progress {
+    /// An upload expired by now is not moved any more.
+    pub now: i64,
     pub from: u64,
     pub received: u64,
     pub hash_state: String,
@@ -171,7 +173,7 @@ pub(crate) fn advance(conn: &Connection, id: &str, p: &Progress) -> Result<bool,
         .prepare_cached(
             "UPDATE tus_uploads SET received = ?3, hash_state = ?4, store_state = ?5, tail = ?6,
                  expires_at = ?7
-             WHERE id = ?1 AND received = ?2 AND completed_at IS NULL",
+             WHERE id = ?1 AND received = ?2 AND completed_at IS NULL AND expires_at > ?8",
         )?
         .execute(params![
             id,
@@ -180,7 +182,8 @@ pub(crate) fn advance(conn: &Connection, id: &str, p: &Progress) -> Result<bool,
             p.hash_state,
             p.store_state,
             p.tail,
-            p.expires_at
+            p.expires_at,
+            p.now
         ])?
         == 1)
 }
@@ -191,7 +194,7 @@ pub(crate) fn mark_complete(conn: &Connection, id: &str, now: i64) -> Result<boo
     Ok(conn
         .prepare_cached(
             "UPDATE tus_uploads SET completed_at = ?2, expires_at = ?3, tail = NULL
-             WHERE id = ?1 AND completed_at IS NULL",
+             WHERE id = ?1 AND completed_at IS NULL AND expires_at > ?2",
         )?
         .execute(params![id, now, now + KEEP_COMPLETED_MS])?
         == 1)

@@ -37,7 +37,9 @@ pub struct Metadata {
 /// Parses `Upload-Metadata`: comma-separated `key base64(value)` pairs (a
 /// key alone has an empty value). `filename` (or `name`), `filetype` (or
 /// `type`), `folder`, `private` and `expires` follow the multipart fields'
-/// rules; other keys are ignored; a key given twice is refused.
+/// rules (`filename` wins over `name` and `filetype` over `type` when both
+/// come, as Uppy sends them); other keys are ignored; a key given twice is
+/// refused.
 pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
     let mut m = Metadata::default();
     let mut seen = std::collections::HashSet::new();
@@ -61,17 +63,16 @@ pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
         };
         match key {
             "filename" | "name" => {
-                if m.name.is_some() {
-                    return Err("Upload-Metadata: give filename or name, not both".into());
+                let name = validate::file_name(&text()?)?;
+                if key == "filename" || m.name.is_none() {
+                    m.name = Some(name);
                 }
-                m.name = Some(validate::file_name(&text()?)?);
             }
             "filetype" | "type" => {
-                if m.content_type.is_some() {
-                    return Err("Upload-Metadata: give filetype or type, not both".into());
-                }
                 let t = text()?;
-                m.content_type = (!t.is_empty()).then_some(t);
+                if key == "filetype" || m.content_type.is_none() {
+                    m.content_type = (!t.is_empty()).then_some(t);
+                }
             }
             "folder" => m.folder = validate::folder(&text()?)?,
             "private" => m.private = validate::boolean(&text()?)?,
@@ -192,7 +193,6 @@ mod tests {
             encode_metadata(&[("folder", "../up")]),
             encode_metadata(&[("private", "maybe")]),
             encode_metadata(&[("expires", "forever")]),
-            encode_metadata(&[("filename", "a"), ("name", "b")]),
             encode_metadata(&[("folder", "a"), ("folder", "b")]),
             format!(
                 "filename {}",

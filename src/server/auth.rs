@@ -45,6 +45,11 @@ pub enum Access {
     /// Upload: secret keys, and public keys from one of their origins;
     /// refused in grace period; rate limited.
     Upload,
+    /// The rest of a resumable upload admitted by an [`Access::Upload`]
+    /// creation (its PATCHes, HEADs, status, termination): the same keys and
+    /// origins, but neither the rate window nor the grace period stops an
+    /// upload the plan already admitted (a tus client gives up on a 429).
+    UploadContinue,
     /// Secret keys only, rate limited (signed-url, usage).
     SecretLimited,
     /// Secret keys only (get, list, delete).
@@ -89,7 +94,7 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError
 
 fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ApiError> {
     if caller.is_public() {
-        if access != Access::Upload {
+        if !matches!(access, Access::Upload | Access::UploadContinue) {
             return Err(ApiError::Forbidden(
                 "public keys may only upload; use a secret key".into(),
             ));

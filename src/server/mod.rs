@@ -59,7 +59,7 @@ pub fn router(app: Arc<App>) -> Router {
                 .delete(tus::terminate)
                 .route_layer(from_fn(drain::drain_refused_bodies))
                 .route_layer(from_fn(tus::require_version))
-                .route_layer(guard(Access::Upload))
+                .route_layer(guard(Access::UploadContinue))
                 .route_layer(DefaultBodyLimit::disable())
                 .options(tus::options),
         )

@@ -189,11 +189,14 @@ pub(crate) async fn create(
     let with_data = is_offset_stream(&headers);
     let patch = with_data.then(|| patch_of(&headers, 0)).transpose()?;
     let account_id = who.account.id.clone();
-    let row = service::create(&app, &caller(who), length, meta).await?;
+    let (row, file) = service::create(&app, &caller(who), length, meta).await?;
     let mut offset = 0;
     let mut expires_at = Some(row.expires_at);
-    let mut file_id = None;
-    if let Some(patch) = patch {
+    let mut file_id = file.map(|f| f.id);
+    if file_id.is_some() {
+        expires_at = None;
+    }
+    if let Some(patch) = patch.filter(|_| file_id.is_none()) {
         // The upload exists whatever its first bytes meet: the answer says
         // how many were kept, and the client goes on from there.
         match service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await {

@@ -61,6 +61,11 @@ pub trait BlobStore: Send + Sync + 'static {
         Ok(0)
     }
 
+    /// The largest blob written across requests this store takes.
+    fn max_partial(&self) -> u64 {
+        u64::MAX
+    }
+
     /// Starts a blob written across requests (a resumable upload) under
     /// `key`: what the store keeps of it starts empty.
     async fn begin_partial(&self, key: &str) -> Result<Partial, StorageError>;

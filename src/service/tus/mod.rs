@@ -42,13 +42,14 @@ fn expires_after_ms() -> i64 {
     i64::try_from(EXPIRES_AFTER.as_millis()).expect("24 h in ms fits")
 }
 
-/// Creates an upload of `length` bytes: 201's row, or the plan's refusal.
+/// Creates an upload of `length` bytes: 201's row (and, for an empty file,
+/// the file at once: tus clients send no PATCH for it), or the plan's refusal.
 pub(crate) async fn create(
     app: &Arc<App>,
     caller: &Caller,
     length: u64,
     meta: Metadata,
-) -> Result<UploadRow, ApiError> {
+) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
     if meta.private && caller.public_key {
         return Err(ApiError::Forbidden(
             "public keys cannot upload private files".into(),
@@ -57,6 +58,12 @@ pub(crate) async fn create(
     let plan = app.plan_of(&caller.account).clone();
     if length > plan.max_file_size {
         return Err(too_large(plan.max_file_size));
+    }
+    if length > app.store.max_partial() {
+        return Err(ApiError::FileTooLarge(format!(
+            "the blob store takes resumable uploads of at most {} bytes",
+            app.store.max_partial()
+        )));
     }
     app.disk.check_room(length)?;
     let now = app.clock.now_ms();
@@ -107,7 +114,12 @@ pub(crate) async fn create(
         })
         .await;
     let refusal = match outcome {
-        Ok(CreateOutcome::Created) => return Ok(row),
+        Ok(CreateOutcome::Created) if length == 0 => {
+            let _turn = app.tus_locks.lock(&row.id).await;
+            let file = complete(app, &row, partial, &ResumableSha256::new()).await?;
+            return Ok((row, Some(file)));
+        }
+        Ok(CreateOutcome::Created) => return Ok((row, None)),
         Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
         Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
         Err(e) => e.into(),
@@ -203,15 +215,14 @@ where
 {
     let _turn = app.tus_locks.lock(id).await;
     let row = find(app, account_id, id).await?;
-    if p.offset != row.received && row.completed_at.is_none() || p.offset > row.length {
+    let at = match row.completed_at {
+        Some(_) => row.length,
+        None => row.received,
+    };
+    if p.offset != at {
         return Err(ApiError::OffsetMismatch(format!(
-            "Upload-Offset is {}, the upload is at {}",
-            p.offset,
-            if row.completed_at.is_some() {
-                row.length
-            } else {
-                row.received
-            }
+            "Upload-Offset is {}, the upload is at {at}",
+            p.offset
         )));
     }
     let room = row.length - p.offset;
@@ -254,7 +265,13 @@ where
         if p.checksum.is_some() || matches!(e, ApiError::LengthExceeded(_)) {
             return Err(e);
         }
-        record(app, &row, &after, &hash).await?;
+        // Every byte came before the break: the upload is complete (a
+        // client that finds the offset at the length takes it as done).
+        if after.offset == row.length {
+            complete(app, &row, after, &hash).await?;
+        } else {
+            record(app, &row, &after, &hash).await?;
+        }
         return Err(e);
     }
     if let (Some((_, expected)), Some(check)) = (&p.checksum, check) {
@@ -289,6 +306,7 @@ async fn record(
 ) -> Result<i64, ApiError> {
     let expires_at = app.clock.now_ms() + expires_after_ms();
     let progress = Progress {
+        now: app.clock.now_ms(),
         from: row.received,
         received: after.offset,
         hash_state: hash.save(),
