@@ -151,11 +151,15 @@ impl Client {
         }
         let metadata = tus::encode_metadata(&fields);
         let url = self.url("uploads");
+        // One key for every attempt: a retry after a lost answer gets the
+        // upload the first attempt made, not a second one holding quota.
+        let key = super::upload::idempotency_key();
         let make = || {
             let req = self
                 .tus(Method::POST, &url)
                 .header("upload-length", size)
-                .header("upload-metadata", metadata.as_str());
+                .header("upload-metadata", metadata.as_str())
+                .header("idempotency-key", key.as_str());
             async move { Ok(req) }
         };
         let resp = self.execute(make, on_retry).await?;

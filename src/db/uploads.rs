@@ -29,10 +29,12 @@ pub(crate) struct UploadRow {
     pub created_at: i64,
     pub expires_at: i64,
     pub completed_at: Option<i64>,
+    pub idempotency_key: Option<String>,
 }
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
-     folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at";
+     folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at, \
+     idempotency_key";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     Ok(UploadRow {
@@ -52,6 +54,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
         created_at: r.get(13)?,
         expires_at: r.get(14)?,
         completed_at: r.get(15)?,
+        idempotency_key: r.get(16)?,
     })
 }
 
@@ -78,8 +81,14 @@ pub(crate) fn reserved(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CreateOutcome {
     Created,
-    StorageExceeded { used: u64 },
-    UploadsExceeded { count: u64 },
+    /// The idempotency key was used already: this is that upload.
+    Replayed(Box<UploadRow>),
+    StorageExceeded {
+        used: u64,
+    },
+    UploadsExceeded {
+        count: u64,
+    },
 }
 
 /// Creates the upload if the account has room for its declared length and
@@ -93,6 +102,11 @@ pub(crate) fn create(
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let tx = write_tx(conn)?;
+    if let Some(key) = &u.idempotency_key {
+        if let Some(earlier) = replayed(&tx, &u.account_id, key)? {
+            return Ok(CreateOutcome::Replayed(Box::new(earlier)));
+        }
+    }
     let account = accounts::get(&tx, &u.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?;
     let (bytes, pending) = reserved(&tx, &u.account_id, u.created_at, None)?;
@@ -106,7 +120,7 @@ pub(crate) fn create(
     }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
     ))?
     .execute(params![
         u.id,
@@ -125,9 +139,26 @@ pub(crate) fn create(
         u.created_at,
         u.expires_at,
         u.completed_at,
+        u.idempotency_key,
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)
+}
+
+/// The upload an earlier creation with this `Idempotency-Key` made (it
+/// lives as long as the upload's row: 24 h after its last PATCH, or after
+/// its completion).
+pub(crate) fn replayed(
+    conn: &Connection,
+    account_id: &str,
+    key: &str,
+) -> Result<Option<UploadRow>, DbError> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tus_uploads WHERE account_id = ?1 AND idempotency_key = ?2"
+        ))?
+        .query_row(params![account_id, key], from_row)
+        .optional()?)
 }
 
 /// The upload `id` of `account_id` (expired or not; the caller decides).

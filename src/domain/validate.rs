@@ -82,6 +82,14 @@ pub fn expires(raw: &str) -> Result<Duration, String> {
     }
 }
 
+/// An `Idempotency-Key`: 1-255 visible ASCII characters.
+pub fn idempotency_key(key: &str) -> Result<(), String> {
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("Idempotency-Key: 1-255 visible ASCII characters".into());
+    }
+    Ok(())
+}
+
 /// A form boolean: true/false (also 1/0, yes/no, on/off), any case; empty
 /// is false.
 pub fn boolean(raw: &str) -> Result<bool, String> {

@@ -152,6 +152,8 @@ fn is_offset_stream(headers: &HeaderMap) -> bool {
             description = "Comma-separated `key base64(value)`: filename (or name), filetype (or type), folder, private, expires"),
         ("Upload-Checksum" = Option<String>, Header,
             description = "`sha1|sha256 <base64>` of the body, when it has data"),
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$",
+            description = "1-255 visible ASCII characters: a retried creation with the same key answers the same upload"),
     ),
     request_body(content = Vec<u8>, content_type = "application/offset+octet-stream",
         description = "Optional: the first bytes (creation-with-upload)"),
@@ -189,9 +191,12 @@ pub(crate) async fn create(
     let with_data = is_offset_stream(&headers);
     let patch = with_data.then(|| patch_of(&headers, 0)).transpose()?;
     let account_id = who.account.id.clone();
-    let (row, file) = service::create(&app, &caller(who), length, meta).await?;
-    let mut offset = 0;
-    let mut expires_at = Some(row.expires_at);
+    let key = headers
+        .get("idempotency-key")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let (row, file) = service::create(&app, &caller(who), length, meta, key).await?;
+    let mut offset = offset_of(&row);
+    let mut expires_at = row.completed_at.is_none().then_some(row.expires_at);
     let mut file_id = file.map(|f| f.id);
     if file_id.is_some() {
         expires_at = None;

@@ -80,11 +80,7 @@ impl Upload {
     pub(crate) async fn start(app: &Arc<App>, req: UploadRequest) -> Result<Upload, ApiError> {
         let plan = app.plan_of(&req.account).clone();
         if let Some(key) = &req.idempotency_key {
-            if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(ApiError::bad_request(
-                    "Idempotency-Key: 1-255 visible ASCII characters",
-                ));
-            }
+            validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
         }
         if let Some(len) = req.content_length {
             if len > plan.max_file_size.saturating_add(FORM_OVERHEAD) {

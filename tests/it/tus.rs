@@ -288,6 +288,40 @@ async fn creation_with_upload_and_chunk_checksums(b: Backend) {
         stored_sha256(&srv, &id),
         hex::encode(Sha256::digest(&bytes))
     );
+    // A retried creation with the same Idempotency-Key gets the same upload.
+    let with_key = || {
+        srv.http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&srv.secret_key)
+            .header(TUS.0, TUS.1)
+            .header("upload-length", 50)
+            .header("idempotency-key", "creation-1")
+            .send()
+    };
+    let first = with_key().await.unwrap();
+    assert_eq!(first.status(), 201);
+    let again = with_key().await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(first.headers()["location"], again.headers()["location"]);
+    let key_url = first.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(patch(&srv, &key_url, 0, vec![7; 20]).await.status(), 204);
+    let again = with_key().await.unwrap();
+    assert_eq!(
+        again.headers()["upload-offset"],
+        "20",
+        "the replay says where it stands"
+    );
+    let bad = srv
+        .http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(&srv.secret_key)
+        .header(TUS.0, TUS.1)
+        .header("upload-length", 50)
+        .header("idempotency-key", "has space")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_code(bad).await, (400, "bad_request".into()));
     // A one-request upload: created and completed at once.
     let r = srv
         .http

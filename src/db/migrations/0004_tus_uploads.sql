@@ -23,7 +23,11 @@ CREATE TABLE tus_uploads (
     tail         BLOB,
     created_at   INTEGER NOT NULL,
     expires_at   INTEGER NOT NULL,
-    completed_at INTEGER
+    completed_at INTEGER,
+    -- The creation's Idempotency-Key: a retried creation finds this upload.
+    idempotency_key TEXT
 );
+CREATE UNIQUE INDEX tus_uploads_idempotency ON tus_uploads(account_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
 CREATE INDEX tus_uploads_account ON tus_uploads(account_id, completed_at);
 CREATE INDEX tus_uploads_expiry ON tus_uploads(expires_at);

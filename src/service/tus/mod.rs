@@ -49,7 +49,20 @@ pub(crate) async fn create(
     caller: &Caller,
     length: u64,
     meta: Metadata,
+    idempotency_key: Option<String>,
 ) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+    // A retried creation (its answer lost) gets the upload it made.
+    if let Some(key) = &idempotency_key {
+        validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
+        let (acc, k) = (caller.account.id.clone(), key.clone());
+        let earlier = app
+            .db
+            .lookup(move |c| uploads::replayed(c, &acc, &k))
+            .await?;
+        if let Some(earlier) = earlier {
+            return replay(app, earlier).await;
+        }
+    }
     if meta.private && caller.public_key {
         return Err(ApiError::Forbidden(
             "public keys cannot upload private files".into(),
@@ -100,6 +113,7 @@ pub(crate) async fn create(
         created_at: now,
         expires_at: now + expires_after_ms(),
         completed_at: None,
+        idempotency_key,
     };
     let period = period_of(app.clock.now()).key;
     let (storage, uploads_quota, r) = (plan.storage, plan.uploads, row.clone());
@@ -120,6 +134,11 @@ pub(crate) async fn create(
             return Ok((row, Some(file)));
         }
         Ok(CreateOutcome::Created) => return Ok((row, None)),
+        Ok(CreateOutcome::Replayed(earlier)) => {
+            let _ = app.store.abort_partial(&blob_key, &partial.state).await;
+            collector::delete_blob_now(app, &blob_key).await;
+            return replay(app, *earlier).await;
+        }
         Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
         Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
         Err(e) => e.into(),
@@ -127,6 +146,15 @@ pub(crate) async fn create(
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
     collector::delete_blob_now(app, &blob_key).await;
     Err(refusal)
+}
+
+/// The answer to a replayed creation: the upload (and its file, if complete).
+async fn replay(
+    app: &App,
+    earlier: UploadRow,
+) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+    let (row, file) = status(app, &earlier.account_id, &earlier.id).await?;
+    Ok((row, file))
 }
 
 /// An upload and, once complete, its file (null if deleted since).
