@@ -54,7 +54,13 @@ fn append(
         // back to being a partial blob.
         std::fs::rename(blob, &path)?;
     }
-    let mut file = private_file().open(&path)?;
+    let mut file = match private_file().open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StorageError::NotFound(path.display().to_string()))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let len = file.metadata()?.len();
     if len < offset {
         return Err(StorageError::Backend(format!(
@@ -319,6 +325,14 @@ impl BlobStore for LocalStore {
         match tokio::fs::remove_file(&path).await {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn size(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        match tokio::fs::metadata(self.path_of(key)?).await {
+            Ok(m) => Ok(Some(m.len())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e.into()),
         }
     }

@@ -43,6 +43,9 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Streams `len` bytes of the blob starting at `offset`.
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError>;
 
+    /// The blob's size, or None when there is no such blob.
+    async fn size(&self, key: &str) -> Result<Option<u64>, StorageError>;
+
     /// Removes the blob. Removing a blob that does not exist is not an error.
     async fn delete(&self, key: &str) -> Result<(), StorageError>;
 
@@ -73,7 +76,9 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Appends `chunks` to the partial blob `p` (its first `p.offset` bytes
     /// stored): the answer, once durable, holds `p.offset` plus every byte of
     /// `chunks`. Bytes a failed or unrecorded append left past `p.offset`
-    /// are overwritten, never counted.
+    /// are overwritten, never counted. [`StorageError::NotFound`] when the
+    /// partial blob is gone (completed, or aborted), here and in
+    /// [`BlobStore::complete_partial`].
     async fn append_partial(
         &self,
         key: &str,

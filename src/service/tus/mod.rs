@@ -24,11 +24,11 @@ use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{Algorithm, Metadata, EXPIRES_AFTER};
 use crate::domain::{ids, validate};
 use crate::error::ApiError;
-use crate::storage::Partial;
+use crate::storage::{Partial, StorageError};
 use bytes::Bytes;
 pub(crate) use feed::Locks;
 use feed::{fed, hasher, Checker, Feed};
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use std::sync::{Arc, Mutex};
 
 /// Who asks.
@@ -279,10 +279,22 @@ where
         state: row.store_state.clone(),
         tail: tail.map(Bytes::from),
     };
-    let after = app
+    let appended = app
         .store
         .append_partial(&row.blob_key, before, fed(body, feed.clone(), to_hasher))
-        .await?;
+        .await;
+    let after = match appended {
+        Ok(after) => after,
+        Err(StorageError::NotFound(_)) => {
+            let file = recover(app, &row).await?;
+            return Ok(Patched {
+                offset: row.length,
+                expires_at: None,
+                file: Some(file),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
     let (hash, check) = hasher
         .await
         .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
@@ -363,7 +375,44 @@ async fn complete(
     after: Partial,
     hash: &ResumableSha256,
 ) -> Result<FileRecord, ApiError> {
-    app.store.complete_partial(&row.blob_key, after).await?;
+    match app.store.complete_partial(&row.blob_key, after).await {
+        Ok(()) => commit_file(app, row, hash.hex()).await,
+        Err(StorageError::NotFound(_)) => recover(app, row).await,
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The store no longer has the upload's partial blob. When it holds the whole
+/// blob instead (completed in the store, but the file's commit never
+/// happened: a crash or a database failure in between, then a retried last
+/// PATCH), the file is committed now, its SHA-256 read back from the store.
+/// Otherwise the bytes are lost (the store's upload was aborted): the upload
+/// is removed and 410 says to start again.
+async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ApiError> {
+    if app.store.size(&row.blob_key).await? == Some(row.length) {
+        let mut hash = ResumableSha256::new();
+        let mut bytes = app.store.get(&row.blob_key, 0, row.length).await?;
+        while let Some(chunk) = bytes.next().await {
+            hash.update(&chunk.map_err(ApiError::from_io)?);
+        }
+        tracing::warn!(upload = %row.id, "completed in the store but not committed: committed now");
+        return commit_file(app, row, hash.hex()).await;
+    }
+    tracing::warn!(upload = %row.id, "the store lost the upload's bytes; the upload is removed");
+    let (id, now) = (row.id.clone(), app.clock.now_ms());
+    app.db.write(move |c| uploads::remove(c, &id, now)).await?;
+    collector::delete_blob_now(app, &row.blob_key).await;
+    Err(ApiError::Gone(
+        "the upload's bytes were lost in the store; start a new upload".into(),
+    ))
+}
+
+/// Commits the file of a complete upload whose blob is in the store.
+async fn commit_file(
+    app: &Arc<App>,
+    row: &UploadRow,
+    sha256: String,
+) -> Result<FileRecord, ApiError> {
     let now = app.clock.now_ms();
     let file = FileRow {
         id: row.file_id.clone(),
@@ -373,7 +422,7 @@ async fn complete(
         folder: row.folder.clone(),
         size: row.length,
         private: row.private,
-        sha256: hash.hex(),
+        sha256,
         blob_key: row.blob_key.clone(),
         created_at: now,
         expires_at: row.expires_ms.map(|ms| now.saturating_add(ms)),

@@ -344,6 +344,26 @@ impl BlobStore for S3Store {
         self.abort(key, state).await
     }
 
+    async fn size(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        let object = self.object_key(key)?;
+        let request = self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(&object)
+            .send();
+        match within(REQUEST_TIMEOUT, request).await? {
+            Ok(out) => Ok(Some(
+                out.content_length()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .unwrap_or(0),
+            )),
+            Err(e) if e.as_service_error().is_some_and(|se| se.is_not_found()) => Ok(None),
+            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => Ok(None),
+            Err(e) => Err(backend(e)),
+        }
+    }
+
     async fn check(&self) -> Result<(), StorageError> {
         let probe = self.client.head_bucket().bucket(&self.bucket).send();
         within(CHECK_TIMEOUT, probe).await?.map_err(backend)?;

@@ -39,6 +39,26 @@ impl State {
     }
 }
 
+/// The store's error, as [`StorageError::NotFound`] when the multipart
+/// upload no longer exists (completed, or aborted).
+fn upload_gone<E>(
+    e: aws_sdk_s3::error::SdkError<E, aws_sdk_s3::config::http::HttpResponse>,
+    object: &str,
+) -> StorageError
+where
+    E: aws_sdk_s3::error::ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    let gone = e
+        .as_service_error()
+        .and_then(|se| se.code())
+        .is_some_and(|c| c == "NoSuchUpload");
+    if gone {
+        StorageError::NotFound(object.to_string())
+    } else {
+        backend(e)
+    }
+}
+
 impl S3Store {
     pub(super) async fn begin(&self, key: &str) -> Result<Partial, StorageError> {
         let object = self.object_key(key)?;
@@ -117,7 +137,9 @@ impl S3Store {
             .content_length(super::content_length(data.len() as u64)?)
             .body(Body::from(data))
             .send();
-        let out = within(PART_TIMEOUT, request).await?.map_err(backend)?;
+        let out = within(PART_TIMEOUT, request)
+            .await?
+            .map_err(|e| upload_gone(e, object))?;
         Ok(out.e_tag().unwrap_or_default().to_string())
     }
 
@@ -148,7 +170,9 @@ impl S3Store {
                     .build(),
             )
             .send();
-        within(PART_TIMEOUT, request).await?.map_err(backend)?;
+        within(PART_TIMEOUT, request)
+            .await?
+            .map_err(|e| upload_gone(e, &object))?;
         Ok(())
     }
 
