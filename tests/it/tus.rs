@@ -17,6 +17,7 @@ both_stores!(
     expired_uploads_are_gone_and_give_their_room_back,
     public_keys_use_it_from_their_origins,
     grace_period_and_rate_limits_apply,
+    the_local_disk_must_have_room_for_the_declared_length,
     concurrent_patches_are_serialized,
     a_patch_cut_off_keeps_what_arrived,
 );
@@ -921,5 +922,28 @@ async fn local_completion_without_commit_is_taken_back() {
         hex::encode(Sha256::digest(&bytes))
     );
     assert_eq!(std::fs::read(&blob).unwrap(), bytes);
+    srv.stop().await;
+}
+
+async fn the_local_disk_must_have_room_for_the_declared_length(b: Backend) {
+    let on_s3 = matches!(b, Backend::S3(_));
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some(
+            "[storage]\nmin_free_space = 0\n[plans.free]\nmax_file_size = \"2000TB\"\nstorage = \"5000TB\"\n"
+                .into(),
+        ),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    // 1,000 TB: more than this volume has. The local store would write it
+    // here (507); S3 would not (its parts never touch this disk), but 10,000
+    // of its parts cannot hold it (413).
+    let r = create(&srv, &srv.secret_key, 1_000_000_000_000_000, &[]).await;
+    if on_s3 {
+        assert_eq!(error_code(r).await, (413, "file_too_large".into()));
+    } else {
+        assert_eq!(error_code(r).await, (507, "insufficient_storage".into()));
+    }
     srv.stop().await;
 }

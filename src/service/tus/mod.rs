@@ -38,6 +38,16 @@ pub(crate) struct Caller {
     pub public_key: bool,
 }
 
+/// The space the server keeps free (`storage.min_free_space`) is checked
+/// when the bytes go to its own disk: on the local store, not on S3 (whose
+/// parts pass through memory, their remainder through the database).
+fn room_on_disk(app: &App, more: u64) -> Result<(), ApiError> {
+    match app.store.kind() {
+        "local" => app.disk.check_room(more),
+        _ => app.disk.check_room(0),
+    }
+}
+
 fn expires_after_ms() -> i64 {
     i64::try_from(EXPIRES_AFTER.as_millis()).expect("24 h in ms fits")
 }
@@ -72,13 +82,13 @@ pub(crate) async fn create(
     if length > plan.max_file_size {
         return Err(too_large(plan.max_file_size));
     }
+    room_on_disk(app, length)?;
     if length > app.store.max_partial() {
         return Err(ApiError::FileTooLarge(format!(
             "the blob store takes resumable uploads of at most {} bytes",
             app.store.max_partial()
         )));
     }
-    app.disk.check_room(length)?;
     let now = app.clock.now_ms();
     let file_id = ids::file_id();
     let blob_key = format!("{}/{}", caller.account.id, file_id);
@@ -266,7 +276,7 @@ where
             file,
         });
     }
-    app.disk.check_room(p.content_length.unwrap_or(0))?;
+    room_on_disk(app, p.content_length.unwrap_or(0))?;
     let hash = ResumableSha256::restore(&row.hash_state)
         .ok_or_else(|| ApiError::internal(format!("upload {id}: bad hash state")))?;
     let feed = Arc::new(Mutex::new(Feed { room, error: None }));
