@@ -115,6 +115,8 @@ def main():
     binary = os.path.abspath(a.bin)
     work = tempfile.mkdtemp(prefix="filestore-scale.")
     data_dir = os.path.join(work, "data")
+    # `admin` works on an existing data dir only (it refuses to make one up).
+    os.makedirs(data_dir, mode=0o700)
     server = None
     try:
         acc = admin(binary, data_dir, "account", "create", "--name", "scale")["id"]
