@@ -302,6 +302,20 @@ mod tests {
         assert_eq!(mode, "wal");
     }
 
+    #[test]
+    fn a_full_disk_stays_507_through_the_neutral_error() {
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        let e = DbError::from(full);
+        assert!(matches!(e, DbError::DiskFull(_)), "{e:?}");
+        assert_eq!(crate::error::ApiError::from(e).status().as_u16(), 507);
+        let other = DbError::from(rusqlite::Error::QueryReturnedNoRows);
+        assert!(matches!(other, DbError::Backend(_)), "{other:?}");
+        assert_eq!(crate::error::ApiError::from(other).status().as_u16(), 500);
+    }
+
     #[tokio::test]
     async fn every_connection_commits_durably() {
         let (_dir, db) = test_db();
