@@ -243,11 +243,8 @@ fn disk_full() -> ApiError {
 
 impl From<crate::db::DbError> for ApiError {
     fn from(e: crate::db::DbError) -> Self {
-        use rusqlite::ErrorCode::DiskFull;
         match &e {
-            crate::db::DbError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-                if f.code == DiskFull =>
-            {
+            crate::db::DbError::DiskFull(_) => {
                 tracing::error!(error = %e, "database: disk full");
                 disk_full()
             }

@@ -4,7 +4,8 @@
 //! - [`server`]: axum router, auth/CORS/rate-limit layers, thin handlers, CDN routes.
 //! - [`service`]: the upload pipeline, deletion and expiry (the rules that touch I/O).
 //! - [`domain`]: pure rules: keys and origins, validation, signing, rate windows.
-//! - [`db`]: SQLite metadata (r2d2 pool, migrations, queries).
+//! - [`db`]: the `MetaStore` trait (metadata) and its SQLite implementation
+//!   (r2d2 pool, single writer with group commit, migrations, queries).
 //! - [`storage`]: the `BlobStore` trait with a local-disk and an S3 implementation.
 //! - [`client`] and [`cli`]: the HTTP client and the command line.
 

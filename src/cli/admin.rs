@@ -1,5 +1,5 @@
-//! `filestore admin`: accounts and keys, straight on the server's database
-//! (safe while `serve` runs; changes apply to the next request).
+//! `filestore admin`: accounts and keys, straight on the server's metadata
+//! store (safe while `serve` runs; changes apply to the next request).
 
 use super::error::CliError;
 use super::globals::GlobalArgs;
@@ -7,7 +7,7 @@ use super::output::Printer;
 use crate::client::ClientError;
 use crate::clock::Clock;
 use crate::config::{Config, Overrides};
-use crate::db::Db;
+use crate::db::MetaStore;
 use crate::domain::ids::KeyKind;
 use crate::service::admin::{self, AccountView, KeyView};
 use serde::Serialize;
@@ -141,26 +141,36 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         ))
         .into());
     }
-    let db = Db::open(&config.data_dir.join("filestore.db"))?;
-    let mut conn = db.conn()?;
+    // The store is async: a small runtime of its own for the command.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ClientError::io("starting the async runtime", e))?;
+    runtime.block_on(async {
+        let meta = crate::db::open(&config.data_dir)?;
+        command(args.command, &*meta, &config, g).await
+    })
+}
+
+async fn command(
+    command: AdminCommand,
+    meta: &dyn MetaStore,
+    config: &Config,
+    g: &GlobalArgs,
+) -> Result<(), CliError> {
     let now = Clock::new().now_ms();
     let out = &Printer::new(g.json);
-    match args.command {
+    match command {
         AdminCommand::Account(cmd) => match cmd {
             AccountCommand::Create { name, plan } => {
-                let a = admin::create_account(
-                    &mut conn,
-                    &config,
-                    name.as_deref(),
-                    plan.as_deref(),
-                    now,
-                )?;
+                let a = admin::create_account(meta, config, name.as_deref(), plan.as_deref(), now)
+                    .await?;
                 let v = AccountView::from(&a);
                 emit(out, &v, account_line(&v))?;
                 Ok(())
             }
             AccountCommand::List => {
-                for a in crate::db::accounts::list(&conn)? {
+                for a in meta.list_accounts().await? {
                     let v = AccountView::from(&a);
                     emit(out, &v, account_line(&v))?;
                 }
@@ -172,7 +182,7 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
                 grace_period,
             } => {
                 let grace = grace_period.map(|g| g == Switch::On);
-                let a = admin::set_account(&conn, &config, &id, plan.as_deref(), grace)?;
+                let a = admin::set_account(meta, config, &id, plan.as_deref(), grace).await?;
                 let v = AccountView::from(&a);
                 emit(out, &v, account_line(&v))?;
                 Ok(())
@@ -186,7 +196,7 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
                 name,
             } => {
                 let k =
-                    admin::create_key(&mut conn, &account, kind, &origins, name.as_deref(), now)?;
+                    admin::create_key(meta, &account, kind, &origins, name.as_deref(), now).await?;
                 let human = format!(
                     "{}\n(key id {}, {} key of {}; store the key now: it is not shown again)",
                     k.secret.expose(),
@@ -198,14 +208,14 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
                 Ok(())
             }
             KeyCommand::List { account } => {
-                for k in admin::list_keys(&conn, account.as_deref())? {
+                for k in admin::list_keys(meta, account.as_deref()).await? {
                     let v = KeyView::from(&k);
                     emit(out, &v, key_line(&v))?;
                 }
                 Ok(())
             }
             KeyCommand::Revoke { key_id } => {
-                let k = admin::revoke_key(&conn, &key_id, now)?;
+                let k = admin::revoke_key(meta, &key_id, now).await?;
                 let v = KeyView::from(&k);
                 emit(out, &v, key_line(&v))?;
                 Ok(())

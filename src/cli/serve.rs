@@ -67,7 +67,7 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
     };
     let app = App::open(config, Clock::new()).await?;
     let base_url = app.config.base_url.clone();
-    if let Some(boot) = app.bootstrap()? {
+    if let Some(boot) = app.bootstrap().await? {
         eprintln!(
             "filestore: first start: created account \"{}\" ({}) on plan {}",
             boot.account.name, boot.account.id, boot.account.plan

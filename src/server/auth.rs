@@ -2,7 +2,7 @@
 //! in the contract's order: 401 (no or bad key), then 403 (public key on a
 //! route other than upload, wrong origin, grace period), then the rate limit.
 
-use crate::db::{accounts, keys, Account, KeyRecord};
+use crate::db::{Account, KeyRecord};
 use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
 use crate::error::{rate_limit_headers, ApiError};
@@ -79,17 +79,10 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError
     if !(key.starts_with("sk_") || key.starts_with("pk_")) || key.len() > 200 {
         return Err(ApiError::Unauthorized("invalid API key".into()));
     }
-    let hash = ids::key_hash(key);
-    let found = app
-        .db
-        .lookup(move |c| {
-            let Some(key) = keys::find_active_by_hash(c, &hash)? else {
-                return Ok(None);
-            };
-            Ok(accounts::get(c, &key.account_id)?.map(|account| Caller { key, account }))
-        })
-        .await?;
-    found.ok_or_else(|| ApiError::Unauthorized("invalid API key".into()))
+    let found = app.meta.key_by_hash(ids::key_hash(key)).await?;
+    found
+        .map(|(key, account)| Caller { key, account })
+        .ok_or_else(|| ApiError::Unauthorized("invalid API key".into()))
 }
 
 fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ApiError> {

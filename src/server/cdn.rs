@@ -5,7 +5,7 @@
 //! 200, and every byte sent counted into the account's bandwidth.
 
 use crate::clock::period_of;
-use crate::db::{files as file_rows, FileRow};
+use crate::db::FileRow;
 use crate::domain::digest;
 use crate::domain::signing::Verdict;
 use crate::error::ApiError;
@@ -52,8 +52,8 @@ pub async fn serve_file(
 ) -> Result<Response, ApiError> {
     let now = app.clock.now_ms();
     let (row, inline) = app
-        .db
-        .lookup(move |c| file_rows::get_live_with_data(c, &account_id, &file_id, now))
+        .meta
+        .file_with_data(&account_id, &file_id, now)
         .await?
         .filter(|(r, _)| r.name == name)
         .ok_or_else(ApiError::not_found)?;

@@ -3,7 +3,6 @@
 //! against its own key, with a 403 the page can read), and the CDN routes,
 //! readable from any page.
 
-use crate::db::keys;
 use crate::domain::origins;
 use crate::error::ApiError;
 use crate::service::App;
@@ -39,16 +38,8 @@ retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
 };
 
 async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
-    let origin = origin.to_string();
-    Ok(app
-        .db
-        .run(move |c| {
-            Ok(origins::any_matches(
-                &keys::active_public_origins(c)?,
-                &origin,
-            ))
-        })
-        .await?)
+    let origins = app.meta.public_origins().await?;
+    Ok(origins::any_matches(&origins, origin))
 }
 
 /// Answers preflights of `/v1/upload` and adds CORS headers to its responses.

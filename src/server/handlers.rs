@@ -221,7 +221,7 @@ pub(crate) async fn health(State(app): AppState) -> Response {
         app.disk.check()?;
         app.store.check().await.map_err(|e| e.to_string())
     };
-    let (database, storage) = tokio::join!(timed(app.db.ping()), timed(storage));
+    let (database, storage) = tokio::join!(timed(app.meta.ping()), timed(storage));
     let checks = BTreeMap::from([
         ("database".to_string(), database),
         ("storage".to_string(), storage),

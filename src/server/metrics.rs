@@ -66,7 +66,7 @@ pub(crate) async fn serve(
 
 /// The gauges read at scrape time, then the whole text.
 fn render(app: &App, handle: &PrometheusHandle) -> String {
-    let pool = app.db.pool_state();
+    let pool = app.meta.pool_stats();
     metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
     metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));
     handle.render()

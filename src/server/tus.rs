@@ -6,7 +6,7 @@
 use super::auth::Caller;
 use crate::api::{ErrorBody, UploadStatus};
 use crate::clock::rfc3339_ms;
-use crate::db::uploads::UploadRow;
+use crate::db::UploadRow;
 use crate::domain::tus::{self, Metadata};
 use crate::error::ApiError;
 use crate::service::{tus as service, App};

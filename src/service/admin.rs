@@ -1,14 +1,13 @@
 //! Operator actions on accounts and keys (`filestore admin`, and the first
-//! start's bootstrap). They work straight on the database, so they take effect
-//! at once, also while a server runs on the same data dir.
+//! start's bootstrap). They work straight on the metadata store, so they take
+//! effect at once, also while servers run on the same store.
 
 use crate::clock::rfc3339_ms;
 use crate::config::Config;
-use crate::db::{self, accounts, keys, Account, KeyRecord};
+use crate::db::{self, Account, KeyRecord, MetaStore};
 use crate::domain::ids::KeyKind;
 use crate::domain::secret::Secret;
 use crate::domain::{ids, origins};
-use rusqlite::Connection;
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -90,13 +89,14 @@ fn check_plan(config: &Config, plan: &str) -> Result<(), AdminError> {
     Ok(())
 }
 
-pub fn find_account(conn: &Connection, id_or_name: &str) -> Result<Account, AdminError> {
-    accounts::find(conn, id_or_name)?
+pub async fn find_account(meta: &dyn MetaStore, id_or_name: &str) -> Result<Account, AdminError> {
+    meta.find_account(id_or_name)
+        .await?
         .ok_or_else(|| AdminError::NotFound(format!("no account {id_or_name:?}")))
 }
 
-pub fn create_account(
-    conn: &mut Connection,
+pub async fn create_account(
+    meta: &dyn MetaStore,
     config: &Config,
     name: Option<&str>,
     plan: Option<&str>,
@@ -111,12 +111,6 @@ pub fn create_account(
             "account name: 1-100 characters, no control characters".into(),
         ));
     }
-    let tx = db::write_tx(conn)?;
-    if accounts::find(&tx, &name)?.is_some() {
-        return Err(AdminError::Invalid(format!(
-            "an account named {name:?} already exists"
-        )));
-    }
     let account = Account {
         id,
         name,
@@ -125,31 +119,33 @@ pub fn create_account(
         storage_bytes: 0,
         created_at: now,
     };
-    accounts::insert(&tx, &account)?;
-    tx.commit()?;
+    if !meta.create_account(account.clone()).await? {
+        return Err(AdminError::Invalid(format!(
+            "an account named {:?} already exists",
+            account.name
+        )));
+    }
     Ok(account)
 }
 
-pub fn set_account(
-    conn: &Connection,
+pub async fn set_account(
+    meta: &dyn MetaStore,
     config: &Config,
     id_or_name: &str,
     plan: Option<&str>,
     grace_period: Option<bool>,
 ) -> Result<Account, AdminError> {
-    let account = find_account(conn, id_or_name)?;
+    let account = find_account(meta, id_or_name).await?;
     if let Some(plan) = plan {
         check_plan(config, plan)?;
-        accounts::set_plan(conn, &account.id, plan)?;
     }
-    if let Some(on) = grace_period {
-        accounts::set_grace_period(conn, &account.id, on)?;
-    }
-    find_account(conn, &account.id)
+    meta.set_account(&account.id, plan.map(str::to_string), grace_period)
+        .await?
+        .ok_or_else(|| AdminError::NotFound(format!("no account {id_or_name:?}")))
 }
 
-pub fn create_key(
-    conn: &mut Connection,
+pub async fn create_key(
+    meta: &dyn MetaStore,
     account: &str,
     kind: KeyKind,
     origin_patterns: &[String],
@@ -166,7 +162,7 @@ pub fn create_key(
         .map(|o| origins::parse_pattern(o))
         .collect::<Result<Vec<_>, _>>()
         .map_err(AdminError::Invalid)?;
-    let account = find_account(conn, account)?;
+    let account = find_account(meta, account).await?;
     let secret = ids::key_secret(kind);
     let record = KeyRecord {
         id: ids::key_id(),
@@ -177,7 +173,8 @@ pub fn create_key(
         created_at: now,
         revoked_at: None,
     };
-    keys::insert(conn, &record, &ids::key_hash(&secret))?;
+    meta.create_key(record.clone(), ids::key_hash(&secret))
+        .await?;
     Ok(NewKey {
         id: record.id,
         secret: Secret::new(secret),
@@ -187,68 +184,88 @@ pub fn create_key(
     })
 }
 
-pub fn list_keys(conn: &Connection, account: Option<&str>) -> Result<Vec<KeyRecord>, AdminError> {
+pub async fn list_keys(
+    meta: &dyn MetaStore,
+    account: Option<&str>,
+) -> Result<Vec<KeyRecord>, AdminError> {
     let account_id = match account {
-        Some(a) => Some(find_account(conn, a)?.id),
+        Some(a) => Some(find_account(meta, a).await?.id),
         None => None,
     };
-    Ok(keys::list(conn, account_id.as_deref())?)
+    Ok(meta.list_keys(account_id.as_deref()).await?)
 }
 
-pub fn revoke_key(conn: &Connection, key_id: &str, now: i64) -> Result<KeyRecord, AdminError> {
-    let key = keys::get(conn, key_id)?
-        .ok_or_else(|| AdminError::NotFound(format!("no key {key_id:?}")))?;
-    keys::revoke(conn, key_id, now)?;
-    keys::get(conn, &key.id)?.ok_or_else(|| AdminError::NotFound(format!("no key {key_id:?}")))
+pub async fn revoke_key(
+    meta: &dyn MetaStore,
+    key_id: &str,
+    now: i64,
+) -> Result<KeyRecord, AdminError> {
+    let not_found = || AdminError::NotFound(format!("no key {key_id:?}"));
+    let key = meta.key(key_id).await?.ok_or_else(not_found)?;
+    meta.revoke_key(key_id, now).await?;
+    meta.key(&key.id).await?.ok_or_else(not_found)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::SqliteStore;
 
-    #[test]
-    fn accounts_keys_and_revocation() {
-        let (dir, db) = crate::db::test_db();
+    #[tokio::test]
+    async fn accounts_keys_and_revocation() {
+        let (dir, db) = crate::db::sqlite::test_db();
         let config = Config::for_data_dir(dir.path());
-        let mut c = db.conn().unwrap();
-        let a = create_account(&mut c, &config, Some("team"), Some("hobby"), 1).unwrap();
-        assert!(create_account(&mut c, &config, Some("team"), None, 1).is_err());
-        assert!(create_account(&mut c, &config, Some("x"), Some("gold"), 1).is_err());
+        let store = SqliteStore::new(db);
+        let m: &dyn MetaStore = &store;
+        let a = create_account(m, &config, Some("team"), Some("hobby"), 1)
+            .await
+            .unwrap();
+        assert!(create_account(m, &config, Some("team"), None, 1)
+            .await
+            .is_err());
+        assert!(create_account(m, &config, Some("x"), Some("gold"), 1)
+            .await
+            .is_err());
         let k = create_key(
-            &mut c,
+            m,
             "team",
             KeyKind::Public,
             &["https://app.example.com".into()],
             None,
             2,
         )
+        .await
         .unwrap();
         assert!(k.secret.expose().starts_with("pk_"));
         assert!(
             !format!("{k:?}").contains(k.secret.expose()),
             "Debug never shows a secret"
         );
-        assert!(create_key(
-            &mut c,
-            "team",
-            KeyKind::Secret,
-            &["https://a.b".into()],
-            None,
-            2
-        )
-        .is_err());
-        assert!(create_key(&mut c, "team", KeyKind::Public, &["nope".into()], None, 2).is_err());
-        let found = keys::find_active_by_hash(&c, &ids::key_hash(k.secret.expose()))
+        assert!(
+            create_key(m, "team", KeyKind::Secret, &["https://a.b".into()], None, 2)
+                .await
+                .is_err()
+        );
+        assert!(
+            create_key(m, "team", KeyKind::Public, &["nope".into()], None, 2)
+                .await
+                .is_err()
+        );
+        let (found, account) = m
+            .key_by_hash(ids::key_hash(k.secret.expose()))
+            .await
             .unwrap()
             .unwrap();
-        assert_eq!(found.account_id, a.id);
-        revoke_key(&c, &k.id, 3).unwrap();
-        assert!(
-            keys::find_active_by_hash(&c, &ids::key_hash(k.secret.expose()))
-                .unwrap()
-                .is_none()
-        );
-        let set = set_account(&c, &config, "team", Some("pro"), Some(true)).unwrap();
+        assert_eq!((found.account_id, account.id), (a.id.clone(), a.id));
+        revoke_key(m, &k.id, 3).await.unwrap();
+        assert!(m
+            .key_by_hash(ids::key_hash(k.secret.expose()))
+            .await
+            .unwrap()
+            .is_none());
+        let set = set_account(m, &config, "team", Some("pro"), Some(true))
+            .await
+            .unwrap();
         assert_eq!((set.plan.as_str(), set.grace_period), ("pro", true));
     }
 }

@@ -4,7 +4,7 @@
 //! record adds what is not flushed yet, so it stays exact on this node.
 
 use super::App;
-use crate::db::usage;
+use crate::db::BandwidthCount;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,16 +59,15 @@ pub(crate) async fn flush(app: &App) {
     if counts.is_empty() {
         return;
     }
-    let rows: Vec<(Key, u64)> = counts.iter().map(|(k, v)| (k.clone(), *v)).collect();
-    let written = app
-        .db
-        .write(move |c| {
-            for ((account, period), bytes) in &rows {
-                usage::add_bandwidth(c, account, period, *bytes)?;
-            }
-            Ok(())
+    let rows = counts
+        .iter()
+        .map(|((account, period), bytes)| BandwidthCount {
+            account_id: account.clone(),
+            period: period.clone(),
+            bytes: *bytes,
         })
-        .await;
+        .collect();
+    let written = app.meta.add_bandwidth(rows).await;
     if let Err(e) = written {
         tracing::error!(error = %e, "bandwidth not recorded yet; will retry");
         app.bandwidth.put_back(counts);

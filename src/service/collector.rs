@@ -4,7 +4,6 @@
 //! then every `reap_interval`.
 
 use super::App;
-use crate::db::{blobs, files, uploads};
 use crate::domain::backoff::Backoff;
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use std::sync::Arc;
@@ -22,7 +21,7 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// Sweeps what interrupted writes left in the blob store.
 pub(crate) async fn sweep(app: &App) {
     // Resumable uploads still open keep their writes, however old.
-    let keep = match app.db.run(|c| uploads::live_keys(c)).await {
+    let keep = match app.meta.live_upload_keys().await {
         Ok(keys) => keys.into_iter().collect(),
         Err(e) => {
             tracing::warn!(error = %e, "sweep of incomplete uploads skipped; will retry");
@@ -47,16 +46,13 @@ pub(crate) async fn delete_blob_now(app: &App, key: &str) {
 /// True when the blob is gone and forgotten.
 async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
     match app.store.delete(&key).await {
-        Ok(()) => app.db.write(move |c| blobs::done(c, &key)).await.is_ok(),
+        Ok(()) => app.meta.blob_deleted(&key).await.is_ok(),
         Err(e) => {
             let wait = RETRY.step(attempts).as_millis();
             let retry_at = app.clock.now_ms() + i64::try_from(wait).unwrap_or(i64::MAX);
             let msg = e.to_string();
             tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
-            let _ = app
-                .db
-                .write(move |c| blobs::failed(c, &key, retry_at, &msg))
-                .await;
+            let _ = app.meta.blob_deletion_failed(&key, retry_at, &msg).await;
             false
         }
     }
@@ -68,11 +64,7 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     let mut expired = 0;
     loop {
         let now = app.clock.now_ms();
-        match app
-            .db
-            .write(move |c| files::reap_expired(c, now, BATCH))
-            .await
-        {
+        match app.meta.reap_expired_files(now, BATCH).await {
             Ok(rows) => {
                 expired += rows.len();
                 if rows.len() < BATCH as usize {
@@ -88,10 +80,10 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     super::tus::reap(app).await;
     let now = app.clock.now_ms();
     let _ = app
-        .db
-        .write(move |c| files::prune_idempotency(c, now - IDEMPOTENCY_WINDOW_MS))
+        .meta
+        .prune_idempotency(now - IDEMPOTENCY_WINDOW_MS)
         .await;
-    let due = match app.db.write(move |c| blobs::due(c, now, BATCH)).await {
+    let due = match app.meta.due_blobs(now, BATCH).await {
         Ok(d) => d,
         Err(e) => {
             tracing::error!(error = %e, "blob queue read failed");
@@ -109,11 +101,7 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
 /// is in flight before the server starts).
 pub(crate) async fn recover(app: &App) {
     let now = app.clock.now_ms();
-    match app
-        .db
-        .write(move |c| blobs::expire_upload_guards(c, now))
-        .await
-    {
+    match app.meta.expire_upload_guards(now).await {
         Ok(n) if n > 0 => tracing::info!(n, "blobs of interrupted uploads queued for deletion"),
         Ok(_) => {}
         Err(e) => tracing::error!(error = %e, "recovery of upload guards failed"),

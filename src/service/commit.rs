@@ -7,8 +7,7 @@ use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
-use crate::db::files::{commit_upload, CommitContext, CommitLimits, CommitOutcome};
-use crate::db::{blobs, FileRow};
+use crate::db::{CommitContext, CommitLimits, CommitOutcome, FileRow};
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use crate::error::ApiError;
 use bytes::Bytes;
@@ -38,10 +37,7 @@ pub(crate) async fn commit(
         storage: plan.storage,
         uploads_per_period: plan.uploads,
     };
-    let outcome = app
-        .db
-        .write(move |c| commit_upload(c, &row, inline.as_deref(), limits, &ctx))
-        .await;
+    let outcome = app.meta.commit_upload(row, inline, limits, ctx).await;
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
             pending.armed = false;
@@ -90,11 +86,7 @@ impl PendingBlob {
     /// Registers the blob for collection (released by the commit) before a
     /// byte of it is written.
     pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ApiError> {
-        let key = self.key.clone();
-        self.app
-            .db
-            .write(move |c| blobs::guard_upload(c, &key, now))
-            .await?;
+        self.app.meta.guard_upload(&self.key, now).await?;
         self.armed = true;
         Ok(())
     }
@@ -117,7 +109,7 @@ impl Drop for PendingBlob {
         let due = app.clock.now_ms() + 30_000;
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                let _ = app.db.write(move |c| blobs::schedule(c, &key, due)).await;
+                let _ = app.meta.schedule_blob_deletion(&key, due).await;
             });
         }
     }

@@ -4,8 +4,7 @@
 use super::App;
 use crate::api::{FileList, FileRecord, SignedUrl};
 use crate::clock::rfc3339_ms;
-use crate::db::files::{self, PageAfter};
-use crate::db::FileRow;
+use crate::db::{FileRow, FolderFilter, PageAfter};
 use crate::domain::validate;
 use crate::domain::PATH_SEGMENT;
 use crate::error::ApiError;
@@ -40,9 +39,8 @@ pub fn record(app: &App, f: &FileRow) -> FileRecord {
 }
 
 pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ApiError> {
-    let (acc, id, now) = (account_id.to_string(), id.to_string(), app.clock.now_ms());
-    app.db
-        .lookup(move |c| files::get_live(c, &acc, &id, now))
+    app.meta
+        .file(account_id, id, app.clock.now_ms())
         .await?
         .ok_or_else(ApiError::not_found)
 }
@@ -97,18 +95,13 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
             Some(decode_cursor(c).ok_or_else(|| ApiError::bad_request("cursor is not valid"))?)
         }
     };
-    let (acc, now) = (account_id.to_string(), app.clock.now_ms());
-    let mut rows = app
-        .db
-        .run(move |c| {
-            let filter = match (folder.as_deref(), recursive) {
-                (None, _) => files::FolderFilter::All,
-                (Some(f), false) => files::FolderFilter::Exactly(f),
-                (Some(f), true) => files::FolderFilter::Under(f),
-            };
-            files::page(c, &acc, filter, after.as_ref(), limit, now)
-        })
-        .await?;
+    let filter = match (folder, recursive) {
+        (None, _) => FolderFilter::All,
+        (Some(f), false) => FolderFilter::Exactly(f),
+        (Some(f), true) => FolderFilter::Under(f),
+    };
+    let now = app.clock.now_ms();
+    let mut rows = app.meta.page(account_id, filter, after, limit, now).await?;
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let cursor = match rows.last() {
@@ -128,10 +121,9 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
 /// if the store fails, by the collector later).
 pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiError> {
-    let (acc, id, now) = (account_id.to_string(), id.to_string(), app.clock.now_ms());
     let row = app
-        .db
-        .write(move |c| files::delete_live(c, &acc, &id, now))
+        .meta
+        .delete_file(account_id, id, app.clock.now_ms())
         .await?
         .ok_or_else(ApiError::not_found)?;
     super::collector::delete_blob_now(app, &row.blob_key).await;

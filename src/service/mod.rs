@@ -17,7 +17,8 @@ pub(crate) mod usage;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};
-use crate::db::{self, Account, Db, DbError};
+use crate::db::sqlite::{Db, SqliteStore};
+use crate::db::{Account, DbError, DynMetaStore};
 use crate::domain::ratelimit::RateLimiter;
 use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
@@ -30,7 +31,8 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct App {
     pub config: Config,
-    pub db: Db,
+    /// The metadata store (SQLite, or a database server).
+    pub meta: DynMetaStore,
     pub store: DynBlobStore,
     pub clock: Clock,
     pub signer: Signer,
@@ -81,7 +83,7 @@ impl App {
         let spool_dir = data_dir.join("tmp");
         crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
-        let db = Db::open(&data_dir.join("filestore.db"))?;
+        let meta = crate::db::open(&data_dir)?;
         let store: DynBlobStore = match config.storage.backend {
             BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
             BackendKind::Local => {
@@ -91,21 +93,17 @@ impl App {
         };
         let secret = match &config.signing_secret {
             Some(s) => s.clone(),
-            None => {
-                let mut conn = db.conn()?;
-                Secret::new(db::meta_get_or_insert(
-                    &mut conn,
-                    "signing_secret",
-                    crate::domain::ids::signing_secret,
-                )?)
-            }
+            None => Secret::new(
+                meta.meta_get_or_insert("signing_secret", crate::domain::ids::signing_secret())
+                    .await?,
+            ),
         };
         let disk = disk::Disk::new(&data_dir, config.storage.min_free_space)
             .map_err(dir_error(&data_dir))?;
         Ok(Arc::new(App {
             signer: Signer::new(secret),
             config,
-            db,
+            meta,
             store,
             clock,
             limiter: RateLimiter::new(),
@@ -127,22 +125,30 @@ impl App {
             .expect("the default plan exists (checked when the config loads)")
     }
 
+    /// The SQLite database underneath, when the metadata store is SQLite
+    /// (for tests and tools that read the file itself).
+    pub fn sqlite(&self) -> Option<&Db> {
+        let store: &dyn std::any::Any = &*self.meta;
+        store.downcast_ref::<SqliteStore>().map(SqliteStore::db)
+    }
+
     /// On an empty database: creates the `default` account and one secret key.
-    pub fn bootstrap(&self) -> Result<Option<Bootstrap>, AdminError> {
-        let mut conn = self.db.conn()?;
-        if db::accounts::count(&conn)? > 0 {
+    pub async fn bootstrap(&self) -> Result<Option<Bootstrap>, AdminError> {
+        let meta = &*self.meta;
+        if meta.count_accounts().await? > 0 {
             return Ok(None);
         }
         let now = self.clock.now_ms();
-        let account = admin::create_account(&mut conn, &self.config, Some("default"), None, now)?;
+        let account = admin::create_account(meta, &self.config, Some("default"), None, now).await?;
         let key = admin::create_key(
-            &mut conn,
+            meta,
             &account.id,
             crate::domain::ids::KeyKind::Secret,
             &[],
             Some("bootstrap"),
             now,
-        )?;
+        )
+        .await?;
         Ok(Some(Bootstrap {
             account,
             secret_key: key.secret,

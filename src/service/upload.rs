@@ -18,8 +18,7 @@ use super::{checksum, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
-use crate::db::files::CommitContext;
-use crate::db::{files as file_rows, uploads, usage, Account, FileRow};
+use crate::db::{Account, CommitContext, FileRow};
 use crate::domain::digest::Sha256Digest;
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::error::ApiError;
@@ -257,29 +256,23 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
     let Some(key) = req.idempotency_key.clone() else {
         return Ok(None);
     };
-    let acc = req.account.id.clone();
     let now = app.clock.now_ms();
     Ok(app
-        .db
-        .lookup(move |c| file_rows::replayed(c, &acc, &key, now - IDEMPOTENCY_WINDOW_MS, now))
+        .meta
+        .replayed_file(&req.account.id, &key, now - IDEMPOTENCY_WINDOW_MS, now)
         .await?)
 }
 
 /// Refuses before reading the body what is certain to be refused (counting
 /// what incomplete resumable uploads hold); gives the bytes those hold.
 async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ApiError> {
-    let (acc, now) = (req.account.id.clone(), app.clock.now_ms());
     let key = period_of(app.clock.now()).key;
-    let (count, (reserved, pending)) = app
-        .db
-        .lookup(move |c| {
-            Ok((
-                usage::upload_count(c, &acc, &key)?,
-                uploads::reserved(c, &acc, now, None)?,
-            ))
-        })
+    let held = app
+        .meta
+        .commitments(&req.account.id, &key, app.clock.now_ms())
         .await?;
-    let count = count.saturating_add(pending);
+    let reserved = held.reserved_bytes;
+    let count = held.upload_count.saturating_add(held.pending_uploads);
     if count >= plan.uploads {
         return Err(uploads_exceeded(app, count, plan));
     }

@@ -73,7 +73,7 @@ async fn accounts_are_isolated(b: Backend) {
         .upload_ok("mine.txt", b"mine".to_vec(), &[("private", "true")])
         .await;
     let id = mine["id"].as_str().unwrap();
-    let (other_acc, other) = srv.new_account("mallory", "free");
+    let (other_acc, other) = srv.new_account("mallory", "free").await;
     let (status, _) = srv.get_json(&other, &format!("/v1/files/{id}")).await;
     assert_eq!(status, 404);
     let r = srv.delete_as(&other, id).await;

@@ -215,14 +215,14 @@ async fn upload_auth_errors(b: Backend) {
         .unwrap();
     assert_eq!(error_code(r).await, (401, "unauthorized".into()));
     // A revoked key is refused at once.
-    let key = srv.new_key("secret", &[]);
+    let key = srv.new_key("secret", &[]).await;
     assert_eq!(
         srv.upload_as(&key, "a.txt", b"a".to_vec(), &[])
             .await
             .status(),
         201
     );
-    let conn = srv.app.db.conn().unwrap();
+    let conn = srv.db().conn().unwrap();
     let key_id: String = conn
         .query_row(
             "SELECT id FROM api_keys ORDER BY created_at DESC, rowid DESC LIMIT 1",
@@ -230,7 +230,9 @@ async fn upload_auth_errors(b: Backend) {
             |r| r.get(0),
         )
         .unwrap();
-    filestore::service::admin::revoke_key(&conn, &key_id, 0).unwrap();
+    filestore::service::admin::revoke_key(&*srv.app.meta, &key_id, 0)
+        .await
+        .unwrap();
     let r = srv.upload_as(&key, "a.txt", b"a".to_vec(), &[]).await;
     assert_eq!(error_code(r).await, (401, "unauthorized".into()));
     // 401 comes before any other error: a bad body with no key is still 401.
@@ -246,10 +248,12 @@ async fn upload_auth_errors(b: Backend) {
 
 async fn public_keys_upload_only_from_their_origins(b: Backend) {
     let srv = TestServer::on(b).await;
-    let pk = srv.new_key(
-        "public",
-        &["https://app.example.com", "https://*.example.org"],
-    );
+    let pk = srv
+        .new_key(
+            "public",
+            &["https://app.example.com", "https://*.example.org"],
+        )
+        .await;
     assert!(pk.starts_with("pk_"));
     let up = |origin: Option<&'static str>, fields: Vec<(&'static str, &'static str)>| {
         let mut req = srv
@@ -346,7 +350,7 @@ async fn idempotency_key_replays_the_same_file(b: Backend) {
     .await;
     assert_eq!(queued, 0);
     // Another account's identical key is its own.
-    let (_acc, key2) = srv.new_account("other", "free");
+    let (_acc, key2) = srv.new_account("other", "free").await;
     let r = srv
         .http
         .post(srv.url("/v1/upload"))

@@ -43,7 +43,7 @@ async fn login_reads_the_key_from_stdin_and_saves_a_private_profile() {
     assert_eq!(list.json_lines().len(), 1);
 
     // A second, named profile.
-    let other = srv.new_key("secret", &[]);
+    let other = srv.new_key("secret", &[]).await;
     cli.run_bare(
         &[
             "login",
@@ -117,7 +117,7 @@ async fn login_refuses_a_bad_key_and_saves_nothing() {
     r.expect_error(3, "unauthorized");
     assert!(!cli.config_file().exists());
     // A public key is valid, for uploads only.
-    let pk = srv.new_key("public", &["https://x.example"]);
+    let pk = srv.new_key("public", &["https://x.example"]).await;
     let r = cli
         .run_bare(
             &[

@@ -38,14 +38,14 @@ async fn auth_errors_exit_3() {
         .await
         .expect_error(3, "unauthorized");
 
-    let public = srv.new_key("public", &["https://app.example.com"]);
+    let public = srv.new_key("public", &["https://app.example.com"]).await;
     let pk = Cli::new(&srv.base_url, &public);
     pk.run(&["list"]).await.expect_error(3, "forbidden");
     pk.run(&["sign", "f_x"]).await.expect_error(3, "forbidden");
 
     let cli = Cli::new(&srv.base_url, &srv.secret_key);
     let file = write_file(&cli.cwd(), "a.txt", b"hello");
-    srv.set_account(&srv.account_id, None, Some(true));
+    srv.set_account(&srv.account_id, None, Some(true)).await;
     cli.run(&["upload", file.to_str().unwrap()])
         .await
         .expect_error(3, "grace_period");
@@ -106,7 +106,7 @@ async fn too_large_exits_5_and_the_others_still_upload() {
 #[tokio::test(flavor = "multi_thread")]
 async fn rate_limit_exits_5_without_waiting_an_hour() {
     let srv = small().await;
-    let (_, key) = srv.new_account("limited", "strict");
+    let (_, key) = srv.new_account("limited", "strict").await;
     let cli = Cli::new(&srv.base_url, &key);
     cli.run(&["usage"]).await.expect(0);
     cli.run(&["usage"]).await.expect(0);

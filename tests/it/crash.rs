@@ -4,7 +4,7 @@
 //! file is left).
 
 use crate::common::count;
-use filestore::db::Db;
+use filestore::db::sqlite::Db;
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -48,7 +48,7 @@ async fn health_is_degraded_when_the_store_fails() {
 #[tokio::test]
 async fn cors_preflight_for_public_key_origins() {
     let srv = TestServer::start().await;
-    srv.new_key("public", &["https://app.example.com"]);
+    srv.new_key("public", &["https://app.example.com"]).await;
     let preflight = |origin: &'static str| {
         srv.http
             .request(reqwest::Method::OPTIONS, srv.url("/v1/upload"))
@@ -81,7 +81,7 @@ async fn cors_preflight_for_public_key_origins() {
         r.headers()["access-control-allow-origin"],
         "https://evil.example.net"
     );
-    let pk = srv.new_key("public", &["https://app.example.com"]);
+    let pk = srv.new_key("public", &["https://app.example.com"]).await;
     let refused = srv
         .upload_with_origin(&pk, "https://evil.example.net", "a.txt", b"a".to_vec())
         .await;

@@ -110,10 +110,11 @@ async fn interrupted_upload_blobs_are_collected_at_start(b: Backend) {
     let srv = TestServer::start_with(opts.clone()).await;
     // What a crash between "blob stored" and "row committed" leaves: a guard row and a blob.
     let key = format!("{}/f_crashed0000000000000000000000", srv.account_id);
-    {
-        let conn = srv.app.db.conn().unwrap();
-        filestore::db::blobs::guard_upload(&conn, &key, srv.clock.now_ms()).unwrap();
-    }
+    srv.app
+        .meta
+        .guard_upload(&key, srv.clock.now_ms())
+        .await
+        .unwrap();
     let spool = tempfile::Builder::new()
         .tempfile_in(srv.data_dir.join("tmp"))
         .unwrap();

@@ -205,7 +205,7 @@ async fn monthly_uploads_and_rollover(b: Backend) {
 
 async fn rate_limit_headers_count_down_then_429(b: Backend) {
     let srv = small(b).await;
-    let (_acc, key) = srv.new_account("strict", "strict");
+    let (_acc, key) = srv.new_account("strict", "strict").await;
     let mut remaining = Vec::new();
     let mut resets = Vec::new();
     for _ in 0..3 {
@@ -301,7 +301,7 @@ async fn grace_period_blocks_uploads_only(b: Backend) {
         .upload_ok("before.txt", b"b".to_vec(), &[("private", "true")])
         .await;
     let id = f["id"].as_str().unwrap().to_string();
-    srv.set_account("default", None, Some(true));
+    srv.set_account("default", None, Some(true)).await;
     let r = srv.upload("during.txt", b"d".to_vec(), &[]).await;
     assert_eq!(
         r.headers()["x-ratelimit-limit"],
@@ -325,7 +325,7 @@ async fn grace_period_blocks_uploads_only(b: Backend) {
     assert_eq!(srv.usage().await["upload_count"], 1);
     let r = srv.delete_as(&srv.secret_key, &id).await;
     assert_eq!(r.status(), 200);
-    srv.set_account("default", None, Some(false));
+    srv.set_account("default", None, Some(false)).await;
     assert_eq!(
         srv.upload("after.txt", b"a".to_vec(), &[]).await.status(),
         201
@@ -335,9 +335,9 @@ async fn grace_period_blocks_uploads_only(b: Backend) {
 async fn plan_switch_takes_effect_at_once(b: Backend) {
     let srv = small(b).await;
     assert_eq!(srv.upload("a", vec![0; 5000], &[]).await.status(), 413);
-    srv.set_account("default", Some("roomy"), None);
+    srv.set_account("default", Some("roomy"), None).await;
     assert_eq!(srv.upload("a", vec![0; 5000], &[]).await.status(), 201);
-    srv.set_account("default", Some("free"), None);
+    srv.set_account("default", Some("free"), None).await;
     assert_eq!(srv.upload("a", vec![0; 5000], &[]).await.status(), 413);
 }
 

@@ -94,8 +94,7 @@ async fn offset(srv: &TestServer, url: &str) -> u64 {
 
 /// The stored file's sha256, as the database has it.
 fn stored_sha256(srv: &TestServer, file_id: &str) -> String {
-    srv.app
-        .db
+    srv.db()
         .conn()
         .unwrap()
         .query_row("SELECT sha256 FROM files WHERE id = ?1", [file_id], |r| {
@@ -462,7 +461,7 @@ async fn every_refusal_has_its_status_and_stores_nothing(b: Backend) {
     let missing = format!("{}/v1/uploads/u_{}", srv.base_url, "0".repeat(32));
     let r = patch(&srv, &missing, 0, vec![1]).await;
     assert_eq!(error_code(r).await, (404, "not_found".into()));
-    let (_, other) = srv.new_account("other", "free");
+    let (_, other) = srv.new_account("other", "free").await;
     let r = srv.http.get(&url).bearer_auth(&other).send().await.unwrap();
     assert_eq!(error_code(r).await, (404, "not_found".into()));
     let r = srv
@@ -598,7 +597,7 @@ async fn expired_uploads_are_gone_and_give_their_room_back(b: Backend) {
 
 async fn public_keys_use_it_from_their_origins(b: Backend) {
     let srv = TestServer::on(b).await;
-    let pk = srv.new_key("public", &["https://app.example.com"]);
+    let pk = srv.new_key("public", &["https://app.example.com"]).await;
     let origin = "https://app.example.com";
     // The preflight allows tus's headers and methods.
     let r = srv
@@ -760,11 +759,11 @@ async fn grace_period_and_rate_limits_apply(b: Backend) {
     let url = created(&srv, 10, &[("filename", "g.txt")]).await;
     // An account in its grace period may not start an upload; one the plan
     // admitted before goes on.
-    srv.set_account(&srv.account_id, None, Some(true));
+    srv.set_account(&srv.account_id, None, Some(true)).await;
     let r = create(&srv, &srv.secret_key, 10, &[]).await;
     assert_eq!(error_code(r).await, (403, "grace_period".into()));
     assert_eq!(patch(&srv, &url, 0, vec![1; 5]).await.status(), 204);
-    srv.set_account(&srv.account_id, None, Some(false));
+    srv.set_account(&srv.account_id, None, Some(false)).await;
     // The key's window counts creations (refusals before it do not); the
     // PATCHes of an admitted upload never meet a 429 (tus clients give up on one).
     let r = create(&srv, &srv.secret_key, 10, &[]).await;
@@ -794,8 +793,7 @@ async fn s3_upload_gone_from_the_store_is_recovered_or_released() {
     let bucket = cfg.bucket.clone().unwrap();
     let state_of = |url: &str| -> (String, String) {
         let id = url.rsplit('/').next().unwrap().to_string();
-        srv.app
-            .db
+        srv.db()
             .conn()
             .unwrap()
             .query_row(
@@ -898,8 +896,7 @@ async fn local_completion_without_commit_is_taken_back() {
     );
     let id = url.rsplit('/').next().unwrap().to_string();
     let blob_key: String = srv
-        .app
-        .db
+        .db()
         .conn()
         .unwrap()
         .query_row(

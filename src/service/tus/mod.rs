@@ -18,8 +18,7 @@ use super::upload::{storage_exceeded, too_large, uploads_exceeded};
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
-use crate::db::uploads::{self, CreateOutcome, Progress, UploadRow};
-use crate::db::{blobs, files as file_rows, Account, FileRow};
+use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{Algorithm, Metadata, EXPIRES_AFTER};
 use crate::domain::{ids, validate};
@@ -64,11 +63,7 @@ pub(crate) async fn create(
     // A retried creation (its answer lost) gets the upload it made.
     if let Some(key) = &idempotency_key {
         validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
-        let (acc, k) = (caller.account.id.clone(), key.clone());
-        let earlier = app
-            .db
-            .lookup(move |c| uploads::replayed(c, &acc, &k))
-            .await?;
+        let earlier = app.meta.replayed_upload(&caller.account.id, key).await?;
         if let Some(earlier) = earlier {
             return replay(app, earlier).await;
         }
@@ -93,10 +88,7 @@ pub(crate) async fn create(
     let file_id = ids::file_id();
     let blob_key = format!("{}/{}", caller.account.id, file_id);
     // Guarded until the row exists: a crash in between leaves nothing behind.
-    let key = blob_key.clone();
-    app.db
-        .write(move |c| blobs::guard_upload(c, &key, now))
-        .await?;
+    app.meta.guard_upload(&blob_key, now).await?;
     let partial = match app.store.begin_partial(&blob_key).await {
         Ok(p) => p,
         Err(e) => {
@@ -126,16 +118,9 @@ pub(crate) async fn create(
         idempotency_key,
     };
     let period = period_of(app.clock.now()).key;
-    let (storage, uploads_quota, r) = (plan.storage, plan.uploads, row.clone());
     let outcome = app
-        .db
-        .write(move |c| {
-            let outcome = uploads::create(c, &r, storage, uploads_quota, &period)?;
-            if outcome == CreateOutcome::Created {
-                blobs::done(c, &r.blob_key)?;
-            }
-            Ok(outcome)
-        })
+        .meta
+        .create_upload(row.clone(), plan.storage, plan.uploads, &period)
         .await;
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
@@ -175,17 +160,11 @@ pub(crate) async fn status(
 ) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
     let row = find(app, account_id, id).await?;
     let file = match row.completed_at {
-        Some(_) => {
-            let (acc, fid, now) = (
-                account_id.to_string(),
-                row.file_id.clone(),
-                app.clock.now_ms(),
-            );
-            app.db
-                .lookup(move |c| file_rows::get_live(c, &acc, &fid, now))
-                .await?
-                .map(|f| files::record(app, &f))
-        }
+        Some(_) => app
+            .meta
+            .file(account_id, &row.file_id, app.clock.now_ms())
+            .await?
+            .map(|f| files::record(app, &f)),
         None => None,
     };
     Ok((row, file))
@@ -193,10 +172,9 @@ pub(crate) async fn status(
 
 /// The upload, if it is this account's and not expired.
 async fn find(app: &App, account_id: &str, id: &str) -> Result<UploadRow, ApiError> {
-    let (acc, id) = (account_id.to_string(), id.to_string());
     let row = app
-        .db
-        .lookup(move |c| uploads::get(c, &acc, &id))
+        .meta
+        .upload(account_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
     if row.expires_at <= app.clock.now_ms() {
@@ -282,8 +260,7 @@ where
     let feed = Arc::new(Mutex::new(Feed { room, error: None }));
     let check = p.checksum.as_ref().map(|(a, _)| Checker::new(*a));
     let (to_hasher, hasher) = hasher(hash, check);
-    let uid = id.to_string();
-    let tail = app.db.lookup(move |c| uploads::tail(c, &uid)).await?;
+    let tail = app.meta.upload_tail(id).await?;
     let before = Partial {
         offset: row.received,
         state: row.store_state.clone(),
@@ -364,12 +341,7 @@ async fn record(
         tail: after.tail.as_ref().map(|t| t.to_vec()),
         expires_at,
     };
-    let id = row.id.clone();
-    if !app
-        .db
-        .write(move |c| uploads::advance(c, &id, &progress))
-        .await?
-    {
+    if !app.meta.advance_upload(&row.id, progress).await? {
         return Err(ApiError::OffsetMismatch(
             "another request moved the upload first".into(),
         ));
@@ -409,8 +381,7 @@ async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ApiError
         return commit_file(app, row, hash.hex()).await;
     }
     tracing::warn!(upload = %row.id, "the store lost the upload's bytes; the upload is removed");
-    let (id, now) = (row.id.clone(), app.clock.now_ms());
-    app.db.write(move |c| uploads::remove(c, &id, now)).await?;
+    app.meta.remove_upload(&row.id, app.clock.now_ms()).await?;
     collector::delete_blob_now(app, &row.blob_key).await;
     Err(ApiError::Gone(
         "the upload's bytes were lost in the store; start a new upload".into(),
@@ -439,11 +410,8 @@ async fn commit_file(
         inline: false,
     };
     let account = app
-        .db
-        .lookup({
-            let acc = row.account_id.clone();
-            move |c| crate::db::accounts::get(c, &acc)
-        })
+        .meta
+        .account(&row.account_id)
         .await?
         .ok_or_else(|| ApiError::internal("account vanished"))?;
     let plan = app.plan_of(&account).clone();
@@ -464,14 +432,12 @@ async fn commit_file(
 /// Ends an upload (tus termination): an incomplete one's bytes go at once.
 pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Result<(), ApiError> {
     let _turn = app.tus_locks.lock(id).await;
-    let (acc, uid) = (account_id.to_string(), id.to_string());
     let row = app
-        .db
-        .lookup(move |c| uploads::get(c, &acc, &uid))
+        .meta
+        .upload(account_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
-    let (uid, now) = (id.to_string(), app.clock.now_ms());
-    if !app.db.write(move |c| uploads::remove(c, &uid, now)).await? {
+    if !app.meta.remove_upload(id, app.clock.now_ms()).await? {
         return Err(ApiError::NotFound("no such upload".into()));
     }
     if row.completed_at.is_none() {
@@ -487,11 +453,7 @@ pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Res
 /// Removes the uploads whose time is up; returns how many.
 pub(crate) async fn reap(app: &App) -> usize {
     let now = app.clock.now_ms();
-    match app
-        .db
-        .write(move |c| uploads::reap_expired(c, now, 500))
-        .await
-    {
+    match app.meta.reap_expired_uploads(now, 500).await {
         Ok(aborted) => {
             for (key, state) in &aborted {
                 // Early release; the queued deletion of the key does the rest.

@@ -6,6 +6,7 @@ pub mod s3;
 
 use filestore::clock::Clock;
 use filestore::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};
+use filestore::db::sqlite::Db;
 use filestore::domain::ids::KeyKind;
 use filestore::service::{admin, App};
 use reqwest::multipart::{Form, Part};
@@ -136,20 +137,15 @@ impl TestServer {
         .expect("valid test config");
         let clock = Clock::new();
         let app = App::open(config, clock.clone()).await.expect("app opens");
-        let (account_id, secret_key) = match app.bootstrap().expect("bootstrap") {
+        let (account_id, secret_key) = match app.bootstrap().await.expect("bootstrap") {
             Some(b) => (b.account.id, b.secret_key),
             None => {
-                let mut conn = app.db.conn().unwrap();
-                let acc = admin::find_account(&conn, "default").unwrap();
-                let key = admin::create_key(
-                    &mut conn,
-                    &acc.id,
-                    KeyKind::Secret,
-                    &[],
-                    None,
-                    clock.now_ms(),
-                )
-                .unwrap();
+                let meta = &*app.meta;
+                let acc = admin::find_account(meta, "default").await.unwrap();
+                let key =
+                    admin::create_key(meta, &acc.id, KeyKind::Secret, &[], None, clock.now_ms())
+                        .await
+                        .unwrap();
                 (acc.id, key.secret)
             }
         };
@@ -206,22 +202,27 @@ impl TestServer {
         format!("{}{path}", self.base_url)
     }
 
-    /// A new key of the default account.
-    pub fn new_key(&self, kind: &str, origins: &[&str]) -> String {
-        self.key_for(&self.account_id, kind, origins)
+    /// The server's SQLite database (the tests read it directly).
+    pub fn db(&self) -> &Db {
+        self.app.sqlite().expect("the tests' store is SQLite")
     }
 
-    pub fn key_for(&self, account: &str, kind: &str, origins: &[&str]) -> String {
-        let mut conn = self.app.db.conn().unwrap();
+    /// A new key of the default account.
+    pub async fn new_key(&self, kind: &str, origins: &[&str]) -> String {
+        self.key_for(&self.account_id, kind, origins).await
+    }
+
+    pub async fn key_for(&self, account: &str, kind: &str, origins: &[&str]) -> String {
         let origins: Vec<String> = origins.iter().map(|s| s.to_string()).collect();
         admin::create_key(
-            &mut conn,
+            &*self.app.meta,
             account,
             KeyKind::parse(kind).expect("secret or public"),
             &origins,
             None,
             self.clock.now_ms(),
         )
+        .await
         .unwrap()
         .secret
         .expose()
@@ -229,24 +230,24 @@ impl TestServer {
     }
 
     /// A new account on `plan` and a secret key of it: (account id, key).
-    pub fn new_account(&self, name: &str, plan: &str) -> (String, String) {
-        let mut conn = self.app.db.conn().unwrap();
+    pub async fn new_account(&self, name: &str, plan: &str) -> (String, String) {
         let acc = admin::create_account(
-            &mut conn,
+            &*self.app.meta,
             &self.app.config,
             Some(name),
             Some(plan),
             self.clock.now_ms(),
         )
+        .await
         .unwrap();
-        drop(conn);
-        let key = self.key_for(&acc.id, "secret", &[]);
+        let key = self.key_for(&acc.id, "secret", &[]).await;
         (acc.id, key)
     }
 
-    pub fn set_account(&self, account: &str, plan: Option<&str>, grace: Option<bool>) {
-        let conn = self.app.db.conn().unwrap();
-        admin::set_account(&conn, &self.app.config, account, plan, grace).unwrap();
+    pub async fn set_account(&self, account: &str, plan: Option<&str>, grace: Option<bool>) {
+        admin::set_account(&*self.app.meta, &self.app.config, account, plan, grace)
+            .await
+            .unwrap();
     }
 
     pub fn form(name: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> Form {
@@ -378,7 +379,7 @@ impl TestServer {
 
     /// One number from the server's database (`SELECT COUNT(*) …`).
     pub fn count(&self, sql: &str) -> i64 {
-        count(&self.app.db, sql)
+        count(self.db(), sql)
     }
 
     /// Counts of (file rows, queued blob deletions, spool files).
@@ -427,7 +428,7 @@ impl Drop for TestServer {
 }
 
 /// One number from a database.
-pub fn count(db: &filestore::db::Db, sql: &str) -> i64 {
+pub fn count(db: &Db, sql: &str) -> i64 {
     db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 

@@ -3,34 +3,8 @@
 //! reservations incomplete uploads hold, expiry.
 
 use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, KEEP_COMPLETED_MS};
 use rusqlite::{params, Connection, Row};
-
-/// How long a completed upload's row is kept (for `GET /v1/uploads/{id}`).
-const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UploadRow {
-    pub id: String,
-    pub account_id: String,
-    pub file_id: String,
-    pub blob_key: String,
-    pub length: u64,
-    /// Bytes received and durable (tus's offset).
-    pub received: u64,
-    pub name: String,
-    /// As the client gave it; guessed from the name at completion when None.
-    pub content_type: Option<String>,
-    pub folder: Option<String>,
-    pub private: bool,
-    /// The file's lifetime (`expires`), from completion.
-    pub expires_ms: Option<i64>,
-    pub hash_state: String,
-    pub store_state: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub completed_at: Option<i64>,
-    pub idempotency_key: Option<String>,
-}
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
      folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at, \
@@ -76,19 +50,6 @@ pub(crate) fn reserved(
         .query_row(params![account_id, now, except], |r| {
             Ok((r.get::<_, u64>(0)?, r.get::<_, u64>(1)?))
         })?)
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CreateOutcome {
-    Created,
-    /// The idempotency key was used already: this is that upload.
-    Replayed(Box<UploadRow>),
-    StorageExceeded {
-        used: u64,
-    },
-    UploadsExceeded {
-        count: u64,
-    },
 }
 
 /// Creates the upload if the account has room for its declared length and
@@ -182,19 +143,6 @@ pub(crate) fn tail(conn: &Connection, id: &str) -> Result<Option<Vec<u8>>, DbErr
         .query_row([id], |r| r.get(0))
         .optional()?
         .flatten())
-}
-
-/// Progress of one PATCH, recorded only if the upload is still at `from`.
-#[derive(Debug)]
-pub(crate) struct Progress {
-    /// An upload expired by now is not moved any more.
-    pub now: i64,
-    pub from: u64,
-    pub received: u64,
-    pub hash_state: String,
-    pub store_state: String,
-    pub tail: Option<Vec<u8>>,
-    pub expires_at: i64,
 }
 
 /// Records `p`; false when another request moved the upload first (or it

@@ -1,17 +1,8 @@
 //! Accounts: who owns files and keys, on which plan, in grace period or not.
 
 use super::{DbError, OptionalExtension};
+use crate::db::model::Account;
 use rusqlite::{params, Connection, Row};
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Account {
-    pub id: String,
-    pub name: String,
-    pub plan: String,
-    pub grace_period: bool,
-    pub storage_bytes: u64,
-    pub created_at: i64,
-}
 
 const COLUMNS: &str = "id, name, plan, grace_period, storage_bytes, created_at";
 
@@ -101,7 +92,7 @@ mod tests {
 
     #[test]
     fn find_by_id_or_name_and_unique_names() {
-        let (_d, db) = crate::db::test_db();
+        let (_d, db) = crate::db::sqlite::test_db();
         let c = db.conn().unwrap();
         let a = Account {
             id: "acc_1".into(),

@@ -1,21 +1,19 @@
 //! The blob deletion queue (`blob_deletions`): what the collector must remove.
 
 use super::DbError;
+use crate::db::model::UPLOAD_GUARD_MS;
 use rusqlite::{params, Connection};
-
-/// How long an upload may take between registering its blob and committing.
-pub const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
 
 /// Registers a blob an upload is about to write: collected after the guard
 /// time unless the upload's commit releases it first.
-pub fn guard_upload(conn: &Connection, blob_key: &str, now: i64) -> Result<(), DbError> {
+pub(crate) fn guard_upload(conn: &Connection, blob_key: &str, now: i64) -> Result<(), DbError> {
     conn.prepare_cached("INSERT INTO blob_deletions (blob_key, due_at) VALUES (?1, ?2)")?
         .execute(params![blob_key, now + UPLOAD_GUARD_MS])?;
     Ok(())
 }
 
 /// Queues a blob for deletion, due at `due`.
-pub fn schedule(conn: &Connection, blob_key: &str, due: i64) -> Result<(), DbError> {
+pub(crate) fn schedule(conn: &Connection, blob_key: &str, due: i64) -> Result<(), DbError> {
     conn.prepare_cached(
         "INSERT INTO blob_deletions (blob_key, due_at) VALUES (?1, ?2)
          ON CONFLICT (blob_key) DO UPDATE SET due_at = MIN(due_at, ?2)",
@@ -27,7 +25,7 @@ pub fn schedule(conn: &Connection, blob_key: &str, due: i64) -> Result<(), DbErr
 /// Blobs due for deletion at `now`. A queued blob that a file row still
 /// references (an upload whose commit won the race with its own cancellation)
 /// is never deleted: its queue entry is dropped instead.
-pub fn due(conn: &Connection, now: i64, max: u32) -> Result<Vec<(String, u32)>, DbError> {
+pub(crate) fn due(conn: &Connection, now: i64, max: u32) -> Result<Vec<(String, u32)>, DbError> {
     conn.prepare_cached(
         "DELETE FROM blob_deletions WHERE due_at <= ?1
          AND EXISTS (SELECT 1 FROM files f WHERE f.blob_key = blob_deletions.blob_key)",
@@ -44,7 +42,7 @@ pub fn due(conn: &Connection, now: i64, max: u32) -> Result<Vec<(String, u32)>, 
 
 /// Forgets a queued blob: it is gone, or (an upload's guard, released by the
 /// committing transaction) it is now a file's. False when it was not queued.
-pub fn done(conn: &Connection, blob_key: &str) -> Result<bool, DbError> {
+pub(crate) fn done(conn: &Connection, blob_key: &str) -> Result<bool, DbError> {
     Ok(conn
         .prepare_cached("DELETE FROM blob_deletions WHERE blob_key = ?1")?
         .execute([blob_key])?
@@ -52,7 +50,7 @@ pub fn done(conn: &Connection, blob_key: &str) -> Result<bool, DbError> {
 }
 
 /// A deletion failed: try again at `retry_at`.
-pub fn failed(
+pub(crate) fn failed(
     conn: &Connection,
     blob_key: &str,
     retry_at: i64,
@@ -65,7 +63,7 @@ pub fn failed(
 }
 
 /// At start no upload is in flight: every upload guard left is from a crash.
-pub fn expire_upload_guards(conn: &Connection, now: i64) -> Result<usize, DbError> {
+pub(crate) fn expire_upload_guards(conn: &Connection, now: i64) -> Result<usize, DbError> {
     Ok(conn
         .prepare_cached("UPDATE blob_deletions SET due_at = ?1 WHERE due_at > ?1")?
         .execute([now])?)

@@ -2,25 +2,11 @@
 //! transaction), lookups that hide expired files, keyset pages, deletion.
 
 use super::{accounts, blobs, uploads, usage, write_tx, DbError, OptionalExtension};
+use crate::db::model::{
+    CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
+};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRow {
-    pub id: String,
-    pub account_id: String,
-    pub name: String,
-    pub folder: Option<String>,
-    pub size: u64,
-    pub content_type: String,
-    pub private: bool,
-    pub sha256: String,
-    pub blob_key: String,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
-    /// The bytes are in `inline_blobs` (small files), not in the blob store.
-    pub inline: bool,
-}
 
 const COLUMNS: &str =
     "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline";
@@ -40,38 +26,6 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         expires_at: r.get(10)?,
         inline: r.get(11)?,
     })
-}
-
-/// The limits an upload's commit enforces, read from the account's plan.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CommitLimits {
-    pub storage: u64,
-    pub uploads_per_period: u64,
-}
-
-/// Where a commit happens: the billing period, the request's idempotency
-/// key, and (for a resumable upload completing) the upload it completes.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CommitContext {
-    pub period: String,
-    pub idempotency_key: Option<String>,
-    /// Keys used before this are forgotten.
-    pub idempotency_since: i64,
-    pub tus_upload: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CommitOutcome {
-    /// The file is stored and counted.
-    Committed(FileRow),
-    /// The idempotency key was used already: this is that upload's file.
-    Replayed(FileRow),
-    StorageExceeded {
-        used: u64,
-    },
-    UploadsExceeded {
-        count: u64,
-    },
 }
 
 /// Commits an uploaded blob as a file, or refuses it, in one write
@@ -203,9 +157,6 @@ pub(crate) fn get_live(
         .optional()?)
 }
 
-/// A file row and, for an inline file, its bytes.
-pub(crate) type RowWithData = (FileRow, Option<Vec<u8>>);
-
 /// A live file with its bytes when they are inline: what the CDN serves.
 pub(crate) fn get_live_with_data(
     conn: &Connection,
@@ -224,24 +175,6 @@ pub(crate) fn get_live_with_data(
         .optional()?)
 }
 
-/// Position in the newest-first order: (created_at, id) of the last file seen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageAfter {
-    pub created_at: i64,
-    pub id: String,
-}
-
-/// Which folders a page covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FolderFilter<'a> {
-    /// Every file.
-    All,
-    /// The files of this folder only.
-    Exactly(&'a str),
-    /// The files of this folder and of every folder under it.
-    Under(&'a str),
-}
-
 /// Up to `limit + 1` live files, newest first, strictly after `after`.
 /// The SQL is chosen so that SQLite seeks straight to the cursor in the
 /// matching index (`files_by_folder` or `files_by_account`), whatever the
@@ -249,7 +182,7 @@ pub(crate) enum FolderFilter<'a> {
 pub(crate) fn page(
     conn: &Connection,
     account_id: &str,
-    folder: FolderFilter<'_>,
+    folder: &FolderFilter,
     after: Option<&PageAfter>,
     limit: u32,
     now: i64,

@@ -1,19 +1,9 @@
 //! API keys. Only the SHA-256 of a key's secret is stored; lookup is by hash.
 
 use super::{DbError, OptionalExtension};
+use crate::db::model::KeyRecord;
 use crate::domain::ids::KeyKind;
 use rusqlite::{params, Connection, Row};
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRecord {
-    pub id: String,
-    pub account_id: String,
-    pub kind: KeyKind,
-    pub name: Option<String>,
-    pub origins: Vec<String>,
-    pub created_at: i64,
-    pub revoked_at: Option<i64>,
-}
 
 const COLUMNS: &str = "id, account_id, kind, name, origins, created_at, revoked_at";
 

@@ -1,0 +1,188 @@
+//! The rows and outcomes of the metadata store, the same whichever database
+//! holds them (see [`super::MetaStore`]).
+
+use crate::domain::ids::KeyKind;
+
+/// How long an upload may take between registering its blob and committing.
+pub const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
+
+/// How long a completed resumable upload's row is kept (for
+/// `GET /v1/uploads/{id}`).
+pub const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
+    pub plan: String,
+    pub grace_period: bool,
+    pub storage_bytes: u64,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRecord {
+    pub id: String,
+    pub account_id: String,
+    pub kind: KeyKind,
+    pub name: Option<String>,
+    pub origins: Vec<String>,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRow {
+    pub id: String,
+    pub account_id: String,
+    pub name: String,
+    pub folder: Option<String>,
+    pub size: u64,
+    pub content_type: String,
+    pub private: bool,
+    pub sha256: String,
+    pub blob_key: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    /// The bytes are in `inline_blobs` (small files), not in the blob store.
+    pub inline: bool,
+}
+
+/// A file row and, for an inline file, its bytes.
+pub type RowWithData = (FileRow, Option<Vec<u8>>);
+
+/// The limits an upload's commit enforces, read from the account's plan.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitLimits {
+    pub storage: u64,
+    pub uploads_per_period: u64,
+}
+
+/// Where a commit happens: the billing period, the request's idempotency
+/// key, and (for a resumable upload completing) the upload it completes.
+#[derive(Debug, Clone, Default)]
+pub struct CommitContext {
+    pub period: String,
+    pub idempotency_key: Option<String>,
+    /// Keys used before this are forgotten.
+    pub idempotency_since: i64,
+    pub tus_upload: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The file is stored and counted.
+    Committed(FileRow),
+    /// The idempotency key was used already: this is that upload's file.
+    Replayed(FileRow),
+    StorageExceeded {
+        used: u64,
+    },
+    UploadsExceeded {
+        count: u64,
+    },
+}
+
+/// Position in the newest-first order: (created_at, id) of the last file seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageAfter {
+    pub created_at: i64,
+    pub id: String,
+}
+
+/// Which folders a page covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FolderFilter {
+    /// Every file.
+    All,
+    /// The files of this folder only.
+    Exactly(String),
+    /// The files of this folder and of every folder under it.
+    Under(String),
+}
+
+/// What an account has used of its plan, as an upload's early check needs
+/// it: this period's uploads, and what incomplete resumable uploads hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Commitments {
+    /// Uploads committed this period.
+    pub upload_count: u64,
+    /// Bytes reserved by incomplete, unexpired resumable uploads.
+    pub reserved_bytes: u64,
+    /// Incomplete, unexpired resumable uploads (each counts as one upload).
+    pub pending_uploads: u64,
+}
+
+/// The counters of the usage record (bandwidth as flushed so far).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UsageCounters {
+    pub storage_bytes: u64,
+    pub upload_count: u64,
+    pub bandwidth_bytes: u64,
+}
+
+/// Bytes sent from an account's files in a billing period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BandwidthCount {
+    pub account_id: String,
+    pub period: String,
+    pub bytes: u64,
+}
+
+/// A resumable (tus) upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadRow {
+    pub id: String,
+    pub account_id: String,
+    pub file_id: String,
+    pub blob_key: String,
+    pub length: u64,
+    /// Bytes received and durable (tus's offset).
+    pub received: u64,
+    pub name: String,
+    /// As the client gave it; guessed from the name at completion when None.
+    pub content_type: Option<String>,
+    pub folder: Option<String>,
+    pub private: bool,
+    /// The file's lifetime (`expires`), from completion.
+    pub expires_ms: Option<i64>,
+    pub hash_state: String,
+    pub store_state: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub completed_at: Option<i64>,
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateOutcome {
+    Created,
+    /// The idempotency key was used already: this is that upload.
+    Replayed(Box<UploadRow>),
+    StorageExceeded {
+        used: u64,
+    },
+    UploadsExceeded {
+        count: u64,
+    },
+}
+
+/// Progress of one PATCH, recorded only if the upload is still at `from`.
+#[derive(Debug)]
+pub struct Progress {
+    /// An upload expired by now is not moved any more.
+    pub now: i64,
+    pub from: u64,
+    pub received: u64,
+    pub hash_state: String,
+    pub store_state: String,
+    pub tail: Option<Vec<u8>>,
+    pub expires_at: i64,
+}
+
+/// The connections of the store's pool (for the metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolStats {
+    pub connections: u32,
+    pub idle_connections: u32,
+}

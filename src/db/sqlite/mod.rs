@@ -1,0 +1,328 @@
+//! The metadata store on SQLite in WAL mode. Reads go through an r2d2 pool
+//! of connections on tokio's blocking pool ([`Db::run`]), point lookups on
+//! the calling thread when a connection is idle ([`Db::lookup`]); writes go
+//! through the single writer thread with group commit ([`Db::write`], see
+//! [`writer`]). Every connection runs with `synchronous = FULL`: a commit
+//! that answered is on disk, power cut or not. The modules hold the queries;
+//! [`SqliteStore`] is the [`MetaStore`](super::MetaStore) over them.
+
+pub(crate) mod accounts;
+pub(crate) mod blobs;
+pub(crate) mod files;
+pub(crate) mod keys;
+mod store;
+pub(crate) mod uploads;
+pub(crate) mod usage;
+pub(crate) mod writer;
+
+use r2d2::PooledConnection;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::Connection;
+use std::path::Path;
+use std::time::Duration;
+
+pub use super::DbError;
+pub use store::SqliteStore;
+
+/// A byte count as SQLite's signed integer; refused past `i64::MAX`
+/// instead of wrapping (SQLite has no unsigned integers).
+pub(crate) fn signed(n: u64) -> Result<i64, DbError> {
+    i64::try_from(n).map_err(|_| DbError::Invalid(format!("{n} is too large to store")))
+}
+
+impl From<rusqlite::Error> for DbError {
+    fn from(e: rusqlite::Error) -> Self {
+        match &e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DiskFull => {
+                DbError::DiskFull(Box::new(e))
+            }
+            _ => DbError::Backend(Box::new(e)),
+        }
+    }
+}
+
+impl From<r2d2::Error> for DbError {
+    fn from(e: r2d2::Error) -> Self {
+        DbError::Pool(Box::new(e))
+    }
+}
+
+/// Numbered migrations, applied in order; `PRAGMA user_version` records the last.
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_idempotency_by_file.sql"),
+    include_str!("migrations/0003_inline_blobs.sql"),
+    include_str!("migrations/0004_tus_uploads.sql"),
+];
+
+#[derive(Clone)]
+pub struct Db {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    writer: writer::Writer,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Db")
+    }
+}
+
+impl Db {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    /// The file (and its -wal and -shm, which SQLite creates with the main
+    /// file's mode) is readable by this user only: it holds the signing secret.
+    pub fn open(path: &Path) -> Result<Db, DbError> {
+        owner_only(path).map_err(|e| DbError::Invalid(format!("{}: {e}", path.display())))?;
+        let manager = SqliteConnectionManager::file(path).with_init(|c| {
+            init(c)?;
+            // Readers do point lookups and short pages: the OS page cache
+            // holds the database, a small cache of its own per reader keeps
+            // memory flat (8 readers × 512 KiB at most).
+            c.execute_batch("PRAGMA cache_size = -512;")
+        });
+        // The writer's connection first: it turns WAL on and migrates before
+        // the pool opens its readers (which would otherwise race it for the
+        // lock on a new file, and log "database is locked").
+        let mut conn = Connection::open(path)?;
+        init(&mut conn)?;
+        Self::migrate(&mut conn)?;
+        let pool = r2d2::Pool::builder()
+            .max_size(8)
+            // A local file does not go stale: no test query per checkout.
+            .test_on_check_out(false)
+            .connection_timeout(Duration::from_secs(10))
+            .build(manager)?;
+        let writer = writer::Writer::spawn(conn).map_err(|e| DbError::Task(e.to_string()))?;
+        Ok(Db { pool, writer })
+    }
+
+    fn migrate(conn: &mut Connection) -> Result<(), DbError> {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version = tx.query_row("PRAGMA user_version", [], |r| r.get::<_, usize>(0))?;
+        if version > MIGRATIONS.len() {
+            return Err(DbError::Invalid(format!(
+                "database schema version {version} is newer than this binary ({})",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            tx.execute_batch(sql)?;
+            tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The read pool's connections and idle ones (for the metrics).
+    pub(crate) fn pool_state(&self) -> r2d2::State {
+        self.pool.state()
+    }
+
+    /// A pooled connection (reads of tests and tools that know the file).
+    pub fn conn(&self) -> Result<PooledConnection<SqliteConnectionManager>, DbError> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `f` in the writer's next group commit; answers once it is durable.
+    /// `f` runs inside a transaction (in a savepoint of its own): what it
+    /// writes commits with the batch, or not at all when it returns an error.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        self.writer.write(f).await
+    }
+
+    /// Runs a point lookup (a few microseconds, by key, never a scan) right
+    /// here on the calling thread when a pooled connection is idle, else on
+    /// the blocking pool. WAL readers take no lock a writer holds, so this does
+    /// not wait on writes; the trip to another thread and back would cost
+    /// more than the lookup itself on the hot paths (auth, CDN, file GET).
+    pub async fn lookup<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        match self.pool.try_get() {
+            Some(mut conn) => f(&mut conn),
+            None => self.run(f).await,
+        }
+    }
+
+    /// Runs `f` with a pooled connection on the blocking pool (reads).
+    pub async fn run<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = pool.get()?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| DbError::Task(e.to_string()))?
+    }
+
+    /// `SELECT 1` through the pool, for health.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        self.run(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Creates the database file 0600 when missing, and narrows an existing one
+/// (and its -wal/-shm) to 0600.
+fn owner_only(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            if let Ok(meta) = std::fs::metadata(&p) {
+                if meta.permissions().mode() & 0o077 != 0 {
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// The pragmas of every connection.
+fn init(c: &mut Connection) -> rusqlite::Result<()> {
+    c.busy_timeout(Duration::from_secs(10))?;
+    c.set_prepared_statement_cache_capacity(64);
+    c.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = FULL;
+         PRAGMA foreign_keys = ON;",
+    )
+}
+
+/// A write transaction: its own, taking the write lock at once so that the
+/// checks made inside it (quota, monthly uploads) cannot race another writer;
+/// or, inside the writer's batch (which holds that lock already), a savepoint.
+pub(crate) enum WriteTx<'c> {
+    Own(rusqlite::Transaction<'c>),
+    Nested(rusqlite::Savepoint<'c>),
+}
+
+impl std::ops::Deref for WriteTx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            WriteTx::Own(t) => t,
+            WriteTx::Nested(s) => s,
+        }
+    }
+}
+
+impl WriteTx<'_> {
+    pub(crate) fn commit(self) -> Result<(), DbError> {
+        match self {
+            WriteTx::Own(t) => t.commit()?,
+            WriteTx::Nested(s) => s.commit()?,
+        }
+        Ok(())
+    }
+}
+
+/// Starts a [`WriteTx`]; dropped without `commit`, it rolls back.
+pub(crate) fn write_tx(conn: &mut Connection) -> Result<WriteTx<'_>, DbError> {
+    Ok(if conn.is_autocommit() {
+        WriteTx::Own(conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+    } else {
+        WriteTx::Nested(conn.savepoint()?)
+    })
+}
+
+/// Reads one value of `meta`, or stores `make()` when absent (in one transaction).
+pub(crate) fn meta_get_or_insert(
+    conn: &mut Connection,
+    key: &str,
+    make: impl FnOnce() -> String,
+) -> Result<String, DbError> {
+    let tx = write_tx(conn)?;
+    let existing: Option<String> = tx
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?;
+    let value = match existing {
+        Some(v) => v,
+        None => {
+            let v = make();
+            tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", [key, &v])?;
+            v
+        }
+    };
+    tx.commit()?;
+    Ok(value)
+}
+
+pub(crate) use rusqlite::OptionalExtension;
+
+#[cfg(test)]
+pub(crate) fn test_db() -> (tempfile::TempDir, Db) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(&dir.path().join("t.db")).unwrap();
+    (dir, db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_once_and_reopens() {
+        let (dir, db) = test_db();
+        let v: usize = db
+            .conn()
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len());
+        drop(db);
+        let again = Db::open(&dir.path().join("t.db")).unwrap();
+        let mode: String = again
+            .conn()
+            .unwrap()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn a_full_disk_stays_507_through_the_neutral_error() {
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        let e = DbError::from(full);
+        assert!(matches!(e, DbError::DiskFull(_)), "{e:?}");
+        assert_eq!(crate::error::ApiError::from(e).status().as_u16(), 507);
+        let other = DbError::from(rusqlite::Error::QueryReturnedNoRows);
+        assert!(matches!(other, DbError::Backend(_)), "{other:?}");
+        assert_eq!(crate::error::ApiError::from(other).status().as_u16(), 500);
+    }
+
+    #[tokio::test]
+    async fn every_connection_commits_durably() {
+        let (_dir, db) = test_db();
+        let sync = |c: &mut Connection| -> Result<i64, DbError> {
+            Ok(c.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
+        };
+        assert_eq!(sync(&mut db.conn().unwrap()).unwrap(), 2, "pool: FULL");
+        assert_eq!(db.write(sync).await.unwrap(), 2, "writer: FULL");
+    }
+}

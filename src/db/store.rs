@@ -1,0 +1,222 @@
+//! The metadata store's seam: every operation the rest of the program needs,
+//! at the level of its business rules. Each method is one transaction of the
+//! implementation (its checks made inside it), so that an implementation on
+//! a database server keeps every rule across nodes. SQLite
+//! ([`super::sqlite::SqliteStore`]) is the one implementation today.
+
+use super::model::*;
+use super::DbError;
+use async_trait::async_trait;
+use bytes::Bytes;
+
+pub type DynMetaStore = std::sync::Arc<dyn MetaStore>;
+
+#[async_trait]
+pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
+    // Files.
+
+    /// Commits an uploaded blob as a file, or refuses it, in one transaction:
+    /// the idempotency key is looked up, then the storage quota and the
+    /// period's upload count are checked (counting what incomplete resumable
+    /// uploads hold) so that concurrent uploads can never pass a quota
+    /// together. On success the blob's upload guard is released; a small
+    /// file's bytes (`inline`, when `f.inline`) are stored with its row. A
+    /// resumable upload completing (`ctx.tus_upload`) gives back its
+    /// reservation and is marked complete.
+    async fn commit_upload(
+        &self,
+        f: FileRow,
+        inline: Option<Bytes>,
+        limits: CommitLimits,
+        ctx: CommitContext,
+    ) -> Result<CommitOutcome, DbError>;
+
+    /// A file of `account_id` that exists and has not expired at `now`.
+    async fn file(&self, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError>;
+
+    /// A live file with its bytes when they are inline: what the CDN serves
+    /// (a hot path: no more than a point lookup).
+    async fn file_with_data(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError>;
+
+    /// The live file an idempotency key (used since `since`) points to.
+    async fn replayed_file(
+        &self,
+        account_id: &str,
+        key: &str,
+        since: i64,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError>;
+
+    /// Up to `limit + 1` live files, newest first, strictly after `after`.
+    async fn page(
+        &self,
+        account_id: &str,
+        folder: FolderFilter,
+        after: Option<PageAfter>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError>;
+
+    /// Removes a live file: its row goes, its bytes are given back and its
+    /// blob is queued for deletion (due now). None when absent.
+    async fn delete_file(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError>;
+
+    /// Removes up to `max` files whose time has come, as `delete_file` does.
+    async fn reap_expired_files(&self, now: i64, max: u32) -> Result<Vec<FileRow>, DbError>;
+
+    /// Forgets idempotency keys used before `before`.
+    async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError>;
+
+    // The blob deletion queue.
+
+    /// Registers a blob an upload is about to write: collected after
+    /// [`UPLOAD_GUARD_MS`] unless the upload's commit releases it first.
+    async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError>;
+
+    /// Queues a blob for deletion, due at `due` (or earlier if queued so).
+    async fn schedule_blob_deletion(&self, blob_key: &str, due: i64) -> Result<(), DbError>;
+
+    /// Blobs due for deletion at `now`, with their failed attempts; a queued
+    /// blob that a file still references is dropped from the queue instead.
+    async fn due_blobs(&self, now: i64, max: u32) -> Result<Vec<(String, u32)>, DbError>;
+
+    /// Forgets a queued blob (deleted); false when it was not queued.
+    async fn blob_deleted(&self, blob_key: &str) -> Result<bool, DbError>;
+
+    /// A deletion failed: try again at `retry_at`.
+    async fn blob_deletion_failed(
+        &self,
+        blob_key: &str,
+        retry_at: i64,
+        error: &str,
+    ) -> Result<(), DbError>;
+
+    /// At start no upload is in flight: makes every upload guard due now.
+    async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
+
+    // Usage.
+
+    /// The period's uploads and what incomplete resumable uploads hold, for
+    /// the checks an upload makes before reading its body.
+    async fn commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError>;
+
+    /// The account's stored bytes and the period's counters, read together.
+    async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError>;
+
+    /// Adds the bytes the CDN sent, all in one transaction.
+    async fn add_bandwidth(&self, counts: Vec<BandwidthCount>) -> Result<(), DbError>;
+
+    // Keys and accounts.
+
+    /// The live key whose secret hashes to `hash`, with its account (the
+    /// hot path of every request: no more than two point lookups).
+    async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError>;
+
+    /// Origins of every live public key (CORS preflights carry no key).
+    async fn public_origins(&self) -> Result<Vec<String>, DbError>;
+
+    async fn account(&self, id: &str) -> Result<Option<Account>, DbError>;
+
+    /// An account by its id or its (unique) name.
+    async fn find_account(&self, id_or_name: &str) -> Result<Option<Account>, DbError>;
+
+    async fn count_accounts(&self) -> Result<u64, DbError>;
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, DbError>;
+
+    /// Creates the account unless its name is an existing account's name or
+    /// id (false then), in one transaction.
+    async fn create_account(&self, account: Account) -> Result<bool, DbError>;
+
+    /// Changes what is given of an account's plan and grace period; the
+    /// account as it is then (None when absent).
+    async fn set_account(
+        &self,
+        id: &str,
+        plan: Option<String>,
+        grace_period: Option<bool>,
+    ) -> Result<Option<Account>, DbError>;
+
+    /// Stores a key; only the SHA-256 of its secret is kept.
+    async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError>;
+
+    async fn key(&self, id: &str) -> Result<Option<KeyRecord>, DbError>;
+
+    /// Every key, or those of one account, oldest first.
+    async fn list_keys(&self, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError>;
+
+    /// Revokes a key; true when it was live.
+    async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError>;
+
+    /// The value of `key` in the server's own settings, or `value` stored
+    /// now when there is none (in one transaction: every node gets the same).
+    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError>;
+
+    // Resumable uploads.
+
+    /// The upload an earlier creation with this idempotency key made.
+    async fn replayed_upload(
+        &self,
+        account_id: &str,
+        key: &str,
+    ) -> Result<Option<UploadRow>, DbError>;
+
+    /// Creates the upload if the account has room for its declared length and
+    /// one more upload this period (counting what other incomplete uploads
+    /// hold), and releases its blob's upload guard, in one transaction.
+    async fn create_upload(
+        &self,
+        upload: UploadRow,
+        storage_quota: u64,
+        uploads_quota: u64,
+        period: &str,
+    ) -> Result<CreateOutcome, DbError>;
+
+    /// The upload `id` of `account_id` (expired or not; the caller decides).
+    async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError>;
+
+    /// The bytes of the upload not yet in the blob store.
+    async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError>;
+
+    /// Records a PATCH's progress; false when another request moved the
+    /// upload first (or it is gone, complete or expired).
+    async fn advance_upload(&self, id: &str, progress: Progress) -> Result<bool, DbError>;
+
+    /// Removes an upload (an incomplete one's blob queued for deletion);
+    /// true when it was there.
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<bool, DbError>;
+
+    /// Removes up to `max` uploads whose time is up; returns the blob keys
+    /// and store states of the incomplete ones (for an early abort).
+    async fn reap_expired_uploads(
+        &self,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<(String, String)>, DbError>;
+
+    /// Blob keys of the incomplete uploads (never swept from the store).
+    async fn live_upload_keys(&self) -> Result<Vec<String>, DbError>;
+
+    // Operating.
+
+    /// A round trip to the database, for health.
+    async fn ping(&self) -> Result<(), DbError>;
+
+    /// The pool's connections, for the metrics.
+    fn pool_stats(&self) -> PoolStats;
+}
