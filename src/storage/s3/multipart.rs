@@ -202,11 +202,11 @@ pub fn part_size_for(size: u64) -> u64 {
 
 /// A multipart upload in progress.
 #[derive(Clone)]
-struct Upload {
-    client: Client,
-    bucket: String,
-    key: String,
-    id: String,
+pub(super) struct Upload {
+    pub(super) client: Client,
+    pub(super) bucket: String,
+    pub(super) key: String,
+    pub(super) id: String,
 }
 
 impl Upload {
@@ -271,7 +271,7 @@ impl Upload {
     }
 
     /// One AbortMultipartUpload; an upload that no longer exists is aborted.
-    async fn abort_once(&self) -> Result<(), StorageError> {
+    pub(super) async fn abort_once(&self) -> Result<(), StorageError> {
         let request = self
             .client
             .abort_multipart_upload()

@@ -177,24 +177,15 @@ impl S3Store {
     }
 
     pub(super) async fn abort(&self, key: &str, state: &str) -> Result<(), StorageError> {
-        let object = self.object_key(key)?;
-        let state = State::parse(state)?;
-        let request = self
-            .client
-            .abort_multipart_upload()
-            .bucket(&self.bucket)
-            .key(&object)
-            .upload_id(&state.upload_id)
-            .send();
-        match within(REQUEST_TIMEOUT, request).await? {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|se| se.is_no_such_upload()) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(backend(e)),
+        // One AbortMultipartUpload, as for an interrupted put: an upload
+        // that no longer exists is aborted.
+        super::multipart::Upload {
+            client: self.client.clone(),
+            bucket: self.bucket.clone(),
+            key: self.object_key(key)?,
+            id: State::parse(state)?.upload_id,
         }
+        .abort_once()
+        .await
     }
 }
