@@ -1,0 +1,88 @@
+//! Accounts, keys and the server's settings on PostgreSQL.
+
+use super::{execute, query_opt, rows, DbError};
+use crate::db::model::{Account, KeyRecord};
+use deadpool_postgres::{GenericClient, Transaction};
+use tokio_postgres::error::SqlState;
+
+/// An account by its id or its (unique) name; the id wins.
+pub(crate) async fn find_account<C: GenericClient>(
+    c: &C,
+    id_or_name: &str,
+) -> Result<Option<Account>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM accounts WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1",
+        rows::ACCOUNT
+    );
+    Ok(query_opt(c, &sql, &[&id_or_name])
+        .await?
+        .map(|r| rows::account(&r)))
+}
+
+/// Creates the account unless its name is an existing account's name or id
+/// (false then). Two nodes creating the same name at once: the unique index
+/// refuses the second, as SQLite's does.
+pub(crate) async fn create_account(tx: &Transaction<'_>, a: &Account) -> Result<bool, DbError> {
+    if find_account(tx, &a.name).await?.is_some() {
+        return Ok(false);
+    }
+    execute(
+        tx,
+        "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
+         VALUES ($1, $2, $3, $4, 0, $5)",
+        &[&a.id, &a.name, &a.plan, &a.grace_period, &a.created_at],
+    )
+    .await
+    .map_err(|e| match &e {
+        DbError::Backend(b)
+            if b.downcast_ref::<tokio_postgres::Error>()
+                .and_then(|e| e.code())
+                == Some(&SqlState::UNIQUE_VIOLATION) =>
+        {
+            DbError::Invalid(format!("an account named {:?} already exists", a.name))
+        }
+        _ => e,
+    })?;
+    Ok(true)
+}
+
+pub(crate) async fn create_key<C: GenericClient>(
+    c: &C,
+    k: &KeyRecord,
+    hash: &[u8; 32],
+) -> Result<(), DbError> {
+    let origins = serde_json::to_string(&k.origins).map_err(|e| DbError::Invalid(e.to_string()))?;
+    execute(
+        c,
+        "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            &k.id,
+            &k.account_id,
+            &k.kind.as_str(),
+            &k.name,
+            &&hash[..],
+            &origins,
+            &k.created_at,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The value of `key`, or `value` stored now. The insert waits for a
+/// concurrent one of the same key, then the read sees the winner's value.
+pub(crate) async fn meta_get_or_insert(
+    tx: &Transaction<'_>,
+    key: &str,
+    value: &str,
+) -> Result<String, DbError> {
+    execute(
+        tx,
+        "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+        &[&key, &value],
+    )
+    .await?;
+    let row = super::query_one(tx, "SELECT value FROM meta WHERE key = $1", &[&key]).await?;
+    Ok(row.get(0))
+}

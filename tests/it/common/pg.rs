@@ -1,0 +1,98 @@
+//! The suite on PostgreSQL: with `FILESTORE_TEST_DATABASE_URL` set (a URL
+//! of a database the tests may create databases from, e.g.
+//! `postgres://postgres@127.0.0.1:5432/postgres`), every test server gets a
+//! database of its own (`CREATE DATABASE`), kept across restarts of the same
+//! data dir. `contrib/pg-test.sh` starts a throwaway PostgreSQL and runs the
+//! suite on it.
+
+use std::path::Path;
+
+/// The admin URL, when the suite runs on PostgreSQL.
+pub fn admin_url() -> Option<String> {
+    std::env::var("FILESTORE_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+/// Prints why a test that reads SQLite itself is skipped on PostgreSQL;
+/// true then.
+#[allow(dead_code)]
+pub fn skip_on_postgres(why: &str) -> bool {
+    if admin_url().is_some() {
+        eprintln!("skipped on PostgreSQL: {why}");
+        return true;
+    }
+    false
+}
+
+/// The database of the test server on `data_dir` (created on its first
+/// start; the name is kept in the data dir for restarts), or None on SQLite.
+pub async fn database_for(data_dir: &Path) -> Option<String> {
+    let admin = admin_url()?;
+    let marker = data_dir.join(".test-database");
+    let name = match std::fs::read_to_string(&marker) {
+        Ok(name) => name,
+        Err(_) => {
+            let name = format!("fs_test_{}", hex::encode(rand::random::<[u8; 8]>()));
+            let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                .await
+                .expect("FILESTORE_TEST_DATABASE_URL connects");
+            let task = tokio::spawn(conn);
+            client
+                .batch_execute(&format!("CREATE DATABASE {name}"))
+                .await
+                .expect("create the test database");
+            drop(client);
+            let _ = task.await;
+            std::fs::write(&marker, &name).expect("write the database marker");
+            name
+        }
+    };
+    Some(with_database(&admin, &name))
+}
+
+/// `url` with its database replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let host_part = match base[scheme_end..].find('/') {
+        Some(i) => &base[..scheme_end + i],
+        None => base,
+    };
+    format!("{host_part}/{name}{query}")
+}
+
+/// Runs one query on a connection of its own, on a thread of its own (the
+/// caller may be inside a runtime, of any flavour); its first row.
+fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> T {
+    let (url, sql) = (url.to_string(), sql.to_string());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("test database connects");
+            tokio::spawn(conn);
+            let row = client.query_one(&sql, &[]).await.expect(&sql);
+            get(&row)
+        })
+    })
+    .join()
+    .expect("query thread")
+}
+
+/// One number (`SELECT COUNT(*) …`).
+pub fn count(url: &str, sql: &str) -> i64 {
+    first_row(url, sql, |r| r.get(0))
+}
+
+/// One text value.
+pub fn text(url: &str, sql: &str) -> String {
+    first_row(url, sql, |r| r.get(0))
+}
