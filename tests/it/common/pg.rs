@@ -2,10 +2,11 @@
 //! of a database the tests may create databases from, e.g.
 //! `postgres://postgres@127.0.0.1:5432/postgres`), every test server gets a
 //! database of its own (`CREATE DATABASE`), kept across restarts of the same
-//! data dir. `contrib/pg-test.sh` starts a throwaway PostgreSQL and runs the
+//! data dir (in this process). `contrib/pg-test.sh` starts a throwaway PostgreSQL and runs the
 //! suite on it.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// The admin URL, when the suite runs on PostgreSQL.
 pub fn admin_url() -> Option<String> {
@@ -16,7 +17,6 @@ pub fn admin_url() -> Option<String> {
 
 /// Prints why a test that reads SQLite itself is skipped on PostgreSQL;
 /// true then.
-#[allow(dead_code)]
 pub fn skip_on_postgres(why: &str) -> bool {
     if admin_url().is_some() {
         eprintln!("skipped on PostgreSQL: {why}");
@@ -25,14 +25,19 @@ pub fn skip_on_postgres(why: &str) -> bool {
     false
 }
 
+/// The databases of the data dirs the test servers ran on (a restart on the
+/// same data dir finds its database again).
+static DATABASES: std::sync::Mutex<BTreeMap<PathBuf, String>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
 /// The database of the test server on `data_dir` (created on its first
-/// start; the name is kept in the data dir for restarts), or None on SQLite.
+/// start), or None on SQLite.
 pub async fn database_for(data_dir: &Path) -> Option<String> {
     let admin = admin_url()?;
-    let marker = data_dir.join(".test-database");
-    let name = match std::fs::read_to_string(&marker) {
-        Ok(name) => name,
-        Err(_) => {
+    let known = DATABASES.lock().unwrap().get(data_dir).cloned();
+    let name = match known {
+        Some(name) => name,
+        None => {
             let name = format!("fs_test_{}", hex::encode(rand::random::<[u8; 8]>()));
             let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
                 .await
@@ -44,7 +49,10 @@ pub async fn database_for(data_dir: &Path) -> Option<String> {
                 .expect("create the test database");
             drop(client);
             let _ = task.await;
-            std::fs::write(&marker, &name).expect("write the database marker");
+            DATABASES
+                .lock()
+                .unwrap()
+                .insert(data_dir.to_path_buf(), name.clone());
             name
         }
     };

@@ -1,0 +1,262 @@
+//! The PostgreSQL store's rules across nodes: several `PgStore`s on one
+//! database stand for several `serve` nodes. Run with
+//! `FILESTORE_TEST_DATABASE_URL` (see `common::pg`); skipped without.
+
+use crate::common::pg;
+use filestore::db::{
+    Account, CommitContext, CommitLimits, CommitOutcome, FileRow, MetaStore, PgStore,
+};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// `n` stores on one new database, connected at once (migrating at once).
+async fn nodes(n: usize) -> Option<(tempfile::TempDir, Vec<Arc<PgStore>>)> {
+    pg::admin_url()?;
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let connecting = (0..n).map(|_| {
+        let url = url.clone();
+        tokio::spawn(async move { PgStore::connect(&url).await })
+    });
+    let mut stores = Vec::new();
+    for c in connecting {
+        stores.push(Arc::new(c.await.unwrap().expect("every node starts")));
+    }
+    Some((dir, stores))
+}
+
+fn skipped() {
+    eprintln!("skipped: set FILESTORE_TEST_DATABASE_URL to run the PostgreSQL tests");
+}
+
+async fn account(store: &PgStore) -> String {
+    let id = filestore::domain::ids::account_id();
+    let created = store
+        .create_account(Account {
+            id: id.clone(),
+            name: format!("n-{id}"),
+            plan: "free".into(),
+            grace_period: false,
+            storage_bytes: 0,
+            created_at: 1,
+        })
+        .await
+        .unwrap();
+    assert!(created);
+    id
+}
+
+fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) -> FileRow {
+    let id = filestore::domain::ids::file_id();
+    FileRow {
+        blob_key: format!("{account}/{id}"),
+        id,
+        account_id: account.into(),
+        name: format!("f{i}"),
+        folder: None,
+        size,
+        content_type: "text/plain".into(),
+        private: false,
+        sha256: String::new(),
+        created_at: 1000 + i as i64,
+        expires_at,
+        inline: true,
+    }
+}
+
+async fn commit(store: Arc<PgStore>, f: FileRow, limits: CommitLimits) -> CommitOutcome {
+    let data = bytes::Bytes::from(vec![b'x'; f.size as usize]);
+    store
+        .commit_upload(
+            f,
+            Some(data),
+            limits,
+            CommitContext {
+                period: "2026-11".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_starting_at_once_migrate_once() {
+    let Some((dir, stores)) = nodes(4).await else {
+        return skipped();
+    };
+    let url = pg::database_for(dir.path()).await.unwrap();
+    assert_eq!(
+        pg::count(&url, "SELECT COUNT(*) FROM schema_version"),
+        1,
+        "one migration, recorded once"
+    );
+    // A node started later finds nothing to do.
+    PgStore::connect(&url).await.unwrap();
+    assert_eq!(
+        pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version"),
+        1
+    );
+    drop(stores);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_commits_on_two_nodes_never_pass_the_quotas_together() {
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let acc = account(&stores[0]).await;
+    // Storage: 30 uploads of 100 bytes at once against 1000 bytes.
+    let limits = CommitLimits {
+        storage: 1000,
+        uploads_per_period: 1000,
+    };
+    let tasks: Vec<_> = (0..30)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            tokio::spawn(commit(store, inline_file(&acc, i, 100, None), limits))
+        })
+        .collect();
+    let mut committed = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            CommitOutcome::Committed(_) => committed += 1,
+            CommitOutcome::StorageExceeded { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(committed, 10);
+    assert_eq!(
+        stores[1]
+            .account(&acc)
+            .await
+            .unwrap()
+            .unwrap()
+            .storage_bytes,
+        1000
+    );
+    // Monthly uploads: 12 more at once against 15 a month (10 used).
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: 15,
+    };
+    let tasks: Vec<_> = (0..12)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            tokio::spawn(commit(store, inline_file(&acc, 100 + i, 1, None), limits))
+        })
+        .collect();
+    let mut committed = 0;
+    for t in tasks {
+        if let CommitOutcome::Committed(_) = t.await.unwrap() {
+            committed += 1;
+        }
+    }
+    assert_eq!(committed, 5);
+    assert_eq!(
+        stores[0].usage(&acc, "2026-11").await.unwrap().upload_count,
+        15
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_reaping_at_once_take_each_file_and_blob_once() {
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let acc = account(&stores[0]).await;
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    for i in 0..60 {
+        commit(
+            stores[0].clone(),
+            inline_file(&acc, i, 10, Some(5000)),
+            limits,
+        )
+        .await;
+    }
+    for i in 0..80 {
+        stores[0]
+            .schedule_blob_deletion(&format!("gone/{i}"), 10)
+            .await
+            .unwrap();
+    }
+    let reap = |s: Arc<PgStore>| {
+        tokio::spawn(async move {
+            let mut files = Vec::new();
+            let mut blobs = Vec::new();
+            for _ in 0..10 {
+                files.extend(s.reap_expired_files(6000, 7).await.unwrap());
+                blobs.extend(s.due_blobs(6000, 9).await.unwrap());
+            }
+            (files, blobs)
+        })
+    };
+    let (a, b) = (reap(stores[0].clone()), reap(stores[1].clone()));
+    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    let files: Vec<String> = a.0.iter().chain(&b.0).map(|f| f.id.clone()).collect();
+    let unique: BTreeSet<&String> = files.iter().collect();
+    assert_eq!(
+        (files.len(), unique.len()),
+        (60, 60),
+        "each file reaped once"
+    );
+    assert_eq!(
+        stores[1]
+            .account(&acc)
+            .await
+            .unwrap()
+            .unwrap()
+            .storage_bytes,
+        0
+    );
+    let blobs: Vec<String> = a.1.iter().chain(&b.1).map(|(k, _)| k.clone()).collect();
+    let unique: BTreeSet<&String> = blobs.iter().collect();
+    assert_eq!(
+        (blobs.len(), unique.len()),
+        (80, 80),
+        "each blob claimed once"
+    );
+    // A claim is a lease: not handed out again before it ends, then again
+    // (the node that took it may have died) until the deletion is recorded.
+    assert!(stores[0]
+        .due_blobs(6000 + 1000, 100)
+        .await
+        .unwrap()
+        .is_empty());
+    let again = stores[1]
+        .due_blobs(6000 + 10 * 60 * 1000, 100)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 80);
+    for (k, _) in &again {
+        assert!(stores[0].blob_deleted(k).await.unwrap());
+    }
+    assert!(stores[1]
+        .due_blobs(i64::MAX / 2, 100)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_gets_the_same_generated_secret() {
+    let Some((_dir, stores)) = nodes(3).await else {
+        return skipped();
+    };
+    let tasks: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let s = s.clone();
+            tokio::spawn(async move { s.meta_get_or_insert("k", format!("v{i}")).await })
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for t in tasks {
+        seen.insert(t.await.unwrap().unwrap());
+    }
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}
