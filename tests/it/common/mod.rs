@@ -76,6 +76,9 @@ pub struct TestOptions {
     pub reap_interval: Option<Duration>,
     /// An existing data dir (to test restarts); a temp dir otherwise.
     pub data_dir: Option<PathBuf>,
+    /// On PostgreSQL: the database to use (another node's), instead of one
+    /// of its own.
+    pub database_url: Option<String>,
 }
 
 pub struct TestServer {
@@ -137,7 +140,11 @@ impl TestServer {
         )
         .expect("valid test config");
         let mut config = config;
-        if let Some(url) = pg::database_for(&data_dir).await {
+        let url = match opts.database_url.clone() {
+            Some(url) => Some(url),
+            None => pg::database_for(&data_dir).await,
+        };
+        if let Some(url) = url {
             config.database_url = Some(filestore::config::Secret::new(url));
         }
         let clock = Clock::new();
@@ -222,7 +229,8 @@ impl TestServer {
         }
     }
 
-    fn database_url(&self) -> &str {
+    /// The PostgreSQL database's URL (panics on SQLite).
+    pub fn database_url(&self) -> &str {
         self.app
             .config
             .database_url
