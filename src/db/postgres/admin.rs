@@ -1,6 +1,6 @@
 //! Accounts, keys and the server's settings on PostgreSQL.
 
-use super::{execute, query_opt, rows, DbError};
+use super::{execute, query, query_opt, rows, DbError};
 use crate::db::model::{Account, KeyRecord};
 use deadpool_postgres::{GenericClient, Transaction};
 use tokio_postgres::error::SqlState;
@@ -85,4 +85,68 @@ pub(crate) async fn meta_get_or_insert(
     .await?;
     let row = super::query_one(tx, "SELECT value FROM meta WHERE key = $1", &[&key]).await?;
     Ok(row.get(0))
+}
+
+/// The live key whose secret hashes to `hash`, with its account (one join).
+pub(crate) async fn key_by_hash<C: GenericClient>(
+    c: &C,
+    hash: &[u8; 32],
+) -> Result<Option<(KeyRecord, Account)>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+        rows::KEY_AND_ACCOUNT
+    );
+    query_opt(c, &sql, &[&&hash[..]])
+        .await?
+        .map(|r| rows::key_and_account(&r))
+        .transpose()
+}
+
+pub(crate) async fn public_origins<C: GenericClient>(c: &C) -> Result<Vec<String>, DbError> {
+    let rows = query(
+        c,
+        "SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL",
+        &[],
+    )
+    .await?;
+    Ok(rows
+        .iter()
+        .flat_map(|r| serde_json::from_str::<Vec<String>>(r.get(0)).unwrap_or_default())
+        .collect())
+}
+
+/// Every key, or those of one account, oldest first.
+pub(crate) async fn list_keys<C: GenericClient>(
+    c: &C,
+    account_id: Option<&str>,
+) -> Result<Vec<KeyRecord>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM api_keys WHERE $1::TEXT IS NULL OR account_id = $1
+         ORDER BY created_at, id",
+        rows::KEY
+    );
+    query(c, &sql, &[&account_id])
+        .await?
+        .iter()
+        .map(rows::key)
+        .collect()
+}
+
+/// Changes what is given (one statement; NULL leaves a column as it is).
+pub(crate) async fn set_account<C: GenericClient>(
+    c: &C,
+    id: &str,
+    plan: Option<String>,
+    grace_period: Option<bool>,
+) -> Result<Option<Account>, DbError> {
+    let sql = format!(
+        "UPDATE accounts SET plan = COALESCE($2, plan),
+             grace_period = COALESCE($3, grace_period)
+         WHERE id = $1 RETURNING {}",
+        rows::ACCOUNT
+    );
+    Ok(query_opt(c, &sql, &[&id, &plan, &grace_period])
+        .await?
+        .map(|r| rows::account(&r)))
 }

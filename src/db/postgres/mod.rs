@@ -9,6 +9,7 @@
 
 mod admin;
 mod files;
+mod queue;
 mod rows;
 mod store;
 mod uploads;

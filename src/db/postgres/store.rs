@@ -1,16 +1,12 @@
 //! [`MetaStore`] on PostgreSQL: each method one transaction (or one
 //! statement, which is its own), on a pooled connection.
 
-use super::{execute, files, query, query_opt, rows, signed, unsigned, uploads, DbError};
+use super::{execute, files, query, query_opt, queue, rows, unsigned, uploads, DbError};
 use crate::db::model::*;
 use crate::db::MetaStore;
 use async_trait::async_trait;
 use bytes::Bytes;
 use deadpool_postgres::Pool;
-
-/// How long a collector's claim on a due blob lasts: another node takes the
-/// blob again only after this (the first one died mid-deletion).
-const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
 
 /// The PostgreSQL metadata store.
 #[derive(Clone)]
@@ -143,24 +139,12 @@ impl MetaStore for PgStore {
 
     async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError> {
         let c = self.pool.get().await?;
-        let n = execute(
-            &c,
-            "DELETE FROM idempotency_keys WHERE created_at < $1",
-            &[&before],
-        )
-        .await?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        queue::prune_idempotency(&c, before).await
     }
 
     async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError> {
         let c = self.pool.get().await?;
-        execute(
-            &c,
-            "INSERT INTO blob_deletions (blob_key, due_at) VALUES ($1, $2)",
-            &[&blob_key, &(now + UPLOAD_GUARD_MS)],
-        )
-        .await?;
-        Ok(())
+        queue::guard_upload(&c, blob_key, now).await
     }
 
     async fn schedule_blob_deletion(&self, blob_key: &str, due: i64) -> Result<(), DbError> {
@@ -168,36 +152,8 @@ impl MetaStore for PgStore {
         files::schedule(&c, blob_key, due).await
     }
 
-    /// Claims due blobs: their rows are moved a lease ahead, skipping rows
-    /// another node is claiming, so two nodes never take the same blob and a
-    /// node that dies leaves its claims to be taken again after the lease.
     async fn due_blobs(&self, now: i64, max: u32) -> Result<Vec<(String, u32)>, DbError> {
-        in_tx!(self, |tx| {
-            let dropped: Result<u64, DbError> = execute(
-                &tx,
-                "DELETE FROM blob_deletions b WHERE due_at <= $1
-                 AND EXISTS (SELECT 1 FROM files f WHERE f.blob_key = b.blob_key)",
-                &[&now],
-            )
-            .await;
-            match dropped {
-                Err(e) => Err(e),
-                Ok(_) => query(
-                    &tx,
-                    "UPDATE blob_deletions SET due_at = $3 WHERE blob_key IN (
-                         SELECT blob_key FROM blob_deletions WHERE due_at <= $1
-                         ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-                     RETURNING blob_key, attempts",
-                    &[&now, &i64::from(max), &(now + DELETION_LEASE_MS)],
-                )
-                .await
-                .map(|rows| {
-                    rows.iter()
-                        .map(|r| (r.get(0), u32::try_from(r.get::<_, i32>(1)).unwrap_or(0)))
-                        .collect()
-                }),
-            }
-        })
+        in_tx!(self, |tx| queue::claim_due(&tx, now, max).await)
     }
 
     async fn blob_deleted(&self, blob_key: &str) -> Result<bool, DbError> {
@@ -212,14 +168,7 @@ impl MetaStore for PgStore {
         error: &str,
     ) -> Result<(), DbError> {
         let c = self.pool.get().await?;
-        execute(
-            &c,
-            "UPDATE blob_deletions SET attempts = attempts + 1, due_at = $2, last_error = $3
-             WHERE blob_key = $1",
-            &[&blob_key, &retry_at, &error],
-        )
-        .await?;
-        Ok(())
+        queue::failed(&c, blob_key, retry_at, error).await
     }
 
     /// Nothing: with several nodes on one database, a node starting cannot
@@ -248,81 +197,21 @@ impl MetaStore for PgStore {
 
     async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError> {
         let c = self.pool.get().await?;
-        // One statement: one snapshot of both tables.
-        let row = query_opt(
-            &c,
-            "SELECT a.storage_bytes, COALESCE(u.upload_count, 0), COALESCE(u.bandwidth_bytes, 0)
-             FROM accounts a LEFT JOIN usage_periods u
-               ON u.account_id = a.id AND u.period = $2
-             WHERE a.id = $1",
-            &[&account_id, &period],
-        )
-        .await?;
-        Ok(row
-            .map(|r| UsageCounters {
-                storage_bytes: unsigned(r.get(0)),
-                upload_count: unsigned(r.get(1)),
-                bandwidth_bytes: unsigned(r.get(2)),
-            })
-            .unwrap_or_default())
+        queue::usage(&c, account_id, period).await
     }
 
-    async fn add_bandwidth(&self, mut counts: Vec<BandwidthCount>) -> Result<(), DbError> {
-        // In key order: two nodes flushing at once lock rows in one order.
-        counts.sort_by(|a, b| (&a.account_id, &a.period).cmp(&(&b.account_id, &b.period)));
-        in_tx!(self, |tx| {
-            let mut out = Ok(());
-            for b in &counts {
-                let bytes = match signed(b.bytes) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        out = Err(e);
-                        break;
-                    }
-                };
-                if let Err(e) = execute(
-                    &tx,
-                    "INSERT INTO usage_periods (account_id, period, bandwidth_bytes)
-                     VALUES ($1, $2, $3)
-                     ON CONFLICT (account_id, period)
-                     DO UPDATE SET bandwidth_bytes = usage_periods.bandwidth_bytes + $3",
-                    &[&b.account_id, &b.period, &bytes],
-                )
-                .await
-                {
-                    out = Err(e);
-                    break;
-                }
-            }
-            out
-        })
+    async fn add_bandwidth(&self, counts: Vec<BandwidthCount>) -> Result<(), DbError> {
+        in_tx!(self, |tx| queue::add_bandwidth(&tx, counts).await)
     }
 
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
         let c = self.pool.get().await?;
-        let sql = format!(
-            "SELECT {} FROM api_keys k JOIN accounts a ON a.id = k.account_id
-             WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
-            rows::KEY_AND_ACCOUNT
-        );
-        query_opt(&c, &sql, &[&&hash[..]])
-            .await?
-            .map(|r| rows::key_and_account(&r))
-            .transpose()
+        super::admin::key_by_hash(&c, &hash).await
     }
 
     async fn public_origins(&self) -> Result<Vec<String>, DbError> {
         let c = self.pool.get().await?;
-        let rows = query(
-            &c,
-            "SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL",
-            &[],
-        )
-        .await?;
-        Ok(rows
-            .iter()
-            .flat_map(|r| serde_json::from_str::<Vec<String>>(r.get(0)).unwrap_or_default())
-            .collect())
+        super::admin::public_origins(&c).await
     }
 
     async fn account(&self, id: &str) -> Result<Option<Account>, DbError> {
@@ -374,16 +263,7 @@ impl MetaStore for PgStore {
         grace_period: Option<bool>,
     ) -> Result<Option<Account>, DbError> {
         let c = self.pool.get().await?;
-        // One statement; NULL leaves a column as it is.
-        let sql = format!(
-            "UPDATE accounts SET plan = COALESCE($2, plan),
-                 grace_period = COALESCE($3, grace_period)
-             WHERE id = $1 RETURNING {}",
-            rows::ACCOUNT
-        );
-        Ok(query_opt(&c, &sql, &[&id, &plan, &grace_period])
-            .await?
-            .map(|r| rows::account(&r)))
+        super::admin::set_account(&c, id, plan, grace_period).await
     }
 
     async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
@@ -405,16 +285,7 @@ impl MetaStore for PgStore {
 
     async fn list_keys(&self, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
         let c = self.pool.get().await?;
-        let sql = format!(
-            "SELECT {} FROM api_keys WHERE $1::TEXT IS NULL OR account_id = $1
-             ORDER BY created_at, id",
-            rows::KEY
-        );
-        query(&c, &sql, &[&account_id])
-            .await?
-            .iter()
-            .map(rows::key)
-            .collect()
+        super::admin::list_keys(&c, account_id).await
     }
 
     async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError> {
