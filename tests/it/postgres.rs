@@ -333,3 +333,38 @@ async fn admin_works_on_the_database_url_without_a_data_dir() {
     let found = srv.app.meta.find_account("acme").await.unwrap().unwrap();
     assert_eq!(acc["id"].as_str(), Some(found.id.as_str()));
 }
+
+/// Two nodes creating one account name at once: one creates it, the other
+/// is told the name is taken (never an error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_name_created_on_two_nodes_at_once_is_one_account() {
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    for round in 0..10 {
+        let tasks: Vec<_> = stores
+            .iter()
+            .map(|s| {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    s.create_account(Account {
+                        id: filestore::domain::ids::account_id(),
+                        name: format!("same-{round}"),
+                        plan: "free".into(),
+                        grace_period: false,
+                        storage_bytes: 0,
+                        created_at: 1,
+                    })
+                    .await
+                    .unwrap()
+                })
+            })
+            .collect();
+        let mut created = 0;
+        for t in tasks {
+            created += usize::from(t.await.unwrap());
+        }
+        assert_eq!(created, 1, "round {round}");
+    }
+    assert_eq!(stores[0].count_accounts().await.unwrap(), 10);
+}

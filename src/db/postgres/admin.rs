@@ -3,7 +3,6 @@
 use super::{execute, query, query_opt, rows, DbError};
 use crate::db::model::{Account, KeyRecord};
 use deadpool_postgres::{GenericClient, Transaction};
-use tokio_postgres::error::SqlState;
 
 /// An account by its id or its (unique) name; the id wins.
 pub(crate) async fn find_account<C: GenericClient>(
@@ -21,29 +20,19 @@ pub(crate) async fn find_account<C: GenericClient>(
 
 /// Creates the account unless its name is an existing account's name or id
 /// (false then). Two nodes creating the same name at once: the unique index
-/// refuses the second, as SQLite's does.
+/// makes the second insert do nothing, so it answers false as well.
 pub(crate) async fn create_account(tx: &Transaction<'_>, a: &Account) -> Result<bool, DbError> {
     if find_account(tx, &a.name).await?.is_some() {
         return Ok(false);
     }
-    execute(
+    let inserted = execute(
         tx,
         "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
-         VALUES ($1, $2, $3, $4, 0, $5)",
+         VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT DO NOTHING",
         &[&a.id, &a.name, &a.plan, &a.grace_period, &a.created_at],
     )
-    .await
-    .map_err(|e| match &e {
-        DbError::Backend(b)
-            if b.downcast_ref::<tokio_postgres::Error>()
-                .and_then(|e| e.code())
-                == Some(&SqlState::UNIQUE_VIOLATION) =>
-        {
-            DbError::Invalid(format!("an account named {:?} already exists", a.name))
-        }
-        _ => e,
-    })?;
-    Ok(true)
+    .await?;
+    Ok(inserted == 1)
 }
 
 pub(crate) async fn create_key<C: GenericClient>(
