@@ -101,12 +101,6 @@ async fn files_that_expired_while_down_are_reaped_at_start(b: Backend) {
 }
 
 async fn interrupted_upload_blobs_are_collected_at_start(b: Backend) {
-    if crate::common::pg::skip_on_postgres(
-        "with several nodes on one database a start cannot tell a crashed \
-         process's upload guards from live uploads' (they are collected when due)",
-    ) {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let opts = TestOptions {
         backend: Some(b),

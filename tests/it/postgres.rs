@@ -86,17 +86,16 @@ async fn nodes_starting_at_once_migrate_once() {
         return skipped();
     };
     let url = pg::database_for(dir.path()).await.unwrap();
+    let versions = pg::count(&url, "SELECT COUNT(*) FROM schema_version");
+    let last = pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version");
     assert_eq!(
-        pg::count(&url, "SELECT COUNT(*) FROM schema_version"),
-        1,
-        "one migration, recorded once"
+        (versions, last),
+        (2, 2),
+        "each migration applied, recorded once"
     );
     // A node started later finds nothing to do.
     PgStore::connect(&url).await.unwrap();
-    assert_eq!(
-        pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version"),
-        1
-    );
+    assert_eq!(pg::count(&url, "SELECT COUNT(*) FROM schema_version"), 2);
     drop(stores);
 }
 
@@ -367,4 +366,57 @@ async fn one_name_created_on_two_nodes_at_once_is_one_account() {
         assert_eq!(created, 1, "round {round}");
     }
     assert_eq!(stores[0].count_accounts().await.unwrap(), 10);
+}
+
+/// A node starting makes due the upload guards of nodes that stopped, never
+/// those of a live node's uploads in flight; a commit whose guard was made
+/// due is refused (its blob is being collected).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_expires_only_the_guards_of_nodes_that_are_gone() {
+    let Some((dir, mut stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let (live, gone) = (stores.remove(0), stores.remove(0));
+    live.guard_upload("k/live", 0).await.unwrap();
+    gone.guard_upload("k/gone", 0).await.unwrap();
+    drop(gone);
+    // Its session ends a moment after (the server notices the closed socket).
+    let mut n = 0;
+    for _ in 0..100 {
+        let starting = PgStore::connect(&url).await.unwrap();
+        n += starting.expire_upload_guards(10).await.unwrap();
+        if n == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(n, 1, "only the gone node's guard");
+    let due: Vec<String> = live
+        .due_blobs(10, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(due, ["k/gone"]);
+    let acc = account(&live).await;
+    let mut f = inline_file(&acc, 0, 5, None);
+    f.inline = false;
+    f.blob_key = "k/gone".into();
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    let ctx = CommitContext {
+        period: "2026-11".into(),
+        ..Default::default()
+    };
+    let late = live
+        .commit_upload(f.clone(), None, limits, ctx.clone())
+        .await;
+    assert!(late.is_err(), "{late:?}");
+    f.blob_key = "k/live".into();
+    let ok = live.commit_upload(f, None, limits, ctx).await.unwrap();
+    assert!(matches!(ok, CommitOutcome::Committed(_)), "{ok:?}");
 }

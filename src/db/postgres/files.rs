@@ -61,7 +61,8 @@ pub(crate) async fn schedule<C: GenericClient>(c: &C, key: &str, due: i64) -> Re
     execute(
         c,
         "INSERT INTO blob_deletions (blob_key, due_at) VALUES ($1, $2)
-         ON CONFLICT (blob_key) DO UPDATE SET due_at = LEAST(blob_deletions.due_at, $2)",
+         ON CONFLICT (blob_key)
+         DO UPDATE SET due_at = LEAST(blob_deletions.due_at, $2), owner = NULL",
         &[&key, &due],
     )
     .await?;
@@ -114,8 +115,21 @@ pub(crate) async fn commit_upload(
             .await?;
         }
         (false, None) => {
-            // A resumable upload's row guards its blob instead.
-            if !unqueue(tx, &f.blob_key).await? && ctx.tus_upload.is_none() {
+            // A resumable upload's row guards its blob instead. An upload
+            // guard made due (its node looked dead) is no guard any more.
+            let released = match ctx.tus_upload {
+                Some(_) => unqueue(tx, &f.blob_key).await?,
+                None => {
+                    execute(
+                        tx,
+                        "DELETE FROM blob_deletions WHERE blob_key = $1 AND owner IS NOT NULL",
+                        &[&f.blob_key],
+                    )
+                    .await?
+                        == 1
+                }
+            };
+            if !released && ctx.tus_upload.is_none() {
                 return Err(DbError::Invalid(format!(
                     "upload guard of {} is gone; the blob may have been collected",
                     f.blob_key

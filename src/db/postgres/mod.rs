@@ -22,11 +22,18 @@ use tokio_postgres::{NoTls, Row};
 pub use store::PgStore;
 
 /// Numbered migrations, applied in order; `schema_version` records the last.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_guard_owner.sql"),
+];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
 /// nodes starting at once migrate one after the other, so once.
 const MIGRATION_LOCK: i64 = 0x66_696c_6573_746f;
+
+/// The first key of the session advisory lock each running node holds (its
+/// second key is the node's number): "fsnd".
+pub(crate) const NODE_LOCK: i32 = 0x6673_6e64;
 
 /// Connections per node.
 const POOL_SIZE: usize = 16;
@@ -82,6 +89,29 @@ pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
         .map_err(|e| DbError::Pool(Box::new(e)))?;
     migrate(&pool).await?;
     Ok(pool)
+}
+
+/// A connection of the node's own, outside the pool, holding the node's
+/// session advisory lock for as long as the node runs: PostgreSQL releases
+/// it when the process dies, which is how other nodes tell a crashed node's
+/// upload guards from live ones. Returns the node's number and the client
+/// (dropping it ends the session).
+pub(crate) async fn hold_node_lock(url: &str) -> Result<(i32, tokio_postgres::Client), DbError> {
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::warn!(error = %e, "the node's PostgreSQL session ended");
+        }
+    });
+    loop {
+        let node = rand::random_range(1..i32::MAX);
+        let row = client
+            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&NODE_LOCK, &node])
+            .await?;
+        if row.get::<_, bool>(0) {
+            return Ok((node, client));
+        }
+    }
 }
 
 /// Applies the migrations this database lacks, in one transaction that

@@ -8,18 +8,40 @@ use deadpool_postgres::{GenericClient, Transaction};
 /// blob again only after this (the first one died mid-deletion).
 pub(crate) const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
 
+/// Registers the blob an upload of node `node` is about to write.
 pub(crate) async fn guard_upload<C: GenericClient>(
     c: &C,
     blob_key: &str,
     now: i64,
+    node: i32,
 ) -> Result<(), DbError> {
     execute(
         c,
-        "INSERT INTO blob_deletions (blob_key, due_at) VALUES ($1, $2)",
-        &[&blob_key, &(now + UPLOAD_GUARD_MS)],
+        "INSERT INTO blob_deletions (blob_key, due_at, owner) VALUES ($1, $2, $3)",
+        &[&blob_key, &(now + UPLOAD_GUARD_MS), &node],
     )
     .await?;
     Ok(())
+}
+
+/// Makes due now the upload guards whose node holds no session lock any
+/// more (it crashed or stopped); they stop being guards (`owner` NULL), so
+/// a late commit of such an upload is refused rather than losing its blob.
+pub(crate) async fn expire_dead_guards<C: GenericClient>(
+    c: &C,
+    now: i64,
+) -> Result<usize, DbError> {
+    let n = execute(
+        c,
+        "UPDATE blob_deletions SET due_at = LEAST(due_at, $1), owner = NULL
+         WHERE owner IS NOT NULL AND owner::BIGINT NOT IN (
+             SELECT objid::BIGINT FROM pg_locks
+             WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2
+               AND granted)",
+        &[&now, &i64::from(super::NODE_LOCK)],
+    )
+    .await?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// Claims due blobs: their rows are moved a lease ahead, skipping rows

@@ -12,6 +12,10 @@ use deadpool_postgres::Pool;
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool,
+    /// This node's number (its upload guards' `owner`).
+    node: i32,
+    /// The session holding the node's advisory lock.
+    _node_session: std::sync::Arc<tokio_postgres::Client>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -23,8 +27,12 @@ impl std::fmt::Debug for PgStore {
 impl PgStore {
     /// Connects to `url` (`postgres://…`, without TLS) and migrates.
     pub async fn connect(url: &str) -> Result<PgStore, DbError> {
+        let pool = super::connect(url).await?;
+        let (node, session) = super::hold_node_lock(url).await?;
         Ok(PgStore {
-            pool: super::connect(url).await?,
+            pool,
+            node,
+            _node_session: std::sync::Arc::new(session),
         })
     }
 
@@ -144,7 +152,7 @@ impl MetaStore for PgStore {
 
     async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError> {
         let c = self.pool.get().await?;
-        queue::guard_upload(&c, blob_key, now).await
+        queue::guard_upload(&c, blob_key, now, self.node).await
     }
 
     async fn schedule_blob_deletion(&self, blob_key: &str, due: i64) -> Result<(), DbError> {
@@ -171,12 +179,12 @@ impl MetaStore for PgStore {
         queue::failed(&c, blob_key, retry_at, error).await
     }
 
-    /// Nothing: with several nodes on one database, a node starting cannot
-    /// tell the guards a crashed process left from those of uploads in flight
-    /// on the other nodes. Every guard is collected when it falls due
-    /// ([`UPLOAD_GUARD_MS`] after its upload began).
-    async fn expire_upload_guards(&self, _now: i64) -> Result<usize, DbError> {
-        Ok(0)
+    /// Makes due the guards of nodes that are no longer running (their
+    /// session advisory lock is gone): a crashed process's, this node's
+    /// previous run's; never those of uploads in flight on live nodes.
+    async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError> {
+        let c = self.pool.get().await?;
+        queue::expire_dead_guards(&c, now).await
     }
 
     async fn commitments(

@@ -15,16 +15,6 @@ pub fn admin_url() -> Option<String> {
         .filter(|u| !u.is_empty())
 }
 
-/// Prints why a test that reads SQLite itself is skipped on PostgreSQL;
-/// true then.
-pub fn skip_on_postgres(why: &str) -> bool {
-    if admin_url().is_some() {
-        eprintln!("skipped on PostgreSQL: {why}");
-        return true;
-    }
-    false
-}
-
 /// The databases of the data dirs the test servers ran on (a restart on the
 /// same data dir finds its database again).
 static DATABASES: std::sync::Mutex<BTreeMap<PathBuf, String>> =
