@@ -68,6 +68,12 @@ pub(crate) fn unsigned(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
+/// PostgreSQL's text holds no NUL: a key with one names nothing stored (a
+/// lookup answers None instead of the server refusing the parameter).
+pub(crate) fn has_nul(keys: &[&str]) -> bool {
+    keys.iter().any(|k| k.contains('\0'))
+}
+
 /// Connects the pool to `url` and migrates the database.
 pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
     let pg: tokio_postgres::Config = url

@@ -1,7 +1,7 @@
 //! [`MetaStore`] on PostgreSQL: each method one transaction (or one
 //! statement, which is its own), on a pooled connection.
 
-use super::{execute, files, query, query_opt, queue, rows, unsigned, uploads, DbError};
+use super::{execute, files, has_nul, query, query_opt, queue, rows, unsigned, uploads, DbError};
 use crate::db::model::*;
 use crate::db::MetaStore;
 use async_trait::async_trait;
@@ -40,12 +40,6 @@ impl PgStore {
     pub fn pool(&self) -> &Pool {
         &self.pool
     }
-}
-
-/// PostgreSQL's text holds no NUL: a key with one names nothing stored (a
-/// lookup answers None instead of the server refusing the parameter).
-fn has_nul(keys: &[&str]) -> bool {
-    keys.iter().any(|k| k.contains('\0'))
 }
 
 /// Runs `$body` with `$tx` a transaction of a pooled connection; commits
