@@ -134,7 +134,8 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         ..Default::default()
     })?;
     // A mistyped --data-dir must not quietly start an empty database.
-    if !config.data_dir.is_dir() {
+    // (On PostgreSQL the metadata is not in the data dir.)
+    if config.database_url.is_none() && !config.data_dir.is_dir() {
         return Err(crate::config::ConfigError::Invalid(format!(
             "data dir {} does not exist (a typo? `filestore serve` creates it on its first start)",
             config.data_dir.display()
@@ -147,7 +148,11 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| ClientError::io("starting the async runtime", e))?;
     runtime.block_on(async {
-        let meta = crate::db::open(&config.data_dir)?;
+        let meta = crate::db::open(
+            &config.data_dir,
+            config.database_url.as_ref().map(|u| u.expose()),
+        )
+        .await?;
         command(args.command, &*meta, &config, g).await
     })
 }

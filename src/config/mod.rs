@@ -23,6 +23,20 @@ pub struct FileConfig {
     pub storage: StorageConfig,
     #[serde(default)]
     pub plans: BTreeMap<String, PlanOverride>,
+    #[serde(default)]
+    pub database: DatabaseSection,
+}
+
+/// Where the metadata lives (`[database]`): SQLite in the data dir when no
+/// URL is set, else the PostgreSQL database the URL names (several `serve`
+/// nodes may share it).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSection {
+    /// `postgres://user:password@host:port/dbname` (no TLS yet).
+    pub url: Option<Secret>,
+    /// A file holding `url` (instead of the value itself: it may hold a password).
+    pub url_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -188,6 +202,8 @@ pub struct Config {
     /// Where `/metrics` is served, if anywhere.
     pub metrics_listen: Option<String>,
     pub log_format: LogFormat,
+    /// The PostgreSQL metadata database (`database.url`); SQLite when None.
+    pub database_url: Option<Secret>,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -279,6 +295,24 @@ impl Config {
             return Err(
                 "signing_secret must be at least 32 characters (or unset: one is generated)".into(),
             );
+        }
+        let database_url = match secret_or_file(
+            ("FILESTORE_DATABASE_URL", "FILESTORE_DATABASE_URL_FILE"),
+            env.get("FILESTORE_DATABASE_URL").map(Secret::from),
+            env.get("FILESTORE_DATABASE_URL_FILE").map(PathBuf::from),
+        )? {
+            Some(from_env) => Some(from_env),
+            None => secret_or_file(
+                ("database.url", "database.url_file"),
+                file.database.url.clone(),
+                file.database.url_file.clone(),
+            )?,
+        };
+        if let Some(url) = &database_url {
+            let u = url.expose();
+            if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
+                return Err("database.url must start with postgres:// or postgresql://".into());
+            }
         }
         let reap_interval = s.reap_interval.unwrap_or(Duration::from_secs(5));
         if reap_interval.is_zero() {
@@ -378,6 +412,7 @@ impl Config {
             plans,
             metrics_listen,
             log_format,
+            database_url,
         })
     }
 }
@@ -558,6 +593,45 @@ mod tests {
             Env::empty()
         )
         .is_err());
+    }
+
+    #[test]
+    fn the_database_url_comes_from_the_env_or_the_file_and_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db-url");
+        std::fs::write(&path, "postgres://u:pw@db/fs\n").unwrap();
+        let resolve = |toml_text: &str, env: Env| {
+            let file: FileConfig = toml::from_str(toml_text).unwrap();
+            Config::resolve(file, &env, &Overrides::default())
+        };
+        let c = resolve("", Env::empty()).unwrap();
+        assert!(c.database_url.is_none(), "SQLite by default");
+        let c = resolve("[database]\nurl = \"postgres://f@h/d\"\n", Env::empty()).unwrap();
+        assert_eq!(c.database_url.unwrap().expose(), "postgres://f@h/d");
+        let p = path.display();
+        let c = resolve(&format!("[database]\nurl_file = \"{p}\"\n"), Env::empty()).unwrap();
+        assert_eq!(c.database_url.unwrap().expose(), "postgres://u:pw@db/fs");
+        let env = Env::empty().with("FILESTORE_DATABASE_URL", "postgresql://e@h/d");
+        let c = resolve("[database]\nurl = \"postgres://f@h/d\"\n", env).unwrap();
+        assert_eq!(c.database_url.unwrap().expose(), "postgresql://e@h/d");
+        let env = Env::empty().with("FILESTORE_DATABASE_URL_FILE", &p.to_string());
+        let c = resolve("", env).unwrap();
+        assert_eq!(c.database_url.unwrap().expose(), "postgres://u:pw@db/fs");
+        assert!(resolve("[database]\nurl = \"mysql://h/d\"\n", Env::empty()).is_err());
+        assert!(resolve(
+            &format!("[database]\nurl = \"postgres://h/d\"\nurl_file = \"{p}\"\n"),
+            Env::empty()
+        )
+        .is_err());
+        assert!(!format!(
+            "{:?}",
+            resolve(
+                "[database]\nurl = \"postgres://u:hunter2@h/d\"\n",
+                Env::empty()
+            )
+            .unwrap()
+        )
+        .contains("hunter2"));
     }
 
     #[test]

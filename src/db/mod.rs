@@ -1,19 +1,29 @@
 //! The metadata store: accounts, keys, files, usage counters, the blob
 //! deletion queue and resumable uploads. The rest of the program sees only
 //! the [`MetaStore`] trait, its rows ([`model`]) and [`DbError`]; [`sqlite`]
-//! is its implementation on an embedded SQLite file (the default).
+//! is its implementation on an embedded SQLite file (the default),
+//! [`postgres`] on a PostgreSQL server (`database.url`).
 
 pub mod model;
+pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
 pub use model::*;
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::{DynMetaStore, MetaStore};
 
-/// Opens (creating and migrating if needed) the metadata store of a data
-/// dir: SQLite at `DATA_DIR/filestore.db`.
-pub fn open(data_dir: &std::path::Path) -> Result<DynMetaStore, DbError> {
+/// Opens (creating and migrating if needed) the metadata store: PostgreSQL
+/// at `database_url` when one is configured, else SQLite at
+/// `DATA_DIR/filestore.db`.
+pub async fn open(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+) -> Result<DynMetaStore, DbError> {
+    if let Some(url) = database_url {
+        return Ok(std::sync::Arc::new(PgStore::connect(url).await?));
+    }
     let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;
     Ok(std::sync::Arc::new(SqliteStore::new(db)))
 }

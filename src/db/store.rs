@@ -1,8 +1,9 @@
 //! The metadata store's seam: every operation the rest of the program needs,
 //! at the level of its business rules. Each method is one transaction of the
 //! implementation (its checks made inside it), so that an implementation on
-//! a database server keeps every rule across nodes. SQLite
-//! ([`super::sqlite::SqliteStore`]) is the one implementation today.
+//! a database server keeps every rule across nodes: SQLite
+//! ([`super::sqlite::SqliteStore`], the default) and PostgreSQL
+//! ([`super::postgres::PgStore`], for several nodes on one database).
 
 use super::model::*;
 use super::DbError;

@@ -222,14 +222,15 @@ async fn upload_auth_errors(b: Backend) {
             .status(),
         201
     );
-    let conn = srv.db().conn().unwrap();
-    let key_id: String = conn
-        .query_row(
-            "SELECT id FROM api_keys ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let key_id = srv
+        .app
+        .meta
+        .key_by_hash(filestore::domain::ids::key_hash(&key))
+        .await
+        .unwrap()
+        .expect("the key is live")
+        .0
+        .id;
     filestore::service::admin::revoke_key(&*srv.app.meta, &key_id, 0)
         .await
         .unwrap();

@@ -365,8 +365,9 @@ async fn bandwidth_is_flushed_in_batches_and_at_shutdown(b: Backend) {
     };
     download(3).await;
     assert_eq!(srv.usage().await["bandwidth_bytes"], 3000, "exact at once");
-    let stored =
-        |srv: &TestServer| srv.count("SELECT COALESCE(SUM(bandwidth_bytes), 0) FROM usage_periods");
+    let stored = |srv: &TestServer| {
+        srv.count("SELECT CAST(COALESCE(SUM(bandwidth_bytes), 0) AS BIGINT) FROM usage_periods")
+    };
     srv.eventually(5, "the flush of 3000 bytes", || async {
         stored(&srv) == 3000
     })

@@ -23,11 +23,7 @@ fn is_patch(method: &str, path: &str) -> bool {
 
 /// The resumable uploads the server has seen.
 fn upload_rows(srv: &TestServer) -> i64 {
-    srv.db()
-        .conn()
-        .unwrap()
-        .query_row("SELECT COUNT(*) FROM tus_uploads", [], |r| r.get(0))
-        .unwrap()
+    srv.count("SELECT COUNT(*) FROM tus_uploads")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -134,12 +130,7 @@ async fn an_interrupted_run_is_resumed_by_the_next() {
     ];
     let first = cli.run(&[&args[..], &["--retries", "0"]].concat()).await;
     assert_ne!(first.status, 0, "{first:?}");
-    let received: i64 = srv
-        .db()
-        .conn()
-        .unwrap()
-        .query_row("SELECT received FROM tus_uploads", [], |r| r.get(0))
-        .unwrap();
+    let received: i64 = srv.count("SELECT received FROM tus_uploads");
     assert_eq!(
         received,
         2 * 1024 * 1024,

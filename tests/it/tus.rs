@@ -94,13 +94,7 @@ async fn offset(srv: &TestServer, url: &str) -> u64 {
 
 /// The stored file's sha256, as the database has it.
 fn stored_sha256(srv: &TestServer, file_id: &str) -> String {
-    srv.db()
-        .conn()
-        .unwrap()
-        .query_row("SELECT sha256 FROM files WHERE id = ?1", [file_id], |r| {
-            r.get(0)
-        })
-        .unwrap()
+    srv.text(&format!("SELECT sha256 FROM files WHERE id = '{file_id}'"))
 }
 
 /// The S3 store's config, when `b` is one.
@@ -793,15 +787,14 @@ async fn s3_upload_gone_from_the_store_is_recovered_or_released() {
     let bucket = cfg.bucket.clone().unwrap();
     let state_of = |url: &str| -> (String, String) {
         let id = url.rsplit('/').next().unwrap().to_string();
-        srv.db()
-            .conn()
-            .unwrap()
-            .query_row(
-                "SELECT store_state, blob_key FROM tus_uploads WHERE id = ?1",
-                [id],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
-            )
-            .unwrap()
+        (
+            srv.text(&format!(
+                "SELECT store_state FROM tus_uploads WHERE id = '{id}'"
+            )),
+            srv.text(&format!(
+                "SELECT blob_key FROM tus_uploads WHERE id = '{id}'"
+            )),
+        )
     };
     // Completed in the store, never committed: all but the last byte sent,
     // then the store's upload completed with every byte behind our back.
@@ -895,16 +888,9 @@ async fn local_completion_without_commit_is_taken_back() {
         204
     );
     let id = url.rsplit('/').next().unwrap().to_string();
-    let blob_key: String = srv
-        .db()
-        .conn()
-        .unwrap()
-        .query_row(
-            "SELECT blob_key FROM tus_uploads WHERE id = ?1",
-            [id],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let blob_key = srv.text(&format!(
+        "SELECT blob_key FROM tus_uploads WHERE id = '{id}'"
+    ));
     let blob = srv.data_dir.join("blobs").join(&blob_key);
     let partial = blob.with_file_name(format!(
         "{}.partial",

@@ -2,6 +2,7 @@
 //! data dir, talked to over HTTP. Test bodies take a [`Backend`] so the same
 //! body runs on the local blob store and on S3 (see `both_stores!`).
 
+pub mod pg;
 pub mod s3;
 
 use filestore::clock::Clock;
@@ -75,6 +76,9 @@ pub struct TestOptions {
     pub reap_interval: Option<Duration>,
     /// An existing data dir (to test restarts); a temp dir otherwise.
     pub data_dir: Option<PathBuf>,
+    /// On PostgreSQL: the database to use (another node's), instead of one
+    /// of its own.
+    pub database_url: Option<String>,
 }
 
 pub struct TestServer {
@@ -135,6 +139,14 @@ impl TestServer {
             },
         )
         .expect("valid test config");
+        let mut config = config;
+        let url = match opts.database_url.clone() {
+            Some(url) => Some(url),
+            None => pg::database_for(&data_dir).await,
+        };
+        if let Some(url) = url {
+            config.database_url = Some(filestore::config::Secret::new(url));
+        }
         let clock = Clock::new();
         let app = App::open(config, clock.clone()).await.expect("app opens");
         let (account_id, secret_key) = match app.bootstrap().await.expect("bootstrap") {
@@ -202,9 +214,29 @@ impl TestServer {
         format!("{}{path}", self.base_url)
     }
 
-    /// The server's SQLite database (the tests read it directly).
-    pub fn db(&self) -> &Db {
-        self.app.sqlite().expect("the tests' store is SQLite")
+    /// True when this server's metadata is on PostgreSQL
+    /// (`FILESTORE_TEST_DATABASE_URL`).
+    pub fn on_postgres(&self) -> bool {
+        self.app.sqlite().is_none()
+    }
+
+    /// The first column of the first row of `sql` as text, whichever store
+    /// the server runs on (SQL that both dialects read alike).
+    pub fn text(&self, sql: &str) -> String {
+        match self.app.sqlite() {
+            Some(db) => db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap(),
+            None => pg::text(self.database_url(), sql),
+        }
+    }
+
+    /// The PostgreSQL database's URL (panics on SQLite).
+    pub fn database_url(&self) -> &str {
+        self.app
+            .config
+            .database_url
+            .as_ref()
+            .expect("a PostgreSQL server has a database url")
+            .expose()
     }
 
     /// A new key of the default account.
@@ -377,9 +409,13 @@ impl TestServer {
         body
     }
 
-    /// One number from the server's database (`SELECT COUNT(*) …`).
+    /// One number from the server's database (`SELECT COUNT(*) …`), on
+    /// SQLite or PostgreSQL.
     pub fn count(&self, sql: &str) -> i64 {
-        count(self.db(), sql)
+        match self.app.sqlite() {
+            Some(db) => count(db, sql),
+            None => pg::count(self.database_url(), sql),
+        }
     }
 
     /// Counts of (file rows, queued blob deletions, spool files).

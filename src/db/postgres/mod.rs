@@ -1,0 +1,201 @@
+//! The metadata store on PostgreSQL, for several stateless `serve` nodes
+//! sharing one database. A deadpool of tokio-postgres connections (no TLS
+//! yet: `NoTls`; run the database on a trusted network or a local socket).
+//! Every [`MetaStore`](super::MetaStore) method is one transaction; the
+//! rules that SQLite keeps with its single writer are kept here with row
+//! locks: a quota check locks the account row first (`SELECT … FOR
+//! UPDATE`), counters move with `x = x + $1`, and the collectors claim their
+//! rows with `FOR UPDATE SKIP LOCKED` so that every node can run them at once.
+
+mod admin;
+mod files;
+mod queue;
+mod rows;
+mod store;
+mod uploads;
+
+use super::DbError;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
+
+pub use store::PgStore;
+
+/// Numbered migrations, applied in order; `schema_version` records the last.
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_guard_owner.sql"),
+];
+
+/// The advisory lock the migrating transaction holds ("filestore" in ASCII):
+/// nodes starting at once migrate one after the other, so once.
+const MIGRATION_LOCK: i64 = 0x66_696c_6573_746f;
+
+/// The first key of the session advisory lock each running node holds (its
+/// second key is the node's number): "fsnd".
+pub(crate) const NODE_LOCK: i32 = 0x6673_6e64;
+
+/// Connections per node.
+const POOL_SIZE: usize = 16;
+
+impl From<tokio_postgres::Error> for DbError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        if e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL) {
+            DbError::DiskFull(Box::new(e))
+        } else {
+            DbError::Backend(Box::new(e))
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for DbError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        match e {
+            deadpool_postgres::PoolError::Backend(e) => DbError::from(e),
+            other => DbError::Pool(Box::new(other)),
+        }
+    }
+}
+
+/// A count or size as PostgreSQL's BIGINT; refused past `i64::MAX`.
+pub(crate) fn signed(n: u64) -> Result<i64, DbError> {
+    i64::try_from(n).map_err(|_| DbError::Invalid(format!("{n} is too large to store")))
+}
+
+/// A BIGINT that holds a count or size (never negative: CHECKs and
+/// `GREATEST(0, …)` keep them so).
+pub(crate) fn unsigned(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// PostgreSQL's text holds no NUL: a key with one names nothing stored (a
+/// lookup answers None instead of the server refusing the parameter).
+pub(crate) fn has_nul(keys: &[&str]) -> bool {
+    keys.iter().any(|k| k.contains('\0'))
+}
+
+/// Connects the pool to `url` and migrates the database.
+pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
+    let pg: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| DbError::Invalid(format!("database.url: {e}")))?;
+    let manager = Manager::from_config(
+        pg,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(POOL_SIZE)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(std::time::Duration::from_secs(10)))
+        .create_timeout(Some(std::time::Duration::from_secs(10)))
+        .build()
+        .map_err(|e| DbError::Pool(Box::new(e)))?;
+    migrate(&pool).await?;
+    Ok(pool)
+}
+
+/// A connection of the node's own, outside the pool, holding the node's
+/// session advisory lock for as long as the node runs: PostgreSQL releases
+/// it when the process dies, which is how other nodes tell a crashed node's
+/// upload guards from live ones. Returns the node's number and the client
+/// (dropping it ends the session).
+pub(crate) async fn hold_node_lock(url: &str) -> Result<(i32, tokio_postgres::Client), DbError> {
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::warn!(error = %e, "the node's PostgreSQL session ended");
+        }
+    });
+    loop {
+        let node = rand::random_range(1..i32::MAX);
+        let row = client
+            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&NODE_LOCK, &node])
+            .await?;
+        if row.get::<_, bool>(0) {
+            return Ok((node, client));
+        }
+    }
+}
+
+/// Applies the migrations this database lacks, in one transaction that
+/// holds an advisory lock: of several nodes starting at once, the first
+/// migrates and the others then find nothing to do.
+async fn migrate(pool: &Pool) -> Result<(), DbError> {
+    let mut client = pool.get().await?;
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+             version    INTEGER PRIMARY KEY,
+             applied_at BIGINT NOT NULL
+         )",
+    )
+    .await?;
+    let version: i32 = tx
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+        .await?
+        .get(0);
+    let version = usize::try_from(version).unwrap_or(0);
+    if version > MIGRATIONS.len() {
+        return Err(DbError::Invalid(format!(
+            "database schema version {version} is newer than this binary ({})",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        tx.batch_execute(sql).await?;
+        let v = i32::try_from(i + 1).unwrap_or(i32::MAX);
+        tx.execute(
+            "INSERT INTO schema_version (version, applied_at)
+             VALUES ($1, (EXTRACT(EPOCH FROM now()) * 1000)::BIGINT)",
+            &[&v],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A statement's rows (the statement prepared once per connection).
+pub(crate) async fn query<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, DbError> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.query(&stmt, params).await?)
+}
+
+/// A statement's one row or none.
+pub(crate) async fn query_opt<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Option<Row>, DbError> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.query_opt(&stmt, params).await?)
+}
+
+/// A statement's one row.
+pub(crate) async fn query_one<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Row, DbError> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.query_one(&stmt, params).await?)
+}
+
+/// Runs a statement; the rows it changed.
+pub(crate) async fn execute<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, DbError> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.execute(&stmt, params).await?)
+}

@@ -1,0 +1,399 @@
+//! [`MetaStore`] on PostgreSQL: each method one transaction (or one
+//! statement, which is its own), on a pooled connection.
+
+use super::{execute, files, has_nul, query, query_opt, queue, rows, unsigned, uploads, DbError};
+use crate::db::model::*;
+use crate::db::MetaStore;
+use async_trait::async_trait;
+use bytes::Bytes;
+use deadpool_postgres::Pool;
+
+/// The PostgreSQL metadata store.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Pool,
+    /// This node's number (its upload guards' `owner`).
+    node: i32,
+    /// The session holding the node's advisory lock.
+    _node_session: std::sync::Arc<tokio_postgres::Client>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PgStore")
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://…`, without TLS) and migrates.
+    pub async fn connect(url: &str) -> Result<PgStore, DbError> {
+        let pool = super::connect(url).await?;
+        let (node, session) = super::hold_node_lock(url).await?;
+        Ok(PgStore {
+            pool,
+            node,
+            _node_session: std::sync::Arc::new(session),
+        })
+    }
+
+    /// The pool underneath (for tests and tools that read the database).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}
+
+/// Runs `$body` with `$tx` a transaction of a pooled connection; commits
+/// when it returns Ok, rolls back otherwise (the transaction dropped).
+macro_rules! in_tx {
+    ($self:ident, |$tx:ident| $body:expr) => {{
+        let mut client = $self.pool.get().await?;
+        let $tx = client.transaction().await?;
+        let out = $body;
+        if out.is_ok() {
+            $tx.commit().await?;
+        }
+        out
+    }};
+}
+
+#[async_trait]
+impl MetaStore for PgStore {
+    async fn commit_upload(
+        &self,
+        f: FileRow,
+        inline: Option<Bytes>,
+        limits: CommitLimits,
+        ctx: CommitContext,
+    ) -> Result<CommitOutcome, DbError> {
+        in_tx!(self, |tx| files::commit_upload(
+            &tx,
+            &f,
+            inline.as_deref(),
+            limits,
+            &ctx
+        )
+        .await)
+    }
+
+    async fn file(&self, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+        if has_nul(&[account_id, id]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        files::get_live(&c, account_id, id, now).await
+    }
+
+    async fn file_with_data(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        if has_nul(&[account_id, id]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        files::get_live_with_data(&c, account_id, id, now).await
+    }
+
+    async fn replayed_file(
+        &self,
+        account_id: &str,
+        key: &str,
+        since: i64,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError> {
+        if has_nul(&[account_id, key]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        files::replayed(&c, account_id, key, since, now).await
+    }
+
+    async fn page(
+        &self,
+        account_id: &str,
+        folder: FolderFilter,
+        after: Option<PageAfter>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        let c = self.pool.get().await?;
+        files::page(&c, account_id, &folder, after.as_ref(), limit, now).await
+    }
+
+    async fn delete_file(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError> {
+        if has_nul(&[account_id, id]) {
+            return Ok(None);
+        }
+        in_tx!(self, |tx| files::delete_live(&tx, account_id, id, now)
+            .await)
+    }
+
+    async fn reap_expired_files(&self, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {
+        in_tx!(self, |tx| files::reap_expired(&tx, now, max).await)
+    }
+
+    async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError> {
+        let c = self.pool.get().await?;
+        queue::prune_idempotency(&c, before).await
+    }
+
+    async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        queue::guard_upload(&c, blob_key, now, self.node).await
+    }
+
+    async fn schedule_blob_deletion(&self, blob_key: &str, due: i64) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        files::schedule(&c, blob_key, due).await
+    }
+
+    async fn due_blobs(&self, now: i64, max: u32) -> Result<Vec<(String, u32)>, DbError> {
+        in_tx!(self, |tx| queue::claim_due(&tx, now, max).await)
+    }
+
+    async fn blob_deleted(&self, blob_key: &str) -> Result<bool, DbError> {
+        let c = self.pool.get().await?;
+        files::unqueue(&c, blob_key).await
+    }
+
+    async fn blob_deletion_failed(
+        &self,
+        blob_key: &str,
+        retry_at: i64,
+        error: &str,
+    ) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        queue::failed(&c, blob_key, retry_at, error).await
+    }
+
+    /// Makes due the guards of nodes that are no longer running (their
+    /// session advisory lock is gone): a crashed process's, this node's
+    /// previous run's; never those of uploads in flight on live nodes.
+    async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError> {
+        let c = self.pool.get().await?;
+        queue::expire_dead_guards(&c, now).await
+    }
+
+    async fn commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError> {
+        let c = self.pool.get().await?;
+        let upload_count = files::upload_count(&c, account_id, period).await?;
+        let (reserved_bytes, pending_uploads) = files::reserved(&c, account_id, now, None).await?;
+        Ok(Commitments {
+            upload_count,
+            reserved_bytes,
+            pending_uploads,
+        })
+    }
+
+    async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError> {
+        let c = self.pool.get().await?;
+        queue::usage(&c, account_id, period).await
+    }
+
+    async fn add_bandwidth(&self, counts: Vec<BandwidthCount>) -> Result<(), DbError> {
+        in_tx!(self, |tx| queue::add_bandwidth(&tx, counts).await)
+    }
+
+    async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
+        let c = self.pool.get().await?;
+        super::admin::key_by_hash(&c, &hash).await
+    }
+
+    async fn public_origins(&self) -> Result<Vec<String>, DbError> {
+        let c = self.pool.get().await?;
+        super::admin::public_origins(&c).await
+    }
+
+    async fn account(&self, id: &str) -> Result<Option<Account>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        let sql = format!("SELECT {} FROM accounts WHERE id = $1", rows::ACCOUNT);
+        Ok(query_opt(&c, &sql, &[&id])
+            .await?
+            .map(|r| rows::account(&r)))
+    }
+
+    async fn find_account(&self, id_or_name: &str) -> Result<Option<Account>, DbError> {
+        if has_nul(&[id_or_name]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        super::admin::find_account(&c, id_or_name).await
+    }
+
+    async fn count_accounts(&self) -> Result<u64, DbError> {
+        let c = self.pool.get().await?;
+        let row = super::query_one(&c, "SELECT COUNT(*) FROM accounts", &[]).await?;
+        Ok(unsigned(row.get(0)))
+    }
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, DbError> {
+        let c = self.pool.get().await?;
+        let sql = format!(
+            "SELECT {} FROM accounts ORDER BY created_at, id",
+            rows::ACCOUNT
+        );
+        Ok(query(&c, &sql, &[])
+            .await?
+            .iter()
+            .map(rows::account)
+            .collect())
+    }
+
+    async fn create_account(&self, account: Account) -> Result<bool, DbError> {
+        in_tx!(self, |tx| super::admin::create_account(&tx, &account).await)
+    }
+
+    async fn set_account(
+        &self,
+        id: &str,
+        plan: Option<String>,
+        grace_period: Option<bool>,
+    ) -> Result<Option<Account>, DbError> {
+        let c = self.pool.get().await?;
+        super::admin::set_account(&c, id, plan, grace_period).await
+    }
+
+    async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        super::admin::create_key(&c, &key, &hash).await
+    }
+
+    async fn key(&self, id: &str) -> Result<Option<KeyRecord>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        let sql = format!("SELECT {} FROM api_keys WHERE id = $1", rows::KEY);
+        query_opt(&c, &sql, &[&id])
+            .await?
+            .map(|r| rows::key(&r))
+            .transpose()
+    }
+
+    async fn list_keys(&self, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
+        let c = self.pool.get().await?;
+        super::admin::list_keys(&c, account_id).await
+    }
+
+    async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        let c = self.pool.get().await?;
+        Ok(execute(
+            &c,
+            "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+            &[&id, &now],
+        )
+        .await?
+            == 1)
+    }
+
+    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError> {
+        in_tx!(self, |tx| super::admin::meta_get_or_insert(
+            &tx, key, &value
+        )
+        .await)
+    }
+
+    async fn replayed_upload(
+        &self,
+        account_id: &str,
+        key: &str,
+    ) -> Result<Option<UploadRow>, DbError> {
+        if has_nul(&[account_id, key]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        uploads::replayed(&c, account_id, key).await
+    }
+
+    async fn create_upload(
+        &self,
+        upload: UploadRow,
+        storage_quota: u64,
+        uploads_quota: u64,
+        period: &str,
+    ) -> Result<CreateOutcome, DbError> {
+        in_tx!(self, |tx| uploads::create(
+            &tx,
+            &upload,
+            storage_quota,
+            uploads_quota,
+            period
+        )
+        .await)
+    }
+
+    async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {
+        if has_nul(&[account_id, id]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        uploads::get(&c, account_id, id).await
+    }
+
+    async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        let c = self.pool.get().await?;
+        uploads::tail(&c, id).await
+    }
+
+    async fn advance_upload(&self, id: &str, progress: Progress) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        let c = self.pool.get().await?;
+        uploads::advance(&c, id, &progress).await
+    }
+
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        in_tx!(self, |tx| uploads::remove(&tx, id, now).await)
+    }
+
+    async fn reap_expired_uploads(
+        &self,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<(String, String)>, DbError> {
+        in_tx!(self, |tx| uploads::reap_expired(&tx, now, max).await)
+    }
+
+    async fn live_upload_keys(&self) -> Result<Vec<String>, DbError> {
+        let c = self.pool.get().await?;
+        uploads::live_keys(&c).await
+    }
+
+    async fn ping(&self) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        query(&c, "SELECT 1", &[]).await.map(|_| ())
+    }
+
+    fn pool_stats(&self) -> PoolStats {
+        let s = self.pool.status();
+        PoolStats {
+            connections: u32::try_from(s.size).unwrap_or(u32::MAX),
+            idle_connections: u32::try_from(s.available).unwrap_or(0),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Resumable (tus) upload rows on PostgreSQL: creation with the plan's
+//! checks under the account row's lock, progress recorded only if the offset
+//! is still the one the PATCH started from, expiry.
+
+use super::files::{lock_account, reserved, schedule, unqueue, upload_count};
+use super::{execute, query, query_opt, rows, signed, DbError};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, KEEP_COMPLETED_MS};
+use deadpool_postgres::{GenericClient, Transaction};
+
+pub(crate) async fn create(
+    tx: &Transaction<'_>,
+    u: &UploadRow,
+    storage_quota: u64,
+    uploads_quota: u64,
+    period: &str,
+) -> Result<CreateOutcome, DbError> {
+    let stored = lock_account(tx, &u.account_id).await?;
+    if let Some(key) = &u.idempotency_key {
+        if let Some(earlier) = replayed(tx, &u.account_id, key).await? {
+            return Ok(CreateOutcome::Replayed(Box::new(earlier)));
+        }
+    }
+    let (bytes, pending) = reserved(tx, &u.account_id, u.created_at, None).await?;
+    let used = stored.saturating_add(bytes);
+    if used.saturating_add(u.length) > storage_quota {
+        return Ok(CreateOutcome::StorageExceeded { used });
+    }
+    let count = upload_count(tx, &u.account_id, period)
+        .await?
+        .saturating_add(pending);
+    if count >= uploads_quota {
+        return Ok(CreateOutcome::UploadsExceeded { count });
+    }
+    let (length, received) = (signed(u.length)?, signed(u.received)?);
+    execute(
+        tx,
+        &format!(
+            "INSERT INTO tus_uploads ({}) VALUES
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+            rows::UPLOAD
+        ),
+        &[
+            &u.id,
+            &u.account_id,
+            &u.file_id,
+            &u.blob_key,
+            &length,
+            &received,
+            &u.name,
+            &u.content_type,
+            &u.folder,
+            &u.private,
+            &u.expires_ms,
+            &u.hash_state,
+            &u.store_state,
+            &u.created_at,
+            &u.expires_at,
+            &u.completed_at,
+            &u.idempotency_key,
+        ],
+    )
+    .await?;
+    unqueue(tx, &u.blob_key).await?;
+    Ok(CreateOutcome::Created)
+}
+
+pub(crate) async fn replayed<C: GenericClient>(
+    c: &C,
+    account_id: &str,
+    key: &str,
+) -> Result<Option<UploadRow>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM tus_uploads WHERE account_id = $1 AND idempotency_key = $2",
+        rows::UPLOAD
+    );
+    Ok(query_opt(c, &sql, &[&account_id, &key])
+        .await?
+        .map(|r| rows::upload(&r)))
+}
+
+pub(crate) async fn get<C: GenericClient>(
+    c: &C,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<UploadRow>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM tus_uploads WHERE id = $1 AND account_id = $2",
+        rows::UPLOAD
+    );
+    Ok(query_opt(c, &sql, &[&id, &account_id])
+        .await?
+        .map(|r| rows::upload(&r)))
+}
+
+pub(crate) async fn tail<C: GenericClient>(c: &C, id: &str) -> Result<Option<Vec<u8>>, DbError> {
+    Ok(
+        query_opt(c, "SELECT tail FROM tus_uploads WHERE id = $1", &[&id])
+            .await?
+            .and_then(|r| r.get::<_, Option<Vec<u8>>>(0)),
+    )
+}
+
+/// Records `p` in one conditional UPDATE: of two nodes moving the same
+/// upload from the same offset, one wins and the other changes nothing.
+pub(crate) async fn advance<C: GenericClient>(
+    c: &C,
+    id: &str,
+    p: &Progress,
+) -> Result<bool, DbError> {
+    Ok(execute(
+        c,
+        "UPDATE tus_uploads SET received = $3, hash_state = $4, store_state = $5, tail = $6,
+             expires_at = $7
+         WHERE id = $1 AND received = $2 AND completed_at IS NULL AND expires_at > $8",
+        &[
+            &id,
+            &signed(p.from)?,
+            &signed(p.received)?,
+            &p.hash_state,
+            &p.store_state,
+            &p.tail,
+            &p.expires_at,
+            &p.now,
+        ],
+    )
+    .await?
+        == 1)
+}
+
+pub(crate) async fn mark_complete(
+    tx: &Transaction<'_>,
+    id: &str,
+    now: i64,
+) -> Result<bool, DbError> {
+    Ok(execute(
+        tx,
+        "UPDATE tus_uploads SET completed_at = $2, expires_at = $3, tail = NULL
+         WHERE id = $1 AND completed_at IS NULL AND expires_at > $2",
+        &[&id, &now, &(now + KEEP_COMPLETED_MS)],
+    )
+    .await?
+        == 1)
+}
+
+/// Removes an upload (one statement: nodes removing it at once remove it
+/// once); an incomplete one's blob is queued for deletion.
+pub(crate) async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, DbError> {
+    let Some(row) = query_opt(
+        tx,
+        "DELETE FROM tus_uploads WHERE id = $1 RETURNING blob_key, completed_at",
+        &[&id],
+    )
+    .await?
+    else {
+        return Ok(false);
+    };
+    let (blob_key, completed): (String, Option<i64>) = (row.get(0), row.get(1));
+    if completed.is_none() {
+        schedule(tx, &blob_key, now).await?;
+    }
+    Ok(true)
+}
+
+/// Removes up to `max` uploads whose time is up, skipping rows another node
+/// is removing; the blob keys and store states of the incomplete ones.
+pub(crate) async fn reap_expired(
+    tx: &Transaction<'_>,
+    now: i64,
+    max: u32,
+) -> Result<Vec<(String, String)>, DbError> {
+    let due = query(
+        tx,
+        "DELETE FROM tus_uploads WHERE id IN (
+             SELECT id FROM tus_uploads WHERE expires_at <= $1
+             ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING blob_key, store_state, completed_at, expires_at",
+        &[&now, &i64::from(max)],
+    )
+    .await?;
+    let mut due: Vec<(String, String, Option<i64>, i64)> = due
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    due.sort_by_key(|d| d.3);
+    let mut aborted = Vec::new();
+    for (blob_key, store_state, completed, _) in due {
+        if completed.is_none() {
+            schedule(tx, &blob_key, now).await?;
+            aborted.push((blob_key, store_state));
+        }
+    }
+    Ok(aborted)
+}
+
+pub(crate) async fn live_keys<C: GenericClient>(c: &C) -> Result<Vec<String>, DbError> {
+    Ok(query(
+        c,
+        "SELECT blob_key FROM tus_uploads WHERE completed_at IS NULL",
+        &[],
+    )
+    .await?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
+}

@@ -1,0 +1,96 @@
+//! The suite on PostgreSQL: with `FILESTORE_TEST_DATABASE_URL` set (a URL
+//! of a database the tests may create databases from, e.g.
+//! `postgres://postgres@127.0.0.1:5432/postgres`), every test server gets a
+//! database of its own (`CREATE DATABASE`), kept across restarts of the same
+//! data dir (in this process). `contrib/pg-test.sh` starts a throwaway PostgreSQL and runs the
+//! suite on it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The admin URL, when the suite runs on PostgreSQL.
+pub fn admin_url() -> Option<String> {
+    std::env::var("FILESTORE_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+/// The databases of the data dirs the test servers ran on (a restart on the
+/// same data dir finds its database again).
+static DATABASES: std::sync::Mutex<BTreeMap<PathBuf, String>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// The database of the test server on `data_dir` (created on its first
+/// start), or None on SQLite.
+pub async fn database_for(data_dir: &Path) -> Option<String> {
+    let admin = admin_url()?;
+    let known = DATABASES.lock().unwrap().get(data_dir).cloned();
+    let name = match known {
+        Some(name) => name,
+        None => {
+            let name = format!("fs_test_{}", hex::encode(rand::random::<[u8; 8]>()));
+            let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                .await
+                .expect("FILESTORE_TEST_DATABASE_URL connects");
+            let task = tokio::spawn(conn);
+            client
+                .batch_execute(&format!("CREATE DATABASE {name}"))
+                .await
+                .expect("create the test database");
+            drop(client);
+            let _ = task.await;
+            DATABASES
+                .lock()
+                .unwrap()
+                .insert(data_dir.to_path_buf(), name.clone());
+            name
+        }
+    };
+    Some(with_database(&admin, &name))
+}
+
+/// `url` with its database replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let host_part = match base[scheme_end..].find('/') {
+        Some(i) => &base[..scheme_end + i],
+        None => base,
+    };
+    format!("{host_part}/{name}{query}")
+}
+
+/// Runs one query on a connection of its own, on a thread of its own (the
+/// caller may be inside a runtime, of any flavour); its first row.
+fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> T {
+    let (url, sql) = (url.to_string(), sql.to_string());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("test database connects");
+            tokio::spawn(conn);
+            let row = client.query_one(&sql, &[]).await.expect(&sql);
+            get(&row)
+        })
+    })
+    .join()
+    .expect("query thread")
+}
+
+/// One number (`SELECT COUNT(*) …`).
+pub fn count(url: &str, sql: &str) -> i64 {
+    first_row(url, sql, |r| r.get(0))
+}
+
+/// One text value.
+pub fn text(url: &str, sql: &str) -> String {
+    first_row(url, sql, |r| r.get(0))
+}

@@ -1,0 +1,422 @@
+//! The PostgreSQL store's rules across nodes: several `PgStore`s on one
+//! database stand for several `serve` nodes. Run with
+//! `FILESTORE_TEST_DATABASE_URL` (see `common::pg`); skipped without.
+
+use crate::common::{pg, TestOptions, TestServer};
+use filestore::db::{
+    Account, CommitContext, CommitLimits, CommitOutcome, FileRow, MetaStore, PgStore,
+};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// `n` stores on one new database, connected at once (migrating at once).
+async fn nodes(n: usize) -> Option<(tempfile::TempDir, Vec<Arc<PgStore>>)> {
+    pg::admin_url()?;
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let connecting = (0..n).map(|_| {
+        let url = url.clone();
+        tokio::spawn(async move { PgStore::connect(&url).await })
+    });
+    let mut stores = Vec::new();
+    for c in connecting {
+        stores.push(Arc::new(c.await.unwrap().expect("every node starts")));
+    }
+    Some((dir, stores))
+}
+
+fn skipped() {
+    eprintln!("skipped: set FILESTORE_TEST_DATABASE_URL to run the PostgreSQL tests");
+}
+
+async fn account(store: &PgStore) -> String {
+    let id = filestore::domain::ids::account_id();
+    let created = store
+        .create_account(Account {
+            id: id.clone(),
+            name: format!("n-{id}"),
+            plan: "free".into(),
+            grace_period: false,
+            storage_bytes: 0,
+            created_at: 1,
+        })
+        .await
+        .unwrap();
+    assert!(created);
+    id
+}
+
+fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) -> FileRow {
+    let id = filestore::domain::ids::file_id();
+    FileRow {
+        blob_key: format!("{account}/{id}"),
+        id,
+        account_id: account.into(),
+        name: format!("f{i}"),
+        folder: None,
+        size,
+        content_type: "text/plain".into(),
+        private: false,
+        sha256: String::new(),
+        created_at: 1000 + i as i64,
+        expires_at,
+        inline: true,
+    }
+}
+
+async fn commit(store: Arc<PgStore>, f: FileRow, limits: CommitLimits) -> CommitOutcome {
+    let data = bytes::Bytes::from(vec![b'x'; f.size as usize]);
+    store
+        .commit_upload(
+            f,
+            Some(data),
+            limits,
+            CommitContext {
+                period: "2026-11".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_starting_at_once_migrate_once() {
+    let Some((dir, stores)) = nodes(4).await else {
+        return skipped();
+    };
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let versions = pg::count(&url, "SELECT COUNT(*) FROM schema_version");
+    let last = pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version");
+    assert_eq!(
+        (versions, last),
+        (2, 2),
+        "each migration applied, recorded once"
+    );
+    // A node started later finds nothing to do.
+    PgStore::connect(&url).await.unwrap();
+    assert_eq!(pg::count(&url, "SELECT COUNT(*) FROM schema_version"), 2);
+    drop(stores);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_commits_on_two_nodes_never_pass_the_quotas_together() {
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let acc = account(&stores[0]).await;
+    // Storage: 30 uploads of 100 bytes at once against 1000 bytes.
+    let limits = CommitLimits {
+        storage: 1000,
+        uploads_per_period: 1000,
+    };
+    let tasks: Vec<_> = (0..30)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            tokio::spawn(commit(store, inline_file(&acc, i, 100, None), limits))
+        })
+        .collect();
+    let mut committed = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            CommitOutcome::Committed(_) => committed += 1,
+            CommitOutcome::StorageExceeded { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(committed, 10);
+    assert_eq!(
+        stores[1]
+            .account(&acc)
+            .await
+            .unwrap()
+            .unwrap()
+            .storage_bytes,
+        1000
+    );
+    // Monthly uploads: 12 more at once against 15 a month (10 used).
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: 15,
+    };
+    let tasks: Vec<_> = (0..12)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            tokio::spawn(commit(store, inline_file(&acc, 100 + i, 1, None), limits))
+        })
+        .collect();
+    let mut committed = 0;
+    for t in tasks {
+        if let CommitOutcome::Committed(_) = t.await.unwrap() {
+            committed += 1;
+        }
+    }
+    assert_eq!(committed, 5);
+    assert_eq!(
+        stores[0].usage(&acc, "2026-11").await.unwrap().upload_count,
+        15
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_reaping_at_once_take_each_file_and_blob_once() {
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let acc = account(&stores[0]).await;
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    for i in 0..60 {
+        commit(
+            stores[0].clone(),
+            inline_file(&acc, i, 10, Some(5000)),
+            limits,
+        )
+        .await;
+    }
+    for i in 0..80 {
+        stores[0]
+            .schedule_blob_deletion(&format!("gone/{i}"), 10)
+            .await
+            .unwrap();
+    }
+    let reap = |s: Arc<PgStore>| {
+        tokio::spawn(async move {
+            let mut files = Vec::new();
+            let mut blobs = Vec::new();
+            for _ in 0..10 {
+                files.extend(s.reap_expired_files(6000, 7).await.unwrap());
+                blobs.extend(s.due_blobs(6000, 9).await.unwrap());
+            }
+            (files, blobs)
+        })
+    };
+    let (a, b) = (reap(stores[0].clone()), reap(stores[1].clone()));
+    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    let files: Vec<String> = a.0.iter().chain(&b.0).map(|f| f.id.clone()).collect();
+    let unique: BTreeSet<&String> = files.iter().collect();
+    assert_eq!(
+        (files.len(), unique.len()),
+        (60, 60),
+        "each file reaped once"
+    );
+    assert_eq!(
+        stores[1]
+            .account(&acc)
+            .await
+            .unwrap()
+            .unwrap()
+            .storage_bytes,
+        0
+    );
+    let blobs: Vec<String> = a.1.iter().chain(&b.1).map(|(k, _)| k.clone()).collect();
+    let unique: BTreeSet<&String> = blobs.iter().collect();
+    assert_eq!(
+        (blobs.len(), unique.len()),
+        (80, 80),
+        "each blob claimed once"
+    );
+    // A claim is a lease: not handed out again before it ends, then again
+    // (the node that took it may have died) until the deletion is recorded.
+    assert!(stores[0]
+        .due_blobs(6000 + 1000, 100)
+        .await
+        .unwrap()
+        .is_empty());
+    let again = stores[1]
+        .due_blobs(6000 + 10 * 60 * 1000, 100)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 80);
+    for (k, _) in &again {
+        assert!(stores[0].blob_deleted(k).await.unwrap());
+    }
+    assert!(stores[1]
+        .due_blobs(i64::MAX / 2, 100)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_node_gets_the_same_generated_secret() {
+    let Some((_dir, stores)) = nodes(3).await else {
+        return skipped();
+    };
+    let tasks: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let s = s.clone();
+            tokio::spawn(async move { s.meta_get_or_insert("k", format!("v{i}")).await })
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for t in tasks {
+        seen.insert(t.await.unwrap().unwrap());
+    }
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}
+
+/// Two `serve` nodes on one database (small files inline, so the bytes are
+/// in the database too): what one stores, signs or revokes, the other sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_serve_nodes_share_files_keys_and_the_signing_secret() {
+    if pg::admin_url().is_none() {
+        return skipped();
+    }
+    let a = TestServer::start().await;
+    let b = TestServer::start_with(TestOptions {
+        database_url: Some(a.database_url().to_string()),
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(a.account_id, b.account_id, "one bootstrap for both");
+    let f = a
+        .upload_ok("s.txt", b"shared".to_vec(), &[("private", "true")])
+        .await;
+    let id = f["id"].as_str().unwrap();
+    // B reads it with A's key, and serves A's signed URL (one secret).
+    let (status, body) = b.get_json(&a.secret_key, &format!("/v1/files/{id}")).await;
+    assert_eq!(status, 200, "{body}");
+    let r = a
+        .sign_as(&a.secret_key, id, serde_json::json!({ "expires_in": 60 }))
+        .await;
+    assert_eq!(r.status(), 200);
+    let url: serde_json::Value = r.json().await.unwrap();
+    let url = url["url"]
+        .as_str()
+        .unwrap()
+        .replace(&a.base_url, &b.base_url);
+    let r = b.http.get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(&r.bytes().await.unwrap()[..], b"shared");
+    // Usage is one count; a deletion on B is seen on A.
+    assert_eq!(b.usage().await["storage_bytes"], 6);
+    let r = b
+        .http
+        .delete(b.url(&format!("/v1/files/{id}")))
+        .bearer_auth(&b.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (status, _) = a.get_json(&a.secret_key, &format!("/v1/files/{id}")).await;
+    assert_eq!(status, 404);
+    assert_eq!(a.usage().await["storage_bytes"], 0);
+}
+
+/// `filestore admin` on PostgreSQL: no data dir needed, and a running node
+/// sees what it did at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_works_on_the_database_url_without_a_data_dir() {
+    if pg::admin_url().is_none() {
+        return skipped();
+    }
+    let srv = TestServer::start().await;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filestore"))
+        .args(["admin", "account", "create", "--name", "acme", "--json"])
+        .args(["--data-dir", "/nonexistent/filestore"])
+        .env_remove("FILESTORE_CONFIG")
+        .env("FILESTORE_DATABASE_URL", srv.database_url())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let acc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = srv.app.meta.find_account("acme").await.unwrap().unwrap();
+    assert_eq!(acc["id"].as_str(), Some(found.id.as_str()));
+}
+
+/// Two nodes creating one account name at once: one creates it, the other
+/// is told the name is taken (never an error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_name_created_on_two_nodes_at_once_is_one_account() {
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    for round in 0..10 {
+        let tasks: Vec<_> = stores
+            .iter()
+            .map(|s| {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    s.create_account(Account {
+                        id: filestore::domain::ids::account_id(),
+                        name: format!("same-{round}"),
+                        plan: "free".into(),
+                        grace_period: false,
+                        storage_bytes: 0,
+                        created_at: 1,
+                    })
+                    .await
+                    .unwrap()
+                })
+            })
+            .collect();
+        let mut created = 0;
+        for t in tasks {
+            created += usize::from(t.await.unwrap());
+        }
+        assert_eq!(created, 1, "round {round}");
+    }
+    assert_eq!(stores[0].count_accounts().await.unwrap(), 10);
+}
+
+/// A node starting makes due the upload guards of nodes that stopped, never
+/// those of a live node's uploads in flight; a commit whose guard was made
+/// due is refused (its blob is being collected).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_expires_only_the_guards_of_nodes_that_are_gone() {
+    let Some((dir, mut stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let (live, gone) = (stores.remove(0), stores.remove(0));
+    live.guard_upload("k/live", 0).await.unwrap();
+    gone.guard_upload("k/gone", 0).await.unwrap();
+    drop(gone);
+    // Its session ends a moment after (the server notices the closed socket).
+    let mut n = 0;
+    for _ in 0..100 {
+        let starting = PgStore::connect(&url).await.unwrap();
+        n += starting.expire_upload_guards(10).await.unwrap();
+        if n == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(n, 1, "only the gone node's guard");
+    let due: Vec<String> = live
+        .due_blobs(10, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(due, ["k/gone"]);
+    let acc = account(&live).await;
+    let mut f = inline_file(&acc, 0, 5, None);
+    f.inline = false;
+    f.blob_key = "k/gone".into();
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    let ctx = CommitContext {
+        period: "2026-11".into(),
+        ..Default::default()
+    };
+    let late = live
+        .commit_upload(f.clone(), None, limits, ctx.clone())
+        .await;
+    assert!(late.is_err(), "{late:?}");
+    f.blob_key = "k/live".into();
+    let ok = live.commit_upload(f, None, limits, ctx).await.unwrap();
+    assert!(matches!(ok, CommitOutcome::Committed(_)), "{ok:?}");
+}
