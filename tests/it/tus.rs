@@ -60,13 +60,18 @@ async fn created(srv: &TestServer, length: u64, meta: &[(&str, &str)]) -> String
     location
 }
 
-async fn patch(srv: &TestServer, url: &str, offset: u64, body: Vec<u8>) -> reqwest::Response {
+/// A PATCH at `offset` with the secret key, its body still to give.
+fn patch_request(srv: &TestServer, url: &str, offset: u64) -> reqwest::RequestBuilder {
     srv.http
         .patch(url)
         .bearer_auth(&srv.secret_key)
         .header(TUS.0, TUS.1)
         .header(OCTETS.0, OCTETS.1)
         .header("upload-offset", offset)
+}
+
+async fn patch(srv: &TestServer, url: &str, offset: u64, body: Vec<u8>) -> reqwest::Response {
+    patch_request(srv, url, offset)
         .body(body)
         .send()
         .await
@@ -243,12 +248,7 @@ async fn creation_with_upload_and_chunk_checksums(b: Backend) {
     assert_eq!(r.headers()["upload-offset"], "1000");
     let url = r.headers()["location"].to_str().unwrap().to_string();
     let with_checksum = |offset: u64, body: Vec<u8>, checksum: String| {
-        srv.http
-            .patch(&url)
-            .bearer_auth(&srv.secret_key)
-            .header(TUS.0, TUS.1)
-            .header(OCTETS.0, OCTETS.1)
-            .header("upload-offset", offset)
+        patch_request(&srv, &url, offset)
             .header("upload-checksum", checksum)
             .body(body)
             .send()
@@ -438,13 +438,7 @@ async fn every_refusal_has_its_status_and_stores_nothing(b: Backend) {
     let chunks = futures_util::stream::iter(
         (0..3).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![2u8; 50]))),
     );
-    let r = srv
-        .http
-        .patch(&url)
-        .bearer_auth(&srv.secret_key)
-        .header(TUS.0, TUS.1)
-        .header(OCTETS.0, OCTETS.1)
-        .header("upload-offset", 0)
+    let r = patch_request(&srv, &url, 0)
         .body(reqwest::Body::wrap_stream(chunks))
         .send()
         .await
@@ -712,13 +706,7 @@ async fn a_patch_cut_off_keeps_what_arrived(b: Backend) {
         tokio::time::sleep(Duration::from_millis(200)).await;
         item
     });
-    let r = srv
-        .http
-        .patch(&url)
-        .bearer_auth(&srv.secret_key)
-        .header(TUS.0, TUS.1)
-        .header(OCTETS.0, OCTETS.1)
-        .header("upload-offset", 0)
+    let r = patch_request(&srv, &url, 0)
         .body(reqwest::Body::wrap_stream(chunks))
         .send()
         .await;
