@@ -41,6 +41,15 @@ fn serve(data: &Path, port: u16) -> (Child, String) {
     (child, key)
 }
 
+/// A port nothing listens on now (the server restarts on the same one).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 fn body(i: usize) -> Vec<u8> {
     // Small (inline) and large (blob) files, each with its own bytes.
     let len = if i.is_multiple_of(2) {
@@ -54,12 +63,7 @@ fn body(i: usize) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (data, port) = (dir.path().join("data"), free_port());
     let (mut child, key) = serve(&data, port);
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
@@ -268,12 +272,7 @@ fn check_rows_blobs_usage(db: &Db, data: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (data, port) = (dir.path().join("data"), free_port());
     let (mut child, key) = serve(&data, port);
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
