@@ -155,13 +155,15 @@ fn check_signature(app: &App, row: &FileRow, q: SignatureParams) -> Result<(), A
     }
 }
 
-fn put(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
+/// Sets a header, skipping a value no header can carry.
+pub(super) fn put(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
     if let Ok(v) = HeaderValue::from_str(value) {
         h.insert(name, v);
     }
 }
 
-fn httpdate(ms: i64) -> String {
+/// An HTTP date (IMF-fixdate, whole seconds) of unix milliseconds.
+pub(super) fn httpdate(ms: i64) -> String {
     let secs = u64::try_from(ms / 1000).unwrap_or(0);
     httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
 }

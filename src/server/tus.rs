@@ -4,6 +4,7 @@
 //! status as JSON. Only this file knows tus's headers.
 
 use super::auth::Caller;
+use super::cdn::{httpdate, put};
 use crate::api::{ErrorBody, UploadStatus};
 use crate::clock::rfc3339_ms;
 use crate::db::UploadRow;
@@ -97,18 +98,6 @@ fn caller(c: Caller) -> service::Caller {
         public_key: c.is_public(),
         account: c.account,
     }
-}
-
-fn put(h: &mut HeaderMap, name: HeaderName, value: impl ToString) {
-    if let Ok(v) = HeaderValue::from_str(&value.to_string()) {
-        h.insert(name, v);
-    }
-}
-
-fn http_date(ms: i64) -> String {
-    let at =
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    httpdate::fmt_http_date(at)
 }
 
 /// The request body, its errors as the API's (a body that stopped arriving is 408).
@@ -223,14 +212,14 @@ pub(crate) async fn create(
     put(
         h,
         header::LOCATION,
-        format!("{}/v1/uploads/{}", app.config.base_url, row.id),
+        &format!("{}/v1/uploads/{}", app.config.base_url, row.id),
     );
-    put(h, UPLOAD_OFFSET, offset);
+    put(h, UPLOAD_OFFSET, &offset.to_string());
     if let Some(at) = expires_at {
-        put(h, UPLOAD_EXPIRES, http_date(at));
+        put(h, UPLOAD_EXPIRES, &httpdate(at));
     }
     if let Some(id) = file_id {
-        put(h, FILE_ID, id);
+        put(h, FILE_ID, &id);
     }
     Ok(r)
 }
@@ -257,11 +246,11 @@ pub(crate) async fn head(
     let (row, _) = service::status(&app, &who.account.id, &id).await?;
     let mut r = StatusCode::OK.into_response();
     let h = r.headers_mut();
-    put(h, UPLOAD_OFFSET, offset_of(&row));
-    put(h, UPLOAD_LENGTH, row.length);
+    put(h, UPLOAD_OFFSET, &offset_of(&row).to_string());
+    put(h, UPLOAD_LENGTH, &row.length.to_string());
     put(h, header::CACHE_CONTROL, "no-store");
     if row.completed_at.is_none() {
-        put(h, UPLOAD_EXPIRES, http_date(row.expires_at));
+        put(h, UPLOAD_EXPIRES, &httpdate(row.expires_at));
     } else {
         put(h, FILE_ID, &row.file_id);
     }
@@ -354,12 +343,12 @@ pub(crate) async fn patch(
     let done = service::patch(&app, &who.account.id, &id, patch, body_stream(body)).await?;
     let mut r = StatusCode::NO_CONTENT.into_response();
     let h = r.headers_mut();
-    put(h, UPLOAD_OFFSET, done.offset);
+    put(h, UPLOAD_OFFSET, &done.offset.to_string());
     if let Some(at) = done.expires_at {
-        put(h, UPLOAD_EXPIRES, http_date(at));
+        put(h, UPLOAD_EXPIRES, &httpdate(at));
     }
     if let Some(file) = done.file {
-        put(h, FILE_ID, file.id);
+        put(h, FILE_ID, &file.id);
     }
     Ok(r)
 }
