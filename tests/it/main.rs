@@ -41,3 +41,4 @@ mod s3_service_outage;
 mod serve_admin_cli;
 mod tus;
 mod tus_interop;
+mod webhooks;
