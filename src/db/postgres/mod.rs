@@ -8,6 +8,7 @@
 //! rows with `FOR UPDATE SKIP LOCKED` so that every node can run them at once.
 
 mod admin;
+mod events;
 mod files;
 mod queue;
 mod rates;
@@ -27,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_guard_owner.sql"),
     include_str!("migrations/0003_leases_and_rate_windows.sql"),
+    include_str!("migrations/0004_webhooks.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
