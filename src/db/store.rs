@@ -104,9 +104,10 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     ) -> Result<(), DbError>;
 
     /// At start, the requests of the nodes that are gone are over (on
-    /// SQLite, every request: one node): makes their upload guards due now
-    /// and ends their uploads' leases (PostgreSQL lets any node take the
-    /// lease of a node that is gone at once, without waiting for this).
+    /// SQLite, every request: one node): makes their upload guards due now,
+    /// ends their uploads' leases (PostgreSQL lets any node take the lease
+    /// of a node that is gone at once, without waiting for this) and makes
+    /// the webhook events they had claimed due now.
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
     // Usage.

@@ -199,3 +199,41 @@ async fn nodes_claiming_at_once_take_each_event_once() {
     let unique: std::collections::BTreeSet<&String> = ids.iter().collect();
     assert_eq!((ids.len(), unique.len()), (90, 90));
 }
+
+/// Events claimed by a node that died are due again as soon as a node
+/// starts, not a lease later (on SQLite every claim: one node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_of_a_node_that_is_gone_are_due_at_the_next_start() {
+    let (_dir, mut s) = stores(2).await;
+    let acc = account(&s[0], "a").await;
+    webhook(&s[0], &acc, &["file.created"]).await;
+    commit(&s[0], &acc, 1_000, None).await;
+    let gone = s.pop().unwrap();
+    let claimed = gone.claim_events(2_000, 62_000, 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    drop(gone);
+    // Its session closes a moment after (the server notices the socket).
+    let mut again = Vec::new();
+    for _ in 0..100 {
+        s[0].expire_upload_guards(3_000).await.unwrap();
+        again = s[0].claim_events(3_000, 63_000, 10).await.unwrap();
+        if !again.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(again.len(), 1, "due again at the start");
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (claimed[0].id.as_str(), 2)
+    );
+    // A live node's claim is left alone.
+    s[0].expire_upload_guards(4_000).await.unwrap();
+    let on_pg = pg::admin_url().is_some();
+    let live = s[0].claim_events(4_000, 64_000, 10).await.unwrap();
+    assert_eq!(
+        live.is_empty(),
+        on_pg,
+        "PostgreSQL keeps a live node's claim"
+    );
+}

@@ -91,10 +91,11 @@ pub(crate) async fn claim<C: GenericClient>(
     now: i64,
     lease_until: i64,
     max: u32,
+    node: i32,
 ) -> Result<Vec<OutboxEvent>, DbError> {
     let rows = query(
         c,
-        "UPDATE webhook_events AS u SET next_at = $2, attempts = u.attempts + 1
+        "UPDATE webhook_events AS u SET next_at = $2, attempts = u.attempts + 1, claim_node = $4
          FROM webhooks w
          WHERE w.id = u.webhook_id AND u.seq IN (
              SELECT e.seq FROM webhook_events e WHERE e.next_at <= $1
@@ -103,7 +104,7 @@ pub(crate) async fn claim<C: GenericClient>(
              ORDER BY e.seq LIMIT $3 FOR UPDATE SKIP LOCKED)
          RETURNING u.seq, u.id, u.webhook_id, w.url, w.secret, u.type, u.data, u.created_at,
              u.attempts",
-        &[&now, &lease_until, &i64::from(max)],
+        &[&now, &lease_until, &i64::from(max), &node],
     )
     .await?;
     let mut events = rows
@@ -124,6 +125,20 @@ pub(crate) async fn claim<C: GenericClient>(
         .collect::<Result<Vec<_>, DbError>>()?;
     events.sort_by_key(|e| e.seq);
     Ok(events)
+}
+
+/// Makes due now the events claimed by nodes that are gone (they hold no
+/// session lock): their attempts died with them.
+pub(crate) async fn release_dead_claims<C: GenericClient>(c: &C, now: i64) -> Result<u64, DbError> {
+    execute(
+        c,
+        "UPDATE webhook_events SET next_at = $1, claim_node = NULL
+         WHERE claim_node IS NOT NULL AND next_at > $1 AND claim_node::BIGINT NOT IN (
+             SELECT objid::BIGINT FROM pg_locks
+             WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2 AND granted)",
+        &[&now, &i64::from(super::NODE_LOCK)],
+    )
+    .await
 }
 
 pub(crate) async fn done<C: GenericClient>(c: &C, seq: i64) -> Result<(), DbError> {

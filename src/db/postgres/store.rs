@@ -182,6 +182,7 @@ impl MetaStore for PgStore {
     /// previous run's; never those of uploads in flight on live nodes.
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError> {
         let c = self.pool.get().await?;
+        events::release_dead_claims(&c, now).await?;
         queue::expire_dead_guards(&c, now).await
     }
 
@@ -438,7 +439,7 @@ impl MetaStore for PgStore {
         max: u32,
     ) -> Result<Vec<OutboxEvent>, DbError> {
         let c = self.pool.get().await?;
-        events::claim(&c, now, lease_until, max).await
+        events::claim(&c, now, lease_until, max, self.node).await
     }
 
     async fn event_done(&self, seq: i64) -> Result<(), DbError> {

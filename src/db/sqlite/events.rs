@@ -131,6 +131,15 @@ pub(crate) fn claim(
     Ok(events)
 }
 
+/// Makes every event due now (at start: no attempt of this one node is in
+/// flight, whatever a crash left claimed; a retry waiting for its time is
+/// tried at once too).
+pub(crate) fn release_claims(conn: &Connection, now: i64) -> Result<usize, DbError> {
+    Ok(conn
+        .prepare_cached("UPDATE webhook_events SET next_at = ?1 WHERE next_at > ?1")?
+        .execute([now])?)
+}
+
 /// An event was delivered (or given up): it leaves the outbox.
 pub(crate) fn done(conn: &Connection, seq: i64) -> Result<(), DbError> {
     conn.prepare_cached("DELETE FROM webhook_events WHERE seq = ?1")?

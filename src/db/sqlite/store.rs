@@ -160,6 +160,7 @@ impl MetaStore for SqliteStore {
             .write(move |c| {
                 let expired = blobs::expire_upload_guards(c, now)?;
                 uploads::end_leases(c)?;
+                events::release_claims(c, now)?;
                 Ok(expired)
             })
             .await

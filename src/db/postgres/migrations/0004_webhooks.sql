@@ -19,6 +19,9 @@ CREATE TABLE webhook_events (
     created_at BIGINT NOT NULL,
     attempts   INTEGER NOT NULL DEFAULT 0,
     next_at    BIGINT NOT NULL,
+    -- The node that claimed it last: when that node is gone, a starting
+    -- node makes its claims due at once instead of after their lease.
+    claim_node INTEGER,
     last_error TEXT
 );
 CREATE INDEX webhook_events_due ON webhook_events(next_at);
