@@ -46,6 +46,9 @@ impl From<tokio_postgres::Error> for DbError {
     fn from(e: tokio_postgres::Error) -> Self {
         if e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL) {
             DbError::DiskFull(Box::new(e))
+        } else if e.is_closed() {
+            // The connection went (a restart, a network cut): unavailable.
+            DbError::Pool(Box::new(e))
         } else {
             DbError::Backend(Box::new(e))
         }
@@ -55,7 +58,8 @@ impl From<tokio_postgres::Error> for DbError {
 impl From<deadpool_postgres::PoolError> for DbError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
         match e {
-            deadpool_postgres::PoolError::Backend(e) => DbError::from(e),
+            // Connecting failed: the database is unreachable.
+            deadpool_postgres::PoolError::Backend(e) => DbError::Pool(Box::new(e)),
             other => DbError::Pool(Box::new(other)),
         }
     }
