@@ -35,6 +35,7 @@ mod http_edges;
 mod lifecycle;
 mod limits;
 mod operating;
+mod outbox;
 mod postgres;
 mod s3_outage;
 mod s3_service_outage;
