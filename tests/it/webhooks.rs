@@ -88,6 +88,9 @@ fn now() -> f64 {
 struct RxOptions {
     read_files: bool,
     fail_first: u32,
+    /// The status of those failures (500 by default; a 3xx redirects to
+    /// /elsewhere on the receiver).
+    fail_status: Option<u16>,
     /// Answers 503 until `up()`.
     down: bool,
     delay_ms: u64,
@@ -129,6 +132,9 @@ impl Receiver {
             .args(["--delay-ms", &opts.delay_ms.to_string()]);
         if opts.read_files {
             cmd.arg("--read-files");
+        }
+        if let Some(status) = opts.fail_status {
+            cmd.args(["--fail-status", &status.to_string()]);
         }
         if opts.down {
             cmd.arg("--down-until-file").arg(dir.path().join("up"));
@@ -751,13 +757,17 @@ async fn every_event_is_delivered_signed_with_the_file_record() {
 
     // file.created: small (inline) and large (blob) multipart uploads, a
     // private one (no url to read), and a tus upload.
+    // Each record as GET gives it, read at once (the expiring one is 404
+    // from its expiry on).
+    let expiring = upload(&srv, &key, "expiring.txt", 100, &[("expires", "2s")]).await;
+    let expiring_record = get_file(&srv, &key, s(&expiring["id"])).await;
     let small = upload(&srv, &key, "small.txt", 5_000, &[("folder", "in/box")]).await;
     let big = upload(&srv, &key, "big.bin", 3_000_000, &[]).await;
     let private = upload(&srv, &key, "private.bin", 1_000, &[("private", "true")]).await;
     let tus_id = tus_upload(&srv, "resumable.bin", 200_000).await;
-    let expiring = upload(&srv, &key, "expiring.txt", 100, &[("expires", "1s")]).await;
     let mut records = BTreeMap::new();
-    for id in [&small["id"], &big["id"], &private["id"], &expiring["id"]]
+    records.insert(s(&expiring["id"]).to_string(), expiring_record);
+    for id in [&small["id"], &big["id"], &private["id"]]
         .into_iter()
         .map(|v| s(v).to_string())
         .chain([tus_id.clone()])
@@ -1106,6 +1116,96 @@ async fn failed_attempts_are_retried_under_one_id_and_delivered_once() {
     assert_eq!(attempts[2]["data"], f);
 }
 
+/// Any answer but 2xx is a failure to retry, a 4xx like 410 too, and a
+/// redirect is not followed (the event goes to the webhook's url only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_answer_but_2xx_is_retried_and_redirects_are_not_followed() {
+    if !tools("any_answer_but_2xx_is_retried_and_redirects_are_not_followed") {
+        return;
+    }
+    let srv = TestServer::start().await;
+    let receivers: Vec<(u16, Receiver)> = [307u16, 410, 404]
+        .into_iter()
+        .map(|status| {
+            let rx = Receiver::start(RxOptions {
+                fail_first: 1,
+                fail_status: Some(status),
+                ..Default::default()
+            });
+            (status, rx)
+        })
+        .collect();
+    for (_, rx) in &receivers {
+        hook(&srv, rx, &[CREATED]);
+    }
+    let f = upload(&srv, &srv.secret_key.clone(), "statuses.txt", 77, &[]).await;
+    let id = s(&f["id"]).to_string();
+    for (_, rx) in &receivers {
+        rx.wait_delivered(60, &[(CREATED, &id)]).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for (status, rx) in &receivers {
+        let reqs = rx.requests();
+        for r in &reqs {
+            assert_eq!(
+                (s(&r["method"]), s(&r["path"])),
+                ("POST", "/hook"),
+                "answered {status}, the receiver then got a request elsewhere:\n{}",
+                summary(&reqs)
+            );
+        }
+        one_id_per_event(&reqs);
+        let statuses: Vec<u64> = reqs.iter().map(|r| r["status"].as_u64().unwrap()).collect();
+        assert_eq!(statuses, [u64::from(*status), 200], "{}", summary(&reqs));
+    }
+}
+
+/// A receiver that holds the request longer than the delivery timeout
+/// (10 s): the sender gives up on that attempt and tries again (same id)
+/// before the receiver ever answers; uploads and health carry on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_that_outlasts_the_delivery_timeout_is_retried() {
+    if !tools("an_attempt_that_outlasts_the_delivery_timeout_is_retried") {
+        return;
+    }
+    let srv = TestServer::start().await;
+    let rx = Receiver::start(RxOptions {
+        delay_ms: 25_000,
+        ..Default::default()
+    });
+    hook(&srv, &rx, &[CREATED]);
+    let key = srv.secret_key.clone();
+    upload(&srv, &key, "hang.txt", 5, &[]).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let arrivals = loop {
+        let a = rx.arrivals();
+        if a.len() >= 2 {
+            break a;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no second attempt within 60 s of a request held 25 s: {a:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(arrivals[0]["webhook_id"], arrivals[1]["webhook_id"]);
+    let (first, second) = (
+        arrivals[0]["received_at"].as_f64().unwrap(),
+        arrivals[1]["received_at"].as_f64().unwrap(),
+    );
+    assert!(
+        second - first >= 9.0,
+        "retried {:.3}s after an attempt still unanswered (timeout 10 s)",
+        second - first
+    );
+    assert!(
+        second < first + 25.0,
+        "the second attempt came only once the first was answered"
+    );
+    upload(&srv, &key, "meanwhile.txt", 6, &[]).await;
+    health_ok(&srv.http, &srv.base_url).await;
+}
+
 /// In order per file: a file's file.deleted is not sent before its
 /// file.created has been accepted, even when file.created's first attempts
 /// fail and the delete was committed long before.
@@ -1223,6 +1323,65 @@ async fn kill_9_with_events_pending_then_restart_delivers_everything() {
         }
     }
     drop(node);
+}
+
+/// `serve` killed with `kill -9` in the middle of an attempt (the receiver
+/// holding the request): after a restart the event is sent again, under
+/// the same webhook-id (at least once: the answer was never seen).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_attempt_the_event_is_sent_again_under_its_id() {
+    if !tools("kill_9_mid_attempt_the_event_is_sent_again_under_its_id") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let db = pg::database_for(&data).await;
+    let port = free_port();
+    let (mut node, key) = Node::start(&data, db.as_deref(), port, None);
+    let key = key.expect("first start prints a key");
+    let target = node.target();
+    let account = target.admin_ok(&["account", "list", "--json"]);
+    let account: Value = serde_json::from_str(account.lines().next().unwrap()).unwrap();
+    let rx = Receiver::start(RxOptions {
+        delay_ms: 3000,
+        ..Default::default()
+    });
+    let (_, secret) = target.create_webhook(s(&account["id"]), &rx.url(), &[CREATED]);
+    rx.set_secret(&secret);
+    let http = reqwest::Client::new();
+    let f = node_upload(&http, &node, &key, "mid-attempt.bin", 321).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while rx.arrivals().is_empty() {
+        assert!(Instant::now() < deadline, "no attempt arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    node.kill_9();
+    let killed_at = now();
+    let (node, _) = Node::start(&data, db.as_deref(), port, None);
+    // The claim of a node that is gone may wait out a lease (a minute or so).
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let arrivals = loop {
+        let a = rx.arrivals();
+        if a.len() >= 2 {
+            break a;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the event was not sent again after the restart: {a:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        arrivals[0]["webhook_id"], arrivals[1]["webhook_id"],
+        "another webhook-id after the restart"
+    );
+    assert!(arrivals[1]["received_at"].as_f64().unwrap() > killed_at);
+    let reqs = rx
+        .wait(30, "the second attempt answered", |reqs| reqs.len() >= 2)
+        .await;
+    one_id_per_event(&reqs);
+    assert!(reqs.iter().all(|r| r["data"] == f), "{}", summary(&reqs));
+    health_ok(&http, &node.base()).await;
 }
 
 /// A receiver that takes 3 s to answer: uploads are answered while a

@@ -8,7 +8,7 @@ signature does not verify.
 
     python3 tests/webhooks/receiver.py --port-file F --log L \
         [--secret whsec_… | --secret-file S] [--port P] [--read-files] \
-        [--fail-first N] [--down-until-file D] [--delay-ms MS] [--arrivals F]
+        [--fail-first N [--fail-status CODE]] [--down-until-file D] [--delay-ms MS] [--arrivals F]
 
 --secret-file is read again on every request (the secret is only known after
 `admin webhook create`, which needs this receiver's URL first); while it is
@@ -26,7 +26,8 @@ missing or empty, requests are answered 503. --port-file: the port it bound
 
 Failure injection, in this order, after counting the attempt:
   --down-until-file D: 503 while D does not exist;
-  --fail-first N: 500 to the first N attempts of every webhook-id;
+  --fail-first N: 500 (or --fail-status, a 3xx with a Location to
+    /elsewhere on this receiver) to the first N attempts of every webhook-id;
   --delay-ms MS: sleep that long before answering (any answer).
 
 --arrivals F: one JSON line per request as soon as its body has arrived
@@ -118,6 +119,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def answer(self, status, text):
         body = (text + "\n").encode()
         self.send_response(status)
+        if 300 <= status < 400:
+            self.send_header("location", "/elsewhere")
         self.send_header("content-type", "text/plain")
         self.send_header("content-length", str(len(body)))
         self.end_headers()
@@ -125,7 +128,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def do_GET(self):
-        self.answer(200, "receiver")
+        # Not a delivery (a sender following a redirect would show here).
+        self.state.write({
+            "method": self.command, "path": self.path, "status": 405,
+            "received_at": time.time(), "answered_at": time.time(),
+            "webhook_id": self.headers.get("webhook-id"), "type": None,
+            "data_id": None, "attempt": None, "valid": None,
+        })
+        self.answer(405, "POST only")
+
+    do_PUT = do_GET
+    do_PATCH = do_GET
+    do_DELETE = do_GET
 
     def do_POST(self):
         received_at = time.time()
@@ -180,7 +194,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status == 200 and args.down_until_file and not os.path.exists(args.down_until_file):
             status, text = 503, "down"
         if status == 200 and attempt <= args.fail_first:
-            status, text = 500, "failing on purpose"
+            status, text = args.fail_status, "failing on purpose"
         if (
             status == 200
             and args.read_files
@@ -227,6 +241,7 @@ def main():
     p.add_argument("--log")
     p.add_argument("--read-files", action="store_true")
     p.add_argument("--fail-first", type=int, default=0)
+    p.add_argument("--fail-status", type=int, default=500)
     p.add_argument("--down-until-file")
     p.add_argument("--delay-ms", type=int, default=0)
     p.add_argument("--arrivals")
