@@ -256,7 +256,10 @@ impl Cluster {
                 std::thread::scope(|s| {
                     let a = s.spawn(|| spawn_node("A", &config, &da));
                     let b = s.spawn(|| spawn_node("B", &config, &db_dir));
-                    vec![a.join().unwrap(), b.join().unwrap()]
+                    let join = |h: std::thread::ScopedJoinHandle<'_, Started>| {
+                        h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+                    };
+                    vec![join(a), join(b)]
                 })
             } else {
                 let a = spawn_node("A", &config, &da);
@@ -360,7 +363,13 @@ impl Cluster {
     }
 
     /// Uploads on node `n`, asserting 201; the File record.
-    async fn upload_ok(&self, n: usize, name: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> Value {
+    async fn upload_ok(
+        &self,
+        n: usize,
+        name: &str,
+        bytes: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> Value {
         let r = self.upload(n, &self.key, name, bytes, fields, None).await;
         assert_eq!(r.status(), 201, "upload of {name} on node {n}");
         r.json().await.unwrap()
@@ -467,7 +476,10 @@ impl Cluster {
             .unwrap();
         assert_eq!(r.status(), 201, "{:?}", r.text().await);
         let location = r.headers()["location"].to_str().unwrap().to_string();
-        assert!(location.starts_with(&self.url(n, "/v1/uploads/u_")), "{location}");
+        assert!(
+            location.starts_with(&self.url(n, "/v1/uploads/u_")),
+            "{location}"
+        );
         location
     }
 
@@ -500,7 +512,13 @@ impl Cluster {
         }
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["cache-control"], "no-store");
-        Some(r.headers()["upload-offset"].to_str().unwrap().parse().unwrap())
+        Some(
+            r.headers()["upload-offset"]
+                .to_str()
+                .unwrap()
+                .parse()
+                .unwrap(),
+        )
     }
 
     /// The S3 store keeps no multipart upload open under this test's prefix.
@@ -534,7 +552,10 @@ fn header_num(r: &Response, name: &str) -> i64 {
 async fn error_code(r: Response) -> (u16, String) {
     let status = r.status().as_u16();
     let body: Value = r.json().await.expect("error body is JSON");
-    (status, body["error"]["code"].as_str().unwrap_or("").to_string())
+    (
+        status,
+        body["error"]["code"].as_str().unwrap_or("").to_string(),
+    )
 }
 
 /// `len` bytes that differ with `seed`.
@@ -571,7 +592,14 @@ async fn storage_quota_race_across_nodes_admits_exactly_what_fits() {
         let (c, key) = (&c, &key);
         async move {
             let r = c
-                .upload(i % 2, key, &format!("q{i}.bin"), data(1000, i as u8), &[], None)
+                .upload(
+                    i % 2,
+                    key,
+                    &format!("q{i}.bin"),
+                    data(1000, i as u8),
+                    &[],
+                    None,
+                )
                 .await;
             match r.status().as_u16() {
                 201 => {
@@ -602,7 +630,9 @@ async fn storage_quota_race_across_nodes_admits_exactly_what_fits() {
     );
     assert_eq!(created.len(), 10, "exactly the 10 that fit: {refused:?}");
     assert!(
-        refused.iter().all(|e| *e == (413, "storage_limit_exceeded".into())),
+        refused
+            .iter()
+            .all(|e| *e == (413, "storage_limit_exceeded".into())),
         "{refused:?}"
     );
     // Both nodes list exactly those files and count their bytes.
@@ -610,13 +640,20 @@ async fn storage_quota_race_across_nodes_admits_exactly_what_fits() {
     for n in [A, B] {
         assert_eq!(c.listed(n, &key).await, ids, "files listed on node {n}");
         let u = c.usage(n, &key).await;
-        assert_eq!((&u["storage_bytes"], &u["upload_count"]), (&10_000.into(), &10.into()));
+        assert_eq!(
+            (&u["storage_bytes"], &u["upload_count"]),
+            (&10_000.into(), &10.into())
+        );
     }
     // Each file is whole, served by the node that did not take it.
     for (id, i) in &created {
-        let (status, rec) = c.get_json(other(i % 2), &key, &format!("/v1/files/{id}")).await;
+        let (status, rec) = c
+            .get_json(other(i % 2), &key, &format!("/v1/files/{id}"))
+            .await;
         assert_eq!(status, 200);
-        let (status, bytes) = c.fetch(&c.at(other(i % 2), rec["url"].as_str().unwrap())).await;
+        let (status, bytes) = c
+            .fetch(&c.at(other(i % 2), rec["url"].as_str().unwrap()))
+            .await;
         assert_eq!((status, bytes), (200, data(1000, *i as u8)));
     }
     // Full on both nodes; the refused uploads leave no object behind.
@@ -639,7 +676,9 @@ async fn storage_quota_race_across_nodes_admits_exactly_what_fits() {
         .unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(c.usage(A, &key).await["storage_bytes"], 9000);
-    let r = c.upload(A, &key, "again.bin", data(1000, 99), &[], None).await;
+    let r = c
+        .upload(A, &key, "again.bin", data(1000, 99), &[], None)
+        .await;
     assert_eq!(r.status(), 201);
     let r = c.upload(B, &key, "over.bin", vec![1], &[], None).await;
     assert_eq!(error_code(r).await, (413, "storage_limit_exceeded".into()));
@@ -657,10 +696,20 @@ async fn monthly_upload_count_is_shared_across_nodes() {
         let c = &c;
         async move {
             let r = c
-                .upload(i % 2, &c.key, &format!("m{i}"), data(100, i as u8), &[], None)
+                .upload(
+                    i % 2,
+                    &c.key,
+                    &format!("m{i}"),
+                    data(100, i as u8),
+                    &[],
+                    None,
+                )
                 .await;
             let status = r.status().as_u16();
-            let reset = r.headers().get("x-ratelimit-reset").map(|v| v.to_str().unwrap().to_string());
+            let reset = r
+                .headers()
+                .get("x-ratelimit-reset")
+                .map(|v| v.to_str().unwrap().to_string());
             let code = if status == 201 {
                 String::new()
             } else {
@@ -672,10 +721,16 @@ async fn monthly_upload_count_is_shared_across_nodes() {
     .await;
     let ok = statuses.iter().filter(|s| s.0 == 201).count();
     assert_eq!(ok, 5, "exactly the month's 5: {statuses:?}");
-    let next = filestore::clock::period_of(chrono::Utc::now()).next_start.timestamp();
+    let next = filestore::clock::period_of(chrono::Utc::now())
+        .next_start
+        .timestamp();
     for (status, code, reset) in statuses.iter().filter(|s| s.0 != 201) {
         assert_eq!((*status, code.as_str()), (429, "rate_limit_exceeded"));
-        assert_eq!(reset.as_deref(), Some(next.to_string().as_str()), "reset at the next month");
+        assert_eq!(
+            reset.as_deref(),
+            Some(next.to_string().as_str()),
+            "reset at the next month"
+        );
     }
     for n in [A, B] {
         let r = c.upload(n, &c.key, "late", vec![1], &[], None).await;
@@ -683,7 +738,10 @@ async fn monthly_upload_count_is_shared_across_nodes() {
         assert!(header_num(&r, "retry-after") >= 1);
         assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
         let u = c.usage(n, &c.key).await;
-        assert_eq!((&u["upload_count"], &u["storage_bytes"]), (&5.into(), &500.into()));
+        assert_eq!(
+            (&u["upload_count"], &u["storage_bytes"]),
+            (&5.into(), &500.into())
+        );
         assert_eq!(c.listed(n, &c.key).await.len(), 5);
     }
     // Deleting a file on one node gives no upload back on the other.
@@ -732,13 +790,21 @@ async fn rate_limit_window_is_shared_across_nodes() {
             .unwrap();
         assert_eq!(r.status(), 200, "request {i} on node {}", i % 2);
         let (limit, remaining, reset) = rate_headers(&r);
-        assert_eq!((limit, remaining), (6, 5 - i as i64), "request {i} on node {}", i % 2);
+        assert_eq!(
+            (limit, remaining),
+            (6, 5 - i as i64),
+            "request {i} on node {}",
+            i % 2
+        );
         resets.insert(reset);
     }
     assert_eq!(resets.len(), 1, "one window, one reset time: {resets:?}");
     let reset = *resets.iter().next().unwrap();
     let now = chrono::Utc::now().timestamp();
-    assert!(reset > now + 3500 && reset <= now + 3601, "{reset} vs now {now}");
+    assert!(
+        reset > now + 3500 && reset <= now + 3601,
+        "{reset} vs now {now}"
+    );
     // The 7th is refused on either node, with the same window's headers;
     // uploads and signed URLs draw on the same budget.
     for n in [A, B] {
@@ -752,7 +818,11 @@ async fn rate_limit_window_is_shared_across_nodes() {
         assert_eq!(rate_headers(&r), (6, 0, reset), "node {n}");
         let retry = header_num(&r, "retry-after");
         assert!(retry >= 1 && retry <= reset - now + 1, "{retry}");
-        assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()), "node {n}");
+        assert_eq!(
+            error_code(r).await,
+            (429, "rate_limit_exceeded".into()),
+            "node {n}"
+        );
         let r = c.upload(n, &c.key, "x", vec![1], &[], None).await;
         assert_eq!(rate_headers(&r), (6, 0, reset), "node {n}");
         assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
@@ -774,14 +844,25 @@ async fn rate_limit_window_is_shared_across_nodes() {
         }
     }))
     .await;
-    let passed: Vec<i64> = answers.iter().filter(|a| a.0 == 200).map(|a| a.1 .1).collect();
-    assert_eq!(passed.len(), 6, "exactly the window's 6 across both nodes: {answers:?}");
+    let passed: Vec<i64> = answers
+        .iter()
+        .filter(|a| a.0 == 200)
+        .map(|a| a.1 .1)
+        .collect();
+    assert_eq!(
+        passed.len(),
+        6,
+        "exactly the window's 6 across both nodes: {answers:?}"
+    );
     assert_eq!(
         passed.iter().copied().collect::<BTreeSet<_>>(),
         (0..6).collect::<BTreeSet<_>>(),
         "each remaining count handed out once: {answers:?}"
     );
-    assert!(answers.iter().all(|a| a.0 == 200 || a.0 == 429), "{answers:?}");
+    assert!(
+        answers.iter().all(|a| a.0 == 200 || a.0 == 429),
+        "{answers:?}"
+    );
     let resets: BTreeSet<i64> = answers.iter().map(|a| a.1 .2).collect();
     assert_eq!(resets.len(), 1, "one window: {answers:?}");
 }
@@ -795,17 +876,26 @@ async fn idempotency_keys_hold_across_nodes() {
     };
     let body = data(2000, 1);
     // On A, then the retry on B: the same file, stored once.
-    let r = c.upload(A, &c.key, "once.bin", body.clone(), &[], Some("retry-1")).await;
+    let r = c
+        .upload(A, &c.key, "once.bin", body.clone(), &[], Some("retry-1"))
+        .await;
     assert_eq!(r.status(), 201);
     let first: Value = r.json().await.unwrap();
-    let r = c.upload(B, &c.key, "once.bin", body.clone(), &[], Some("retry-1")).await;
+    let r = c
+        .upload(B, &c.key, "once.bin", body.clone(), &[], Some("retry-1"))
+        .await;
     assert_eq!(r.status(), 201);
-    assert_eq!(header(&r, "location"), format!("/v1/files/{}", first["id"].as_str().unwrap()));
+    assert_eq!(
+        header(&r, "location"),
+        format!("/v1/files/{}", first["id"].as_str().unwrap())
+    );
     let mut again: Value = r.json().await.unwrap();
     again["url"] = c.at(A, again["url"].as_str().unwrap()).into();
     assert_eq!(again, first, "B answers A's file (its url on B)");
     // A key names its first file, even with other bytes, on either node.
-    let r = c.upload(B, &c.key, "other.bin", data(10, 2), &[], Some("retry-1")).await;
+    let r = c
+        .upload(B, &c.key, "other.bin", data(10, 2), &[], Some("retry-1"))
+        .await;
     assert_eq!(r.status(), 201);
     assert_eq!(r.json::<Value>().await.unwrap()["id"], first["id"]);
     // The same key on both nodes at the same moment, five times over.
@@ -817,7 +907,11 @@ async fn idempotency_keys_hold_across_nodes() {
             c.upload(A, &c.key, "race.bin", bytes.clone(), &[], Some(&key)),
             c.upload(B, &c.key, "race.bin", bytes.clone(), &[], Some(&key)),
         );
-        assert_eq!((ra.status().as_u16(), rb.status().as_u16()), (201, 201), "{key}");
+        assert_eq!(
+            (ra.status().as_u16(), rb.status().as_u16()),
+            (201, 201),
+            "{key}"
+        );
         let (ra, rb): (Value, Value) = (ra.json().await.unwrap(), rb.json().await.unwrap());
         assert_eq!(ra["id"], rb["id"], "{key}: one file for both nodes");
         assert_eq!(ra["sha256"], sha256_hex(&bytes).as_str());
@@ -832,9 +926,11 @@ async fn idempotency_keys_hold_across_nodes() {
             (&6.into(), &(2000 + 5 * 3000).into())
         );
     }
-    c.eventually(15, "one object per file (the race's loser removed)", || async {
-        c.objects().await == 6 && c.count("SELECT COUNT(*) FROM blob_deletions") == 0
-    })
+    c.eventually(
+        15,
+        "one object per file (the race's loser removed)",
+        || async { c.objects().await == 6 && c.count("SELECT COUNT(*) FROM blob_deletions") == 0 },
+    )
     .await;
     assert_eq!(c.count("SELECT COUNT(*) FROM files"), 6);
 }
@@ -852,7 +948,11 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
         let c = &c;
         async move {
             let fields: &[(&str, &str)] = if i < 16 { &[("expires", "2s")] } else { &[] };
-            (i, c.upload_ok(i % 2, &format!("e{i}.bin"), data(500 + i, i as u8), fields).await)
+            (
+                i,
+                c.upload_ok(i % 2, &format!("e{i}.bin"), data(500 + i, i as u8), fields)
+                    .await,
+            )
         }
     }))
     .await;
@@ -864,7 +964,9 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
         .unwrap();
     for (i, r) in &expiring {
         let id = r["id"].as_str().unwrap();
-        let (status, _) = c.get_json(other(i % 2), &c.key, &format!("/v1/files/{id}")).await;
+        let (status, _) = c
+            .get_json(other(i % 2), &c.key, &format!("/v1/files/{id}"))
+            .await;
         if now_ms() + 300 < millis(r["expires_at"].as_str().unwrap()) {
             assert_eq!(status, 200, "{id} before its expiry, on the other node");
         }
@@ -885,15 +987,26 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
         .iter()
         .map(|(_, r)| r["id"].as_str().unwrap().to_string())
         .collect();
-    let kept_bytes: u64 = permanent.iter().map(|(_, r)| r["size"].as_u64().unwrap()).sum();
-    c.eventually(20, "expired files reaped: rows, queue and objects", || async {
-        c.count("SELECT COUNT(*) FROM files") == 6
-            && c.count("SELECT COUNT(*) FROM blob_deletions") == 0
-            && c.objects().await == 6
-    })
+    let kept_bytes: u64 = permanent
+        .iter()
+        .map(|(_, r)| r["size"].as_u64().unwrap())
+        .sum();
+    c.eventually(
+        20,
+        "expired files reaped: rows, queue and objects",
+        || async {
+            c.count("SELECT COUNT(*) FROM files") == 6
+                && c.count("SELECT COUNT(*) FROM blob_deletions") == 0
+                && c.objects().await == 6
+        },
+    )
     .await;
     for n in [A, B] {
-        assert_eq!(c.listed(n, &c.key).await, kept, "node {n} lists the permanent files only");
+        assert_eq!(
+            c.listed(n, &c.key).await,
+            kept,
+            "node {n} lists the permanent files only"
+        );
         assert_eq!(c.usage(n, &c.key).await["storage_bytes"], kept_bytes);
     }
     // Each expired file was reaped by one node, and its blob deleted once.
@@ -903,29 +1016,58 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
     .await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     let totals = c.collector_totals();
-    let _ = writeln!(std::io::stderr(), "collector (expired, deleted) per node: {totals:?}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "collector (expired, deleted) per node: {totals:?}"
+    );
     let sum = totals.iter().fold((0, 0), |s, t| (s.0 + t.0, s.1 + t.1));
-    assert_eq!(sum, (16, 16), "each file expired once, each blob deleted once: {totals:?}");
+    assert_eq!(
+        sum,
+        (16, 16),
+        "each file expired once, each blob deleted once: {totals:?}"
+    );
+}
 
-    // Deletes on both nodes at once, with both collectors running: each
-    // file gone everywhere, each object removed, nothing left queued.
-    let ids: Vec<String> = kept.iter().cloned().collect();
-    let statuses = join_all(ids.iter().enumerate().map(|(i, id)| {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_on_both_nodes_remove_each_blob_once() {
+    let Some(c) = Cluster::start("deletes", ROOMY, false).await else {
+        return;
+    };
+    let records = join_all((0..40).map(|i| {
         let c = &c;
         async move {
-            c.http
-                .delete(c.url(i % 2, &format!("/v1/files/{id}")))
-                .bearer_auth(&c.key)
-                .send()
+            c.upload_ok(i % 2, &format!("d{i}.bin"), data(700, i as u8), &[])
                 .await
-                .unwrap()
-                .status()
-                .as_u16()
         }
     }))
     .await;
-    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
-    for (i, id) in ids.iter().enumerate() {
+    let ids: Vec<String> = records
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(c.objects().await, 40);
+    // Deleted in 4 streams, alternating nodes, while both collectors run
+    // every 200 ms: each file gone everywhere, each object removed.
+    let streams = join_all((0..4).map(|s| {
+        let (c, ids) = (&c, &ids);
+        async move {
+            let mut statuses = Vec::new();
+            for (i, id) in ids.iter().enumerate().filter(|(i, _)| i % 4 == s) {
+                let r = c
+                    .http
+                    .delete(c.url(i % 2, &format!("/v1/files/{id}")))
+                    .bearer_auth(&c.key)
+                    .send()
+                    .await
+                    .unwrap();
+                statuses.push(r.status().as_u16());
+            }
+            statuses
+        }
+    }))
+    .await;
+    assert!(streams.iter().flatten().all(|s| *s == 200), "{streams:?}");
+    for (i, id) in ids.iter().enumerate().take(6) {
         let r = c
             .http
             .delete(c.url(other(i % 2), &format!("/v1/files/{id}")))
@@ -934,6 +1076,10 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
             .await
             .unwrap();
         assert_eq!(r.status(), 404, "{id} deleted on the other node already");
+        let (status, _) = c
+            .get_json(other(i % 2), &c.key, &format!("/v1/files/{id}"))
+            .await;
+        assert_eq!(status, 404);
     }
     c.eventually(15, "deleted files' objects removed", || async {
         c.objects().await == 0 && c.count("SELECT COUNT(*) FROM blob_deletions") == 0
@@ -941,23 +1087,34 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
     .await;
     for n in [A, B] {
         assert!(c.listed(n, &c.key).await.is_empty());
-        assert_eq!(c.usage(n, &c.key).await["storage_bytes"], 0);
+        let u = c.usage(n, &c.key).await;
+        assert_eq!(
+            (&u["storage_bytes"], &u["upload_count"]),
+            (&0.into(), &40.into())
+        );
     }
     assert_eq!(c.count("SELECT COUNT(*) FROM files"), 0);
+    // Each DELETE removed its object itself: no collector, on either node,
+    // deleted one of them a second time.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let totals = c.collector_totals();
+    assert!(
+        totals.iter().all(|t| *t == (0, 0)),
+        "blobs of DELETEd files deleted again by a collector (expired, deleted per node): {totals:?}"
+    );
 }
 
 // ------------------------------------------------------------------ signed URLs
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signed_urls_are_valid_on_every_node() {
-    // Both nodes start at once on the empty database: one bootstrap, one
-    // signing secret for both.
-    let Some(c) = Cluster::start("signed", ROOMY, true).await else {
+    let Some(c) = Cluster::start("signed", ROOMY, false).await else {
         return;
     };
-    assert_eq!(c.count("SELECT COUNT(*) FROM accounts"), 1);
     let body = data(4096, 7);
-    let rec = c.upload_ok(A, "secret.bin", body.clone(), &[("private", "true")]).await;
+    let rec = c
+        .upload_ok(A, "secret.bin", body.clone(), &[("private", "true")])
+        .await;
     assert_eq!(rec["url"], Value::Null);
     let id = rec["id"].as_str().unwrap();
     let sign = |n: usize, expires_in: u64| {
@@ -979,7 +1136,10 @@ async fn signed_urls_are_valid_on_every_node() {
     // Made on one node, served by both.
     for made_on in [A, B] {
         let url = sign(made_on, 3600).await;
-        assert!(url.starts_with(&c.url(made_on, &format!("/live/{}/{id}/", c.account))), "{url}");
+        assert!(
+            url.starts_with(&c.url(made_on, &format!("/live/{}/{id}/", c.account))),
+            "{url}"
+        );
         for n in [A, B] {
             let (status, bytes) = c.fetch(&c.at(n, &url)).await;
             assert_eq!(status, 200, "signed on node {made_on}, served by node {n}");
@@ -989,8 +1149,10 @@ async fn signed_urls_are_valid_on_every_node() {
     // Tampered or unsigned: refused by both.
     let url = sign(A, 3600).await;
     let (path, query) = url.split_once('?').unwrap();
-    let params: BTreeMap<&str, &str> =
-        query.split('&').filter_map(|kv| kv.split_once('=')).collect();
+    let params: BTreeMap<&str, &str> = query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
     let (expires, signature) = (params["expires"], params["signature"]);
     let flipped: String = {
         let mut s = signature.to_string();
@@ -1032,6 +1194,46 @@ async fn signed_urls_are_valid_on_every_node() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_starting_together_on_an_empty_database_both_serve() {
+    // Both nodes start at the same moment on an empty database (migrations,
+    // the bootstrap account and the signing secret race), on a fresh
+    // database each round: both serve, one of them printed the one key,
+    // and a URL signed on either is good on the other.
+    for round in 0..6 {
+        let Some(c) = Cluster::start(&format!("together-{round}"), ROOMY, true).await else {
+            return;
+        };
+        assert_eq!(c.count("SELECT COUNT(*) FROM accounts"), 1, "round {round}");
+        let body = data(100, round);
+        let rec = c
+            .upload_ok(B, "p.bin", body.clone(), &[("private", "true")])
+            .await;
+        let id = rec["id"].as_str().unwrap();
+        for n in [A, B] {
+            let r = c
+                .http
+                .post(c.url(n, &format!("/v1/files/{id}/signed-url")))
+                .bearer_auth(&c.key)
+                .json(&serde_json::json!({ "expires_in": 60 }))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            let url = r.json::<Value>().await.unwrap()["url"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let (status, got) = c.fetch(&c.at(other(n), &url)).await;
+            assert_eq!(
+                (status, got),
+                (200, body.clone()),
+                "round {round}: signed on node {n}"
+            );
+        }
+    }
+}
+
 // ------------------------------------------------------------------ tus
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1050,14 +1252,18 @@ async fn resumable_upload_continues_on_the_other_node() {
     assert_eq!(r.status(), 204, "{:?}", r.text().await);
     assert_eq!(header_num(&r, "upload-offset"), cut1 as i64);
     assert_eq!(c.tus_offset(A, &url).await, Some(cut1 as u64));
-    let r = c.tus_patch(A, &url, cut1 as u64, bytes[cut1..cut2].to_vec()).await;
+    let r = c
+        .tus_patch(A, &url, cut1 as u64, bytes[cut1..cut2].to_vec())
+        .await;
     assert_eq!(r.status(), 204);
     assert!(r.headers().get("x-file-id").is_none());
     assert_eq!(c.tus_offset(B, &url).await, Some(cut2 as u64));
     // A stale offset is refused on either node.
     let r = c.tus_patch(B, &url, cut1 as u64, vec![0; 10]).await;
     assert_eq!(r.status(), 409);
-    let r = c.tus_patch(A, &url, cut2 as u64, bytes[cut2..].to_vec()).await;
+    let r = c
+        .tus_patch(A, &url, cut2 as u64, bytes[cut2..].to_vec())
+        .await;
     assert_eq!(r.status(), 204);
     let file_id = header(&r, "x-file-id");
     // The file, readable on B, with its SHA-256.
@@ -1072,9 +1278,15 @@ async fn resumable_upload_continues_on_the_other_node() {
     assert_eq!(rec["size"], len);
     let (status, got) = c.fetch(&c.at(B, rec["url"].as_str().unwrap())).await;
     assert_eq!(status, 200);
-    assert!(got == bytes, "the bytes read on B are the bytes sent to A and B");
+    assert!(
+        got == bytes,
+        "the bytes read on B are the bytes sent to A and B"
+    );
     let u = c.usage(B, &c.key).await;
-    assert_eq!((&u["storage_bytes"], &u["upload_count"]), (&len.into(), &1.into()));
+    assert_eq!(
+        (&u["storage_bytes"], &u["upload_count"]),
+        (&len.into(), &1.into())
+    );
     c.no_multipart_left().await;
     assert_eq!(c.objects().await, 1);
 
@@ -1117,19 +1329,33 @@ async fn concurrent_patches_on_two_nodes_one_wins_and_the_data_is_intact() {
         let statuses = [ra.status().as_u16(), rb.status().as_u16()];
         let mut sorted = statuses;
         sorted.sort_unstable();
-        assert_eq!(sorted, [204, 409], "round {round}: one PATCH wins, the other finds the offset moved");
+        assert_eq!(
+            sorted,
+            [204, 409],
+            "round {round}: one PATCH wins, the other finds the offset moved"
+        );
         let winner = if statuses[A] == 204 { A } else { B };
         for n in [A, B] {
-            assert_eq!(c.tus_offset(n, &url).await, Some(chunk as u64), "round {round}, node {n}");
+            assert_eq!(
+                c.tus_offset(n, &url).await,
+                Some(chunk as u64),
+                "round {round}, node {n}"
+            );
         }
-        let r = c.tus_patch(other(winner), &url, chunk as u64, rest.clone()).await;
+        let r = c
+            .tus_patch(other(winner), &url, chunk as u64, rest.clone())
+            .await;
         assert_eq!(r.status(), 204, "round {round}");
         let file_id = header(&r, "x-file-id");
         let whole: Vec<u8> = bodies[winner].iter().chain(&rest).copied().collect();
         for n in [A, B] {
             let (status, rec) = c.get_json(n, &c.key, &format!("/v1/files/{file_id}")).await;
             assert_eq!(status, 200);
-            assert_eq!(rec["sha256"], sha256_hex(&whole).as_str(), "round {round}: the winner's bytes");
+            assert_eq!(
+                rec["sha256"],
+                sha256_hex(&whole).as_str(),
+                "round {round}: the winner's bytes"
+            );
             let (status, got) = c.fetch(&c.at(n, rec["url"].as_str().unwrap())).await;
             assert_eq!(status, 200);
             assert!(got == whole, "round {round}: bytes served by node {n}");
