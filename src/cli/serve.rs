@@ -81,11 +81,19 @@ pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
             boot.secret_key.expose()
         );
     }
+    let shared = app.config.database_url.is_some();
     eprintln!(
-        "filestore: serving {base_url} on {bound} (data {}, {} blob store)",
+        "filestore: serving {base_url} on {bound} (data {}, {} blob store, metadata in {})",
         app.config.data_dir.display(),
-        app.store.kind()
+        app.store.kind(),
+        if shared { "PostgreSQL" } else { "SQLite" }
     );
+    if shared && app.store.kind() == "local" {
+        eprintln!(
+            "filestore: warning: blobs on this machine's disk with a shared database: \
+             other nodes cannot serve them (several nodes need storage.backend = \"s3\")"
+        );
+    }
     if let Some(m) = &metrics {
         if let Ok(addr) = m.local_addr() {
             eprintln!("filestore: metrics at http://{addr}/metrics");

@@ -535,6 +535,25 @@ mod tests {
     }
 
     #[test]
+    fn the_several_nodes_example_is_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, s3) = (dir.path().join("db"), dir.path().join("s3"));
+        std::fs::write(&db, "postgres://filestore:pw@db:5432/filestore\n").unwrap();
+        std::fs::write(&s3, "s3-secret\n").unwrap();
+        let text = include_str!("../../contrib/several-nodes/filestore.toml")
+            .replace("/run/secrets/filestore-database-url", db.to_str().unwrap())
+            .replace("/run/secrets/s3-secret", s3.to_str().unwrap());
+        let file: FileConfig = toml::from_str(&text).unwrap();
+        let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
+        assert_eq!(c.storage.backend, BackendKind::S3);
+        assert_eq!(
+            c.database_url.as_ref().map(|u| u.expose().to_string()),
+            Some("postgres://filestore:pw@db:5432/filestore".to_string())
+        );
+        assert_eq!(c.base_url, "https://files.example.com");
+    }
+
+    #[test]
     fn secrets_come_from_a_value_or_a_file_not_both() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("signing");

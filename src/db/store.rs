@@ -7,6 +7,7 @@
 
 use super::model::*;
 use super::DbError;
+use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 use bytes::Bytes;
 
@@ -102,7 +103,10 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
         error: &str,
     ) -> Result<(), DbError>;
 
-    /// At start no upload is in flight: makes every upload guard due now.
+    /// At start, the requests of the nodes that are gone are over (on
+    /// SQLite, every request: one node): makes their upload guards due now
+    /// and ends their uploads' leases (PostgreSQL lets any node take the
+    /// lease of a node that is gone at once, without waiting for this).
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
     // Usage.
@@ -212,6 +216,38 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Blob keys of the incomplete uploads (never swept from the store).
     async fn live_upload_keys(&self) -> Result<Vec<String>, DbError>;
+
+    /// Gives upload `id` to one request (a PATCH or a termination, on any
+    /// node) until `until`: true when it was free (no lease, one that ended
+    /// by `now`, or one of a node that is gone) or already this `token`'s (a
+    /// renewal), false when another request holds it.
+    async fn lease_upload(
+        &self,
+        id: &str,
+        token: &str,
+        now: i64,
+        until: i64,
+    ) -> Result<bool, DbError>;
+
+    /// Ends `token`'s lease of upload `id` (nothing when it holds none).
+    async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError>;
+
+    // Rate windows.
+
+    /// The current window of API key `key_id` at `now`, with this request
+    /// counted when `count` (the rule is `domain::ratelimit::Window`). SQLite
+    /// keeps the windows in this process's memory (one node); PostgreSQL in
+    /// a table, so that a key gets its plan's budget once across all nodes.
+    async fn rate_window(
+        &self,
+        key_id: &str,
+        window_ms: i64,
+        now: i64,
+        count: bool,
+    ) -> Result<Window, DbError>;
+
+    /// Forgets the rate windows that ended before `now`; returns how many.
+    async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError>;
 
     // Operating.
 

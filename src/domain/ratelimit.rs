@@ -4,9 +4,18 @@
 //! `X-RateLimit-Reset` is exactly when the current window ends. (Windows are
 //! not aligned to the clock, so a key never gets a window cut short by a
 //! boundary it happened to start near.)
+//!
+//! The rule is [`Window::at`] and [`Window::decision`]; where the windows are
+//! kept is the metadata store's business: in this process's memory
+//! ([`RateLimiter`], on SQLite: one node) or in the database, shared by every
+//! node (PostgreSQL's `rate_windows`, one upsert that moves a window exactly
+//! as [`Window::at`] + [`Window::count`] do).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// Windows shorter than this are taken as this long.
+pub const MIN_WINDOW_MS: i64 = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
@@ -17,83 +26,171 @@ pub struct Decision {
     pub reset: i64,
 }
 
-#[derive(Debug, Default)]
-pub struct RateLimiter {
-    windows: Mutex<HashMap<String, (i64, u64)>>,
+/// A key's current window: when it opened, when it ends, and how many
+/// requests it has counted (refused ones too: a request is allowed when it
+/// is among the first `limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: i64,
+    pub end: i64,
+    pub used: u64,
 }
 
-impl RateLimiter {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Counts one request of `key` at `now_ms` against `limit` per `window_ms`.
-    pub fn check(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64) -> Decision {
-        self.decide(key, limit, window_ms, now_ms, true)
-    }
-
-    /// Where `key` stands, without counting a request.
-    pub fn peek(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64) -> Decision {
-        self.decide(key, limit, window_ms, now_ms, false)
-    }
-
-    fn decide(&self, key: &str, limit: u64, window_ms: i64, now_ms: i64, count: bool) -> Decision {
-        let window_ms = window_ms.max(1000);
-        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() > 100_000 {
-            map.retain(|_, (start, _)| now_ms < *start + window_ms);
+impl Window {
+    /// The window a request at `now_ms` falls in, given the key's last one:
+    /// that one while `now_ms` is inside it, else a new, empty one opening at
+    /// `now_ms` (a clock that went back opens a new one too).
+    pub fn at(last: Option<Window>, window_ms: i64, now_ms: i64) -> Window {
+        match last {
+            Some(w) if now_ms >= w.start && now_ms < w.end => w,
+            _ => Window {
+                start: now_ms,
+                end: now_ms.saturating_add(window_ms.max(MIN_WINDOW_MS)),
+                used: 0,
+            },
         }
-        let (start, used) = match map.get(key) {
-            Some(&(start, used)) if now_ms >= start && now_ms < start + window_ms => (start, used),
-            _ => (now_ms, 0),
+    }
+
+    /// This window with one more request counted.
+    pub fn count(self) -> Window {
+        Window {
+            used: self.used.saturating_add(1),
+            ..self
+        }
+    }
+
+    /// Where the key stands: `counted` says whether the request asking is
+    /// among `used` (a check) or not (a peek).
+    pub fn decision(&self, limit: u64, counted: bool) -> Decision {
+        let allowed = if counted {
+            self.used <= limit
+        } else {
+            self.used < limit
         };
-        let reset = (start + window_ms + 999) / 1000;
-        let allowed = used < limit;
-        let used = used + u64::from(allowed && count);
-        if count {
-            map.insert(key.to_string(), (start, used));
-        }
         Decision {
             allowed,
             limit,
-            remaining: limit - used.min(limit),
-            reset,
+            remaining: limit.saturating_sub(self.used),
+            reset: (self.end + 999).div_euclid(1000),
         }
     }
+}
+
+/// The windows of one process's keys, in memory.
+#[derive(Debug, Default)]
+pub struct RateLimiter {
+    windows: Mutex<HashMap<String, Window>>,
+}
+
+impl RateLimiter {
+    /// The window of `key` at `now_ms`, with this request counted when
+    /// `count` (see [`Window::decision`]).
+    pub fn window(&self, key: &str, window_ms: i64, now_ms: i64, count: bool) -> Window {
+        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() > 100_000 {
+            prune_locked(&mut map, now_ms);
+        }
+        let window = Window::at(map.get(key).copied(), window_ms, now_ms);
+        if !count {
+            return window;
+        }
+        let window = window.count();
+        map.insert(key.to_string(), window);
+        window
+    }
+
+    /// Forgets the windows that ended before `now_ms`; returns how many.
+    pub fn prune(&self, now_ms: i64) -> usize {
+        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        prune_locked(&mut map, now_ms)
+    }
+}
+
+fn prune_locked(map: &mut HashMap<String, Window>, now_ms: i64) -> usize {
+    let before = map.len();
+    map.retain(|_, w| now_ms < w.end);
+    before - map.len()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn check(rl: &RateLimiter, key: &str, limit: u64, window_ms: i64, now: i64) -> Decision {
+        rl.window(key, window_ms, now, true).decision(limit, true)
+    }
+
+    fn peek(rl: &RateLimiter, key: &str, limit: u64, window_ms: i64, now: i64) -> Decision {
+        rl.window(key, window_ms, now, false).decision(limit, false)
+    }
+
     #[test]
     fn counts_down_then_refuses_then_resets() {
-        let rl = RateLimiter::new();
+        let rl = RateLimiter::default();
         let t0 = 1_700_000_000_500; // not aligned to anything
-        let d = rl.check("k", 3, 60_000, t0);
+        let d = check(&rl, "k", 3, 60_000, t0);
         assert_eq!((d.allowed, d.remaining, d.reset), (true, 2, 1_700_000_061));
-        assert_eq!(rl.check("k", 3, 60_000, t0 + 1).remaining, 1);
-        assert_eq!(rl.check("k", 3, 60_000, t0 + 2).remaining, 0);
-        let refused = rl.check("k", 3, 60_000, t0 + 59_999);
+        assert_eq!(check(&rl, "k", 3, 60_000, t0 + 1).remaining, 1);
+        assert_eq!(check(&rl, "k", 3, 60_000, t0 + 2).remaining, 0);
+        let refused = check(&rl, "k", 3, 60_000, t0 + 59_999);
         assert!(!refused.allowed);
         assert_eq!(refused.reset, 1_700_000_061);
         assert!(
-            rl.check("other", 3, 60_000, t0 + 3).allowed,
+            check(&rl, "other", 3, 60_000, t0 + 3).allowed,
             "keys are independent"
         );
-        let peeked = rl.peek("k", 3, 60_000, t0 + 59_999);
+        let peeked = peek(&rl, "k", 3, 60_000, t0 + 59_999);
         assert_eq!((peeked.remaining, peeked.reset), (0, 1_700_000_061));
-        let fresh = rl.peek("new", 3, 60_000, t0);
+        let fresh = peek(&rl, "new", 3, 60_000, t0);
         assert_eq!((fresh.allowed, fresh.remaining), (true, 3));
         assert_eq!(
-            rl.peek("new", 3, 60_000, t0).remaining,
+            peek(&rl, "new", 3, 60_000, t0).remaining,
             3,
             "peeking counts nothing"
         );
-        let next = rl.check("k", 3, 60_000, t0 + 60_000);
+        let next = check(&rl, "k", 3, 60_000, t0 + 60_000);
         assert_eq!(
             (next.allowed, next.remaining, next.reset),
             (true, 2, 1_700_000_121)
         );
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the spacing of the requests, each window allows exactly
+        /// its first `limit` and refuses the rest, and a window lasts
+        /// exactly its length from its first request.
+        #[test]
+        fn each_window_allows_exactly_its_first_limit(
+            gaps in prop::collection::vec(0i64..3_000, 1..200),
+            limit in 0u64..8,
+            window_ms in 0i64..10_000,
+        ) {
+            let rl = RateLimiter::default();
+            let mut now = 1_700_000_000_000i64;
+            let (mut start, mut seen) = (None::<i64>, 0u64);
+            for gap in gaps {
+                now += gap;
+                let w = rl.window("k", window_ms, now, true);
+                let d = w.decision(limit, true);
+                let length = window_ms.max(MIN_WINDOW_MS);
+                if start.is_none_or(|s| now >= s + length) {
+                    start = Some(now);
+                    seen = 0;
+                }
+                seen += 1;
+                prop_assert_eq!(w.start, start.unwrap());
+                prop_assert_eq!(w.end, start.unwrap() + length);
+                prop_assert_eq!(d.allowed, seen <= limit);
+                prop_assert_eq!(d.remaining, limit.saturating_sub(seen));
+                let peeked = rl.window("k", window_ms, now, false).decision(limit, false);
+                prop_assert_eq!(peeked.allowed, seen < limit);
+            }
+        }
     }
 }

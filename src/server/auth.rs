@@ -153,12 +153,20 @@ async fn admit(
         // where the caller stands.
         let mut response = e.into_response();
         if limited {
-            let d = app.limiter.peek(key, limit, window_ms, now);
-            rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
+            if let Ok(w) = app.meta.rate_window(key, window_ms, now, false).await {
+                let d = w.decision(limit, false);
+                rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
+            }
         }
         return response;
     }
-    let decision = limited.then(|| app.limiter.check(key, limit, window_ms, now));
+    let decision = match limited {
+        true => match app.meta.rate_window(key, window_ms, now, true).await {
+            Ok(w) => Some(w.decision(limit, true)),
+            Err(e) => return ApiError::from(e).into_response(),
+        },
+        false => None,
+    };
     if let Some(d) = decision {
         if !d.allowed {
             return ApiError::RateLimited {

@@ -83,6 +83,7 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
         .meta
         .prune_idempotency(now - IDEMPOTENCY_WINDOW_MS)
         .await;
+    let _ = app.meta.prune_rate_windows(now).await;
     let due = match app.meta.due_blobs(now, BATCH).await {
         Ok(d) => d,
         Err(e) => {

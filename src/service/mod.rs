@@ -19,7 +19,6 @@ use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};
 use crate::db::sqlite::{Db, SqliteStore};
 use crate::db::{Account, DbError, DynMetaStore};
-use crate::domain::ratelimit::RateLimiter;
 use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
 use crate::storage::{local::LocalStore, s3::S3Store, DynBlobStore, StorageError};
@@ -36,7 +35,6 @@ pub struct App {
     pub store: DynBlobStore,
     pub clock: Clock,
     pub signer: Signer,
-    pub limiter: RateLimiter,
     /// Bytes sent by the CDN, not yet written to the database.
     pub bandwidth: bandwidth::Meter,
     /// Where uploads are spooled before they go to the blob store.
@@ -107,7 +105,6 @@ impl App {
             meta,
             store,
             clock,
-            limiter: RateLimiter::new(),
             bandwidth: bandwidth::Meter::default(),
             disk,
             in_flight: inflight::InFlight::default(),

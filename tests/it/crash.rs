@@ -1,9 +1,10 @@
 //! kill -9 in the middle of 100 concurrent uploads, then a restart: every
 //! upload that was answered 201 is there, byte for byte; nothing else is
 //! (rows and blobs match one to one, usage is the sum of the sizes, no spool
-//! file is left).
+//! file is left). On SQLite, or on PostgreSQL when the suite runs there
+//! (`FILESTORE_TEST_DATABASE_URL`): the database outlives the process.
 
-use crate::common::count;
+use crate::common::{count, pg};
 use filestore::db::sqlite::Db;
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader};
@@ -11,10 +12,69 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-fn serve(data: &Path, port: u16) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_filestore"))
+/// The metadata of a crashing server: its SQLite file, or its PostgreSQL
+/// database when the suite runs there.
+struct Meta {
+    sqlite: Option<Db>,
+    pg: Option<String>,
+    data: std::path::PathBuf,
+}
+
+impl Meta {
+    async fn of(data: &Path) -> Meta {
+        Meta {
+            sqlite: None,
+            pg: pg::database_for(data).await,
+            data: data.to_path_buf(),
+        }
+    }
+
+    /// After the server's first start (which creates the SQLite file).
+    fn opened(mut self) -> Meta {
+        if self.pg.is_none() {
+            self.sqlite = Some(Db::open(&self.data.join("filestore.db")).unwrap());
+        }
+        self
+    }
+
+    fn count(&self, sql: &str) -> i64 {
+        match (&self.sqlite, &self.pg) {
+            (Some(db), _) => count(db, sql),
+            (None, Some(url)) => pg::count(url, sql),
+            (None, None) => panic!("the database is not open yet"),
+        }
+    }
+
+    /// The first column of the first row, as text.
+    fn text(&self, sql: &str) -> String {
+        match (&self.sqlite, &self.pg) {
+            (Some(db), _) => db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap(),
+            (None, Some(url)) => pg::text(url, sql),
+            (None, None) => panic!("the database is not open yet"),
+        }
+    }
+
+    fn file_ids(&self) -> Vec<String> {
+        let agg = match self.sqlite {
+            Some(_) => "SELECT COALESCE(group_concat(id, ','), '') FROM files",
+            None => "SELECT COALESCE(string_agg(id, ','), '') FROM files",
+        };
+        let ids = self.text(agg);
+        ids.split(',')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    }
+}
+
+fn serve(meta: &Meta, port: u16) -> (Child, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_filestore"));
+    if let Some(url) = &meta.pg {
+        command.env("FILESTORE_DATABASE_URL", url);
+    }
+    let mut child = command
         .args(["serve", "--data-dir"])
-        .arg(data)
+        .arg(&meta.data)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .env_remove("FILESTORE_CONFIG")
         .env("FILESTORE_DEFAULT_PLAN", "pro")
@@ -64,7 +124,9 @@ fn body(i: usize) -> Vec<u8> {
 async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let (data, port) = (dir.path().join("data"), free_port());
-    let (mut child, key) = serve(&data, port);
+    let db = Meta::of(&data).await;
+    let (mut child, key) = serve(&db, port);
+    let db = db.opened();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -98,10 +160,9 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         acked.len()
     );
 
-    let (mut child, _) = serve(&data, port);
+    let (mut child, _) = serve(&db, port);
     // The restart queues what the crash left; the collector removes it.
-    let db = Db::open(&data.join("filestore.db")).unwrap();
-    let count = |sql: &str| count(&db, sql);
+    let count = |sql: &str| db.count(sql);
     collected(&db).await;
     // Every acknowledged upload is there, byte for byte, with its SHA-256.
     for (i, id) in &acked {
@@ -124,11 +185,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         let expected = body(*i);
         assert_eq!(bytes.len(), expected.len(), "{id}");
         assert!(bytes[..] == expected[..], "{id}: bytes differ");
-        let sha: String = db
-            .conn()
-            .unwrap()
-            .query_row("SELECT sha256 FROM files WHERE id = ?1", [id], |r| r.get(0))
-            .unwrap();
+        let sha = db.text(&format!("SELECT sha256 FROM files WHERE id = '{id}'"));
         assert_eq!(sha, hex::encode(Sha256::digest(&expected)));
     }
     let rows = count("SELECT COUNT(*) FROM files") as usize;
@@ -144,12 +201,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
     check_rows_blobs_usage(&db, &data);
 
     // The same during deletes: kill -9 while every file is being deleted.
-    let mut ids: Vec<String> = {
-        let conn = db.conn().unwrap();
-        let mut stmt = conn.prepare("SELECT id FROM files").unwrap();
-        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
-        rows.map(Result::unwrap).collect()
-    };
+    let mut ids = db.file_ids();
     let deleted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for id in ids.clone() {
@@ -168,7 +220,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         }));
     }
     let gone = kill_after(&mut child, &deleted, ids.len() / 3, tasks).await;
-    let (mut child, _) = serve(&data, port);
+    let (mut child, _) = serve(&db, port);
     collected(&db).await;
     // Each file is either whole (row and readable bytes) or gone (404);
     // every delete that answered 200 is gone.
@@ -229,10 +281,10 @@ async fn kill_after<T>(
 }
 
 /// Waits until the collector has removed what the crash left (at most 20 s).
-async fn collected(db: &Db) {
+async fn collected(db: &Meta) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        if count(db, "SELECT COUNT(*) FROM blob_deletions") == 0 {
+        if db.count("SELECT COUNT(*) FROM blob_deletions") == 0 {
             return;
         }
         assert!(
@@ -244,11 +296,11 @@ async fn collected(db: &Db) {
 }
 
 /// Rows and blobs match one to one; usage is the sum of the sizes; no spool.
-fn check_rows_blobs_usage(db: &Db, data: &Path) {
-    let count = |sql: &str| count(db, sql);
+fn check_rows_blobs_usage(db: &Meta, data: &Path) {
+    let count = |sql: &str| db.count(sql);
     // Rows and blobs match one to one; usage is the sum of the sizes.
-    let blob_rows = count("SELECT COUNT(*) FROM files WHERE inline = 0") as usize;
-    let inline_rows = count("SELECT COUNT(*) FROM files WHERE inline = 1");
+    let blob_rows = count("SELECT COUNT(*) FROM files WHERE NOT inline") as usize;
+    let inline_rows = count("SELECT COUNT(*) FROM files WHERE inline");
     assert_eq!(count("SELECT COUNT(*) FROM inline_blobs"), inline_rows);
     let blobs: usize = std::fs::read_dir(data.join("blobs"))
         .unwrap()
@@ -257,8 +309,11 @@ fn check_rows_blobs_usage(db: &Db, data: &Path) {
         .map(|d| std::fs::read_dir(d.path()).unwrap().count())
         .sum();
     assert_eq!(blobs, blob_rows, "a blob for every row, no other");
-    let sizes = count("SELECT COALESCE(SUM(size), 0) FROM files");
-    assert_eq!(count("SELECT SUM(storage_bytes) FROM accounts"), sizes);
+    let sizes = count("SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files");
+    assert_eq!(
+        count("SELECT CAST(SUM(storage_bytes) AS BIGINT) FROM accounts"),
+        sizes
+    );
     assert_eq!(
         std::fs::read_dir(data.join("tmp")).unwrap().count(),
         0,
@@ -273,7 +328,8 @@ fn check_rows_blobs_usage(db: &Db, data: &Path) {
 async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
     let dir = tempfile::tempdir().unwrap();
     let (data, port) = (dir.path().join("data"), free_port());
-    let (mut child, key) = serve(&data, port);
+    let db = Meta::of(&data).await;
+    let (mut child, key) = serve(&db, port);
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let bytes: Vec<u8> = (0..40_000_000usize)
@@ -309,7 +365,7 @@ async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
     child.kill().unwrap();
     child.wait().unwrap();
     let _ = in_flight.await;
-    let (mut child, _) = serve(&data, port);
+    let (mut child, _) = serve(&db, port);
     let head = http
         .head(&url)
         .bearer_auth(&key)

@@ -90,12 +90,12 @@ async fn nodes_starting_at_once_migrate_once() {
     let last = pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version");
     assert_eq!(
         (versions, last),
-        (2, 2),
+        (3, 3),
         "each migration applied, recorded once"
     );
     // A node started later finds nothing to do.
     PgStore::connect(&url).await.unwrap();
-    assert_eq!(pg::count(&url, "SELECT COUNT(*) FROM schema_version"), 2);
+    assert_eq!(pg::count(&url, "SELECT COUNT(*) FROM schema_version"), 3);
     drop(stores);
 }
 
@@ -419,4 +419,182 @@ async fn a_start_expires_only_the_guards_of_nodes_that_are_gone() {
     f.blob_key = "k/live".into();
     let ok = live.commit_upload(f, None, limits, ctx).await.unwrap();
     assert!(matches!(ok, CommitOutcome::Committed(_)), "{ok:?}");
+}
+
+/// The rate windows are one per key across nodes, and move exactly as the
+/// in-memory rule (`domain::ratelimit`) that one SQLite node keeps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_windows_are_shared_by_the_nodes_and_follow_the_rule() {
+    use filestore::domain::ratelimit::RateLimiter;
+    let Some((_dir, stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let model = RateLimiter::default();
+    let mut now = 1_700_000_000_000i64;
+    for i in 0..300u64 {
+        now += i64::try_from((i * 7919) % 700).unwrap();
+        let count = i % 5 != 4;
+        let got = stores[usize::try_from(i % 2).unwrap()]
+            .rate_window("key_a", 2_000, now, count)
+            .await
+            .unwrap();
+        let want = model.window("key_a", 2_000, now, count);
+        assert_eq!(got, want, "request {i} at {now}");
+    }
+    // Requests at once on both nodes: the budget is given once.
+    let tasks: Vec<_> = (0..60)
+        .map(|i| {
+            let s = stores[i % 2].clone();
+            tokio::spawn(async move {
+                let w = s.rate_window("key_b", 60_000, now, true).await.unwrap();
+                w.decision(25, true).allowed
+            })
+        })
+        .collect();
+    let mut allowed = 0;
+    for t in tasks {
+        allowed += usize::from(t.await.unwrap());
+    }
+    assert_eq!(allowed, 25);
+    // Ended windows are forgotten; live ones kept.
+    assert_eq!(stores[1].prune_rate_windows(now + 3_000).await.unwrap(), 1);
+    let kept = stores[0]
+        .rate_window("key_b", 60_000, now + 3_000, false)
+        .await
+        .unwrap();
+    assert_eq!(kept.used, 60);
+}
+
+/// An upload's lease belongs to one request across nodes until it ends or
+/// lapses; its holder renews it; releasing a lease one does not hold does
+/// nothing; expiry leaves a leased upload alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_lease_is_one_requests_across_nodes() {
+    let Some((_dir, mut stores)) = nodes(3).await else {
+        return skipped();
+    };
+    let gone = stores.pop().unwrap();
+    let (a, b) = (&stores[0], &stores[1]);
+    let acc = account(a).await;
+    let row = filestore::db::UploadRow {
+        id: "up_lease".into(),
+        account_id: acc.clone(),
+        file_id: "f_lease".into(),
+        blob_key: format!("{acc}/f_lease"),
+        length: 10,
+        received: 0,
+        name: "x".into(),
+        content_type: None,
+        folder: None,
+        private: false,
+        expires_ms: None,
+        hash_state: String::new(),
+        store_state: String::new(),
+        created_at: 1,
+        expires_at: 5_000,
+        completed_at: None,
+        idempotency_key: None,
+    };
+    a.create_upload(row, u64::MAX, u64::MAX, "2026-11")
+        .await
+        .unwrap();
+    assert!(a
+        .lease_upload("up_lease", "t1", 1_000, 2_000)
+        .await
+        .unwrap());
+    assert!(!b
+        .lease_upload("up_lease", "t2", 1_500, 2_500)
+        .await
+        .unwrap());
+    assert!(a
+        .lease_upload("up_lease", "t1", 1_900, 2_900)
+        .await
+        .unwrap());
+    assert!(!b
+        .lease_upload("up_lease", "t2", 2_500, 3_500)
+        .await
+        .unwrap());
+    b.release_upload("up_lease", "t2").await.unwrap();
+    assert!(!b
+        .lease_upload("up_lease", "t2", 2_600, 3_600)
+        .await
+        .unwrap());
+    // Expired but leased: not reaped until the lease ends or lapses.
+    assert!(b.reap_expired_uploads(2_800, 10).await.unwrap().is_empty());
+    // Lapsed: another request takes it.
+    assert!(b
+        .lease_upload("up_lease", "t2", 2_900, 3_900)
+        .await
+        .unwrap());
+    b.release_upload("up_lease", "t2").await.unwrap();
+    assert!(a
+        .lease_upload("up_lease", "t3", 3_000, 4_000)
+        .await
+        .unwrap());
+    a.release_upload("up_lease", "t3").await.unwrap();
+    // The lease of a node that is gone is free at once, long before it lapses.
+    assert!(gone
+        .lease_upload("up_lease", "t5", 3_100, 60_000)
+        .await
+        .unwrap());
+    assert!(!a
+        .lease_upload("up_lease", "t6", 3_200, 4_200)
+        .await
+        .unwrap());
+    drop(gone);
+    let mut taken = false;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        if a.lease_upload("up_lease", "t6", 3_200, 4_200)
+            .await
+            .unwrap()
+        {
+            taken = true;
+            break;
+        }
+    }
+    assert!(taken, "the gone node's lease was taken");
+    a.release_upload("up_lease", "t6").await.unwrap();
+    assert_eq!(a.reap_expired_uploads(6_000, 10).await.unwrap().len(), 1);
+    assert!(!a
+        .lease_upload("up_lease", "t4", 6_000, 7_000)
+        .await
+        .unwrap());
+}
+
+/// A node whose own session is cut (a database restart, a network cut)
+/// takes its lock again on a new session, so that other nodes starting
+/// never take it for gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_session_is_cut_holds_its_lock_again() {
+    let Some((dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let holders = |url: &str| {
+        pg::text(
+            url,
+            &format!(
+                "SELECT COALESCE(string_agg(pid::TEXT || ':' || objid::TEXT, ','), '') FROM pg_locks
+                 WHERE locktype = 'advisory' AND classid = {} AND objsubid = 2
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                0x6673_6e64
+            ),
+        )
+    };
+    let before = holders(&url);
+    let (pid, node) = before.split_once(':').expect("the node holds its lock");
+    pg::text(&url, &format!("SELECT pg_terminate_backend({pid})::TEXT"));
+    let mut after = String::new();
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        after = holders(&url);
+        if !after.is_empty() {
+            break;
+        }
+    }
+    let (new_pid, new_node) = after.split_once(':').expect("the lock is held again");
+    assert_eq!(new_node, node, "the same node number");
+    assert_ne!(new_pid, pid, "on a new session");
+    drop(stores);
 }

@@ -10,6 +10,7 @@
 mod admin;
 mod files;
 mod queue;
+mod rates;
 mod rows;
 mod store;
 mod uploads;
@@ -25,6 +26,7 @@ pub use store::PgStore;
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_guard_owner.sql"),
+    include_str!("migrations/0003_leases_and_rate_windows.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -100,23 +102,71 @@ pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
 /// A connection of the node's own, outside the pool, holding the node's
 /// session advisory lock for as long as the node runs: PostgreSQL releases
 /// it when the process dies, which is how other nodes tell a crashed node's
-/// upload guards from live ones. Returns the node's number and the client
-/// (dropping it ends the session).
-pub(crate) async fn hold_node_lock(url: &str) -> Result<(i32, tokio_postgres::Client), DbError> {
+/// upload guards from live ones. Returns the node's number and the task
+/// that keeps the session: should the connection drop (a database restart,
+/// a network cut), it reconnects and takes the same lock again; aborting it
+/// (the store dropped) ends the session.
+pub(crate) async fn hold_node_lock(url: &str) -> Result<(i32, NodeSession), DbError> {
     let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
-    tokio::spawn(async move {
-        if let Err(e) = conn.await {
-            tracing::warn!(error = %e, "the node's PostgreSQL session ended");
-        }
-    });
+    let conn = tokio::spawn(conn);
     loop {
         let node = rand::random_range(1..i32::MAX);
-        let row = client
-            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&NODE_LOCK, &node])
-            .await?;
-        if row.get::<_, bool>(0) {
-            return Ok((node, client));
+        if try_node_lock(&client, node).await? {
+            let task = tokio::spawn(keep_node_lock(url.to_string(), node, client, conn));
+            return Ok((node, NodeSession(task)));
         }
+    }
+}
+
+async fn try_node_lock(client: &tokio_postgres::Client, node: i32) -> Result<bool, DbError> {
+    let row = client
+        .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&NODE_LOCK, &node])
+        .await?;
+    Ok(row.get::<_, bool>(0))
+}
+
+type Connection = tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>;
+
+/// Holds `client`'s session until its connection ends, then opens a new one
+/// holding node `node`'s lock again (every 2 s until it succeeds).
+async fn keep_node_lock(url: String, node: i32, client: tokio_postgres::Client, conn: Connection) {
+    let (mut _client, mut conn) = (client, conn);
+    loop {
+        match conn.await {
+            Ok(Ok(())) => tracing::warn!("the node's PostgreSQL session ended; reconnecting"),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the node's PostgreSQL session failed; reconnecting")
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the node's PostgreSQL session ended; reconnecting")
+            }
+        }
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            let Ok((client, c)) = tokio_postgres::connect(&url, NoTls).await else {
+                continue;
+            };
+            let c = tokio::spawn(c);
+            match try_node_lock(&client, node).await {
+                Ok(true) => {
+                    tracing::info!(node, "the node's PostgreSQL session is back");
+                    (_client, conn) = (client, c);
+                    break;
+                }
+                Ok(false) => tracing::error!(node, "another session holds this node's lock"),
+                Err(e) => tracing::warn!(error = %e, "the node's lock was not taken again"),
+            }
+        }
+    }
+}
+
+/// The task keeping the node's session; ending it ends the session.
+#[derive(Debug)]
+pub(crate) struct NodeSession(tokio::task::JoinHandle<()>);
+
+impl Drop for NodeSession {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -1,9 +1,12 @@
 //! [`MetaStore`] on PostgreSQL: each method one transaction (or one
 //! statement, which is its own), on a pooled connection.
 
-use super::{execute, files, has_nul, query, query_opt, queue, rows, unsigned, uploads, DbError};
+use super::{
+    execute, files, has_nul, query, query_opt, queue, rates, rows, unsigned, uploads, DbError,
+};
 use crate::db::model::*;
 use crate::db::MetaStore;
+use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 use bytes::Bytes;
 use deadpool_postgres::Pool;
@@ -15,7 +18,7 @@ pub struct PgStore {
     /// This node's number (its upload guards' `owner`).
     node: i32,
     /// The session holding the node's advisory lock.
-    _node_session: std::sync::Arc<tokio_postgres::Client>,
+    _node_session: std::sync::Arc<super::NodeSession>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -382,6 +385,48 @@ impl MetaStore for PgStore {
     async fn live_upload_keys(&self) -> Result<Vec<String>, DbError> {
         let c = self.pool.get().await?;
         uploads::live_keys(&c).await
+    }
+
+    async fn lease_upload(
+        &self,
+        id: &str,
+        token: &str,
+        now: i64,
+        until: i64,
+    ) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        let c = self.pool.get().await?;
+        uploads::lease(&c, id, token, (now, until), self.node).await
+    }
+
+    async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
+        if has_nul(&[id]) {
+            return Ok(());
+        }
+        let c = self.pool.get().await?;
+        uploads::release(&c, id, token).await
+    }
+
+    async fn rate_window(
+        &self,
+        key_id: &str,
+        window_ms: i64,
+        now: i64,
+        count: bool,
+    ) -> Result<Window, DbError> {
+        let c = self.pool.get().await?;
+        if count {
+            rates::count_rate(&c, key_id, window_ms, now).await
+        } else {
+            rates::peek_rate(&c, key_id, window_ms, now).await
+        }
+    }
+
+    async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError> {
+        let c = self.pool.get().await?;
+        rates::prune(&c, now).await
     }
 
     async fn ping(&self) -> Result<(), DbError> {

@@ -171,7 +171,8 @@ pub(crate) async fn reap_expired(
     let due = query(
         tx,
         "DELETE FROM tus_uploads WHERE id IN (
-             SELECT id FROM tus_uploads WHERE expires_at <= $1
+             SELECT id FROM tus_uploads
+             WHERE expires_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
              ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING blob_key, store_state, completed_at, expires_at",
         &[&now, &i64::from(max)],
@@ -202,4 +203,47 @@ pub(crate) async fn live_keys<C: GenericClient>(c: &C) -> Result<Vec<String>, Db
     .iter()
     .map(|r| r.get(0))
     .collect())
+}
+
+/// Gives the upload to `token` of node `node` until `until` if it is free
+/// (no lease, one that lapsed, or one of a node that is gone: it holds no
+/// session lock) or already `token`'s: one conditional UPDATE, so of two
+/// nodes asking at once one gets it; see `MetaStore::lease_upload`.
+pub(crate) async fn lease<C: GenericClient>(
+    c: &C,
+    id: &str,
+    token: &str,
+    (now, until): (i64, i64),
+    node: i32,
+) -> Result<bool, DbError> {
+    Ok(execute(
+        c,
+        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5
+         WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2
+             OR NOT EXISTS (SELECT 1 FROM pg_locks
+                 WHERE locktype = 'advisory' AND classid::BIGINT = $6 AND objsubid = 2
+                   AND granted AND objid::BIGINT = tus_uploads.lease_node))",
+        &[
+            &id,
+            &token,
+            &now,
+            &until,
+            &node,
+            &i64::from(super::NODE_LOCK),
+        ],
+    )
+    .await?
+        == 1)
+}
+
+/// Ends `token`'s lease of the upload.
+pub(crate) async fn release<C: GenericClient>(c: &C, id: &str, token: &str) -> Result<(), DbError> {
+    execute(
+        c,
+        "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
+         WHERE id = $1 AND lease_token = $2",
+        &[&id, &token],
+    )
+    .await?;
+    Ok(())
 }

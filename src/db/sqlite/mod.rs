@@ -53,6 +53,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_idempotency_by_file.sql"),
     include_str!("migrations/0003_inline_blobs.sql"),
     include_str!("migrations/0004_tus_uploads.sql"),
+    include_str!("migrations/0005_upload_leases.sql"),
 ];
 
 #[derive(Clone)]

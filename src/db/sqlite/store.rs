@@ -8,6 +8,7 @@
 use super::{accounts, blobs, files, keys, meta_get_or_insert, uploads, usage, Db};
 use crate::db::model::*;
 use crate::db::{DbError, MetaStore};
+use crate::domain::ratelimit::{RateLimiter, Window};
 use async_trait::async_trait;
 use bytes::Bytes;
 
@@ -15,11 +16,16 @@ use bytes::Bytes;
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     db: Db,
+    /// The rate windows: in memory, as SQLite serves one node.
+    limiter: std::sync::Arc<RateLimiter>,
 }
 
 impl SqliteStore {
     pub fn new(db: Db) -> SqliteStore {
-        SqliteStore { db }
+        SqliteStore {
+            db,
+            limiter: Default::default(),
+        }
     }
 
     /// The database underneath (for tests and tools that read the file).
@@ -151,7 +157,11 @@ impl MetaStore for SqliteStore {
 
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError> {
         self.db
-            .write(move |c| blobs::expire_upload_guards(c, now))
+            .write(move |c| {
+                let expired = blobs::expire_upload_guards(c, now)?;
+                uploads::end_leases(c)?;
+                Ok(expired)
+            })
             .await
     }
 
@@ -358,6 +368,40 @@ impl MetaStore for SqliteStore {
 
     async fn live_upload_keys(&self) -> Result<Vec<String>, DbError> {
         self.db.run(|c| uploads::live_keys(c)).await
+    }
+
+    async fn lease_upload(
+        &self,
+        id: &str,
+        token: &str,
+        now: i64,
+        until: i64,
+    ) -> Result<bool, DbError> {
+        let (id, token) = (owned(id), owned(token));
+        self.db
+            .write(move |c| uploads::lease(c, &id, &token, now, until))
+            .await
+    }
+
+    async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
+        let (id, token) = (owned(id), owned(token));
+        self.db
+            .write(move |c| uploads::release(c, &id, &token))
+            .await
+    }
+
+    async fn rate_window(
+        &self,
+        key_id: &str,
+        window_ms: i64,
+        now: i64,
+        count: bool,
+    ) -> Result<Window, DbError> {
+        Ok(self.limiter.window(key_id, window_ms, now, count))
+    }
+
+    async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError> {
+        Ok(self.limiter.prune(now))
     }
 
     async fn ping(&self) -> Result<(), DbError> {

@@ -203,7 +203,8 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<bool, 
 }
 
 /// Removes up to `max` uploads whose time is up (incomplete ones 24 h after
-/// their last PATCH, complete ones a day after completion); returns their
+/// their last PATCH, never while a request holds their lease; complete ones
+/// a day after completion); returns their
 /// ids and store states (of the incomplete ones, for an early abort).
 pub(crate) fn reap_expired(
     conn: &mut Connection,
@@ -214,7 +215,8 @@ pub(crate) fn reap_expired(
     let due: Vec<(String, Option<i64>, String, String)> = {
         let mut stmt = tx.prepare_cached(
             "SELECT id, completed_at, blob_key, store_state FROM tus_uploads
-             WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2",
+             WHERE expires_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+             ORDER BY expires_at LIMIT ?2",
         )?;
         let rows = stmt
             .query_map(params![now, max], |r| {
@@ -245,4 +247,43 @@ pub(crate) fn live_keys(conn: &Connection) -> Result<Vec<String>, DbError> {
         .query_map([], |r| r.get(0))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(keys)
+}
+
+/// Gives the upload to `token` until `until` if it is free (or already
+/// `token`'s); see `MetaStore::lease_upload`.
+pub(crate) fn lease(
+    conn: &Connection,
+    id: &str,
+    token: &str,
+    now: i64,
+    until: i64,
+) -> Result<bool, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE tus_uploads SET lease_token = ?2, lease_until = ?4
+             WHERE id = ?1 AND (lease_until IS NULL OR lease_until <= ?3 OR lease_token = ?2)",
+        )?
+        .execute(params![id, token, now, until])?
+        == 1)
+}
+
+/// Ends `token`'s lease of the upload.
+pub(crate) fn release(conn: &Connection, id: &str, token: &str) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
+         WHERE id = ?1 AND lease_token = ?2",
+    )?
+    .execute(params![id, token])?;
+    Ok(())
+}
+
+/// Ends every upload's lease (at start: no request of this one node is in
+/// flight, whatever a crash left).
+pub(crate) fn end_leases(conn: &Connection) -> Result<usize, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
+             WHERE lease_token IS NOT NULL",
+        )?
+        .execute([])?)
 }

@@ -9,9 +9,11 @@
 //! once the store has made the bytes durable, and only if the upload is
 //! still where the PATCH found it. The PATCH that brings the last byte
 //! completes the blob and commits the file, with the upload marked complete,
-//! in one transaction. PATCHes to one upload wait for each other.
+//! in one transaction. PATCHes to one upload wait for each other on one node; across nodes, the
+//! upload's lease (`lease`) gives it to one request at a time.
 
 mod feed;
+mod lease;
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::upload::{storage_exceeded, too_large, uploads_exceeded};
@@ -28,6 +30,7 @@ use bytes::Bytes;
 pub(crate) use feed::Locks;
 use feed::{fed, hasher, Checker, Feed};
 use futures_util::{Stream, StreamExt};
+use lease::Lease;
 use std::sync::{Arc, Mutex};
 
 /// Who asks.
@@ -230,6 +233,24 @@ where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
     let _turn = app.tus_locks.lock(id).await;
+    find(app, account_id, id).await?;
+    let lease = Lease::take(app, id).await?;
+    let appended = append_leased(app, account_id, id, p, body).await;
+    lease.end().await;
+    appended
+}
+
+/// `append` with the upload's turn and lease held.
+async fn append_leased<S>(
+    app: &Arc<App>,
+    account_id: &str,
+    id: &str,
+    p: Patch,
+    body: S,
+) -> Result<Patched, ApiError>
+where
+    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+{
     let row = find(app, account_id, id).await?;
     let at = match row.completed_at {
         Some(_) => row.length,
@@ -255,6 +276,22 @@ where
         });
     }
     room_on_disk(app, p.content_length.unwrap_or(0))?;
+    write(app, &row, p, room, body).await
+}
+
+/// Streams a PATCH's body into the store, then records, completes or
+/// refuses it.
+async fn write<S>(
+    app: &Arc<App>,
+    row: &UploadRow,
+    p: Patch,
+    room: u64,
+    body: S,
+) -> Result<Patched, ApiError>
+where
+    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+{
+    let id = row.id.as_str();
     let hash = ResumableSha256::restore(&row.hash_state)
         .ok_or_else(|| ApiError::internal(format!("upload {id}: bad hash state")))?;
     let feed = Arc::new(Mutex::new(Feed { room, error: None }));
@@ -273,7 +310,7 @@ where
     let after = match appended {
         Ok(after) => after,
         Err(StorageError::NotFound(_)) => {
-            let file = recover(app, &row).await?;
+            let file = recover(app, row).await?;
             return Ok(Patched {
                 offset: row.length,
                 expires_at: None,
@@ -295,9 +332,9 @@ where
         // Every byte came before the break: the upload is complete (a
         // client that finds the offset at the length takes it as done).
         if after.offset == row.length {
-            complete(app, &row, after, &hash).await?;
+            complete(app, row, after, &hash).await?;
         } else {
-            record(app, &row, &after, &hash).await?;
+            record(app, row, &after, &hash).await?;
         }
         return Err(e);
     }
@@ -309,14 +346,14 @@ where
         }
     }
     if after.offset == row.length {
-        let file = complete(app, &row, after, &hash).await?;
+        let file = complete(app, row, after, &hash).await?;
         return Ok(Patched {
             offset: row.length,
             expires_at: None,
             file: Some(file),
         });
     }
-    let expires_at = record(app, &row, &after, &hash).await?;
+    let expires_at = record(app, row, &after, &hash).await?;
     Ok(Patched {
         offset: after.offset,
         expires_at: Some(expires_at),
@@ -432,13 +469,21 @@ async fn commit_file(
 /// Ends an upload (tus termination): an incomplete one's bytes go at once.
 pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Result<(), ApiError> {
     let _turn = app.tus_locks.lock(id).await;
-    let row = app
-        .meta
-        .upload(account_id, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
-    if !app.meta.remove_upload(id, app.clock.now_ms()).await? {
-        return Err(ApiError::NotFound("no such upload".into()));
+    let no_such = || ApiError::NotFound("no such upload".into());
+    app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
+    let lease = Lease::take(app, id).await?;
+    // Read afresh under the lease: a PATCH on another node may just have
+    // completed it (then its blob is a file's, and stays).
+    let removed = async {
+        let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
+        let removed = app.meta.remove_upload(id, app.clock.now_ms()).await?;
+        Ok::<_, ApiError>((row, removed))
+    }
+    .await;
+    lease.end().await;
+    let (row, removed) = removed?;
+    if !removed {
+        return Err(no_such());
     }
     if row.completed_at.is_none() {
         let _ = app

@@ -1,0 +1,17 @@
+-- A resumable upload's lease: the one request (a PATCH or a termination, on
+-- any node) that may change it now, until `lease_until` (renewed while it
+-- runs), unless its node `lease_node` is gone (holds no session lock).
+ALTER TABLE tus_uploads ADD COLUMN lease_token TEXT;
+ALTER TABLE tus_uploads ADD COLUMN lease_until BIGINT;
+ALTER TABLE tus_uploads ADD COLUMN lease_node INTEGER;
+
+-- Each API key's current rate window, shared by every node
+-- (`domain::ratelimit`): opened at `window_start`, ends at `window_end`,
+-- `used` requests counted in it (refused ones too).
+CREATE TABLE rate_windows (
+    key_id       TEXT COLLATE "C" PRIMARY KEY,
+    window_start BIGINT NOT NULL,
+    window_end   BIGINT NOT NULL,
+    used         BIGINT NOT NULL
+);
+CREATE INDEX rate_windows_end ON rate_windows(window_end);

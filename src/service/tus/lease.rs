@@ -1,0 +1,91 @@
+//! An upload's lease: the one request, on any node, that may change it now.
+//! PATCHes to one upload on one node already wait for each other (`Locks`);
+//! the lease, kept in the metadata store, extends that to every node. It
+//! lasts [`LEASE`] and is renewed while the request runs, so a node that
+//! dies mid-PATCH holds the upload for no longer than that.
+
+use super::App;
+use crate::error::ApiError;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a lease lasts unless renewed.
+const LEASE: Duration = Duration::from_secs(20);
+/// How often a running request renews its lease.
+const RENEW_EVERY: Duration = Duration::from_secs(5);
+
+fn lease_ms() -> i64 {
+    i64::try_from(LEASE.as_millis()).expect("fits")
+}
+
+/// A lease held by this request: ended by [`Lease::end`] (or, should the
+/// request's task die first, left to lapse).
+#[derive(Debug)]
+pub(crate) struct Lease {
+    app: Arc<App>,
+    id: String,
+    token: String,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl Lease {
+    /// Takes upload `id`'s lease (then the caller reads the upload afresh:
+    /// another node may have moved it just before); 409 while a request on
+    /// another node holds it.
+    pub(crate) async fn take(app: &Arc<App>, id: &str) -> Result<Lease, ApiError> {
+        let token = hex::encode(rand::random::<[u8; 16]>());
+        let now = app.clock.now_ms();
+        if !app
+            .meta
+            .lease_upload(id, &token, now, now + lease_ms())
+            .await?
+        {
+            return Err(ApiError::OffsetMismatch(
+                "another request is writing to this upload; ask for its offset (HEAD) and resume"
+                    .into(),
+            ));
+        }
+        let renewer = tokio::spawn(renew(app.clone(), id.to_string(), token.clone()));
+        Ok(Lease {
+            app: app.clone(),
+            id: id.to_string(),
+            token,
+            renewer,
+        })
+    }
+
+    /// Gives the upload back.
+    pub(crate) async fn end(self) {
+        self.renewer.abort();
+        if let Err(e) = self.app.meta.release_upload(&self.id, &self.token).await {
+            tracing::warn!(upload = %self.id, error = %e, "an upload's lease was not released (it lapses)");
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+    }
+}
+
+async fn renew(app: Arc<App>, id: String, token: String) {
+    loop {
+        tokio::time::sleep(RENEW_EVERY).await;
+        let now = app.clock.now_ms();
+        match app
+            .meta
+            .lease_upload(&id, &token, now, now + lease_ms())
+            .await
+        {
+            Ok(true) => {}
+            // Lapsed and taken (a stall longer than the lease): the taker's
+            // request and this one's conditional record decide; one wins.
+            Ok(false) => {
+                tracing::warn!(upload = %id, "an upload's lease lapsed while a request ran");
+                return;
+            }
+            Err(e) => tracing::warn!(upload = %id, error = %e, "an upload's lease was not renewed"),
+        }
+    }
+}
