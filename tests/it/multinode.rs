@@ -827,44 +827,47 @@ async fn rate_limit_window_is_shared_across_nodes() {
         assert_eq!(rate_headers(&r), (6, 0, reset), "node {n}");
         assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
     }
-    // A new key, 20 requests at once, 10 to each node: exactly 6 pass, each
-    // seeing a different remaining count.
-    let key = c.new_key("default");
-    let answers = join_all((0..20).map(|i| {
-        let (c, key) = (&c, &key);
-        async move {
-            let r = c
-                .http
-                .get(c.url(i % 2, "/v1/usage"))
-                .bearer_auth(key)
-                .send()
-                .await
-                .unwrap();
-            (r.status().as_u16(), rate_headers(&r))
-        }
-    }))
-    .await;
-    let passed: Vec<i64> = answers
-        .iter()
-        .filter(|a| a.0 == 200)
-        .map(|a| a.1 .1)
-        .collect();
-    assert_eq!(
-        passed.len(),
-        6,
-        "exactly the window's 6 across both nodes: {answers:?}"
-    );
-    assert_eq!(
-        passed.iter().copied().collect::<BTreeSet<_>>(),
-        (0..6).collect::<BTreeSet<_>>(),
-        "each remaining count handed out once: {answers:?}"
-    );
-    assert!(
-        answers.iter().all(|a| a.0 == 200 || a.0 == 429),
-        "{answers:?}"
-    );
-    let resets: BTreeSet<i64> = answers.iter().map(|a| a.1 .2).collect();
-    assert_eq!(resets.len(), 1, "one window: {answers:?}");
+    // New keys, each opening its window with 20 requests at once, 10 to
+    // each node: exactly 6 pass, each seeing a different remaining count,
+    // all in one window.
+    for round in 0..4 {
+        let key = c.new_key("default");
+        let answers = join_all((0..20).map(|i| {
+            let (c, key) = (&c, &key);
+            async move {
+                let r = c
+                    .http
+                    .get(c.url(i % 2, "/v1/usage"))
+                    .bearer_auth(key)
+                    .send()
+                    .await
+                    .unwrap();
+                (r.status().as_u16(), rate_headers(&r))
+            }
+        }))
+        .await;
+        let passed: Vec<i64> = answers
+            .iter()
+            .filter(|a| a.0 == 200)
+            .map(|a| a.1 .1)
+            .collect();
+        assert_eq!(
+            passed.len(),
+            6,
+            "round {round}: exactly the window's 6 across both nodes: {answers:?}"
+        );
+        assert_eq!(
+            passed.iter().copied().collect::<BTreeSet<_>>(),
+            (0..6).collect::<BTreeSet<_>>(),
+            "round {round}: each remaining count handed out once: {answers:?}"
+        );
+        assert!(
+            answers.iter().all(|a| a.0 == 200 || a.0 == 429),
+            "{answers:?}"
+        );
+        let resets: BTreeSet<i64> = answers.iter().map(|a| a.1 .2).collect();
+        assert_eq!(resets.len(), 1, "round {round}: one window: {answers:?}");
+    }
 }
 
 // ------------------------------------------------------------------ idempotency
