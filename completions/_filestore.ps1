@@ -83,6 +83,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
+            [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -237,9 +238,85 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;admin;key;help;help' {
             break
         }
+        'filestore;admin;webhook' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Subscribe a URL to an account''s file events; its signing secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List subscriptions (never their secrets)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a subscription (its undelivered events are dropped)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;webhook;create' {
+            [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'Account id or name')
+            [CompletionResult]::new('--url', '--url', [CompletionResultType]::ParameterName, 'Where events are POSTed (http or https)')
+            [CompletionResult]::new('--event', '--event', [CompletionResultType]::ParameterName, 'file.created, file.deleted or file.expired; repeatable (default: all)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;webhook;list' {
+            [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'Only the subscriptions of this account (id or name)')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;webhook;delete' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;webhook;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Subscribe a URL to an account''s file events; its signing secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List subscriptions (never their secrets)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a subscription (its undelivered events are dropped)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;webhook;help;create' {
+            break
+        }
+        'filestore;admin;webhook;help;list' {
+            break
+        }
+        'filestore;admin;webhook;help;delete' {
+            break
+        }
+        'filestore;admin;webhook;help;help' {
+            break
+        }
         'filestore;admin;help' {
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
+            [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -271,6 +348,21 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;help;key;revoke' {
+            break
+        }
+        'filestore;admin;help;webhook' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Subscribe a URL to an account''s file events; its signing secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List subscriptions (never their secrets)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a subscription (its undelivered events are dropped)')
+            break
+        }
+        'filestore;admin;help;webhook;create' {
+            break
+        }
+        'filestore;admin;help;webhook;list' {
+            break
+        }
+        'filestore;admin;help;webhook;delete' {
             break
         }
         'filestore;admin;help;help' {
@@ -481,6 +573,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;help;admin' {
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
+            [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
             break
         }
         'filestore;help;admin;account' {
@@ -511,6 +604,21 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;key;revoke' {
+            break
+        }
+        'filestore;help;admin;webhook' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Subscribe a URL to an account''s file events; its signing secret is printed once')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List subscriptions (never their secrets)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete a subscription (its undelivered events are dropped)')
+            break
+        }
+        'filestore;help;admin;webhook;create' {
+            break
+        }
+        'filestore;help;admin;webhook;list' {
+            break
+        }
+        'filestore;help;admin;webhook;delete' {
             break
         }
         'filestore;help;login' {

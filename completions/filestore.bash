@@ -64,6 +64,9 @@ _filestore() {
             filestore__subcmd__admin,key)
                 cmd="filestore__subcmd__admin__subcmd__key"
                 ;;
+            filestore__subcmd__admin,webhook)
+                cmd="filestore__subcmd__admin__subcmd__webhook"
+                ;;
             filestore__subcmd__admin__subcmd__account,create)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__create"
                 ;;
@@ -97,6 +100,9 @@ _filestore() {
             filestore__subcmd__admin__subcmd__help,key)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key"
                 ;;
+            filestore__subcmd__admin__subcmd__help,webhook)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook"
+                ;;
             filestore__subcmd__admin__subcmd__help__subcmd__account,create)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__create"
                 ;;
@@ -114,6 +120,15 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__help__subcmd__key,revoke)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke"
+                ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__webhook,create)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__create"
+                ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__webhook,delete)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__delete"
+                ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__webhook,list)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__list"
                 ;;
             filestore__subcmd__admin__subcmd__key,create)
                 cmd="filestore__subcmd__admin__subcmd__key__subcmd__create"
@@ -138,6 +153,30 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__key__subcmd__help,revoke)
                 cmd="filestore__subcmd__admin__subcmd__key__subcmd__help__subcmd__revoke"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook,create)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__create"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook,delete)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__delete"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook,help)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__help"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook,list)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__list"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook__subcmd__help,create)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__create"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook__subcmd__help,delete)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__delete"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook__subcmd__help,help)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__help"
+                ;;
+            filestore__subcmd__admin__subcmd__webhook__subcmd__help,list)
+                cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__list"
                 ;;
             filestore__subcmd__help,admin)
                 cmd="filestore__subcmd__help__subcmd__admin"
@@ -184,6 +223,9 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin,key)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key"
                 ;;
+            filestore__subcmd__help__subcmd__admin,webhook)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook"
+                ;;
             filestore__subcmd__help__subcmd__admin__subcmd__account,create)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__create"
                 ;;
@@ -201,6 +243,15 @@ _filestore() {
                 ;;
             filestore__subcmd__help__subcmd__admin__subcmd__key,revoke)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke"
+                ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__webhook,create)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__create"
+                ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__webhook,delete)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__delete"
+                ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__webhook,list)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__list"
                 ;;
             *)
                 ;;
@@ -243,7 +294,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -451,7 +502,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help)
-            opts="account key help"
+            opts="account key webhook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -577,6 +628,62 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__webhook)
+            opts="create list delete"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -753,6 +860,180 @@ _filestore() {
                 return 0
             fi
             case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook)
+            opts="-q -h -V --config --data-dir --json --quiet --help --version create list delete help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__create)
+            opts="-q -h -V --account --url --event --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --event)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__delete)
+            opts="-q -h -V --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__help)
+            opts="create list delete help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__webhook__subcmd__list)
+            opts="-q -h -V --account --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -977,7 +1258,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin)
-            opts="account key"
+            opts="account key webhook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1089,6 +1370,62 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__webhook)
+            opts="create list delete"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

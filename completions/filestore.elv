@@ -78,6 +78,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
+            cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account'= {
@@ -213,9 +214,76 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;admin;key;help;help'= {
         }
+        &'filestore;admin;webhook'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'
+            cand list 'List subscriptions (never their secrets)'
+            cand delete 'Delete a subscription (its undelivered events are dropped)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;webhook;create'= {
+            cand --account 'Account id or name'
+            cand --url 'Where events are POSTed (http or https)'
+            cand --event 'file.created, file.deleted or file.expired; repeatable (default: all)'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;webhook;list'= {
+            cand --account 'Only the subscriptions of this account (id or name)'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;webhook;delete'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;webhook;help'= {
+            cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'
+            cand list 'List subscriptions (never their secrets)'
+            cand delete 'Delete a subscription (its undelivered events are dropped)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;webhook;help;create'= {
+        }
+        &'filestore;admin;webhook;help;list'= {
+        }
+        &'filestore;admin;webhook;help;delete'= {
+        }
+        &'filestore;admin;webhook;help;help'= {
+        }
         &'filestore;admin;help'= {
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
+            cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;help;account'= {
@@ -239,6 +307,17 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;help;key;list'= {
         }
         &'filestore;admin;help;key;revoke'= {
+        }
+        &'filestore;admin;help;webhook'= {
+            cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'
+            cand list 'List subscriptions (never their secrets)'
+            cand delete 'Delete a subscription (its undelivered events are dropped)'
+        }
+        &'filestore;admin;help;webhook;create'= {
+        }
+        &'filestore;admin;help;webhook;list'= {
+        }
+        &'filestore;admin;help;webhook;delete'= {
         }
         &'filestore;admin;help;help'= {
         }
@@ -435,6 +514,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin'= {
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
+            cand webhook 'Create, list and delete webhook subscriptions (file events)'
         }
         &'filestore;help;admin;account'= {
             cand create 'Create an account'
@@ -457,6 +537,17 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin;key;list'= {
         }
         &'filestore;help;admin;key;revoke'= {
+        }
+        &'filestore;help;admin;webhook'= {
+            cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'
+            cand list 'List subscriptions (never their secrets)'
+            cand delete 'Delete a subscription (its undelivered events are dropped)'
+        }
+        &'filestore;help;admin;webhook;create'= {
+        }
+        &'filestore;help;admin;webhook;list'= {
+        }
+        &'filestore;help;admin;webhook;delete'= {
         }
         &'filestore;help;login'= {
         }

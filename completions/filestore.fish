@@ -61,18 +61,19 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json -d 'M
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l server -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l api-key -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l profile -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s h -l help -d 'Print help'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "account" -d 'Create, list and change accounts'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "key" -d 'Create, list and revoke API keys'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -93,8 +94,19 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "list" -d 'List keys (never their secrets)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "revoke" -d 'Revoke a key at once'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "create" -d 'Subscribe a URL to an account\'s file events; its signing secret is printed once'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "list" -d 'List subscriptions (never their secrets)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "delete" -d 'Delete a subscription (its undelivered events are dropped)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand login" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand login" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
@@ -229,3 +241,4 @@ complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish
 complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'

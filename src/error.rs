@@ -248,6 +248,10 @@ impl From<crate::db::DbError> for ApiError {
                 tracing::error!(error = %e, "database: disk full");
                 disk_full()
             }
+            crate::db::DbError::Pool(_) => {
+                tracing::error!(error = %e, "database unavailable");
+                ApiError::Unavailable("the database is unavailable; try again later".into())
+            }
             _ => ApiError::Internal(e.to_string()),
         }
     }

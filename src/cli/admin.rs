@@ -1,4 +1,4 @@
-//! `filestore admin`: accounts and keys, straight on the server's metadata
+//! `filestore admin`: accounts, keys and webhooks, straight on the server's metadata
 //! store (safe while `serve` runs; changes apply to the next request).
 
 use super::error::CliError;
@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::config::{Config, Overrides};
 use crate::db::MetaStore;
 use crate::domain::ids::KeyKind;
-use crate::service::admin::{self, AccountView, KeyView};
+use crate::service::admin::{self, AccountView, KeyView, WebhookView};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
@@ -28,6 +28,9 @@ pub enum AdminCommand {
     /// Create, list and revoke API keys
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Create, list and delete webhook subscriptions (file events)
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -83,6 +86,33 @@ pub enum KeyCommand {
     },
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum WebhookCommand {
+    /// Subscribe a URL to an account's file events; its signing secret is printed once
+    Create {
+        /// Account id or name
+        #[arg(long)]
+        account: String,
+        /// Where events are POSTed (http or https)
+        #[arg(long)]
+        url: String,
+        /// file.created, file.deleted or file.expired; repeatable (default: all)
+        #[arg(long = "event", value_name = "EVENT")]
+        events: Vec<String>,
+    },
+    /// List subscriptions (never their secrets)
+    List {
+        /// Only the subscriptions of this account (id or name)
+        #[arg(long)]
+        account: Option<String>,
+    },
+    /// Delete a subscription (its undelivered events are dropped)
+    Delete {
+        /// The subscription's id (wh_…)
+        webhook_id: String,
+    },
+}
+
 /// `on` or `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Switch {
@@ -124,6 +154,17 @@ fn key_line(k: &KeyView) -> String {
     format!(
         "{}  {}  account={}  created {}{origins}{state}",
         k.id, k.kind, k.account, k.created_at
+    )
+}
+
+fn webhook_line(w: &WebhookView) -> String {
+    format!(
+        "{}  {}  events={}  account={}  created {}",
+        w.id,
+        w.url,
+        w.events.join(","),
+        w.account,
+        w.created_at
     )
 }
 
@@ -223,6 +264,38 @@ async fn command(
                 let k = admin::revoke_key(meta, &key_id, now).await?;
                 let v = KeyView::from(&k);
                 emit(out, &v, key_line(&v))?;
+                Ok(())
+            }
+        },
+        AdminCommand::Webhook(cmd) => match cmd {
+            WebhookCommand::Create {
+                account,
+                url,
+                events,
+            } => {
+                let w = admin::create_webhook(meta, &account, &url, &events, now).await?;
+                let human = format!(
+                    "{}\n(webhook {} of {}: {} to {}; store the secret now: it is not shown again)",
+                    w.secret.expose(),
+                    w.id,
+                    w.account,
+                    w.events.join(","),
+                    w.url
+                );
+                emit(out, &w, human)?;
+                Ok(())
+            }
+            WebhookCommand::List { account } => {
+                for w in admin::list_webhooks(meta, account.as_deref()).await? {
+                    let v = WebhookView::from(&w);
+                    emit(out, &v, webhook_line(&v))?;
+                }
+                Ok(())
+            }
+            WebhookCommand::Delete { webhook_id } => {
+                let w = admin::delete_webhook(meta, &webhook_id).await?;
+                let v = WebhookView::from(&w);
+                emit(out, &v, webhook_line(&v))?;
                 Ok(())
             }
         },

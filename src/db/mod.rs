@@ -40,8 +40,9 @@ pub enum DbError {
     /// The database refused or failed a statement.
     #[error("database error: {0}")]
     Backend(BoxError),
-    /// No connection could be had.
-    #[error("database pool error: {0}")]
+    /// No connection could be had, or it went mid-statement: the database
+    /// is unreachable for now (503, worth a retry).
+    #[error("database unavailable: {0}")]
     Pool(BoxError),
     #[error("database task failed: {0}")]
     Task(String),

@@ -31,7 +31,7 @@ pub struct KeyRecord {
     pub revoked_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileRow {
     pub id: String,
     pub account_id: String,
@@ -185,4 +185,47 @@ pub struct Progress {
 pub struct PoolStats {
     pub connections: u32,
     pub idle_connections: u32,
+}
+
+/// A webhook subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookRow {
+    pub id: String,
+    pub account_id: String,
+    pub url: String,
+    /// Event names (`domain::webhooks::EVENTS`).
+    pub events: Vec<String>,
+    /// `whsec_…`: what signs its deliveries.
+    pub secret: String,
+    pub created_at: i64,
+}
+
+/// An event of the outbox, claimed for an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxEvent {
+    /// Its place in the outbox (a file's events go in this order).
+    pub seq: i64,
+    /// `webhook-id`: the same on every attempt.
+    pub id: String,
+    pub webhook_id: String,
+    pub url: String,
+    pub secret: String,
+    /// `file.created`, `file.deleted` or `file.expired`.
+    pub kind: String,
+    /// The file as it was at the event.
+    pub file: FileRow,
+    /// When the change was committed (unix ms).
+    pub created_at: i64,
+    /// Attempts so far, this one included.
+    pub attempts: u32,
+}
+
+/// The file row as the outbox keeps it.
+pub fn event_data(row: &FileRow) -> Result<String, super::DbError> {
+    serde_json::to_string(row).map_err(|e| super::DbError::Invalid(e.to_string()))
+}
+
+/// The file row of an outbox's `data`.
+pub fn event_file(data: &str) -> Result<FileRow, super::DbError> {
+    serde_json::from_str(data).map_err(|e| super::DbError::Invalid(format!("outbox data: {e}")))
 }

@@ -104,9 +104,10 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     ) -> Result<(), DbError>;
 
     /// At start, the requests of the nodes that are gone are over (on
-    /// SQLite, every request: one node): makes their upload guards due now
-    /// and ends their uploads' leases (PostgreSQL lets any node take the
-    /// lease of a node that is gone at once, without waiting for this).
+    /// SQLite, every request: one node): makes their upload guards due now,
+    /// ends their uploads' leases (PostgreSQL lets any node take the lease
+    /// of a node that is gone at once, without waiting for this) and makes
+    /// the webhook events they had claimed due now.
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
     // Usage.
@@ -231,6 +232,38 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Ends `token`'s lease of upload `id` (nothing when it holds none).
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError>;
+
+    // Webhooks.
+
+    async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError>;
+
+    /// Every subscription, or one account's, oldest first.
+    async fn list_webhooks(&self, account_id: Option<&str>) -> Result<Vec<WebhookRow>, DbError>;
+
+    /// Removes a subscription and its undelivered events; false when absent.
+    async fn delete_webhook(&self, id: &str) -> Result<bool, DbError>;
+
+    /// Claims up to `max` outbox events due at `now` for an attempt, each
+    /// the oldest undelivered event of its file for its subscription (so a
+    /// file's events arrive in order); none is handed out again before
+    /// `lease_until`, on any node. (The events themselves are written by
+    /// `commit_upload`, `delete_file` and `reap_expired_files`, in their
+    /// transactions.)
+    async fn claim_events(
+        &self,
+        now: i64,
+        lease_until: i64,
+        max: u32,
+    ) -> Result<Vec<OutboxEvent>, DbError>;
+
+    /// An event was delivered, or given up: it leaves the outbox.
+    async fn event_done(&self, seq: i64) -> Result<(), DbError>;
+
+    /// An attempt failed: the next is due at `retry_at`.
+    async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError>;
+
+    /// Events not delivered yet (all subscriptions).
+    async fn pending_events(&self) -> Result<u64, DbError>;
 
     // Rate windows.
 

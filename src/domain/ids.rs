@@ -31,6 +31,10 @@ pub fn key_id() -> String {
     format!("key_{}", random_hex(12))
 }
 
+pub fn webhook_id() -> String {
+    format!("wh_{}", random_hex(12))
+}
+
 /// Key kinds and their secret prefixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

@@ -10,6 +10,7 @@ pub mod sha256_state;
 pub mod signing;
 pub mod tus;
 pub mod validate;
+pub mod webhooks;
 
 /// Characters percent-encoded in a URL path segment: everything but RFC
 /// 3986's unreserved ones. The server builds File URLs with it and the client

@@ -6,7 +6,10 @@
 //!   `filestore_http_response_bytes_total{route}` (from [`super::observe`]);
 //! - `filestore_uploads_total`, `filestore_upload_bytes_total` (committed uploads);
 //! - `filestore_store_errors_total` (blob store failures);
-//! - `filestore_db_pool_connections`, `filestore_db_pool_idle_connections`.
+//! - `filestore_db_pool_connections`, `filestore_db_pool_idle_connections`;
+//! - `filestore_webhook_outbox_events` (events not delivered yet, read at
+//!   scrape time), `filestore_webhook_deliveries_total{result}` (`ok`,
+//!   `failed`: to be retried, `dropped`: given up after 24 h).
 
 use crate::service::App;
 use axum::http::header;
@@ -51,7 +54,7 @@ pub(crate) async fn serve(
             async move {
                 (
                     [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-                    render(&app, handle),
+                    render(&app, handle).await,
                 )
             }
         }),
@@ -65,7 +68,10 @@ pub(crate) async fn serve(
 }
 
 /// The gauges read at scrape time, then the whole text.
-fn render(app: &App, handle: &PrometheusHandle) -> String {
+async fn render(app: &App, handle: &PrometheusHandle) -> String {
+    if let Ok(n) = app.meta.pending_events().await {
+        metrics::gauge!("filestore_webhook_outbox_events").set(n as f64);
+    }
     let pool = app.meta.pool_stats();
     metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
     metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));

@@ -14,7 +14,7 @@ pub(crate) mod observe;
 pub(crate) mod openapi;
 pub(crate) mod tus;
 
-use crate::service::{bandwidth, collector, App, StartError};
+use crate::service::{bandwidth, collector, webhooks, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -137,6 +137,7 @@ pub async fn run(
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
     let flusher = bandwidth::spawn(app.clone());
+    let sender = webhooks::spawn(app.clone());
     let mut limits = app.config.limits;
     if let Some(room) = conn::connection_room() {
         if room < limits.max_connections {
@@ -151,6 +152,7 @@ pub async fn run(
     conn::serve(listener, router(app.clone()), limits, shutdown).await;
     collector.abort();
     flusher.abort();
+    sender.abort();
     if let Some(m) = metrics_server {
         m.abort();
     }

@@ -1,13 +1,13 @@
-//! Operator actions on accounts and keys (`filestore admin`, and the first
+//! Operator actions on accounts, keys and webhooks (`filestore admin`, and the first
 //! start's bootstrap). They work straight on the metadata store, so they take
 //! effect at once, also while servers run on the same store.
 
 use crate::clock::rfc3339_ms;
 use crate::config::Config;
-use crate::db::{self, Account, KeyRecord, MetaStore};
+use crate::db::{self, Account, KeyRecord, MetaStore, WebhookRow};
 use crate::domain::ids::KeyKind;
 use crate::domain::secret::Secret;
-use crate::domain::{ids, origins};
+use crate::domain::{ids, origins, webhooks};
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -204,6 +204,94 @@ pub async fn revoke_key(
     let key = meta.key(key_id).await?.ok_or_else(not_found)?;
     meta.revoke_key(key_id, now).await?;
     meta.key(&key.id).await?.ok_or_else(not_found)
+}
+
+/// A webhook subscription as `admin webhook list` prints it: never the secret.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct WebhookView {
+    pub id: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub account: String,
+    pub created_at: String,
+}
+
+impl From<&WebhookRow> for WebhookView {
+    fn from(w: &WebhookRow) -> Self {
+        WebhookView {
+            id: w.id.clone(),
+            url: w.url.clone(),
+            events: w.events.clone(),
+            account: w.account_id.clone(),
+            created_at: rfc3339_ms(w.created_at),
+        }
+    }
+}
+
+/// A new subscription: the only time its secret is shown.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct NewWebhook {
+    pub id: String,
+    pub url: String,
+    pub events: Vec<String>,
+    pub secret: Secret,
+    pub account: String,
+    pub created_at: String,
+}
+
+pub async fn create_webhook(
+    meta: &dyn MetaStore,
+    account: &str,
+    url: &str,
+    events: &[String],
+    now: i64,
+) -> Result<NewWebhook, AdminError> {
+    let url = webhooks::url(url).map_err(AdminError::Invalid)?;
+    let events = webhooks::events(events).map_err(AdminError::Invalid)?;
+    let account = find_account(meta, account).await?;
+    let row = WebhookRow {
+        id: ids::webhook_id(),
+        account_id: account.id,
+        url,
+        events,
+        secret: webhooks::new_secret(),
+        created_at: now,
+    };
+    meta.create_webhook(row.clone()).await?;
+    Ok(NewWebhook {
+        id: row.id,
+        url: row.url,
+        events: row.events,
+        secret: Secret::new(row.secret),
+        account: row.account_id,
+        created_at: rfc3339_ms(row.created_at),
+    })
+}
+
+pub async fn list_webhooks(
+    meta: &dyn MetaStore,
+    account: Option<&str>,
+) -> Result<Vec<WebhookRow>, AdminError> {
+    let account_id = match account {
+        Some(a) => Some(find_account(meta, a).await?.id),
+        None => None,
+    };
+    Ok(meta.list_webhooks(account_id.as_deref()).await?)
+}
+
+/// Removes a subscription (its undelivered events are dropped); returns it.
+pub async fn delete_webhook(meta: &dyn MetaStore, id: &str) -> Result<WebhookRow, AdminError> {
+    let not_found = || AdminError::NotFound(format!("no webhook {id:?}"));
+    let found = meta
+        .list_webhooks(None)
+        .await?
+        .into_iter()
+        .find(|w| w.id == id)
+        .ok_or_else(not_found)?;
+    if !meta.delete_webhook(id).await? {
+        return Err(not_found());
+    }
+    Ok(found)
 }
 
 #[cfg(test)]

@@ -67,6 +67,9 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
         match app.meta.reap_expired_files(now, BATCH).await {
             Ok(rows) => {
                 expired += rows.len();
+                if !rows.is_empty() {
+                    app.outbox.wake();
+                }
                 if rows.len() < BATCH as usize {
                     break;
                 }

@@ -41,6 +41,7 @@ pub(crate) async fn commit(
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
             pending.armed = false;
+            app.outbox.wake();
             metrics::counter!("filestore_uploads_total").increment(1);
             metrics::counter!("filestore_upload_bytes_total").increment(row.size);
             Ok(files::record(app, &row))

@@ -126,6 +126,7 @@ pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiErro
         .delete_file(account_id, id, app.clock.now_ms())
         .await?
         .ok_or_else(ApiError::not_found)?;
+    app.outbox.wake();
     super::collector::delete_blob_now(app, &row.blob_key).await;
     Ok(())
 }

@@ -14,6 +14,7 @@ pub(crate) mod spool;
 pub(crate) mod tus;
 pub(crate) mod upload;
 pub(crate) mod usage;
+pub(crate) mod webhooks;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};
@@ -44,6 +45,8 @@ pub struct App {
     /// Bytes of uploads still arriving, per account (counted in the quota).
     pub in_flight: inflight::InFlight,
     pub(crate) tus_locks: tus::Locks,
+    /// Wakes the webhook sender.
+    pub(crate) outbox: Arc<webhooks::Outbox>,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -109,6 +112,7 @@ impl App {
             disk,
             in_flight: inflight::InFlight::default(),
             tus_locks: tus::Locks::default(),
+            outbox: Arc::default(),
             spool_dir,
         }))
     }

@@ -36,6 +36,7 @@ mod lifecycle;
 mod limits;
 mod multinode;
 mod operating;
+mod outbox;
 mod postgres;
 mod s3_outage;
 mod s3_service_outage;

@@ -90,12 +90,12 @@ async fn nodes_starting_at_once_migrate_once() {
     let last = pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version");
     assert_eq!(
         (versions, last),
-        (3, 3),
+        (4, 4),
         "each migration applied, recorded once"
     );
     // A node started later finds nothing to do.
     PgStore::connect(&url).await.unwrap();
-    assert_eq!(pg::count(&url, "SELECT COUNT(*) FROM schema_version"), 3);
+    assert_eq!(pg::count(&url, "SELECT COUNT(*) FROM schema_version"), 4);
     drop(stores);
 }
 
@@ -597,4 +597,50 @@ async fn a_node_whose_session_is_cut_holds_its_lock_again() {
     assert_eq!(new_node, node, "the same node number");
     assert_ne!(new_pid, pid, "on a new session");
     drop(stores);
+}
+
+/// The database unreachable: requests that need it get 503 `unavailable`
+/// (worth a retry), health says `degraded`, and once it is back the node
+/// serves again by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_database_is_503_and_the_node_recovers() {
+    let Some(admin) = pg::admin_url() else {
+        return skipped();
+    };
+    let srv = TestServer::start().await;
+    let name = pg::text(srv.database_url(), "SELECT current_database()::TEXT");
+    let cut = |allow: bool| {
+        pg::execute(
+            &admin,
+            &format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {allow}"),
+        );
+        if !allow {
+            pg::text(
+                &admin,
+                &format!(
+                    "SELECT COUNT(pg_terminate_backend(pid))::TEXT FROM pg_stat_activity
+                     WHERE datname = '{name}'"
+                ),
+            );
+        }
+    };
+    cut(false);
+    let (status, body) = srv.get_json(&srv.secret_key, "/v1/files").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (503, Some("unavailable")),
+        "{body}"
+    );
+    let r = srv.http.get(srv.url("/v1/health")).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    cut(true);
+    let mut status = 0;
+    for _ in 0..50 {
+        (status, _) = srv.get_json(&srv.secret_key, "/v1/files").await;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "served again once the database is back");
 }

@@ -2,10 +2,11 @@
 //! (under the account row's lock), lookups that hide expired files, keyset
 //! pages, deletion and expiry; and the pieces the uploads share.
 
-use super::{execute, query, query_one, query_opt, rows, signed, unsigned, DbError};
+use super::{events, execute, query, query_one, query_opt, rows, signed, unsigned, DbError};
 use crate::db::model::{
     CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
 };
+use crate::domain::webhooks;
 use deadpool_postgres::{GenericClient, Transaction};
 use tokio_postgres::types::ToSql;
 
@@ -196,6 +197,7 @@ pub(crate) async fn commit_upload(
         )
         .await?;
     }
+    events::enqueue(tx, webhooks::FILE_CREATED, f, f.created_at).await?;
     Ok(CommitOutcome::Committed(f.clone()))
 }
 
@@ -320,12 +322,19 @@ pub(crate) async fn delete_live(
         return Ok(None);
     };
     let row = rows::file(&row);
-    after_removal(tx, &row, now).await?;
+    after_removal(tx, &row, now, webhooks::FILE_DELETED).await?;
     Ok(Some(row))
 }
 
-/// What follows a file row's deletion: its keys, bytes and blob.
-async fn after_removal(tx: &Transaction<'_>, row: &FileRow, now: i64) -> Result<(), DbError> {
+/// What follows a file row's deletion: its keys, bytes and blob, and its
+/// subscribers told (`event`: deleted or expired).
+async fn after_removal(
+    tx: &Transaction<'_>,
+    row: &FileRow,
+    now: i64,
+    event: &str,
+) -> Result<(), DbError> {
+    events::enqueue(tx, event, row, now).await?;
     execute(
         tx,
         "DELETE FROM idempotency_keys WHERE file_id = $1",
@@ -373,7 +382,7 @@ pub(crate) async fn reap_expired(
         .collect();
     rows.sort_by(|a, b| (&a.account_id, a.expires_at).cmp(&(&b.account_id, b.expires_at)));
     for row in &rows {
-        after_removal(tx, row, now).await?;
+        after_removal(tx, row, now, webhooks::FILE_EXPIRED).await?;
     }
     rows.sort_by_key(|r| r.expires_at);
     Ok(rows)

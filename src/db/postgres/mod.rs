@@ -8,6 +8,7 @@
 //! rows with `FOR UPDATE SKIP LOCKED` so that every node can run them at once.
 
 mod admin;
+mod events;
 mod files;
 mod queue;
 mod rates;
@@ -27,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_guard_owner.sql"),
     include_str!("migrations/0003_leases_and_rate_windows.sql"),
+    include_str!("migrations/0004_webhooks.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -44,6 +46,9 @@ impl From<tokio_postgres::Error> for DbError {
     fn from(e: tokio_postgres::Error) -> Self {
         if e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL) {
             DbError::DiskFull(Box::new(e))
+        } else if e.is_closed() {
+            // The connection went (a restart, a network cut): unavailable.
+            DbError::Pool(Box::new(e))
         } else {
             DbError::Backend(Box::new(e))
         }
@@ -53,7 +58,8 @@ impl From<tokio_postgres::Error> for DbError {
 impl From<deadpool_postgres::PoolError> for DbError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
         match e {
-            deadpool_postgres::PoolError::Backend(e) => DbError::from(e),
+            // Connecting failed: the database is unreachable.
+            deadpool_postgres::PoolError::Backend(e) => DbError::Pool(Box::new(e)),
             other => DbError::Pool(Box::new(other)),
         }
     }

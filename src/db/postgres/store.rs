@@ -2,7 +2,8 @@
 //! statement, which is its own), on a pooled connection.
 
 use super::{
-    execute, files, has_nul, query, query_opt, queue, rates, rows, unsigned, uploads, DbError,
+    events, execute, files, has_nul, query, query_opt, queue, rates, rows, unsigned, uploads,
+    DbError,
 };
 use crate::db::model::*;
 use crate::db::MetaStore;
@@ -181,6 +182,7 @@ impl MetaStore for PgStore {
     /// previous run's; never those of uploads in flight on live nodes.
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError> {
         let c = self.pool.get().await?;
+        events::release_dead_claims(&c, now).await?;
         queue::expire_dead_guards(&c, now).await
     }
 
@@ -407,6 +409,52 @@ impl MetaStore for PgStore {
         }
         let c = self.pool.get().await?;
         uploads::release(&c, id, token).await
+    }
+
+    async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        events::create(&c, &webhook).await
+    }
+
+    async fn list_webhooks(&self, account_id: Option<&str>) -> Result<Vec<WebhookRow>, DbError> {
+        if account_id.is_some_and(|a| has_nul(&[a])) {
+            return Ok(Vec::new());
+        }
+        let c = self.pool.get().await?;
+        events::list(&c, account_id).await
+    }
+
+    async fn delete_webhook(&self, id: &str) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        let c = self.pool.get().await?;
+        events::delete(&c, id).await
+    }
+
+    async fn claim_events(
+        &self,
+        now: i64,
+        lease_until: i64,
+        max: u32,
+    ) -> Result<Vec<OutboxEvent>, DbError> {
+        let c = self.pool.get().await?;
+        events::claim(&c, now, lease_until, max, self.node).await
+    }
+
+    async fn event_done(&self, seq: i64) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        events::done(&c, seq).await
+    }
+
+    async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError> {
+        let c = self.pool.get().await?;
+        events::failed(&c, seq, retry_at, error).await
+    }
+
+    async fn pending_events(&self) -> Result<u64, DbError> {
+        let c = self.pool.get().await?;
+        events::pending(&c).await
     }
 
     async fn rate_window(

@@ -1,10 +1,11 @@
 //! File rows: the commit of an upload (with its quota checks, in one write
 //! transaction), lookups that hide expired files, keyset pages, deletion.
 
-use super::{accounts, blobs, uploads, usage, write_tx, DbError, OptionalExtension};
+use super::{accounts, blobs, events, uploads, usage, write_tx, DbError, OptionalExtension};
 use crate::db::model::{
     CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
 };
+use crate::domain::webhooks;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
 
@@ -117,6 +118,7 @@ pub(crate) fn commit_upload(
         )?
         .execute(params![f.account_id, key, f.id, f.created_at])?;
     }
+    events::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
     tx.commit()?;
     Ok(CommitOutcome::Committed(f.clone()))
 }
@@ -232,12 +234,15 @@ pub(crate) fn delete_live(
     let Some(row) = get_live(&tx, account_id, id, now)? else {
         return Ok(None);
     };
-    remove_in(&tx, &row, now)?;
+    remove_in(&tx, &row, now, webhooks::FILE_DELETED)?;
     tx.commit()?;
     Ok(Some(row))
 }
 
-fn remove_in(tx: &Connection, row: &FileRow, now: i64) -> Result<(), DbError> {
+/// Removes a file's row, gives back its bytes, frees its blob and tells its
+/// subscribers (`event`: deleted or expired).
+fn remove_in(tx: &Connection, row: &FileRow, now: i64, event: &str) -> Result<(), DbError> {
+    events::enqueue(tx, event, row, now)?;
     tx.prepare_cached("DELETE FROM files WHERE id = ?1")?
         .execute([&row.id])?;
     tx.prepare_cached("DELETE FROM idempotency_keys WHERE file_id = ?1")?
@@ -271,7 +276,7 @@ pub(crate) fn reap_expired(
         rows
     };
     for row in &rows {
-        remove_in(&tx, row, now)?;
+        remove_in(&tx, row, now, webhooks::FILE_EXPIRED)?;
     }
     tx.commit()?;
     Ok(rows)

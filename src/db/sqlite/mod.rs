@@ -8,6 +8,7 @@
 
 pub(crate) mod accounts;
 pub(crate) mod blobs;
+pub(crate) mod events;
 pub(crate) mod files;
 pub(crate) mod keys;
 mod store;
@@ -54,6 +55,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_inline_blobs.sql"),
     include_str!("migrations/0004_tus_uploads.sql"),
     include_str!("migrations/0005_upload_leases.sql"),
+    include_str!("migrations/0006_webhooks.sql"),
 ];
 
 #[derive(Clone)]

@@ -5,7 +5,7 @@
 //! ([`Db::lookup`]: the hot paths of auth, the CDN and file reads); scans run
 //! on the blocking pool ([`Db::run`]).
 
-use super::{accounts, blobs, files, keys, meta_get_or_insert, uploads, usage, Db};
+use super::{accounts, blobs, events, files, keys, meta_get_or_insert, uploads, usage, Db};
 use crate::db::model::*;
 use crate::db::{DbError, MetaStore};
 use crate::domain::ratelimit::{RateLimiter, Window};
@@ -160,6 +160,7 @@ impl MetaStore for SqliteStore {
             .write(move |c| {
                 let expired = blobs::expire_upload_guards(c, now)?;
                 uploads::end_leases(c)?;
+                events::release_claims(c, now)?;
                 Ok(expired)
             })
             .await
@@ -388,6 +389,48 @@ impl MetaStore for SqliteStore {
         self.db
             .write(move |c| uploads::release(c, &id, &token))
             .await
+    }
+
+    async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError> {
+        self.db.write(move |c| events::create(c, &webhook)).await
+    }
+
+    async fn list_webhooks(&self, account_id: Option<&str>) -> Result<Vec<WebhookRow>, DbError> {
+        let account_id = account_id.map(owned);
+        self.db
+            .run(move |c| events::list(c, account_id.as_deref()))
+            .await
+    }
+
+    async fn delete_webhook(&self, id: &str) -> Result<bool, DbError> {
+        let id = owned(id);
+        self.db.write(move |c| events::delete(c, &id)).await
+    }
+
+    async fn claim_events(
+        &self,
+        now: i64,
+        lease_until: i64,
+        max: u32,
+    ) -> Result<Vec<OutboxEvent>, DbError> {
+        self.db
+            .write(move |c| events::claim(c, now, lease_until, max))
+            .await
+    }
+
+    async fn event_done(&self, seq: i64) -> Result<(), DbError> {
+        self.db.write(move |c| events::done(c, seq)).await
+    }
+
+    async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError> {
+        let error = owned(error);
+        self.db
+            .write(move |c| events::failed(c, seq, retry_at, &error))
+            .await
+    }
+
+    async fn pending_events(&self) -> Result<u64, DbError> {
+        self.db.run(|c| events::pending(c)).await
     }
 
     async fn rate_window(

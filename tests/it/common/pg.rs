@@ -63,9 +63,10 @@ fn with_database(url: &str, name: &str) -> String {
     format!("{host_part}/{name}{query}")
 }
 
-/// Runs one query on a connection of its own, on a thread of its own (the
-/// caller may be inside a runtime, of any flavour); its first row.
-fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> T {
+/// Runs one statement on a connection of its own, on a thread of its own
+/// (the caller may be inside a runtime, of any flavour); its rows, turned
+/// into values by `get`.
+fn rows<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> Vec<T> {
     let (url, sql) = (url.to_string(), sql.to_string());
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -77,12 +78,24 @@ fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::R
                 .await
                 .expect("test database connects");
             tokio::spawn(conn);
-            let row = client.query_one(&sql, &[]).await.expect(&sql);
-            get(&row)
+            let rows = client.query(&sql, &[]).await.expect(&sql);
+            rows.iter().map(get).collect()
         })
     })
     .join()
     .expect("query thread")
+}
+
+fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> T {
+    rows(url, sql, get)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no row: {sql}"))
+}
+
+/// Runs a statement that returns no rows (`ALTER …`).
+pub fn execute(url: &str, sql: &str) {
+    rows(url, sql, |_| ());
 }
 
 /// One number (`SELECT COUNT(*) …`).

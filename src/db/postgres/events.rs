@@ -1,0 +1,169 @@
+//! Webhook subscriptions and their outbox on PostgreSQL; see SQLite's
+//! `events` for the rules. Several nodes send at once: a claim takes its
+//! rows `FOR UPDATE SKIP LOCKED` and moves them a lease ahead, so an event
+//! is attempted by one node at a time, and a file's later event waits while
+//! an earlier one is undelivered, whichever node holds it.
+
+use super::{execute, query, query_one, DbError};
+use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
+use deadpool_postgres::GenericClient;
+use tokio_postgres::Row;
+
+const COLUMNS: &str = "id, account_id, url, events, secret, created_at";
+
+fn webhook(r: &Row) -> WebhookRow {
+    let events: String = r.get(3);
+    WebhookRow {
+        id: r.get(0),
+        account_id: r.get(1),
+        url: r.get(2),
+        events: events.split(',').map(String::from).collect(),
+        secret: r.get(4),
+        created_at: r.get(5),
+    }
+}
+
+pub(crate) async fn create<C: GenericClient>(c: &C, w: &WebhookRow) -> Result<(), DbError> {
+    execute(
+        c,
+        &format!("INSERT INTO webhooks ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"),
+        &[
+            &w.id,
+            &w.account_id,
+            &w.url,
+            &w.events.join(","),
+            &w.secret,
+            &w.created_at,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn list<C: GenericClient>(
+    c: &C,
+    account_id: Option<&str>,
+) -> Result<Vec<WebhookRow>, DbError> {
+    Ok(query(
+        c,
+        &format!(
+            "SELECT {COLUMNS} FROM webhooks WHERE $1::TEXT IS NULL OR account_id = $1
+             ORDER BY created_at, id"
+        ),
+        &[&account_id],
+    )
+    .await?
+    .iter()
+    .map(webhook)
+    .collect())
+}
+
+/// Removes a subscription (its undelivered events go with it: ON DELETE
+/// CASCADE); false when absent.
+pub(crate) async fn delete<C: GenericClient>(c: &C, id: &str) -> Result<bool, DbError> {
+    Ok(execute(c, "DELETE FROM webhooks WHERE id = $1", &[&id]).await? == 1)
+}
+
+/// Queues event `kind` of `row` for each subscription of its account to it
+/// (inside the caller's transaction).
+pub(crate) async fn enqueue<C: GenericClient>(
+    c: &C,
+    kind: &str,
+    row: &FileRow,
+    now: i64,
+) -> Result<(), DbError> {
+    execute(
+        c,
+        "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+         SELECT 'msg_' || replace(gen_random_uuid()::TEXT, '-', ''), id, $2, $3, $4, $5, $5
+         FROM webhooks
+         WHERE account_id = $1 AND $3 = ANY(string_to_array(events, ','))",
+        &[&row.account_id, &row.id, &kind, &event_data(row)?, &now],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Claims up to `max` due events, each the oldest undelivered of its file
+/// for its subscription; see `MetaStore::claim_events`.
+pub(crate) async fn claim<C: GenericClient>(
+    c: &C,
+    now: i64,
+    lease_until: i64,
+    max: u32,
+    node: i32,
+) -> Result<Vec<OutboxEvent>, DbError> {
+    let rows = query(
+        c,
+        "UPDATE webhook_events AS u SET next_at = $2, attempts = u.attempts + 1, claim_node = $4
+         FROM webhooks w
+         WHERE w.id = u.webhook_id AND u.seq IN (
+             SELECT e.seq FROM webhook_events e WHERE e.next_at <= $1
+               AND NOT EXISTS (SELECT 1 FROM webhook_events p
+                   WHERE p.webhook_id = e.webhook_id AND p.file_id = e.file_id AND p.seq < e.seq)
+             ORDER BY e.seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+         RETURNING u.seq, u.id, u.webhook_id, w.url, w.secret, u.type, u.data, u.created_at,
+             u.attempts",
+        &[&now, &lease_until, &i64::from(max), &node],
+    )
+    .await?;
+    let mut events = rows
+        .iter()
+        .map(|r| {
+            Ok(OutboxEvent {
+                seq: r.get(0),
+                id: r.get(1),
+                webhook_id: r.get(2),
+                url: r.get(3),
+                secret: r.get(4),
+                kind: r.get(5),
+                file: event_file(r.get(6))?,
+                created_at: r.get(7),
+                attempts: u32::try_from(r.get::<_, i32>(8)).unwrap_or(0),
+            })
+        })
+        .collect::<Result<Vec<_>, DbError>>()?;
+    events.sort_by_key(|e| e.seq);
+    Ok(events)
+}
+
+/// Makes due now the events claimed by nodes that are gone (they hold no
+/// session lock): their attempts died with them.
+pub(crate) async fn release_dead_claims<C: GenericClient>(c: &C, now: i64) -> Result<u64, DbError> {
+    execute(
+        c,
+        "UPDATE webhook_events SET next_at = $1, claim_node = NULL
+         WHERE claim_node IS NOT NULL AND next_at > $1 AND claim_node::BIGINT NOT IN (
+             SELECT objid::BIGINT FROM pg_locks
+             WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2 AND granted)",
+        &[&now, &i64::from(super::NODE_LOCK)],
+    )
+    .await
+}
+
+pub(crate) async fn done<C: GenericClient>(c: &C, seq: i64) -> Result<(), DbError> {
+    execute(c, "DELETE FROM webhook_events WHERE seq = $1", &[&seq]).await?;
+    Ok(())
+}
+
+pub(crate) async fn failed<C: GenericClient>(
+    c: &C,
+    seq: i64,
+    retry_at: i64,
+    error: &str,
+) -> Result<(), DbError> {
+    execute(
+        c,
+        "UPDATE webhook_events SET next_at = $2, last_error = $3 WHERE seq = $1",
+        &[&seq, &retry_at, &error],
+    )
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn pending<C: GenericClient>(c: &C) -> Result<u64, DbError> {
+    let n: i64 = query_one(c, "SELECT COUNT(*) FROM webhook_events", &[])
+        .await?
+        .get(0);
+    Ok(super::unsigned(n))
+}

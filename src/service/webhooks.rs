@@ -1,0 +1,163 @@
+//! The webhook sender (CONTRACT §12). Events are written to the outbox by
+//! the metadata store in the transaction of their change, so nothing is
+//! sent before a change is committed and nothing committed goes unsent. This
+//! task claims due events (a file's in order; on PostgreSQL one node at a
+//! time per event), posts each, signed per Standard Webhooks, and removes it
+//! once a receiver answers 2xx; otherwise it is tried again with backoff
+//! for 24 h under the same `webhook-id`. Deliveries run beside the request
+//! path with a bounded number in flight, so a slow or dead receiver costs
+//! uploads nothing. A commit on this node wakes the sender at once; events
+//! of other nodes and retries are found by polling every second.
+
+use super::{files, App};
+use crate::clock::rfc3339_ms;
+use crate::db::OutboxEvent;
+use crate::domain::webhooks::{self, CLAIM_LEASE, DELIVERY_TIMEOUT};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore};
+
+/// Deliveries in flight at once, per node.
+const IN_FLIGHT: usize = 64;
+/// How often the outbox is looked at when nothing woke the sender.
+const POLL: Duration = Duration::from_secs(1);
+
+/// What wakes the sender.
+#[derive(Debug, Default)]
+pub(crate) struct Outbox {
+    wake: Notify,
+    settled: Notify,
+}
+
+impl Outbox {
+    /// Something was committed that may have queued events.
+    pub(crate) fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Runs the sender until the app is dropped by everyone else.
+pub(crate) fn spawn(app: Arc<App>) -> tokio::task::JoinHandle<()> {
+    let weak = Arc::downgrade(&app);
+    let outbox = app.outbox.clone();
+    drop(app);
+    tokio::spawn(run(weak, outbox))
+}
+
+async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
+    let client = match reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(DELIVERY_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("filestore-webhooks/", env!("CARGO_PKG_VERSION")))
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "webhook sender: no HTTP client; no events are sent");
+            return;
+        }
+    };
+    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+    loop {
+        let free = slots.available_permits();
+        let mut more = false;
+        if free > 0 {
+            let Some(app) = weak.upgrade() else { return };
+            let now = app.clock.now_ms();
+            let max = u32::try_from(free).unwrap_or(u32::MAX);
+            match app.meta.claim_events(now, now + ms(CLAIM_LEASE), max).await {
+                Ok(events) => {
+                    more = events.len() == free;
+                    for event in events {
+                        let Ok(slot) = slots.clone().try_acquire_owned() else {
+                            break;
+                        };
+                        let (app, client, outbox) = (app.clone(), client.clone(), outbox.clone());
+                        tokio::spawn(async move {
+                            deliver(&app, &client, event).await;
+                            drop(slot);
+                            outbox.settled.notify_one();
+                        });
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "webhook outbox: claim failed"),
+            }
+        }
+        if more && slots.available_permits() > 0 {
+            continue;
+        }
+        tokio::select! {
+            () = outbox.wake.notified() => {}
+            () = outbox.settled.notified() => {}
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// The body of a delivery: the event's type, its time, and the file record
+/// as the API shows it.
+pub(crate) fn body(app: &App, event: &OutboxEvent) -> Vec<u8> {
+    let payload = serde_json::json!({
+        "type": event.kind,
+        "timestamp": rfc3339_ms(event.created_at),
+        "data": files::record(app, &event.file),
+    });
+    serde_json::to_vec(&payload).unwrap_or_default()
+}
+
+/// One attempt; records its outcome.
+async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) {
+    let body = body(app, &event);
+    // The transport's time (receivers check it against their clock), not
+    // the event's.
+    let sent_at = chrono::Utc::now().timestamp();
+    let outcome = match webhooks::signature(&event.secret, &event.id, sent_at, &body) {
+        Ok(signature) => client
+            .post(&event.url)
+            .header("content-type", "application/json")
+            .header("webhook-id", &event.id)
+            .header("webhook-timestamp", sent_at.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| e.without_url().to_string())
+            .and_then(|r| match r.status() {
+                s if s.is_success() => Ok(()),
+                s => Err(format!("answered {s}")),
+            }),
+        Err(e) => Err(e),
+    };
+    let now = app.clock.now_ms();
+    let recorded = match outcome {
+        Ok(()) => {
+            metrics::counter!("filestore_webhook_deliveries_total", "result" => "ok").increment(1);
+            app.meta.event_done(event.seq).await
+        }
+        Err(error) => match webhooks::retry_at(event.created_at, event.attempts, now) {
+            Some(at) => {
+                metrics::counter!("filestore_webhook_deliveries_total", "result" => "failed")
+                    .increment(1);
+                tracing::info!(webhook = %event.webhook_id, event = %event.id, attempts = event.attempts,
+                    error = %error, "webhook delivery failed; retried later");
+                app.meta.event_failed(event.seq, at, &error).await
+            }
+            None => {
+                metrics::counter!("filestore_webhook_deliveries_total", "result" => "dropped")
+                    .increment(1);
+                tracing::warn!(webhook = %event.webhook_id, event = %event.id, attempts = event.attempts,
+                    error = %error, "webhook event given up after 24 h");
+                app.meta.event_done(event.seq).await
+            }
+        },
+    };
+    if let Err(e) = recorded {
+        // The claim's lease runs out and the event is tried again.
+        tracing::warn!(event = %event.id, error = %e, "webhook outcome not recorded");
+    }
+}

@@ -1,0 +1,239 @@
+//! The webhook outbox's rules at the metadata store, on whichever database
+//! the suite runs (SQLite, or PostgreSQL with `FILESTORE_TEST_DATABASE_URL`):
+//! events are written with their change, handed out a file's in order and
+//! one claim at a time, and leave the outbox once done.
+
+use crate::common::pg;
+use filestore::db::{
+    Account, CommitContext, CommitLimits, CommitOutcome, DynMetaStore, FileRow, WebhookRow,
+};
+
+/// `n` stores on one new database (on SQLite: one file, `n` handles).
+async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg::database_for(dir.path()).await;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(
+            filestore::db::open(dir.path(), url.as_deref())
+                .await
+                .unwrap(),
+        );
+    }
+    (dir, out)
+}
+
+async fn account(store: &DynMetaStore, name: &str) -> String {
+    let id = filestore::domain::ids::account_id();
+    assert!(store
+        .create_account(Account {
+            id: id.clone(),
+            name: name.into(),
+            plan: "free".into(),
+            grace_period: false,
+            storage_bytes: 0,
+            created_at: 1,
+        })
+        .await
+        .unwrap());
+    id
+}
+
+async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String {
+    let id = filestore::domain::ids::webhook_id();
+    store
+        .create_webhook(WebhookRow {
+            id: id.clone(),
+            account_id: account.into(),
+            url: "http://127.0.0.1:9/".into(),
+            events: events.iter().map(|e| e.to_string()).collect(),
+            secret: filestore::domain::webhooks::new_secret(),
+            created_at: 1,
+        })
+        .await
+        .unwrap();
+    id
+}
+
+/// Commits a small inline file of `account` at `now`.
+async fn commit(store: &DynMetaStore, account: &str, now: i64, expires_at: Option<i64>) -> FileRow {
+    let id = filestore::domain::ids::file_id();
+    let f = FileRow {
+        blob_key: format!("{account}/{id}"),
+        id,
+        account_id: account.into(),
+        name: "a.txt".into(),
+        folder: None,
+        size: 3,
+        content_type: "text/plain".into(),
+        private: false,
+        sha256: "00".repeat(32),
+        created_at: now,
+        expires_at,
+        inline: true,
+    };
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    let ctx = CommitContext {
+        period: "2026-11".into(),
+        ..Default::default()
+    };
+    let out = store
+        .commit_upload(f.clone(), Some(b"abc".to_vec().into()), limits, ctx)
+        .await
+        .unwrap();
+    assert!(matches!(out, CommitOutcome::Committed(_)));
+    f
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
+    let (_dir, s) = stores(1).await;
+    let s = &s[0];
+    let (acc, other) = (account(s, "a").await, account(s, "b").await);
+    let all = webhook(s, &acc, &["file.created", "file.deleted", "file.expired"]).await;
+    let created_only = webhook(s, &acc, &["file.created"]).await;
+    webhook(s, &other, &["file.created"]).await;
+    let f = commit(s, &acc, 1_000, None).await;
+    let g = commit(s, &acc, 1_001, Some(1_500)).await;
+    assert!(s.delete_file(&acc, &f.id, 1_002).await.unwrap().is_some());
+    assert_eq!(s.reap_expired_files(2_000, 10).await.unwrap().len(), 1);
+    // f: created ×2, deleted ×1; g: created ×2, expired ×1. Nothing for
+    // the other account's subscription.
+    assert_eq!(s.pending_events().await.unwrap(), 6);
+    // Only the first event of each (subscription, file) is handed out.
+    let first = s.claim_events(3_000, 63_000, 100).await.unwrap();
+    let kinds: Vec<(&str, &str, &str)> = first
+        .iter()
+        .map(|e| (e.webhook_id.as_str(), e.file.id.as_str(), e.kind.as_str()))
+        .collect();
+    assert_eq!(first.len(), 4, "{kinds:?}");
+    assert!(first
+        .iter()
+        .all(|e| e.kind == "file.created" && e.attempts == 1));
+    assert!(first.iter().all(|e| e.url == "http://127.0.0.1:9/"));
+    assert_eq!(first[0].file, f, "the file row as it was committed");
+    assert_eq!(first[0].created_at, 1_000);
+    assert!(first.windows(2).all(|w| w[0].seq < w[1].seq));
+    // Claimed: not handed out again before the lease ends, nor what follows.
+    assert!(s.claim_events(3_001, 63_001, 100).await.unwrap().is_empty());
+    // A failed attempt comes back when due, with the same id.
+    let of_all_f = first
+        .iter()
+        .find(|e| e.webhook_id == all && e.file.id == f.id)
+        .unwrap();
+    s.event_failed(of_all_f.seq, 4_000, "answered 500")
+        .await
+        .unwrap();
+    assert!(s.claim_events(3_999, 64_000, 100).await.unwrap().is_empty());
+    let again = s.claim_events(4_000, 64_000, 100).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (of_all_f.id.as_str(), 2)
+    );
+    // Done: the file's next event is due.
+    for e in first.iter().filter(|e| e.seq != of_all_f.seq) {
+        s.event_done(e.seq).await.unwrap();
+    }
+    s.event_done(again[0].seq).await.unwrap();
+    let next = s.claim_events(5_000, 65_000, 100).await.unwrap();
+    let mut kinds: Vec<(String, String)> = next
+        .iter()
+        .map(|e| (e.file.id.clone(), e.kind.clone()))
+        .collect();
+    kinds.sort();
+    let mut want = vec![
+        (f.id.clone(), "file.deleted".to_string()),
+        (g.id.clone(), "file.expired".to_string()),
+    ];
+    want.sort();
+    assert_eq!(kinds, want);
+    assert!(next.iter().all(|e| e.webhook_id == all));
+    assert_ne!(created_only, all);
+    // A lapsed lease hands the event out again (its node died mid-attempt).
+    let lapsed = s.claim_events(65_000, 125_000, 100).await.unwrap();
+    assert_eq!(lapsed.len(), 2);
+    assert!(lapsed.iter().all(|e| e.attempts == 2));
+    // Deleting the subscription drops its undelivered events.
+    assert!(s.delete_webhook(&all).await.unwrap());
+    assert!(!s.delete_webhook(&all).await.unwrap());
+    assert_eq!(s.pending_events().await.unwrap(), 0);
+    let listed = s.list_webhooks(Some(&acc)).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].events, ["file.created"]);
+    assert_eq!(s.list_webhooks(None).await.unwrap().len(), 2);
+}
+
+/// Several nodes claiming at once (on SQLite, several handles on one file):
+/// each event is handed to one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_claiming_at_once_take_each_event_once() {
+    let (_dir, s) = stores(3).await;
+    let acc = account(&s[0], "a").await;
+    webhook(&s[0], &acc, &["file.created"]).await;
+    for i in 0..90 {
+        commit(&s[i % 3], &acc, 1_000 + i as i64, None).await;
+    }
+    let tasks: Vec<_> = (0..6)
+        .map(|i| {
+            let s = s[i % 3].clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                loop {
+                    let batch = s.claim_events(10_000, 70_000, 7).await.unwrap();
+                    if batch.is_empty() {
+                        return got;
+                    }
+                    got.extend(batch.into_iter().map(|e| e.id));
+                }
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.extend(t.await.unwrap());
+    }
+    let unique: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!((ids.len(), unique.len()), (90, 90));
+}
+
+/// Events claimed by a node that died are due again as soon as a node
+/// starts, not a lease later (on SQLite every claim: one node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_of_a_node_that_is_gone_are_due_at_the_next_start() {
+    let (_dir, mut s) = stores(2).await;
+    let acc = account(&s[0], "a").await;
+    webhook(&s[0], &acc, &["file.created"]).await;
+    commit(&s[0], &acc, 1_000, None).await;
+    let gone = s.pop().unwrap();
+    let claimed = gone.claim_events(2_000, 62_000, 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    drop(gone);
+    // Its session closes a moment after (the server notices the socket).
+    let mut again = Vec::new();
+    for _ in 0..100 {
+        s[0].expire_upload_guards(3_000).await.unwrap();
+        again = s[0].claim_events(3_000, 63_000, 10).await.unwrap();
+        if !again.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(again.len(), 1, "due again at the start");
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (claimed[0].id.as_str(), 2)
+    );
+    // A live node's claim is left alone.
+    s[0].expire_upload_guards(4_000).await.unwrap();
+    let on_pg = pg::admin_url().is_some();
+    let live = s[0].claim_events(4_000, 64_000, 10).await.unwrap();
+    assert_eq!(
+        live.is_empty(),
+        on_pg,
+        "PostgreSQL keeps a live node's claim"
+    );
+}
