@@ -6,6 +6,13 @@ use crate::domain::ids::KeyKind;
 /// How long an upload may take between registering its blob and committing.
 pub const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
 
+/// A claim on a blob's deletion: a collector's claim on a due blob, and the
+/// queue entry of a blob that the request that freed it deletes at once
+/// (a file's DELETE, a tus termination) are this far ahead, so no other
+/// collector deletes it meanwhile; only if that request's node dies does a
+/// collector take it, after this.
+pub const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
+
 /// How long a completed resumable upload's row is kept (for
 /// `GET /v1/uploads/{id}`).
 pub const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;

@@ -38,11 +38,14 @@ pub struct Window {
 
 impl Window {
     /// The window a request at `now_ms` falls in, given the key's last one:
-    /// that one while `now_ms` is inside it, else a new, empty one opening at
-    /// `now_ms` (a clock that went back opens a new one too).
+    /// that one until it ends, else a new, empty one opening at `now_ms`. A
+    /// request whose `now_ms` is before the window's start (it read the
+    /// clock, then waited for the database while a later one opened the
+    /// window; or another node's clock is a little behind) counts in it: a
+    /// window never restarts early, so the budget is never given twice.
     pub fn at(last: Option<Window>, window_ms: i64, now_ms: i64) -> Window {
         match last {
-            Some(w) if now_ms >= w.start && now_ms < w.end => w,
+            Some(w) if now_ms < w.end => w,
             _ => Window {
                 start: now_ms,
                 end: now_ms.saturating_add(window_ms.max(MIN_WINDOW_MS)),
@@ -152,6 +155,31 @@ mod tests {
         assert_eq!(
             (next.allowed, next.remaining, next.reset),
             (true, 2, 1_700_000_121)
+        );
+    }
+}
+
+#[cfg(test)]
+mod late {
+    use super::*;
+
+    /// A request that read the clock before the window opened, but counts
+    /// after (it waited for the database), counts in that window instead of
+    /// restarting it: the budget is never given twice.
+    #[test]
+    fn a_late_request_counts_in_the_window_a_later_one_opened() {
+        let rl = RateLimiter::default();
+        let t0 = 1_700_000_000_000;
+        let first = rl.window("k", 60_000, t0, true);
+        let late = rl.window("k", 60_000, t0 - 5, true);
+        assert_eq!(
+            (late.start, late.end, late.used),
+            (first.start, first.end, 2)
+        );
+        assert!(
+            !rl.window("k", 60_000, t0 - 5, true)
+                .decision(2, true)
+                .allowed
         );
     }
 }

@@ -141,7 +141,13 @@ impl App {
             return Ok(None);
         }
         let now = self.clock.now_ms();
-        let account = admin::create_account(meta, &self.config, Some("default"), None, now).await?;
+        let created = admin::create_account(meta, &self.config, Some("default"), None, now).await;
+        let account = match created {
+            Ok(a) => a,
+            // Another node starting on the same empty database made it first.
+            Err(_) if meta.find_account("default").await?.is_some() => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let key = admin::create_key(
             meta,
             &account.id,

@@ -34,6 +34,7 @@ mod hardening;
 mod http_edges;
 mod lifecycle;
 mod limits;
+mod multinode;
 mod operating;
 mod outbox;
 mod postgres;

@@ -5,6 +5,7 @@
 use super::{events, execute, query, query_one, query_opt, rows, signed, unsigned, DbError};
 use crate::db::model::{
     CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
+    DELETION_LEASE_MS,
 };
 use crate::domain::webhooks;
 use deadpool_postgres::{GenericClient, Transaction};
@@ -322,16 +323,19 @@ pub(crate) async fn delete_live(
         return Ok(None);
     };
     let row = rows::file(&row);
-    after_removal(tx, &row, now, webhooks::FILE_DELETED).await?;
+    // Deleted at once by the request: queued a lease ahead for the rest.
+    let due = now + DELETION_LEASE_MS;
+    after_removal(tx, &row, (now, due), webhooks::FILE_DELETED).await?;
     Ok(Some(row))
 }
 
-/// What follows a file row's deletion: its keys, bytes and blob, and its
-/// subscribers told (`event`: deleted or expired).
+/// What follows a file row's deletion at `now`: its keys, bytes and blob
+/// (queued for deletion at `due`), and its subscribers told (`event`:
+/// deleted or expired).
 async fn after_removal(
     tx: &Transaction<'_>,
     row: &FileRow,
-    now: i64,
+    (now, due): (i64, i64),
     event: &str,
 ) -> Result<(), DbError> {
     events::enqueue(tx, event, row, now).await?;
@@ -355,7 +359,7 @@ async fn after_removal(
         )
         .await?;
     } else {
-        schedule(tx, &row.blob_key, now).await?;
+        schedule(tx, &row.blob_key, due).await?;
     }
     Ok(())
 }
@@ -382,7 +386,7 @@ pub(crate) async fn reap_expired(
         .collect();
     rows.sort_by(|a, b| (&a.account_id, a.expires_at).cmp(&(&b.account_id, b.expires_at)));
     for row in &rows {
-        after_removal(tx, row, now, webhooks::FILE_EXPIRED).await?;
+        after_removal(tx, row, (now, now), webhooks::FILE_EXPIRED).await?;
     }
     rows.sort_by_key(|r| r.expires_at);
     Ok(rows)

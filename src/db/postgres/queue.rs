@@ -1,12 +1,8 @@
 //! The blob deletion queue and the usage counters on PostgreSQL.
 
 use super::{execute, query, query_opt, signed, unsigned, DbError};
-use crate::db::model::{BandwidthCount, UsageCounters, UPLOAD_GUARD_MS};
+use crate::db::model::{BandwidthCount, UsageCounters, DELETION_LEASE_MS, UPLOAD_GUARD_MS};
 use deadpool_postgres::{GenericClient, Transaction};
-
-/// How long a collector's claim on a due blob lasts: another node takes the
-/// blob again only after this (the first one died mid-deletion).
-pub(crate) const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
 
 /// Registers the blob an upload of node `node` is about to write.
 pub(crate) async fn guard_upload<C: GenericClient>(

@@ -7,7 +7,7 @@ use deadpool_postgres::GenericClient;
 
 /// Counts a request of `key_id` in its rate window, in one upsert that
 /// moves the window as `Window::at` + `Window::count` do (the window goes
-/// on while `now` is inside it, else a new one opens at `now`); the row is
+/// on until it ends, else a new one opens at `now`); the row is
 /// locked for the statement, so requests on every node count one by one.
 pub(crate) async fn count_rate<C: GenericClient>(
     c: &C,
@@ -21,12 +21,9 @@ pub(crate) async fn count_rate<C: GenericClient>(
         "INSERT INTO rate_windows AS w (key_id, window_start, window_end, used)
          VALUES ($1, $2, $3, 1)
          ON CONFLICT (key_id) DO UPDATE SET
-             used = CASE WHEN $2 >= w.window_start AND $2 < w.window_end
-                         THEN w.used + 1 ELSE 1 END,
-             window_start = CASE WHEN $2 >= w.window_start AND $2 < w.window_end
-                         THEN w.window_start ELSE $2 END,
-             window_end = CASE WHEN $2 >= w.window_start AND $2 < w.window_end
-                         THEN w.window_end ELSE $3 END
+             used = CASE WHEN $2 < w.window_end THEN w.used + 1 ELSE 1 END,
+             window_start = CASE WHEN $2 < w.window_end THEN w.window_start ELSE $2 END,
+             window_end = CASE WHEN $2 < w.window_end THEN w.window_end ELSE $3 END
          RETURNING window_start, window_end, used",
         &[&key_id, &now, &end],
     )

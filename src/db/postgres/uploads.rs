@@ -4,7 +4,7 @@
 
 use super::files::{lock_account, reserved, schedule, unqueue, upload_count};
 use super::{execute, query, query_opt, rows, signed, DbError};
-use crate::db::model::{CreateOutcome, Progress, UploadRow, KEEP_COMPLETED_MS};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
 use deadpool_postgres::{GenericClient, Transaction};
 
 pub(crate) async fn create(
@@ -156,7 +156,8 @@ pub(crate) async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<b
     };
     let (blob_key, completed): (String, Option<i64>) = (row.get(0), row.get(1));
     if completed.is_none() {
-        schedule(tx, &blob_key, now).await?;
+        // Deleted at once by the termination: queued a lease ahead.
+        schedule(tx, &blob_key, now + DELETION_LEASE_MS).await?;
     }
     Ok(true)
 }

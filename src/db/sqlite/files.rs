@@ -4,6 +4,7 @@
 use super::{accounts, blobs, events, uploads, usage, write_tx, DbError, OptionalExtension};
 use crate::db::model::{
     CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
+    DELETION_LEASE_MS,
 };
 use crate::domain::webhooks;
 use rusqlite::types::Value;
@@ -234,14 +235,26 @@ pub(crate) fn delete_live(
     let Some(row) = get_live(&tx, account_id, id, now)? else {
         return Ok(None);
     };
-    remove_in(&tx, &row, now, webhooks::FILE_DELETED)?;
+    // Deleted at once by the request: queued a lease ahead for the rest.
+    remove_in(
+        &tx,
+        &row,
+        (now, now + DELETION_LEASE_MS),
+        webhooks::FILE_DELETED,
+    )?;
     tx.commit()?;
     Ok(Some(row))
 }
 
-/// Removes a file's row, gives back its bytes, frees its blob and tells its
-/// subscribers (`event`: deleted or expired).
-fn remove_in(tx: &Connection, row: &FileRow, now: i64, event: &str) -> Result<(), DbError> {
+/// Removes a file's row at `now`, gives back its bytes, frees its blob
+/// (queued for deletion at `due`) and tells its subscribers (`event`:
+/// deleted or expired).
+fn remove_in(
+    tx: &Connection,
+    row: &FileRow,
+    (now, due): (i64, i64),
+    event: &str,
+) -> Result<(), DbError> {
     events::enqueue(tx, event, row, now)?;
     tx.prepare_cached("DELETE FROM files WHERE id = ?1")?
         .execute([&row.id])?;
@@ -252,7 +265,7 @@ fn remove_in(tx: &Connection, row: &FileRow, now: i64, event: &str) -> Result<()
         tx.prepare_cached("DELETE FROM inline_blobs WHERE blob_key = ?1")?
             .execute([&row.blob_key])?;
     } else {
-        blobs::schedule(tx, &row.blob_key, now)?;
+        blobs::schedule(tx, &row.blob_key, due)?;
     }
     Ok(())
 }
@@ -276,7 +289,7 @@ pub(crate) fn reap_expired(
         rows
     };
     for row in &rows {
-        remove_in(&tx, row, now, webhooks::FILE_EXPIRED)?;
+        remove_in(&tx, row, (now, now), webhooks::FILE_EXPIRED)?;
     }
     tx.commit()?;
     Ok(rows)

@@ -3,7 +3,7 @@
 //! reservations incomplete uploads hold, expiry.
 
 use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
-use crate::db::model::{CreateOutcome, Progress, UploadRow, KEEP_COMPLETED_MS};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
@@ -196,7 +196,8 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<bool, 
     tx.prepare_cached("DELETE FROM tus_uploads WHERE id = ?1")?
         .execute([id])?;
     if completed.is_none() {
-        blobs::schedule(&tx, &blob_key, now)?;
+        // Deleted at once by the termination: queued a lease ahead.
+        blobs::schedule(&tx, &blob_key, now + DELETION_LEASE_MS)?;
     }
     tx.commit()?;
     Ok(true)

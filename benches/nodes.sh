@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Scale-out figures: 4 KiB uploads/s (POST /v1/upload, multipart) and CDN GETs/s
+# of one 4 KiB file, with wrk, for
+#   - 1 node on SQLite (the embedded default),
+#   - 1 node on PostgreSQL,
+#   - 2 nodes on one PostgreSQL (the same machine; the load split across both:
+#     one wrk per node at once, half the connections each, the rates summed),
+# each with the uploads from one account, then spread over BENCH_ACCOUNTS
+# accounts (one key each, taken in turn): an account's uploads commit one at
+# a time (its quota row is locked), so one account alone measures that lock.
+# The PostgreSQL is a throwaway cluster (like contrib/pg-test.sh), durable by
+# default (fsync on, as SQLite's synchronous = FULL). The nodes keep blobs
+# in their local store, and a 4 KiB file inline in the metadata database
+# (the default inline_max), so either node serves every file.
+#
+#   benches/nodes.sh
+#
+# Env: BENCH_DURATION (10 s of load per figure), BENCH_CONNS (16, in all),
+# BENCH_ACCOUNTS (16; 1 = the one-account rows only),
+# BENCH_THREADS (2 wrk threads, in all), BENCH_PG_FSYNC (on; off for a
+# throwaway-speed database), PGBIN (/usr/lib/postgresql/15/bin), BENCH_NO_BUILD=1
+# (use target/release/filestore as it is). Needs wrk, curl, python3.
+# Everything it starts is stopped on exit; its work dir is removed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+DURATION=${BENCH_DURATION:-10}
+CONNS=${BENCH_CONNS:-16}
+THREADS=${BENCH_THREADS:-2}
+PG_FSYNC=${BENCH_PG_FSYNC:-on}
+ACCOUNTS=${BENCH_ACCOUNTS:-16}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+for t in wrk curl python3 timeout; do
+  command -v "$t" >/dev/null || { echo "nodes.sh: needs $t" >&2; exit 1; }
+done
+[ -x "$PGBIN/initdb" ] || { echo "nodes.sh: no PostgreSQL server binaries in $PGBIN (set PGBIN)" >&2; exit 1; }
+if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then (cd "$here" && cargo build --release); fi
+bin="$here/target/release/filestore"
+[ -x "$bin" ] || { echo "nodes.sh: no $bin" >&2; exit 1; }
+
+log() { printf '[nodes %s] %s\n' "$(date +%T)" "$*" >&2; }
+WORK=$(mktemp -d /tmp/filestore-nodes.XXXXXX)
+PIDS=() PG_UP=0
+as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -c "$*"; else sh -c "$*"; fi; }
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ "$PG_UP" = 1 ] && as_pg "$PGBIN/pg_ctl -D $WORK/pg/data -m immediate stop" >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+PG_PORT=$(free_port)
+mkdir -p "$WORK/pg"
+[ "$(id -u)" = 0 ] && chown postgres "$WORK/pg"
+chmod 755 "$WORK"
+as_pg "$PGBIN/initdb -D $WORK/pg/data -A trust -U postgres" >/dev/null
+as_pg "$PGBIN/pg_ctl -D $WORK/pg/data -l $WORK/pg/log -w -o '-p $PG_PORT -k /tmp -c fsync=$PG_FSYNC -c max_connections=200' start" >/dev/null
+PG_UP=1
+PG_ADMIN="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+log "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $NF}') on port $PG_PORT (fsync=$PG_FSYNC)"
+new_database() { # NAME -> URL
+  "$PGBIN/psql" -q -d "$PG_ADMIN" -c "CREATE DATABASE $1" >/dev/null
+  printf 'postgres://postgres@127.0.0.1:%s/%s' "$PG_PORT" "$1"
+}
+
+# ---------------------------------------------------------------- load
+head -c 4096 /dev/urandom >"$WORK/small.bin"
+BOUNDARY=----filestorenodes7MA4YWxkTrZu0gW
+{
+  printf -- '--%s\r\nContent-Disposition: form-data; name="file"; filename="small.bin"\r\nContent-Type: application/octet-stream\r\n\r\n' "$BOUNDARY"
+  cat "$WORK/small.bin"
+  printf -- '\r\n--%s--\r\n' "$BOUNDARY"
+} >"$WORK/multipart.body"
+# wrk scripts: non-2xx answers counted exactly, one machine-readable line.
+cat >"$WORK/count.lua" <<'EOF'
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+non2xx = 0
+function response(status, headers, body)
+  if status < 200 or status > 299 then non2xx = non2xx + 1 end
+end
+function done(summary, latency, requests)
+  local bad = 0
+  for _, t in ipairs(threads) do bad = bad + (t:get("non2xx") or 0) end
+  local e = summary.errors
+  io.write(string.format("RESULT requests=%d duration_us=%d non2xx=%d sockerr=%d p50_us=%d p99_us=%d\n",
+    summary.requests, summary.duration, bad, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+EOF
+# uploads: the keys of BENCH_KEYS (a file, one a line) in turn
+cat >"$WORK/upload.lua" <<EOF
+dofile("$WORK/count.lua")
+local f = assert(io.open("$WORK/multipart.body", "rb"))
+local body = f:read("*a")
+f:close()
+local keys = {}
+for k in io.lines(os.getenv("BENCH_KEYS")) do table.insert(keys, k) end
+local n = 0
+function request()
+  n = n + 1
+  return wrk.format("POST", nil, {
+    ["Content-Type"] = "multipart/form-data; boundary=$BOUNDARY",
+    ["Authorization"] = "Bearer " .. keys[n % #keys + 1],
+  }, body)
+end
+EOF
+cp "$WORK/count.lua" "$WORK/get.lua"
+
+# wrk_all TAG SCRIPT URL... : one wrk per URL at once (the connections and
+# threads shared out), DURATION seconds; prints "rate non2xx sockerr p50_ms p99_ms"
+# (2xx responses/s summed over the wrks; the worst p50/p99).
+wrk_all() {
+  local tag=$1 script=$2 n i; shift 2
+  n=$#
+  local c=$(((CONNS + n - 1) / n)) t=$(((THREADS + n - 1) / n)) pids=()
+  ((t >= 1)) || t=1
+  i=0
+  for url in "$@"; do
+    i=$((i + 1))
+    BENCH_KEYS=$KEYS timeout -k 2 $((DURATION + 10)) wrk -t"$t" -c"$c" -d"${DURATION}s" --timeout 10s \
+      -s "$WORK/$script" "$url" >"$WORK/wrk-$tag-$i.out" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || true; done
+  python3 - "$WORK" "$tag" "$n" <<'PY'
+import re, sys
+work, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rate = bad = sockerr = p50 = p99 = 0
+for i in range(1, n + 1):
+    text = open(f"{work}/wrk-{tag}-{i}.out").read()
+    m = re.search(r"^RESULT (.*)$", text, re.M)
+    if not m:
+        sys.stderr.write(f"wrk {tag} #{i} gave no result:\n{text[-500:]}\n")
+        print("0 -1 -1 0 0")
+        sys.exit(0)
+    kv = dict(x.split("=") for x in m.group(1).split())
+    req, dur = int(kv["requests"]), int(kv["duration_us"])
+    bad += int(kv["non2xx"]); sockerr += int(kv["sockerr"])
+    rate += (req - int(kv["non2xx"])) / (dur / 1e6)
+    p50 = max(p50, int(kv["p50_us"])); p99 = max(p99, int(kv["p99_us"]))
+print(f"{rate:.0f} {bad} {sockerr} {p50/1000:.1f} {p99/1000:.1f}")
+PY
+}
+
+# ---------------------------------------------------------------- nodes
+# start_nodes NAME COUNT ACCOUNTS [DATABASE_URL]: COUNT nodes on one config;
+# sets BASES, KEY (the bootstrap account's) and KEYS (a file: one key per account)
+start_nodes() {
+  local name=$1 count=$2 accounts=$3 url=${4:-} d="$WORK/$1" i port acc
+  mkdir -p "$d"
+  {
+    printf '[server]\ndefault_plan = "bench"\n'
+    [ -n "$url" ] && printf '\n[database]\nurl = "%s"\n' "$url"
+    printf '\n[plans.bench]\nmax_file_size = 100_000_000\nstorage = 100_000_000_000\n'
+    printf 'bandwidth = 100_000_000_000_000\nuploads = 100_000_000\nrate_limit = 100_000_000\nrate_window = "1m"\n'
+  } >"$d/config.toml"
+  BASES=()
+  for ((i = 1; i <= count; i++)); do
+    port=$(free_port)
+    # One at a time: the first one makes the schema and the bootstrap key.
+    env -u FILESTORE_DATABASE_URL -u FILESTORE_CONFIG RUST_LOG=warn \
+      "$bin" serve --config "$d/config.toml" --data-dir "$d/node$i" --listen "127.0.0.1:$port" \
+      >"$d/node$i.log" 2>&1 </dev/null &
+    PIDS+=($!)
+    for _ in $(seq 300); do
+      curl -fs -o /dev/null "http://127.0.0.1:$port/v1/health" && break
+      kill -0 "${PIDS[-1]}" 2>/dev/null || { echo "node $i of $name exited:" >&2; tail -5 "$d/node$i.log" >&2; exit 1; }
+      sleep 0.1
+    done
+    curl -fs -o /dev/null "http://127.0.0.1:$port/v1/health" || { echo "node $i of $name not healthy" >&2; exit 1; }
+    BASES+=("http://127.0.0.1:$port")
+  done
+  KEY=$(grep -o 'sk_[0-9a-f]*' "$d/node1.log" | head -1)
+  [ -n "$KEY" ] || { echo "no bootstrap key from $name" >&2; exit 1; }
+  KEYS="$d/keys.txt"
+  echo "$KEY" >"$KEYS"
+  for ((i = 2; i <= accounts; i++)); do
+    acc=$(admin "$d" account create --name "a$i" | json_field id)
+    admin "$d" key create --account "$acc" --kind secret | json_field key >>"$KEYS"
+  done
+}
+admin() { # DIR args...: filestore admin on that run's config
+  local d=$1; shift
+  env -u FILESTORE_DATABASE_URL -u FILESTORE_CONFIG "$bin" admin "$@" --json --config "$d/config.toml" --data-dir "$d/node1"
+}
+json_field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+stop_nodes() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
+}
+
+# measure NAME COUNT ACCOUNTS [DATABASE_URL]: appends a table row
+ROWS=()
+measure() {
+  local name=$1 count=$2 accounts=$3 url=${4:-} file_url urls=() b k stored=0 up get
+  start_nodes "$name" "$count" "$accounts" "$url"
+  log "$name: ${#BASES[@]} node(s) up: ${BASES[*]}; $accounts account(s)"
+  file_url=$(curl -fsS -H "Authorization: Bearer $KEY" -F "file=@$WORK/small.bin;filename=small.bin" \
+    "${BASES[0]}/v1/upload" | json_field url)
+  for b in "${BASES[@]}"; do
+    # the file's URL names node 1; each node serves it under its own address
+    urls+=("$b${file_url#"${BASES[0]}"}")
+    curl -fsS "${urls[-1]}" | cmp -s - "$WORK/small.bin" || { echo "$name: GET on $b gave other bytes" >&2; exit 1; }
+  done
+  log "$name: 4 KiB uploads, ${DURATION}s, $CONNS connections over ${#BASES[@]} node(s)"
+  up=$(wrk_all "$name-up" upload.lua "${BASES[@]/%//v1/upload}")
+  while read -r k; do # what the nodes counted, all accounts together
+    stored=$((stored + $(curl -fsS -H "Authorization: Bearer $k" "${BASES[-1]}/v1/usage" | json_field upload_count)))
+  done <"$KEYS"
+  log "$name: CDN GETs of one 4 KiB file, ${DURATION}s"
+  get=$(wrk_all "$name-get" get.lua "${urls[@]}")
+  stop_nodes
+  ROWS+=("$name|$count|$accounts|$up|$get|$stored")
+}
+
+for accounts in $( ( echo 1; echo "$ACCOUNTS" ) | sort -nu); do
+  measure "sqlite-$accounts" 1 "$accounts"
+  measure "pg1-$accounts" 1 "$accounts" "$(new_database "bench_one_$accounts")"
+  measure "pg2-$accounts" 2 "$accounts" "$(new_database "bench_two_$accounts")"
+done
+
+# ---------------------------------------------------------------- table
+printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s connections and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
+  "$DURATION" "$CONNS" "$THREADS" "$(nproc)" "$PG_FSYNC"
+printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted"
+for r in "${ROWS[@]}"; do
+  IFS='|' read -r name count accounts up get stored <<<"$r"
+  read -r ur ub us u50 u99 <<<"$up"
+  read -r gr gb gs g50 g99 <<<"$get"
+  case $name in sqlite*) db=SQLite ;; *) db=PostgreSQL ;; esac
+  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored"
+  [ "$us" = 0 ] && [ "$gs" = 0 ] || log "$name: socket errors: uploads $us, GETs $gs"
+done
