@@ -69,7 +69,7 @@ fn tools(test: &str) -> bool {
     let _ = writeln!(
         std::io::stderr(),
         "skipped {test}: python3 cannot import standardwebhooks \
-         (pip install standardwebhooks): {why}"
+         (pip install standardwebhooks==1.1.0): {why}"
     );
     false
 }
