@@ -19,27 +19,9 @@ const SCRIPT: &str = concat!(
 /// The script takes about 10 s alone; the limit allows for a busy machine.
 const LIMIT: Duration = Duration::from_secs(600);
 
-/// Why `python3` cannot import tuspy, if it cannot.
-fn tuspy_missing() -> Option<String> {
-    match Command::new("python3")
-        .args(["-c", "import tusclient.client"])
-        .output()
-    {
-        Ok(out) if out.status.success() => None,
-        Ok(out) => Some(
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("import failed")
-                .to_string(),
-        ),
-        Err(e) => Some(format!("python3: {e}")),
-    }
-}
-
 #[test]
 fn tuspy_uploads_resumes_after_a_cut_and_gets_its_sha256_on_every_store() {
-    if let Some(why) = tuspy_missing() {
+    if let Some(why) = crate::common::python_module_missing("tusclient.client") {
         assert!(
             std::env::var_os("FILESTORE_REQUIRE_TOOLS").is_none(),
             "FILESTORE_REQUIRE_TOOLS=1 but python3 cannot import tuspy: {why}"

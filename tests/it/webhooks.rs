@@ -37,28 +37,10 @@ const EXPIRED: &str = "file.expired";
 // ---------------------------------------------------------------------------
 // Tools
 
-/// Why `python3` cannot import standardwebhooks, if it cannot.
-fn tools_missing() -> Option<String> {
-    match Command::new("python3")
-        .args(["-c", "import standardwebhooks"])
-        .output()
-    {
-        Ok(out) if out.status.success() => None,
-        Ok(out) => Some(
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("import failed")
-                .to_string(),
-        ),
-        Err(e) => Some(format!("python3: {e}")),
-    }
-}
-
 /// True when the receiver can run; otherwise prints why the test is
 /// skipped (or fails under FILESTORE_REQUIRE_TOOLS).
 fn tools(test: &str) -> bool {
-    let Some(why) = tools_missing() else {
+    let Some(why) = crate::common::python_module_missing("standardwebhooks") else {
         return true;
     };
     assert!(
@@ -588,6 +570,19 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// A first start of a child `serve` on `data` (on a PostgreSQL database of
+/// its own when the suite runs there): the node, its bootstrap key and the
+/// bootstrap account's id.
+async fn first_node(data: &Path, port: u16, metrics: Option<u16>) -> (Node, String, String) {
+    let db = pg::database_for(data).await;
+    let (node, key) = Node::start(data, db.as_deref(), port, metrics);
+    let key = key.expect("first start prints a key");
+    let accounts = node.target().admin_ok(&["account", "list", "--json"]);
+    let account: Value = serde_json::from_str(accounts.lines().next().unwrap()).unwrap();
+    let account = s(&account["id"]).to_string();
+    (node, key, account)
 }
 
 impl Node {
@@ -1258,14 +1253,10 @@ async fn kill_9_with_events_pending_then_restart_delivers_everything() {
     }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let db = pg::database_for(&data).await;
     let port = free_port();
-    let (mut node, key) = Node::start(&data, db.as_deref(), port, None);
-    let key = key.expect("first start prints a key");
+    let (mut node, key, account) = first_node(&data, port, None).await;
+    let db = node.database_url.clone();
     let target = node.target();
-    let account = target.admin_ok(&["account", "list", "--json"]);
-    let account: Value = serde_json::from_str(account.lines().next().unwrap()).unwrap();
-    let account = s(&account["id"]).to_string();
     let mut rx = Receiver::start(RxOptions {
         down: true,
         ..Default::default()
@@ -1335,18 +1326,15 @@ async fn kill_9_mid_attempt_the_event_is_sent_again_under_its_id() {
     }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let db = pg::database_for(&data).await;
     let port = free_port();
-    let (mut node, key) = Node::start(&data, db.as_deref(), port, None);
-    let key = key.expect("first start prints a key");
+    let (mut node, key, account) = first_node(&data, port, None).await;
+    let db = node.database_url.clone();
     let target = node.target();
-    let account = target.admin_ok(&["account", "list", "--json"]);
-    let account: Value = serde_json::from_str(account.lines().next().unwrap()).unwrap();
     let rx = Receiver::start(RxOptions {
         delay_ms: 3000,
         ..Default::default()
     });
-    let (_, secret) = target.create_webhook(s(&account["id"]), &rx.url(), &[CREATED]);
+    let (_, secret) = target.create_webhook(&account, &rx.url(), &[CREATED]);
     rx.set_secret(&secret);
     let http = reqwest::Client::new();
     let f = node_upload(&http, &node, &key, "mid-attempt.bin", 321).await;
@@ -1441,17 +1429,13 @@ async fn metrics_show_the_outbox_and_health_stays_ok() {
     const COUNTER: &str = "filestore_webhook_deliveries_total";
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let db = pg::database_for(&data).await;
-    let (node, key) = Node::start(&data, db.as_deref(), free_port(), Some(free_port()));
-    let key = key.expect("first start prints a key");
+    let (node, key, account) = first_node(&data, free_port(), Some(free_port())).await;
     let target = node.target();
-    let account = target.admin_ok(&["account", "list", "--json"]);
-    let account: Value = serde_json::from_str(account.lines().next().unwrap()).unwrap();
     let rx = Receiver::start(RxOptions {
         down: true,
         ..Default::default()
     });
-    let (_, secret) = target.create_webhook(s(&account["id"]), &rx.url(), &[CREATED]);
+    let (_, secret) = target.create_webhook(&account, &rx.url(), &[CREATED]);
     rx.set_secret(&secret);
     let http = reqwest::Client::new();
     let mut ids = Vec::new();

@@ -505,3 +505,22 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
 }
+
+/// Why `python3` cannot import `module`, if it cannot (the outside clients
+/// and receivers some tests drive are Python packages).
+pub fn python_module_missing(module: &str) -> Option<String> {
+    match std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+    {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("import failed")
+                .to_string(),
+        ),
+        Err(e) => Some(format!("python3: {e}")),
+    }
+}
