@@ -38,7 +38,10 @@ pub struct KeyRecord {
     pub revoked_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// (Also the outbox's durable form of a file: fields added later need
+/// `#[serde(default)]`, which the struct-level one gives them.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct FileRow {
     pub id: String,
     pub account_id: String,
@@ -202,8 +205,8 @@ pub struct WebhookRow {
     pub url: String,
     /// Event names (`domain::webhooks::EVENTS`).
     pub events: Vec<String>,
-    /// `whsec_…`: what signs its deliveries.
-    pub secret: String,
+    /// `whsec_…`: what signs its deliveries (redacted in `Debug`).
+    pub secret: crate::domain::secret::Secret,
     pub created_at: i64,
 }
 
@@ -216,7 +219,7 @@ pub struct OutboxEvent {
     pub id: String,
     pub webhook_id: String,
     pub url: String,
-    pub secret: String,
+    pub secret: crate::domain::secret::Secret,
     /// `file.created`, `file.deleted` or `file.expired`.
     pub kind: String,
     /// The file as it was at the event.
@@ -232,7 +235,15 @@ pub fn event_data(row: &FileRow) -> Result<String, super::DbError> {
     serde_json::to_string(row).map_err(|e| super::DbError::Invalid(e.to_string()))
 }
 
-/// The file row of an outbox's `data`.
-pub fn event_file(data: &str) -> Result<FileRow, super::DbError> {
-    serde_json::from_str(data).map_err(|e| super::DbError::Invalid(format!("outbox data: {e}")))
+/// The file row of outbox event `seq`'s `data`, or None (logged) when it
+/// cannot be read: such an event can never be sent, and the claim drops it
+/// rather than holding up the others.
+pub fn event_file(seq: i64, data: &str) -> Option<FileRow> {
+    match serde_json::from_str(data) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            tracing::error!(seq, error = %e, "an outbox event's data is unreadable; dropped");
+            None
+        }
+    }
 }

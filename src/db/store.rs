@@ -104,10 +104,9 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     ) -> Result<(), DbError>;
 
     /// At start, the requests of the nodes that are gone are over (on
-    /// SQLite, every request: one node): makes their upload guards due now,
-    /// ends their uploads' leases (PostgreSQL lets any node take the lease
-    /// of a node that is gone at once, without waiting for this) and makes
-    /// the webhook events they had claimed due now.
+    /// SQLite, every request: one node): makes their upload guards due now
+    /// and the webhook events they had claimed due now; SQLite also ends
+    /// every upload's lease (on PostgreSQL a gone node's leases lapse).
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
     // Usage.
@@ -203,9 +202,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// upload first (or it is gone, complete or expired).
     async fn advance_upload(&self, id: &str, progress: Progress) -> Result<bool, DbError>;
 
-    /// Removes an upload (an incomplete one's blob queued for deletion);
-    /// true when it was there.
-    async fn remove_upload(&self, id: &str, now: i64) -> Result<bool, DbError>;
+    /// Removes an upload (an incomplete one's blob queued for deletion):
+    /// None when it was not there, else whether it was incomplete when it
+    /// was removed (read in the same statement: a completion on another
+    /// node just before makes it a file's blob, which stays).
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<Option<bool>, DbError>;
 
     /// Removes up to `max` uploads whose time is up; returns the blob keys
     /// and store states of the incomplete ones (for an early abort).
@@ -219,9 +220,9 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     async fn live_upload_keys(&self) -> Result<Vec<String>, DbError>;
 
     /// Gives upload `id` to one request (a PATCH or a termination, on any
-    /// node) until `until`: true when it was free (no lease, one that ended
-    /// by `now`, or one of a node that is gone) or already this `token`'s (a
-    /// renewal), false when another request holds it.
+    /// node) until `until`: true when it was free (no lease, or one that
+    /// ended by `now`) or already this `token`'s (a renewal), false when
+    /// another request holds it.
     async fn lease_upload(
         &self,
         id: &str,
@@ -261,6 +262,9 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// An attempt failed: the next is due at `retry_at`.
     async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError>;
+
+    /// Whether any outbox event is due at `now` (a read, before a claim).
+    async fn any_due_events(&self, now: i64) -> Result<bool, DbError>;
 
     /// Events not delivered yet (all subscriptions).
     async fn pending_events(&self) -> Result<u64, DbError>;

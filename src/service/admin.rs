@@ -254,7 +254,7 @@ pub async fn create_webhook(
         account_id: account.id,
         url,
         events,
-        secret: webhooks::new_secret(),
+        secret: Secret::new(webhooks::new_secret()),
         created_at: now,
     };
     meta.create_webhook(row.clone()).await?;
@@ -262,7 +262,7 @@ pub async fn create_webhook(
         id: row.id,
         url: row.url,
         events: row.events,
-        secret: Secret::new(row.secret),
+        secret: row.secret,
         account: row.account_id,
         created_at: rfc3339_ms(row.created_at),
     })

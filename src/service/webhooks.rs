@@ -70,7 +70,13 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
             let Some(app) = weak.upgrade() else { return };
             let now = app.clock.now_ms();
             let max = u32::try_from(free).unwrap_or(u32::MAX);
-            match app.meta.claim_events(now, now + ms(CLAIM_LEASE), max).await {
+            // A read first: most commits queue no event, and a claim writes.
+            let due = app.meta.any_due_events(now).await.unwrap_or(true);
+            let claimed = match due {
+                true => app.meta.claim_events(now, now + ms(CLAIM_LEASE), max).await,
+                false => Ok(Vec::new()),
+            };
+            match claimed {
                 Ok(events) => {
                     more = events.len() == free;
                     for event in events {
@@ -116,7 +122,7 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) {
     // The transport's time (receivers check it against their clock), not
     // the event's.
     let sent_at = chrono::Utc::now().timestamp();
-    let outcome = match webhooks::signature(&event.secret, &event.id, sent_at, &body) {
+    let outcome = match webhooks::signature(event.secret.expose(), &event.id, sent_at, &body) {
         Ok(signature) => client
             .post(&event.url)
             .header("content-type", "application/json")

@@ -380,7 +380,17 @@ async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
         .parse()
         .unwrap();
     assert!(offset >= 3 * piece, "acknowledged PATCHes kept: {offset}");
-    let r = patch(offset, bytes.len()).await.unwrap();
+    // On SQLite the restart ended the dead process's lease on the upload; on
+    // PostgreSQL (other nodes may share it) the lease lapses within 10 s:
+    // 409 until then, as a tus client that retries sees it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let r = loop {
+        let r = patch(offset, bytes.len()).await.unwrap();
+        if r.status() != 409 || db.pg.is_none() || tokio::time::Instant::now() > deadline {
+            break r;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
     assert_eq!(r.status(), 204, "{:?}", r.text().await);
     let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
     let rec: serde_json::Value = http

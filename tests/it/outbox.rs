@@ -47,7 +47,9 @@ async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String
             account_id: account.into(),
             url: "http://127.0.0.1:9/".into(),
             events: events.iter().map(|e| e.to_string()).collect(),
-            secret: filestore::domain::webhooks::new_secret(),
+            secret: filestore::domain::secret::Secret::new(
+                filestore::domain::webhooks::new_secret(),
+            ),
             created_at: 1,
         })
         .await

@@ -6,6 +6,7 @@
 
 use super::{execute, query, query_one, DbError};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
+use crate::domain::secret::Secret;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
@@ -18,7 +19,7 @@ fn webhook(r: &Row) -> WebhookRow {
         account_id: r.get(1),
         url: r.get(2),
         events: events.split(',').map(String::from).collect(),
-        secret: r.get(4),
+        secret: Secret::new(r.get::<_, String>(4)),
         created_at: r.get(5),
     }
 }
@@ -32,7 +33,7 @@ pub(crate) async fn create<C: GenericClient>(c: &C, w: &WebhookRow) -> Result<()
             &w.account_id,
             &w.url,
             &w.events.join(","),
-            &w.secret,
+            &w.secret.expose(),
             &w.created_at,
         ],
     )
@@ -107,22 +108,25 @@ pub(crate) async fn claim<C: GenericClient>(
         &[&now, &lease_until, &i64::from(max), &node],
     )
     .await?;
-    let mut events = rows
-        .iter()
-        .map(|r| {
-            Ok(OutboxEvent {
-                seq: r.get(0),
-                id: r.get(1),
-                webhook_id: r.get(2),
-                url: r.get(3),
-                secret: r.get(4),
-                kind: r.get(5),
-                file: event_file(r.get(6))?,
-                created_at: r.get(7),
-                attempts: u32::try_from(r.get::<_, i32>(8)).unwrap_or(0),
-            })
-        })
-        .collect::<Result<Vec<_>, DbError>>()?;
+    let mut events = Vec::new();
+    for r in &rows {
+        let seq: i64 = r.get(0);
+        let Some(file) = event_file(seq, r.get(6)) else {
+            done(c, seq).await?;
+            continue;
+        };
+        events.push(OutboxEvent {
+            seq,
+            id: r.get(1),
+            webhook_id: r.get(2),
+            url: r.get(3),
+            secret: Secret::new(r.get::<_, String>(4)),
+            kind: r.get(5),
+            file,
+            created_at: r.get(7),
+            attempts: u32::try_from(r.get::<_, i32>(8)).unwrap_or(0),
+        });
+    }
     events.sort_by_key(|e| e.seq);
     Ok(events)
 }
@@ -135,7 +139,8 @@ pub(crate) async fn release_dead_claims<C: GenericClient>(c: &C, now: i64) -> Re
         "UPDATE webhook_events SET next_at = $1, claim_node = NULL
          WHERE claim_node IS NOT NULL AND next_at > $1 AND claim_node::BIGINT NOT IN (
              SELECT objid::BIGINT FROM pg_locks
-             WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2 AND granted)",
+             WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2 AND granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
         &[&now, &i64::from(super::NODE_LOCK)],
     )
     .await
@@ -159,6 +164,18 @@ pub(crate) async fn failed<C: GenericClient>(
     )
     .await?;
     Ok(())
+}
+
+/// Whether any event is due at `now` (a read: the sender claims, which
+/// writes, only then).
+pub(crate) async fn any_due<C: GenericClient>(c: &C, now: i64) -> Result<bool, DbError> {
+    Ok(query_one(
+        c,
+        "SELECT EXISTS (SELECT 1 FROM webhook_events WHERE next_at <= $1)",
+        &[&now],
+    )
+    .await?
+    .get(0))
 }
 
 pub(crate) async fn pending<C: GenericClient>(c: &C) -> Result<u64, DbError> {

@@ -33,7 +33,8 @@ pub(crate) async fn expire_dead_guards<C: GenericClient>(
          WHERE owner IS NOT NULL AND owner::BIGINT NOT IN (
              SELECT objid::BIGINT FROM pg_locks
              WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2
-               AND granted)",
+               AND granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
         &[&now, &i64::from(super::NODE_LOCK)],
     )
     .await?;

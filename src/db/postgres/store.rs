@@ -369,9 +369,9 @@ impl MetaStore for PgStore {
         uploads::advance(&c, id, &progress).await
     }
 
-    async fn remove_upload(&self, id: &str, now: i64) -> Result<bool, DbError> {
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<Option<bool>, DbError> {
         if has_nul(&[id]) {
-            return Ok(false);
+            return Ok(None);
         }
         in_tx!(self, |tx| uploads::remove(&tx, id, now).await)
     }
@@ -400,7 +400,7 @@ impl MetaStore for PgStore {
             return Ok(false);
         }
         let c = self.pool.get().await?;
-        uploads::lease(&c, id, token, (now, until), self.node).await
+        uploads::lease(&c, id, token, now, until).await
     }
 
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
@@ -450,6 +450,11 @@ impl MetaStore for PgStore {
     async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError> {
         let c = self.pool.get().await?;
         events::failed(&c, seq, retry_at, error).await
+    }
+
+    async fn any_due_events(&self, now: i64) -> Result<bool, DbError> {
+        let c = self.pool.get().await?;
+        events::any_due(&c, now).await
     }
 
     async fn pending_events(&self) -> Result<u64, DbError> {

@@ -144,7 +144,11 @@ pub(crate) async fn mark_complete(
 
 /// Removes an upload (one statement: nodes removing it at once remove it
 /// once); an incomplete one's blob is queued for deletion.
-pub(crate) async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<bool, DbError> {
+pub(crate) async fn remove(
+    tx: &Transaction<'_>,
+    id: &str,
+    now: i64,
+) -> Result<Option<bool>, DbError> {
     let Some(row) = query_opt(
         tx,
         "DELETE FROM tus_uploads WHERE id = $1 RETURNING blob_key, completed_at",
@@ -152,14 +156,14 @@ pub(crate) async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<b
     )
     .await?
     else {
-        return Ok(false);
+        return Ok(None);
     };
     let (blob_key, completed): (String, Option<i64>) = (row.get(0), row.get(1));
     if completed.is_none() {
         // Deleted at once by the termination: queued a lease ahead.
         schedule(tx, &blob_key, now + DELETION_LEASE_MS).await?;
     }
-    Ok(true)
+    Ok(Some(completed.is_none()))
 }
 
 /// Removes up to `max` uploads whose time is up, skipping rows another node
@@ -206,32 +210,23 @@ pub(crate) async fn live_keys<C: GenericClient>(c: &C) -> Result<Vec<String>, Db
     .collect())
 }
 
-/// Gives the upload to `token` of node `node` until `until` if it is free
-/// (no lease, one that lapsed, or one of a node that is gone: it holds no
-/// session lock) or already `token`'s: one conditional UPDATE, so of two
-/// nodes asking at once one gets it; see `MetaStore::lease_upload`.
+/// Gives the upload to `token` until `until` if it is free (no lease, or
+/// one that lapsed) or already `token`'s: one conditional UPDATE, so of two
+/// nodes asking at once one gets it; see `MetaStore::lease_upload`. (A
+/// lease is never taken from a node that only looks gone: a node cut off
+/// from the database for a moment may still be writing; its lease lapses.)
 pub(crate) async fn lease<C: GenericClient>(
     c: &C,
     id: &str,
     token: &str,
-    (now, until): (i64, i64),
-    node: i32,
+    now: i64,
+    until: i64,
 ) -> Result<bool, DbError> {
     Ok(execute(
         c,
-        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5
-         WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2
-             OR NOT EXISTS (SELECT 1 FROM pg_locks
-                 WHERE locktype = 'advisory' AND classid::BIGINT = $6 AND objsubid = 2
-                   AND granted AND objid::BIGINT = tus_uploads.lease_node))",
-        &[
-            &id,
-            &token,
-            &now,
-            &until,
-            &node,
-            &i64::from(super::NODE_LOCK),
-        ],
+        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4
+         WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2)",
+        &[&id, &token, &now, &until],
     )
     .await?
         == 1)

@@ -5,6 +5,7 @@
 
 use super::DbError;
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
+use crate::domain::secret::Secret;
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, url, events, secret, created_at";
@@ -16,7 +17,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WebhookRow> {
         account_id: r.get(1)?,
         url: r.get(2)?,
         events: events.split(',').map(String::from).collect(),
-        secret: r.get(4)?,
+        secret: Secret::new(r.get::<_, String>(4)?),
         created_at: r.get(5)?,
     })
 }
@@ -30,7 +31,7 @@ pub(crate) fn create(conn: &Connection, w: &WebhookRow) -> Result<(), DbError> {
         w.account_id,
         w.url,
         w.events.join(","),
-        w.secret,
+        w.secret.expose(),
         w.created_at
     ])?;
     Ok(())
@@ -109,24 +110,24 @@ pub(crate) fn claim(
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    let mut events = rows
-        .into_iter()
-        .map(
-            |(seq, id, webhook_id, url, secret, kind, data, created_at, attempts)| {
-                Ok(OutboxEvent {
-                    seq,
-                    id,
-                    webhook_id,
-                    url,
-                    secret,
-                    kind,
-                    file: event_file(&data)?,
-                    created_at,
-                    attempts,
-                })
-            },
-        )
-        .collect::<Result<Vec<_>, DbError>>()?;
+    let mut events = Vec::new();
+    for (seq, id, webhook_id, url, secret, kind, data, created_at, attempts) in rows {
+        let Some(file) = event_file(seq, &data) else {
+            done(conn, seq)?;
+            continue;
+        };
+        events.push(OutboxEvent {
+            seq,
+            id,
+            webhook_id,
+            url,
+            secret: Secret::new(secret),
+            kind,
+            file,
+            created_at,
+            attempts,
+        });
+    }
     events.sort_by_key(|e| e.seq);
     Ok(events)
 }
@@ -157,6 +158,14 @@ pub(crate) fn failed(
     conn.prepare_cached("UPDATE webhook_events SET next_at = ?2, last_error = ?3 WHERE seq = ?1")?
         .execute(params![seq, retry_at, error])?;
     Ok(())
+}
+
+/// Whether any event is due at `now` (a read: the sender claims, which
+/// writes, only then).
+pub(crate) fn any_due(conn: &Connection, now: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_events WHERE next_at <= ?1)")?
+        .query_row([now], |r| r.get(0))?)
 }
 
 /// Events not delivered yet.

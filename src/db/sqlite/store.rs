@@ -352,7 +352,7 @@ impl MetaStore for SqliteStore {
             .await
     }
 
-    async fn remove_upload(&self, id: &str, now: i64) -> Result<bool, DbError> {
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<Option<bool>, DbError> {
         let id = owned(id);
         self.db.write(move |c| uploads::remove(c, &id, now)).await
     }
@@ -427,6 +427,10 @@ impl MetaStore for SqliteStore {
         self.db
             .write(move |c| events::failed(c, seq, retry_at, &error))
             .await
+    }
+
+    async fn any_due_events(&self, now: i64) -> Result<bool, DbError> {
+        self.db.run(move |c| events::any_due(c, now)).await
     }
 
     async fn pending_events(&self) -> Result<u64, DbError> {

@@ -182,7 +182,7 @@ pub(crate) fn mark_complete(conn: &Connection, id: &str, now: i64) -> Result<boo
 /// Removes an upload: an incomplete one's bytes are queued for deletion (the
 /// blob store's delete removes what it holds under the blob key). True when
 /// the row was there.
-pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<bool, DbError> {
+pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option<bool>, DbError> {
     let tx = write_tx(conn)?;
     let row = tx
         .prepare_cached("SELECT blob_key, completed_at FROM tus_uploads WHERE id = ?1")?
@@ -191,7 +191,7 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<bool, 
         })
         .optional()?;
     let Some((blob_key, completed)) = row else {
-        return Ok(false);
+        return Ok(None);
     };
     tx.prepare_cached("DELETE FROM tus_uploads WHERE id = ?1")?
         .execute([id])?;
@@ -200,7 +200,7 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<bool, 
         blobs::schedule(&tx, &blob_key, now + DELETION_LEASE_MS)?;
     }
     tx.commit()?;
-    Ok(true)
+    Ok(Some(completed.is_none()))
 }
 
 /// Removes up to `max` uploads whose time is up (incomplete ones 24 h after

@@ -2,7 +2,8 @@
 //! PATCHes to one upload on one node already wait for each other (`Locks`);
 //! the lease, kept in the metadata store, extends that to every node. It
 //! lasts [`LEASE`] and is renewed while the request runs, so a node that
-//! dies mid-PATCH holds the upload for no longer than that.
+//! dies mid-PATCH holds the upload for no longer than that (on SQLite, one
+//! node, a restart ends every lease at once).
 
 use super::App;
 use crate::error::ApiError;
@@ -10,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a lease lasts unless renewed.
-const LEASE: Duration = Duration::from_secs(20);
+const LEASE: Duration = Duration::from_secs(10);
 /// How often a running request renews its lease.
-const RENEW_EVERY: Duration = Duration::from_secs(5);
+const RENEW_EVERY: Duration = Duration::from_secs(2);
 
 fn lease_ms() -> i64 {
     i64::try_from(LEASE.as_millis()).expect("fits")

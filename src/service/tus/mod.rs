@@ -418,8 +418,11 @@ async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ApiError
         return commit_file(app, row, hash.hex()).await;
     }
     tracing::warn!(upload = %row.id, "the store lost the upload's bytes; the upload is removed");
-    app.meta.remove_upload(&row.id, app.clock.now_ms()).await?;
-    collector::delete_blob_now(app, &row.blob_key).await;
+    // Only if it was still incomplete when removed: otherwise another
+    // request just committed its file, whose blob stays.
+    if app.meta.remove_upload(&row.id, app.clock.now_ms()).await? == Some(true) {
+        collector::delete_blob_now(app, &row.blob_key).await;
+    }
     Err(ApiError::Gone(
         "the upload's bytes were lost in the store; start a new upload".into(),
     ))
@@ -472,8 +475,9 @@ pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Res
     let no_such = || ApiError::NotFound("no such upload".into());
     app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
     let lease = Lease::take(app, id).await?;
-    // Read afresh under the lease: a PATCH on another node may just have
-    // completed it (then its blob is a file's, and stays).
+    // Read afresh under the lease; and whether it was incomplete is what the
+    // removal itself saw (a completion on another node just before makes
+    // its blob a file's, which stays).
     let removed = async {
         let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
         let removed = app.meta.remove_upload(id, app.clock.now_ms()).await?;
@@ -482,10 +486,8 @@ pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Res
     .await;
     lease.end().await;
     let (row, removed) = removed?;
-    if !removed {
-        return Err(no_such());
-    }
-    if row.completed_at.is_none() {
+    let incomplete = removed.ok_or_else(no_such)?;
+    if incomplete {
         let _ = app
             .store
             .abort_partial(&row.blob_key, &row.store_state)

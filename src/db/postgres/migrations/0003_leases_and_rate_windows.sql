@@ -1,9 +1,8 @@
 -- A resumable upload's lease: the one request (a PATCH or a termination, on
 -- any node) that may change it now, until `lease_until` (renewed while it
--- runs), unless its node `lease_node` is gone (holds no session lock).
+-- runs; a node that dies lets it lapse).
 ALTER TABLE tus_uploads ADD COLUMN lease_token TEXT;
 ALTER TABLE tus_uploads ADD COLUMN lease_until BIGINT;
-ALTER TABLE tus_uploads ADD COLUMN lease_node INTEGER;
 
 -- Each API key's current rate window, shared by every node
 -- (`domain::ratelimit`): opened at `window_start`, ends at `window_end`,
