@@ -3,10 +3,9 @@
 //! events are written with their change, handed out a file's in order and
 //! one claim at a time, and leave the outbox once done.
 
+use crate::common::meta::{account, commit, inline_file};
 use crate::common::pg;
-use filestore::db::{
-    Account, CommitContext, CommitLimits, CommitOutcome, DynMetaStore, FileRow, WebhookRow,
-};
+use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, FileRow, WebhookRow};
 
 /// `n` stores on one new database (on SQLite: one file, `n` handles).
 async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
@@ -21,22 +20,6 @@ async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
         );
     }
     (dir, out)
-}
-
-async fn account(store: &DynMetaStore, name: &str) -> String {
-    let id = filestore::domain::ids::account_id();
-    assert!(store
-        .create_account(Account {
-            id: id.clone(),
-            name: name.into(),
-            plan: "free".into(),
-            grace_period: false,
-            storage_bytes: 0,
-            created_at: 1,
-        })
-        .await
-        .unwrap());
-    id
 }
 
 async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String {
@@ -57,35 +40,19 @@ async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String
     id
 }
 
-/// Commits a small inline file of `account` at `now`.
-async fn commit(store: &DynMetaStore, account: &str, now: i64, expires_at: Option<i64>) -> FileRow {
-    let id = filestore::domain::ids::file_id();
-    let f = FileRow {
-        blob_key: format!("{account}/{id}"),
-        id,
-        account_id: account.into(),
-        name: "a.txt".into(),
-        folder: None,
-        size: 3,
-        content_type: "text/plain".into(),
-        private: false,
-        sha256: "00".repeat(32),
-        created_at: now,
-        expires_at,
-        inline: true,
-    };
+/// Commits file number `i` of `account` (made at 1000 + `i`).
+async fn committed(
+    store: &DynMetaStore,
+    account: &str,
+    i: usize,
+    expires_at: Option<i64>,
+) -> FileRow {
+    let f = inline_file(account, i, 3, expires_at);
     let limits = CommitLimits {
         storage: u64::MAX,
         uploads_per_period: u64::MAX,
     };
-    let ctx = CommitContext {
-        period: "2026-11".into(),
-        ..Default::default()
-    };
-    let out = store
-        .commit_upload(f.clone(), Some(b"abc".to_vec().into()), limits, ctx)
-        .await
-        .unwrap();
+    let out = commit(store.clone(), f.clone(), limits).await;
     assert!(matches!(out, CommitOutcome::Committed(_)));
     f
 }
@@ -94,12 +61,12 @@ async fn commit(store: &DynMetaStore, account: &str, now: i64, expires_at: Optio
 async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
     let (_dir, s) = stores(1).await;
     let s = &s[0];
-    let (acc, other) = (account(s, "a").await, account(s, "b").await);
+    let (acc, other) = (account(&**s).await, account(&**s).await);
     let all = webhook(s, &acc, &["file.created", "file.deleted", "file.expired"]).await;
     let created_only = webhook(s, &acc, &["file.created"]).await;
     webhook(s, &other, &["file.created"]).await;
-    let f = commit(s, &acc, 1_000, None).await;
-    let g = commit(s, &acc, 1_001, Some(1_500)).await;
+    let f = committed(s, &acc, 0, None).await;
+    let g = committed(s, &acc, 1, Some(1_500)).await;
     assert!(s.delete_file(&acc, &f.id, 1_002).await.unwrap().is_some());
     assert_eq!(s.reap_expired_files(2_000, 10).await.unwrap().len(), 1);
     // f: created ×2, deleted ×1; g: created ×2, expired ×1. Nothing for
@@ -174,10 +141,10 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_claiming_at_once_take_each_event_once() {
     let (_dir, s) = stores(3).await;
-    let acc = account(&s[0], "a").await;
+    let acc = account(&*s[0]).await;
     webhook(&s[0], &acc, &["file.created"]).await;
     for i in 0..90 {
-        commit(&s[i % 3], &acc, 1_000 + i as i64, None).await;
+        committed(&s[i % 3], &acc, i, None).await;
     }
     let tasks: Vec<_> = (0..6)
         .map(|i| {
@@ -207,9 +174,9 @@ async fn nodes_claiming_at_once_take_each_event_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_of_a_node_that_is_gone_are_due_at_the_next_start() {
     let (_dir, mut s) = stores(2).await;
-    let acc = account(&s[0], "a").await;
+    let acc = account(&*s[0]).await;
     webhook(&s[0], &acc, &["file.created"]).await;
-    commit(&s[0], &acc, 1_000, None).await;
+    committed(&s[0], &acc, 0, None).await;
     let gone = s.pop().unwrap();
     let claimed = gone.claim_events(2_000, 62_000, 10).await.unwrap();
     assert_eq!(claimed.len(), 1);

@@ -2,10 +2,9 @@
 //! database stand for several `serve` nodes. Run with
 //! `FILESTORE_TEST_DATABASE_URL` (see `common::pg`); skipped without.
 
+use crate::common::meta::{account, commit, inline_file};
 use crate::common::{pg, TestOptions, TestServer};
-use filestore::db::{
-    Account, CommitContext, CommitLimits, CommitOutcome, FileRow, MetaStore, PgStore,
-};
+use filestore::db::{Account, CommitContext, CommitLimits, CommitOutcome, MetaStore, PgStore};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -27,57 +26,6 @@ async fn nodes(n: usize) -> Option<(tempfile::TempDir, Vec<Arc<PgStore>>)> {
 
 fn skipped() {
     eprintln!("skipped: set FILESTORE_TEST_DATABASE_URL to run the PostgreSQL tests");
-}
-
-async fn account(store: &PgStore) -> String {
-    let id = filestore::domain::ids::account_id();
-    let created = store
-        .create_account(Account {
-            id: id.clone(),
-            name: format!("n-{id}"),
-            plan: "free".into(),
-            grace_period: false,
-            storage_bytes: 0,
-            created_at: 1,
-        })
-        .await
-        .unwrap();
-    assert!(created);
-    id
-}
-
-fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) -> FileRow {
-    let id = filestore::domain::ids::file_id();
-    FileRow {
-        blob_key: format!("{account}/{id}"),
-        id,
-        account_id: account.into(),
-        name: format!("f{i}"),
-        folder: None,
-        size,
-        content_type: "text/plain".into(),
-        private: false,
-        sha256: String::new(),
-        created_at: 1000 + i as i64,
-        expires_at,
-        inline: true,
-    }
-}
-
-async fn commit(store: Arc<PgStore>, f: FileRow, limits: CommitLimits) -> CommitOutcome {
-    let data = bytes::Bytes::from(vec![b'x'; f.size as usize]);
-    store
-        .commit_upload(
-            f,
-            Some(data),
-            limits,
-            CommitContext {
-                period: "2026-11".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,7 +52,7 @@ async fn concurrent_commits_on_two_nodes_never_pass_the_quotas_together() {
     let Some((_dir, stores)) = nodes(2).await else {
         return skipped();
     };
-    let acc = account(&stores[0]).await;
+    let acc = account(&*stores[0]).await;
     // Storage: 30 uploads of 100 bytes at once against 1000 bytes.
     let limits = CommitLimits {
         storage: 1000,
@@ -163,7 +111,7 @@ async fn nodes_reaping_at_once_take_each_file_and_blob_once() {
     let Some((_dir, stores)) = nodes(2).await else {
         return skipped();
     };
-    let acc = account(&stores[0]).await;
+    let acc = account(&*stores[0]).await;
     let limits = CommitLimits {
         storage: u64::MAX,
         uploads_per_period: u64::MAX,
@@ -400,7 +348,7 @@ async fn a_start_expires_only_the_guards_of_nodes_that_are_gone() {
         .map(|(k, _)| k)
         .collect();
     assert_eq!(due, ["k/gone"]);
-    let acc = account(&live).await;
+    let acc = account(&*live).await;
     let mut f = inline_file(&acc, 0, 5, None);
     f.inline = false;
     f.blob_key = "k/gone".into();
@@ -475,7 +423,7 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
     };
     let gone = stores.pop().unwrap();
     let (a, b) = (&stores[0], &stores[1]);
-    let acc = account(a).await;
+    let acc = account(&**a).await;
     let row = filestore::db::UploadRow {
         id: "up_lease".into(),
         account_id: acc.clone(),

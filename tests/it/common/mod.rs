@@ -2,6 +2,7 @@
 //! data dir, talked to over HTTP. Test bodies take a [`Backend`] so the same
 //! body runs on the local blob store and on S3 (see `both_stores!`).
 
+pub mod meta;
 pub mod pg;
 pub mod s3;
 
