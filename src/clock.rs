@@ -26,11 +26,14 @@ impl Clock {
     /// Moves this clock (and every clone of it) forward by `by` (tests only).
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn advance(&self, by: std::time::Duration) {
-        self.offset_ms.fetch_add(
-            i64::try_from(by.as_millis()).unwrap_or(i64::MAX),
-            Ordering::Relaxed,
-        );
+        self.offset_ms.fetch_add(millis(by), Ordering::Relaxed);
     }
+}
+
+/// A duration in milliseconds, as the store keeps times (saturating: a
+/// duration too long for an i64 of ms is as good as forever).
+pub fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// RFC 3339, UTC, millisecond precision, `Z` suffix.

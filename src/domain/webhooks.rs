@@ -3,6 +3,7 @@
 //! outbox lives in the metadata store, the sender in `service::webhooks`.
 
 use super::backoff::Backoff;
+use crate::clock::millis;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -107,8 +108,8 @@ pub fn signature(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<
 /// first) of an event made at `event_ms`, or None when it is given up.
 pub fn retry_at(event_ms: i64, attempts: u32, now_ms: i64) -> Option<i64> {
     let wait = RETRY.step(attempts.saturating_sub(1));
-    let at = now_ms.saturating_add(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX));
-    let give_up = event_ms.saturating_add(i64::try_from(GIVE_UP_AFTER.as_millis()).unwrap_or(0));
+    let at = now_ms.saturating_add(millis(wait));
+    let give_up = event_ms.saturating_add(millis(GIVE_UP_AFTER));
     (at <= give_up).then_some(at)
 }
 

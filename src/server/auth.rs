@@ -145,7 +145,7 @@ async fn admit(
     let (key, limit, window_ms, now) = (
         caller.key.id.as_str(),
         plan.rate_limit,
-        i64::try_from(plan.rate_window.as_millis()).unwrap_or(i64::MAX),
+        crate::clock::millis(plan.rate_window),
         app.clock.now_ms(),
     );
     if let Err(e) = authorize(&caller, access, req.headers()) {

@@ -208,7 +208,7 @@ impl Upload {
             created_at: now,
             expires_at: fields
                 .expires
-                .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))),
+                .map(|d| now.saturating_add(crate::clock::millis(d))),
             inline: matches!(spooled.body, Body::Inline(_)),
         };
         let stored =

@@ -10,7 +10,7 @@
 //! of other nodes and retries are found by polling every second.
 
 use super::{files, App};
-use crate::clock::rfc3339_ms;
+use crate::clock::{millis, rfc3339_ms};
 use crate::db::OutboxEvent;
 use crate::domain::webhooks::{self, CLAIM_LEASE, DELIVERY_TIMEOUT};
 use std::sync::{Arc, Weak};
@@ -34,10 +34,6 @@ impl Outbox {
     pub(crate) fn wake(&self) {
         self.wake.notify_one();
     }
-}
-
-fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Runs the sender until the app is dropped by everyone else.
@@ -73,7 +69,11 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
             // A read first: most commits queue no event, and a claim writes.
             let due = app.meta.any_due_events(now).await.unwrap_or(true);
             let claimed = match due {
-                true => app.meta.claim_events(now, now + ms(CLAIM_LEASE), max).await,
+                true => {
+                    app.meta
+                        .claim_events(now, now + millis(CLAIM_LEASE), max)
+                        .await
+                }
                 false => Ok(Vec::new()),
             };
             match claimed {

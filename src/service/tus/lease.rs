@@ -16,7 +16,7 @@ const LEASE: Duration = Duration::from_secs(10);
 const RENEW_EVERY: Duration = Duration::from_secs(2);
 
 fn lease_ms() -> i64 {
-    i64::try_from(LEASE.as_millis()).expect("fits")
+    crate::clock::millis(LEASE)
 }
 
 /// A lease held by this request: ended by [`Lease::end`] (or, should the

@@ -19,7 +19,7 @@ use super::commit::{commit, commit_context, PendingBlob};
 use super::upload::{storage_exceeded, too_large, uploads_exceeded};
 use super::{collector, files, App};
 use crate::api::FileRecord;
-use crate::clock::period_of;
+use crate::clock::{millis, period_of};
 use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{Algorithm, Metadata, EXPIRES_AFTER};
@@ -51,7 +51,7 @@ fn room_on_disk(app: &App, more: u64) -> Result<(), ApiError> {
 }
 
 fn expires_after_ms() -> i64 {
-    i64::try_from(EXPIRES_AFTER.as_millis()).expect("24 h in ms fits")
+    millis(EXPIRES_AFTER)
 }
 
 /// Creates an upload of `length` bytes: 201's row (and, for an empty file,
@@ -110,9 +110,7 @@ pub(crate) async fn create(
         content_type: meta.content_type,
         folder: meta.folder,
         private: meta.private,
-        expires_ms: meta
-            .expires
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        expires_ms: meta.expires.map(millis),
         hash_state: ResumableSha256::new().save(),
         store_state: partial.state.clone(),
         created_at: now,
