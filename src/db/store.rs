@@ -241,8 +241,9 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// Every subscription, or one account's, oldest first.
     async fn list_webhooks(&self, account_id: Option<&str>) -> Result<Vec<WebhookRow>, DbError>;
 
-    /// Removes a subscription and its undelivered events; false when absent.
-    async fn delete_webhook(&self, id: &str) -> Result<bool, DbError>;
+    /// Removes a subscription and its undelivered events; the subscription
+    /// as it was (None when absent).
+    async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError>;
 
     /// Claims up to `max` outbox events due at `now` for an attempt, each
     /// the oldest undelivered event of its file for its subscription (so a

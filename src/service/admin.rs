@@ -281,17 +281,9 @@ pub async fn list_webhooks(
 
 /// Removes a subscription (its undelivered events are dropped); returns it.
 pub async fn delete_webhook(meta: &dyn MetaStore, id: &str) -> Result<WebhookRow, AdminError> {
-    let not_found = || AdminError::NotFound(format!("no webhook {id:?}"));
-    let found = meta
-        .list_webhooks(None)
+    meta.delete_webhook(id)
         .await?
-        .into_iter()
-        .find(|w| w.id == id)
-        .ok_or_else(not_found)?;
-    if !meta.delete_webhook(id).await? {
-        return Err(not_found());
-    }
-    Ok(found)
+        .ok_or_else(|| AdminError::NotFound(format!("no webhook {id:?}")))
 }
 
 #[cfg(test)]

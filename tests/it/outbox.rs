@@ -127,8 +127,12 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
     assert_eq!(lapsed.len(), 2);
     assert!(lapsed.iter().all(|e| e.attempts == 2));
     // Deleting the subscription drops its undelivered events.
-    assert!(s.delete_webhook(&all).await.unwrap());
-    assert!(!s.delete_webhook(&all).await.unwrap());
+    let deleted = s.delete_webhook(&all).await.unwrap().expect("it was there");
+    assert_eq!(
+        (deleted.id.as_str(), deleted.events.len()),
+        (all.as_str(), 3)
+    );
+    assert!(s.delete_webhook(&all).await.unwrap().is_none());
     assert_eq!(s.pending_events().await.unwrap(), 0);
     let listed = s.list_webhooks(Some(&acc)).await.unwrap();
     assert_eq!(listed.len(), 1);

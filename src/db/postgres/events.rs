@@ -4,7 +4,7 @@
 //! is attempted by one node at a time, and a file's later event waits while
 //! an earlier one is undelivered, whichever node holds it.
 
-use super::{execute, query, query_one, DbError};
+use super::{execute, query, query_one, query_opt, DbError};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
 use crate::domain::secret::Secret;
 use deadpool_postgres::GenericClient;
@@ -60,9 +60,18 @@ pub(crate) async fn list<C: GenericClient>(
 }
 
 /// Removes a subscription (its undelivered events go with it: ON DELETE
-/// CASCADE); false when absent.
-pub(crate) async fn delete<C: GenericClient>(c: &C, id: &str) -> Result<bool, DbError> {
-    Ok(execute(c, "DELETE FROM webhooks WHERE id = $1", &[&id]).await? == 1)
+/// CASCADE); it as it was.
+pub(crate) async fn delete<C: GenericClient>(
+    c: &C,
+    id: &str,
+) -> Result<Option<WebhookRow>, DbError> {
+    Ok(query_opt(
+        c,
+        &format!("DELETE FROM webhooks WHERE id = $1 RETURNING {COLUMNS}"),
+        &[&id],
+    )
+    .await?
+    .map(|r| webhook(&r)))
 }
 
 /// Queues event `kind` of `row` for each subscription of its account to it

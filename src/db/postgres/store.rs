@@ -424,9 +424,9 @@ impl MetaStore for PgStore {
         events::list(&c, account_id).await
     }
 
-    async fn delete_webhook(&self, id: &str) -> Result<bool, DbError> {
+    async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError> {
         if has_nul(&[id]) {
-            return Ok(false);
+            return Ok(None);
         }
         let c = self.pool.get().await?;
         events::delete(&c, id).await

@@ -3,7 +3,7 @@
 //! exactly when its change is committed; the sender claims due ones, a
 //! file's in order (`claim`), and removes each once delivered or given up.
 
-use super::DbError;
+use super::{DbError, OptionalExtension};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
 use crate::domain::secret::Secret;
 use rusqlite::{params, Connection, Row};
@@ -52,14 +52,16 @@ pub(crate) fn list(
     Ok(rows)
 }
 
-/// Removes a subscription and its undelivered events; false when absent.
-pub(crate) fn delete(conn: &Connection, id: &str) -> Result<bool, DbError> {
+/// Removes a subscription and its undelivered events; it as it was.
+pub(crate) fn delete(conn: &Connection, id: &str) -> Result<Option<WebhookRow>, DbError> {
     conn.prepare_cached("DELETE FROM webhook_events WHERE webhook_id = ?1")?
         .execute([id])?;
     Ok(conn
-        .prepare_cached("DELETE FROM webhooks WHERE id = ?1")?
-        .execute([id])?
-        == 1)
+        .prepare_cached(&format!(
+            "DELETE FROM webhooks WHERE id = ?1 RETURNING {COLUMNS}"
+        ))?
+        .query_row([id], from_row)
+        .optional()?)
 }
 
 /// Queues event `kind` of `row`, at `now`, for each of its account's

@@ -402,7 +402,7 @@ impl MetaStore for SqliteStore {
             .await
     }
 
-    async fn delete_webhook(&self, id: &str) -> Result<bool, DbError> {
+    async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError> {
         let id = owned(id);
         self.db.write(move |c| events::delete(c, &id)).await
     }
