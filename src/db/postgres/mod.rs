@@ -46,12 +46,25 @@ impl From<tokio_postgres::Error> for DbError {
     fn from(e: tokio_postgres::Error) -> Self {
         if e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL) {
             DbError::DiskFull(Box::new(e))
-        } else if e.is_closed() {
-            // The connection went (a restart, a network cut): unavailable.
+        } else if lost_connection(&e) {
+            // The connection went (a restart, a failover, a network cut):
+            // unavailable for now.
             DbError::Pool(Box::new(e))
         } else {
             DbError::Backend(Box::new(e))
         }
+    }
+}
+
+/// Whether `e` says the connection is gone rather than the statement wrong:
+/// closed, a socket error, SQLSTATE class 08 (connection exception) or 57P
+/// (the server shutting down or refusing connections; not 57014, a
+/// cancelled query).
+fn lost_connection(e: &tokio_postgres::Error) -> bool {
+    match e.code() {
+        _ if e.is_closed() => true,
+        Some(code) => code.code().starts_with("08") || code.code().starts_with("57P"),
+        None => std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()),
     }
 }
 
