@@ -37,6 +37,9 @@ pub struct DatabaseSection {
     pub url: Option<Secret>,
     /// A file holding `url` (instead of the value itself: it may hold a password).
     pub url_file: Option<PathBuf>,
+    /// Deadline of every database call (PostgreSQL); past it, 503.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub statement_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -70,6 +73,10 @@ pub struct ServerSection {
     pub shutdown_timeout: Option<Duration>,
     /// Connections served at once; the next ones wait in the accept queue.
     pub max_connections: Option<usize>,
+    /// Slowest average an upload body may keep (bytes per second, or a size
+    /// like `"1KiB"`, with or without `/s`); 0 turns it off.
+    #[serde(default, deserialize_with = "opt_rate")]
+    pub min_upload_rate: Option<u64>,
     /// Address of the Prometheus `/metrics` listener (off when unset).
     pub metrics_listen: Option<String>,
     /// `text` (default) or `json` log lines.
@@ -204,12 +211,18 @@ pub struct Config {
     pub log_format: LogFormat,
     /// The PostgreSQL metadata database (`database.url`); SQLite when None.
     pub database_url: Option<Secret>,
+    /// Deadline of every PostgreSQL call (`database.statement_timeout`).
+    pub statement_timeout: Duration,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Small files are faster to store and serve from SQLite than as files of
 /// their own (one shared fsync, one read): up to 64 KiB by default.
 pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
+/// `server.min_upload_rate`: slow mobile links pass, a trickle does not.
+pub const DEFAULT_MIN_UPLOAD_RATE: u64 = 1024;
+/// `database.statement_timeout`.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Inline bytes are read into memory whole: keep them small.
 const MAX_INLINE_MAX: u64 = 1 << 20;
 
@@ -372,6 +385,10 @@ impl Config {
             idle_timeout: s.idle_timeout.unwrap_or(Duration::from_secs(75)),
             shutdown_timeout: s.shutdown_timeout.unwrap_or(Duration::from_secs(30)),
             max_connections: s.max_connections.unwrap_or(4096),
+            min_upload_rate: match env.get("FILESTORE_MIN_UPLOAD_RATE") {
+                Some(v) => parse_rate(&v).map_err(ConfigError::Invalid)?,
+                None => s.min_upload_rate.unwrap_or(DEFAULT_MIN_UPLOAD_RATE),
+            },
         };
         for (what, d) in [
             ("header_timeout", limits.header_timeout),
@@ -386,6 +403,13 @@ impl Config {
         }
         if limits.max_connections == 0 {
             return Err("server.max_connections must be at least 1".into());
+        }
+        let statement_timeout = file
+            .database
+            .statement_timeout
+            .unwrap_or(DEFAULT_STATEMENT_TIMEOUT);
+        if statement_timeout.is_zero() {
+            return Err("database.statement_timeout must be positive".into());
         }
         let metrics_listen = pick(
             &flags.metrics_listen,
@@ -413,8 +437,20 @@ impl Config {
             metrics_listen,
             log_format,
             database_url,
+            statement_timeout,
         })
     }
+}
+
+/// A rate: bytes per second as an integer, or a size (`"1KiB"`, `"2MB/s"`).
+fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("/s").unwrap_or(t);
+    parse_bytes(t).map_err(|e| format!("min_upload_rate: {e}"))
+}
+
+fn opt_rate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    plans::opt_count(d, parse_rate)
 }
 
 fn default_data_dir() -> Result<PathBuf, ConfigError> {
@@ -532,6 +568,27 @@ mod tests {
         assert_eq!(c.listen, DEFAULT_LISTEN);
         assert_eq!(c.storage.backend, BackendKind::Local);
         assert_eq!(c.reap_interval, Duration::from_secs(5));
+        assert_eq!(c.limits.min_upload_rate, DEFAULT_MIN_UPLOAD_RATE);
+        assert_eq!(c.statement_timeout, DEFAULT_STATEMENT_TIMEOUT);
+    }
+
+    #[test]
+    fn min_upload_rate_and_statement_timeout_parse() {
+        let resolve = |text: &str, env: Env| {
+            let file: FileConfig = toml::from_str(text).unwrap();
+            Config::resolve(file, &env, &Overrides::default())
+        };
+        let rate = |text: &str| resolve(text, Env::empty()).unwrap().limits.min_upload_rate;
+        assert_eq!(rate(""), 1024);
+        assert_eq!(rate("[server]\nmin_upload_rate = \"2KiB/s\"\n"), 2048);
+        assert_eq!(rate("[server]\nmin_upload_rate = \"10kB\"\n"), 10_000);
+        assert_eq!(rate("[server]\nmin_upload_rate = 0\n"), 0);
+        let env = Env::empty().with("FILESTORE_MIN_UPLOAD_RATE", "512");
+        assert_eq!(resolve("", env).unwrap().limits.min_upload_rate, 512);
+        assert!(toml::from_str::<FileConfig>("[server]\nmin_upload_rate = \"fast\"\n").is_err());
+        let t = resolve("[database]\nstatement_timeout = \"250ms\"\n", Env::empty()).unwrap();
+        assert_eq!(t.statement_timeout, Duration::from_millis(250));
+        assert!(resolve("[database]\nstatement_timeout = \"0s\"\n", Env::empty()).is_err());
     }
 
     #[test]

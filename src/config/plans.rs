@@ -21,6 +21,10 @@ pub struct PlanOverride {
     pub rate_limit: Option<u64>,
     #[serde(default, deserialize_with = "opt_duration")]
     pub rate_window: Option<Duration>,
+    /// Uploads receiving bytes at once per account.
+    pub concurrent_uploads: Option<u64>,
+    /// Incomplete resumable uploads per account.
+    pub open_uploads: Option<u64>,
 }
 
 /// A plan in force.
@@ -33,14 +37,31 @@ pub struct Plan {
     pub uploads: u64,
     pub rate_limit: u64,
     pub rate_window: Duration,
+    /// Uploads (multipart bodies and tus PATCHes) receiving bytes at once
+    /// per account; over it, 429.
+    pub concurrent_uploads: u64,
+    /// Incomplete resumable uploads per account; over it, 429.
+    pub open_uploads: u64,
 }
+
+/// `concurrent_uploads` and `open_uploads` of a configured plan that does not
+/// set them (the built-in plans have their own).
+const CONFIGURED_CONCURRENT_UPLOADS: u64 = 64;
+const CONFIGURED_OPEN_UPLOADS: u64 = 256;
 
 impl Plan {
     fn builtin(name: &str) -> Option<Plan> {
-        let (max, storage, bandwidth, uploads) = match name {
-            "free" => (10_000_000, 1_000_000_000, 5_000_000_000, 1_000),
-            "hobby" => (100_000_000, 10_000_000_000, 50_000_000_000, 50_000),
-            "pro" => (500_000_000, 100_000_000_000, 500_000_000_000, 500_000),
+        let (max, storage, bandwidth, uploads, concurrent, open) = match name {
+            "free" => (10_000_000, 1_000_000_000, 5_000_000_000, 1_000, 8, 16),
+            "hobby" => (100_000_000, 10_000_000_000, 50_000_000_000, 50_000, 32, 64),
+            "pro" => (
+                500_000_000,
+                100_000_000_000,
+                500_000_000_000,
+                500_000,
+                128,
+                256,
+            ),
             _ => return None,
         };
         Some(Plan {
@@ -51,6 +72,8 @@ impl Plan {
             uploads,
             rate_limit: 100,
             rate_window: Duration::from_secs(60),
+            concurrent_uploads: concurrent,
+            open_uploads: open,
         })
     }
 
@@ -61,6 +84,8 @@ impl Plan {
         self.uploads = o.uploads.unwrap_or(self.uploads);
         self.rate_limit = o.rate_limit.unwrap_or(self.rate_limit);
         self.rate_window = o.rate_window.unwrap_or(self.rate_window);
+        self.concurrent_uploads = o.concurrent_uploads.unwrap_or(self.concurrent_uploads);
+        self.open_uploads = o.open_uploads.unwrap_or(self.open_uploads);
         self
     }
 }
@@ -85,13 +110,23 @@ impl Plans {
             {
                 return Err(format!("plan name {name:?}: use letters, digits, - and _").into());
             }
-            let mut base = Plan::builtin(name).unwrap_or_else(|| Plan::builtin("free").unwrap());
-            base.name = name.clone();
+            let base = Plan::builtin(name).unwrap_or_else(|| Plan {
+                name: name.clone(),
+                concurrent_uploads: CONFIGURED_CONCURRENT_UPLOADS,
+                open_uploads: CONFIGURED_OPEN_UPLOADS,
+                ..Plan::builtin("free").expect("builtin")
+            });
             let plan = base.with(o);
             if plan.rate_limit == 0 || plan.rate_window.is_zero() {
                 return Err(
                     format!("plan {name}: rate_limit and rate_window must be positive").into(),
                 );
+            }
+            if plan.concurrent_uploads == 0 || plan.open_uploads == 0 {
+                return Err(format!(
+                    "plan {name}: concurrent_uploads and open_uploads must be at least 1"
+                )
+                .into());
             }
             plans.insert(name.clone(), plan);
         }
@@ -124,6 +159,14 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 }
 
 pub(super) fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    opt_count(d, parse_bytes)
+}
+
+/// An optional count given as an integer, or as a string `parse` reads.
+pub(super) fn opt_count<'de, D: Deserializer<'de>>(
+    d: D,
+    parse: fn(&str) -> Result<u64, String>,
+) -> Result<Option<u64>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {
@@ -133,7 +176,7 @@ pub(super) fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, 
     match Option::<Raw>::deserialize(d)? {
         None => Ok(None),
         Some(Raw::N(n)) => Ok(Some(n)),
-        Some(Raw::S(s)) => parse_bytes(&s).map(Some).map_err(serde::de::Error::custom),
+        Some(Raw::S(s)) => parse(&s).map(Some).map_err(serde::de::Error::custom),
     }
 }
 
@@ -169,5 +212,34 @@ mod tests {
         assert_eq!(p.get("hobby").unwrap().max_file_size, 100_000_000);
         assert_eq!(p.get("pro").unwrap().max_file_size, 500_000_000);
         assert_eq!(p.get("pro").unwrap().uploads, 500_000);
+        let caps = |n: &str| {
+            let plan = p.get(n).unwrap();
+            (plan.concurrent_uploads, plan.open_uploads)
+        };
+        assert_eq!(caps("free"), (8, 16));
+        assert_eq!(caps("hobby"), (32, 64));
+        assert_eq!(caps("pro"), (128, 256));
+    }
+
+    #[test]
+    fn a_configured_plan_gets_the_configured_caps_a_builtin_keeps_its_own() {
+        let overrides: BTreeMap<String, PlanOverride> = toml::from_str(
+            "[team]\nstorage = 5\n[free]\nstorage = 7\n[wide]\nconcurrent_uploads = 3\nopen_uploads = 4\n",
+        )
+        .unwrap();
+        let p = Plans::from_overrides(&overrides).unwrap();
+        let team = p.get("team").unwrap();
+        assert_eq!((team.concurrent_uploads, team.open_uploads), (64, 256));
+        assert_eq!(team.max_file_size, 10_000_000, "other keys are free's");
+        let free = p.get("free").unwrap();
+        assert_eq!(
+            (free.concurrent_uploads, free.open_uploads, free.storage),
+            (8, 16, 7)
+        );
+        let wide = p.get("wide").unwrap();
+        assert_eq!((wide.concurrent_uploads, wide.open_uploads), (3, 4));
+        let zero: BTreeMap<String, PlanOverride> =
+            toml::from_str("[z]\nconcurrent_uploads = 0\n").unwrap();
+        assert!(Plans::from_overrides(&zero).is_err());
     }
 }

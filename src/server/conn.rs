@@ -44,6 +44,9 @@ pub struct Limits {
     pub idle_timeout: Duration,
     pub shutdown_timeout: Duration,
     pub max_connections: usize,
+    /// Bytes per second an upload body must average (over 30 s); 0 turns
+    /// the floor off.
+    pub min_upload_rate: u64,
 }
 
 /// What the service tells the connection's I/O: whether a request is in
