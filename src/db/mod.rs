@@ -49,3 +49,17 @@ pub enum DbError {
     #[error("{0}")]
     Invalid(String),
 }
+
+impl DbError {
+    /// The same kind of failure, for another caller it also failed (a group
+    /// commit fails every job of its batch): a full disk stays a full disk,
+    /// an unreachable database stays unreachable.
+    pub(crate) fn shared(&self, context: &str) -> DbError {
+        let msg = format!("{context}: {self}");
+        match self {
+            DbError::DiskFull(_) => DbError::DiskFull(msg.into()),
+            DbError::Pool(_) => DbError::Pool(msg.into()),
+            _ => DbError::Task(msg),
+        }
+    }
+}

@@ -121,9 +121,10 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
 /// if the store fails, by the collector later).
 pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiError> {
+    let now = app.clock.now_ms();
     let row = app
-        .meta
-        .delete_file(account_id, id, app.clock.now_ms())
+        .disk
+        .freeing(|| app.meta.delete_file(account_id, id, now))
         .await?
         .ok_or_else(ApiError::not_found)?;
     app.outbox.wake();

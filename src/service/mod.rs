@@ -7,7 +7,7 @@ pub(crate) mod bandwidth;
 pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
-pub(crate) mod disk;
+pub mod disk;
 pub mod files;
 pub(crate) mod inflight;
 pub(crate) mod spool;
@@ -100,7 +100,10 @@ impl App {
                     .await?,
             ),
         };
-        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space)
+        // The spare serves SQLite in the data dir (a database server's disk
+        // is not this volume).
+        let spare = config.database_url.is_none();
+        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space, spare)
             .map_err(dir_error(&data_dir))?;
         Ok(Arc::new(App {
             signer: Signer::new(secret),

@@ -322,41 +322,17 @@ async fn the_data_dir_is_private() {
     assert_eq!(mode(&blob), 0o600);
 }
 
-/// A volume that really fills up (a small tmpfs; needs root to mount, so it
-/// is skipped with a note elsewhere, where the reserve test above covers the
-/// rest): uploads get 507, never 500, deletes still go through, and uploads
+/// A volume that really fills up (a small tmpfs, `common::tmpfs`): uploads get 507, never 500, deletes still go through, and uploads
 /// work again once there is room.
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_really_full_disk_gives_507_and_deletes_still_work() {
-    let mnt = tempfile::tempdir().unwrap();
-    if !rustix::process::getuid().is_root() {
-        eprintln!("skipped: mounting a tmpfs needs root (the min_free_space test covers this)");
+    let Some(volume) = crate::common::tmpfs::Volume::mount(24) else {
         return;
-    }
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"])
-        .arg(mnt.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        // A container without CAP_SYS_ADMIN: the reserve test covers the rest.
-        eprintln!("skipped: could not mount a tmpfs here");
-        return;
-    }
-    struct Unmount<'a>(&'a std::path::Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount")
-                .arg("-l")
-                .arg(self.0)
-                .status();
-        }
-    }
-    let _unmount = Unmount(mnt.path());
+    };
     let srv = TestServer::start_with(TestOptions {
         plans_toml: Some("[storage]\nmin_free_space = 0\n[plans.free]\nstorage = \"1GB\"\n".into()),
-        data_dir: Some(mnt.path().join("data")),
+        data_dir: Some(volume.path().join("data")),
         ..Default::default()
     })
     .await;

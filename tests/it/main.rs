@@ -29,6 +29,7 @@ mod cli_files;
 mod cli_retry;
 mod cli_tus;
 mod crash;
+mod full_volume;
 mod generated_docs;
 mod hardening;
 mod http_edges;

@@ -53,7 +53,7 @@ where
         let out = match (self.out, committed) {
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(v)), Ok(())) => Ok(v),
-            (_, Err(e)) => Err(DbError::Task(format!("commit failed: {e}"))),
+            (_, Err(e)) => Err(e.shared("commit failed")),
             (None, Ok(())) => Err(DbError::Task("job never ran".into())),
         };
         let _ = self.reply.send(out);
@@ -187,6 +187,18 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 180);
+    }
+
+    #[tokio::test]
+    async fn a_failed_commit_keeps_its_kind_for_every_job() {
+        let full = DbError::DiskFull("database or disk is full".into());
+        let e = full.shared("commit failed");
+        assert!(matches!(e, DbError::DiskFull(_)), "{e:?}");
+        assert!(e.to_string().contains("commit failed"));
+        let gone = DbError::Pool("closed".into()).shared("commit failed");
+        assert!(matches!(gone, DbError::Pool(_)));
+        let other = DbError::Invalid("x".into()).shared("commit failed");
+        assert!(matches!(other, DbError::Task(_)));
     }
 
     #[tokio::test]

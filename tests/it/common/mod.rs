@@ -5,6 +5,7 @@
 pub mod meta;
 pub mod pg;
 pub mod s3;
+pub mod tmpfs;
 
 use filestore::clock::Clock;
 use filestore::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};

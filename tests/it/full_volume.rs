@@ -1,0 +1,93 @@
+//! Deletes on a data volume another process has filled to the last byte:
+//! they answer 200 (the server gives up its preallocated reserve to commit
+//! them, then takes it back once there is room), while uploads get 507.
+//! The volume is a small tmpfs the test mounts (`common::tmpfs`).
+
+use crate::common::tmpfs::Volume;
+use crate::common::{TestOptions, TestServer};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes zeros to `path` until the volume has no byte left.
+fn fill(path: &Path) {
+    let mut f = std::fs::File::create(path).expect("filler");
+    let block = vec![0u8; 64 * 1024];
+    loop {
+        if f.write_all(&block).is_err() {
+            break;
+        }
+    }
+    // The last partial blocks.
+    let small = [0u8; 512];
+    while f.write_all(&small).is_ok() {}
+    let _ = f.sync_all();
+    let free = free_bytes(path.parent().unwrap());
+    assert_eq!(free, 0, "the volume is full");
+}
+
+fn free_bytes(dir: &Path) -> u64 {
+    let s = rustix::fs::statvfs(dir).unwrap();
+    s.f_bavail * s.f_frsize
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
+    let Some(volume) = Volume::mount(48) else {
+        return;
+    };
+    let data_dir: PathBuf = volume.path().join("data");
+    let srv = TestServer::start_with(TestOptions {
+        data_dir: Some(data_dir.clone()),
+        plans_toml: Some("[storage]\nmin_free_space = \"2MiB\"\n".into()),
+        ..Default::default()
+    })
+    .await;
+    let key = srv.secret_key.clone();
+    // Small files (inline in SQLite) and larger ones (blobs on the volume).
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let size = if i % 2 == 0 { 1000 } else { 100_000 };
+        let rec = srv
+            .upload_ok(&format!("f{i}.bin"), vec![b'a'; size], &[])
+            .await;
+        ids.push(rec["id"].as_str().unwrap().to_string());
+    }
+    fill(&volume.path().join("filler"));
+
+    let r = srv.upload("more.bin", vec![b'b'; 100_000], &[]).await;
+    assert_eq!(r.status().as_u16(), 507, "uploads are refused");
+    let (status, health) = srv.get_json("", "/v1/health").await;
+    assert_eq!(status, 503);
+    assert_eq!(health["checks"]["storage"]["status"], "error");
+
+    for id in &ids {
+        let r = srv.delete_as(&key, id).await;
+        let status = r.status().as_u16();
+        let body = r.text().await.unwrap();
+        assert_eq!(status, 200, "delete {id} on a full volume: {body}");
+        let (status, _) = srv.get_json(&key, &format!("/v1/files/{id}")).await;
+        assert_eq!(status, 404);
+    }
+    let usage = srv.usage().await;
+    assert_eq!(usage["storage_bytes"], 0);
+
+    // Room again: the spare is taken back, and uploads work. (On PostgreSQL
+    // the database is not on this volume: no spare is kept, none needed.)
+    let spare = data_dir.join(filestore::service::disk::RESERVE_FILE);
+    if !srv.on_postgres() {
+        assert!(
+            !srv.app.disk.spare_held() && !spare.exists(),
+            "the deletes needed the spare (the blobs they freed are less than the reserve)"
+        );
+    }
+    std::fs::remove_file(volume.path().join("filler")).unwrap();
+    if !srv.on_postgres() {
+        srv.eventually(10, "the spare is taken back", || {
+            let spare = spare.clone();
+            async move { std::fs::metadata(&spare).is_ok_and(|m| m.len() == 1 << 20) }
+        })
+        .await;
+    }
+    srv.upload_ok("after.bin", vec![b'c'; 100_000], &[]).await;
+    srv.stop().await;
+}
