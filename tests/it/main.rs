@@ -32,6 +32,7 @@ mod crash;
 mod generated_docs;
 mod hardening;
 mod http_edges;
+mod isolation;
 mod lifecycle;
 mod limits;
 mod multinode;
