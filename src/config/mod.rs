@@ -389,6 +389,7 @@ impl Config {
                 Some(v) => parse_rate(&v).map_err(ConfigError::Invalid)?,
                 None => s.min_upload_rate.unwrap_or(DEFAULT_MIN_UPLOAD_RATE),
             },
+            min_upload_window: crate::server::conn::MIN_UPLOAD_WINDOW,
         };
         for (what, d) in [
             ("header_timeout", limits.header_timeout),

@@ -11,8 +11,10 @@
 //!   *idle* (between requests: closed after `idle_timeout` without a byte),
 //!   *head* (a request has begun: closed if its headers are not all in within
 //!   `header_timeout`), *busy* (a request is being served: its body has
-//!   `body_timeout` between bytes, see [`TimedBody`], and a response the
-//!   client stops reading is dropped after `idle_timeout` without progress).
+//!   `body_timeout` between bytes and must average `min_upload_rate` over
+//!   any `min_upload_window` (30 s) once that long has passed, see
+//!   [`TimedBody`]; a response the client stops reading is dropped after
+//!   `idle_timeout` without progress).
 //! - Shutdown: stop accepting, let every connection finish its request in
 //!   flight (idle ones close at once), and give up after `shutdown_timeout`.
 
@@ -44,10 +46,17 @@ pub struct Limits {
     pub idle_timeout: Duration,
     pub shutdown_timeout: Duration,
     pub max_connections: usize,
-    /// Bytes per second an upload body must average (over 30 s); 0 turns
-    /// the floor off.
+    /// Bytes per second a request body (an upload's) must average over
+    /// `min_upload_window`; 0 turns the floor off.
     pub min_upload_rate: u64,
+    /// The window `min_upload_rate` is averaged over: [`MIN_UPLOAD_WINDOW`]
+    /// (not a config key; tests shorten it).
+    pub min_upload_window: Duration,
 }
+
+/// The window a body's rate is averaged over: long enough that a slow
+/// mobile link with pauses passes, short enough that a trickle is cut soon.
+pub(crate) const MIN_UPLOAD_WINDOW: Duration = Duration::from_secs(30);
 
 /// What the service tells the connection's I/O: whether a request is in
 /// flight, and how many responses have finished.
@@ -124,13 +133,12 @@ pub(crate) async fn serve(
         let phase = Arc::new(Phase::default());
         let phase_of_conn = phase.clone();
         let io = TokioIo::new(TimedIo::new(tcp, phase.clone(), limits));
-        let body_timeout = limits.body_timeout;
         let (started, done) = (phase.clone(), phase);
         let service = router
             .clone()
             .map_request(move |req: Request<hyper::body::Incoming>| {
                 started.start();
-                req.map(|b| Body::new(TimedBody::new(b, body_timeout)))
+                req.map(|b| Body::new(TimedBody::new(b, &limits)))
             })
             .map_response(move |res: axum::response::Response| {
                 let guard = PhaseGuard(done.clone());
@@ -433,26 +441,52 @@ impl AsyncWrite for TimedIo {
     }
 }
 
-/// A request body that fails when `timeout` passes without a byte: a stalled
-/// upload ends (and its spool is removed) instead of holding its disk space
-/// and its connection for as long as the client likes.
+/// A request body that fails when `body_timeout` passes without a byte, or
+/// when it arrives slower than `min_upload_rate` (see [`RateFloor`]): a
+/// stalled or trickling upload ends (and its spool is removed) instead of
+/// holding its disk space and its connection for as long as the client likes.
 pub(crate) struct TimedBody {
     inner: hyper::body::Incoming,
     timeout: Duration,
+    /// When the body stalls: `timeout` after the last frame.
+    stall_at: Instant,
+    /// Started at the first poll (time before the handler reads the body is
+    /// not the client's).
+    floor: Option<RateFloor>,
+    rate: u64,
+    window: Duration,
+    /// Wakes at `stall_at` or at the floor's next judgement, the earlier.
     timer: Pin<Box<Sleep>>,
 }
 
-/// The error a stalled body ends with.
+/// The error a body that stalls or trickles ends with (a 408).
 #[derive(Debug, thiserror::Error)]
-#[error("no byte of the request body for {0:?}")]
-pub(crate) struct BodyTimeout(pub Duration);
+pub(crate) enum BodyTimeout {
+    #[error("no byte of the request body for {0:?}")]
+    Stalled(Duration),
+    #[error("the request body arrived slower than {rate} bytes/s over {window:?}")]
+    TooSlow { rate: u64, window: Duration },
+}
 
 impl TimedBody {
-    fn new(inner: hyper::body::Incoming, timeout: Duration) -> TimedBody {
+    fn new(inner: hyper::body::Incoming, limits: &Limits) -> TimedBody {
+        let stall_at = Instant::now() + limits.body_timeout;
         TimedBody {
             inner,
-            timeout,
-            timer: Box::pin(tokio::time::sleep(timeout)),
+            timeout: limits.body_timeout,
+            stall_at,
+            floor: None,
+            rate: limits.min_upload_rate,
+            window: limits.min_upload_window,
+            timer: Box::pin(tokio::time::sleep_until(stall_at)),
+        }
+    }
+
+    /// The next time to look at the body when no frame comes.
+    fn wake_at(&self) -> Instant {
+        match &self.floor {
+            Some(f) => self.stall_at.min(f.next_check()),
+            None => self.stall_at,
         }
     }
 }
@@ -466,16 +500,37 @@ impl HttpBody for TimedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = &mut *self;
+        let now = Instant::now();
+        if this.floor.is_none() {
+            this.floor = Some(RateFloor::new(this.rate, this.window, now));
+            let at = this.wake_at();
+            this.timer.as_mut().reset(at);
+        }
+        let floor = this.floor.as_mut().expect("set above");
         match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Pending => {
-                ready!(this.timer.as_mut().poll(cx));
-                Poll::Ready(Some(Err(Box::new(BodyTimeout(this.timeout)))))
-            }
             Poll::Ready(frame) => {
-                let next = Instant::now() + this.timeout;
-                this.timer.as_mut().reset(next);
+                if let Some(Ok(f)) = &frame {
+                    floor.add(now, f.data_ref().map_or(0, Bytes::len) as u64);
+                }
+                this.stall_at = now + this.timeout;
+                let at = this.wake_at();
+                this.timer.as_mut().reset(at);
                 Poll::Ready(frame.map(|f| f.map_err(Into::into)))
             }
+            Poll::Pending => loop {
+                ready!(this.timer.as_mut().poll(cx));
+                let now = Instant::now();
+                if now >= this.stall_at {
+                    return Poll::Ready(Some(Err(Box::new(BodyTimeout::Stalled(this.timeout)))));
+                }
+                let floor = this.floor.as_mut().expect("set above");
+                if floor.too_slow(now) {
+                    let (rate, window) = (this.rate, this.window);
+                    return Poll::Ready(Some(Err(Box::new(BodyTimeout::TooSlow { rate, window }))));
+                }
+                let at = this.wake_at();
+                this.timer.as_mut().reset(at);
+            },
         }
     }
 
@@ -485,6 +540,94 @@ impl HttpBody for TimedBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// The floor under a body's rate: the bytes of the last `window` (a
+/// sliding window, in [`STEPS`] steps) must reach `rate` × `window`. Judged
+/// at each step's end once a whole window has passed since the body began,
+/// so no body is cut in its first `window`, and a pause shorter than the
+/// window costs nothing when the rest makes up for it.
+#[derive(Debug)]
+pub(crate) struct RateFloor {
+    rate: u64,
+    window: Duration,
+    start: Instant,
+    /// Bytes per step, by step number modulo [`RING`] (the steps of the
+    /// last window, and the one under way).
+    steps: [u64; RING],
+    /// The step under way (counted from `start`).
+    step: u64,
+}
+
+/// Steps a window is cut into.
+pub(crate) const STEPS: u32 = 10;
+
+/// The steps kept: a window's, and the one under way.
+const RING: usize = STEPS as usize + 1;
+
+/// Where step number `step` is kept.
+fn slot(step: u64) -> usize {
+    usize::try_from(step % RING as u64).expect("less than RING")
+}
+
+impl RateFloor {
+    pub(crate) fn new(rate: u64, window: Duration, now: Instant) -> RateFloor {
+        RateFloor {
+            rate,
+            window: window.max(Duration::from_millis(STEPS.into())),
+            start: now,
+            steps: [0; RING],
+            step: 0,
+        }
+    }
+
+    fn step_len(&self) -> Duration {
+        self.window / STEPS
+    }
+
+    /// Moves to the step `now` is in, emptying the ones it passes.
+    fn advance(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.start);
+        let target = u64::try_from(elapsed.as_nanos() / self.step_len().as_nanos().max(1))
+            .unwrap_or(u64::MAX);
+        let from = self.step.max(target.saturating_sub(RING as u64));
+        for s in from + 1..=target {
+            self.steps[slot(s)] = 0;
+        }
+        self.step = self.step.max(target);
+    }
+
+    /// `n` bytes arrived at `now`.
+    pub(crate) fn add(&mut self, now: Instant, n: u64) {
+        self.advance(now);
+        let i = slot(self.step);
+        self.steps[i] = self.steps[i].saturating_add(n);
+    }
+
+    /// Whether the last whole window (the `STEPS` steps before the one under
+    /// way) brought less than the floor; never before a window has passed.
+    pub(crate) fn too_slow(&mut self, now: Instant) -> bool {
+        if self.rate == 0 || now < self.start + self.window {
+            return false;
+        }
+        self.advance(now);
+        let current = slot(self.step);
+        let got: u64 = (0..RING)
+            .filter(|i| *i != current)
+            .map(|i| self.steps[i])
+            .sum();
+        u128::from(got) * 1000 < u128::from(self.rate) * self.window.as_millis()
+    }
+
+    /// When to judge next: the end of the step under way, and not before a
+    /// whole window has passed. Far away when the floor is off.
+    pub(crate) fn next_check(&self) -> Instant {
+        if self.rate == 0 {
+            return self.start + Duration::from_secs(86_400 * 365);
+        }
+        let step = u32::try_from(self.step + 1).unwrap_or(u32::MAX).max(STEPS);
+        self.start + self.step_len() * step
     }
 }
 
@@ -520,5 +663,80 @@ impl HttpBody for Guarded {
 impl Drop for PhaseGuard {
     fn drop(&mut self) {
         self.0.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: Duration = Duration::from_secs(30);
+
+    fn at(start: Instant, secs: f64) -> Instant {
+        start + Duration::from_secs_f64(secs)
+    }
+
+    #[test]
+    fn no_body_is_judged_before_a_whole_window() {
+        let t0 = Instant::now();
+        let mut f = RateFloor::new(1024, W, t0);
+        assert!(!f.too_slow(at(t0, 0.0)));
+        assert!(!f.too_slow(at(t0, 29.9)), "nothing came, but it is early");
+        assert_eq!(f.next_check(), at(t0, 30.0));
+        assert!(f.too_slow(at(t0, 30.0)), "then nothing in 30 s is too slow");
+    }
+
+    #[test]
+    fn the_average_over_the_window_decides() {
+        let t0 = Instant::now();
+        // 1 KiB/s needs 30 KiB in 30 s: 31 KiB in one burst passes...
+        let mut f = RateFloor::new(1024, W, t0);
+        f.add(at(t0, 1.0), 31 * 1024);
+        assert!(!f.too_slow(at(t0, 30.0)));
+        // ...and the window slides: once the burst is more than 30 s old,
+        // nothing after it is too slow.
+        assert!(!f.too_slow(at(t0, 30.5)));
+        assert!(f.too_slow(at(t0, 33.0)));
+        // 29 KiB, spread evenly, is not enough.
+        let mut f = RateFloor::new(1024, W, t0);
+        for s in 0..29 {
+            f.add(at(t0, f64::from(s) + 0.5), 1024);
+        }
+        assert!(f.too_slow(at(t0, 30.0)));
+        // A steady 2 KiB/s passes for as long as it goes on.
+        let mut f = RateFloor::new(1024, W, t0);
+        for s in 0..120 {
+            f.add(at(t0, f64::from(s) + 0.5), 2048);
+            assert!(!f.too_slow(at(t0, f64::from(s) + 0.9)), "at {s} s");
+        }
+    }
+
+    #[test]
+    fn a_pause_shorter_than_the_window_is_made_up_by_the_rest() {
+        let t0 = Instant::now();
+        let mut f = RateFloor::new(1024, W, t0);
+        // 20 s of 4 KiB/s, then 19 s of silence: the last 30 s hold about
+        // 10 s of it (over 40 KiB), enough.
+        for s in 0..20 {
+            f.add(at(t0, f64::from(s) + 0.5), 4096);
+        }
+        assert!(!f.too_slow(at(t0, 39.0)));
+        // But 30 s of silence is not.
+        assert!(f.too_slow(at(t0, 51.0)));
+    }
+
+    #[test]
+    fn the_next_check_is_each_step_after_the_first_window_and_off_means_never() {
+        let t0 = Instant::now();
+        let mut f = RateFloor::new(1, W, t0);
+        f.add(at(t0, 45.5), 100_000);
+        assert_eq!(
+            f.next_check(),
+            at(t0, 48.0),
+            "the end of the step under way"
+        );
+        let mut off = RateFloor::new(0, W, t0);
+        assert!(!off.too_slow(at(t0, 1000.0)));
+        assert!(off.next_check() > at(t0, 86_400.0));
     }
 }

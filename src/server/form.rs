@@ -91,8 +91,9 @@ fn bad_multipart(e: MultipartError) -> ApiError {
     })
 }
 
-/// The 408 of a request body that stopped arriving (`server.body_timeout`),
-/// if that is what `e` comes from.
+/// The 408 of a request body that stopped arriving (`server.body_timeout`)
+/// or arrived too slowly (`server.min_upload_rate`), if that is what `e`
+/// comes from.
 pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<ApiError> {
     let mut source = Some(e);
     while let Some(err) = source {

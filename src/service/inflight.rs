@@ -1,14 +1,42 @@
-//! Bytes of uploads still arriving, per account. An upload's spool takes
-//! disk space long before its file counts in `storage_bytes`, so the quota
-//! counts both: a tenant cannot fill the disk with stalled or parallel
-//! uploads that each fit the quota alone. (Per node: the database check at
-//! commit stays the final word.)
+//! Uploads still arriving, per account: their bytes and their number.
+//!
+//! An upload's spool takes disk space long before its file counts in
+//! `storage_bytes`, so the quota counts both: a tenant cannot fill the disk
+//! with stalled or parallel uploads that each fit the quota alone. (Per
+//! node: the database check at commit stays the final word.)
+//!
+//! The plan's `concurrent_uploads` caps the upload bodies (multipart
+//! uploads and resumable PATCHes) an account has arriving at once: a slot is
+//! taken before the body is read and given back when the request ends
+//! ([`Slot`]'s drop), so one tenant's many slow uploads cannot take every
+//! connection and spool of the server. Counted per node, in memory: on `n`
+//! nodes behind a balancer an account may have up to `n` times its cap.
 
+use crate::error::ApiError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Default, Clone)]
-pub struct InFlight(Arc<Mutex<HashMap<String, u64>>>);
+pub struct InFlight(Arc<Mutex<Tally>>);
+
+#[derive(Debug, Default)]
+struct Tally {
+    /// Bytes in flight per account.
+    bytes: HashMap<String, u64>,
+    /// Upload bodies arriving per account.
+    uploads: HashMap<String, u64>,
+}
+
+/// Seconds a client refused for too many concurrent uploads is told to wait.
+pub(crate) const RETRY_AFTER_SECS: i64 = 1;
+
+/// One upload body's place among its account's concurrent uploads; given
+/// back on drop.
+#[derive(Debug)]
+pub struct Slot {
+    map: InFlight,
+    account: String,
+}
 
 /// One upload's share of its account's bytes in flight; given back on drop.
 #[derive(Debug)]
@@ -30,7 +58,49 @@ impl InFlight {
     /// Bytes in flight for `account`, all uploads together.
     pub fn of(&self, account: &str) -> u64 {
         let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        m.get(account).copied().unwrap_or(0)
+        m.bytes.get(account).copied().unwrap_or(0)
+    }
+
+    /// A slot for one more upload body of `account`, if fewer than `max`
+    /// are arriving; else 429 `rate_limit_exceeded` with `Retry-After`
+    /// (`now`: the unix second).
+    pub fn slot(&self, account: &str, max: u64, now: i64) -> Result<Slot, ApiError> {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.uploads.entry(account.to_string()).or_default();
+        if *n >= max {
+            return Err(ApiError::RateLimited {
+                message: format!(
+                    "too many uploads at once: {max} are arriving for this account; \
+                     retry when one has ended"
+                ),
+                limit: max,
+                reset: now + RETRY_AFTER_SECS,
+                now,
+            });
+        }
+        *n += 1;
+        Ok(Slot {
+            map: self.clone(),
+            account: account.to_string(),
+        })
+    }
+
+    /// Upload bodies arriving for `account`.
+    pub fn uploads_of(&self, account: &str) -> u64 {
+        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        m.uploads.get(account).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut m = self.map.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = m.uploads.get_mut(&self.account) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.uploads.remove(&self.account);
+            }
+        }
     }
 }
 
@@ -39,7 +109,7 @@ impl Held {
     /// byte in flight still fit `quota`; false (nothing taken) otherwise.
     pub fn grow(&mut self, n: u64, used: u64, quota: u64) -> bool {
         let mut m = self.map.0.lock().unwrap_or_else(|e| e.into_inner());
-        let total = m.entry(self.account.clone()).or_default();
+        let total = m.bytes.entry(self.account.clone()).or_default();
         if used.saturating_add(*total).saturating_add(n) > quota {
             return false;
         }
@@ -52,10 +122,10 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         let mut m = self.map.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(total) = m.get_mut(&self.account) {
+        if let Some(total) = m.bytes.get_mut(&self.account) {
             *total = total.saturating_sub(self.bytes);
             if *total == 0 {
-                m.remove(&self.account);
+                m.bytes.remove(&self.account);
             }
         }
     }
@@ -80,5 +150,35 @@ mod tests {
         assert_eq!(f.of("acc"), 30);
         drop(b);
         assert_eq!(f.of("acc"), 0);
+    }
+
+    #[test]
+    fn slots_are_counted_per_account_and_given_back_on_drop() {
+        let f = InFlight::default();
+        let a = f.slot("acc", 2, 100).unwrap();
+        let b = f.slot("acc", 2, 100).unwrap();
+        let refused = f.slot("acc", 2, 100).unwrap_err();
+        assert!(matches!(
+            refused,
+            ApiError::RateLimited {
+                limit: 2,
+                reset: 101,
+                now: 100,
+                ..
+            }
+        ));
+        assert_eq!(refused.code(), "rate_limit_exceeded");
+        let other = f.slot("other", 2, 100).unwrap();
+        assert_eq!((f.uploads_of("acc"), f.uploads_of("other")), (2, 1));
+        drop(a);
+        let c = f
+            .slot("acc", 2, 100)
+            .expect("a slot given back is free again");
+        drop((b, c, other));
+        assert_eq!(f.uploads_of("acc"), 0);
+        assert!(
+            f.0.lock().unwrap().uploads.is_empty(),
+            "nothing left behind"
+        );
     }
 }

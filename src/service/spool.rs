@@ -3,22 +3,20 @@
 //! A file part is hashed and counted as it arrives. Up to the inline limit it
 //! stays in memory (small files are stored in the database with their row, so
 //! they never touch the spool directory). Past it, the bytes go to a spool
-//! file beside the blob store, written and hashed on a blocking thread fed
-//! through a short channel: the network side and the disk side run on
-//! different cores, the chunks move without a copy, and memory stays at a few
-//! chunks whatever the file size.
+//! file beside the blob store, written and hashed on the blocking pool in
+//! batches ([`Pipe`]): a thread works only while there are bytes to write, so
+//! a client that trickles its body holds none, while for a fast one the
+//! network and the disk side still run on different cores. The chunks move
+//! without a copy, and memory stays at a few megabytes whatever the file size.
 //!
 //! Dropped before [`Spool::finish`], a spool removes its file.
 
 use crate::storage::flush::EarlyFlush;
+use crate::storage::pipe::{Pipe, Sink};
 use bytes::{Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tokio::sync::mpsc;
-
-/// Chunks in flight between the network and the spool thread.
-const IN_FLIGHT: usize = 4;
 
 /// The bytes of a finished spool.
 #[derive(Debug)]
@@ -37,13 +35,6 @@ pub(crate) struct Spooled {
     pub sha256: String,
 }
 
-enum Msg {
-    Data(Bytes),
-    Finish,
-}
-
-type Done = tokio::task::JoinHandle<std::io::Result<String>>;
-
 enum State {
     Memory {
         buf: BytesMut,
@@ -52,9 +43,29 @@ enum State {
     File {
         /// Owned here, so that a dropped spool removes its file at once.
         path: tempfile::TempPath,
-        tx: mpsc::Sender<Msg>,
-        done: Option<Done>,
+        pipe: Pipe<Writer>,
     },
+}
+
+/// The spool file's side of the pipe: writes and hashes each chunk, and
+/// flushes early what a large file has written so far.
+struct Writer {
+    file: std::fs::File,
+    hasher: Sha256,
+    /// Bytes at the start of what comes that `hasher` has seen already
+    /// (what was held in memory before the spill).
+    hashed_ahead: usize,
+    flush: EarlyFlush,
+}
+
+impl Sink for Writer {
+    fn take(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        let hashed = self.hashed_ahead.min(chunk.len());
+        self.hashed_ahead -= hashed;
+        self.hasher.update(&chunk[hashed..]);
+        self.file.write_all(chunk)?;
+        self.flush.wrote(&self.file, chunk.len() as u64)
+    }
 }
 
 pub(crate) struct Spool {
@@ -92,40 +103,31 @@ impl Spool {
             }
             State::Memory { buf, hasher } => {
                 let (held, hasher) = (std::mem::take(buf).freeze(), hasher.clone());
-                let (tx, rx) = mpsc::channel(IN_FLIGHT);
                 let (file, path) = tempfile::Builder::new()
                     .prefix("upload-")
                     .tempfile_in(&self.dir)?
                     .into_parts();
-                // `held` is hashed already: the thread writes it first.
-                let done = tokio::task::spawn_blocking(move || write_file(file, held, hasher, rx));
-                self.state = State::File {
-                    path,
-                    tx,
-                    done: Some(done),
-                };
-                self.send(chunk).await
+                let mut pipe = Pipe::new(Writer {
+                    file,
+                    hasher,
+                    hashed_ahead: held.len(),
+                    flush: EarlyFlush::default(),
+                });
+                // `held` is hashed already: it is written first.
+                let pushed = pipe.push(held).await;
+                self.state = State::File { path, pipe };
+                pushed?;
+                self.push_to_file(chunk).await
             }
-            State::File { .. } => self.send(chunk).await,
+            State::File { .. } => self.push_to_file(chunk).await,
         }
     }
 
-    async fn send(&mut self, chunk: Bytes) -> std::io::Result<()> {
-        let State::File { tx, done, .. } = &mut self.state else {
-            unreachable!("send is only called once spilled to a file")
+    async fn push_to_file(&mut self, chunk: Bytes) -> std::io::Result<()> {
+        let State::File { pipe, .. } = &mut self.state else {
+            unreachable!("only called once spilled to a file")
         };
-        if tx.send(Msg::Data(chunk)).await.is_ok() {
-            return Ok(());
-        }
-        // The thread stopped early: its error says why.
-        let stopped = std::io::Error::other("the spool writer stopped");
-        match done.take() {
-            Some(done) => match done.await {
-                Ok(Err(e)) => Err(e),
-                _ => Err(stopped),
-            },
-            None => Err(stopped),
-        }
+        pipe.push(chunk).await
     }
 
     /// The bytes, hashed, and (for a file) written and fsynced.
@@ -137,11 +139,13 @@ impl Spool {
                 size,
                 sha256: hex::encode(hasher.finalize()),
             }),
-            State::File { path, tx, done } => {
-                let _ = tx.send(Msg::Finish).await;
-                drop(tx);
-                let done = done.ok_or_else(|| std::io::Error::other("the spool writer failed"))?;
-                let sha256 = done.await.map_err(std::io::Error::other)??;
+            State::File { path, pipe } => {
+                let sha256 = pipe
+                    .finish(|w| {
+                        w.flush.finish(&w.file)?;
+                        Ok(hex::encode(w.hasher.finalize()))
+                    })
+                    .await?;
                 Ok(Spooled {
                     body: Body::File(path),
                     size,
@@ -150,34 +154,6 @@ impl Spool {
             }
         }
     }
-}
-
-/// The spool thread: writes `hashed` (bytes `hasher` has seen), then writes
-/// and hashes what arrives; on `Finish`, fsyncs and returns the hash. A
-/// closed channel without `Finish` (the upload was dropped) is an error.
-fn write_file(
-    mut file: std::fs::File,
-    hashed: Bytes,
-    mut hasher: Sha256,
-    mut rx: mpsc::Receiver<Msg>,
-) -> std::io::Result<String> {
-    file.write_all(&hashed)?;
-    let mut flush = EarlyFlush::default();
-    flush.wrote(&file, hashed.len() as u64)?;
-    while let Some(msg) = rx.blocking_recv() {
-        match msg {
-            Msg::Data(chunk) => {
-                hasher.update(&chunk);
-                file.write_all(&chunk)?;
-                flush.wrote(&file, chunk.len() as u64)?;
-            }
-            Msg::Finish => {
-                flush.finish(&file)?;
-                return Ok(hex::encode(hasher.finalize()));
-            }
-        }
-    }
-    Err(std::io::Error::other("upload abandoned"))
 }
 
 #[cfg(test)]

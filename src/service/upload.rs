@@ -12,7 +12,7 @@
 //! these calls (`server::form`).
 
 use super::commit::{commit, commit_context, PendingBlob};
-use super::inflight::Held;
+use super::inflight::{Held, Slot};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, files, App};
 use crate::api::FileRecord;
@@ -62,7 +62,8 @@ pub(crate) struct FilePart {
     held: Held,
 }
 
-/// An upload whose request passed the checks that need no body.
+/// An upload whose request passed the checks that need no body (and took
+/// one of the account's `concurrent_uploads` slots).
 pub(crate) struct Upload {
     app: Arc<App>,
     req: UploadRequest,
@@ -70,14 +71,22 @@ pub(crate) struct Upload {
     /// The file an earlier request with the same `Idempotency-Key` stored.
     replay: Option<FileRow>,
     limits: SpoolLimits,
+    /// Its place among the account's concurrent uploads, until it ends.
+    _slot: Slot,
 }
 
 impl Upload {
-    /// Refuses before reading the body what is certain to be refused: a bad
+    /// Refuses before reading the body what is certain to be refused: one
+    /// upload more than the plan's `concurrent_uploads`, a bad
     /// `Idempotency-Key`, a `Content-Length` past the plan's file size, a
     /// full disk, a spent monthly count or storage quota.
     pub(crate) async fn start(app: &Arc<App>, req: UploadRequest) -> Result<Upload, ApiError> {
         let plan = app.plan_of(&req.account).clone();
+        let slot = app.in_flight.slot(
+            &req.account.id,
+            plan.concurrent_uploads,
+            app.clock.now().timestamp(),
+        )?;
         if let Some(key) = &req.idempotency_key {
             validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
         }
@@ -110,6 +119,7 @@ impl Upload {
             plan,
             replay,
             limits,
+            _slot: slot,
         })
     }
 

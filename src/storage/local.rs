@@ -4,6 +4,7 @@
 //! directory is fsynced so the rename survives a crash.
 
 use super::flush::EarlyFlush;
+use super::pipe::{Pipe, Sink};
 use super::{valid_key, BlobStore, BlobStream, ByteStream, Partial, StorageError};
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -40,14 +41,9 @@ fn new_account_dir(dir: &Path) -> Result<(), StorageError> {
     Ok(())
 }
 
-/// Appends what `rx` brings to the partial blob of `blob` from `offset`
-/// (dropping what an unrecorded append left past it), durably; gives the
-/// bytes written.
-fn append(
-    blob: &Path,
-    offset: u64,
-    mut rx: tokio::sync::mpsc::Receiver<Bytes>,
-) -> Result<u64, StorageError> {
+/// Opens the partial blob of `blob` for appending at `offset`, dropping
+/// what an unrecorded append left past it.
+fn open_partial(blob: &Path, offset: u64) -> Result<std::fs::File, StorageError> {
     let path = partial_path(blob);
     if !path.exists() && blob.exists() {
         // Completed in the store, but the file's commit failed: the bytes go
@@ -70,15 +66,22 @@ fn append(
     }
     file.set_len(offset)?;
     file.seek(SeekFrom::Start(offset))?;
-    let mut flush = EarlyFlush::default();
-    let mut written = 0u64;
-    while let Some(chunk) = rx.blocking_recv() {
-        file.write_all(&chunk)?;
-        written += chunk.len() as u64;
-        flush.wrote(&file, chunk.len() as u64)?;
+    Ok(file)
+}
+
+/// An append's writes to a partial blob, in batches on the blocking pool.
+struct Appender {
+    file: std::fs::File,
+    written: u64,
+    flush: EarlyFlush,
+}
+
+impl Sink for Appender {
+    fn take(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(chunk)?;
+        self.written += chunk.len() as u64;
+        self.flush.wrote(&self.file, chunk.len() as u64)
     }
-    flush.finish(&file)?;
-    Ok(written)
 }
 
 /// Options opening a file for writing, created 0600.
@@ -279,19 +282,23 @@ impl BlobStore for LocalStore {
     ) -> Result<Partial, StorageError> {
         let blob = self.path_of(key)?;
         let offset = p.offset;
-        // Written on a blocking thread fed a few chunks ahead: the network
-        // side and the disk side run on different cores, no chunk is copied.
-        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
-        let writer = tokio::task::spawn_blocking(move || append(&blob, offset, rx));
+        let file = blocking(move || open_partial(&blob, offset)).await?;
+        // Written in batches on the blocking pool while the next chunks
+        // arrive: no thread waits on the client, no chunk is copied.
+        let mut pipe = Pipe::new(Appender {
+            file,
+            written: 0,
+            flush: EarlyFlush::default(),
+        });
         while let Some(chunk) = chunks.next().await {
-            if tx.send(chunk).await.is_err() {
-                break;
-            }
+            pipe.push(chunk).await?;
         }
-        drop(tx);
-        let written = writer
-            .await
-            .map_err(|e| StorageError::Backend(e.to_string()))??;
+        let written = pipe
+            .finish(|a| {
+                a.flush.finish(&a.file)?;
+                Ok(a.written)
+            })
+            .await?;
         Ok(Partial {
             offset: offset + written,
             ..p

@@ -3,6 +3,7 @@
 
 pub(crate) mod flush;
 pub mod local;
+pub(crate) mod pipe;
 pub mod s3;
 
 use async_trait::async_trait;

@@ -33,6 +33,7 @@ mod full_volume;
 mod generated_docs;
 mod hardening;
 mod http_edges;
+mod isolation;
 mod lifecycle;
 mod limits;
 mod multinode;

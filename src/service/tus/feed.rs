@@ -1,17 +1,22 @@
 //! A PATCH's body on its way to the store: counted against the upload's
-//! length, hashed on a thread of its own (the upload's resumable SHA-256 and
-//! the chunk's `Upload-Checksum`), and one PATCH at a time per upload.
+//! length, hashed (the upload's resumable SHA-256 and the chunk's
+//! `Upload-Checksum`) on the blocking pool in batches beside the network and
+//! the store, and one PATCH at a time per upload. No thread waits for the
+//! client's next byte: a batch runs only when bytes have come
+//! (`storage::pipe`).
 
 use super::length_exceeded;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::Algorithm;
 use crate::error::ApiError;
+use crate::storage::pipe::{Pipe, Sink};
 use crate::storage::ByteStream;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use sha2::Digest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::oneshot;
 
 /// What a PATCH's body may still bring, and why it ended early.
 pub(super) struct Feed {
@@ -20,67 +25,127 @@ pub(super) struct Feed {
     pub(super) error: Option<ApiError>,
 }
 
-/// The hashes of a PATCH's bytes, computed on a thread of their own beside
-/// the network and the store (a chunk is passed on, not copied); the thread
-/// ends with the stream and gives them back.
-pub(super) fn hasher(
-    mut hash: ResumableSha256,
-    mut check: Option<Checker>,
-) -> (
-    tokio::sync::mpsc::Sender<Bytes>,
-    tokio::task::JoinHandle<(ResumableSha256, Option<Checker>)>,
-) {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(4);
-    let done = tokio::task::spawn_blocking(move || {
-        while let Some(chunk) = rx.blocking_recv() {
-            hash.update(&chunk);
-            if let Some(c) = &mut check {
-                c.update(&chunk);
-            }
+/// The hashes a PATCH's bytes update.
+struct Hashes {
+    hash: ResumableSha256,
+    check: Option<Checker>,
+}
+
+impl Sink for Hashes {
+    fn take(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        self.hash.update(chunk);
+        if let Some(c) = &mut self.check {
+            c.update(chunk);
         }
-        (hash, check)
-    });
-    (tx, done)
+        Ok(())
+    }
+}
+
+/// The way into the hashes (held by [`fed`]'s stream); when the stream ends
+/// or is dropped, the hashes of everything it passed go to the receiver.
+pub(super) struct ToHasher {
+    pipe: Option<Pipe<Hashes>>,
+    done: Option<oneshot::Sender<(ResumableSha256, Option<Checker>)>>,
+}
+
+impl ToHasher {
+    async fn push(&mut self, chunk: Bytes) -> std::io::Result<()> {
+        match self.pipe.as_mut() {
+            Some(pipe) => pipe.push(chunk).await,
+            None => Err(std::io::Error::other("the hasher has ended")),
+        }
+    }
+
+    /// Every byte pushed hashed, the hashes go to the receiver.
+    async fn end(&mut self) {
+        if let (Some(pipe), Some(done)) = (self.pipe.take(), self.done.take()) {
+            deliver(pipe, done).await;
+        }
+    }
+}
+
+async fn deliver(pipe: Pipe<Hashes>, done: oneshot::Sender<(ResumableSha256, Option<Checker>)>) {
+    // A failed pipe (a panic) drops `done`: the receiver sees the error.
+    if let Ok(hashes) = pipe.finish(|h| Ok((h.hash, h.check))).await {
+        let _ = done.send(hashes);
+    }
+}
+
+impl Drop for ToHasher {
+    fn drop(&mut self) {
+        if let (Some(pipe), Some(done)) = (self.pipe.take(), self.done.take()) {
+            tokio::spawn(deliver(pipe, done));
+        }
+    }
+}
+
+/// The hashes of a PATCH's bytes, updated as [`fed`] passes them on (a chunk
+/// is passed on, not copied); the receiver gives them back once the stream
+/// has ended.
+pub(super) fn hasher(
+    hash: ResumableSha256,
+    check: Option<Checker>,
+) -> (
+    ToHasher,
+    oneshot::Receiver<(ResumableSha256, Option<Checker>)>,
+) {
+    let (done, rx) = oneshot::channel();
+    let to = ToHasher {
+        pipe: Some(Pipe::new(Hashes { hash, check })),
+        done: Some(done),
+    };
+    (to, rx)
 }
 
 /// The body as the store sees it: counted and handed to the hasher as it
 /// passes; it ends at the first error (kept in `feed`) or past the upload's
 /// length. Every chunk the store gets, the hasher got first.
-pub(super) fn fed<S>(
-    body: S,
-    feed: Arc<Mutex<Feed>>,
-    hasher: tokio::sync::mpsc::Sender<Bytes>,
-) -> ByteStream
+pub(super) fn fed<S>(body: S, feed: Arc<Mutex<Feed>>, hasher: ToHasher) -> ByteStream
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
     futures_util::stream::unfold(
         (Box::pin(body), feed, hasher),
-        |(mut body, feed, hasher)| async move {
+        |(mut body, feed, mut hasher)| async move {
             loop {
+                let stop = |feed: &Mutex<Feed>, e: ApiError| {
+                    feed.lock().expect("feed lock").error = Some(e);
+                };
                 let chunk = match body.next().await {
-                    None => return None,
+                    None => {
+                        hasher.end().await;
+                        return None;
+                    }
                     Some(Err(e)) => {
-                        feed.lock().expect("feed lock").error = Some(e);
+                        stop(&feed, e);
+                        hasher.end().await;
                         return None;
                     }
                     Some(Ok(chunk)) => chunk,
                 };
                 let n = chunk.len() as u64;
-                {
+                let over = {
                     let mut f = feed.lock().expect("feed lock");
                     if n > f.room {
                         f.error = Some(length_exceeded(f.room));
-                        return None;
+                    } else {
+                        f.room -= n;
                     }
-                    f.room -= n;
+                    f.error.is_some()
+                };
+                if over {
+                    hasher.end().await;
+                    return None;
                 }
                 if n == 0 {
                     continue;
                 }
-                if hasher.send(chunk.clone()).await.is_err() {
-                    let e = ApiError::internal("the hasher stopped");
-                    feed.lock().expect("feed lock").error = Some(e);
+                if let Err(e) = hasher.push(chunk.clone()).await {
+                    stop(
+                        &feed,
+                        ApiError::internal(format!("the hasher stopped: {e}")),
+                    );
+                    hasher.end().await;
                     return None;
                 }
                 return Some((chunk, (body, feed, hasher)));

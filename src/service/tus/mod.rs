@@ -203,7 +203,8 @@ pub(crate) struct Patched {
 
 /// Appends a PATCH's body to the upload; see the module's doc. Runs as a
 /// task of its own: when the client goes away mid-body, the request's future
-/// is dropped, but what arrived is still recorded.
+/// is dropped, but what arrived is still recorded. The body is one of the
+/// account's concurrent uploads (`concurrent_uploads`) until the task ends.
 pub(crate) async fn patch<S>(
     app: &Arc<App>,
     account_id: &str,
@@ -214,10 +215,21 @@ pub(crate) async fn patch<S>(
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
+    let max = match app.meta.account(account_id).await? {
+        Some(account) => app.plan_of(&account).concurrent_uploads,
+        // Gone since its key was checked: the upload's lookup answers that.
+        None => u64::MAX,
+    };
+    let slot = app
+        .in_flight
+        .slot(account_id, max, app.clock.now().timestamp())?;
     let (app, account_id, id) = (app.clone(), account_id.to_string(), id.to_string());
-    tokio::spawn(async move { append(&app, &account_id, &id, p, body).await })
-        .await
-        .map_err(|e| ApiError::internal(format!("PATCH task: {e}")))?
+    tokio::spawn(async move {
+        let _slot = slot;
+        append(&app, &account_id, &id, p, body).await
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("PATCH task: {e}")))?
 }
 
 async fn append<S>(

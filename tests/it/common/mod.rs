@@ -81,6 +81,9 @@ pub struct TestOptions {
     /// On PostgreSQL: the database to use (another node's), instead of one
     /// of its own.
     pub database_url: Option<String>,
+    /// Changes the resolved config (what no config key sets, such as the
+    /// `min_upload_rate` window).
+    pub configure: Option<fn(&mut Config)>,
 }
 
 pub struct TestServer {
@@ -142,6 +145,9 @@ impl TestServer {
         )
         .expect("valid test config");
         let mut config = config;
+        if let Some(configure) = opts.configure {
+            configure(&mut config);
+        }
         let url = match opts.database_url.clone() {
             Some(url) => Some(url),
             None => pg::database_for(&data_dir).await,
