@@ -442,10 +442,15 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
         expires_at: 5_000,
         completed_at: None,
         idempotency_key: None,
+        created_by: None,
+        idle_ms: 86_400_000,
     };
-    a.create_upload(row, u64::MAX, u64::MAX, "2026-11")
-        .await
-        .unwrap();
+    let limits = filestore::db::UploadLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+        open_uploads: u64::MAX,
+    };
+    a.create_upload(row, limits, "2026-11").await.unwrap();
     assert!(a
         .lease_upload("up_lease", "t1", 1_000, 2_000)
         .await

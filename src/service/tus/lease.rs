@@ -1,9 +1,11 @@
 //! An upload's lease: the one request, on any node, that may change it now.
 //! PATCHes to one upload on one node already wait for each other (`Locks`);
-//! the lease, kept in the metadata store, extends that to every node. It
-//! lasts [`LEASE`] and is renewed while the request runs, so a node that
-//! dies mid-PATCH holds the upload for no longer than that (on SQLite, one
-//! node, a restart ends every lease at once).
+//! the lease, kept in the metadata store, extends that to every node: a
+//! request that finds it held elsewhere answers 423 with `Retry-After`, and
+//! the client tries again. It lasts [`LEASE`] and is renewed while the
+//! request runs; it records its node, and is free at once when that node's
+//! database session is gone (a node killed mid-PATCH holds nothing; on
+//! SQLite, one node, a restart ends every lease at once).
 
 use super::App;
 use crate::error::ApiError;
@@ -14,6 +16,9 @@ use std::time::Duration;
 const LEASE: Duration = Duration::from_secs(10);
 /// How often a running request renews its lease.
 const RENEW_EVERY: Duration = Duration::from_secs(2);
+/// When a client refused for a held lease may try again (`Retry-After`): the
+/// holder is usually a PATCH that ends within moments.
+const RETRY_AFTER_SECS: u64 = 1;
 
 fn lease_ms() -> i64 {
     crate::clock::millis(LEASE)
@@ -31,7 +36,7 @@ pub(crate) struct Lease {
 
 impl Lease {
     /// Takes upload `id`'s lease (then the caller reads the upload afresh:
-    /// another node may have moved it just before); 409 while a request on
+    /// another node may have moved it just before); 423 while a request on
     /// another node holds it.
     pub(crate) async fn take(app: &Arc<App>, id: &str) -> Result<Lease, ApiError> {
         let token = hex::encode(rand::random::<[u8; 16]>());
@@ -41,10 +46,12 @@ impl Lease {
             .lease_upload(id, &token, now, now + lease_ms())
             .await?
         {
-            return Err(ApiError::OffsetMismatch(
-                "another request is writing to this upload; ask for its offset (HEAD) and resume"
+            return Err(ApiError::Locked {
+                message: "another request is writing to this upload; retry after Retry-After \
+                          seconds (ask for its offset with HEAD, then resume)"
                     .into(),
-            ));
+                retry_after: RETRY_AFTER_SECS,
+            });
         }
         let renewer = tokio::spawn(renew(app.clone(), id.to_string(), token.clone()));
         Ok(Lease {
