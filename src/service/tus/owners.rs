@@ -63,13 +63,14 @@ pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, A
 /// is ended sooner.
 pub(super) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan) -> ApiError {
     let now = app.clock.now_ms();
+    let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
     ApiError::RateLimited {
         message: format!(
             "too many incomplete resumable uploads ({open} of {}): complete or end one first",
             plan.open_uploads
         ),
         limit: plan.open_uploads,
-        reset: (next_expiry + 999) / 1000,
+        reset: now / 1000 + wait,
         now: now / 1000,
     }
 }
