@@ -106,7 +106,8 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// At start, the requests of the nodes that are gone are over (on
     /// SQLite, every request: one node): makes their upload guards due now
     /// and the webhook events they had claimed due now; SQLite also ends
-    /// every upload's lease (on PostgreSQL a gone node's leases lapse).
+    /// every upload's lease (on PostgreSQL a gone node's leases are free
+    /// at once: `lease_upload` sees that its session is gone).
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
     // Usage.

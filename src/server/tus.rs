@@ -382,7 +382,7 @@ pub(crate) async fn terminate(
 }
 
 /// The account's incomplete uploads, newest first.
-#[utoipa::path(get, path = "/v1/uploads", tag = "uploads",
+#[utoipa::path(get, path = "/v1/uploads", tag = "uploads", operation_id = "list_uploads",
     responses(
         (status = 200, description = "Incomplete, unexpired uploads, newest first (at most 1,000)",
             body = OpenUploads),
