@@ -360,6 +360,71 @@ async fn an_upload_leased_elsewhere_answers_423_with_retry_after() {
     srv.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_whose_lease_was_taken_stops_and_records_nothing() {
+    let srv = TestServer::start().await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let bytes: Vec<u8> = (0..100u8).collect();
+    let url = secret.created(100).await;
+    let id = id_of(&url);
+    // A PATCH whose body trickles in.
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    let request = secret
+        .request(reqwest::Method::PATCH, &url)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body(reqwest::Body::wrap_stream(body));
+    let patching = tokio::spawn(request.send());
+    tx.send(Ok(bytes::Bytes::from(bytes[..10].to_vec())))
+        .await
+        .unwrap();
+    let lease = format!("SELECT COALESCE(lease_token, '') FROM tus_uploads WHERE id = '{id}'");
+    srv.eventually(10, "the PATCH holds the lease", || async {
+        !srv.text(&lease).is_empty()
+    })
+    .await;
+    // It stalls past its lease, and another request takes the upload.
+    srv.clock.advance(Duration::from_secs(11));
+    let now = srv.clock.now_ms();
+    assert!(srv
+        .app
+        .meta
+        .lease_upload(&id, "taker", now, now + 60_000)
+        .await
+        .unwrap());
+    // Its next bytes are refused once it has seen that (at its renewal).
+    let mut sent = 10;
+    while !patching.is_finished() && sent < 60 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if tx
+            .send(Ok(bytes::Bytes::from(vec![bytes[sent]])))
+            .await
+            .is_err()
+        {
+            break;
+        }
+        sent += 1;
+    }
+    drop(tx);
+    let r = patching.await.unwrap().unwrap();
+    assert_eq!(error_code(r).await, (423, "locked".into()));
+    assert_eq!(secret.head(&url).await.headers()["upload-offset"], "0");
+    // The taker's turn ends; the upload goes on from what was recorded.
+    srv.app.meta.release_upload(&id, "taker").await.unwrap();
+    let r = secret.patch(&url, 0, bytes.clone()).await;
+    assert_eq!(r.status(), 204);
+    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let (status, file) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    srv.stop().await;
+}
+
 /// Two nodes on one PostgreSQL database (and one data dir): a lease held by
 /// node A answers 423 on node B, and is free at once when A's database
 /// session is gone, as after A's kill -9 (its session ends with it).

@@ -254,6 +254,7 @@ where
     let _turn = app.tus_locks.lock(id).await;
     find(app, account_id, id).await?;
     let lease = Lease::take(app, id).await?;
+    let body = lease.guard(body);
     let appended = append_leased(app, account_id, id, p, body).await;
     lease.end().await;
     appended
@@ -343,9 +344,11 @@ where
         .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
     let error = feed.lock().expect("feed lock").error.take();
     if let Some(e) = error {
-        // A chunk that broke its limit, or one with a checksum that cannot
-        // be checked, is dropped; one cut short is kept as far as it came.
-        if p.checksum.is_some() || matches!(e, ApiError::LengthExceeded(_)) {
+        // A chunk that broke its limit, one with a checksum that cannot be
+        // checked, or one whose lease another request took, is dropped; one
+        // cut short is kept as far as it came.
+        let dropped = matches!(e, ApiError::LengthExceeded(_) | ApiError::Locked { .. });
+        if p.checksum.is_some() || dropped {
             return Err(e);
         }
         // Every byte came before the break: the upload is complete (a
