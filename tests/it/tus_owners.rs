@@ -111,6 +111,29 @@ impl<'s> Client<'s> {
     }
 }
 
+type Chunk = Result<bytes::Bytes, std::io::Error>;
+
+/// A PATCH at offset 0 whose body trickles in: the sender of its chunks and
+/// the request in flight.
+fn trickle(
+    c: &Client<'_>,
+    url: &str,
+) -> (
+    tokio::sync::mpsc::Sender<Chunk>,
+    tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    let request = c
+        .request(reqwest::Method::PATCH, url)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body(reqwest::Body::wrap_stream(body));
+    (tx, tokio::spawn(request.send()))
+}
+
 /// The id of the upload at `url`.
 fn id_of(url: &str) -> String {
     url.rsplit('/').next().unwrap().to_string()
@@ -127,11 +150,16 @@ fn seconds(r: &reqwest::Response, name: &str) -> i64 {
     r.headers()[name].to_str().unwrap().parse().unwrap()
 }
 
-/// `Upload-Expires` as seconds from the server's clock.
-fn expires_in(srv: &TestServer, r: &reqwest::Response) -> i64 {
+/// Asserts that `Upload-Expires` is `secs` from the server's clock (give or
+/// take the second or two a request takes, and the header's whole seconds).
+fn expires_in(srv: &TestServer, r: &reqwest::Response, secs: i64) {
     let at = httpdate::parse_http_date(r.headers()["upload-expires"].to_str().unwrap()).unwrap();
     let at = at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
-    at - srv.clock.now_ms() / 1000
+    let left = at - srv.clock.now_ms() / 1000;
+    assert!(
+        (secs - 2..=secs).contains(&left),
+        "expires in {left} s, not {secs}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -242,22 +270,19 @@ async fn a_public_keys_upload_expires_after_ten_minutes_without_a_byte() {
     let url = public.created(100).await;
     let kept = secret.created(100).await;
     let r = public.head(&url).await;
-    assert_eq!(expires_in(&srv, &r), 600);
-    assert_eq!(
-        expires_in(&srv, &secret.head(&kept).await),
-        24 * 3600,
-        "a secret key's upload keeps the day"
-    );
+    expires_in(&srv, &r, 600);
+    // A secret key's upload keeps the day.
+    expires_in(&srv, &secret.head(&kept).await, 24 * 3600);
     // Bytes after 9 minutes: 10 more minutes from then.
     srv.clock.advance(Duration::from_secs(9 * 60));
     let r = public.patch(&url, 0, vec![1; 10]).await;
     assert_eq!(r.status(), 204);
-    assert_eq!(expires_in(&srv, &r), 600);
+    expires_in(&srv, &r, 600);
     // A PATCH without bytes does not keep it.
     srv.clock.advance(Duration::from_secs(5 * 60));
     let r = public.patch(&url, 10, Vec::new()).await;
     assert_eq!(r.status(), 204);
-    assert_eq!(expires_in(&srv, &r), 300);
+    expires_in(&srv, &r, 300);
     // 10 minutes after its last byte it is gone, its reservation with it;
     // the secret key's upload, as old, is not.
     srv.clock.advance(Duration::from_secs(5 * 60));
@@ -368,16 +393,7 @@ async fn a_patch_whose_lease_was_taken_stops_and_records_nothing() {
     let url = secret.created(100).await;
     let id = id_of(&url);
     // A PATCH whose body trickles in.
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (chunk, rx))
-    });
-    let request = secret
-        .request(reqwest::Method::PATCH, &url)
-        .header(OCTETS.0, OCTETS.1)
-        .header("upload-offset", 0)
-        .body(reqwest::Body::wrap_stream(body));
-    let patching = tokio::spawn(request.send());
+    let (tx, patching) = trickle(&secret, &url);
     tx.send(Ok(bytes::Bytes::from(bytes[..10].to_vec())))
         .await
         .unwrap();
@@ -425,9 +441,10 @@ async fn a_patch_whose_lease_was_taken_stops_and_records_nothing() {
     srv.stop().await;
 }
 
-/// Two nodes on one PostgreSQL database (and one data dir): a lease held by
-/// node A answers 423 on node B, and is free at once when A's database
-/// session is gone, as after A's kill -9 (its session ends with it).
+/// Two nodes on one PostgreSQL database (and one data dir): node A's PATCH
+/// in progress makes node B answer 423; once A's database session is gone
+/// (as when A is killed: its session ends with it) B continues the upload at
+/// once, and A's PATCH, whenever it ends, records nothing over B's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_of_a_node_whose_session_is_gone_is_free_at_once() {
     if pg::admin_url().is_none() {
@@ -446,22 +463,23 @@ async fn a_lease_of_a_node_whose_session_is_gone_is_free_at_once() {
     .await;
     let on_a = Client::secret(&a, &a.secret_key);
     let on_b = Client::secret(&b, &a.secret_key);
-    let url = on_a.created(10).await;
+    let bytes: Vec<u8> = (0..100u8).collect();
+    let url = on_a.created(100).await;
     let id = id_of(&url);
     let url_b = url.replace(&a.base_url, &b.base_url);
-    let now = a.clock.now_ms();
-    assert!(a
-        .app
-        .meta
-        .lease_upload(&id, "a-patch", now, now + 60_000)
+    let (tx, patching) = trickle(&on_a, &url);
+    tx.send(Ok(bytes::Bytes::from(bytes[..10].to_vec())))
         .await
-        .unwrap());
-    let r = on_b.patch(&url_b, 0, vec![1; 4]).await;
-    assert_eq!(r.status(), 423, "held by a live node");
+        .unwrap();
+    let lease = format!("SELECT COALESCE(lease_node::TEXT, '') FROM tus_uploads WHERE id = '{id}'");
+    a.eventually(10, "A's PATCH holds the lease", || async {
+        !a.text(&lease).is_empty()
+    })
+    .await;
+    let node = a.text(&lease);
+    let r = on_b.patch(&url_b, 0, bytes.clone()).await;
+    assert_eq!(r.status(), 423, "held by a live node's request");
     // Node A's session goes (the backend holding its advisory lock).
-    let node = a.text(&format!(
-        "SELECT lease_node::TEXT FROM tus_uploads WHERE id = '{id}'"
-    ));
     let gone = pg::count(
         a.database_url(),
         &format!(
@@ -470,9 +488,20 @@ async fn a_lease_of_a_node_whose_session_is_gone_is_free_at_once() {
         ),
     );
     assert_eq!(gone, 1, "node A's session");
-    let r = on_b.patch(&url_b, 0, vec![1; 4]).await;
+    let r = on_b.patch(&url_b, 0, bytes.clone()).await;
     assert_eq!(r.status(), 204, "free at once: {:?}", r.text().await);
-    assert_eq!(on_a.head(&url).await.headers()["upload-offset"], "4");
+    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    // A's PATCH ends: refused (its lease or its offset is gone).
+    drop(tx);
+    let r = patching.await.unwrap().unwrap();
+    let (status, _) = error_code(r).await;
+    assert!([409, 423].contains(&status), "{status}");
+    let (status, file) = b
+        .get_json(&a.secret_key, &format!("/v1/files/{file_id}"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    assert_eq!(file["size"], 100);
     b.stop().await;
     a.stop().await;
 }
