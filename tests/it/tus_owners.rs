@@ -299,6 +299,50 @@ async fn a_public_keys_upload_expires_after_ten_minutes_without_a_byte() {
     srv.stop().await;
 }
 
+/// The attack: a page's public key reserves the account's whole storage
+/// quota with uploads that never send a byte. The account's own uploads are
+/// refused only until a secret key ends those reservations, or for the 10
+/// minutes they live untouched, not for a day.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_keys_untouched_reservations_hold_the_quota_for_minutes_only() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nstorage = 2000\n".into()),
+        reap_interval: Some(Duration::from_millis(100)),
+        ..Default::default()
+    })
+    .await;
+    let public = Client::public(&srv).await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let refused = || async {
+        let r = srv.upload("mine.txt", vec![1; 10], &[]).await;
+        error_code(r).await == (413, "storage_limit_exceeded".into())
+    };
+    public.created(1000).await;
+    public.created(1000).await;
+    assert!(refused().await, "the reservations hold the quota");
+    // A secret key ends them at once.
+    let (_, body) = secret.list().await;
+    for u in body["uploads"].as_array().unwrap() {
+        let url = srv.url(&format!("/v1/uploads/{}", u["id"].as_str().unwrap()));
+        assert_eq!(secret.delete(&url).await.status(), 204);
+    }
+    assert_eq!(srv.upload("mine.txt", vec![1; 10], &[]).await.status(), 201);
+    // Or, left alone, they go 10 minutes later.
+    srv.clock.advance(Duration::from_secs(1));
+    public.created(990).await;
+    public.created(1000).await;
+    assert!(refused().await);
+    srv.clock.advance(Duration::from_secs(9 * 60));
+    assert!(refused().await, "still held after 9 minutes");
+    srv.clock.advance(Duration::from_secs(60));
+    srv.eventually(10, "the untouched reservations expire", || async {
+        srv.upload("later.txt", vec![1; 10], &[]).await.status() == 201
+    })
+    .await;
+    assert_eq!(srv.usage().await["reserved_bytes"], 0);
+    srv.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secret_keys_list_and_end_the_accounts_open_uploads() {
     let srv = TestServer::start().await;
