@@ -262,6 +262,30 @@ async fn an_account_holds_at_most_its_plans_open_uploads() {
     srv.stop().await;
 }
 
+/// Creations at once never pass `open_uploads` together: the count is
+/// checked in the transaction that creates the upload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creations_at_once_never_pass_open_uploads_together() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nopen_uploads = 3\n".into()),
+        ..Default::default()
+    })
+    .await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let creating: Vec<_> = (0..20).map(|_| secret.create(10)).collect();
+    let mut statuses: Vec<u16> = futures_util::future::join_all(creating)
+        .await
+        .iter()
+        .map(|r| r.status().as_u16())
+        .collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses[..3], [201; 3]);
+    assert_eq!(statuses[3..], [429; 17]);
+    let (_, body) = secret.list().await;
+    assert_eq!(body["uploads"].as_array().unwrap().len(), 3);
+    srv.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_public_keys_upload_expires_after_ten_minutes_without_a_byte() {
     let srv = TestServer::start().await;
@@ -523,11 +547,12 @@ async fn a_lease_of_a_node_whose_session_is_gone_is_free_at_once() {
     let node = a.text(&lease);
     let r = on_b.patch(&url_b, 0, bytes.clone()).await;
     assert_eq!(r.status(), 423, "held by a live node's request");
-    // Node A's session goes (the backend holding its advisory lock).
+    // Node A's session goes (the backend holding its advisory lock; the
+    // call returns once it has exited).
     let gone = pg::count(
         a.database_url(),
         &format!(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks
+            "SELECT COUNT(pg_terminate_backend(pid, 5000)) FROM pg_locks
              WHERE locktype = 'advisory' AND objsubid = 2 AND objid = {node} AND granted"
         ),
     );
