@@ -65,6 +65,10 @@ pub struct DeleteResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Usage {
     pub storage_bytes: u64,
+    /// Bytes reserved against the storage quota by incomplete resumable
+    /// uploads (their declared lengths), on top of `storage_bytes`.
+    #[serde(default)]
+    pub reserved_bytes: u64,
     pub bandwidth_bytes: u64,
     pub upload_count: u64,
     /// First day of the billing period (calendar month, UTC).
@@ -129,10 +133,35 @@ pub(crate) struct UploadStatus {
     pub offset: u64,
     /// Bytes declared at creation.
     pub length: u64,
-    /// When an incomplete upload is removed (24 h after its last PATCH);
-    /// null once complete.
+    /// When an incomplete upload is removed (24 h after its last PATCH;
+    /// 10 minutes after its creation or last bytes when a public key created
+    /// it); null once complete.
     #[schema(format = DateTime)]
     pub expires_at: Option<String>,
     /// The file the upload became; null while incomplete (or deleted since).
     pub file: Option<FileRecord>,
+}
+
+/// One incomplete resumable upload of `GET /v1/uploads`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct OpenUpload {
+    #[schema(pattern = "^u_[0-9a-f]{32}$")]
+    pub id: String,
+    /// Bytes received.
+    pub offset: u64,
+    /// Bytes declared at creation (reserved against the storage quota).
+    pub length: u64,
+    /// When it is removed unless it receives bytes first.
+    #[schema(format = DateTime)]
+    pub expires_at: String,
+    /// The id (`key_…`) of the key that created it; null for an upload made
+    /// before creators were recorded.
+    pub created_by: Option<String>,
+}
+
+/// Answer of `GET /v1/uploads`: the account's incomplete resumable uploads,
+/// newest first (at most 1,000).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct OpenUploads {
+    pub uploads: Vec<OpenUpload>,
 }

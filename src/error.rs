@@ -56,6 +56,10 @@ pub enum ApiError {
     /// tus: the upload has expired.
     #[error("{0}")]
     Gone(String),
+    /// tus: a request on another node is writing to the upload now; the
+    /// client retries after `retry_after` seconds.
+    #[error("{message}")]
+    Locked { message: String, retry_after: u64 },
     /// tus: a `Tus-Resumable` version this server does not speak.
     #[error("{0}")]
     UnsupportedVersion(String),
@@ -103,6 +107,7 @@ impl ApiError {
             InsufficientStorage(_) => StatusCode::INSUFFICIENT_STORAGE,
             OffsetMismatch(_) => StatusCode::CONFLICT,
             Gone(_) => StatusCode::GONE,
+            Locked { .. } => StatusCode::LOCKED,
             UnsupportedVersion(_) => StatusCode::PRECONDITION_FAILED,
             UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             LengthExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -132,6 +137,7 @@ impl ApiError {
             InsufficientStorage(_) => "insufficient_storage",
             OffsetMismatch(_) => "offset_mismatch",
             Gone(_) => "upload_expired",
+            Locked { .. } => "locked",
             UnsupportedVersion(_) => "unsupported_version",
             UnsupportedMediaType(_) => "unsupported_media_type",
             LengthExceeded(_) => "upload_length_exceeded",
@@ -189,6 +195,12 @@ impl IntoResponse for ApiError {
                     HeaderValue::from((reset - now).max(1)),
                 );
             }
+            ApiError::Locked { retry_after, .. } => {
+                headers.insert(
+                    axum::http::header::RETRY_AFTER,
+                    HeaderValue::from((*retry_after).max(1)),
+                );
+            }
             ApiError::RangeNotSatisfiable(_, size) => {
                 if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
                     headers.insert(axum::http::header::CONTENT_RANGE, v);
@@ -218,6 +230,10 @@ fn for_status(status: StatusCode) -> ApiError {
         413 => ApiError::FileTooLarge(m()),
         415 => ApiError::UnsupportedMediaType(m()),
         416 => ApiError::RangeNotSatisfiable(m(), 0),
+        423 => ApiError::Locked {
+            message: m(),
+            retry_after: 1,
+        },
         460 => ApiError::ChunkChecksumMismatch(m()),
         429 => ApiError::RateLimited {
             message: m(),
@@ -312,6 +328,14 @@ mod tests {
             (ApiError::OffsetMismatch("x".into()), 409, "offset_mismatch"),
             (ApiError::Gone("x".into()), 410, "upload_expired"),
             (
+                ApiError::Locked {
+                    message: "x".into(),
+                    retry_after: 1,
+                },
+                423,
+                "locked",
+            ),
+            (
                 ApiError::UnsupportedVersion("x".into()),
                 412,
                 "unsupported_version",
@@ -363,6 +387,7 @@ mod tests {
                     | 413
                     | 415
                     | 416
+                    | 423
                     | 429
                     | 460
                     | 503

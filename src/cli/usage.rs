@@ -1,5 +1,6 @@
 //! `filestore usage`: storage, bandwidth and uploads of the billing period;
-//! with quotas and percentages when the server reports the plan's limits.
+//! with quotas and percentages when the server reports the plan's limits,
+//! and the storage that incomplete resumable uploads reserve when they do.
 
 use super::context::{Ctx, NetArgs};
 use super::format;
@@ -46,6 +47,13 @@ fn lines(u: &Usage) -> Vec<String> {
         limits.map(|l| l.storage_bytes),
         &sized,
     ));
+    if u.reserved_bytes > 0 {
+        out.push(format!(
+            "{:<10} {} by incomplete resumable uploads",
+            "reserved",
+            sized(u.reserved_bytes)
+        ));
+    }
     out.push(measure(
         "bandwidth",
         u.bandwidth_bytes,
@@ -82,6 +90,7 @@ mod tests {
     fn usage(plan: Option<&str>, limits: Option<UsageLimits>) -> Usage {
         Usage {
             storage_bytes: 1_500_000,
+            reserved_bytes: 0,
             bandwidth_bytes: 0,
             upload_count: 1,
             period_start: "2025-01-01T00:00:00Z".into(),
@@ -114,12 +123,14 @@ mod tests {
 
     #[test]
     fn limits_are_optional() {
-        let u = usage(None, None);
+        let mut u = usage(None, None);
+        u.reserved_bytes = 2_000;
         assert_eq!(
             lines(&u),
             [
                 "period     since 2025-01-01T00:00:00Z",
                 "storage    1.50 MB",
+                "reserved   2.00 kB by incomplete resumable uploads",
                 "bandwidth  0 B",
                 "uploads    1",
             ]
@@ -130,6 +141,6 @@ mod tests {
             "period_start": "2025-01-01T00:00:00Z"
         });
         let u: Usage = serde_json::from_value(raw).unwrap();
-        assert_eq!((u.plan, u.limits), (None, None));
+        assert_eq!((u.plan, u.limits, u.reserved_bytes), (None, None, 0));
     }
 }

@@ -50,9 +50,11 @@ impl RetryPolicy {
     }
 }
 
-/// Whether a response status is worth retrying.
+/// Whether a response status is worth retrying (423: a resumable upload
+/// another node is writing to now).
 pub(crate) fn retryable_status(status: StatusCode) -> bool {
     status == StatusCode::REQUEST_TIMEOUT
+        || status == StatusCode::LOCKED
         || status == StatusCode::TOO_MANY_REQUESTS
         || status.is_server_error()
 }
@@ -336,7 +338,7 @@ mod tests {
 
     #[test]
     fn which_statuses_retry() {
-        for s in [408, 429, 500, 502, 503, 504] {
+        for s in [408, 423, 429, 500, 502, 503, 504] {
             assert!(retryable_status(StatusCode::from_u16(s).unwrap()), "{s}");
         }
         for s in [400, 401, 403, 404, 413] {

@@ -162,6 +162,22 @@ pub struct UploadRow {
     pub expires_at: i64,
     pub completed_at: Option<i64>,
     pub idempotency_key: Option<String>,
+    /// The key (`key_…`) that created it: with the account's secret keys,
+    /// the only one that may continue, read or end it (None: made before
+    /// this was recorded, any key of the account).
+    pub created_by: Option<String>,
+    /// How long it lives without receiving a byte (`expires_at` moves this
+    /// far ahead of each PATCH that brings some).
+    pub idle_ms: i64,
+}
+
+/// What creating a resumable upload checks, read from the account's plan.
+#[derive(Debug, Clone, Copy)]
+pub struct UploadLimits {
+    pub storage: u64,
+    pub uploads_per_period: u64,
+    /// Incomplete (unexpired) resumable uploads at once.
+    pub open_uploads: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +190,12 @@ pub enum CreateOutcome {
     },
     UploadsExceeded {
         count: u64,
+    },
+    /// The account has `open` incomplete uploads already; the first of them
+    /// expires at `next_expiry` (unless it receives bytes or completes).
+    OpenUploadsExceeded {
+        open: u64,
+        next_expiry: i64,
     },
 }
 

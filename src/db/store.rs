@@ -106,7 +106,8 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// At start, the requests of the nodes that are gone are over (on
     /// SQLite, every request: one node): makes their upload guards due now
     /// and the webhook events they had claimed due now; SQLite also ends
-    /// every upload's lease (on PostgreSQL a gone node's leases lapse).
+    /// every upload's lease (on PostgreSQL a gone node's leases are free
+    /// at once: `lease_upload` sees that its session is gone).
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
     // Usage.
@@ -181,19 +182,27 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
         key: &str,
     ) -> Result<Option<UploadRow>, DbError>;
 
-    /// Creates the upload if the account has room for its declared length and
+    /// Creates the upload if the account has room for its declared length,
     /// one more upload this period (counting what other incomplete uploads
-    /// hold), and releases its blob's upload guard, in one transaction.
+    /// hold) and one more incomplete upload, and releases its blob's upload
+    /// guard, in one transaction.
     async fn create_upload(
         &self,
         upload: UploadRow,
-        storage_quota: u64,
-        uploads_quota: u64,
+        limits: UploadLimits,
         period: &str,
     ) -> Result<CreateOutcome, DbError>;
 
     /// The upload `id` of `account_id` (expired or not; the caller decides).
     async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError>;
+
+    /// The account's incomplete, unexpired uploads, newest first, at most `max`.
+    async fn open_uploads(
+        &self,
+        account_id: &str,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<UploadRow>, DbError>;
 
     /// The bytes of the upload not yet in the blob store.
     async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError>;
@@ -220,9 +229,9 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     async fn live_upload_keys(&self) -> Result<Vec<String>, DbError>;
 
     /// Gives upload `id` to one request (a PATCH or a termination, on any
-    /// node) until `until`: true when it was free (no lease, or one that
-    /// ended by `now`) or already this `token`'s (a renewal), false when
-    /// another request holds it.
+    /// node) until `until`: true when it was free (no lease, one that ended
+    /// by `now`, or one of a node whose database session is gone) or already
+    /// this `token`'s (a renewal), false when another request holds it.
     async fn lease_upload(
         &self,
         id: &str,

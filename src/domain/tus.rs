@@ -14,6 +14,41 @@ pub const CHECKSUM_ALGORITHMS: &str = "sha1,sha256";
 pub const OFFSET_STREAM: &str = "application/offset+octet-stream";
 /// An incomplete upload expires this long after its last PATCH.
 pub const EXPIRES_AFTER: Duration = Duration::from_secs(24 * 3600);
+/// An incomplete upload that a non-secret credential (a public key, an
+/// upload token) created expires once it went this long without receiving a
+/// byte: from its creation, then from each PATCH that brought bytes. A page
+/// that anyone can read cannot hold an account's quota for a day.
+pub const UNTOUCHED_EXPIRES_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// How long an incomplete upload lives without receiving a byte, by who
+/// created it.
+pub fn idle_expiry(by_secret_key: bool) -> Duration {
+    if by_secret_key {
+        EXPIRES_AFTER
+    } else {
+        UNTOUCHED_EXPIRES_AFTER
+    }
+}
+
+/// The upload's expiry after a PATCH at `now` that brought `bytes`:
+/// `idle_ms` further, except that a PATCH bringing nothing keeps the expiry
+/// of an upload on the short (non-secret) clock, which only bytes move.
+pub fn expiry_after_patch(now: i64, expires_at: i64, idle_ms: i64, bytes: u64) -> i64 {
+    let short = idle_ms < crate::clock::millis(EXPIRES_AFTER);
+    if bytes == 0 && short {
+        expires_at
+    } else {
+        now.saturating_add(idle_ms)
+    }
+}
+
+/// Whether key `key_id` (secret or not) may continue, read or end an upload
+/// that `created_by` created: that key itself, or any secret key of the
+/// account (the account's uploads are the caller's to see already). An
+/// upload made before its creator was recorded is any key's of the account.
+pub fn may_use(created_by: Option<&str>, key_id: &str, secret: bool) -> bool {
+    secret || created_by.is_none_or(|c| c == key_id)
+}
 
 /// `Upload-Length` / `Upload-Offset`: a non-negative decimal integer.
 pub fn parse_size(name: &str, raw: &str) -> Result<u64, String> {
@@ -146,6 +181,26 @@ pub fn encode_metadata(pairs: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_the_creating_key_or_a_secret_key_may_use_an_upload() {
+        use super::may_use;
+        assert!(may_use(Some("key_a"), "key_a", false));
+        assert!(!may_use(Some("key_a"), "key_b", false));
+        assert!(may_use(Some("key_a"), "key_b", true));
+        assert!(may_use(None, "key_b", false));
+    }
+
+    #[test]
+    fn empty_patches_do_not_keep_short_lived_uploads() {
+        use super::{expiry_after_patch, idle_expiry};
+        use crate::clock::millis;
+        let (long, short) = (millis(idle_expiry(true)), millis(idle_expiry(false)));
+        assert_eq!(short, 600_000);
+        assert_eq!(expiry_after_patch(1_000, 5_000, short, 0), 5_000);
+        assert_eq!(expiry_after_patch(1_000, 5_000, short, 1), 601_000);
+        assert_eq!(expiry_after_patch(1_000, 5_000, long, 0), 1_000 + long);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -49,7 +49,8 @@ pub fn router(app: Arc<App>) -> Router {
                 .route_layer(from_fn(tus::require_version))
                 .route_layer(guard(Access::Upload))
                 .route_layer(DefaultBodyLimit::disable())
-                .options(tus::options),
+                .options(tus::options)
+                .merge(get(tus::list).route_layer(guard(Access::Secret))),
         )
         .route(
             "/v1/uploads/{id}",

@@ -4,8 +4,8 @@
 //! from the binary, no outside network).
 
 use crate::api::{
-    DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, SignedUrl,
-    SignedUrlRequest, UploadStatus, Usage, UsageLimits,
+    DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, OpenUpload,
+    OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, Usage, UsageLimits,
 };
 use crate::domain::{digest, tus, validate};
 use axum::Router;
@@ -44,10 +44,11 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tus::status,
         super::tus::patch,
         super::tus::terminate,
+        super::tus::list,
     ),
     components(schemas(
         FileRecord, FileList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
-        Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus
+        Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads
     )),
     modifiers(&Additions),
     tags(

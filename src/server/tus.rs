@@ -1,11 +1,12 @@
 //! `/v1/uploads`: the tus 1.0.0 protocol (core, creation,
 //! creation-with-upload, termination, expiration, checksum) over the
 //! resumable upload service (`service::tus`), plus `GET` of an upload's
-//! status as JSON. Only this file knows tus's headers.
+//! status and of the account's incomplete uploads as JSON. Only this file
+//! knows tus's headers.
 
 use super::auth::Caller;
 use super::cdn::{httpdate, put};
-use crate::api::{ErrorBody, UploadStatus};
+use crate::api::{ErrorBody, OpenUpload, OpenUploads, UploadStatus};
 use crate::clock::rfc3339_ms;
 use crate::db::UploadRow;
 use crate::domain::tus::{self, Metadata};
@@ -96,6 +97,7 @@ fn size(headers: &HeaderMap, name: &str) -> Result<Option<u64>, ApiError> {
 fn caller(c: Caller) -> service::Caller {
     service::Caller {
         public_key: c.is_public(),
+        key_id: c.key.id,
         account: c.account,
     }
 }
@@ -155,7 +157,7 @@ fn is_offset_stream(headers: &HeaderMap) -> bool {
         (status = 403, description = "Origin not allowed, private upload with a public key, or grace period", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
         (status = 413, description = "Longer than the plan's file size, or past the storage quota", body = ErrorBody),
-        (status = 429, description = "Rate limit or monthly uploads reached", body = ErrorBody),
+        (status = 429, description = "Rate limit, monthly uploads, or the plan's incomplete uploads at once (`open_uploads`) reached; `Retry-After` in seconds", body = ErrorBody),
         (status = 503, description = "Blob store unavailable", body = ErrorBody),
         (status = 507, description = "The server's disk is full", body = ErrorBody),
     ),
@@ -179,11 +181,12 @@ pub(crate) async fn create(
     };
     let with_data = is_offset_stream(&headers);
     let patch = with_data.then(|| patch_of(&headers, 0)).transpose()?;
+    let who = caller(who);
     let account_id = who.account.id.clone();
     let key = headers
         .get("idempotency-key")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let (row, file) = service::create(&app, &caller(who), length, meta, key).await?;
+    let (row, file) = service::create(&app, &who, length, meta, key).await?;
     let mut offset = offset_of(&row);
     let mut expires_at = row.completed_at.is_none().then_some(row.expires_at);
     let mut file_id = file.map(|f| f.id);
@@ -201,7 +204,7 @@ pub(crate) async fn create(
             }
             Err(e) => {
                 tracing::info!(upload = %row.id, error = %e, "first bytes of a new upload refused");
-                if let Ok((now, _)) = service::status(&app, &account_id, &row.id).await {
+                if let Ok((now, _)) = service::status(&app, &who, &row.id).await {
                     offset = now.received;
                 }
             }
@@ -233,7 +236,7 @@ pub(crate) async fn create(
             ("Cache-Control" = String, description = "no-store"))),
         (status = 401, description = "No or unknown key"),
         (status = 403, description = "Origin not allowed, or grace period"),
-        (status = 404, description = "No such upload (or another account's)"),
+        (status = 404, description = "No such upload (or another account's, or one another non-secret key created)"),
         (status = 410, description = "Expired"),
         (status = 412, description = "Another tus version"),
     ),
@@ -243,7 +246,7 @@ pub(crate) async fn head(
     who: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (row, _) = service::status(&app, &who.account.id, &id).await?;
+    let (row, _) = service::status(&app, &caller(who), &id).await?;
     let mut r = StatusCode::OK.into_response();
     let h = r.headers_mut();
     put(h, UPLOAD_OFFSET, &offset_of(&row).to_string());
@@ -272,7 +275,7 @@ fn offset_of(row: &UploadRow) -> u64 {
         (status = 200, description = "The upload", body = UploadStatus),
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
-        (status = 404, description = "No such upload (or another account's)", body = ErrorBody),
+        (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 410, description = "Expired", body = ErrorBody),
     ),
     security(("bearer" = [])))]
@@ -281,7 +284,7 @@ pub(crate) async fn status(
     who: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let (row, file) = service::status(&app, &who.account.id, &id).await?;
+    let (row, file) = service::status(&app, &caller(who), &id).await?;
     let body = UploadStatus {
         offset: offset_of(&row),
         id: row.id,
@@ -312,13 +315,14 @@ pub(crate) async fn status(
         (status = 400, description = "A missing or invalid header", body = ErrorBody),
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
-        (status = 404, description = "No such upload (or another account's)", body = ErrorBody),
+        (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 408, description = "The body stopped arriving", body = ErrorBody),
         (status = 409, description = "Upload-Offset is not the upload's offset", body = ErrorBody),
         (status = 410, description = "Expired", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
         (status = 413, description = "Past the upload's length", body = ErrorBody),
         (status = 415, description = "Not application/offset+octet-stream", body = ErrorBody),
+        (status = 423, description = "A request on another node is writing to the upload; retry after `Retry-After` seconds", body = ErrorBody),
         (status = 460, description = "Upload-Checksum does not match the body", body = ErrorBody),
         (status = 503, description = "Blob store unavailable", body = ErrorBody),
         (status = 507, description = "The server's disk is full", body = ErrorBody),
@@ -340,6 +344,9 @@ pub(crate) async fn patch(
     let offset = size(&headers, "upload-offset")?
         .ok_or_else(|| ApiError::bad_request("Upload-Offset is required"))?;
     let patch = patch_of(&headers, offset)?;
+    let who = caller(who);
+    // Only its creating key or a secret key of its account may continue it.
+    service::owned(&app, &who, &id).await?;
     let done = service::patch(&app, &who.account.id, &id, patch, body_stream(body)).await?;
     let mut r = StatusCode::NO_CONTENT.into_response();
     let h = r.headers_mut();
@@ -360,8 +367,9 @@ pub(crate) async fn patch(
         (status = 204, description = "Terminated"),
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
-        (status = 404, description = "No such upload (or another account's)", body = ErrorBody),
+        (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
+        (status = 423, description = "A request on another node is writing to the upload; retry after `Retry-After` seconds", body = ErrorBody),
     ),
     security(("bearer" = [])))]
 pub(crate) async fn terminate(
@@ -369,6 +377,31 @@ pub(crate) async fn terminate(
     who: Caller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    service::terminate(&app, &who.account.id, &id).await?;
+    service::terminate(&app, &caller(who), &id).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The account's incomplete uploads, newest first.
+#[utoipa::path(get, path = "/v1/uploads", tag = "uploads", operation_id = "list_uploads",
+    responses(
+        (status = 200, description = "Incomplete, unexpired uploads, newest first (at most 1,000)",
+            body = OpenUploads),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn list(State(app): AppState, who: Caller) -> Result<Response, ApiError> {
+    let rows = service::list(&app, &caller(who)).await?;
+    let uploads = rows
+        .into_iter()
+        .map(|row| OpenUpload {
+            offset: row.received,
+            length: row.length,
+            expires_at: rfc3339_ms(row.expires_at),
+            created_by: row.created_by,
+            id: row.id,
+        })
+        .collect();
+    let body = OpenUploads { uploads };
+    Ok(([(header::CACHE_CONTROL, "no-store")], Json(body)).into_response())
 }

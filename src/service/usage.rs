@@ -1,4 +1,5 @@
-//! The usage record.
+//! The usage record: stored bytes, what incomplete resumable uploads
+//! reserve, the period's counters and the plan's limits.
 
 use super::{bandwidth, App};
 use crate::api::{Usage, UsageLimits};
@@ -12,8 +13,13 @@ pub(crate) async fn record(app: &App, account: &Account) -> Result<Usage, ApiErr
     let (counters, unflushed) =
         bandwidth::read_with_unflushed(app, &account.id, &period.key, read).await?;
     let plan = app.plan_of(account);
+    let held = app
+        .meta
+        .commitments(&account.id, &period.key, app.clock.now_ms())
+        .await?;
     Ok(Usage {
         storage_bytes: counters.storage_bytes,
+        reserved_bytes: held.reserved_bytes,
         bandwidth_bytes: counters.bandwidth_bytes + unflushed,
         upload_count: counters.upload_count,
         period_start: period.start_date,

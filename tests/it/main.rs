@@ -45,4 +45,5 @@ mod s3_service_outage;
 mod serve_admin_cli;
 mod tus;
 mod tus_interop;
+mod tus_owners;
 mod webhooks;

@@ -261,6 +261,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "GET /v1/files",
             "GET /v1/files/{id}",
             "GET /v1/health",
+            "GET /v1/uploads",
             "GET /v1/uploads/{id}",
             "GET /v1/usage",
             "HEAD /live/{account}/{file}/{name}",
@@ -277,6 +278,10 @@ async fn the_openapi_document_covers_every_route_and_validates() {
         serde_json::json!([{"bearer": []}])
     );
     assert!(doc["paths"]["/v1/health"]["get"]["security"].is_null());
+    let schemas = &doc["components"]["schemas"];
+    assert!(schemas["Usage"]["properties"]["reserved_bytes"].is_object());
+    assert!(schemas["OpenUpload"]["properties"]["created_by"].is_object());
+    assert!(doc["paths"]["/v1/uploads/{id}"]["patch"]["responses"]["423"].is_object());
     let form = &doc["paths"]["/v1/upload"]["post"]["requestBody"]["content"]["multipart/form-data"]
         ["schema"];
     assert_eq!(form["required"], serde_json::json!(["file"]));

@@ -77,7 +77,7 @@ pub(crate) fn file(r: &Row) -> FileRow {
 
 pub(crate) const UPLOAD: &str = "id, account_id, file_id, blob_key, length, received, name, \
      content_type, folder, private, expires_ms, hash_state, store_state, created_at, expires_at, \
-     completed_at, idempotency_key";
+     completed_at, idempotency_key, created_by, idle_ms";
 
 pub(crate) fn upload(r: &Row) -> UploadRow {
     UploadRow {
@@ -98,5 +98,7 @@ pub(crate) fn upload(r: &Row) -> UploadRow {
         expires_at: r.get(14),
         completed_at: r.get(15),
         idempotency_key: r.get(16),
+        created_by: r.get(17),
+        idle_ms: r.get(18),
     }
 }

@@ -16,7 +16,7 @@ use deadpool_postgres::Pool;
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool,
-    /// This node's number (its upload guards' `owner`).
+    /// This node's number (its upload guards' `owner`, its leases' `lease_node`).
     node: i32,
     /// The session holding the node's advisory lock.
     _node_session: std::sync::Arc<super::NodeSession>,
@@ -331,18 +331,11 @@ impl MetaStore for PgStore {
     async fn create_upload(
         &self,
         upload: UploadRow,
-        storage_quota: u64,
-        uploads_quota: u64,
+        limits: UploadLimits,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
-        in_tx!(self, |tx| uploads::create(
-            &tx,
-            &upload,
-            storage_quota,
-            uploads_quota,
-            period
-        )
-        .await)
+        in_tx!(self, |tx| uploads::create(&tx, &upload, limits, period)
+            .await)
     }
 
     async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {
@@ -351,6 +344,19 @@ impl MetaStore for PgStore {
         }
         let c = self.pool.get().await?;
         uploads::get(&c, account_id, id).await
+    }
+
+    async fn open_uploads(
+        &self,
+        account_id: &str,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<UploadRow>, DbError> {
+        if has_nul(&[account_id]) {
+            return Ok(Vec::new());
+        }
+        let c = self.pool.get().await?;
+        uploads::open(&c, account_id, now, max).await
     }
 
     async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError> {
@@ -400,7 +406,7 @@ impl MetaStore for PgStore {
             return Ok(false);
         }
         let c = self.pool.get().await?;
-        uploads::lease(&c, id, token, now, until).await
+        uploads::lease(&c, id, token, now, until, self.node).await
     }
 
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {

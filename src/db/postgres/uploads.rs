@@ -1,17 +1,19 @@
 //! Resumable (tus) upload rows on PostgreSQL: creation with the plan's
-//! checks under the account row's lock, progress recorded only if the offset
-//! is still the one the PATCH started from, expiry.
+//! checks (storage, monthly uploads, incomplete uploads at once) under the
+//! account row's lock, progress recorded only if the offset is still the one
+//! the PATCH started from, the list of incomplete uploads, leases, expiry.
 
 use super::files::{lock_account, reserved, schedule, unqueue, upload_count};
-use super::{execute, query, query_opt, rows, signed, DbError};
-use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use super::{execute, query, query_one, query_opt, rows, signed, DbError};
+use crate::db::model::{
+    CreateOutcome, Progress, UploadLimits, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
+};
 use deadpool_postgres::{GenericClient, Transaction};
 
 pub(crate) async fn create(
     tx: &Transaction<'_>,
     u: &UploadRow,
-    storage_quota: u64,
-    uploads_quota: u64,
+    limits: UploadLimits,
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let stored = lock_account(tx, &u.account_id).await?;
@@ -22,21 +24,29 @@ pub(crate) async fn create(
     }
     let (bytes, pending) = reserved(tx, &u.account_id, u.created_at, None).await?;
     let used = stored.saturating_add(bytes);
-    if used.saturating_add(u.length) > storage_quota {
+    if used.saturating_add(u.length) > limits.storage {
         return Ok(CreateOutcome::StorageExceeded { used });
     }
     let count = upload_count(tx, &u.account_id, period)
         .await?
         .saturating_add(pending);
-    if count >= uploads_quota {
+    if count >= limits.uploads_per_period {
         return Ok(CreateOutcome::UploadsExceeded { count });
+    }
+    if pending >= limits.open_uploads {
+        let next_expiry = next_expiry(tx, &u.account_id, u.created_at).await?;
+        return Ok(CreateOutcome::OpenUploadsExceeded {
+            open: pending,
+            next_expiry,
+        });
     }
     let (length, received) = (signed(u.length)?, signed(u.received)?);
     execute(
         tx,
         &format!(
             "INSERT INTO tus_uploads ({}) VALUES
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+              $18, $19)",
             rows::UPLOAD
         ),
         &[
@@ -57,11 +67,46 @@ pub(crate) async fn create(
             &u.expires_at,
             &u.completed_at,
             &u.idempotency_key,
+            &u.created_by,
+            &u.idle_ms,
         ],
     )
     .await?;
     unqueue(tx, &u.blob_key).await?;
     Ok(CreateOutcome::Created)
+}
+
+/// When the first of the account's incomplete uploads expires (`now` when
+/// it has none).
+async fn next_expiry<C: GenericClient>(c: &C, account_id: &str, now: i64) -> Result<i64, DbError> {
+    Ok(query_one(
+        c,
+        "SELECT COALESCE(MIN(expires_at), $2) FROM tus_uploads
+         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2",
+        &[&account_id, &now],
+    )
+    .await?
+    .get(0))
+}
+
+/// The account's incomplete, unexpired uploads, newest first, at most `max`.
+pub(crate) async fn open<C: GenericClient>(
+    c: &C,
+    account_id: &str,
+    now: i64,
+    max: u32,
+) -> Result<Vec<UploadRow>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM tus_uploads
+         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2
+         ORDER BY created_at DESC, id DESC LIMIT $3",
+        rows::UPLOAD
+    );
+    Ok(query(c, &sql, &[&account_id, &now, &i64::from(max)])
+        .await?
+        .iter()
+        .map(rows::upload)
+        .collect())
 }
 
 pub(crate) async fn replayed<C: GenericClient>(
@@ -210,23 +255,40 @@ pub(crate) async fn live_keys<C: GenericClient>(c: &C) -> Result<Vec<String>, Db
     .collect())
 }
 
-/// Gives the upload to `token` until `until` if it is free (no lease, or
-/// one that lapsed) or already `token`'s: one conditional UPDATE, so of two
-/// nodes asking at once one gets it; see `MetaStore::lease_upload`. (A
-/// lease is never taken from a node that only looks gone: a node cut off
-/// from the database for a moment may still be writing; its lease lapses.)
+/// Gives the upload to `token` of node `node` until `until` if it is free
+/// or already `token`'s: one conditional UPDATE, so of two nodes asking at
+/// once one gets it; see `MetaStore::lease_upload`. Free means no lease, one
+/// that lapsed, or one whose node holds no session advisory lock any more
+/// (the node died, or its session to the database is gone: a request it may
+/// still run there records nothing, since its conditional record finds the
+/// upload moved, and its renewal finds the lease taken). A lease recorded
+/// without its node only lapses.
 pub(crate) async fn lease<C: GenericClient>(
     c: &C,
     id: &str,
     token: &str,
     now: i64,
     until: i64,
+    node: i32,
 ) -> Result<bool, DbError> {
     Ok(execute(
         c,
-        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4
-         WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2)",
-        &[&id, &token, &now, &until],
+        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5
+         WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2
+             OR lease_node::BIGINT NOT IN (
+                 SELECT objid::BIGINT FROM pg_locks
+                 WHERE locktype = 'advisory' AND classid::BIGINT = $6 AND objsubid = 2
+                   AND granted
+                   AND database = (SELECT oid FROM pg_database
+                                   WHERE datname = current_database())))",
+        &[
+            &id,
+            &token,
+            &now,
+            &until,
+            &node,
+            &i64::from(super::NODE_LOCK),
+        ],
     )
     .await?
         == 1)
@@ -236,7 +298,7 @@ pub(crate) async fn lease<C: GenericClient>(
 pub(crate) async fn release<C: GenericClient>(c: &C, id: &str, token: &str) -> Result<(), DbError> {
     execute(
         c,
-        "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
+        "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL, lease_node = NULL
          WHERE id = $1 AND lease_token = $2",
         &[&id, &token],
     )

@@ -319,14 +319,13 @@ impl MetaStore for SqliteStore {
     async fn create_upload(
         &self,
         upload: UploadRow,
-        storage_quota: u64,
-        uploads_quota: u64,
+        limits: UploadLimits,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         let period = owned(period);
         self.db
             .write(move |c| {
-                let outcome = uploads::create(c, &upload, storage_quota, uploads_quota, &period)?;
+                let outcome = uploads::create(c, &upload, limits, &period)?;
                 if outcome == CreateOutcome::Created {
                     blobs::done(c, &upload.blob_key)?;
                 }
@@ -338,6 +337,18 @@ impl MetaStore for SqliteStore {
     async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {
         let (acc, id) = (owned(account_id), owned(id));
         self.db.lookup(move |c| uploads::get(c, &acc, &id)).await
+    }
+
+    async fn open_uploads(
+        &self,
+        account_id: &str,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<UploadRow>, DbError> {
+        let acc = owned(account_id);
+        self.db
+            .lookup(move |c| uploads::open(c, &acc, now, max))
+            .await
     }
 
     async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError> {

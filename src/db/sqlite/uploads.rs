@@ -1,14 +1,17 @@
-//! Resumable (tus) upload rows: creation with the plan's checks, progress
-//! recorded only if the offset is still the one the PATCH started from, the
-//! reservations incomplete uploads hold, expiry.
+//! Resumable (tus) upload rows: creation with the plan's checks (storage,
+//! monthly uploads, incomplete uploads at once), progress recorded only if
+//! the offset is still the one the PATCH started from, the reservations
+//! incomplete uploads hold, the list of them, expiry.
 
 use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
-use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use crate::db::model::{
+    CreateOutcome, Progress, UploadLimits, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
+};
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
      folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at, \
-     idempotency_key";
+     idempotency_key, created_by, idle_ms";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     Ok(UploadRow {
@@ -29,6 +32,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
         expires_at: r.get(14)?,
         completed_at: r.get(15)?,
         idempotency_key: r.get(16)?,
+        created_by: r.get(17)?,
+        idle_ms: r.get(18)?,
     })
 }
 
@@ -52,14 +57,13 @@ pub(crate) fn reserved(
         })?)
 }
 
-/// Creates the upload if the account has room for its declared length and
-/// one more upload this month, counting what other incomplete uploads hold,
-/// under the write lock.
+/// Creates the upload if the account has room for its declared length, one
+/// more upload this month (counting what other incomplete uploads hold) and
+/// one more incomplete upload, under the write lock.
 pub(crate) fn create(
     conn: &mut Connection,
     u: &UploadRow,
-    storage_quota: u64,
-    uploads_quota: u64,
+    limits: UploadLimits,
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let tx = write_tx(conn)?;
@@ -72,16 +76,23 @@ pub(crate) fn create(
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?;
     let (bytes, pending) = reserved(&tx, &u.account_id, u.created_at, None)?;
     let used = account.storage_bytes.saturating_add(bytes);
-    if used.saturating_add(u.length) > storage_quota {
+    if used.saturating_add(u.length) > limits.storage {
         return Ok(CreateOutcome::StorageExceeded { used });
     }
     let count = usage::upload_count(&tx, &u.account_id, period)?.saturating_add(pending);
-    if count >= uploads_quota {
+    if count >= limits.uploads_per_period {
         return Ok(CreateOutcome::UploadsExceeded { count });
+    }
+    if pending >= limits.open_uploads {
+        let next_expiry = next_expiry(&tx, &u.account_id, u.created_at)?;
+        return Ok(CreateOutcome::OpenUploadsExceeded {
+            open: pending,
+            next_expiry,
+        });
     }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
     ))?
     .execute(params![
         u.id,
@@ -101,9 +112,40 @@ pub(crate) fn create(
         u.expires_at,
         u.completed_at,
         u.idempotency_key,
+        u.created_by,
+        u.idle_ms,
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)
+}
+
+/// When the first of the account's incomplete uploads expires (`now` when
+/// it has none).
+fn next_expiry(conn: &Connection, account_id: &str, now: i64) -> Result<i64, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(MIN(expires_at), ?2) FROM tus_uploads
+             WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2",
+        )?
+        .query_row(params![account_id, now], |r| r.get(0))?)
+}
+
+/// The account's incomplete, unexpired uploads, newest first, at most `max`.
+pub(crate) fn open(
+    conn: &Connection,
+    account_id: &str,
+    now: i64,
+    max: u32,
+) -> Result<Vec<UploadRow>, DbError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tus_uploads
+         WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2
+         ORDER BY created_at DESC, id DESC LIMIT ?3"
+    ))?;
+    let rows = stmt
+        .query_map(params![account_id, now, max], from_row)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
 
 /// The upload an earlier creation with this `Idempotency-Key` made (it
@@ -203,9 +245,9 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option
     Ok(Some(completed.is_none()))
 }
 
-/// Removes up to `max` uploads whose time is up (incomplete ones 24 h after
-/// their last PATCH, never while a request holds their lease; complete ones
-/// a day after completion); returns their
+/// Removes up to `max` uploads whose time is up (incomplete ones once they
+/// went without a byte for their `idle_ms`, never while a request holds
+/// their lease; complete ones a day after completion); returns their
 /// ids and store states (of the incomplete ones, for an early abort).
 pub(crate) fn reap_expired(
     conn: &mut Connection,

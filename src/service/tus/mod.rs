@@ -11,18 +11,23 @@
 //! completes the blob and commits the file, with the upload marked complete,
 //! in one transaction. PATCHes to one upload wait for each other on one node; across nodes, the
 //! upload's lease (`lease`) gives it to one request at a time.
+//!
+//! An upload is its creating key's (and its account's secret keys'), lives
+//! without bytes for as long as its creator's kind allows, and counts
+//! against the account's incomplete uploads at once (`owners`).
 
 mod feed;
 mod lease;
+mod owners;
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::upload::{storage_exceeded, too_large, uploads_exceeded};
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
-use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
+use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadLimits, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
-use crate::domain::tus::{Algorithm, Metadata, EXPIRES_AFTER};
+use crate::domain::tus::{self as rules, Algorithm, Metadata};
 use crate::domain::{ids, validate};
 use crate::error::ApiError;
 use crate::storage::{Partial, StorageError};
@@ -31,12 +36,14 @@ pub(crate) use feed::Locks;
 use feed::{fed, hasher, Checker, Feed};
 use futures_util::{Stream, StreamExt};
 use lease::Lease;
+pub(crate) use owners::{list, owned};
 use std::sync::{Arc, Mutex};
 
-/// Who asks.
+/// Who asks: the account, and the key (its id, and whether it is public).
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub account: Account,
+    pub key_id: String,
     pub public_key: bool,
 }
 
@@ -48,10 +55,6 @@ fn room_on_disk(app: &App, more: u64) -> Result<(), ApiError> {
         "local" => app.disk.check_room(more),
         _ => app.disk.check_room(0),
     }
-}
-
-fn expires_after_ms() -> i64 {
-    millis(EXPIRES_AFTER)
 }
 
 /// Creates an upload of `length` bytes: 201's row (and, for an empty file,
@@ -88,6 +91,7 @@ pub(crate) async fn create(
         )));
     }
     let now = app.clock.now_ms();
+    let idle_ms = millis(rules::idle_expiry(!caller.public_key));
     let file_id = ids::file_id();
     let blob_key = format!("{}/{}", caller.account.id, file_id);
     // Guarded until the row exists: a crash in between leaves nothing behind.
@@ -114,15 +118,19 @@ pub(crate) async fn create(
         hash_state: ResumableSha256::new().save(),
         store_state: partial.state.clone(),
         created_at: now,
-        expires_at: now + expires_after_ms(),
+        expires_at: now + idle_ms,
         completed_at: None,
         idempotency_key,
+        created_by: Some(caller.key_id.clone()),
+        idle_ms,
     };
     let period = period_of(app.clock.now()).key;
-    let outcome = app
-        .meta
-        .create_upload(row.clone(), plan.storage, plan.uploads, &period)
-        .await;
+    let limits = UploadLimits {
+        storage: plan.storage,
+        uploads_per_period: plan.uploads,
+        open_uploads: plan.open_uploads,
+    };
+    let outcome = app.meta.create_upload(row.clone(), limits, &period).await;
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
             let _turn = app.tus_locks.lock(&row.id).await;
@@ -137,6 +145,9 @@ pub(crate) async fn create(
         }
         Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
         Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
+        Ok(CreateOutcome::OpenUploadsExceeded { open, next_expiry }) => {
+            owners::open_exceeded(app, open, next_expiry, &plan)
+        }
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
@@ -149,17 +160,22 @@ async fn replay(
     app: &App,
     earlier: UploadRow,
 ) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
-    let (row, file) = status(app, &earlier.account_id, &earlier.id).await?;
-    Ok((row, file))
+    let row = find(app, &earlier.account_id, &earlier.id).await?;
+    with_file(app, row).await
 }
 
-/// An upload and, once complete, its file (null if deleted since).
+/// An upload the caller may read and, once complete, its file (null if
+/// deleted since).
 pub(crate) async fn status(
     app: &App,
-    account_id: &str,
+    caller: &Caller,
     id: &str,
 ) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
-    let row = find(app, account_id, id).await?;
+    with_file(app, owned(app, caller, id).await?).await
+}
+
+async fn with_file(app: &App, row: UploadRow) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+    let account_id = row.account_id.as_str();
     let file = match row.completed_at {
         Some(_) => app
             .meta
@@ -178,6 +194,11 @@ async fn find(app: &App, account_id: &str, id: &str) -> Result<UploadRow, ApiErr
         .upload(account_id, id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
+    unexpired(app, row)
+}
+
+/// 410 for an upload whose time is up.
+fn unexpired(app: &App, row: UploadRow) -> Result<UploadRow, ApiError> {
     if row.expires_at <= app.clock.now_ms() {
         return Err(ApiError::Gone("the upload has expired".into()));
     }
@@ -245,6 +266,7 @@ where
     let _turn = app.tus_locks.lock(id).await;
     find(app, account_id, id).await?;
     let lease = Lease::take(app, id).await?;
+    let body = lease.guard(body);
     let appended = append_leased(app, account_id, id, p, body).await;
     lease.end().await;
     appended
@@ -278,7 +300,7 @@ where
     }
     if row.completed_at.is_some() {
         // Nothing is left to send: a retried last PATCH gets the file.
-        let (_, file) = status(app, account_id, id).await?;
+        let (_, file) = with_file(app, row.clone()).await?;
         return Ok(Patched {
             offset: row.length,
             expires_at: None,
@@ -334,9 +356,11 @@ where
         .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
     let error = feed.lock().expect("feed lock").error.take();
     if let Some(e) = error {
-        // A chunk that broke its limit, or one with a checksum that cannot
-        // be checked, is dropped; one cut short is kept as far as it came.
-        if p.checksum.is_some() || matches!(e, ApiError::LengthExceeded(_)) {
+        // A chunk that broke its limit, one with a checksum that cannot be
+        // checked, or one whose lease another request took, is dropped; one
+        // cut short is kept as far as it came.
+        let dropped = matches!(e, ApiError::LengthExceeded(_) | ApiError::Locked { .. });
+        if p.checksum.is_some() || dropped {
             return Err(e);
         }
         // Every byte came before the break: the upload is complete (a
@@ -378,9 +402,11 @@ async fn record(
     after: &Partial,
     hash: &ResumableSha256,
 ) -> Result<i64, ApiError> {
-    let expires_at = app.clock.now_ms() + expires_after_ms();
+    let now = app.clock.now_ms();
+    let brought = after.offset.saturating_sub(row.received);
+    let expires_at = rules::expiry_after_patch(now, row.expires_at, row.idle_ms, brought);
     let progress = Progress {
-        now: app.clock.now_ms(),
+        now,
         from: row.received,
         received: after.offset,
         hash_state: hash.save(),
@@ -479,11 +505,14 @@ async fn commit_file(
     .await
 }
 
-/// Ends an upload (tus termination): an incomplete one's bytes go at once.
-pub(crate) async fn terminate(app: &Arc<App>, account_id: &str, id: &str) -> Result<(), ApiError> {
+/// Ends an upload the caller may end (tus termination): an incomplete
+/// one's bytes go at once. Expired or not.
+pub(crate) async fn terminate(app: &Arc<App>, caller: &Caller, id: &str) -> Result<(), ApiError> {
     let _turn = app.tus_locks.lock(id).await;
     let no_such = || ApiError::NotFound("no such upload".into());
-    app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
+    let account_id = caller.account.id.as_str();
+    let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
+    owners::check(&row, caller)?;
     let lease = Lease::take(app, id).await?;
     // Read afresh under the lease; and whether it was incomplete is what the
     // removal itself saw (a completion on another node just before makes
