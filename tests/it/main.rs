@@ -43,4 +43,5 @@ mod s3_service_outage;
 mod serve_admin_cli;
 mod tus;
 mod tus_interop;
+mod webhook_fairness;
 mod webhooks;

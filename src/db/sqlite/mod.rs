@@ -56,6 +56,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_tus_uploads.sql"),
     include_str!("migrations/0005_upload_leases.sql"),
     include_str!("migrations/0006_webhooks.sql"),
+    include_str!("migrations/0008_webhook_fairness.sql"),
 ];
 
 #[derive(Clone)]
