@@ -91,18 +91,11 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
                         let Ok(slot) = slots.clone().try_acquire_owned() else {
                             break;
                         };
-                        lock(&scheduler).started(&event.webhook_id);
+                        let mut attempt = Attempt::start(&scheduler, &event.webhook_id, &app);
                         let (app, client, outbox) = (app.clone(), client.clone(), outbox.clone());
-                        let scheduler = scheduler.clone();
                         tokio::spawn(async move {
-                            let webhook = event.webhook_id.clone();
-                            let delivered = deliver(&app, &client, event).await;
-                            let now = app.clock.now_ms();
-                            if let Some(until) = lock(&scheduler).finished(&webhook, delivered, now)
-                            {
-                                tracing::warn!(%webhook, open_for_ms = until - now,
-                                    "webhook receiver failing: its events wait, then one attempt tries again");
-                            }
+                            attempt.delivered = deliver(&app, &client, event).await;
+                            drop(attempt);
                             drop(slot);
                             outbox.settled.notify_one();
                         });
@@ -118,6 +111,38 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
             () = outbox.wake.notified() => {}
             () = outbox.settled.notified() => {}
             () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// An attempt in flight: counted in its subscription's share from its
+/// claim until dropped, however its task ends.
+struct Attempt {
+    scheduler: Arc<Mutex<Scheduler>>,
+    webhook: String,
+    clock: crate::clock::Clock,
+    delivered: bool,
+}
+
+impl Attempt {
+    fn start(scheduler: &Arc<Mutex<Scheduler>>, webhook: &str, app: &App) -> Attempt {
+        lock(scheduler).started(webhook);
+        Attempt {
+            scheduler: scheduler.clone(),
+            webhook: webhook.to_string(),
+            clock: app.clock.clone(),
+            delivered: false,
+        }
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        let now = self.clock.now_ms();
+        let opened = lock(&self.scheduler).finished(&self.webhook, self.delivered, now);
+        if let Some(until) = opened {
+            tracing::warn!(webhook = %self.webhook, wait_ms = until - now,
+                "webhook receiver failing: its events wait, then a round of attempts tries it");
         }
     }
 }
