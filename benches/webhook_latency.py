@@ -14,6 +14,13 @@ milliseconds) and prints count, p50, p99 and max, the upload latency, and
 any event missing or received twice. Signatures are checked with the
 `standardwebhooks` package when it is installed.
 
+With --hanging (or --failing), a second account gets uploads at the same
+rate, interleaved, and a `file.created` webhook to a receiver that accepts
+each connection and never answers (or answers 500 at once): the first
+account's latency is then the healthy receiver's beside it (CONTRACT §13:
+p99 under 1 s), and the bench prints the most requests the hanging receiver
+ever had open at once (at most 4) and the attempts the failing one got.
+
 How to run (by hand, not in CI; python3 only, standardwebhooks optional):
 
     cargo build --release
@@ -24,7 +31,8 @@ How to run (by hand, not in CI; python3 only, standardwebhooks optional):
 
 Options: --rate N (uploads/s, default 100), --seconds S (default 20),
 --size BYTES (default 4096), --connections N (default 8), --wait S (how long
-to wait for the last events after the uploads, default 60).
+to wait for the last events after the uploads, default 60), --hanging,
+--failing (a second account whose receiver hangs, or answers 500).
 Exit status 0 when every event of an answered upload arrived, 1 otherwise.
 """
 
@@ -139,6 +147,76 @@ class Receiver:
             return list(self.events), self.invalid
 
 
+class Hanging:
+    """Accepts connections, reads what comes and never answers; counts the
+    requests open at once (until the sender closes the connection)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.open = self.most = self.requests = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1024)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            conn, _ = self.sock.accept()
+            threading.Thread(target=self.hold, args=(conn,), daemon=True).start()
+
+    def hold(self, conn):
+        seen, counted = b"", False
+        try:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                seen += chunk
+                if not counted and b"\r\n\r\n" in seen:
+                    counted = True
+                    with self.lock:
+                        self.requests += 1
+                        self.open += 1
+                        self.most = max(self.most, self.open)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            if counted:
+                with self.lock:
+                    self.open -= 1
+
+
+class Failing:
+    """Answers 500 to every request; counts them."""
+
+    def __init__(self):
+        self.requests = 0
+        failing = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                failing.requests += 1
+                self.send_response(500)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 256
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 def multipart(name, data):
     boundary = "----bench%s" % os.urandom(8).hex()
     head = (
@@ -158,7 +236,13 @@ def main():
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--connections", type=int, default=8)
     p.add_argument("--wait", type=float, default=60.0)
+    p.add_argument("--hanging", action="store_true",
+                   help="a second account whose webhook receiver never answers")
+    p.add_argument("--failing", action="store_true",
+                   help="a second account whose webhook receiver answers 500")
     args = p.parse_args()
+    if args.hanging and args.failing:
+        sys.exit("--hanging or --failing, not both")
 
     work = tempfile.mkdtemp(prefix="webhook-bench.")
     data_dir = os.path.join(work, "data")
@@ -203,8 +287,17 @@ def main():
         hook = admin("webhook", "create", "--account", account, "--url",
                      "http://127.0.0.1:%d/hook" % receiver.port, "--event", "file.created")
         receiver.secret = hook["secret"]
+        keys, noisy = [key], None
+        if args.hanging or args.failing:
+            noisy = Hanging() if args.hanging else Failing()
+            other = admin("account", "create", "--name", "noisy", "--plan", "bench")["id"]
+            keys.append(admin("key", "create", "--account", other, "--kind", "secret")["key"])
+            admin("webhook", "create", "--account", other, "--url",
+                  "http://127.0.0.1:%d/hook" % noisy.port, "--event", "file.created")
 
-        total = int(args.rate * args.seconds)
+        # Upload i goes to account i % len(keys): each account at --rate.
+        total = int(args.rate * args.seconds) * len(keys)
+        rate = args.rate * len(keys)
         payload = os.urandom(args.size)
         lock = threading.Lock()
         state = {"next": 0}
@@ -220,7 +313,7 @@ def main():
                     state["next"] += 1
                 if i >= total:
                     break
-                slot = start + i / args.rate
+                slot = start + i / rate
                 wait = slot - time.time()
                 if wait > 0:
                     time.sleep(wait)
@@ -228,7 +321,8 @@ def main():
                 sent = time.time()
                 try:
                     conn.request("POST", "/v1/upload", body=body, headers={
-                        "Authorization": "Bearer " + key, "Content-Type": ctype})
+                        "Authorization": "Bearer " + keys[i % len(keys)],
+                        "Content-Type": ctype})
                     r = conn.getresponse()
                     answer = r.read()
                 except (OSError, http.client.HTTPException) as e:
@@ -239,10 +333,10 @@ def main():
                     continue
                 done = time.time()
                 with lock:
-                    if r.status == 201:
-                        uploaded[json.loads(answer)["id"]] = done
-                    else:
+                    if r.status != 201:
                         failures.append("%d %s" % (r.status, answer[:200]))
+                    elif i % len(keys) == 0:
+                        uploaded[json.loads(answer)["id"]] = done
                     upload_lat.append(done - sent)
                     late.append(max(0.0, sent - slot))
             conn.close()
@@ -276,8 +370,15 @@ def main():
 
         print("webhook delivery latency, commit (event timestamp) to receipt")
         print("  store: %s" % ("PostgreSQL" if args.database_url else "SQLite"))
+        if isinstance(noisy, Hanging):
+            print("  beside: a second account's receiver that never answers: %d requests, "
+                  "at most %d open at once" % (noisy.requests, noisy.most))
+        elif noisy is not None:
+            print("  beside: a second account's receiver answering 500: %d attempts"
+                  % noisy.requests)
         print("  uploads: %d of %d answered 201 in %.1f s (%.1f/s target %.0f/s), %d failed"
-              % (len(uploaded), total, elapsed, len(uploaded) / elapsed, args.rate, len(failures)))
+              % (len(uploaded), total // len(keys), elapsed, len(uploaded) / elapsed,
+                 args.rate, len(failures)))
         print("  upload latency ms: p50 %.1f  p99 %.1f  max %.1f; sent behind schedule p99 %.1f ms"
               % (percentile(upload_lat, 50) * 1000, percentile(upload_lat, 99) * 1000,
                  max(upload_lat or [0]) * 1000, percentile(late, 99) * 1000))

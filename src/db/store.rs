@@ -254,17 +254,20 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// as it was (None when absent).
     async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError>;
 
-    /// Claims up to `max` outbox events due at `now` for an attempt, each
-    /// the oldest undelivered event of its file for its subscription (so a
-    /// file's events arrive in order); none is handed out again before
-    /// `lease_until`, on any node. (The events themselves are written by
-    /// `commit_upload`, `delete_file` and `reap_expired_files`, in their
-    /// transactions.)
+    /// Claims outbox events due at `now` for an attempt, within `budget`:
+    /// `budget.max` in all, of each subscription at most what the budget
+    /// gives it, taken round-robin across subscriptions
+    /// (`webhooks::fair_pick`), so one subscription's backlog never crowds
+    /// out another's events. Each is the oldest undelivered event of its
+    /// file for its subscription (so a file's events arrive in order); none
+    /// is handed out again before `lease_until`, on any node. (The events
+    /// themselves are written by `commit_upload`, `delete_file` and
+    /// `reap_expired_files`, in their transactions.)
     async fn claim_events(
         &self,
         now: i64,
         lease_until: i64,
-        max: u32,
+        budget: &crate::domain::webhooks::Budget,
     ) -> Result<Vec<OutboxEvent>, DbError>;
 
     /// An event was delivered, or given up: it leaves the outbox.
@@ -273,8 +276,13 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// An attempt failed: the next is due at `retry_at`.
     async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError>;
 
-    /// Whether any outbox event is due at `now` (a read, before a claim).
-    async fn any_due_events(&self, now: i64) -> Result<bool, DbError>;
+    /// Whether a claim at `now` within `budget` would take any event (a
+    /// read, before a claim).
+    async fn any_due_events(
+        &self,
+        now: i64,
+        budget: &crate::domain::webhooks::Budget,
+    ) -> Result<bool, DbError>;
 
     /// Events not delivered yet (all subscriptions).
     async fn pending_events(&self) -> Result<u64, DbError>;

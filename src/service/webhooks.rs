@@ -6,14 +6,18 @@
 //! once a receiver answers 2xx; otherwise it is tried again with backoff
 //! for 24 h under the same `webhook-id`. Deliveries run beside the request
 //! path with a bounded number in flight, so a slow or dead receiver costs
-//! uploads nothing. A commit on this node wakes the sender at once; events
-//! of other nodes and retries are found by polling every second.
+//! uploads nothing, and they are shared among subscriptions
+//! (`webhooks::Scheduler`): at most 4 of one subscription in flight, claims
+//! taken round-robin across subscriptions, and a receiver failing again and
+//! again waits behind its own circuit, so it delays only its own events. A
+//! commit on this node wakes the sender at once; events of other nodes,
+//! retries and reopened circuits are found by polling every second.
 
 use super::{files, App};
 use crate::clock::{millis, rfc3339_ms};
 use crate::db::OutboxEvent;
-use crate::domain::webhooks::{self, CLAIM_LEASE, DELIVERY_TIMEOUT};
-use std::sync::{Arc, Weak};
+use crate::domain::webhooks::{self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
@@ -59,6 +63,7 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
         }
     };
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+    let scheduler = Arc::new(Mutex::new(Scheduler::default()));
     loop {
         let free = slots.available_permits();
         let mut more = false;
@@ -66,12 +71,15 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
             let Some(app) = weak.upgrade() else { return };
             let now = app.clock.now_ms();
             let max = u32::try_from(free).unwrap_or(u32::MAX);
+            // Only this loop starts attempts: what is in flight can only
+            // fall between the budget and the attempts it allows.
+            let budget = lock(&scheduler).budget(max, now);
             // A read first: most commits queue no event, and a claim writes.
-            let due = app.meta.any_due_events(now).await.unwrap_or(true);
+            let due = app.meta.any_due_events(now, &budget).await.unwrap_or(true);
             let claimed = match due {
                 true => {
                     app.meta
-                        .claim_events(now, now + millis(CLAIM_LEASE), max)
+                        .claim_events(now, now + millis(CLAIM_LEASE), &budget)
                         .await
                 }
                 false => Ok(Vec::new()),
@@ -83,9 +91,11 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
                         let Ok(slot) = slots.clone().try_acquire_owned() else {
                             break;
                         };
+                        let mut attempt = Attempt::start(&scheduler, &event.webhook_id, &app);
                         let (app, client, outbox) = (app.clone(), client.clone(), outbox.clone());
                         tokio::spawn(async move {
-                            deliver(&app, &client, event).await;
+                            attempt.delivered = deliver(&app, &client, event).await;
+                            drop(attempt);
                             drop(slot);
                             outbox.settled.notify_one();
                         });
@@ -105,6 +115,44 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
     }
 }
 
+/// An attempt in flight: counted in its subscription's share from its
+/// claim until dropped, however its task ends.
+struct Attempt {
+    scheduler: Arc<Mutex<Scheduler>>,
+    webhook: String,
+    clock: crate::clock::Clock,
+    delivered: bool,
+}
+
+impl Attempt {
+    fn start(scheduler: &Arc<Mutex<Scheduler>>, webhook: &str, app: &App) -> Attempt {
+        lock(scheduler).started(webhook);
+        Attempt {
+            scheduler: scheduler.clone(),
+            webhook: webhook.to_string(),
+            clock: app.clock.clone(),
+            delivered: false,
+        }
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        let now = self.clock.now_ms();
+        let opened = lock(&self.scheduler).finished(&self.webhook, self.delivered, now);
+        if let Some(until) = opened {
+            tracing::warn!(webhook = %self.webhook, wait_ms = until - now,
+                "webhook receiver failing: its events wait, then a round of attempts tries it");
+        }
+    }
+}
+
+/// The scheduler (none of its methods panics, so a poisoned lock still
+/// holds whole counts).
+fn lock(s: &Mutex<Scheduler>) -> std::sync::MutexGuard<'_, Scheduler> {
+    s.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The body of a delivery: the event's type, its time, and the file record
 /// as the API shows it.
 pub(crate) fn body(app: &App, event: &OutboxEvent) -> Vec<u8> {
@@ -116,8 +164,8 @@ pub(crate) fn body(app: &App, event: &OutboxEvent) -> Vec<u8> {
     serde_json::to_vec(&payload).unwrap_or_default()
 }
 
-/// One attempt; records its outcome.
-async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) {
+/// One attempt; records its outcome. Whether the receiver took it.
+async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) -> bool {
     let body = body(app, &event);
     // The transport's time (receivers check it against their clock), not
     // the event's.
@@ -140,6 +188,7 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) {
         Err(e) => Err(e),
     };
     let now = app.clock.now_ms();
+    let delivered = outcome.is_ok();
     let recorded = match outcome {
         Ok(()) => {
             metrics::counter!("filestore_webhook_deliveries_total", "result" => "ok").increment(1);
@@ -166,4 +215,5 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) {
         // The claim's lease runs out and the event is tried again.
         tracing::warn!(event = %event.id, error = %e, "webhook outcome not recorded");
     }
+    delivered
 }

@@ -46,4 +46,5 @@ mod serve_admin_cli;
 mod tus;
 mod tus_interop;
 mod tus_owners;
+mod webhook_fairness;
 mod webhooks;

@@ -6,6 +6,7 @@
 use crate::common::meta::{account, commit, inline_file};
 use crate::common::pg;
 use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, FileRow, WebhookRow};
+use filestore::domain::webhooks::Budget;
 
 /// `n` stores on one new database (on SQLite: one file, `n` handles).
 async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
@@ -73,7 +74,10 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
     // the other account's subscription.
     assert_eq!(s.pending_events().await.unwrap(), 6);
     // Only the first event of each (subscription, file) is handed out.
-    let first = s.claim_events(3_000, 63_000, 100).await.unwrap();
+    let first = s
+        .claim_events(3_000, 63_000, &Budget::new(100, 100))
+        .await
+        .unwrap();
     let kinds: Vec<(&str, &str, &str)> = first
         .iter()
         .map(|e| (e.webhook_id.as_str(), e.file.id.as_str(), e.kind.as_str()))
@@ -87,7 +91,11 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
     assert_eq!(first[0].created_at, 1_000);
     assert!(first.windows(2).all(|w| w[0].seq < w[1].seq));
     // Claimed: not handed out again before the lease ends, nor what follows.
-    assert!(s.claim_events(3_001, 63_001, 100).await.unwrap().is_empty());
+    assert!(s
+        .claim_events(3_001, 63_001, &Budget::new(100, 100))
+        .await
+        .unwrap()
+        .is_empty());
     // A failed attempt comes back when due, with the same id.
     let of_all_f = first
         .iter()
@@ -96,8 +104,15 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
     s.event_failed(of_all_f.seq, 4_000, "answered 500")
         .await
         .unwrap();
-    assert!(s.claim_events(3_999, 64_000, 100).await.unwrap().is_empty());
-    let again = s.claim_events(4_000, 64_000, 100).await.unwrap();
+    assert!(s
+        .claim_events(3_999, 64_000, &Budget::new(100, 100))
+        .await
+        .unwrap()
+        .is_empty());
+    let again = s
+        .claim_events(4_000, 64_000, &Budget::new(100, 100))
+        .await
+        .unwrap();
     assert_eq!(again.len(), 1);
     assert_eq!(
         (again[0].id.as_str(), again[0].attempts),
@@ -108,7 +123,10 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
         s.event_done(e.seq).await.unwrap();
     }
     s.event_done(again[0].seq).await.unwrap();
-    let next = s.claim_events(5_000, 65_000, 100).await.unwrap();
+    let next = s
+        .claim_events(5_000, 65_000, &Budget::new(100, 100))
+        .await
+        .unwrap();
     let mut kinds: Vec<(String, String)> = next
         .iter()
         .map(|e| (e.file.id.clone(), e.kind.clone()))
@@ -123,7 +141,10 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
     assert!(next.iter().all(|e| e.webhook_id == all));
     assert_ne!(created_only, all);
     // A lapsed lease hands the event out again (its node died mid-attempt).
-    let lapsed = s.claim_events(65_000, 125_000, 100).await.unwrap();
+    let lapsed = s
+        .claim_events(65_000, 125_000, &Budget::new(100, 100))
+        .await
+        .unwrap();
     assert_eq!(lapsed.len(), 2);
     assert!(lapsed.iter().all(|e| e.attempts == 2));
     // Deleting the subscription drops its undelivered events.
@@ -156,7 +177,10 @@ async fn nodes_claiming_at_once_take_each_event_once() {
             tokio::spawn(async move {
                 let mut got = Vec::new();
                 loop {
-                    let batch = s.claim_events(10_000, 70_000, 7).await.unwrap();
+                    let batch = s
+                        .claim_events(10_000, 70_000, &Budget::new(7, 7))
+                        .await
+                        .unwrap();
                     if batch.is_empty() {
                         return got;
                     }
@@ -182,14 +206,20 @@ async fn claims_of_a_node_that_is_gone_are_due_at_the_next_start() {
     webhook(&s[0], &acc, &["file.created"]).await;
     committed(&s[0], &acc, 0, None).await;
     let gone = s.pop().unwrap();
-    let claimed = gone.claim_events(2_000, 62_000, 10).await.unwrap();
+    let claimed = gone
+        .claim_events(2_000, 62_000, &Budget::new(10, 10))
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 1);
     drop(gone);
     // Its session closes a moment after (the server notices the socket).
     let mut again = Vec::new();
     for _ in 0..100 {
         s[0].expire_upload_guards(3_000).await.unwrap();
-        again = s[0].claim_events(3_000, 63_000, 10).await.unwrap();
+        again = s[0]
+            .claim_events(3_000, 63_000, &Budget::new(10, 10))
+            .await
+            .unwrap();
         if !again.is_empty() {
             break;
         }
@@ -203,7 +233,10 @@ async fn claims_of_a_node_that_is_gone_are_due_at_the_next_start() {
     // A live node's claim is left alone.
     s[0].expire_upload_guards(4_000).await.unwrap();
     let on_pg = pg::admin_url().is_some();
-    let live = s[0].claim_events(4_000, 64_000, 10).await.unwrap();
+    let live = s[0]
+        .claim_events(4_000, 64_000, &Budget::new(10, 10))
+        .await
+        .unwrap();
     assert_eq!(
         live.is_empty(),
         on_pg,

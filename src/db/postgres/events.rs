@@ -2,11 +2,13 @@
 //! `events` for the rules. Several nodes send at once: a claim takes its
 //! rows `FOR UPDATE SKIP LOCKED` and moves them a lease ahead, so an event
 //! is attempted by one node at a time, and a file's later event waits while
-//! an earlier one is undelivered, whichever node holds it.
+//! an earlier one is undelivered, whichever node holds it. Each node shares
+//! its claims among subscriptions by its own budget.
 
 use super::{execute, query, query_one, query_opt, DbError};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
 use crate::domain::secret::Secret;
+use crate::domain::webhooks::{self, Budget, Candidate};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
@@ -94,27 +96,91 @@ pub(crate) async fn enqueue<C: GenericClient>(
     Ok(())
 }
 
-/// Claims up to `max` due events, each the oldest undelivered of its file
-/// for its subscription; see `MetaStore::claim_events`.
+/// Each subscription's longest due events, as many as its budget (`$2`, `$3`:
+/// the subscriptions with a budget of their own, `$4` every other's), each
+/// the oldest undelivered of its file for it. The subscriptions with events
+/// are found by a skip scan (one index probe each), and each one's due
+/// events walked in order by `webhook_events_subscription`, so a long
+/// backlog costs a claim nothing. `$lock` locks what a claim takes, `$limit` bounds the
+/// rows.
+macro_rules! candidates {
+    ($lock:literal, $limit:literal) => {
+        concat!(
+            "WITH RECURSIVE subs(id) AS (
+         SELECT min(webhook_id) FROM webhook_events
+         UNION ALL
+         SELECT (SELECT min(webhook_id) FROM webhook_events WHERE webhook_id > s.id)
+         FROM subs s WHERE s.id IS NOT NULL),
+     budgets AS (
+         SELECT s.id, COALESCE(l.n, $4) AS n FROM subs s
+         LEFT JOIN unnest($2::TEXT[], $3::INTEGER[]) AS l(id, n) ON l.id = s.id COLLATE \"C\"
+         WHERE s.id IS NOT NULL)
+     SELECT c.seq, c.next_at, b.id FROM budgets b CROSS JOIN LATERAL (
+         SELECT e.seq, e.next_at FROM webhook_events e
+         WHERE e.webhook_id = b.id AND e.next_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM webhook_events p
+               WHERE p.webhook_id = e.webhook_id AND p.file_id = e.file_id AND p.seq < e.seq)
+         ORDER BY e.next_at, e.seq LIMIT b.n ",
+            $lock,
+            ") c WHERE b.n > 0 ",
+            $limit
+        )
+    };
+}
+
+/// What a claim takes, locked: other nodes step over it until it commits.
+const CLAIMABLE: &str = candidates!("FOR UPDATE OF e SKIP LOCKED", "");
+
+/// Whether there is anything to claim.
+const ANY_DUE: &str = candidates!("", "LIMIT 1");
+
+async fn candidates<C: GenericClient>(
+    c: &C,
+    now: i64,
+    budget: &Budget,
+    claim: bool,
+) -> Result<Vec<Candidate>, DbError> {
+    let sql = if claim { CLAIMABLE } else { ANY_DUE };
+    let (ids, limits): (Vec<&str>, Vec<i32>) = budget
+        .limits
+        .iter()
+        .map(|(id, n)| (id.as_str(), i32::try_from(*n).unwrap_or(i32::MAX)))
+        .unzip();
+    let each = i32::try_from(budget.each.min(budget.max)).unwrap_or(i32::MAX);
+    Ok(query(c, sql, &[&now, &ids, &limits, &each])
+        .await?
+        .iter()
+        .map(|r| Candidate {
+            seq: r.get(0),
+            due: r.get(1),
+            webhook_id: r.get(2),
+        })
+        .collect())
+}
+
+/// Claims events due at `now` within `budget`, taken round-robin across
+/// subscriptions (`webhooks::fair_pick`); see `MetaStore::claim_events`.
+/// Inside a transaction: the candidates stay locked (other nodes step over
+/// them) until the claim commits.
 pub(crate) async fn claim<C: GenericClient>(
     c: &C,
     now: i64,
     lease_until: i64,
-    max: u32,
+    budget: &Budget,
     node: i32,
 ) -> Result<Vec<OutboxEvent>, DbError> {
+    let picked = webhooks::fair_pick(&candidates(c, now, budget, true).await?, budget.max);
+    if picked.is_empty() {
+        return Ok(Vec::new());
+    }
     let rows = query(
         c,
-        "UPDATE webhook_events AS u SET next_at = $2, attempts = u.attempts + 1, claim_node = $4
+        "UPDATE webhook_events AS u SET next_at = $2, attempts = u.attempts + 1, claim_node = $3
          FROM webhooks w
-         WHERE w.id = u.webhook_id AND u.seq IN (
-             SELECT e.seq FROM webhook_events e WHERE e.next_at <= $1
-               AND NOT EXISTS (SELECT 1 FROM webhook_events p
-                   WHERE p.webhook_id = e.webhook_id AND p.file_id = e.file_id AND p.seq < e.seq)
-             ORDER BY e.seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+         WHERE w.id = u.webhook_id AND u.seq = ANY($1)
          RETURNING u.seq, u.id, u.webhook_id, w.url, w.secret, u.type, u.data, u.created_at,
              u.attempts",
-        &[&now, &lease_until, &i64::from(max), &node],
+        &[&picked, &lease_until, &node],
     )
     .await?;
     let mut events = Vec::new();
@@ -175,16 +241,14 @@ pub(crate) async fn failed<C: GenericClient>(
     Ok(())
 }
 
-/// Whether any event is due at `now` (a read: the sender claims, which
-/// writes, only then).
-pub(crate) async fn any_due<C: GenericClient>(c: &C, now: i64) -> Result<bool, DbError> {
-    Ok(query_one(
-        c,
-        "SELECT EXISTS (SELECT 1 FROM webhook_events WHERE next_at <= $1)",
-        &[&now],
-    )
-    .await?
-    .get(0))
+/// Whether a claim at `now` within `budget` would take any event (a read:
+/// the sender claims, which writes, only then).
+pub(crate) async fn any_due<C: GenericClient>(
+    c: &C,
+    now: i64,
+    budget: &Budget,
+) -> Result<bool, DbError> {
+    Ok(!candidates(c, now, budget, false).await?.is_empty())
 }
 
 pub(crate) async fn pending<C: GenericClient>(c: &C) -> Result<u64, DbError> {

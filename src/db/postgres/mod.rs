@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_leases_and_rate_windows.sql"),
     include_str!("migrations/0004_webhooks.sql"),
     include_str!("migrations/0005_upload_owners.sql"),
+    include_str!("migrations/0006_webhook_fairness.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -442,10 +442,16 @@ impl MetaStore for PgStore {
         &self,
         now: i64,
         lease_until: i64,
-        max: u32,
+        budget: &crate::domain::webhooks::Budget,
     ) -> Result<Vec<OutboxEvent>, DbError> {
-        let c = self.pool.get().await?;
-        events::claim(&c, now, lease_until, max, self.node).await
+        in_tx!(self, |tx| events::claim(
+            &tx,
+            now,
+            lease_until,
+            budget,
+            self.node
+        )
+        .await)
     }
 
     async fn event_done(&self, seq: i64) -> Result<(), DbError> {
@@ -458,9 +464,13 @@ impl MetaStore for PgStore {
         events::failed(&c, seq, retry_at, error).await
     }
 
-    async fn any_due_events(&self, now: i64) -> Result<bool, DbError> {
+    async fn any_due_events(
+        &self,
+        now: i64,
+        budget: &crate::domain::webhooks::Budget,
+    ) -> Result<bool, DbError> {
         let c = self.pool.get().await?;
-        events::any_due(&c, now).await
+        events::any_due(&c, now, budget).await
     }
 
     async fn pending_events(&self) -> Result<u64, DbError> {

@@ -1,11 +1,13 @@
 //! Webhook subscriptions and their outbox on SQLite. Events are written in
 //! the transaction of the change they tell of (`enqueue`), so one is sent
 //! exactly when its change is committed; the sender claims due ones, a
-//! file's in order (`claim`), and removes each once delivered or given up.
+//! file's in order and subscriptions in turn (`claim`), and removes each
+//! once delivered or given up.
 
 use super::{DbError, OptionalExtension};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
 use crate::domain::secret::Secret;
+use crate::domain::webhooks::{self, Budget, Candidate};
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, url, events, secret, created_at";
@@ -76,29 +78,84 @@ pub(crate) fn enqueue(tx: &Connection, kind: &str, row: &FileRow, now: i64) -> R
     Ok(())
 }
 
-/// Claims up to `max` events due at `now`, each the oldest undelivered of
-/// its file for its subscription: their next attempt moves to `lease_until`
-/// and their attempts count one more.
+/// The subscriptions with events in the outbox, in id order: a skip scan,
+/// one index probe per subscription however long its backlog.
+const SUBSCRIPTIONS: &str = "WITH RECURSIVE subs(id) AS (
+         SELECT (SELECT min(webhook_id) FROM webhook_events)
+         UNION ALL
+         SELECT (SELECT min(webhook_id) FROM webhook_events WHERE webhook_id > subs.id)
+         FROM subs WHERE subs.id IS NOT NULL)
+     SELECT id FROM subs WHERE id IS NOT NULL";
+
+/// Up to `?3` of subscription `?1`'s events due at `?2`, longest due first,
+/// each the oldest undelivered of its file for it: `webhook_events_subscription`
+/// walks exactly the due ones in that order (what is in flight or waiting
+/// for its retry is not due, so never read).
+const DUE: &str = "SELECT e.seq, e.next_at FROM webhook_events e
+     WHERE e.webhook_id = ?1 AND e.next_at <= ?2
+       AND NOT EXISTS (SELECT 1 FROM webhook_events p
+           WHERE p.webhook_id = e.webhook_id AND p.file_id = e.file_id AND p.seq < e.seq)
+     ORDER BY e.next_at, e.seq LIMIT ?3";
+
+/// Each subscription's longest due events, as many as `budget` gives it
+/// (`first`: stop at the first one found).
+fn candidates(
+    conn: &Connection,
+    now: i64,
+    budget: &Budget,
+    first: bool,
+) -> Result<Vec<Candidate>, DbError> {
+    let subs = conn
+        .prepare_cached(SUBSCRIPTIONS)?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut due = conn.prepare_cached(DUE)?;
+    let mut out = Vec::new();
+    for webhook_id in subs {
+        let n = budget.of(&webhook_id);
+        if n == 0 {
+            continue;
+        }
+        let rows = due
+            .query_map(params![webhook_id, now, n], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (seq, since) in rows {
+            out.push(Candidate {
+                seq,
+                due: since,
+                webhook_id: webhook_id.clone(),
+            });
+            if first {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Claims events due at `now` within `budget`, taken round-robin across
+/// subscriptions (`webhooks::fair_pick`), each the oldest undelivered of its
+/// file for its subscription: their next attempt moves to `lease_until` and
+/// their attempts count one more.
 pub(crate) fn claim(
     conn: &Connection,
     now: i64,
     lease_until: i64,
-    max: u32,
+    budget: &Budget,
 ) -> Result<Vec<OutboxEvent>, DbError> {
+    let picked = webhooks::fair_pick(&candidates(conn, now, budget, false)?, budget.max);
     let mut stmt = conn.prepare_cached(
-        "UPDATE webhook_events SET next_at = ?2, attempts = attempts + 1
-         WHERE seq IN (
-             SELECT e.seq FROM webhook_events e WHERE e.next_at <= ?1
-               AND NOT EXISTS (SELECT 1 FROM webhook_events p
-                   WHERE p.webhook_id = e.webhook_id AND p.file_id = e.file_id AND p.seq < e.seq)
-             ORDER BY e.seq LIMIT ?3)
+        "UPDATE webhook_events SET next_at = ?2, attempts = attempts + 1 WHERE seq = ?1
          RETURNING seq, id, webhook_id,
              (SELECT url FROM webhooks w WHERE w.id = webhook_id),
              (SELECT secret FROM webhooks w WHERE w.id = webhook_id),
              type, data, created_at, attempts",
     )?;
-    let rows = stmt
-        .query_map(params![now, lease_until, max], |r| {
+    let mut rows = Vec::with_capacity(picked.len());
+    for seq in picked {
+        rows.push(stmt.query_row(params![seq, lease_until], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
@@ -110,8 +167,8 @@ pub(crate) fn claim(
                 r.get::<_, i64>(7)?,
                 r.get::<_, u32>(8)?,
             ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+        })?);
+    }
     let mut events = Vec::new();
     for (seq, id, webhook_id, url, secret, kind, data, created_at, attempts) in rows {
         let Some(file) = event_file(seq, &data) else {
@@ -162,12 +219,10 @@ pub(crate) fn failed(
     Ok(())
 }
 
-/// Whether any event is due at `now` (a read: the sender claims, which
-/// writes, only then).
-pub(crate) fn any_due(conn: &Connection, now: i64) -> Result<bool, DbError> {
-    Ok(conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_events WHERE next_at <= ?1)")?
-        .query_row([now], |r| r.get(0))?)
+/// Whether a claim at `now` within `budget` would take any event (a read:
+/// the sender claims, which writes, only then).
+pub(crate) fn any_due(conn: &Connection, now: i64, budget: &Budget) -> Result<bool, DbError> {
+    Ok(!candidates(conn, now, budget, true)?.is_empty())
 }
 
 /// Events not delivered yet.
@@ -175,4 +230,43 @@ pub(crate) fn pending(conn: &Connection) -> Result<u64, DbError> {
     Ok(conn
         .prepare_cached("SELECT COUNT(*) FROM webhook_events")?
         .query_row([], |r| r.get(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How SQLite runs `sql`: its query plan, one step a line.
+    fn plan(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let steps = stmt
+            .query_map(params, |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        steps.join("\n")
+    }
+
+    /// A claim's cost does not grow with a backlog: the subscriptions are
+    /// found by index probes and each one's events walked in order by an
+    /// index, with no scan of the outbox and no sort.
+    #[test]
+    fn a_claim_probes_indexes_and_never_scans_or_sorts_the_outbox() {
+        let (_dir, db) = crate::db::sqlite::test_db();
+        let conn = db.conn().unwrap();
+        let subs = plan(&conn, SUBSCRIPTIONS, []);
+        let due = plan(&conn, DUE, params!["wh_x", 1, 4]);
+        for p in [&subs, &due] {
+            assert!(!p.contains("SCAN webhook_events"), "{p}");
+            assert!(!p.contains("TEMP B-TREE"), "{p}");
+        }
+        assert!(
+            subs.contains("USING COVERING INDEX webhook_events_subscription (webhook_id>?)"),
+            "{subs}"
+        );
+        assert!(
+            due.contains("USING INDEX webhook_events_subscription (webhook_id=? AND next_at<?)"),
+            "{due}"
+        );
+    }
 }

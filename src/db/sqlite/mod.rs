@@ -57,6 +57,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_upload_leases.sql"),
     include_str!("migrations/0006_webhooks.sql"),
     include_str!("migrations/0007_upload_owners.sql"),
+    include_str!("migrations/0008_webhook_fairness.sql"),
 ];
 
 #[derive(Clone)]

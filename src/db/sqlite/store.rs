@@ -422,10 +422,11 @@ impl MetaStore for SqliteStore {
         &self,
         now: i64,
         lease_until: i64,
-        max: u32,
+        budget: &crate::domain::webhooks::Budget,
     ) -> Result<Vec<OutboxEvent>, DbError> {
+        let budget = budget.clone();
         self.db
-            .write(move |c| events::claim(c, now, lease_until, max))
+            .write(move |c| events::claim(c, now, lease_until, &budget))
             .await
     }
 
@@ -440,8 +441,13 @@ impl MetaStore for SqliteStore {
             .await
     }
 
-    async fn any_due_events(&self, now: i64) -> Result<bool, DbError> {
-        self.db.run(move |c| events::any_due(c, now)).await
+    async fn any_due_events(
+        &self,
+        now: i64,
+        budget: &crate::domain::webhooks::Budget,
+    ) -> Result<bool, DbError> {
+        let budget = budget.clone();
+        self.db.run(move |c| events::any_due(c, now, &budget)).await
     }
 
     async fn pending_events(&self) -> Result<u64, DbError> {

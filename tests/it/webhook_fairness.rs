@@ -1,0 +1,387 @@
+//! Webhook fairness (CONTRACT §13), on whichever database the suite runs:
+//! a claim shares itself among subscriptions (each within its budget, in
+//! turn); and end to end, a receiver that accepts connections and never
+//! answers, and one that answers 500, beside healthy ones during a steady
+//! stream of uploads: the healthy receivers get every event promptly, the
+//! hanging one never holds more than 4 attempts at once, and the failing
+//! one's circuit holds its events instead of trying each.
+//!
+//! The receivers are in this process (axum, and a bare TCP listener for the
+//! one that hangs, so that it sees each attempt's connection close).
+
+use crate::common::meta::{account, commit, inline_file};
+use crate::common::{pg, TestServer};
+use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, WebhookRow};
+use filestore::domain::webhooks::{Budget, PER_SUBSCRIPTION};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::io::AsyncReadExt;
+
+// ---------------------------------------------------------------------------
+// The claim, at the store
+
+async fn store() -> (tempfile::TempDir, DynMetaStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg::database_for(dir.path()).await;
+    let s = filestore::db::open(dir.path(), url.as_deref())
+        .await
+        .unwrap();
+    (dir, s)
+}
+
+async fn subscribe(s: &DynMetaStore, account: &str) -> String {
+    let id = filestore::domain::ids::webhook_id();
+    s.create_webhook(WebhookRow {
+        id: id.clone(),
+        account_id: account.into(),
+        url: "http://127.0.0.1:9/".into(),
+        events: vec!["file.created".into()],
+        secret: filestore::domain::secret::Secret::new(filestore::domain::webhooks::new_secret()),
+        created_at: 1,
+    })
+    .await
+    .unwrap();
+    id
+}
+
+async fn files(s: &DynMetaStore, account: &str, n: usize) {
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    for i in 0..n {
+        let out = commit(s.clone(), inline_file(account, i, 3, None), limits).await;
+        assert!(matches!(out, CommitOutcome::Committed(_)));
+    }
+}
+
+/// (subscription, seq) of what a claim took, in claim order.
+fn taken(events: &[filestore::db::OutboxEvent]) -> Vec<(String, i64)> {
+    events
+        .iter()
+        .map(|e| (e.webhook_id.clone(), e.seq))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_takes_subscriptions_in_turn_each_within_its_budget() {
+    let (_dir, s) = store().await;
+    let (busy_acc, quiet_acc) = (account(&*s).await, account(&*s).await);
+    let busy = subscribe(&s, &busy_acc).await;
+    let quiet = subscribe(&s, &quiet_acc).await;
+    files(&s, &busy_acc, 10).await;
+    files(&s, &quiet_acc, 2).await;
+    let (now, lease) = (10_000, 70_000);
+    // Six in all, four of a subscription at most: the busy one's backlog
+    // (queued first) leaves the quiet one's events their turn.
+    let first = s
+        .claim_events(now, lease, &Budget::new(6, PER_SUBSCRIPTION))
+        .await
+        .unwrap();
+    let of = |w: &str| first.iter().filter(|e| e.webhook_id == w).count();
+    assert_eq!((of(&busy), of(&quiet)), (4, 2), "{:?}", taken(&first));
+    let busy_seqs: Vec<i64> = first
+        .iter()
+        .filter(|e| e.webhook_id == busy)
+        .map(|e| e.seq)
+        .collect();
+    // The busy one's four are its oldest.
+    let mut rest = s
+        .claim_events(now, lease, &Budget::new(100, 100))
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 6, "{:?}", taken(&rest));
+    assert!(busy_seqs.iter().all(|b| rest.iter().all(|r| r.seq > *b)));
+    // Back in the outbox (their attempts failed): with the busy one at its
+    // cap nothing is due for a claim, though its events are.
+    for e in &rest {
+        s.event_failed(e.seq, now, "answered 500").await.unwrap();
+    }
+    let mut at_cap = Budget::new(64, PER_SUBSCRIPTION);
+    at_cap.limits.insert(busy.clone(), 0);
+    assert!(!s.any_due_events(now, &at_cap).await.unwrap());
+    assert!(s
+        .claim_events(now, lease, &at_cap)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(s
+        .any_due_events(now, &Budget::new(64, PER_SUBSCRIPTION))
+        .await
+        .unwrap());
+    // The quiet one's next event is claimed past the busy one's backlog.
+    files(&s, &quiet_acc, 1).await;
+    assert!(s.any_due_events(now, &at_cap).await.unwrap());
+    let quiet_only = s.claim_events(now, lease, &at_cap).await.unwrap();
+    assert_eq!(quiet_only.len(), 1, "{:?}", taken(&quiet_only));
+    assert_eq!(quiet_only[0].webhook_id, quiet);
+    // One left to the busy one (three in flight): its oldest due.
+    at_cap.limits.insert(busy.clone(), 1);
+    let one = s.claim_events(now, lease, &at_cap).await.unwrap();
+    rest.sort_by_key(|e| e.seq);
+    assert_eq!(taken(&one), [(busy.clone(), rest[0].seq)]);
+}
+
+// ---------------------------------------------------------------------------
+// Receivers
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1000.0
+}
+
+/// Listens on 127.0.0.1; its base URL.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/hook")
+}
+
+/// A receiver that answers 204 to every delivery signed with its
+/// subscription's secret, and notes when each arrived.
+#[derive(Default)]
+struct Healthy {
+    secret: Mutex<String>,
+    /// File id → (arrived at, committed at), unix ms; the first delivery.
+    got: Mutex<BTreeMap<String, (f64, f64)>>,
+    deliveries: AtomicUsize,
+}
+
+async fn healthy() -> (Arc<Healthy>, String) {
+    let rx = Arc::new(Healthy::default());
+    let state = rx.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| async move {
+                let arrived = now_ms();
+                let h = |n: &str| headers[n].to_str().unwrap().to_string();
+                let sent_at: i64 = h("webhook-timestamp").parse().unwrap();
+                let secret = state.secret.lock().unwrap().clone();
+                let want = filestore::domain::webhooks::signature(
+                    &secret,
+                    &h("webhook-id"),
+                    sent_at,
+                    &body,
+                )
+                .unwrap();
+                if h("webhook-signature") != want {
+                    return axum::http::StatusCode::UNAUTHORIZED;
+                }
+                let v: Value = serde_json::from_slice(&body).unwrap();
+                let committed =
+                    chrono::DateTime::parse_from_rfc3339(v["timestamp"].as_str().unwrap())
+                        .unwrap()
+                        .timestamp_millis() as f64;
+                let id = v["data"]["id"].as_str().unwrap().to_string();
+                state.deliveries.fetch_add(1, Ordering::SeqCst);
+                state
+                    .got
+                    .lock()
+                    .unwrap()
+                    .entry(id)
+                    .or_insert((arrived, committed));
+                axum::http::StatusCode::NO_CONTENT
+            },
+        ),
+    );
+    let url = serve(app).await;
+    (rx, url)
+}
+
+/// A receiver that answers 500 to everything; counts the attempts.
+async fn failing() -> (Arc<AtomicUsize>, String) {
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let counter = attempts.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR
+        }),
+    );
+    (attempts, serve(app).await)
+}
+
+/// A receiver that accepts each connection, reads the request and never
+/// answers; counts the requests open at once (until the sender closes the
+/// connection) and the most ever open.
+#[derive(Default)]
+struct Hanging {
+    open: AtomicUsize,
+    most: AtomicUsize,
+    requests: AtomicUsize,
+}
+
+async fn hanging() -> (Arc<Hanging>, String) {
+    let rx = Arc::new(Hanging::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = rx.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let rx = state.clone();
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                let mut counted = false;
+                // Until the sender gives up and closes the connection.
+                while let Ok(n @ 1..) = conn.read(&mut buf).await {
+                    seen.extend_from_slice(&buf[..n]);
+                    if !counted && seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        counted = true;
+                        rx.requests.fetch_add(1, Ordering::SeqCst);
+                        let open = rx.open.fetch_add(1, Ordering::SeqCst) + 1;
+                        rx.most.fetch_max(open, Ordering::SeqCst);
+                    }
+                }
+                if counted {
+                    rx.open.fetch_sub(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (rx, format!("http://{addr}/hook"))
+}
+
+/// A subscription of `account` to `url`; its secret.
+async fn hook(srv: &TestServer, account: &str, url: &str) -> String {
+    let created = filestore::service::admin::create_webhook(
+        &*srv.app.meta,
+        account,
+        url,
+        &["file.created".to_string()],
+        srv.clock.now_ms(),
+    )
+    .await
+    .unwrap();
+    created.secret.expose().to_string()
+}
+
+/// The value at percentile `p` of `v` (nearest rank).
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+/// Commit-to-receipt latency of `rx` for `ids`, ms, or the ids it lacks.
+fn latencies(rx: &Healthy, ids: &[String]) -> Result<Vec<f64>, Vec<String>> {
+    let got = rx.got.lock().unwrap();
+    let missing: Vec<String> = ids
+        .iter()
+        .filter(|id| !got.contains_key(*id))
+        .cloned()
+        .collect();
+    match missing.is_empty() {
+        true => Ok(ids.iter().map(|id| got[id].0 - got[id].1).collect()),
+        false => Err(missing),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// End to end
+
+/// Two accounts: the first's files go to a healthy receiver and to one that
+/// hangs, the second's to another healthy one and to one that answers 500.
+/// Sixty uploads to each over twelve seconds (past the first attempts'
+/// 10 s timeout, so retries and circuit tries come in the middle of the
+/// stream): each healthy receiver gets every event with commit-to-receipt
+/// p99 under a second, the hanging one never has more than 4 requests open
+/// at once, and the failing one is tried far fewer times than it has events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_or_failing_receiver_delays_only_its_own_subscription() {
+    let srv = TestServer::start().await;
+    let (other_acc, other_key) = srv.new_account("fairness-other", "pro").await;
+    let (rx_a, url_a) = healthy().await;
+    let (rx_b, url_b) = healthy().await;
+    let (hung, url_hung) = hanging().await;
+    let (failed, url_failed) = failing().await;
+    *rx_a.secret.lock().unwrap() = hook(&srv, &srv.account_id, &url_a).await;
+    hook(&srv, &srv.account_id, &url_hung).await;
+    *rx_b.secret.lock().unwrap() = hook(&srv, &other_acc, &url_b).await;
+    hook(&srv, &other_acc, &url_failed).await;
+
+    let keys = [srv.secret_key.clone(), other_key];
+    let mut ids: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    let start = Instant::now();
+    for i in 0..120usize {
+        let slot = start + Duration::from_millis(100 * i as u64);
+        tokio::time::sleep_until(slot.into()).await;
+        let which = i % 2;
+        let r = srv
+            .upload_as(&keys[which], &format!("fair-{i}.txt"), vec![b'x'; 64], &[])
+            .await;
+        assert_eq!(r.status(), 201, "upload {i}: {:?}", r.text().await);
+        let f: Value = r.json().await.unwrap();
+        ids[which].push(f["id"].as_str().unwrap().to_string());
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (lat_a, lat_b) = loop {
+        match (latencies(&rx_a, &ids[0]), latencies(&rx_b, &ids[1])) {
+            (Ok(a), Ok(b)) => break (a, b),
+            (a, b) => assert!(
+                Instant::now() < deadline,
+                "healthy receivers still lack events 30 s after the uploads: {:?} {:?}",
+                a.err(),
+                b.err()
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for (name, lat) in [("first", &lat_a), ("second", &lat_b)] {
+        let (p50, p99) = (percentile(lat, 50.0), percentile(lat, 99.0));
+        // Straight to stderr (shown with --nocapture): the figures.
+        let _ = writeln!(
+            std::io::stderr(),
+            "healthy receiver of the {name} account: commit to receipt p50 {p50:.1} ms, \
+             p99 {p99:.1} ms"
+        );
+        assert!(
+            p99 < 1000.0,
+            "the {name} account's healthy receiver: commit to receipt p50 {p50:.0} ms, \
+             p99 {p99:.0} ms (every latency: {lat:?})"
+        );
+    }
+    // Each event once to the healthy ones (no attempt of theirs failed).
+    assert_eq!(rx_a.deliveries.load(Ordering::SeqCst), 60);
+    assert_eq!(rx_b.deliveries.load(Ordering::SeqCst), 60);
+    // The hanging receiver held its 4 attempts, never more, and is tried
+    // again once they time out.
+    let again = Instant::now() + Duration::from_secs(30);
+    while hung.requests.load(Ordering::SeqCst) <= PER_SUBSCRIPTION as usize {
+        assert!(
+            Instant::now() < again,
+            "the hanging receiver was never tried again after its attempts timed out"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let most = hung.most.load(Ordering::SeqCst);
+    assert_eq!(
+        most, PER_SUBSCRIPTION as usize,
+        "most requests open at once"
+    );
+    // The failing one's circuit held its 60 events: a few attempts, then
+    // a round after each wait.
+    let tries = failed.load(Ordering::SeqCst);
+    let _ = writeln!(
+        std::io::stderr(),
+        "hanging receiver: at most {most} requests open at once; \
+         failing receiver: {tries} attempts for 60 events"
+    );
+    assert!(
+        (1..=30).contains(&tries),
+        "the receiver answering 500 had {tries} attempts for 60 events"
+    );
+    // Nothing of theirs is lost: their events wait in the outbox.
+    assert!(srv.app.meta.pending_events().await.unwrap() >= 120);
+}
