@@ -37,6 +37,7 @@ mod limits;
 mod multinode;
 mod operating;
 mod outbox;
+mod pg_deadlines;
 mod postgres;
 mod s3_outage;
 mod s3_service_outage;
