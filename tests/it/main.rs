@@ -39,6 +39,7 @@ mod operating;
 mod outbox;
 mod pg_deadlines;
 mod postgres;
+mod s3_dead_node;
 mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;
