@@ -114,7 +114,7 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// been gone for a while), so that their blobs, and what the blob store
     /// holds of their writes in flight (S3 multipart uploads), are deleted.
     /// SQLite has one node, whose restart does this: nothing to do.
-    async fn expire_dead_nodes_guards(&self, _now: i64) -> Result<usize, DbError> {
+    async fn expire_dead_node_guards(&self, _now: i64) -> Result<usize, DbError> {
         Ok(0)
     }
 

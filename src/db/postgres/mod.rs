@@ -375,3 +375,29 @@ pub(crate) async fn execute<C: GenericClient>(
     let stmt = c.prepare_cached(sql).await?;
     Ok(c.execute(&stmt, params).await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_session_gets_the_deadline_and_keepalives() {
+        let url = "postgres://u@db/app?options=-c%20search_path%3Dother";
+        let pg = settings(url, Duration::from_millis(1500)).unwrap();
+        let options = pg.get_options().unwrap();
+        assert!(
+            options.starts_with("-c statement_timeout=1500 "),
+            "{options}"
+        );
+        assert!(
+            options.contains("-c idle_in_transaction_session_timeout=3000 "),
+            "{options}"
+        );
+        assert!(options.contains("-c tcp_keepalives_idle=10 "), "{options}");
+        // What the URL sets comes last, so it wins.
+        assert!(options.ends_with(" -c search_path=other"), "{options}");
+        assert_eq!(pg.get_connect_timeout(), Some(&Duration::from_millis(1500)));
+        assert!(pg.get_keepalives());
+        assert_eq!(pg.get_keepalives_idle(), KEEPALIVE_IDLE);
+    }
+}

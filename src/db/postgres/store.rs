@@ -232,7 +232,7 @@ impl MetaStore for PgStore {
         })
     }
 
-    async fn expire_dead_nodes_guards(&self, now: i64) -> Result<usize, DbError> {
+    async fn expire_dead_node_guards(&self, now: i64) -> Result<usize, DbError> {
         let gone = on_conn!(self, |c| queue::guard_owners_gone(c).await)?;
         let dead: Vec<i32> = {
             let mut seen = self.gone.lock().unwrap_or_else(PoisonError::into_inner);
