@@ -35,6 +35,7 @@ fn live_nodes(param: &str) -> String {
 /// Makes due now the upload guards whose node holds no session lock any
 /// more (it crashed or stopped); they stop being guards (`owner` NULL), so
 /// a late commit of such an upload is refused rather than losing its blob.
+/// The same for the blobs such a node's DELETEs were deleting.
 pub(crate) async fn expire_dead_guards<C: GenericClient>(
     c: &C,
     now: i64,
@@ -48,7 +49,8 @@ pub(crate) async fn expire_dead_guards<C: GenericClient>(
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-/// The nodes that own upload guards but hold no session lock now.
+/// The nodes that own upload guards (or deletions) but hold no session
+/// lock now.
 pub(crate) async fn guard_owners_gone<C: GenericClient>(c: &C) -> Result<Vec<i32>, DbError> {
     let sql = format!(
         "SELECT DISTINCT owner FROM blob_deletions

@@ -184,8 +184,10 @@ impl MetaStore for PgStore {
         if has_nul(&[account_id, id]) {
             return Ok(None);
         }
-        in_tx!(self, |tx| files::delete_live(&tx, account_id, id, now)
-            .await)
+        in_tx!(self, |tx| files::delete_live(
+            &tx, account_id, id, now, self.node
+        )
+        .await)
     }
 
     async fn reap_expired_files(&self, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {
