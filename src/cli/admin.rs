@@ -192,6 +192,7 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         let meta = crate::db::open(
             &config.data_dir,
             config.database_url.as_ref().map(|u| u.expose()),
+            config.statement_timeout,
         )
         .await?;
         command(args.command, &*meta, &config, g).await

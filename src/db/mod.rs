@@ -15,14 +15,16 @@ pub use sqlite::SqliteStore;
 pub use store::{DynMetaStore, MetaStore};
 
 /// Opens (creating and migrating if needed) the metadata store: PostgreSQL
-/// at `database_url` when one is configured, else SQLite at
-/// `DATA_DIR/filestore.db`.
+/// at `database_url` when one is configured, every call of it bounded by
+/// `statement_timeout`, else SQLite at `DATA_DIR/filestore.db`.
 pub async fn open(
     data_dir: &std::path::Path,
     database_url: Option<&str>,
+    statement_timeout: std::time::Duration,
 ) -> Result<DynMetaStore, DbError> {
     if let Some(url) = database_url {
-        return Ok(std::sync::Arc::new(PgStore::connect(url).await?));
+        let store = PgStore::connect_with(url, statement_timeout).await?;
+        return Ok(std::sync::Arc::new(store));
     }
     let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;
     Ok(std::sync::Arc::new(SqliteStore::new(db)))
@@ -40,8 +42,9 @@ pub enum DbError {
     /// The database refused or failed a statement.
     #[error("database error: {0}")]
     Backend(BoxError),
-    /// No connection could be had, or it went mid-statement: the database
-    /// is unreachable for now (503, worth a retry).
+    /// No connection could be had, it went mid-statement, or the database
+    /// did not answer within the deadline: unavailable for now (503, worth
+    /// a retry).
     #[error("database unavailable: {0}")]
     Pool(BoxError),
     #[error("database task failed: {0}")]

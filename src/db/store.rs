@@ -110,6 +110,15 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// at once: `lease_upload` sees that its session is gone).
     async fn expire_upload_guards(&self, now: i64) -> Result<usize, DbError>;
 
+    /// While running, each collector pass: makes due now the upload guards
+    /// of nodes that died since (on PostgreSQL: whose database session has
+    /// been gone for a while), so that their blobs, and what the blob store
+    /// holds of their writes in flight (S3 multipart uploads), are deleted.
+    /// SQLite has one node, whose restart does this: nothing to do.
+    async fn expire_dead_node_guards(&self, _now: i64) -> Result<usize, DbError> {
+        Ok(0)
+    }
+
     // Usage.
 
     /// The period's uploads and what incomplete resumable uploads hold, for

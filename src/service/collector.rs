@@ -1,5 +1,10 @@
 //! The background collector: removes expired files (row, bytes, then blob) and
 //! works off the blob deletion queue, retrying failed deletions with backoff.
+//! The blobs of uploads whose node died (on PostgreSQL, its session gone for
+//! 30 s) join the queue and are deleted; deleting one also aborts what the blob
+//! store holds of its write (an S3 multipart upload). A resumable upload's
+//! partial blob is not the node's but its upload row's: another node may
+//! resume it, and it goes when the upload ends or expires.
 //! It runs once at start (files that expired while the server was down) and
 //! then every `reap_interval`.
 
@@ -87,6 +92,11 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
         .prune_idempotency(now - IDEMPOTENCY_WINDOW_MS)
         .await;
     let _ = app.meta.prune_rate_windows(now).await;
+    match app.meta.expire_dead_node_guards(now).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(n, "blobs of uploads whose node died queued for deletion"),
+        Err(e) => tracing::warn!(error = %e, "upload guards of dead nodes not checked; will retry"),
+    }
     let due = match app.meta.due_blobs(now, BATCH).await {
         Ok(d) => d,
         Err(e) => {

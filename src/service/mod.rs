@@ -84,8 +84,8 @@ impl App {
         let spool_dir = data_dir.join("tmp");
         crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
-        let meta =
-            crate::db::open(&data_dir, config.database_url.as_ref().map(|u| u.expose())).await?;
+        let url = config.database_url.as_ref().map(|u| u.expose());
+        let meta = crate::db::open(&data_dir, url, config.statement_timeout).await?;
         let store: DynBlobStore = match config.storage.backend {
             BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
             BackendKind::Local => {

@@ -5,6 +5,7 @@
 
 use crate::common::meta::{account, commit, inline_file};
 use crate::common::pg;
+use filestore::config::DEFAULT_STATEMENT_TIMEOUT;
 use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, FileRow, WebhookRow};
 use filestore::domain::webhooks::Budget;
 
@@ -15,7 +16,7 @@ async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
     let mut out = Vec::new();
     for _ in 0..n {
         out.push(
-            filestore::db::open(dir.path(), url.as_deref())
+            filestore::db::open(dir.path(), url.as_deref(), DEFAULT_STATEMENT_TIMEOUT)
                 .await
                 .unwrap(),
         );

@@ -369,6 +369,57 @@ async fn a_start_expires_only_the_guards_of_nodes_that_are_gone() {
     assert!(matches!(ok, CommitOutcome::Committed(_)), "{ok:?}");
 }
 
+/// A file's blob that a node's DELETE was deleting when the node died is
+/// due at once when a node starts (not a deletion lease later), and a live
+/// node's is left to it; a survivor's collector leaves a node whose session
+/// has just gone alone (it may be reconnecting).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_nodes_deletions_in_flight_are_due_when_a_node_starts() {
+    let Some((dir, mut stores)) = nodes(2).await else {
+        return skipped();
+    };
+    let url = pg::database_for(dir.path()).await.unwrap();
+    let (live, gone) = (stores.remove(0), stores.remove(0));
+    let acc = account(&*live).await;
+    let limits = CommitLimits {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+    };
+    let mut f = inline_file(&acc, 0, 5, None);
+    f.inline = false;
+    gone.guard_upload(&f.blob_key, 0).await.unwrap();
+    let ctx = CommitContext {
+        period: "2026-11".into(),
+        ..Default::default()
+    };
+    let done = gone.commit_upload(f.clone(), None, limits, ctx).await;
+    assert!(matches!(done, Ok(CommitOutcome::Committed(_))), "{done:?}");
+    // The DELETE commits; its node dies before it deletes the blob.
+    assert!(gone.delete_file(&acc, &f.id, 10).await.unwrap().is_some());
+    assert!(live.due_blobs(10, 100).await.unwrap().is_empty());
+    assert_eq!(live.expire_dead_node_guards(10).await.unwrap(), 0);
+    drop(gone);
+    let mut n = 0;
+    for _ in 0..100 {
+        n += live.expire_dead_node_guards(10).await.unwrap();
+        let starting = PgStore::connect(&url).await.unwrap();
+        n += starting.expire_upload_guards(10).await.unwrap();
+        if n > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(n, 1, "the dead node's deletion, made due by the start");
+    let due: Vec<String> = live
+        .due_blobs(10, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(due, [f.blob_key]);
+}
+
 /// The rate windows are one per key across nodes, and move exactly as the
 /// in-memory rule (`domain::ratelimit`) that one SQLite node keeps.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

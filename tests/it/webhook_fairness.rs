@@ -27,7 +27,8 @@ use tokio::io::AsyncReadExt;
 async fn store() -> (tempfile::TempDir, DynMetaStore) {
     let dir = tempfile::tempdir().unwrap();
     let url = pg::database_for(dir.path()).await;
-    let s = filestore::db::open(dir.path(), url.as_deref())
+    let timeout = filestore::config::DEFAULT_STATEMENT_TIMEOUT;
+    let s = filestore::db::open(dir.path(), url.as_deref(), timeout)
         .await
         .unwrap();
     (dir, s)

@@ -60,12 +60,24 @@ pub(crate) async fn upload_count<C: GenericClient>(
 
 /// Queues a blob for deletion, due at `due` (or earlier if queued so).
 pub(crate) async fn schedule<C: GenericClient>(c: &C, key: &str, due: i64) -> Result<(), DbError> {
+    schedule_by(c, key, due, None).await
+}
+
+/// Queues a blob for deletion as [`schedule`] does; with an `owner`, the
+/// node whose request is deleting it now: should that node die first, its
+/// death makes the blob due at once, as it does its upload guards.
+async fn schedule_by<C: GenericClient>(
+    c: &C,
+    key: &str,
+    due: i64,
+    owner: Option<i32>,
+) -> Result<(), DbError> {
     execute(
         c,
-        "INSERT INTO blob_deletions (blob_key, due_at) VALUES ($1, $2)
+        "INSERT INTO blob_deletions (blob_key, due_at, owner) VALUES ($1, $2, $3)
          ON CONFLICT (blob_key)
-         DO UPDATE SET due_at = LEAST(blob_deletions.due_at, $2), owner = NULL",
-        &[&key, &due],
+         DO UPDATE SET due_at = LEAST(blob_deletions.due_at, $2), owner = $3",
+        &[&key, &due, &owner],
     )
     .await?;
     Ok(())
@@ -313,6 +325,7 @@ pub(crate) async fn delete_live(
     account_id: &str,
     id: &str,
     now: i64,
+    node: i32,
 ) -> Result<Option<FileRow>, DbError> {
     let sql = format!(
         "DELETE FROM files WHERE id = $1 AND account_id = $2
@@ -323,19 +336,20 @@ pub(crate) async fn delete_live(
         return Ok(None);
     };
     let row = rows::file(&row);
-    // Deleted at once by the request: queued a lease ahead for the rest.
+    // Deleted at once by the request: queued a lease ahead for the rest,
+    // or at once should this node die before.
     let due = now + DELETION_LEASE_MS;
-    after_removal(tx, &row, (now, due), webhooks::FILE_DELETED).await?;
+    after_removal(tx, &row, (now, due, Some(node)), webhooks::FILE_DELETED).await?;
     Ok(Some(row))
 }
 
 /// What follows a file row's deletion at `now`: its keys, bytes and blob
-/// (queued for deletion at `due`), and its subscribers told (`event`:
-/// deleted or expired).
+/// (queued for deletion at `due`, by node `owner` if one deletes it now),
+/// and its subscribers told (`event`: deleted or expired).
 async fn after_removal(
     tx: &Transaction<'_>,
     row: &FileRow,
-    (now, due): (i64, i64),
+    (now, due, owner): (i64, i64, Option<i32>),
     event: &str,
 ) -> Result<(), DbError> {
     events::enqueue(tx, event, row, now).await?;
@@ -359,7 +373,7 @@ async fn after_removal(
         )
         .await?;
     } else {
-        schedule(tx, &row.blob_key, due).await?;
+        schedule_by(tx, &row.blob_key, due, owner).await?;
     }
     Ok(())
 }
@@ -386,7 +400,7 @@ pub(crate) async fn reap_expired(
         .collect();
     rows.sort_by(|a, b| (&a.account_id, a.expires_at).cmp(&(&b.account_id, b.expires_at)));
     for row in &rows {
-        after_removal(tx, row, (now, now), webhooks::FILE_EXPIRED).await?;
+        after_removal(tx, row, (now, now, None), webhooks::FILE_EXPIRED).await?;
     }
     rows.sort_by_key(|r| r.expires_at);
     Ok(rows)

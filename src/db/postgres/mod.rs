@@ -6,6 +6,12 @@
 //! locks: a quota check locks the account row first (`SELECT … FOR
 //! UPDATE`), counters move with `x = x + $1`, and the collectors claim their
 //! rows with `FOR UPDATE SKIP LOCKED` so that every node can run them at once.
+//!
+//! Every call has a deadline (`database.statement_timeout`): the server
+//! cancels a statement that runs longer, and the client gives up on a call
+//! (checkout, statements and commit together) that has no answer by then,
+//! dropping its connection; TCP keepalives on both ends find a dead peer of
+//! an idle connection. See [`settings`].
 
 mod admin;
 mod events;
@@ -17,7 +23,11 @@ mod store;
 mod uploads;
 
 use super::DbError;
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
+};
+use std::time::Duration;
+use tokio::time::Instant;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
@@ -44,10 +54,22 @@ pub(crate) const NODE_LOCK: i32 = 0x6673_6e64;
 /// Connections per node.
 const POOL_SIZE: usize = 16;
 
+/// TCP keepalives, both ends: an idle connection whose peer is gone (a
+/// dead host, a cut network) is found after 10 s idle plus 3 probes 5 s
+/// apart, and dropped.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_PROBES: u32 = 3;
+
 impl From<tokio_postgres::Error> for DbError {
     fn from(e: tokio_postgres::Error) -> Self {
-        if e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL) {
+        use tokio_postgres::error::SqlState;
+        if e.code() == Some(&SqlState::DISK_FULL) {
             DbError::DiskFull(Box::new(e))
+        } else if e.code() == Some(&SqlState::QUERY_CANCELED) {
+            // Cancelled by the server's statement_timeout (nothing else
+            // cancels ours): a database too slow to answer, unavailable for now.
+            DbError::Pool(Box::new(e))
         } else if lost_connection(&e) {
             // The connection went (a restart, a failover, a network cut):
             // unavailable for now.
@@ -97,13 +119,46 @@ pub(crate) fn has_nul(keys: &[&str]) -> bool {
     keys.iter().any(|k| k.contains('\0'))
 }
 
-/// Connects the pool to `url` and migrates the database.
-pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
-    let pg: tokio_postgres::Config = url
+/// The connection settings of `url` with the deadline `limit` on every
+/// call: a connect timeout, TCP keepalives from this end, and, on the
+/// server's end of every session (the startup `options`, before any the
+/// URL gives, which win), `statement_timeout` (a statement running longer,
+/// or waiting longer for a lock, is cancelled), keepalives (a dead client
+/// host's session ends, and with it its locks) and
+/// `idle_in_transaction_session_timeout` at twice the deadline (a client
+/// that froze inside a transaction does not hold its row locks for longer).
+pub(crate) fn settings(url: &str, limit: Duration) -> Result<tokio_postgres::Config, DbError> {
+    let mut pg: tokio_postgres::Config = url
         .parse()
         .map_err(|e| DbError::Invalid(format!("database.url: {e}")))?;
+    let ms = |d: Duration| d.as_millis().max(1);
+    let mut options = format!(
+        "-c statement_timeout={} -c idle_in_transaction_session_timeout={} \
+         -c tcp_keepalives_idle={} -c tcp_keepalives_interval={} -c tcp_keepalives_count={}",
+        ms(limit),
+        ms(limit * 2),
+        KEEPALIVE_IDLE.as_secs(),
+        KEEPALIVE_INTERVAL.as_secs(),
+        KEEPALIVE_PROBES
+    );
+    if let Some(given) = pg.get_options() {
+        options = format!("{options} {given}");
+    }
+    pg.options(options)
+        .connect_timeout(limit)
+        .keepalives(true)
+        .keepalives_idle(KEEPALIVE_IDLE)
+        .keepalives_interval(KEEPALIVE_INTERVAL)
+        .keepalives_retries(KEEPALIVE_PROBES);
+    Ok(pg)
+}
+
+/// Connects the pool to `url` and migrates the database. Waiting for a
+/// connection, opening one and checking one before reuse each give up
+/// after `limit`.
+pub(crate) async fn connect(url: &str, limit: Duration) -> Result<Pool, DbError> {
     let manager = Manager::from_config(
-        pg,
+        settings(url, limit)?,
         NoTls,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
@@ -112,12 +167,47 @@ pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
     let pool = Pool::builder(manager)
         .max_size(POOL_SIZE)
         .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(std::time::Duration::from_secs(10)))
-        .create_timeout(Some(std::time::Duration::from_secs(10)))
+        .wait_timeout(Some(limit))
+        .create_timeout(Some(limit))
+        .recycle_timeout(Some(limit))
         .build()
         .map_err(|e| DbError::Pool(Box::new(e)))?;
     migrate(&pool).await?;
     Ok(pool)
+}
+
+/// The error of a call that had no answer by its deadline.
+pub(crate) fn timed_out(limit: Duration) -> DbError {
+    DbError::Pool(format!("no answer from the database within {limit:?}").into())
+}
+
+/// A pooled connection, or a timeout at `deadline`.
+pub(crate) async fn checkout(
+    pool: &Pool,
+    deadline: Instant,
+    limit: Duration,
+) -> Result<Object, DbError> {
+    match tokio::time::timeout_at(deadline, pool.get()).await {
+        Ok(client) => Ok(client?),
+        Err(_) => Err(timed_out(limit)),
+    }
+}
+
+/// The outcome of a call made on `client`: when it overran its deadline,
+/// the connection is taken out of the pool and closed, since it may still
+/// be inside a statement or a transaction; the pool opens a fresh one.
+pub(crate) fn settle<T>(
+    client: Object,
+    outcome: Result<Result<T, DbError>, tokio::time::error::Elapsed>,
+    limit: Duration,
+) -> Result<T, DbError> {
+    match outcome {
+        Ok(result) => result,
+        Err(_) => {
+            drop(Object::take(client));
+            Err(timed_out(limit))
+        }
+    }
 }
 
 /// A connection of the node's own, outside the pool, holding the node's
@@ -125,24 +215,33 @@ pub(crate) async fn connect(url: &str) -> Result<Pool, DbError> {
 /// it when the process dies, which is how other nodes tell a crashed node's
 /// upload guards from live ones. Returns the node's number and the task
 /// that keeps the session: should the connection drop (a database restart,
-/// a network cut), it reconnects and takes the same lock again; aborting it
-/// (the store dropped) ends the session.
-pub(crate) async fn hold_node_lock(url: &str) -> Result<(i32, NodeSession), DbError> {
-    let (client, conn) = tokio_postgres::connect(url, NoTls).await?;
+/// a network cut, found by the keepalives), it reconnects and takes the
+/// same lock again; aborting it (the store dropped) ends the session.
+pub(crate) async fn hold_node_lock(
+    pg: tokio_postgres::Config,
+    limit: Duration,
+) -> Result<(i32, NodeSession), DbError> {
+    let (client, conn) = pg.connect(NoTls).await?;
     let conn = tokio::spawn(conn);
     loop {
         let node = rand::random_range(1..i32::MAX);
-        if try_node_lock(&client, node).await? {
-            let task = tokio::spawn(keep_node_lock(url.to_string(), node, client, conn));
+        if try_node_lock(&client, node, limit).await? {
+            let task = tokio::spawn(keep_node_lock(pg, limit, node, client, conn));
             return Ok((node, NodeSession(task)));
         }
     }
 }
 
-async fn try_node_lock(client: &tokio_postgres::Client, node: i32) -> Result<bool, DbError> {
-    let row = client
-        .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&NODE_LOCK, &node])
-        .await?;
+async fn try_node_lock(
+    client: &tokio_postgres::Client,
+    node: i32,
+    limit: Duration,
+) -> Result<bool, DbError> {
+    let params: [&(dyn ToSql + Sync); 2] = [&NODE_LOCK, &node];
+    let lock = client.query_one("SELECT pg_try_advisory_lock($1, $2)", &params);
+    let row = tokio::time::timeout(limit, lock)
+        .await
+        .map_err(|_| timed_out(limit))??;
     Ok(row.get::<_, bool>(0))
 }
 
@@ -150,7 +249,13 @@ type Connection = tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>;
 
 /// Holds `client`'s session until its connection ends, then opens a new one
 /// holding node `node`'s lock again (every 2 s until it succeeds).
-async fn keep_node_lock(url: String, node: i32, client: tokio_postgres::Client, conn: Connection) {
+async fn keep_node_lock(
+    pg: tokio_postgres::Config,
+    limit: Duration,
+    node: i32,
+    client: tokio_postgres::Client,
+    conn: Connection,
+) {
     let (mut _client, mut conn) = (client, conn);
     loop {
         match conn.await {
@@ -163,12 +268,12 @@ async fn keep_node_lock(url: String, node: i32, client: tokio_postgres::Client, 
             }
         }
         loop {
-            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-            let Ok((client, c)) = tokio_postgres::connect(&url, NoTls).await else {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let Ok((client, c)) = pg.connect(NoTls).await else {
                 continue;
             };
             let c = tokio::spawn(c);
-            match try_node_lock(&client, node).await {
+            match try_node_lock(&client, node, limit).await {
                 Ok(true) => {
                     tracing::info!(node, "the node's PostgreSQL session is back");
                     (_client, conn) = (client, c);
@@ -193,10 +298,12 @@ impl Drop for NodeSession {
 
 /// Applies the migrations this database lacks, in one transaction that
 /// holds an advisory lock: of several nodes starting at once, the first
-/// migrates and the others then find nothing to do.
+/// migrates and the others then find nothing to do. A migration may take
+/// long on a big database: no statement_timeout in it.
 async fn migrate(pool: &Pool) -> Result<(), DbError> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
+    tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await?;
     tx.batch_execute(
@@ -269,4 +376,30 @@ pub(crate) async fn execute<C: GenericClient>(
 ) -> Result<u64, DbError> {
     let stmt = c.prepare_cached(sql).await?;
     Ok(c.execute(&stmt, params).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_session_gets_the_deadline_and_keepalives() {
+        let url = "postgres://u@db/app?options=-c%20search_path%3Dother";
+        let pg = settings(url, Duration::from_millis(1500)).unwrap();
+        let options = pg.get_options().unwrap();
+        assert!(
+            options.starts_with("-c statement_timeout=1500 "),
+            "{options}"
+        );
+        assert!(
+            options.contains("-c idle_in_transaction_session_timeout=3000 "),
+            "{options}"
+        );
+        assert!(options.contains("-c tcp_keepalives_idle=10 "), "{options}");
+        // What the URL sets comes last, so it wins.
+        assert!(options.ends_with(" -c search_path=other"), "{options}");
+        assert_eq!(pg.get_connect_timeout(), Some(&Duration::from_millis(1500)));
+        assert!(pg.get_keepalives());
+        assert_eq!(pg.get_keepalives_idle(), KEEPALIVE_IDLE);
+    }
 }

@@ -20,24 +20,60 @@ pub(crate) async fn guard_upload<C: GenericClient>(
     Ok(())
 }
 
+/// A query of the nodes holding their session lock on this database (the
+/// running ones), the lock's first key ([`super::NODE_LOCK`]) the
+/// statement's parameter `param`.
+fn live_nodes(param: &str) -> String {
+    format!(
+        "SELECT objid::BIGINT FROM pg_locks
+         WHERE locktype = 'advisory' AND classid::BIGINT = {param} AND objsubid = 2
+           AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    )
+}
+
 /// Makes due now the upload guards whose node holds no session lock any
 /// more (it crashed or stopped); they stop being guards (`owner` NULL), so
 /// a late commit of such an upload is refused rather than losing its blob.
+/// The same for the blobs such a node's DELETEs were deleting.
 pub(crate) async fn expire_dead_guards<C: GenericClient>(
     c: &C,
     now: i64,
 ) -> Result<usize, DbError> {
-    let n = execute(
-        c,
+    let sql = format!(
         "UPDATE blob_deletions SET due_at = LEAST(due_at, $1), owner = NULL
-         WHERE owner IS NOT NULL AND owner::BIGINT NOT IN (
-             SELECT objid::BIGINT FROM pg_locks
-             WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2
-               AND granted
-               AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
-        &[&now, &i64::from(super::NODE_LOCK)],
-    )
-    .await?;
+         WHERE owner IS NOT NULL AND owner::BIGINT NOT IN ({})",
+        live_nodes("$2")
+    );
+    let n = execute(c, &sql, &[&now, &i64::from(super::NODE_LOCK)]).await?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The nodes that own upload guards (or deletions) but hold no session
+/// lock now.
+pub(crate) async fn guard_owners_gone<C: GenericClient>(c: &C) -> Result<Vec<i32>, DbError> {
+    let sql = format!(
+        "SELECT DISTINCT owner FROM blob_deletions
+         WHERE owner IS NOT NULL AND owner::BIGINT NOT IN ({})",
+        live_nodes("$1")
+    );
+    let rows = query(c, &sql, &[&i64::from(super::NODE_LOCK)]).await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// Makes due now the upload guards of `nodes` that still hold no session
+/// lock, as [`expire_dead_guards`] does.
+pub(crate) async fn expire_guards_of<C: GenericClient>(
+    c: &C,
+    nodes: &[i32],
+    now: i64,
+) -> Result<usize, DbError> {
+    let sql = format!(
+        "UPDATE blob_deletions SET due_at = LEAST(due_at, $1), owner = NULL
+         WHERE owner = ANY($3) AND owner::BIGINT NOT IN ({})",
+        live_nodes("$2")
+    );
+    let n = execute(c, &sql, &[&now, &i64::from(super::NODE_LOCK), &nodes]).await?;
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 

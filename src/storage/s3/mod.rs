@@ -5,7 +5,8 @@
 //! (one PutObject up to [`SINGLE_PUT_MAX`], else a multipart upload whose parts
 //! are read from file regions), downloads stream the GetObject body chunk by
 //! chunk. A multipart upload that fails or whose future is dropped is aborted,
-//! so no parts are left behind.
+//! so no parts are left behind; one whose process died is aborted when the
+//! collector deletes its blob.
 
 mod multipart;
 mod partial;
@@ -290,8 +291,12 @@ impl BlobStore for S3Store {
         .boxed())
     }
 
+    /// Also aborts the object's incomplete multipart uploads: a deleted blob
+    /// may be the write of a request whose node died mid-upload, or a
+    /// resumable upload's whose abort failed.
     async fn delete(&self, key: &str) -> Result<(), StorageError> {
         let object = self.object_key(key)?;
+        self.abort_uploads_of(&object).await?;
         // DeleteObject succeeds (204) for a missing key.
         let request = self
             .client

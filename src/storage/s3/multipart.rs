@@ -94,46 +94,77 @@ impl S3Store {
             .checked_sub(older_than)
             .unwrap_or(std::time::UNIX_EPOCH);
         let mut aborted = 0;
+        for upload in self.incomplete(&self.prefix).await? {
+            if upload.started > cutoff || keep.contains(&upload.upload.key) {
+                continue;
+            }
+            upload.upload.abort_once().await?;
+            aborted += 1;
+        }
+        Ok(aborted)
+    }
+
+    /// Aborts the incomplete multipart uploads of `object` (a write whose
+    /// request died with its node); returns how many.
+    pub(super) async fn abort_uploads_of(&self, object: &str) -> Result<usize, StorageError> {
+        let mut aborted = 0;
+        for upload in self.incomplete(object).await? {
+            // The listing is by prefix: `a/f_1` also finds `a/f_10`.
+            if upload.upload.key == object {
+                upload.upload.abort_once().await?;
+                aborted += 1;
+            }
+        }
+        Ok(aborted)
+    }
+
+    /// The incomplete multipart uploads of the objects whose keys start
+    /// with `prefix`, every page of the listing.
+    async fn incomplete(&self, prefix: &str) -> Result<Vec<Incomplete>, StorageError> {
+        let mut found = Vec::new();
         let (mut key_marker, mut id_marker) = (None::<String>, None::<String>);
         loop {
             let request = self
                 .client
                 .list_multipart_uploads()
                 .bucket(&self.bucket)
-                .prefix(&self.prefix)
+                .prefix(prefix)
                 .set_key_marker(key_marker.clone())
                 .set_upload_id_marker(id_marker.clone())
                 .send();
             let page = within(REQUEST_TIMEOUT, request).await?.map_err(backend)?;
             for u in page.uploads() {
-                let started = u
-                    .initiated()
-                    .and_then(|t| std::time::SystemTime::try_from(*t).ok())
-                    .unwrap_or(std::time::UNIX_EPOCH);
-                if started > cutoff || u.key().is_some_and(|k| keep.contains(k)) {
-                    continue;
-                }
                 if let (Some(key), Some(id)) = (u.key(), u.upload_id()) {
-                    let upload = Upload {
-                        client: self.client.clone(),
-                        bucket: self.bucket.clone(),
-                        key: key.to_string(),
-                        id: id.to_string(),
-                    };
-                    upload.abort_once().await?;
-                    aborted += 1;
+                    found.push(Incomplete {
+                        upload: Upload {
+                            client: self.client.clone(),
+                            bucket: self.bucket.clone(),
+                            key: key.to_string(),
+                            id: id.to_string(),
+                        },
+                        started: u
+                            .initiated()
+                            .and_then(|t| std::time::SystemTime::try_from(*t).ok())
+                            .unwrap_or(std::time::UNIX_EPOCH),
+                    });
                 }
             }
             if !page.is_truncated().unwrap_or(false) {
-                return Ok(aborted);
+                return Ok(found);
             }
             key_marker = page.next_key_marker().map(str::to_string);
             id_marker = page.next_upload_id_marker().map(str::to_string);
             if key_marker.is_none() && id_marker.is_none() {
-                return Ok(aborted);
+                return Ok(found);
             }
         }
     }
+}
+
+/// An incomplete multipart upload the store listed.
+struct Incomplete {
+    upload: Upload,
+    started: std::time::SystemTime,
 }
 
 /// The part uploads of one multipart upload in flight.
