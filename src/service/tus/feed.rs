@@ -72,9 +72,13 @@ async fn deliver(pipe: Pipe<Hashes>, done: oneshot::Sender<(ResumableSha256, Opt
 }
 
 impl Drop for ToHasher {
+    /// A stream dropped before its end (the store stopped reading it) still
+    /// gives the hashes of what it passed.
     fn drop(&mut self) {
         if let (Some(pipe), Some(done)) = (self.pipe.take(), self.done.take()) {
-            tokio::spawn(deliver(pipe, done));
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(deliver(pipe, done));
+            }
         }
     }
 }
@@ -205,5 +209,72 @@ impl Locks {
             }
         };
         lock.lock_owned().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(chunks: &[&'static [u8]]) -> impl Stream<Item = Result<Bytes, ApiError>> + Send {
+        let chunks: Vec<_> = chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
+        futures_util::stream::iter(chunks)
+    }
+
+    fn sha(data: &[u8]) -> String {
+        let mut h = ResumableSha256::new();
+        h.update(data);
+        h.hex()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_hashes_cover_every_byte_passed_on() {
+        let check = Some(Checker::new(Algorithm::Sha256));
+        let (to, done) = hasher(ResumableSha256::new(), check);
+        let feed = Arc::new(Mutex::new(Feed {
+            room: 100,
+            error: None,
+        }));
+        let passed: Vec<Bytes> = fed(body(&[b"hello ", b"", b"world"]), feed.clone(), to)
+            .collect()
+            .await;
+        assert_eq!(passed.concat(), b"hello world");
+        let (hash, check) = done.await.unwrap();
+        assert_eq!(hash.hex(), sha(b"hello world"));
+        assert_eq!(
+            check.unwrap().finish(),
+            sha2::Sha256::digest(b"hello world").to_vec()
+        );
+        let f = feed.lock().unwrap();
+        assert_eq!((f.room, f.error.is_none()), (89, true));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn past_the_room_the_stream_ends_and_the_hashes_stop_before_it() {
+        let (to, done) = hasher(ResumableSha256::new(), None);
+        let feed = Arc::new(Mutex::new(Feed {
+            room: 8,
+            error: None,
+        }));
+        let passed: Vec<Bytes> = fed(body(&[b"hello ", b"world"]), feed.clone(), to)
+            .collect()
+            .await;
+        assert_eq!(passed.concat(), b"hello ");
+        assert_eq!(done.await.unwrap().0.hex(), sha(b"hello "));
+        let error = feed.lock().unwrap().error.take();
+        assert!(matches!(error, Some(ApiError::LengthExceeded(_))));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stream_dropped_early_still_gives_the_hashes_of_what_it_passed() {
+        let (to, done) = hasher(ResumableSha256::new(), None);
+        let feed = Arc::new(Mutex::new(Feed {
+            room: 100,
+            error: None,
+        }));
+        let mut stream = fed(body(&[b"first", b"second"]), feed, to);
+        assert_eq!(stream.next().await.unwrap(), Bytes::from_static(b"first"));
+        drop(stream);
+        assert_eq!(done.await.unwrap().0.hex(), sha(b"first"));
     }
 }
