@@ -1,4 +1,4 @@
-//! Webhook fairness (CONTRACT §13), on whichever database the suite runs:
+//! Webhook fairness, on whichever database the suite runs:
 //! a claim shares itself among subscriptions (each within its budget, in
 //! turn); and end to end, a receiver that accepts connections and never
 //! answers, and one that answers 500, beside healthy ones during a steady
