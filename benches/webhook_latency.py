@@ -17,8 +17,8 @@ any event missing or received twice. Signatures are checked with the
 With --hanging (or --failing), a second account gets uploads at the same
 rate, interleaved, and a `file.created` webhook to a receiver that accepts
 each connection and never answers (or answers 500 at once): the first
-account's latency is then the healthy receiver's beside it (CONTRACT §13:
-p99 under 1 s), and the bench prints the most requests the hanging receiver
+account's latency is then the healthy receiver's beside it (p99 must stay
+under 1 s), and the bench prints the most requests the hanging receiver
 ever had open at once (at most 4) and the attempts the failing one got.
 
 How to run (by hand, not in CI; python3 only, standardwebhooks optional):

@@ -1,4 +1,4 @@
-//! Webhook fairness (CONTRACT §13), on whichever database the suite runs:
+//! Webhook fairness, on whichever database the suite runs:
 //! a claim shares itself among subscriptions (each within its budget, in
 //! turn); and end to end, a receiver that accepts connections and never
 //! answers, and one that answers 500, beside healthy ones during a steady
@@ -238,6 +238,11 @@ async fn hanging() -> (Arc<Hanging>, String) {
                 while let Ok(n @ 1..) = conn.read(&mut buf).await {
                     seen.extend_from_slice(&buf[..n]);
                     if !counted && seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        // Counted open once it has stayed so a moment (an
+                        // attempt here lasts 10 s): the connection of an
+                        // attempt that just timed out may be seen closing a
+                        // little after the next attempt's request arrives.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                         counted = true;
                         rx.requests.fetch_add(1, Ordering::SeqCst);
                         let open = rx.open.fetch_add(1, Ordering::SeqCst) + 1;
