@@ -193,7 +193,9 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-fn config_toml(db: &str, s3: &StorageConfig, plans: &str) -> String {
+/// A `serve` config on database `db` and the store of `s3`: plan `t` (in
+/// `plans`) by default, a collector pass every 200 ms.
+pub fn config_toml(db: &str, s3: &StorageConfig, plans: &str) -> String {
     let opt = |v: &Option<String>| toml_str(v.as_deref().unwrap_or_default());
     let secret = |v: &Option<filestore::config::Secret>| {
         toml_str(v.as_ref().map(|s| s.expose()).unwrap_or_default())

@@ -3,44 +3,10 @@
 //! events are written with their change, handed out a file's in order and
 //! one claim at a time, and leave the outbox once done.
 
-use crate::common::meta::{account, commit, inline_file};
+use crate::common::meta::{account, commit, inline_file, stores, webhook};
 use crate::common::pg;
-use filestore::config::DEFAULT_STATEMENT_TIMEOUT;
-use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, FileRow, WebhookRow};
+use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, FileRow};
 use filestore::domain::webhooks::Budget;
-
-/// `n` stores on one new database (on SQLite: one file, `n` handles).
-async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
-    let dir = tempfile::tempdir().unwrap();
-    let url = pg::database_for(dir.path()).await;
-    let mut out = Vec::new();
-    for _ in 0..n {
-        out.push(
-            filestore::db::open(dir.path(), url.as_deref(), DEFAULT_STATEMENT_TIMEOUT)
-                .await
-                .unwrap(),
-        );
-    }
-    (dir, out)
-}
-
-async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String {
-    let id = filestore::domain::ids::webhook_id();
-    store
-        .create_webhook(WebhookRow {
-            id: id.clone(),
-            account_id: account.into(),
-            url: "http://127.0.0.1:9/".into(),
-            events: events.iter().map(|e| e.to_string()).collect(),
-            secret: filestore::domain::secret::Secret::new(
-                filestore::domain::webhooks::new_secret(),
-            ),
-            created_at: 1,
-        })
-        .await
-        .unwrap();
-    id
-}
 
 /// Commits file number `i` of `account` (made at 1000 + `i`).
 async fn committed(

@@ -19,10 +19,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const PLANS: &str = "[server]
-default_plan = \"t\"
-
-[plans.t]
+/// Plan `t`, the nodes' default (`multinode::config_toml`).
+const PLANS: &str = "[plans.t]
 max_file_size = 100_000_000
 storage = 1_000_000_000
 uploads = 100_000
@@ -33,43 +31,6 @@ const TUS: (&str, &str) = ("tus-resumable", "1.0.0");
 const MIB: usize = 1024 * 1024;
 /// The survivor takes about 30 s (the contract allows 10 minutes).
 const ABORT_BOUND: Duration = Duration::from_secs(120);
-
-fn toml_str(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-/// A `serve` config on database `db` and the store of `s3`.
-fn config_toml(db: &str, s3: &StorageConfig) -> String {
-    let opt = |v: &Option<String>| toml_str(v.as_deref().unwrap_or_default());
-    let secret = |v: &Option<filestore::config::Secret>| {
-        toml_str(v.as_ref().map(|s| s.expose()).unwrap_or_default())
-    };
-    format!(
-        "{PLANS}
-[database]
-url = {db}
-
-[storage]
-backend = \"s3\"
-bucket = {bucket}
-endpoint = {endpoint}
-region = {region}
-prefix = {prefix}
-force_path_style = {path_style}
-access_key_id = {access}
-secret_access_key = {secret}
-inline_max = 0
-",
-        db = toml_str(db),
-        bucket = opt(&s3.bucket),
-        endpoint = opt(&s3.endpoint),
-        region = opt(&s3.region),
-        prefix = toml_str(&s3.prefix),
-        path_style = s3.force_path_style,
-        access = secret(&s3.access_key_id),
-        secret = secret(&s3.secret_access_key),
-    )
-}
 
 /// A `serve` child process, killed when dropped.
 struct Node(Child);
@@ -172,7 +133,7 @@ async fn a_dead_nodes_multipart_upload_is_aborted_by_a_survivor() {
     // The survivor, in process, bootstraps the database; its collector
     // runs every 200 ms.
     let s = TestServer::start_with(TestOptions {
-        plans_toml: Some(PLANS.to_string()),
+        plans_toml: Some(format!("[server]\ndefault_plan = \"t\"\n{PLANS}")),
         backend: Some(Backend::S3(Box::new(cfg.clone()))),
         reap_interval: Some(Duration::from_millis(200)),
         ..Default::default()
@@ -180,7 +141,11 @@ async fn a_dead_nodes_multipart_upload_is_aborted_by_a_survivor() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, config_toml(s.database_url(), &cfg)).unwrap();
+    std::fs::write(
+        &config,
+        crate::multinode::config_toml(s.database_url(), &cfg, PLANS),
+    )
+    .unwrap();
     let (mut child, node) = spawn_node(&config, dir.path()).await;
     let http = reqwest::Client::new();
 

@@ -9,9 +9,9 @@
 //! The receivers are in this process (axum, and a bare TCP listener for the
 //! one that hangs, so that it sees each attempt's connection close).
 
-use crate::common::meta::{account, commit, inline_file};
-use crate::common::{pg, TestServer};
-use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, WebhookRow};
+use crate::common::meta::{account, commit, inline_file, stores, webhook};
+use crate::common::TestServer;
+use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore};
 use filestore::domain::webhooks::{Budget, PER_SUBSCRIPTION};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -23,31 +23,6 @@ use tokio::io::AsyncReadExt;
 
 // ---------------------------------------------------------------------------
 // The claim, at the store
-
-async fn store() -> (tempfile::TempDir, DynMetaStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let url = pg::database_for(dir.path()).await;
-    let timeout = filestore::config::DEFAULT_STATEMENT_TIMEOUT;
-    let s = filestore::db::open(dir.path(), url.as_deref(), timeout)
-        .await
-        .unwrap();
-    (dir, s)
-}
-
-async fn subscribe(s: &DynMetaStore, account: &str) -> String {
-    let id = filestore::domain::ids::webhook_id();
-    s.create_webhook(WebhookRow {
-        id: id.clone(),
-        account_id: account.into(),
-        url: "http://127.0.0.1:9/".into(),
-        events: vec!["file.created".into()],
-        secret: filestore::domain::secret::Secret::new(filestore::domain::webhooks::new_secret()),
-        created_at: 1,
-    })
-    .await
-    .unwrap();
-    id
-}
 
 async fn files(s: &DynMetaStore, account: &str, n: usize) {
     let limits = CommitLimits {
@@ -70,10 +45,11 @@ fn taken(events: &[filestore::db::OutboxEvent]) -> Vec<(String, i64)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_takes_subscriptions_in_turn_each_within_its_budget() {
-    let (_dir, s) = store().await;
+    let (_dir, s) = stores(1).await;
+    let s = s.into_iter().next().unwrap();
     let (busy_acc, quiet_acc) = (account(&*s).await, account(&*s).await);
-    let busy = subscribe(&s, &busy_acc).await;
-    let quiet = subscribe(&s, &quiet_acc).await;
+    let busy = webhook(&s, &busy_acc, &["file.created"]).await;
+    let quiet = webhook(&s, &quiet_acc, &["file.created"]).await;
     files(&s, &busy_acc, 10).await;
     files(&s, &quiet_acc, 2).await;
     let (now, lease) = (10_000, 70_000);

@@ -1,8 +1,11 @@
 //! Rows straight into a metadata store (no server), for the tests of the
 //! stores' own rules on either database (`postgres`, `outbox`).
 
+use super::pg;
+use filestore::config::DEFAULT_STATEMENT_TIMEOUT;
 use filestore::db::{
     Account, CommitContext, CommitLimits, CommitOutcome, DynMetaStore, FileRow, MetaStore,
+    WebhookRow,
 };
 
 /// A new account (on the free plan) in `store`; its id.
@@ -57,4 +60,38 @@ pub async fn commit(store: DynMetaStore, f: FileRow, limits: CommitLimits) -> Co
         )
         .await
         .unwrap()
+}
+
+/// `n` stores on one new database (on SQLite: one file, `n` handles).
+pub async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg::database_for(dir.path()).await;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(
+            filestore::db::open(dir.path(), url.as_deref(), DEFAULT_STATEMENT_TIMEOUT)
+                .await
+                .unwrap(),
+        );
+    }
+    (dir, out)
+}
+
+/// A subscription of `account` to `events` (at an address nothing answers).
+pub async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String {
+    let id = filestore::domain::ids::webhook_id();
+    store
+        .create_webhook(WebhookRow {
+            id: id.clone(),
+            account_id: account.into(),
+            url: "http://127.0.0.1:9/".into(),
+            events: events.iter().map(|e| e.to_string()).collect(),
+            secret: filestore::domain::secret::Secret::new(
+                filestore::domain::webhooks::new_secret(),
+            ),
+            created_at: 1,
+        })
+        .await
+        .unwrap();
+    id
 }
