@@ -71,8 +71,10 @@ pub(crate) struct Upload {
     /// The file an earlier request with the same `Idempotency-Key` stored.
     replay: Option<FileRow>,
     limits: SpoolLimits,
-    /// Its place among the account's concurrent uploads, until it ends.
-    _slot: Slot,
+    /// Its place among the account's uploads arriving at once, until the
+    /// body is in ([`Upload::finish`] gives it back before the store and
+    /// the commit: a slow database does not count as a slow body).
+    slot: Option<Slot>,
 }
 
 impl Upload {
@@ -119,7 +121,7 @@ impl Upload {
             plan,
             replay,
             limits,
-            _slot: slot,
+            slot: Some(slot),
         })
     }
 
@@ -181,10 +183,12 @@ impl Upload {
     /// Commits the received file with its fields; a replayed request gets
     /// the file stored the first time.
     pub(crate) async fn finish(
-        self,
+        mut self,
         file: FilePart,
         fields: UploadFields,
     ) -> Result<FileRecord, ApiError> {
+        // The body has all arrived: no longer an upload receiving bytes.
+        self.slot.take();
         self.check(&fields)?;
         let app = &self.app;
         let expected = self.expected(&fields);

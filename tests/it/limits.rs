@@ -116,10 +116,12 @@ async fn storage_quota_refuses_and_leaves_nothing(b: Backend) {
 }
 
 async fn concurrent_uploads_never_pass_the_quota(b: Backend) {
-    // 16 parallel uploads of 900 bytes against a 3000-byte quota: exactly 3 fit.
+    // 16 parallel uploads of 900 bytes against a 3000-byte quota: exactly 3
+    // fit (all 16 may arrive at once: the quota decides, not concurrent_uploads).
+    let plans = SMALL_PLANS.replace("uploads = 5", "uploads = 100\nconcurrent_uploads = 16");
     let srv = Arc::new(
         TestServer::start_with(TestOptions {
-            plans_toml: Some(SMALL_PLANS.replace("uploads = 5", "uploads = 100")),
+            plans_toml: Some(plans),
             backend: Some(b),
             ..Default::default()
         })
