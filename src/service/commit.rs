@@ -59,7 +59,11 @@ pub(crate) async fn commit(
             Err(uploads_exceeded(app, count, plan))
         }
         Err(e) => {
-            pending.discard().await;
+            // Whether it committed may be unknown (the database went away,
+            // or the deadline passed while COMMIT was on its way): the blob
+            // is left to the queue, which never deletes a blob a committed
+            // file references.
+            pending.defer().await;
             Err(e.into())
         }
     }
@@ -92,13 +96,38 @@ impl PendingBlob {
         Ok(())
     }
 
-    /// The upload failed: delete the blob now (if one was written).
+    /// The upload was refused: delete the blob now (if one was written).
     pub(crate) async fn discard(&mut self) {
         if self.armed {
             collector::delete_blob_now(&self.app, &self.key).await;
             self.armed = false;
         }
     }
+
+    /// The commit failed, maybe after all: the blob's deletion is queued
+    /// (a little later), and the queue deletes it only if no file took it.
+    /// Should the queue be out of reach too, the guard stays for the
+    /// collector (and `Drop` tries once more).
+    pub(crate) async fn defer(&mut self) {
+        if self.armed {
+            let due = deferred(&self.app);
+            if self
+                .app
+                .meta
+                .schedule_blob_deletion(&self.key, due)
+                .await
+                .is_ok()
+            {
+                self.armed = false;
+            }
+        }
+    }
+}
+
+/// When a blob left by an upload that did not commit is deleted: after any
+/// write still in flight has finished.
+fn deferred(app: &App) -> i64 {
+    app.clock.now_ms() + 30_000
 }
 
 impl Drop for PendingBlob {
@@ -107,7 +136,7 @@ impl Drop for PendingBlob {
             return;
         }
         let (app, key) = (self.app.clone(), std::mem::take(&mut self.key));
-        let due = app.clock.now_ms() + 30_000;
+        let due = deferred(&app);
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
                 let _ = app.meta.schedule_blob_deletion(&key, due).await;

@@ -8,8 +8,8 @@
 //! log. So the server also keeps a *spare*: a file of real, allocated blocks
 //! in the data dir ([`RESERVE_FILE`]). A delete that meets a full disk
 //! gives the spare back to the volume and tries once more ([`Disk::freeing`]);
-//! the collector takes the spare back once the volume has room for it above
-//! the reserve ([`Disk::retake_spare`]).
+//! the collector takes the spare back once the volume has room for it and
+//! as much again ([`Disk::retake_spare`]).
 
 use crate::db::DbError;
 use crate::error::ApiError;
@@ -66,7 +66,11 @@ impl Spare {
 
     /// Gives the blocks back; true when it freed any.
     fn free(&self) -> bool {
-        let _turn = self.turn.lock().expect("spare lock");
+        // Called on a request's thread: never waits for a retake in
+        // progress (which means the spare is not held yet anyway).
+        let Ok(_turn) = self.turn.try_lock() else {
+            return false;
+        };
         if !self.held.swap(false, Ordering::AcqRel) {
             return false;
         }
@@ -158,15 +162,16 @@ impl Disk {
     }
 
     /// Takes the spare back if it was freed and the volume has room for it
-    /// above the reserve. Cheap when the spare is held (the collector calls
-    /// it every pass).
-    pub(crate) fn retake_spare(&self) {
+    /// and as much again: not only once the volume is above the reserve, so
+    /// that on a volume another process keeps nearly full, the next delete
+    /// that meets a full disk finds a spare to free again. Cheap when the
+    /// spare is held (the collector calls it every pass).
+    pub fn retake_spare(&self) {
         let Some(spare) = &self.spare else { return };
         if spare.held.load(Ordering::Acquire) {
             return;
         }
-        let room =
-            space(&self.dir).is_ok_and(|(free, _)| free.saturating_sub(spare.size) >= self.reserve);
+        let room = space(&self.dir).is_ok_and(|(free, _)| free >= spare.size.saturating_mul(2));
         if !room {
             return;
         }

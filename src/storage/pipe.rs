@@ -18,8 +18,10 @@ use bytes::Bytes;
 use std::io;
 use tokio::task::JoinHandle;
 
-/// Bytes gathered behind the batch in flight before `push` waits for it.
-pub(crate) const MAX_QUEUED: usize = 2 << 20;
+/// Bytes gathered behind the batch in flight before `push` waits for it:
+/// about 1 MiB per upload at most with the batch in flight, however many
+/// uploads run (a 512 KiB batch is already large for the page cache).
+pub(crate) const MAX_QUEUED: usize = 512 << 10;
 
 /// What a pipe's batches do with each chunk, on a blocking thread.
 pub(crate) trait Sink: Send + 'static {

@@ -293,10 +293,14 @@ impl BlobStore for S3Store {
 
     /// Also aborts the object's incomplete multipart uploads: a deleted blob
     /// may be the write of a request whose node died mid-upload, or a
-    /// resumable upload's whose abort failed.
+    /// resumable upload's whose abort failed. That part is best effort: a
+    /// store (or an IAM policy) without ListMultipartUploads must not stop
+    /// deletions; the daily sweep and the bucket's lifecycle rules remain.
     async fn delete(&self, key: &str) -> Result<(), StorageError> {
         let object = self.object_key(key)?;
-        self.abort_uploads_of(&object).await?;
+        if let Err(e) = self.abort_uploads_of(&object).await {
+            tracing::warn!(key, error = %e, "could not abort the blob's incomplete multipart uploads");
+        }
         // DeleteObject succeeds (204) for a missing key.
         let request = self
             .client
