@@ -90,6 +90,14 @@ pub fn idempotency_key(key: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An `Idempotency-Key` as remembered: scoped to the API key that sent it
+/// (`key_id`), so that another key of the account (a page's public key) can
+/// neither replay a request of this one, reading back its file, nor use the
+/// key first and have this one's later request answered with its file.
+pub fn idempotency_scope(key_id: &str, key: &str) -> String {
+    format!("{key_id}/{key}")
+}
+
 /// A form boolean: true/false (also 1/0, yes/no, on/off), any case; empty
 /// is false.
 pub fn boolean(raw: &str) -> Result<bool, String> {

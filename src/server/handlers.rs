@@ -52,6 +52,7 @@ pub(crate) async fn upload(
     })?;
     let req = upload::UploadRequest {
         public_key: caller.is_public(),
+        key_id: caller.key.id,
         account: caller.account,
         content_length: headers
             .get(header::CONTENT_LENGTH)

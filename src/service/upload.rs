@@ -35,6 +35,8 @@ pub(crate) const FORM_OVERHEAD: u64 = 64 * 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct UploadRequest {
     pub account: Account,
+    /// The id of the API key that sent it.
+    pub key_id: String,
     pub public_key: bool,
     pub content_length: Option<u64>,
     pub idempotency_key: Option<String>,
@@ -82,7 +84,7 @@ impl Upload {
     /// upload more than the plan's `concurrent_uploads`, a bad
     /// `Idempotency-Key`, a `Content-Length` past the plan's file size, a
     /// full disk, a spent monthly count or storage quota.
-    pub(crate) async fn start(app: &Arc<App>, req: UploadRequest) -> Result<Upload, ApiError> {
+    pub(crate) async fn start(app: &Arc<App>, mut req: UploadRequest) -> Result<Upload, ApiError> {
         let plan = app.plan_of(&req.account).clone();
         let slot = app.in_flight.slot(
             &req.account.id,
@@ -91,6 +93,7 @@ impl Upload {
         )?;
         if let Some(key) = &req.idempotency_key {
             validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
+            req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
         }
         if let Some(len) = req.content_length {
             if len > plan.max_file_size.saturating_add(FORM_OVERHEAD) {

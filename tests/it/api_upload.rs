@@ -363,4 +363,57 @@ async fn idempotency_key_replays_the_same_file(b: Backend) {
         .unwrap();
     let theirs: serde_json::Value = r.json().await.unwrap();
     assert_ne!(theirs["id"], first["id"]);
+    // Another key of the same account too: a page's public key that sends
+    // the key of a private upload gets a new file of its own, never the
+    // private file's record.
+    let private = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(&srv.secret_key)
+        .header("idempotency-key", "payroll-1")
+        .multipart(TestServer::form(
+            "secret.txt",
+            b"salaries".to_vec(),
+            &[("private", "true")],
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(private.status(), 201);
+    let private: serde_json::Value = private.json().await.unwrap();
+    let origin = "https://app.example.com";
+    let pk = srv.new_key("public", &[origin]).await;
+    let send_public = |key: &'static str, body: &'static [u8]| {
+        srv.http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(&pk)
+            .header("origin", origin)
+            .header("idempotency-key", key)
+            .multipart(TestServer::form("page.txt", body.to_vec(), &[]))
+            .send()
+    };
+    let r = send_public("payroll-1", b"guess").await.unwrap();
+    assert_eq!(r.status(), 201);
+    let by_page: serde_json::Value = r.json().await.unwrap();
+    assert_ne!(by_page["id"], private["id"]);
+    assert_eq!(by_page["name"], "page.txt");
+    // And a key the page used first is not the secret key's either.
+    let r = send_public("order-7", b"page").await.unwrap();
+    let page_first: serde_json::Value = r.json().await.unwrap();
+    let mine: serde_json::Value = send("order-7", b"mine")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(mine["id"], page_first["id"]);
+    assert_eq!(mine["size"], 4);
+    // The page's own retry still replays its own file.
+    let again: serde_json::Value = send_public("order-7", b"page")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["id"], page_first["id"]);
 }
