@@ -196,7 +196,12 @@ pub(crate) async fn create(
     if let Some(patch) = patch.filter(|_| file_id.is_none()) {
         // The upload exists whatever its first bytes meet: the answer says
         // how many were kept, and the client goes on from there.
-        match service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await {
+        // As for any PATCH: only a key that may use the upload continues it.
+        let patched = async {
+            service::owned(&app, &who, &row.id).await?;
+            service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await
+        };
+        match patched.await {
             Ok(p) => {
                 offset = p.offset;
                 expires_at = p.expires_at;

@@ -71,7 +71,7 @@ pub(crate) async fn create(
         validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
         let earlier = app.meta.replayed_upload(&caller.account.id, key).await?;
         if let Some(earlier) = earlier {
-            return replay(app, earlier).await;
+            return replay(app, caller, earlier).await;
         }
     }
     if meta.private && caller.public_key {
@@ -90,6 +90,10 @@ pub(crate) async fn create(
             app.store.max_partial()
         )));
     }
+    let period = period_of(app.clock.now()).key;
+    // Refused before any work in the store when the account is already at a
+    // limit; the transaction that creates the upload has the final word.
+    owners::precheck(app, caller, length, &plan, &period).await?;
     let now = app.clock.now_ms();
     let idle_ms = millis(rules::idle_expiry(!caller.public_key));
     let file_id = ids::file_id();
@@ -124,7 +128,6 @@ pub(crate) async fn create(
         created_by: Some(caller.key_id.clone()),
         idle_ms,
     };
-    let period = period_of(app.clock.now()).key;
     let limits = UploadLimits {
         storage: plan.storage,
         uploads_per_period: plan.uploads,
@@ -141,7 +144,7 @@ pub(crate) async fn create(
         Ok(CreateOutcome::Replayed(earlier)) => {
             let _ = app.store.abort_partial(&blob_key, &partial.state).await;
             collector::delete_blob_now(app, &blob_key).await;
-            return replay(app, *earlier).await;
+            return replay(app, caller, *earlier).await;
         }
         Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
         Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
@@ -155,11 +158,19 @@ pub(crate) async fn create(
     Err(refusal)
 }
 
-/// The answer to a replayed creation: the upload (and its file, if complete).
+/// The answer to a replayed creation: the upload (and its file, if
+/// complete), to a key that may use it. An idempotency key is its upload's
+/// creator's: another public key of the account gets 400, and no upload.
 async fn replay(
     app: &App,
+    caller: &Caller,
     earlier: UploadRow,
 ) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+    if owners::check(&earlier, caller).is_err() {
+        return Err(ApiError::BadRequest(
+            "this Idempotency-Key was used by another key's upload: send another".into(),
+        ));
+    }
     let row = find(app, &earlier.account_id, &earlier.id).await?;
     with_file(app, row).await
 }
@@ -263,11 +274,16 @@ async fn append<S>(
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
-    let _turn = app.tus_locks.lock(id).await;
+    // One PATCH of an upload at a time on this node: a second one is told
+    // to come back rather than queued (holding one of the account's
+    // concurrent uploads) behind a body that may trickle for hours.
+    let Some(_turn) = app.tus_locks.try_lock(id) else {
+        return Err(lease::busy());
+    };
     find(app, account_id, id).await?;
     let lease = Lease::take(app, id).await?;
     let body = lease.guard(body);
-    let appended = append_leased(app, account_id, id, p, body).await;
+    let appended = append_leased(app, account_id, id, p, body, &lease).await;
     lease.end().await;
     appended
 }
@@ -279,6 +295,7 @@ async fn append_leased<S>(
     id: &str,
     p: Patch,
     body: S,
+    lease: &Lease,
 ) -> Result<Patched, ApiError>
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
@@ -308,17 +325,19 @@ where
         });
     }
     room_on_disk(app, p.content_length.unwrap_or(0))?;
-    write(app, &row, p, room, body).await
+    write(app, &row, p, room, body, lease).await
 }
 
 /// Streams a PATCH's body into the store, then records, completes or
-/// refuses it.
+/// refuses it (nothing is recorded once another request took the upload's
+/// `lease`).
 async fn write<S>(
     app: &Arc<App>,
     row: &UploadRow,
     p: Patch,
     room: u64,
     body: S,
+    lease: &Lease,
 ) -> Result<Patched, ApiError>
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
@@ -351,6 +370,9 @@ where
         }
         Err(e) => return Err(e.into()),
     };
+    if lease.is_lost() {
+        return Err(lease::taken());
+    }
     let (hash, check) = hasher
         .await
         .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
@@ -507,13 +529,19 @@ async fn commit_file(
 
 /// Ends an upload the caller may end (tus termination): an incomplete
 /// one's bytes go at once. Expired or not.
+/// Termination wins over a request writing to the upload, on any node: it
+/// takes the upload's lease from it, and that request stops at its next
+/// renewal, recording nothing; on this node its end is awaited (a bounded
+/// wait), so that its bytes are not written after the removal.
 pub(crate) async fn terminate(app: &Arc<App>, caller: &Caller, id: &str) -> Result<(), ApiError> {
-    let _turn = app.tus_locks.lock(id).await;
     let no_such = || ApiError::NotFound("no such upload".into());
     let account_id = caller.account.id.as_str();
     let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
     owners::check(&row, caller)?;
-    let lease = Lease::take(app, id).await?;
+    let lease = Lease::seize(app, id).await?.ok_or_else(no_such)?;
+    let _turn = tokio::time::timeout(lease::STOPS_WITHIN, app.tus_locks.lock(id))
+        .await
+        .ok();
     // Read afresh under the lease; and whether it was incomplete is what the
     // removal itself saw (a completion on another node just before makes
     // its blob a file's, which stays).
