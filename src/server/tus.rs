@@ -327,7 +327,7 @@ pub(crate) async fn status(
         (status = 412, description = "Another tus version", body = ErrorBody),
         (status = 413, description = "Past the upload's length", body = ErrorBody),
         (status = 415, description = "Not application/offset+octet-stream", body = ErrorBody),
-        (status = 423, description = "A request on another node is writing to the upload; retry after `Retry-After` seconds", body = ErrorBody),
+        (status = 423, description = "Another request (on this node or another) is writing to the upload, or took it over from this PATCH; retry after `Retry-After` seconds", body = ErrorBody),
         (status = 429, description = "The account already has its plan's `concurrent_uploads` bodies arriving; `Retry-After` in seconds", body = ErrorBody),
         (status = 460, description = "Upload-Checksum does not match the body", body = ErrorBody),
         (status = 503, description = "Blob store unavailable", body = ErrorBody),
@@ -366,7 +366,8 @@ pub(crate) async fn patch(
     Ok(r)
 }
 
-/// Ends an upload: an incomplete one's bytes and reservation are gone.
+/// Ends an upload: an incomplete one's bytes and reservation are gone (a
+/// PATCH in progress stops).
 #[utoipa::path(delete, path = "/v1/uploads/{id}", tag = "uploads",
     params(("id" = String, Path), ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0")),
     responses(
@@ -375,7 +376,6 @@ pub(crate) async fn patch(
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
         (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
-        (status = 423, description = "A request on another node is writing to the upload; retry after `Retry-After` seconds", body = ErrorBody),
     ),
     security(("bearer" = [])))]
 pub(crate) async fn terminate(
