@@ -869,3 +869,26 @@ async fn a_refused_creation_does_no_store_work() {
     assert_eq!(srv.blob_count().await, blobs);
     srv.stop().await;
 }
+
+/// An upload that ends while its last PATCH runs (here its time is made to
+/// run out under it) answers that PATCH 410, not a server error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_ended_under_its_last_patch_answers_410() {
+    let srv = TestServer::start().await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let url = secret.created(20).await;
+    let id = id_of(&url);
+    let (tx, patching) = trickling(&srv, &secret, &url, &[1; 10]).await;
+    let past = format!("UPDATE tus_uploads SET expires_at = 1 WHERE id = '{id}'");
+    match srv.app.sqlite() {
+        Some(db) => {
+            db.conn().unwrap().execute(&past, []).unwrap();
+        }
+        None => pg::execute(srv.database_url(), &past),
+    }
+    tx.send(Ok(bytes::Bytes::from(vec![2; 10]))).await.unwrap();
+    drop(tx);
+    let r = ended(patching, "the PATCH").await;
+    assert_eq!(error_code(r).await, (410, "upload_expired".into()));
+    srv.stop().await;
+}

@@ -516,7 +516,7 @@ async fn commit_file(
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
     let ctx = commit_context(app, Some(row.id.clone()));
-    commit(
+    let committed = commit(
         app,
         file,
         None,
@@ -524,7 +524,27 @@ async fn commit_file(
         ctx,
         PendingBlob::new(app, &row.blob_key),
     )
-    .await
+    .await;
+    match committed {
+        // Refused because the upload is no longer open: it was ended (or
+        // its time ran out) while its last bytes came, which is no server
+        // fault; its blob went with it.
+        Err(ApiError::Internal(e)) => {
+            let now = app.meta.upload(&row.account_id, &row.id).await?;
+            match now {
+                Some(u) if u.completed_at.is_some() => with_file(app, u)
+                    .await?
+                    .1
+                    .ok_or_else(|| ApiError::Gone("the upload's file is gone".into())),
+                Some(u) if u.expires_at > app.clock.now_ms() => Err(ApiError::Internal(e)),
+                _ => Err(ApiError::Gone(
+                    "the upload ended before its last bytes were committed; start a new upload"
+                        .into(),
+                )),
+            }
+        }
+        other => other,
+    }
 }
 
 /// Ends an upload the caller may end (tus termination): an incomplete
