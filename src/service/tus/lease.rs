@@ -1,6 +1,6 @@
 //! An upload's lease: the one request, on any node, that may change it now.
-//! PATCHes to one upload on one node already wait for each other (`Locks`);
-//! the lease, kept in the metadata store, extends that to every node: a
+//! One PATCH of an upload runs at a time on one node (`Locks`); the lease,
+//! kept in the metadata store, extends that to every node: a
 //! request that finds it held elsewhere answers 423 with `Retry-After`, and
 //! the client tries again. It lasts [`LEASE`] and is renewed while the
 //! request runs; it records its node, and is free at once when that node's

@@ -1,4 +1,4 @@
-//! Resumable uploads (tus 1.0.0, CONTRACT §9), independent of HTTP.
+//! Resumable uploads (tus 1.0.0), independent of HTTP.
 //!
 //! Creation checks the plan and reserves the declared length against the
 //! storage quota (and one of the month's uploads) in the metadata store, so
@@ -9,8 +9,10 @@
 //! once the store has made the bytes durable, and only if the upload is
 //! still where the PATCH found it. The PATCH that brings the last byte
 //! completes the blob and commits the file, with the upload marked complete,
-//! in one transaction. PATCHes to one upload wait for each other on one node; across nodes, the
-//! upload's lease (`lease`) gives it to one request at a time.
+//! in one transaction. One PATCH of an upload runs at a time on one node (a
+//! second is told to come back, 423); across nodes, the upload's lease
+//! (`lease`) gives it to one request at a time. A termination takes the
+//! lease from a running PATCH, which stops.
 //!
 //! An upload is its creating key's (and its account's secret keys'), lives
 //! without bytes for as long as its creator's kind allows, and counts
