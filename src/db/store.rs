@@ -240,7 +240,10 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     /// Gives upload `id` to one request (a PATCH or a termination, on any
     /// node) until `until`: true when it was free (no lease, one that ended
     /// by `now`, or one of a node whose database session is gone) or already
-    /// this `token`'s (a renewal), false when another request holds it.
+    /// this `token`'s (a renewal), false when another request holds it. A
+    /// renewal also keeps an incomplete, unexpired upload alive: its expiry
+    /// becomes at least `now` plus its `idle_ms` (a PATCH receiving bytes
+    /// for longer than that does not see its upload expire under it).
     async fn lease_upload(
         &self,
         id: &str,
@@ -248,6 +251,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
         now: i64,
         until: i64,
     ) -> Result<bool, DbError>;
+
+    /// Gives upload `id` to `token` (a termination) until `until`, whoever
+    /// holds it: the request that held it finds, at its next renewal, that
+    /// it lost it. False when there is no such upload.
+    async fn seize_upload(&self, id: &str, token: &str, until: i64) -> Result<bool, DbError>;
 
     /// Ends `token`'s lease of upload `id` (nothing when it holds none).
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError>;

@@ -196,7 +196,12 @@ pub(crate) async fn create(
     if let Some(patch) = patch.filter(|_| file_id.is_none()) {
         // The upload exists whatever its first bytes meet: the answer says
         // how many were kept, and the client goes on from there.
-        match service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await {
+        // As for any PATCH: only a key that may use the upload continues it.
+        let patched = async {
+            service::owned(&app, &who, &row.id).await?;
+            service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await
+        };
+        match patched.await {
             Ok(p) => {
                 offset = p.offset;
                 expires_at = p.expires_at;
@@ -322,7 +327,7 @@ pub(crate) async fn status(
         (status = 412, description = "Another tus version", body = ErrorBody),
         (status = 413, description = "Past the upload's length", body = ErrorBody),
         (status = 415, description = "Not application/offset+octet-stream", body = ErrorBody),
-        (status = 423, description = "A request on another node is writing to the upload; retry after `Retry-After` seconds", body = ErrorBody),
+        (status = 423, description = "Another request (on this node or another) is writing to the upload, or took it over from this PATCH; retry after `Retry-After` seconds", body = ErrorBody),
         (status = 429, description = "The account already has its plan's `concurrent_uploads` bodies arriving; `Retry-After` in seconds", body = ErrorBody),
         (status = 460, description = "Upload-Checksum does not match the body", body = ErrorBody),
         (status = 503, description = "Blob store unavailable", body = ErrorBody),
@@ -361,7 +366,8 @@ pub(crate) async fn patch(
     Ok(r)
 }
 
-/// Ends an upload: an incomplete one's bytes and reservation are gone.
+/// Ends an upload: an incomplete one's bytes and reservation are gone (a
+/// PATCH in progress stops).
 #[utoipa::path(delete, path = "/v1/uploads/{id}", tag = "uploads",
     params(("id" = String, Path), ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0")),
     responses(
@@ -370,7 +376,6 @@ pub(crate) async fn patch(
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
         (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
-        (status = 423, description = "A request on another node is writing to the upload; retry after `Retry-After` seconds", body = ErrorBody),
     ),
     security(("bearer" = [])))]
 pub(crate) async fn terminate(

@@ -674,10 +674,11 @@ async fn concurrent_patches_are_serialized(b: Backend) {
     );
     let mut statuses = [a.status().as_u16(), c.status().as_u16()];
     statuses.sort_unstable();
-    assert_eq!(
-        statuses,
-        [204, 409],
-        "one goes first, the other finds the offset moved"
+    // One goes first; the other is told to come back while it runs (423),
+    // or finds the offset moved once it has ended (409).
+    assert!(
+        statuses == [204, 409] || statuses == [204, 423],
+        "{statuses:?}"
     );
     assert_eq!(offset(&srv, &url).await, 100_000);
     let r = patch(&srv, &url, 100_000, body.clone()).await;

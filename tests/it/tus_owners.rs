@@ -3,7 +3,11 @@
 //! `open_uploads` incomplete ones, a public key's upload that receives no
 //! byte for 10 minutes expires, secret keys list and cancel them, usage
 //! reports what they reserve, and a lease held elsewhere answers 423 (free
-//! at once, on PostgreSQL, when its node's database session is gone).
+//! at once, on PostgreSQL, when its node's database session is gone). A
+//! PATCH receiving bytes keeps its upload alive however long it runs; a
+//! termination ends a PATCH in progress; a PATCH whose lease lapsed
+//! unrenewed stops; an `Idempotency-Key` is its upload's creator's; a
+//! refused creation does no work in the blob store.
 //! On SQLite or PostgreSQL, whichever the suite runs on.
 
 use crate::common::{error_code, pg, TestOptions, TestServer};
@@ -440,9 +444,6 @@ async fn an_upload_leased_elsewhere_answers_423_with_retry_after() {
     assert_eq!(r.status(), 423);
     assert_eq!(seconds(&r, "retry-after"), 1);
     assert_eq!(error_code(r).await, (423, "locked".into()));
-    let r = secret.delete(&url).await;
-    assert_eq!(r.status(), 423);
-    assert!(r.headers().contains_key("retry-after"));
     // Reading it is not held up; nothing was written.
     assert_eq!(secret.head(&url).await.headers()["upload-offset"], "0");
     // Once it is given back, the retried PATCH goes through.
@@ -573,4 +574,321 @@ async fn a_lease_of_a_node_whose_session_is_gone_is_free_at_once() {
     assert_eq!(file["size"], 100);
     b.stop().await;
     a.stop().await;
+}
+
+/// The upload's `expires_at` (ms) as the store holds it.
+fn stored_expiry(srv: &TestServer, id: &str) -> i64 {
+    srv.text(&format!(
+        "SELECT CAST(expires_at AS TEXT) FROM tus_uploads WHERE id = '{id}'"
+    ))
+    .parse()
+    .unwrap()
+}
+
+/// Makes `event` on `table` (e.g. `UPDATE OF lease_until`) fail, until
+/// [`allow`]: a database that refuses one kind of write.
+fn refuse(srv: &TestServer, name: &str, event: &str, table: &str) {
+    match srv.app.sqlite() {
+        Some(db) => db
+            .conn()
+            .unwrap()
+            .execute_batch(&format!(
+                "CREATE TRIGGER {name} BEFORE {event} ON {table}
+                 BEGIN SELECT RAISE(ABORT, '{name}'); END"
+            ))
+            .unwrap(),
+        None => {
+            let url = srv.database_url();
+            pg::execute(
+                url,
+                &format!(
+                    "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql
+                     AS $$ BEGIN RAISE EXCEPTION '{name}'; END $$"
+                ),
+            );
+            pg::execute(
+                url,
+                &format!(
+                    "CREATE TRIGGER {name} BEFORE {event} ON {table}
+                     FOR EACH ROW EXECUTE FUNCTION {name}()"
+                ),
+            );
+        }
+    }
+}
+
+fn allow(srv: &TestServer, name: &str, table: &str) {
+    match srv.app.sqlite() {
+        Some(db) => db
+            .conn()
+            .unwrap()
+            .execute_batch(&format!("DROP TRIGGER {name}"))
+            .unwrap(),
+        None => pg::execute(
+            srv.database_url(),
+            &format!("DROP TRIGGER {name} ON {table}"),
+        ),
+    }
+}
+
+/// Waits (bounded: a hang fails the test) for a request in flight.
+async fn ended(
+    request: tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+    what: &str,
+) -> reqwest::Response {
+    tokio::time::timeout(Duration::from_secs(30), request)
+        .await
+        .unwrap_or_else(|_| panic!("{what} never ended"))
+        .unwrap()
+        .unwrap()
+}
+
+/// Starts a trickling PATCH of `url` from `c` and sends its first bytes;
+/// returns once it holds the upload's lease.
+async fn trickling(
+    srv: &TestServer,
+    c: &Client<'_>,
+    url: &str,
+    first: &[u8],
+) -> (
+    tokio::sync::mpsc::Sender<Chunk>,
+    tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+) {
+    let (tx, patching) = trickle(c, url);
+    tx.send(Ok(bytes::Bytes::from(first.to_vec())))
+        .await
+        .unwrap();
+    let id = id_of(url);
+    let lease = format!("SELECT COALESCE(lease_token, '') FROM tus_uploads WHERE id = '{id}'");
+    srv.eventually(10, "the PATCH holds the lease", || async {
+        !srv.text(&lease).is_empty()
+    })
+    .await;
+    (tx, patching)
+}
+
+/// One PATCH that takes longer than a public key's 10 minutes of idle time
+/// (a whole file in one PATCH, on a slow link): its upload does not expire
+/// under it, and it completes with every byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_receiving_bytes_keeps_its_upload_alive_past_the_idle_time() {
+    let srv = TestServer::start().await;
+    let public = Client::public(&srv).await;
+    let bytes: Vec<u8> = (0..100u8).collect();
+    let url = public.created(100).await;
+    let id = id_of(&url);
+    let (tx, patching) = trickling(&srv, &public, &url, &bytes[..10]).await;
+    // 12 minutes pass while the PATCH runs: at each renewal of its lease,
+    // the upload lives 10 more minutes.
+    for (step, part) in [(0, 10..40), (1, 40..70)] {
+        srv.clock.advance(Duration::from_secs(6 * 60));
+        let now = srv.clock.now_ms();
+        srv.eventually(10, "a renewal keeps the upload alive", || async {
+            stored_expiry(&srv, &id) >= now + 600_000
+        })
+        .await;
+        tx.send(Ok(bytes::Bytes::from(bytes[part].to_vec())))
+            .await
+            .unwrap_or_else(|_| panic!("the PATCH ended at step {step}"));
+    }
+    tx.send(Ok(bytes::Bytes::from(bytes[70..].to_vec())))
+        .await
+        .unwrap();
+    drop(tx);
+    let r = ended(patching, "the PATCH").await;
+    assert_eq!(r.status(), 204, "{:?}", r.text().await);
+    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let (status, file) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    srv.stop().await;
+}
+
+/// A page's public key trickles a PATCH just fast enough to be kept: a
+/// secret key of the account still cancels the upload at once, and the
+/// PATCH stops (recording nothing) without waiting for its next byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_ends_a_patch_in_progress() {
+    let srv = TestServer::start().await;
+    let public = Client::public(&srv).await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let url = public.created(100).await;
+    let (tx, patching) = trickling(&srv, &public, &url, &[1; 10]).await;
+    let deleting = secret.delete(&url);
+    let r = tokio::time::timeout(Duration::from_secs(30), deleting)
+        .await
+        .expect("the DELETE waited behind the PATCH");
+    assert_eq!(r.status(), 204);
+    let r = ended(patching, "the PATCH").await;
+    let (status, _) = error_code(r).await;
+    assert!([404, 423].contains(&status), "{status}");
+    drop(tx);
+    assert_eq!(secret.head(&url).await.status(), 404);
+    assert_eq!(srv.usage().await["reserved_bytes"], 0);
+
+    // A request on another node holding the upload does not stop a
+    // termination either: it loses its lease (its next renewal says so).
+    let url = secret.created(10).await;
+    let id = id_of(&url);
+    let now = srv.clock.now_ms();
+    let meta = &srv.app.meta;
+    assert!(meta
+        .lease_upload(&id, "elsewhere", now, now + 60_000)
+        .await
+        .unwrap());
+    assert_eq!(secret.delete(&url).await.status(), 204);
+    assert!(!meta
+        .lease_upload(&id, "elsewhere", now, now + 60_000)
+        .await
+        .unwrap());
+    assert_eq!(secret.head(&url).await.status(), 404);
+    srv.stop().await;
+}
+
+/// A second PATCH of an upload while one runs on the same node is told to
+/// come back (423, Retry-After), not queued behind it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_patch_on_the_same_node_answers_423() {
+    let srv = TestServer::start().await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let bytes: Vec<u8> = (0..100u8).collect();
+    let url = secret.created(100).await;
+    let (tx, patching) = trickling(&srv, &secret, &url, &bytes[..10]).await;
+    let second = secret.patch(&url, 0, bytes.clone());
+    let r = tokio::time::timeout(Duration::from_secs(30), second)
+        .await
+        .expect("the second PATCH waited behind the first");
+    assert_eq!(r.status(), 423);
+    assert_eq!(seconds(&r, "retry-after"), 1);
+    assert_eq!(error_code(r).await, (423, "locked".into()));
+    // The first goes on undisturbed.
+    tx.send(Ok(bytes::Bytes::from(bytes[10..].to_vec())))
+        .await
+        .unwrap();
+    drop(tx);
+    let r = ended(patching, "the first PATCH").await;
+    assert_eq!(r.status(), 204);
+    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let (_, file) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
+        .await;
+    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    srv.stop().await;
+}
+
+/// A node cut off from the database (its renewals fail) stops its PATCH
+/// once its lease has lapsed (another node may hold the upload by then),
+/// even while no byte comes, and records nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_whose_lease_lapsed_unrenewed_stops_and_records_nothing() {
+    let srv = TestServer::start().await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let bytes: Vec<u8> = (0..100u8).collect();
+    let url = secret.created(100).await;
+    let (tx, patching) = trickling(&srv, &secret, &url, &bytes[..10]).await;
+    refuse(&srv, "cut_off", "UPDATE OF lease_until", "tus_uploads");
+    srv.clock.advance(Duration::from_secs(11));
+    let r = ended(patching, "the PATCH").await;
+    assert_eq!(error_code(r).await, (423, "locked".into()));
+    drop(tx);
+    allow(&srv, "cut_off", "tus_uploads");
+    assert_eq!(secret.head(&url).await.headers()["upload-offset"], "0");
+    // Its lease (not given back: the release failed too) lapses.
+    srv.clock.advance(Duration::from_secs(11));
+    let r = secret.patch(&url, 0, bytes.clone()).await;
+    assert_eq!(r.status(), 204, "{:?}", r.text().await);
+    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let (_, file) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
+        .await;
+    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    srv.stop().await;
+}
+
+/// An `Idempotency-Key` answers its upload to the key that created it (or a
+/// secret key of the account) only: another public key of the account gets
+/// 400, no upload, and cannot append to it with its creation's body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_replays_only_to_a_key_that_may_use_its_upload() {
+    let srv = TestServer::start().await;
+    let owner = Client::public(&srv).await;
+    let other = Client::public(&srv).await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let create = |c: &Client<'_>, body: Option<Vec<u8>>| {
+        let mut r = c
+            .request(reqwest::Method::POST, &srv.url("/v1/uploads"))
+            .header("upload-length", 10)
+            .header("idempotency-key", "one-key");
+        if let Some(body) = body {
+            r = r.header(OCTETS.0, OCTETS.1).body(body);
+        }
+        r.send()
+    };
+    let r = create(&owner, None).await.unwrap();
+    assert_eq!(r.status(), 201);
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    for body in [None, Some(vec![9; 4])] {
+        let r = create(&other, body).await.unwrap();
+        assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    }
+    assert_eq!(owner.head(&url).await.headers()["upload-offset"], "0");
+    let (_, listed) = secret.list().await;
+    assert_eq!(listed["uploads"].as_array().unwrap().len(), 1);
+    // Its creator and the account's secret keys get it back.
+    for c in [&owner, &secret] {
+        let r = create(c, None).await.unwrap();
+        assert_eq!(r.status(), 201);
+        assert_eq!(r.headers()["location"], url.as_str());
+    }
+    let r = create(&owner, Some(vec![1; 10])).await.unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["upload-offset"], "10");
+    srv.stop().await;
+}
+
+/// A creation the account's limits refuse is refused before any work in
+/// the blob store (not even the guard of a blob to come).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_creation_does_no_store_work() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nopen_uploads = 1\nstorage = 1000\n".into()),
+        ..Default::default()
+    })
+    .await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    secret.created(10).await;
+    let blobs = srv.blob_count().await;
+    refuse(&srv, "no_store_work", "INSERT", "blob_deletions");
+    let r = secret.create(10).await;
+    assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
+    let r = secret.create(5000).await;
+    assert_eq!(error_code(r).await, (413, "storage_limit_exceeded".into()));
+    allow(&srv, "no_store_work", "blob_deletions");
+    assert_eq!(srv.blob_count().await, blobs);
+    srv.stop().await;
+}
+
+/// An upload that ends while its last PATCH runs (here its time is made to
+/// run out under it) answers that PATCH 410, not a server error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_ended_under_its_last_patch_answers_410() {
+    let srv = TestServer::start().await;
+    let secret = Client::secret(&srv, &srv.secret_key);
+    let url = secret.created(20).await;
+    let id = id_of(&url);
+    let (tx, patching) = trickling(&srv, &secret, &url, &[1; 10]).await;
+    let past = format!("UPDATE tus_uploads SET expires_at = 1 WHERE id = '{id}'");
+    match srv.app.sqlite() {
+        Some(db) => {
+            db.conn().unwrap().execute(&past, []).unwrap();
+        }
+        None => pg::execute(srv.database_url(), &past),
+    }
+    tx.send(Ok(bytes::Bytes::from(vec![2; 10]))).await.unwrap();
+    drop(tx);
+    let r = ended(patching, "the PATCH").await;
+    assert_eq!(error_code(r).await, (410, "upload_expired".into()));
+    srv.stop().await;
 }

@@ -474,6 +474,14 @@ impl MetaStore for PgStore {
         .await)
     }
 
+    async fn seize_upload(&self, id: &str, token: &str, until: i64) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        on_conn!(self, |c| uploads::seize(c, id, token, until, self.node)
+            .await)
+    }
+
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
         if has_nul(&[id]) {
             return Ok(());

@@ -256,7 +256,8 @@ pub(crate) async fn live_keys<C: GenericClient>(c: &C) -> Result<Vec<String>, Db
 }
 
 /// Gives the upload to `token` of node `node` until `until` if it is free
-/// or already `token`'s: one conditional UPDATE, so of two nodes asking at
+/// or already `token`'s (a renewal, which also keeps an incomplete,
+/// unexpired upload alive for its `idle_ms` from `now`): one conditional UPDATE, so of two nodes asking at
 /// once one gets it; see `MetaStore::lease_upload`. Free means no lease, one
 /// that lapsed, or one whose node holds no session advisory lock any more
 /// (the node died, or its session to the database is gone: a request it may
@@ -273,7 +274,10 @@ pub(crate) async fn lease<C: GenericClient>(
 ) -> Result<bool, DbError> {
     Ok(execute(
         c,
-        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5
+        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5,
+             expires_at = CASE
+                 WHEN lease_token = $2 AND completed_at IS NULL AND expires_at > $3
+                 THEN GREATEST(expires_at, $3 + idle_ms) ELSE expires_at END
          WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2
              OR lease_node::BIGINT NOT IN (
                  SELECT objid::BIGINT FROM pg_locks
@@ -289,6 +293,25 @@ pub(crate) async fn lease<C: GenericClient>(
             &node,
             &i64::from(super::NODE_LOCK),
         ],
+    )
+    .await?
+        == 1)
+}
+
+/// Gives the upload to `token` of node `node` until `until`, whoever holds
+/// it; see `MetaStore::seize_upload`.
+pub(crate) async fn seize<C: GenericClient>(
+    c: &C,
+    id: &str,
+    token: &str,
+    until: i64,
+    node: i32,
+) -> Result<bool, DbError> {
+    Ok(execute(
+        c,
+        "UPDATE tus_uploads SET lease_token = $2, lease_until = $3, lease_node = $4
+         WHERE id = $1",
+        &[&id, &token, &until, &node],
     )
     .await?
         == 1)

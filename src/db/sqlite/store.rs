@@ -395,6 +395,13 @@ impl MetaStore for SqliteStore {
             .await
     }
 
+    async fn seize_upload(&self, id: &str, token: &str, until: i64) -> Result<bool, DbError> {
+        let (id, token) = (owned(id), owned(token));
+        self.db
+            .write(move |c| uploads::seize(c, &id, &token, until))
+            .await
+    }
+
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
         let (id, token) = (owned(id), owned(token));
         self.db

@@ -293,7 +293,8 @@ pub(crate) fn live_keys(conn: &Connection) -> Result<Vec<String>, DbError> {
 }
 
 /// Gives the upload to `token` until `until` if it is free (or already
-/// `token`'s); see `MetaStore::lease_upload`.
+/// `token`'s: a renewal, which also keeps an incomplete, unexpired upload
+/// alive for its `idle_ms` from `now`); see `MetaStore::lease_upload`.
 pub(crate) fn lease(
     conn: &Connection,
     id: &str,
@@ -303,10 +304,22 @@ pub(crate) fn lease(
 ) -> Result<bool, DbError> {
     Ok(conn
         .prepare_cached(
-            "UPDATE tus_uploads SET lease_token = ?2, lease_until = ?4
+            "UPDATE tus_uploads SET lease_token = ?2, lease_until = ?4,
+                 expires_at = CASE
+                     WHEN lease_token = ?2 AND completed_at IS NULL AND expires_at > ?3
+                     THEN MAX(expires_at, ?3 + idle_ms) ELSE expires_at END
              WHERE id = ?1 AND (lease_until IS NULL OR lease_until <= ?3 OR lease_token = ?2)",
         )?
         .execute(params![id, token, now, until])?
+        == 1)
+}
+
+/// Gives the upload to `token` until `until` whoever holds it; see
+/// `MetaStore::seize_upload`.
+pub(crate) fn seize(conn: &Connection, id: &str, token: &str, until: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .prepare_cached("UPDATE tus_uploads SET lease_token = ?2, lease_until = ?3 WHERE id = ?1")?
+        .execute(params![id, token, until])?
         == 1)
 }
 

@@ -195,20 +195,27 @@ pub(crate) struct Locks {
 }
 
 impl Locks {
-    pub(crate) async fn lock(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut held = self.held.lock().expect("locks");
-            held.retain(|_, l| l.strong_count() > 0);
-            match held.get(id).and_then(Weak::upgrade) {
-                Some(l) => l,
-                None => {
-                    let l = Arc::new(tokio::sync::Mutex::new(()));
-                    held.insert(id.to_string(), Arc::downgrade(&l));
-                    l
-                }
+    fn entry(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut held = self.held.lock().expect("locks");
+        held.retain(|_, l| l.strong_count() > 0);
+        match held.get(id).and_then(Weak::upgrade) {
+            Some(l) => l,
+            None => {
+                let l = Arc::new(tokio::sync::Mutex::new(()));
+                held.insert(id.to_string(), Arc::downgrade(&l));
+                l
             }
-        };
-        lock.lock_owned().await
+        }
+    }
+
+    /// The upload's turn, once the request holding it ends.
+    pub(crate) async fn lock(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        self.entry(id).lock_owned().await
+    }
+
+    /// The upload's turn, if no request holds it now.
+    pub(crate) fn try_lock(&self, id: &str) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        self.entry(id).try_lock_owned().ok()
     }
 }
 

@@ -1,22 +1,28 @@
 //! An upload's lease: the one request, on any node, that may change it now.
-//! PATCHes to one upload on one node already wait for each other (`Locks`);
-//! the lease, kept in the metadata store, extends that to every node: a
+//! One PATCH of an upload runs at a time on one node (`Locks`); the lease,
+//! kept in the metadata store, extends that to every node: a
 //! request that finds it held elsewhere answers 423 with `Retry-After`, and
 //! the client tries again. It lasts [`LEASE`] and is renewed while the
 //! request runs; it records its node, and is free at once when that node's
 //! database session is gone (a node killed mid-PATCH holds nothing; on
 //! SQLite, one node, a restart ends every lease at once). A request whose
 //! lease was taken from it (it lapsed, or its node's session dropped while
-//! the node lives) learns it at its next renewal: the rest of its body is
-//! refused (423) and what it wrote is not recorded.
+//! the node lives, or a termination seized it) learns it at its next
+//! renewal: it stops at once, even while its client sends nothing (423),
+//! and what it wrote is not recorded. So does a request whose renewals
+//! failed for as long as its lease lasts (a node cut off from the
+//! database): by then another node may hold the upload. While a request
+//! holds it, each renewal also keeps the upload from expiring: an upload
+//! expires when it receives no byte for its idle time, and a request
+//! receiving bytes is still in progress however long it takes.
 
 use super::App;
 use crate::error::ApiError;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// How long a lease lasts unless renewed.
 const LEASE: Duration = Duration::from_secs(10);
@@ -25,6 +31,10 @@ const RENEW_EVERY: Duration = Duration::from_secs(2);
 /// When a client refused for a held lease may try again (`Retry-After`): the
 /// holder is usually a PATCH that ends within moments.
 const RETRY_AFTER_SECS: u64 = 1;
+
+/// How long a termination waits for a request on this node that it took
+/// the upload from to end (it stops at its next renewal).
+pub(crate) const STOPS_WITHIN: Duration = LEASE;
 
 fn lease_ms() -> i64 {
     crate::clock::millis(LEASE)
@@ -37,8 +47,8 @@ pub(crate) struct Lease {
     app: Arc<App>,
     id: String,
     token: String,
-    /// Set by the renewer when another request holds the lease now.
-    lost: Arc<AtomicBool>,
+    /// True once the renewer found that this request holds the lease no more.
+    lost: watch::Receiver<bool>,
     renewer: tokio::task::JoinHandle<()>,
 }
 
@@ -49,6 +59,20 @@ fn locked(message: &str) -> ApiError {
     }
 }
 
+/// 423 for a PATCH while another request to the same upload runs on this
+/// node.
+pub(crate) fn busy() -> ApiError {
+    locked(
+        "another request to this upload is in progress; retry after Retry-After seconds \
+         (ask for its offset with HEAD, then resume)",
+    )
+}
+
+/// 423 for a request whose lease another request took.
+pub(crate) fn taken() -> ApiError {
+    locked("another request took this upload over; ask for its offset (HEAD) and resume")
+}
+
 impl Lease {
     /// Takes upload `id`'s lease (then the caller reads the upload afresh:
     /// another node may have moved it just before); 423 while a request on
@@ -56,33 +80,53 @@ impl Lease {
     pub(crate) async fn take(app: &Arc<App>, id: &str) -> Result<Lease, ApiError> {
         let token = hex::encode(rand::random::<[u8; 16]>());
         let now = app.clock.now_ms();
-        if !app
-            .meta
-            .lease_upload(id, &token, now, now + lease_ms())
-            .await?
-        {
+        let until = now + lease_ms();
+        if !app.meta.lease_upload(id, &token, now, until).await? {
             return Err(locked(
                 "another request is writing to this upload; retry after Retry-After seconds \
                  (ask for its offset with HEAD, then resume)",
             ));
         }
-        let lost = Arc::new(AtomicBool::new(false));
+        Ok(Lease::held(app, id, token, until))
+    }
+
+    /// Takes upload `id`'s lease whoever holds it (a termination): the
+    /// request that held it, on any node, stops at its next renewal. None
+    /// when there is no such upload.
+    pub(crate) async fn seize(app: &Arc<App>, id: &str) -> Result<Option<Lease>, ApiError> {
+        let token = hex::encode(rand::random::<[u8; 16]>());
+        let until = app.clock.now_ms() + lease_ms();
+        if !app.meta.seize_upload(id, &token, until).await? {
+            return Ok(None);
+        }
+        Ok(Some(Lease::held(app, id, token, until)))
+    }
+
+    fn held(app: &Arc<App>, id: &str, token: String, until: i64) -> Lease {
+        let (lose, lost) = watch::channel(false);
         let renewer = tokio::spawn(renew(
             app.clone(),
             id.to_string(),
             token.clone(),
-            lost.clone(),
+            lose,
+            until,
         ));
-        Ok(Lease {
+        Lease {
             app: app.clone(),
             id: id.to_string(),
             token,
             lost,
             renewer,
-        })
+        }
     }
 
-    /// `body`, cut off with 423 at its first chunk after the lease was lost.
+    /// Whether another request holds the upload now (as of the last renewal).
+    pub(crate) fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+
+    /// `body`, cut off with 423 as soon as the lease is lost: at once, even
+    /// while no byte comes.
     pub(crate) fn guard<S>(
         &self,
         body: S,
@@ -91,14 +135,23 @@ impl Lease {
         S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
     {
         let lost = self.lost.clone();
-        body.map(move |chunk| {
-            if lost.load(Ordering::Acquire) {
-                return Err(locked(
-                    "another request took this upload over; ask for its offset (HEAD) and resume",
-                ));
-            }
-            chunk
-        })
+        futures_util::stream::unfold(
+            (Box::pin(body), lost, false),
+            |(mut body, mut lost, ended)| async move {
+                if ended || *lost.borrow() {
+                    return (!ended).then(|| (Err(taken()), (body, lost, true)));
+                }
+                tokio::select! {
+                    chunk = body.next() => {
+                        if *lost.borrow() {
+                            return Some((Err(taken()), (body, lost, true)));
+                        }
+                        chunk.map(|c| (c, (body, lost, false)))
+                    }
+                    () = until_lost(&mut lost) => Some((Err(taken()), (body, lost, true))),
+                }
+            },
+        )
     }
 
     /// Gives the upload back.
@@ -110,28 +163,49 @@ impl Lease {
     }
 }
 
+/// Resolves once the lease is lost (never, once its renewer has ended
+/// without losing it).
+async fn until_lost(lost: &mut watch::Receiver<bool>) {
+    if lost.wait_for(|l| *l).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 impl Drop for Lease {
     fn drop(&mut self) {
         self.renewer.abort();
     }
 }
 
-async fn renew(app: Arc<App>, id: String, token: String, lost: Arc<AtomicBool>) {
+/// Renews the lease, held until `held_until`, while the request runs; says
+/// when it is lost.
+async fn renew(
+    app: Arc<App>,
+    id: String,
+    token: String,
+    lose: watch::Sender<bool>,
+    mut held_until: i64,
+) {
     loop {
         tokio::time::sleep(RENEW_EVERY).await;
         let now = app.clock.now_ms();
-        match app
-            .meta
-            .lease_upload(&id, &token, now, now + lease_ms())
-            .await
-        {
-            Ok(true) => {}
-            // Taken (a stall longer than the lease, or this node's session
-            // dropped): this request stops writing; should it record first,
-            // its conditional record and the taker's decide, one wins.
+        let until = now + lease_ms();
+        match app.meta.lease_upload(&id, &token, now, until).await {
+            Ok(true) => held_until = until,
+            // Taken (a stall longer than the lease, this node's session
+            // dropped, or a termination): this request stops writing; should
+            // it record first, its conditional record and the taker's
+            // decide, one wins.
             Ok(false) => {
                 tracing::warn!(upload = %id, "an upload's lease was taken while a request ran");
-                lost.store(true, Ordering::Release);
+                lose.send_replace(true);
+                return;
+            }
+            // Not renewed for as long as the lease lasts: another node may
+            // hold the upload now, so this request may not go on.
+            Err(e) if app.clock.now_ms() >= held_until => {
+                tracing::warn!(upload = %id, error = %e, "an upload's lease lapsed unrenewed: the request stops");
+                lose.send_replace(true);
                 return;
             }
             Err(e) => tracing::warn!(upload = %id, error = %e, "an upload's lease was not renewed"),

@@ -1,4 +1,4 @@
-//! Resumable uploads (tus 1.0.0, CONTRACT §9), independent of HTTP.
+//! Resumable uploads (tus 1.0.0), independent of HTTP.
 //!
 //! Creation checks the plan and reserves the declared length against the
 //! storage quota (and one of the month's uploads) in the metadata store, so
@@ -9,8 +9,10 @@
 //! once the store has made the bytes durable, and only if the upload is
 //! still where the PATCH found it. The PATCH that brings the last byte
 //! completes the blob and commits the file, with the upload marked complete,
-//! in one transaction. PATCHes to one upload wait for each other on one node; across nodes, the
-//! upload's lease (`lease`) gives it to one request at a time.
+//! in one transaction. One PATCH of an upload runs at a time on one node (a
+//! second is told to come back, 423); across nodes, the upload's lease
+//! (`lease`) gives it to one request at a time. A termination takes the
+//! lease from a running PATCH, which stops.
 //!
 //! An upload is its creating key's (and its account's secret keys'), lives
 //! without bytes for as long as its creator's kind allows, and counts
@@ -71,7 +73,7 @@ pub(crate) async fn create(
         validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
         let earlier = app.meta.replayed_upload(&caller.account.id, key).await?;
         if let Some(earlier) = earlier {
-            return replay(app, earlier).await;
+            return replay(app, caller, earlier).await;
         }
     }
     if meta.private && caller.public_key {
@@ -90,6 +92,10 @@ pub(crate) async fn create(
             app.store.max_partial()
         )));
     }
+    let period = period_of(app.clock.now()).key;
+    // Refused before any work in the store when the account is already at a
+    // limit; the transaction that creates the upload has the final word.
+    owners::precheck(app, caller, length, &plan, &period).await?;
     let now = app.clock.now_ms();
     let idle_ms = millis(rules::idle_expiry(!caller.public_key));
     let file_id = ids::file_id();
@@ -124,7 +130,6 @@ pub(crate) async fn create(
         created_by: Some(caller.key_id.clone()),
         idle_ms,
     };
-    let period = period_of(app.clock.now()).key;
     let limits = UploadLimits {
         storage: plan.storage,
         uploads_per_period: plan.uploads,
@@ -141,7 +146,7 @@ pub(crate) async fn create(
         Ok(CreateOutcome::Replayed(earlier)) => {
             let _ = app.store.abort_partial(&blob_key, &partial.state).await;
             collector::delete_blob_now(app, &blob_key).await;
-            return replay(app, *earlier).await;
+            return replay(app, caller, *earlier).await;
         }
         Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
         Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
@@ -155,11 +160,19 @@ pub(crate) async fn create(
     Err(refusal)
 }
 
-/// The answer to a replayed creation: the upload (and its file, if complete).
+/// The answer to a replayed creation: the upload (and its file, if
+/// complete), to a key that may use it. An idempotency key is its upload's
+/// creator's: another public key of the account gets 400, and no upload.
 async fn replay(
     app: &App,
+    caller: &Caller,
     earlier: UploadRow,
 ) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+    if owners::check(&earlier, caller).is_err() {
+        return Err(ApiError::BadRequest(
+            "this Idempotency-Key was used by another key's upload: send another".into(),
+        ));
+    }
     let row = find(app, &earlier.account_id, &earlier.id).await?;
     with_file(app, row).await
 }
@@ -263,11 +276,16 @@ async fn append<S>(
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
 {
-    let _turn = app.tus_locks.lock(id).await;
+    // One PATCH of an upload at a time on this node: a second one is told
+    // to come back rather than queued (holding one of the account's
+    // concurrent uploads) behind a body that may trickle for hours.
+    let Some(_turn) = app.tus_locks.try_lock(id) else {
+        return Err(lease::busy());
+    };
     find(app, account_id, id).await?;
     let lease = Lease::take(app, id).await?;
     let body = lease.guard(body);
-    let appended = append_leased(app, account_id, id, p, body).await;
+    let appended = append_leased(app, account_id, id, p, body, &lease).await;
     lease.end().await;
     appended
 }
@@ -279,6 +297,7 @@ async fn append_leased<S>(
     id: &str,
     p: Patch,
     body: S,
+    lease: &Lease,
 ) -> Result<Patched, ApiError>
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
@@ -308,17 +327,19 @@ where
         });
     }
     room_on_disk(app, p.content_length.unwrap_or(0))?;
-    write(app, &row, p, room, body).await
+    write(app, &row, p, room, body, lease).await
 }
 
 /// Streams a PATCH's body into the store, then records, completes or
-/// refuses it.
+/// refuses it (nothing is recorded once another request took the upload's
+/// `lease`).
 async fn write<S>(
     app: &Arc<App>,
     row: &UploadRow,
     p: Patch,
     room: u64,
     body: S,
+    lease: &Lease,
 ) -> Result<Patched, ApiError>
 where
     S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
@@ -351,6 +372,9 @@ where
         }
         Err(e) => return Err(e.into()),
     };
+    if lease.is_lost() {
+        return Err(lease::taken());
+    }
     let (hash, check) = hasher
         .await
         .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
@@ -494,7 +518,7 @@ async fn commit_file(
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
     let ctx = commit_context(app, Some(row.id.clone()));
-    commit(
+    let committed = commit(
         app,
         file,
         None,
@@ -502,18 +526,44 @@ async fn commit_file(
         ctx,
         PendingBlob::new(app, &row.blob_key),
     )
-    .await
+    .await;
+    match committed {
+        // Refused because the upload is no longer open: it was ended (or
+        // its time ran out) while its last bytes came, which is no server
+        // fault; its blob went with it.
+        Err(ApiError::Internal(e)) => {
+            let now = app.meta.upload(&row.account_id, &row.id).await?;
+            match now {
+                Some(u) if u.completed_at.is_some() => with_file(app, u)
+                    .await?
+                    .1
+                    .ok_or_else(|| ApiError::Gone("the upload's file is gone".into())),
+                Some(u) if u.expires_at > app.clock.now_ms() => Err(ApiError::Internal(e)),
+                _ => Err(ApiError::Gone(
+                    "the upload ended before its last bytes were committed; start a new upload"
+                        .into(),
+                )),
+            }
+        }
+        other => other,
+    }
 }
 
 /// Ends an upload the caller may end (tus termination): an incomplete
 /// one's bytes go at once. Expired or not.
+/// Termination wins over a request writing to the upload, on any node: it
+/// takes the upload's lease from it, and that request stops at its next
+/// renewal, recording nothing; on this node its end is awaited (a bounded
+/// wait), so that its bytes are not written after the removal.
 pub(crate) async fn terminate(app: &Arc<App>, caller: &Caller, id: &str) -> Result<(), ApiError> {
-    let _turn = app.tus_locks.lock(id).await;
     let no_such = || ApiError::NotFound("no such upload".into());
     let account_id = caller.account.id.as_str();
     let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
     owners::check(&row, caller)?;
-    let lease = Lease::take(app, id).await?;
+    let lease = Lease::seize(app, id).await?.ok_or_else(no_such)?;
+    let _turn = tokio::time::timeout(lease::STOPS_WITHIN, app.tus_locks.lock(id))
+        .await
+        .ok();
     // Read afresh under the lease; and whether it was incomplete is what the
     // removal itself saw (a completion on another node just before makes
     // its blob a file's, which stays).

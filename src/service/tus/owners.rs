@@ -13,6 +13,7 @@ use crate::config::Plan;
 use crate::db::UploadRow;
 use crate::domain::tus as rules;
 use crate::error::ApiError;
+use crate::service::upload::{storage_exceeded, uploads_exceeded};
 use crate::service::App;
 
 /// The most uploads one listing gives (newest first): more than any
@@ -56,6 +57,36 @@ pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, A
         .meta
         .open_uploads(&caller.account.id, now, LIST_MAX)
         .await?)
+}
+
+/// Refuses a creation before any work in the blob store when the account
+/// already holds its plan's incomplete uploads, its month's uploads or its
+/// storage (counting what incomplete uploads reserve). Uploads at once may
+/// pass this together: the transaction that creates the upload checks again.
+pub(super) async fn precheck(
+    app: &App,
+    caller: &Caller,
+    length: u64,
+    plan: &Plan,
+    period: &str,
+) -> Result<(), ApiError> {
+    let account = &caller.account;
+    let now = app.clock.now_ms();
+    let held = app.meta.commitments(&account.id, period, now).await?;
+    let used = account.storage_bytes.saturating_add(held.reserved_bytes);
+    if used.saturating_add(length) > plan.storage {
+        return Err(storage_exceeded(used, plan.storage));
+    }
+    let count = held.upload_count.saturating_add(held.pending_uploads);
+    if count >= plan.uploads {
+        return Err(uploads_exceeded(app, count, plan));
+    }
+    if held.pending_uploads >= plan.open_uploads {
+        let open = app.meta.open_uploads(&account.id, now, LIST_MAX).await?;
+        let next_expiry = open.iter().map(|u| u.expires_at).min().unwrap_or(now);
+        return Err(open_exceeded(app, held.pending_uploads, next_expiry, plan));
+    }
+    Ok(())
 }
 
 /// 429 for one incomplete upload too many: it may be retried once the first
