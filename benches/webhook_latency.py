@@ -20,6 +20,9 @@ each connection and never answers (or answers 500 at once): the first
 account's latency is then the healthy receiver's beside it (p99 must stay
 under 1 s), and the bench prints the most requests the hanging receiver
 ever had open at once (at most 4) and the attempts the failing one got.
+--hanging N gives the second account N such webhooks, each to its own
+hanging receiver (one downstream outage across subscriptions); the bench
+then prints the most open at once of any one and of all together.
 
 How to run (by hand, not in CI; python3 only, standardwebhooks optional):
 
@@ -31,7 +34,7 @@ How to run (by hand, not in CI; python3 only, standardwebhooks optional):
 
 Options: --rate N (uploads/s, default 100), --seconds S (default 20),
 --size BYTES (default 4096), --connections N (default 8), --wait S (how long
-to wait for the last events after the uploads, default 60), --hanging,
+to wait for the last events after the uploads, default 60), --hanging [N],
 --failing (a second account whose receiver hangs, or answers 500).
 Exit status 0 when every event of an answered upload arrived, 1 otherwise.
 """
@@ -149,7 +152,11 @@ class Receiver:
 
 class Hanging:
     """Accepts connections, reads what comes and never answers; counts the
-    requests open at once (until the sender closes the connection)."""
+    requests open at once (until the sender closes the connection), its own
+    and those of every Hanging together."""
+
+    all_lock = threading.Lock()
+    all_open = all_most = 0
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -179,6 +186,9 @@ class Hanging:
                         self.requests += 1
                         self.open += 1
                         self.most = max(self.most, self.open)
+                    with Hanging.all_lock:
+                        Hanging.all_open += 1
+                        Hanging.all_most = max(Hanging.all_most, Hanging.all_open)
         except OSError:
             pass
         finally:
@@ -186,6 +196,8 @@ class Hanging:
             if counted:
                 with self.lock:
                     self.open -= 1
+                with Hanging.all_lock:
+                    Hanging.all_open -= 1
 
 
 class Failing:
@@ -236,8 +248,9 @@ def main():
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--connections", type=int, default=8)
     p.add_argument("--wait", type=float, default=60.0)
-    p.add_argument("--hanging", action="store_true",
-                   help="a second account whose webhook receiver never answers")
+    p.add_argument("--hanging", nargs="?", type=int, const=1, default=0, metavar="N",
+                   help="a second account with N webhooks (default 1), each to its own "
+                        "receiver that never answers")
     p.add_argument("--failing", action="store_true",
                    help="a second account whose webhook receiver answers 500")
     args = p.parse_args()
@@ -289,11 +302,12 @@ def main():
         receiver.secret = hook["secret"]
         keys, noisy = [key], None
         if args.hanging or args.failing:
-            noisy = Hanging() if args.hanging else Failing()
+            noisy = [Hanging() for _ in range(args.hanging)] if args.hanging else [Failing()]
             other = admin("account", "create", "--name", "noisy", "--plan", "bench")["id"]
             keys.append(admin("key", "create", "--account", other, "--kind", "secret")["key"])
-            admin("webhook", "create", "--account", other, "--url",
-                  "http://127.0.0.1:%d/hook" % noisy.port, "--event", "file.created")
+            for rx in noisy:
+                admin("webhook", "create", "--account", other, "--url",
+                      "http://127.0.0.1:%d/hook" % rx.port, "--event", "file.created")
 
         # Upload i goes to account i % len(keys): each account at --rate.
         total = int(args.rate * args.seconds) * len(keys)
@@ -370,12 +384,14 @@ def main():
 
         print("webhook delivery latency, commit (event timestamp) to receipt")
         print("  store: %s" % ("PostgreSQL" if args.database_url else "SQLite"))
-        if isinstance(noisy, Hanging):
-            print("  beside: a second account's receiver that never answers: %d requests, "
-                  "at most %d open at once" % (noisy.requests, noisy.most))
-        elif noisy is not None:
+        if noisy and isinstance(noisy[0], Hanging):
+            print("  beside: a second account's %d receivers that never answer: %d requests, "
+                  "at most %d open at once at one, %d at all together"
+                  % (len(noisy), sum(rx.requests for rx in noisy),
+                     max(rx.most for rx in noisy), Hanging.all_most))
+        elif noisy:
             print("  beside: a second account's receiver answering 500: %d attempts"
-                  % noisy.requests)
+                  % noisy[0].requests)
         print("  uploads: %d of %d answered 201 in %.1f s (%.1f/s target %.0f/s), %d failed"
               % (len(uploaded), total // len(keys), elapsed, len(uploaded) / elapsed,
                  args.rate, len(failures)))

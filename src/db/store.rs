@@ -273,7 +273,8 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Claims outbox events due at `now` for an attempt, within `budget`:
     /// `budget.max` in all, of each subscription at most what the budget
-    /// gives it, taken round-robin across subscriptions
+    /// gives it, and of its failing subscriptions at most
+    /// `budget.failing_max` together, taken round-robin across subscriptions
     /// (`webhooks::fair_pick`), so one subscription's backlog never crowds
     /// out another's events. Each is the oldest undelivered event of its
     /// file for its subscription (so a file's events arrive in order); none

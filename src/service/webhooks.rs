@@ -8,21 +8,24 @@
 //! path with a bounded number in flight, so a slow or dead receiver costs
 //! uploads nothing, and they are shared among subscriptions
 //! (`webhooks::Scheduler`): at most 4 of one subscription in flight, claims
-//! taken round-robin across subscriptions, and a receiver failing again and
-//! again waits behind its own circuit, so it delays only its own events. A
+//! taken round-robin across subscriptions, a receiver failing again and
+//! again waits behind its own circuit and is then tried by one probe, and
+//! the failing subscriptions together claim at most half of the node's
+//! attempts, so that however many receivers hang, the others' events find
+//! an attempt at once: a failing receiver delays only its own events. A
 //! commit on this node wakes the sender at once; events of other nodes,
 //! retries and reopened circuits are found by polling every second.
 
 use super::{files, App};
 use crate::clock::{millis, rfc3339_ms};
 use crate::db::OutboxEvent;
-use crate::domain::webhooks::{self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT};
+use crate::domain::webhooks::{
+    self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT, FAILING_SHARE, NODE_IN_FLIGHT,
+};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
-/// Deliveries in flight at once, per node.
-const IN_FLIGHT: usize = 64;
 /// How often the outbox is looked at when nothing woke the sender.
 const POLL: Duration = Duration::from_secs(1);
 
@@ -62,8 +65,8 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
             return;
         }
     };
-    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
-    let scheduler = Arc::new(Mutex::new(Scheduler::default()));
+    let slots = Arc::new(Semaphore::new(NODE_IN_FLIGHT as usize));
+    let scheduler = Arc::new(Mutex::new(Scheduler::new(FAILING_SHARE)));
     loop {
         let free = slots.available_permits();
         let mut more = false;
@@ -91,7 +94,7 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
                         let Ok(slot) = slots.clone().try_acquire_owned() else {
                             break;
                         };
-                        let mut attempt = Attempt::start(&scheduler, &event.webhook_id, &app);
+                        let mut attempt = Attempt::start(&scheduler, &event.webhook_id, now, &app);
                         let (app, client, outbox) = (app.clone(), client.clone(), outbox.clone());
                         tokio::spawn(async move {
                             attempt.delivered = deliver(&app, &client, event).await;
@@ -120,16 +123,19 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
 struct Attempt {
     scheduler: Arc<Mutex<Scheduler>>,
     webhook: String,
+    started: webhooks::Started,
     clock: crate::clock::Clock,
     delivered: bool,
 }
 
 impl Attempt {
-    fn start(scheduler: &Arc<Mutex<Scheduler>>, webhook: &str, app: &App) -> Attempt {
-        lock(scheduler).started(webhook);
+    /// `now`: the time of the budget it was claimed by.
+    fn start(scheduler: &Arc<Mutex<Scheduler>>, webhook: &str, now: i64, app: &App) -> Attempt {
+        let started = lock(scheduler).started(webhook, now);
         Attempt {
             scheduler: scheduler.clone(),
             webhook: webhook.to_string(),
+            started,
             clock: app.clock.clone(),
             delivered: false,
         }
@@ -139,10 +145,11 @@ impl Attempt {
 impl Drop for Attempt {
     fn drop(&mut self) {
         let now = self.clock.now_ms();
-        let opened = lock(&self.scheduler).finished(&self.webhook, self.delivered, now);
+        let opened =
+            lock(&self.scheduler).finished(&self.webhook, self.started, self.delivered, now);
         if let Some(until) = opened {
             tracing::warn!(webhook = %self.webhook, wait_ms = until - now,
-                "webhook receiver failing: its events wait, then a round of attempts tries it");
+                "webhook receiver failing: its events wait, then one attempt tries it");
         }
     }
 }

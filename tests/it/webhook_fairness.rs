@@ -12,7 +12,7 @@
 use crate::common::meta::{account, commit, inline_file, stores, webhook};
 use crate::common::TestServer;
 use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore};
-use filestore::domain::webhooks::{Budget, PER_SUBSCRIPTION};
+use filestore::domain::webhooks::{Budget, FAILING_SHARE, PER_SUBSCRIPTION, PROBE};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -366,4 +366,114 @@ async fn a_hanging_or_failing_receiver_delays_only_its_own_subscription() {
     );
     // Nothing of theirs is lost: their events wait in the outbox.
     assert!(srv.app.meta.pending_events().await.unwrap() >= 120);
+}
+
+/// Twenty subscriptions whose receivers hang (one downstream outage across
+/// tenants) beside a healthy one, all to one account's files, and an upload
+/// every 150 ms for 13.5 s (past the first attempts' 10 s timeout, so their
+/// circuits and probes come in the middle of the stream): the healthy
+/// receiver gets every event with commit-to-receipt p99 under a second; no
+/// hanging receiver ever has more than 4 requests open, nor all of them
+/// together more than the failing subscriptions' share; and once their
+/// first attempts have timed out, each has at most one (the probe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_hanging_receivers_leave_a_healthy_one_prompt() {
+    const HANGING: usize = 20;
+    const UPLOADS: usize = 90;
+    const EVERY: u64 = 150;
+    let srv = TestServer::start().await;
+    let (rx, url) = healthy().await;
+    let mut hung = Vec::new();
+    for _ in 0..HANGING {
+        let (h, u) = hanging().await;
+        hook(&srv, &srv.account_id, &u).await;
+        hung.push(h);
+    }
+    *rx.secret.lock().unwrap() = hook(&srv, &srv.account_id, &url).await;
+
+    // Watches the hanging receivers' open requests: all of them together at
+    // any time, and each one's once its first attempts are over.
+    let open_all = |hung: &[Arc<Hanging>]| -> Vec<usize> {
+        hung.iter().map(|h| h.open.load(Ordering::SeqCst)).collect()
+    };
+    let start = Instant::now();
+    let watch = {
+        let hung = hung.clone();
+        tokio::spawn(async move {
+            let (mut most_all, mut most_late) = (0usize, 0usize);
+            // Past the first attempts' timeout (they start within the first
+            // half second), with a margin for the sender and the receivers.
+            let late = Duration::from_secs(12);
+            while start.elapsed() < Duration::from_millis(EVERY * UPLOADS as u64 + 1_000) {
+                let open = open_all(&hung);
+                most_all = most_all.max(open.iter().sum());
+                if start.elapsed() > late {
+                    most_late = most_late.max(open.iter().copied().max().unwrap_or(0));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            (most_all, most_late)
+        })
+    };
+
+    let mut ids = Vec::new();
+    for i in 0..UPLOADS {
+        let slot = start + Duration::from_millis(EVERY * i as u64);
+        tokio::time::sleep_until(slot.into()).await;
+        let r = srv
+            .upload(&format!("outage-{i}.txt"), vec![b'x'; 64], &[])
+            .await;
+        assert_eq!(r.status(), 201, "upload {i}: {:?}", r.text().await);
+        let f: Value = r.json().await.unwrap();
+        ids.push(f["id"].as_str().unwrap().to_string());
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let lat = loop {
+        match latencies(&rx, &ids) {
+            Ok(lat) => break lat,
+            Err(missing) => assert!(
+                Instant::now() < deadline,
+                "the healthy receiver still lacks {} events 20 s after the uploads: {missing:?}",
+                missing.len()
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (p50, p99) = (percentile(&lat, 50.0), percentile(&lat, 99.0));
+    let (most_all, most_late) = watch.await.unwrap();
+    let most_each = hung
+        .iter()
+        .map(|h| h.most.load(Ordering::SeqCst))
+        .max()
+        .unwrap();
+    let requests: usize = hung.iter().map(|h| h.requests.load(Ordering::SeqCst)).sum();
+    let _ = writeln!(
+        std::io::stderr(),
+        "beside {HANGING} hanging receivers: healthy commit to receipt p50 {p50:.1} ms, \
+         p99 {p99:.1} ms; hanging: at most {most_each} open each, {most_all} together, \
+         {most_late} each after their first attempts, {requests} requests"
+    );
+    assert!(
+        p99 < 1000.0,
+        "the healthy receiver: commit to receipt p50 {p50:.0} ms, p99 {p99:.0} ms \
+         (every latency: {lat:?})"
+    );
+    // Each event once (no attempt to the healthy one failed).
+    assert_eq!(rx.deliveries.load(Ordering::SeqCst), UPLOADS);
+    assert!(
+        most_each <= PER_SUBSCRIPTION as usize,
+        "a hanging receiver had {most_each} requests open at once"
+    );
+    assert!(
+        most_all <= (HANGING * PER_SUBSCRIPTION as usize).min(FAILING_SHARE as usize),
+        "the hanging receivers had {most_all} requests open at once"
+    );
+    assert!(
+        most_late <= PROBE as usize,
+        "once its first attempts timed out, a hanging receiver had {most_late} open at once"
+    );
+    // Each was tried: its four, then probes.
+    assert!(hung
+        .iter()
+        .all(|h| h.requests.load(Ordering::SeqCst) >= PER_SUBSCRIPTION as usize));
 }

@@ -169,7 +169,7 @@ pub(crate) async fn claim<C: GenericClient>(
     budget: &Budget,
     node: i32,
 ) -> Result<Vec<OutboxEvent>, DbError> {
-    let picked = webhooks::fair_pick(&candidates(c, now, budget, true).await?, budget.max);
+    let picked = webhooks::fair_pick(&candidates(c, now, budget, true).await?, budget);
     if picked.is_empty() {
         return Ok(Vec::new());
     }

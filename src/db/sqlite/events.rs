@@ -145,7 +145,7 @@ pub(crate) fn claim(
     lease_until: i64,
     budget: &Budget,
 ) -> Result<Vec<OutboxEvent>, DbError> {
-    let picked = webhooks::fair_pick(&candidates(conn, now, budget, false)?, budget.max);
+    let picked = webhooks::fair_pick(&candidates(conn, now, budget, false)?, budget);
     let mut stmt = conn.prepare_cached(
         "UPDATE webhook_events SET next_at = ?2, attempts = attempts + 1 WHERE seq = ?1
          RETURNING seq, id, webhook_id,
