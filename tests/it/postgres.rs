@@ -503,7 +503,9 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
         completed_at: None,
         idempotency_key: None,
         created_by: None,
-        idle_ms: 86_400_000,
+        // A renewal (the same token again) keeps the upload alive this long
+        // past it: short here, so that the expiry at 5_000 stands.
+        idle_ms: 1_000,
     };
     let limits = filestore::db::UploadLimits {
         storage: u64::MAX,
