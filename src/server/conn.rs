@@ -3,8 +3,12 @@
 //!
 //! - At most `max_connections` at once. When all are taken, the oldest
 //!   connection that serves no request (idle, or still sending its head) is
-//!   closed to make room; only when every one is serving a request do new
-//!   ones wait in the kernel's accept queue (never refused). The open-file
+//!   closed to make room; failing that, the one whose response has made no
+//!   progress for longest, once that is over [`STALLED_AFTER`] (a client
+//!   that stopped reading a download serves no one either). Only while every
+//!   connection is serving a request that moves do new ones wait in the
+//!   kernel's accept queue (never refused), and the loop looks again for a
+//!   stalled one every [`SHED_RETRY`]. The open-file
 //!   limit is raised to its hard limit at start, and `max_connections` kept
 //!   under it, so `accept` never fails with "too many open files".
 //! - Each connection is in one of three phases, which decide its deadline:
@@ -58,12 +62,34 @@ pub struct Limits {
 /// mobile link with pauses passes, short enough that a trickle is cut soon.
 pub(crate) const MIN_UPLOAD_WINDOW: Duration = Duration::from_secs(30);
 
+/// A response write that has made no progress for this long makes its
+/// connection one that can be closed to make room for a new one.
+pub(crate) const STALLED_AFTER: Duration = Duration::from_secs(2);
+
+/// How often the accept loop, full and with nothing to close, looks again
+/// for a connection that has since stalled.
+const SHED_RETRY: Duration = Duration::from_millis(250);
+
 /// What the service tells the connection's I/O: whether a request is in
-/// flight, and how many responses have finished.
+/// flight, and how many responses have finished; and what the I/O tells the
+/// accept loop: since when its writes have made no progress.
 #[derive(Debug, Default)]
 struct Phase {
     busy: AtomicBool,
     done: AtomicU64,
+    /// Milliseconds from [`epoch`] (plus one) to the first write of the
+    /// current stall; 0 while writes go through.
+    stalled_since: AtomicU64,
+}
+
+/// The time [`Phase::stalled_since`] counts from.
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn millis_since_epoch(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(epoch()).as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Phase {
@@ -79,6 +105,22 @@ impl Phase {
     }
     fn done(&self) -> u64 {
         self.done.load(Ordering::Acquire)
+    }
+    fn stall_began(&self, at: Instant) {
+        self.stalled_since
+            .store(millis_since_epoch(at).saturating_add(1), Ordering::Release);
+    }
+    fn stall_ended(&self) {
+        self.stalled_since.store(0, Ordering::Release);
+    }
+    /// When the current stall began (as in [`Phase::stalled_since`]), if
+    /// the connection is serving a request whose writes make no progress.
+    fn stalled(&self) -> Option<u64> {
+        match self.stalled_since.load(Ordering::Acquire) {
+            0 => None,
+            since if self.busy() => Some(since),
+            _ => None,
+        }
     }
 }
 
@@ -115,15 +157,32 @@ pub(crate) async fn serve(
             Err(_) => {
                 // Full, and a client is waiting: make room by closing the
                 // oldest connection that serves no request (idle, or still
-                // sending its head), as nginx reuses keep-alive connections.
-                // Idle and slow clients can then never keep a new client (a
-                // health check) out; only when every connection is serving a
-                // request does this one wait (and the next ones in the accept
-                // queue).
-                open.shed_one();
-                tokio::select! {
-                    p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-                    () = &mut shutdown => break,
+                // sending its head), as nginx reuses keep-alive connections,
+                // or else the longest-stalled download. Idle, slow and
+                // non-reading clients can then never keep a new client (a
+                // health check) out for long; only while every connection
+                // is serving a request that moves does this one wait (and
+                // the next ones in the accept queue).
+                let mut shed = open.shed_one(Instant::now());
+                let waited = loop {
+                    let retry = async {
+                        if shed {
+                            // A connection is closing: its slot comes.
+                            std::future::pending::<()>().await;
+                        }
+                        tokio::time::sleep(SHED_RETRY).await;
+                    };
+                    tokio::select! {
+                        p = slots.clone().acquire_owned() => {
+                            break Some(p.expect("the semaphore is never closed"));
+                        }
+                        () = retry => shed = open.shed_one(Instant::now()),
+                        () = &mut shutdown => break None,
+                    }
+                };
+                match waited {
+                    Some(p) => p,
+                    None => break,
                 }
             }
         };
@@ -200,18 +259,27 @@ impl Registry {
         o.conns.remove(&id);
     }
 
-    /// Closes the oldest connection with no request in flight, if any.
-    fn shed_one(&self) {
+    /// Closes the oldest connection with no request in flight, or else the
+    /// one whose writes have made no progress for longest, if that is over
+    /// [`STALLED_AFTER`] at `now`; whether one was closed.
+    fn shed_one(&self, now: Instant) -> bool {
         let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let victim = o
-            .conns
-            .iter()
-            .find(|(_, (phase, _))| !phase.busy())
-            .map(|(id, (_, shed))| (*id, shed.clone()));
-        if let Some((id, shed)) = victim {
-            o.conns.remove(&id);
-            shed.notify_one();
-        }
+        let idle = o.conns.iter().find(|(_, (phase, _))| !phase.busy());
+        let victim = idle.or_else(|| {
+            let stall = u64::try_from(STALLED_AFTER.as_millis()).unwrap_or(u64::MAX);
+            let limit = millis_since_epoch(now).saturating_sub(stall) + 1;
+            o.conns
+                .iter()
+                .filter_map(|c| c.1 .0.stalled().filter(|s| *s <= limit).map(|s| (s, c)))
+                .min_by_key(|(since, _)| *since)
+                .map(|(_, c)| c)
+        });
+        let Some((id, shed)) = victim.map(|(id, (_, shed))| (*id, shed.clone())) else {
+            return false;
+        };
+        o.conns.remove(&id);
+        shed.notify_one();
+        true
     }
 }
 
@@ -311,19 +379,26 @@ impl TimedIo {
 
     /// A write that made no progress starts (or goes on with) the stall
     /// clock: after `idle_timeout` without progress, the client is gone.
+    /// The stall's start is shown to the accept loop, which may close the
+    /// connection after [`STALLED_AFTER`] when it needs the room.
     fn stall_check(
         &mut self,
         cx: &mut Context<'_>,
         polled: Poll<io::Result<usize>>,
     ) -> Poll<io::Result<usize>> {
         if polled.is_ready() {
-            self.write_deadline = None;
+            if self.write_deadline.take().is_some() {
+                self.phase.stall_ended();
+            }
             return polled;
         }
         let idle = self.limits.idle_timeout;
-        let stall = self
-            .write_deadline
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+        let phase = &self.phase;
+        let stall = self.write_deadline.get_or_insert_with(|| {
+            let now = Instant::now();
+            phase.stall_began(now);
+            Box::pin(tokio::time::sleep_until(now + idle))
+        });
         ready!(stall.as_mut().poll(cx));
         Poll::Ready(Err(timed_out("the client stopped reading")))
     }

@@ -14,6 +14,7 @@ use std::io::Write as _;
 use std::io::{Read as _, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 #[derive(Debug, Clone)]
@@ -117,12 +118,43 @@ impl LocalStore {
 }
 
 /// Bytes read per trip to the blocking pool: large chunks keep the number of
-/// trips and writes per download small; two in flight per download at most.
+/// trips (and their hand-offs) per download small. hyper takes a body's next
+/// chunk while under 400 KiB are queued on the connection, so a download
+/// whose client stopped reading holds at most that plus one chunk.
 const READ_CHUNK: u64 = 512 * 1024;
 
 /// Bytes of the next read when `left` remain: at most [`READ_CHUNK`].
 fn chunk_len(left: u64) -> usize {
     usize::try_from(READ_CHUNK.min(left)).expect("READ_CHUNK fits in memory")
+}
+
+/// The blob reads on the blocking pool at once, across all downloads: a
+/// burst of downloads queues here (holding no thread) instead of filling the
+/// pool that database reads, health's disk check and uploads also need.
+fn read_slots() -> &'static Arc<tokio::sync::Semaphore> {
+    static SLOTS: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Arc::new(tokio::sync::Semaphore::new((4 * cores).max(16)))
+    })
+}
+
+/// Runs `read` on the blocking pool once one of the [`read_slots`] is free;
+/// the slot is the read's until it ends, even when the download is dropped.
+async fn bounded_read<T: Send + 'static>(
+    read: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    let slot = read_slots()
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(std::io::Error::other)?;
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        read()
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 type Read = std::io::Result<(std::fs::File, Bytes)>;
@@ -137,57 +169,41 @@ fn read_chunk(file: std::fs::File, n: usize) -> Read {
     Ok((file, Bytes::from(buf)))
 }
 
-/// A blob's bytes, read one chunk ahead: while the connection sends a chunk,
-/// the next one is read on the blocking pool. No thread waits on a slow client.
+/// A blob's bytes, one chunk at a time: the next read starts when the
+/// connection asks for it (while it still has the bytes it queued before to
+/// send), on the blocking pool within [`read_slots`]. No thread waits on a
+/// slow client, and a client that stops reading holds no chunk here.
 struct Chunks {
-    ready: Option<Bytes>,
-    next: Option<tokio::task::JoinHandle<Read>>,
+    /// The first chunk, read when the blob was opened.
+    first: Option<Bytes>,
+    /// The file, while no read has it.
+    file: Option<std::fs::File>,
+    reading: Option<Pin<Box<dyn Future<Output = Read> + Send>>>,
     /// Bytes neither read nor being read.
     left: u64,
-}
-
-impl Chunks {
-    fn start(file: std::fs::File, first: Bytes, len: u64) -> Chunks {
-        let mut c = Chunks {
-            ready: None,
-            next: None,
-            left: len,
-        };
-        c.ready_with(file, first);
-        c
-    }
-
-    /// `chunk` goes out next; the read of the one after it starts now.
-    fn ready_with(&mut self, file: std::fs::File, chunk: Bytes) {
-        self.left -= chunk.len() as u64;
-        if self.left > 0 {
-            let n = chunk_len(self.left);
-            self.next = Some(tokio::task::spawn_blocking(move || read_chunk(file, n)));
-        }
-        self.ready = Some(chunk);
-    }
 }
 
 impl Stream for Chunks {
     type Item = std::io::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(chunk) = self.ready.take() {
+        if let Some(chunk) = self.first.take() {
             return Poll::Ready(Some(Ok(chunk)));
         }
-        let Some(next) = self.next.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let read = ready!(Pin::new(next).poll(cx));
-        self.next = None;
-        Poll::Ready(Some(match read {
-            Ok(Ok((file, chunk))) => {
-                self.ready_with(file, chunk);
-                Ok(self.ready.take().expect("just set"))
-            }
-            Ok(Err(e)) => Err(e),
-            Err(join) => Err(std::io::Error::other(join)),
-        }))
+        if self.reading.is_none() {
+            let Some(file) = self.file.take().filter(|_| self.left > 0) else {
+                return Poll::Ready(None);
+            };
+            let n = chunk_len(self.left);
+            self.left -= n as u64;
+            self.reading = Some(Box::pin(bounded_read(move || read_chunk(file, n))));
+        }
+        let read = ready!(self.reading.as_mut().expect("set above").as_mut().poll(cx));
+        self.reading = None;
+        Poll::Ready(Some(read.map(|(file, chunk)| {
+            self.file = Some(file);
+            chunk
+        })))
     }
 }
 
@@ -228,17 +244,22 @@ impl BlobStore for LocalStore {
         let path = self.path_of(key)?;
         let first = chunk_len(len);
         // The open and the first read in one trip to the blocking pool.
-        let opened = tokio::task::spawn_blocking(move || {
+        let opened = bounded_read(move || {
             let mut file = std::fs::File::open(&path)?;
             if offset > 0 {
                 file.seek(SeekFrom::Start(offset))?;
             }
             read_chunk(file, first)
         })
-        .await
-        .map_err(|e| StorageError::Backend(e.to_string()))?;
+        .await;
         match opened {
-            Ok((file, chunk)) => Ok(Chunks::start(file, chunk, len).boxed()),
+            Ok((file, chunk)) => Ok(Chunks {
+                left: len - chunk.len() as u64,
+                first: Some(chunk),
+                file: Some(file),
+                reading: None,
+            }
+            .boxed()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 Err(StorageError::NotFound(key.to_string()))
             }

@@ -120,10 +120,12 @@ impl Trickle {
 
 /// The longest of several rounds of health, list, usage and a CDN
 /// download (of `cdn_url`, another account's file), each of which must
-/// answer 200 in under a second, over about `rounds` seconds.
+/// answer 200 in under a second, over about `rounds` seconds. Each on a new
+/// connection, as a new client's would be.
 async fn others_answer(srv: &TestServer, key: &str, cdn_url: &str, rounds: u32) -> [Duration; 4] {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
+        .pool_max_idle_per_host(0)
         .build()
         .unwrap();
     let mut worst = [Duration::ZERO; 4];
@@ -458,4 +460,112 @@ async fn a_steady_body_over_the_rate_floor_passes() {
         answer.contains(&format!("\"size\":{}", piece * pieces)),
         "{answer}"
     );
+}
+
+/// Bytes of the large public file the download tests fetch.
+const BIG: usize = 8_000_000;
+
+/// A large public file of the default account; its CDN path.
+async fn big_file(srv: &TestServer) -> String {
+    let data: Vec<u8> = (0..BIG).map(|i| (i % 251) as u8).collect();
+    let f = srv.upload_ok("big.bin", data, &[]).await;
+    let url = f["url"].as_str().unwrap();
+    url[url.find("/live/").unwrap()..].to_string()
+}
+
+/// Opens a download of `path` with a tiny receive buffer, and reads
+/// nothing: the server's writes stall at once.
+async fn stalled_download(srv: &TestServer, path: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut s = socket.connect(host(srv).parse().unwrap()).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+    s.write_all(head.as_bytes()).await.unwrap();
+    s
+}
+
+/// Whether the server closed a download's socket before all of its file
+/// was out (what it had sent is read first); false when the download goes
+/// on for `within`.
+async fn cut_short(mut s: TcpStream, within: Duration) -> bool {
+    let mut got = 0;
+    let mut buf = vec![0; 64 * 1024];
+    let closed = tokio::time::timeout(within, async {
+        while let Ok(n @ 1..) = s.read(&mut buf).await {
+            got += n;
+        }
+    })
+    .await;
+    closed.is_ok() && got < BIG
+}
+
+/// Downloads that stopped being read are closed to make room at
+/// `max_connections` (the longest stalled first), so that more of them than
+/// the limit cannot keep health, list and usage of another account waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_downloads_make_room_at_the_connection_limit() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some(WIDE.replace(
+            "min_upload_rate = 0\n",
+            "min_upload_rate = 0\nmax_connections = 40\n",
+        )),
+        ..Default::default()
+    })
+    .await;
+    let url = cdn_file(&srv).await;
+    let path = big_file(&srv).await;
+    let (_, key) = srv.new_account("victim", "wide").await;
+    let mut stalled = Vec::new();
+    for _ in 0..60 {
+        stalled.push(stalled_download(&srv, &path).await);
+    }
+    // Past the stall that makes a download one to close when room is needed.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let worst = others_answer(&srv, &key, &url, 5).await;
+    println!(
+        "60 stalled downloads at max_connections 40: worst health {:?}, list {:?}, usage {:?}, CDN {:?}",
+        worst[0], worst[1], worst[2], worst[3]
+    );
+    // The 20 over the limit got in, each in the place of a stalled one,
+    // which was closed before its 8 MB were out.
+    let reads: Vec<_> = stalled
+        .into_iter()
+        .map(|s| tokio::spawn(cut_short(s, Duration::from_secs(5))))
+        .collect();
+    let mut cut = 0;
+    for r in reads {
+        cut += usize::from(r.await.unwrap());
+    }
+    assert!(cut >= 20, "only {cut} stalled downloads were closed");
+}
+
+/// A burst of downloads of a large file cannot take the blocking threads
+/// that health, list and usage need: they answer within a second while it
+/// runs, and every download completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_downloads_leaves_the_others_answering() {
+    let srv = wide_server().await;
+    let url = cdn_file(&srv).await;
+    let path = big_file(&srv).await;
+    let (_, key) = srv.new_account("victim", "wide").await;
+    let burst: Vec<_> = (0..300)
+        .map(|_| {
+            let http = srv.http.clone();
+            let url = srv.url(&path);
+            tokio::spawn(async move {
+                let r = http.get(url).send().await.unwrap();
+                assert_eq!(r.status(), 200);
+                r.bytes().await.unwrap().len()
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let worst = others_answer(&srv, &key, &url, 3).await;
+    println!(
+        "300 downloads of 8 MB: worst health {:?}, list {:?}, usage {:?}, CDN {:?}",
+        worst[0], worst[1], worst[2], worst[3]
+    );
+    for d in burst {
+        assert_eq!(d.await.unwrap(), BIG, "a download was cut");
+    }
 }
