@@ -275,12 +275,16 @@ def tus_check(page, label, fs, proxy, public, app_origin, artifacts, shot, seed)
         replays = [e for e in after[:head] if e["method"] == "PATCH"]
         resumed = next((e for e in after[head + 1:] if e["method"] == "PATCH"), None)
         if replays:
+            # The resend meets the cut PATCH still running on the server (423 locked: one
+            # PATCH of an upload at a time, the second answered at once, not queued), or
+            # comes after it (409 offset_mismatch); tus-js-client then asks for the offset.
+            answers = sorted({e.get("status") for e in seen} & {409, 423})
             check(not fresh and all(e["offset"] == cut["offset"] for e in replays)
                   and "tus: unexpected response while uploading chunk" in errors
-                  and any(e.get("status") == 409 for e in seen),
+                  and bool(answers),
                   f"{what}: Chromium sent the cut PATCH again by itself ({len(replays)}x): "
-                  f"409 offset_mismatch, the server being at {cut['after']}")
-            saw = "409 (Chromium's own resend)"
+                  f"{answers} (423 locked or 409 offset_mismatch), the server being at {cut['after']}")
+            saw = f"{answers} (Chromium's own resend)"
         else:
             check(any(e.startswith(f"tus: failed to upload chunk at offset {at},") for e in errors),
                   f"{what}: the page saw the network error itself")
