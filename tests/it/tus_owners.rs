@@ -501,12 +501,7 @@ async fn a_patch_whose_lease_was_taken_stops_and_records_nothing() {
     srv.app.meta.release_upload(&id, "taker").await.unwrap();
     let r = secret.patch(&url, 0, bytes.clone()).await;
     assert_eq!(r.status(), 204);
-    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
-    let (status, file) = srv
-        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
-        .await;
-    assert_eq!(status, 200);
-    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    holds(&srv, &r, &bytes).await;
     srv.stop().await;
 }
 
@@ -697,12 +692,7 @@ async fn a_patch_receiving_bytes_keeps_its_upload_alive_past_the_idle_time() {
     drop(tx);
     let r = ended(patching, "the PATCH").await;
     assert_eq!(r.status(), 204, "{:?}", r.text().await);
-    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
-    let (status, file) = srv
-        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
-        .await;
-    assert_eq!(status, 200);
-    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    holds(&srv, &r, &bytes).await;
     srv.stop().await;
 }
 
@@ -770,11 +760,7 @@ async fn a_second_patch_on_the_same_node_answers_423() {
     drop(tx);
     let r = ended(patching, "the first PATCH").await;
     assert_eq!(r.status(), 204);
-    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
-    let (_, file) = srv
-        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
-        .await;
-    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    holds(&srv, &r, &bytes).await;
     srv.stop().await;
 }
 
@@ -799,11 +785,7 @@ async fn a_patch_whose_lease_lapsed_unrenewed_stops_and_records_nothing() {
     srv.clock.advance(Duration::from_secs(11));
     let r = secret.patch(&url, 0, bytes.clone()).await;
     assert_eq!(r.status(), 204, "{:?}", r.text().await);
-    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
-    let (_, file) = srv
-        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
-        .await;
-    assert_eq!(file["sha256"], crate::common::sha256_hex(&bytes).as_str());
+    holds(&srv, &r, &bytes).await;
     srv.stop().await;
 }
 
@@ -891,4 +873,14 @@ async fn an_upload_ended_under_its_last_patch_answers_410() {
     let r = ended(patching, "the PATCH").await;
     assert_eq!(error_code(r).await, (410, "upload_expired".into()));
     srv.stop().await;
+}
+
+/// The file a completing PATCH (`r`) names holds `bytes`.
+async fn holds(srv: &TestServer, r: &reqwest::Response, bytes: &[u8]) {
+    let file_id = r.headers()["x-file-id"].to_str().unwrap();
+    let (status, file) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{file_id}"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(file["sha256"], crate::common::sha256_hex(bytes).as_str());
 }
