@@ -228,10 +228,8 @@ impl Upload {
                 .map(|d| now.saturating_add(crate::clock::millis(d))),
             inline: matches!(spooled.body, Body::Inline(_)),
         };
-        let stored =
-            store_and_commit(app, row, spooled.body, &self.plan, self.req.idempotency_key).await;
-        // Counted in storage_bytes now (or refused): no longer in flight.
-        drop(held);
+        let key = self.req.idempotency_key;
+        let stored = store_and_commit(app, row, spooled.body, &self.plan, key, held).await;
         // A request with the same key that committed first is answered
         // with its file, which must match too.
         let record = stored?;
@@ -243,12 +241,17 @@ impl Upload {
 /// Stores the bytes (a blob in the store, or inline with the row) and commits
 /// the row. A blob is registered for collection before it is written, and the
 /// commit releases it: a crash in between leaves nothing the collector misses.
+/// The bytes stop counting as in flight (`held`) just before the commit:
+/// once it has committed they are in `storage_bytes`, which later requests
+/// start from, and counting them twice would refuse uploads that fit (the
+/// commit's own quota check is exact either way).
 async fn store_and_commit(
     app: &Arc<App>,
     row: FileRow,
     body: Body,
     plan: &Plan,
     idempotency_key: Option<String>,
+    held: Held,
 ) -> Result<FileRecord, ApiError> {
     let mut pending = PendingBlob::new(app, &row.blob_key);
     let inline = match body {
@@ -266,6 +269,7 @@ async fn store_and_commit(
         idempotency_key,
         ..commit_context(app, None)
     };
+    drop(held);
     commit(app, row, inline, plan, ctx, pending).await
 }
 
