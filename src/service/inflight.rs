@@ -47,6 +47,12 @@ pub struct Held {
 }
 
 impl InFlight {
+    /// The counts (a panic elsewhere while they were held leaves them whole:
+    /// every change is one statement).
+    fn tally(&self) -> std::sync::MutexGuard<'_, Tally> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn hold(&self, account: &str) -> Held {
         Held {
             map: self.clone(),
@@ -57,7 +63,7 @@ impl InFlight {
 
     /// Bytes in flight for `account`, all uploads together.
     pub fn of(&self, account: &str) -> u64 {
-        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let m = self.tally();
         m.bytes.get(account).copied().unwrap_or(0)
     }
 
@@ -65,7 +71,7 @@ impl InFlight {
     /// are arriving; else 429 `rate_limit_exceeded` with `Retry-After`
     /// (`now`: the unix second).
     pub fn slot(&self, account: &str, max: u64, now: i64) -> Result<Slot, ApiError> {
-        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut m = self.tally();
         let n = m.uploads.entry(account.to_string()).or_default();
         if *n >= max {
             return Err(ApiError::RateLimited {
@@ -87,19 +93,23 @@ impl InFlight {
 
     /// Upload bodies arriving for `account`.
     pub fn uploads_of(&self, account: &str) -> u64 {
-        let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let m = self.tally();
         m.uploads.get(account).copied().unwrap_or(0)
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut m = self.map.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = m.uploads.get_mut(&self.account) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                m.uploads.remove(&self.account);
-            }
+        give_back(&mut self.map.tally().uploads, &self.account, 1);
+    }
+}
+
+/// Takes `n` off `account`'s count, forgetting the account at zero.
+fn give_back(counts: &mut HashMap<String, u64>, account: &str, n: u64) {
+    if let Some(count) = counts.get_mut(account) {
+        *count = count.saturating_sub(n);
+        if *count == 0 {
+            counts.remove(account);
         }
     }
 }
@@ -108,7 +118,7 @@ impl Held {
     /// Takes `n` more bytes if the account's stored bytes (`used`) and every
     /// byte in flight still fit `quota`; false (nothing taken) otherwise.
     pub fn grow(&mut self, n: u64, used: u64, quota: u64) -> bool {
-        let mut m = self.map.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut m = self.map.tally();
         let total = m.bytes.entry(self.account.clone()).or_default();
         if used.saturating_add(*total).saturating_add(n) > quota {
             return false;
@@ -121,13 +131,7 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let mut m = self.map.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(total) = m.bytes.get_mut(&self.account) {
-            *total = total.saturating_sub(self.bytes);
-            if *total == 0 {
-                m.bytes.remove(&self.account);
-            }
-        }
+        give_back(&mut self.map.tally().bytes, &self.account, self.bytes);
     }
 }
 
