@@ -50,6 +50,15 @@ const CONFIGURED_CONCURRENT_UPLOADS: u64 = 64;
 const CONFIGURED_OPEN_UPLOADS: u64 = 256;
 
 impl Plan {
+    /// The limits the quota rule reads from this plan.
+    pub fn quota(&self) -> crate::domain::quota::Quota {
+        crate::domain::quota::Quota {
+            storage: self.storage,
+            uploads_per_period: self.uploads,
+            open_uploads: self.open_uploads,
+        }
+    }
+
     fn builtin(name: &str) -> Option<Plan> {
         let (max, storage, bandwidth, uploads, concurrent, open) = match name {
             "free" => (10_000_000, 1_000_000_000, 5_000_000_000, 1_000, 8, 16),

@@ -12,7 +12,10 @@ pub mod store;
 pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
-pub use store::{DynMetaStore, MetaStore};
+pub use store::{
+    AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, RateRepo,
+    UploadRepo,
+};
 
 /// Opens (creating and migrating if needed) the metadata store: PostgreSQL
 /// at `database_url` when one is configured, every call of it bounded by
@@ -22,12 +25,24 @@ pub async fn open(
     database_url: Option<&str>,
     statement_timeout: std::time::Duration,
 ) -> Result<DynMetaStore, DbError> {
+    Ok(open_with_file(data_dir, database_url, statement_timeout)
+        .await?
+        .0)
+}
+
+/// As [`open`], with the SQLite database underneath when it is SQLite (for
+/// tests and tools that read the file itself).
+pub async fn open_with_file(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+    statement_timeout: std::time::Duration,
+) -> Result<(DynMetaStore, Option<sqlite::Db>), DbError> {
     if let Some(url) = database_url {
         let store = PgStore::connect_with(url, statement_timeout).await?;
-        return Ok(std::sync::Arc::new(store));
+        return Ok((std::sync::Arc::new(store), None));
     }
     let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;
-    Ok(std::sync::Arc::new(SqliteStore::new(db)))
+    Ok((std::sync::Arc::new(SqliteStore::new(db.clone())), Some(db)))
 }
 
 /// Any failure of the database or its driver, boxed.

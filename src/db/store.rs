@@ -13,10 +13,22 @@ use bytes::Bytes;
 
 pub type DynMetaStore = std::sync::Arc<dyn MetaStore>;
 
-#[async_trait]
-pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
-    // Files.
+/// The whole metadata store: the sum of its aggregates (pict-rs's
+/// `FullRepo` shape). The program holds it as [`DynMetaStore`]; a backend
+/// implements each aggregate in a file of its own (`db/<backend>/<aggregate>.rs`).
+pub trait MetaStore:
+    FileRepo + BlobRepo + AccountRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
+{
+}
 
+impl<T> MetaStore for T where
+    T: FileRepo + BlobRepo + AccountRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
+{
+}
+
+/// Files: commits, reads, pages, deletions and expiry of file rows, and idempotency keys.
+#[async_trait]
+pub trait FileRepo: std::fmt::Debug + Send + Sync {
     /// Commits an uploaded blob as a file, or refuses it, in one transaction:
     /// the idempotency key is looked up, then the storage quota and the
     /// period's upload count are checked (counting what incomplete resumable
@@ -78,9 +90,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Forgets idempotency keys used before `before`.
     async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError>;
+}
 
-    // The blob deletion queue.
-
+/// The blob deletion queue and the upload guards that keep a blob being written from it.
+#[async_trait]
+pub trait BlobRepo: std::fmt::Debug + Send + Sync {
     /// Registers a blob an upload is about to write: collected after
     /// [`UPLOAD_GUARD_MS`] unless the upload's commit releases it first.
     async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError>;
@@ -118,9 +132,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
     async fn expire_dead_node_guards(&self, _now: i64) -> Result<usize, DbError> {
         Ok(0)
     }
+}
 
-    // Usage.
-
+/// Accounts, their keys and their usage counters.
+#[async_trait]
+pub trait AccountRepo: std::fmt::Debug + Send + Sync {
     /// The period's uploads and what incomplete resumable uploads hold, for
     /// the checks an upload makes before reading its body.
     async fn commitments(
@@ -135,8 +151,6 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Adds the bytes the CDN sent, all in one transaction.
     async fn add_bandwidth(&self, counts: Vec<BandwidthCount>) -> Result<(), DbError>;
-
-    // Keys and accounts.
 
     /// The live key whose secret hashes to `hash`, with its account (the
     /// hot path of every request: no more than two point lookups).
@@ -177,13 +191,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Revokes a key; true when it was live.
     async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError>;
+}
 
-    /// The value of `key` in the server's own settings, or `value` stored
-    /// now when there is none (in one transaction: every node gets the same).
-    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError>;
-
-    // Resumable uploads.
-
+/// Resumable (tus) uploads and their leases.
+#[async_trait]
+pub trait UploadRepo: std::fmt::Debug + Send + Sync {
     /// The upload an earlier creation with this idempotency key made.
     async fn replayed_upload(
         &self,
@@ -259,9 +271,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Ends `token`'s lease of upload `id` (nothing when it holds none).
     async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError>;
+}
 
-    // Webhooks.
-
+/// Webhook subscriptions and the outbox of their events.
+#[async_trait]
+pub trait OutboxRepo: std::fmt::Debug + Send + Sync {
     async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError>;
 
     /// Every subscription, or one account's, oldest first.
@@ -304,9 +318,11 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Events not delivered yet (all subscriptions).
     async fn pending_events(&self) -> Result<u64, DbError>;
+}
 
-    // Rate windows.
-
+/// The API keys' rate windows.
+#[async_trait]
+pub trait RateRepo: std::fmt::Debug + Send + Sync {
     /// The current window of API key `key_id` at `now`, with this request
     /// counted when `count` (the rule is `domain::ratelimit::Window`). SQLite
     /// keeps the windows in this process's memory (one node); PostgreSQL in
@@ -321,8 +337,14 @@ pub trait MetaStore: std::any::Any + std::fmt::Debug + Send + Sync {
 
     /// Forgets the rate windows that ended before `now`; returns how many.
     async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError>;
+}
 
-    // Operating.
+/// Operating the store: its own settings, health and pool figures.
+#[async_trait]
+pub trait OpsRepo: std::fmt::Debug + Send + Sync {
+    /// The value of `key` in the server's own settings, or `value` stored
+    /// now when there is none (in one transaction: every node gets the same).
+    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError>;
 
     /// A round trip to the database, for health.
     async fn ping(&self) -> Result<(), DbError>;

@@ -4,6 +4,7 @@ pub(crate) mod backoff;
 pub mod digest;
 pub mod ids;
 pub(crate) mod origins;
+pub mod quota;
 pub mod ratelimit;
 pub mod secret;
 pub mod sha256_state;

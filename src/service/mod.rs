@@ -18,7 +18,7 @@ pub(crate) mod webhooks;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};
-use crate::db::sqlite::{Db, SqliteStore};
+use crate::db::sqlite::Db;
 use crate::db::{Account, DbError, DynMetaStore};
 use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
@@ -47,6 +47,8 @@ pub struct App {
     pub(crate) tus_locks: tus::Locks,
     /// Wakes the webhook sender.
     pub(crate) outbox: Arc<webhooks::Outbox>,
+    /// The SQLite database underneath, when the metadata store is SQLite.
+    sqlite: Option<Db>,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -85,7 +87,8 @@ impl App {
         crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
         let url = config.database_url.as_ref().map(|u| u.expose());
-        let meta = crate::db::open(&data_dir, url, config.statement_timeout).await?;
+        let (meta, sqlite) =
+            crate::db::open_with_file(&data_dir, url, config.statement_timeout).await?;
         let store: DynBlobStore = match config.storage.backend {
             BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
             BackendKind::Local => {
@@ -116,6 +119,7 @@ impl App {
             in_flight: inflight::InFlight::default(),
             tus_locks: tus::Locks::default(),
             outbox: Arc::default(),
+            sqlite,
             spool_dir,
         }))
     }
@@ -133,8 +137,7 @@ impl App {
     /// The SQLite database underneath, when the metadata store is SQLite
     /// (for tests and tools that read the file itself).
     pub fn sqlite(&self) -> Option<&Db> {
-        let store: &dyn std::any::Any = &*self.meta;
-        store.downcast_ref::<SqliteStore>().map(SqliteStore::db)
+        self.sqlite.as_ref()
     }
 
     /// On an empty database: creates the `default` account and one secret key.

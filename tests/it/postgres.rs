@@ -4,7 +4,10 @@
 
 use crate::common::meta::{account, commit, inline_file};
 use crate::common::{pg, TestOptions, TestServer};
-use filestore::db::{Account, CommitContext, CommitLimits, CommitOutcome, MetaStore, PgStore};
+use filestore::db::{
+    Account, AccountRepo, BlobRepo, CommitContext, CommitLimits, CommitOutcome, FileRepo, OpsRepo,
+    PgStore, RateRepo, UploadRepo,
+};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

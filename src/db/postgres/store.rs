@@ -7,7 +7,7 @@ use super::{
 };
 use crate::config::DEFAULT_STATEMENT_TIMEOUT;
 use crate::db::model::*;
-use crate::db::MetaStore;
+use crate::db::store::*;
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -104,7 +104,7 @@ macro_rules! in_tx {
 }
 
 #[async_trait]
-impl MetaStore for PgStore {
+impl FileRepo for PgStore {
     async fn commit_upload(
         &self,
         f: FileRow,
@@ -197,7 +197,10 @@ impl MetaStore for PgStore {
     async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError> {
         on_conn!(self, |c| queue::prune_idempotency(c, before).await)
     }
+}
 
+#[async_trait]
+impl BlobRepo for PgStore {
     async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError> {
         on_conn!(self, |c| queue::guard_upload(c, blob_key, now, self.node)
             .await)
@@ -250,7 +253,10 @@ impl MetaStore for PgStore {
         }
         on_conn!(self, |c| queue::expire_guards_of(c, &dead, now).await)
     }
+}
 
+#[async_trait]
+impl AccountRepo for PgStore {
     async fn commitments(
         &self,
         account_id: &str,
@@ -377,14 +383,10 @@ impl MetaStore for PgStore {
                 == 1)
         })
     }
+}
 
-    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError> {
-        in_tx!(self, |tx| super::admin::meta_get_or_insert(
-            &tx, key, &value
-        )
-        .await)
-    }
-
+#[async_trait]
+impl UploadRepo for PgStore {
     async fn replayed_upload(
         &self,
         account_id: &str,
@@ -488,7 +490,10 @@ impl MetaStore for PgStore {
         }
         on_conn!(self, |c| uploads::release(c, id, token).await)
     }
+}
 
+#[async_trait]
+impl OutboxRepo for PgStore {
     async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError> {
         on_conn!(self, |c| events::create(c, &webhook).await)
     }
@@ -542,7 +547,10 @@ impl MetaStore for PgStore {
     async fn pending_events(&self) -> Result<u64, DbError> {
         on_conn!(self, |c| events::pending(c).await)
     }
+}
 
+#[async_trait]
+impl RateRepo for PgStore {
     async fn rate_window(
         &self,
         key_id: &str,
@@ -561,6 +569,16 @@ impl MetaStore for PgStore {
 
     async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError> {
         on_conn!(self, |c| rates::prune(c, now).await)
+    }
+}
+
+#[async_trait]
+impl OpsRepo for PgStore {
+    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError> {
+        in_tx!(self, |tx| super::admin::meta_get_or_insert(
+            &tx, key, &value
+        )
+        .await)
     }
 
     async fn ping(&self) -> Result<(), DbError> {

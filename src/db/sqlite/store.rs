@@ -7,7 +7,8 @@
 
 use super::{accounts, blobs, events, files, keys, meta_get_or_insert, uploads, usage, Db};
 use crate::db::model::*;
-use crate::db::{DbError, MetaStore};
+use crate::db::store::*;
+use crate::db::DbError;
 use crate::domain::ratelimit::{RateLimiter, Window};
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -39,7 +40,7 @@ fn owned(s: &str) -> String {
 }
 
 #[async_trait]
-impl MetaStore for SqliteStore {
+impl FileRepo for SqliteStore {
     async fn commit_upload(
         &self,
         f: FileRow,
@@ -121,7 +122,10 @@ impl MetaStore for SqliteStore {
             .write(move |c| files::prune_idempotency(c, before))
             .await
     }
+}
 
+#[async_trait]
+impl BlobRepo for SqliteStore {
     async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError> {
         let key = owned(blob_key);
         self.db
@@ -165,7 +169,10 @@ impl MetaStore for SqliteStore {
             })
             .await
     }
+}
 
+#[async_trait]
+impl AccountRepo for SqliteStore {
     async fn commitments(
         &self,
         account_id: &str,
@@ -297,14 +304,10 @@ impl MetaStore for SqliteStore {
         let id = owned(id);
         self.db.write(move |c| keys::revoke(c, &id, now)).await
     }
+}
 
-    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError> {
-        let key = owned(key);
-        self.db
-            .write(move |c| meta_get_or_insert(c, &key, || value))
-            .await
-    }
-
+#[async_trait]
+impl UploadRepo for SqliteStore {
     async fn replayed_upload(
         &self,
         account_id: &str,
@@ -408,7 +411,10 @@ impl MetaStore for SqliteStore {
             .write(move |c| uploads::release(c, &id, &token))
             .await
     }
+}
 
+#[async_trait]
+impl OutboxRepo for SqliteStore {
     async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError> {
         self.db.write(move |c| events::create(c, &webhook)).await
     }
@@ -460,7 +466,10 @@ impl MetaStore for SqliteStore {
     async fn pending_events(&self) -> Result<u64, DbError> {
         self.db.run(|c| events::pending(c)).await
     }
+}
 
+#[async_trait]
+impl RateRepo for SqliteStore {
     async fn rate_window(
         &self,
         key_id: &str,
@@ -473,6 +482,16 @@ impl MetaStore for SqliteStore {
 
     async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError> {
         Ok(self.limiter.prune(now))
+    }
+}
+
+#[async_trait]
+impl OpsRepo for SqliteStore {
+    async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError> {
+        let key = owned(key);
+        self.db
+            .write(move |c| meta_get_or_insert(c, &key, || value))
+            .await
     }
 
     async fn ping(&self) -> Result<(), DbError> {
