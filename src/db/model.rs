@@ -2,6 +2,7 @@
 //! holds them (see [`super::MetaStore`]).
 
 use crate::domain::ids::KeyKind;
+pub use crate::domain::quota::{Quota, Refusal};
 
 /// How long an upload may take between registering its blob and committing.
 pub const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
@@ -61,13 +62,6 @@ pub struct FileRow {
 /// A file row and, for an inline file, its bytes.
 pub type RowWithData = (FileRow, Option<Vec<u8>>);
 
-/// The limits an upload's commit enforces, read from the account's plan.
-#[derive(Debug, Clone, Copy)]
-pub struct CommitLimits {
-    pub storage: u64,
-    pub uploads_per_period: u64,
-}
-
 /// Where a commit happens: the billing period, the request's idempotency
 /// key, and (for a resumable upload completing) the upload it completes.
 #[derive(Debug, Clone, Default)]
@@ -85,12 +79,8 @@ pub enum CommitOutcome {
     Committed(FileRow),
     /// The idempotency key was used already: this is that upload's file.
     Replayed(FileRow),
-    StorageExceeded {
-        used: u64,
-    },
-    UploadsExceeded {
-        count: u64,
-    },
+    /// A limit of the plan would be passed (`domain::quota`): nothing stored.
+    Refused(Refusal),
 }
 
 /// Position in the newest-first order: (created_at, id) of the last file seen.
@@ -121,6 +111,18 @@ pub struct Commitments {
     pub reserved_bytes: u64,
     /// Incomplete, unexpired resumable uploads (each counts as one upload).
     pub pending_uploads: u64,
+}
+
+impl Commitments {
+    /// What the account holds, as the quota rule reads it, with its stored
+    /// bytes (`stored`).
+    pub fn holdings(&self, stored: u64) -> crate::domain::quota::Holdings {
+        crate::domain::quota::Holdings {
+            used: stored.saturating_add(self.reserved_bytes),
+            uploads: self.upload_count.saturating_add(self.pending_uploads),
+            open: self.pending_uploads,
+        }
+    }
 }
 
 /// The counters of the usage record (bandwidth as flushed so far).
@@ -171,32 +173,13 @@ pub struct UploadRow {
     pub idle_ms: i64,
 }
 
-/// What creating a resumable upload checks, read from the account's plan.
-#[derive(Debug, Clone, Copy)]
-pub struct UploadLimits {
-    pub storage: u64,
-    pub uploads_per_period: u64,
-    /// Incomplete (unexpired) resumable uploads at once.
-    pub open_uploads: u64,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateOutcome {
     Created,
     /// The idempotency key was used already: this is that upload.
     Replayed(Box<UploadRow>),
-    StorageExceeded {
-        used: u64,
-    },
-    UploadsExceeded {
-        count: u64,
-    },
-    /// The account has `open` incomplete uploads already; the first of them
-    /// expires at `next_expiry` (unless it receives bytes or completes).
-    OpenUploadsExceeded {
-        open: u64,
-        next_expiry: i64,
-    },
+    /// A limit of the plan would be passed (`domain::quota`): nothing created.
+    Refused(Refusal),
 }
 
 /// Progress of one PATCH, recorded only if the upload is still at `from`.

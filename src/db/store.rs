@@ -41,7 +41,7 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
         &self,
         f: FileRow,
         inline: Option<Bytes>,
-        limits: CommitLimits,
+        limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError>;
 
@@ -210,7 +210,7 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
     async fn create_upload(
         &self,
         upload: UploadRow,
-        limits: UploadLimits,
+        limits: Quota,
         period: &str,
     ) -> Result<CreateOutcome, DbError>;
 

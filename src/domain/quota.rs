@@ -75,6 +75,13 @@ pub enum Refusal {
 }
 
 impl Quota {
+    /// No limit at all (a replayed upload, whose bytes are counted already).
+    pub const UNLIMITED: Quota = Quota {
+        storage: u64::MAX,
+        uploads_per_period: u64::MAX,
+        open_uploads: u64::MAX,
+    };
+
     /// Admits `ask` when the account's holdings and it stay within every
     /// limit; otherwise the first limit it would pass, in the order storage,
     /// uploads, open uploads.

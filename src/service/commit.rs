@@ -2,12 +2,12 @@
 //! lock, for both ways in (`service::upload` and `service::tus`), and the
 //! guard that removes a blob whose commit never happens.
 
-use super::upload::{storage_exceeded, uploads_exceeded};
+use super::refusals::refused;
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
-use crate::db::{CommitContext, CommitLimits, CommitOutcome, FileRow};
+use crate::db::{CommitContext, CommitOutcome, FileRow};
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use crate::error::ApiError;
 use bytes::Bytes;
@@ -33,11 +33,8 @@ pub(crate) async fn commit(
     ctx: CommitContext,
     mut pending: PendingBlob,
 ) -> Result<FileRecord, ApiError> {
-    let limits = CommitLimits {
-        storage: plan.storage,
-        uploads_per_period: plan.uploads,
-    };
-    let outcome = app.meta.commit_upload(row, inline, limits, ctx).await;
+    let account_id = row.account_id.clone();
+    let outcome = app.meta.commit_upload(row, inline, plan.quota(), ctx).await;
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
             pending.armed = false;
@@ -50,13 +47,9 @@ pub(crate) async fn commit(
             pending.discard().await;
             Ok(files::record(app, &existing))
         }
-        Ok(CommitOutcome::StorageExceeded { used }) => {
+        Ok(CommitOutcome::Refused(refusal)) => {
             pending.discard().await;
-            Err(storage_exceeded(used, plan.storage))
-        }
-        Ok(CommitOutcome::UploadsExceeded { count }) => {
-            pending.discard().await;
-            Err(uploads_exceeded(app, count, plan))
+            Err(refused(app, refusal, plan, &account_id).await)
         }
         Err(e) => {
             // Whether it committed may be unknown (the database went away,

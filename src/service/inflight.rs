@@ -12,6 +12,7 @@
 //! connection and spool of the server. Counted per node, in memory: on `n`
 //! nodes behind a balancer an account may have up to `n` times its cap.
 
+use crate::domain::quota::{Ask, Holdings, Quota, Refusal};
 use crate::error::ApiError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -116,16 +117,18 @@ fn give_back(counts: &mut HashMap<String, u64>, account: &str, n: u64) {
 
 impl Held {
     /// Takes `n` more bytes if the account's stored bytes (`used`) and every
-    /// byte in flight still fit `quota`; false (nothing taken) otherwise.
-    pub fn grow(&mut self, n: u64, used: u64, quota: u64) -> bool {
+    /// byte in flight still fit `quota`; the refusal (nothing taken) otherwise.
+    pub fn grow(&mut self, n: u64, used: u64, quota: &Quota) -> Result<(), Refusal> {
         let mut m = self.map.tally();
         let total = m.bytes.entry(self.account.clone()).or_default();
-        if used.saturating_add(*total).saturating_add(n) > quota {
-            return false;
-        }
+        let held = Holdings {
+            used: used.saturating_add(*total),
+            ..Holdings::default()
+        };
+        quota.admit(held, Ask::bytes(n))?;
         *total += n;
         self.bytes += n;
-        true
+        Ok(())
     }
 }
 
@@ -144,12 +147,19 @@ mod tests {
         let f = InFlight::default();
         let mut a = f.hold("acc");
         let mut b = f.hold("acc");
-        assert!(a.grow(60, 10, 100));
-        assert!(!b.grow(31, 10, 100), "10 stored + 60 in flight + 31 > 100");
-        assert!(b.grow(30, 10, 100));
+        let q = Quota {
+            storage: 100,
+            ..Quota::UNLIMITED
+        };
+        assert!(a.grow(60, 10, &q).is_ok());
+        assert!(
+            b.grow(31, 10, &q).is_err(),
+            "10 stored + 60 in flight + 31 > 100"
+        );
+        assert!(b.grow(30, 10, &q).is_ok());
         assert_eq!(f.of("acc"), 90);
         let mut other = f.hold("other");
-        assert!(other.grow(100, 0, 100), "accounts are apart");
+        assert!(other.grow(100, 0, &q).is_ok(), "accounts are apart");
         drop(a);
         assert_eq!(f.of("acc"), 30);
         drop(b);

@@ -10,6 +10,7 @@ pub(crate) mod commit;
 pub mod disk;
 pub mod files;
 pub(crate) mod inflight;
+pub(crate) mod refusals;
 pub(crate) mod spool;
 pub(crate) mod tus;
 pub(crate) mod upload;

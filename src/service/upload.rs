@@ -13,6 +13,7 @@
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
+use super::refusals::{refused, too_large};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, files, App};
 use crate::api::FileRecord;
@@ -20,6 +21,7 @@ use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{Account, CommitContext, FileRow};
 use crate::domain::digest::Sha256Digest;
+use crate::domain::quota::{Ask, Quota};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::error::ApiError;
 use bytes::Bytes;
@@ -109,8 +111,8 @@ impl Upload {
         // been lost).
         // What incomplete resumable uploads hold counts as used.
         let (quota, reserved) = match replay {
-            Some(_) => (u64::MAX, 0),
-            None => (plan.storage, precheck_limits(app, &req, &plan).await?),
+            Some(_) => (Quota::UNLIMITED, 0),
+            None => (plan.quota(), precheck_limits(app, &req, &plan).await?),
         };
         let limits = SpoolLimits {
             account: req.account.id.clone(),
@@ -165,8 +167,8 @@ impl Upload {
             if size > limits.max_file_size {
                 return Err(too_large(limits.max_file_size));
             }
-            if !held.grow(chunk.len() as u64, limits.used, limits.quota) {
-                return Err(storage_exceeded(limits.used, limits.quota));
+            if let Err(refusal) = held.grow(chunk.len() as u64, limits.used, &limits.quota) {
+                return Err(refused(app, refusal, &self.plan, &limits.account).await);
             }
             // Every 8 MiB, the space the server keeps free is checked again
             // (other uploads share the volume).
@@ -292,44 +294,14 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
         .meta
         .commitments(&req.account.id, &key, app.clock.now_ms())
         .await?;
-    let reserved = held.reserved_bytes;
-    let count = held.upload_count.saturating_add(held.pending_uploads);
-    if count >= plan.uploads {
-        return Err(uploads_exceeded(app, count, plan));
-    }
     let least = req
         .content_length
         .map(|l| l.saturating_sub(FORM_OVERHEAD))
         .unwrap_or(0);
-    let used = req.account.storage_bytes.saturating_add(reserved);
-    if used.saturating_add(least) > plan.storage {
-        return Err(storage_exceeded(used, plan.storage));
-    }
-    Ok(reserved)
-}
-
-pub(crate) fn too_large(max: u64) -> ApiError {
-    ApiError::FileTooLarge(format!(
-        "file exceeds the plan's maximum file size of {max} bytes"
-    ))
-}
-
-pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ApiError {
-    ApiError::StorageLimitExceeded(format!(
-        "upload would exceed the storage quota ({used} of {quota} bytes used)"
-    ))
-}
-
-pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
-    let now = app.clock.now();
-    ApiError::RateLimited {
-        message: format!(
-            "monthly upload limit reached ({count} of {} this period)",
-            plan.uploads
-        ),
-        limit: plan.uploads,
-        reset: period_of(now).next_start.timestamp(),
-        now: now.timestamp(),
+    let holdings = held.holdings(req.account.storage_bytes);
+    match plan.quota().admit(holdings, Ask::file(least)) {
+        Ok(()) => Ok(held.reserved_bytes),
+        Err(refusal) => Err(refused(app, refusal, plan, &req.account.id).await),
     }
 }
 
@@ -339,5 +311,5 @@ struct SpoolLimits {
     max_file_size: u64,
     /// The account's stored bytes when the upload began, and its quota.
     used: u64,
-    quota: u64,
+    quota: Quota,
 }

@@ -5,7 +5,7 @@
 
 use crate::common::meta::{account, commit, inline_file, stores, webhook};
 use crate::common::pg;
-use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore, FileRow};
+use filestore::db::{CommitOutcome, DynMetaStore, FileRow, Quota};
 use filestore::domain::webhooks::Budget;
 
 /// Commits file number `i` of `account` (made at 1000 + `i`).
@@ -16,10 +16,7 @@ async fn committed(
     expires_at: Option<i64>,
 ) -> FileRow {
     let f = inline_file(account, i, 3, expires_at);
-    let limits = CommitLimits {
-        storage: u64::MAX,
-        uploads_per_period: u64::MAX,
-    };
+    let limits = Quota::UNLIMITED;
     let out = commit(store.clone(), f.clone(), limits).await;
     assert!(matches!(out, CommitOutcome::Committed(_)));
     f

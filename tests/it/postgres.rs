@@ -5,8 +5,8 @@
 use crate::common::meta::{account, commit, inline_file};
 use crate::common::{pg, TestOptions, TestServer};
 use filestore::db::{
-    Account, AccountRepo, BlobRepo, CommitContext, CommitLimits, CommitOutcome, FileRepo, OpsRepo,
-    PgStore, RateRepo, UploadRepo,
+    Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, FileRepo, OpsRepo, PgStore,
+    Quota, RateRepo, Refusal, UploadRepo,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -66,9 +66,10 @@ async fn concurrent_commits_on_two_nodes_never_pass_the_quotas_together() {
     };
     let acc = account(&*stores[0]).await;
     // Storage: 30 uploads of 100 bytes at once against 1000 bytes.
-    let limits = CommitLimits {
+    let limits = Quota {
         storage: 1000,
         uploads_per_period: 1000,
+        ..Quota::UNLIMITED
     };
     let tasks: Vec<_> = (0..30)
         .map(|i| {
@@ -80,7 +81,7 @@ async fn concurrent_commits_on_two_nodes_never_pass_the_quotas_together() {
     for t in tasks {
         match t.await.unwrap() {
             CommitOutcome::Committed(_) => committed += 1,
-            CommitOutcome::StorageExceeded { .. } => {}
+            CommitOutcome::Refused(Refusal::Storage { .. }) => {}
             other => panic!("{other:?}"),
         }
     }
@@ -95,9 +96,9 @@ async fn concurrent_commits_on_two_nodes_never_pass_the_quotas_together() {
         1000
     );
     // Monthly uploads: 12 more at once against 15 a month (10 used).
-    let limits = CommitLimits {
-        storage: u64::MAX,
+    let limits = Quota {
         uploads_per_period: 15,
+        ..Quota::UNLIMITED
     };
     let tasks: Vec<_> = (0..12)
         .map(|i| {
@@ -124,10 +125,7 @@ async fn nodes_reaping_at_once_take_each_file_and_blob_once() {
         return skipped();
     };
     let acc = account(&*stores[0]).await;
-    let limits = CommitLimits {
-        storage: u64::MAX,
-        uploads_per_period: u64::MAX,
-    };
+    let limits = Quota::UNLIMITED;
     for i in 0..60 {
         commit(
             stores[0].clone(),
@@ -364,10 +362,7 @@ async fn a_start_expires_only_the_guards_of_nodes_that_are_gone() {
     let mut f = inline_file(&acc, 0, 5, None);
     f.inline = false;
     f.blob_key = "k/gone".into();
-    let limits = CommitLimits {
-        storage: u64::MAX,
-        uploads_per_period: u64::MAX,
-    };
+    let limits = Quota::UNLIMITED;
     let ctx = CommitContext {
         period: "2026-11".into(),
         ..Default::default()
@@ -393,10 +388,7 @@ async fn a_dead_nodes_deletions_in_flight_are_due_when_a_node_starts() {
     let url = pg::database_for(dir.path()).await.unwrap();
     let (live, gone) = (stores.remove(0), stores.remove(0));
     let acc = account(&*live).await;
-    let limits = CommitLimits {
-        storage: u64::MAX,
-        uploads_per_period: u64::MAX,
-    };
+    let limits = Quota::UNLIMITED;
     let mut f = inline_file(&acc, 0, 5, None);
     f.inline = false;
     gone.guard_upload(&f.blob_key, 0).await.unwrap();
@@ -510,11 +502,7 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
         // past it: short here, so that the expiry at 5_000 stands.
         idle_ms: 1_000,
     };
-    let limits = filestore::db::UploadLimits {
-        storage: u64::MAX,
-        uploads_per_period: u64::MAX,
-        open_uploads: u64::MAX,
-    };
+    let limits = Quota::UNLIMITED;
     a.create_upload(row, limits, "2026-11").await.unwrap();
     assert!(a
         .lease_upload("up_lease", "t1", 1_000, 2_000)

@@ -11,7 +11,7 @@
 
 use crate::common::meta::{account, commit, inline_file, stores, webhook};
 use crate::common::TestServer;
-use filestore::db::{CommitLimits, CommitOutcome, DynMetaStore};
+use filestore::db::{CommitOutcome, DynMetaStore, Quota};
 use filestore::domain::webhooks::{Budget, FAILING_SHARE, PER_SUBSCRIPTION, PROBE};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,10 +25,7 @@ use tokio::io::AsyncReadExt;
 // The claim, at the store
 
 async fn files(s: &DynMetaStore, account: &str, n: usize) {
-    let limits = CommitLimits {
-        storage: u64::MAX,
-        uploads_per_period: u64::MAX,
-    };
+    let limits = Quota::UNLIMITED;
     for i in 0..n {
         let out = commit(s.clone(), inline_file(account, i, 3, None), limits).await;
         assert!(matches!(out, CommitOutcome::Committed(_)));

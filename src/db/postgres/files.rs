@@ -4,9 +4,9 @@
 
 use super::{events, execute, query, query_one, query_opt, rows, signed, unsigned, DbError};
 use crate::db::model::{
-    CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
-    DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
 };
+use crate::domain::quota::{Ask, Holdings, Quota};
 use crate::domain::webhooks;
 use deadpool_postgres::{GenericClient, Transaction};
 use tokio_postgres::types::ToSql;
@@ -92,7 +92,7 @@ pub(crate) async fn commit_upload(
     tx: &Transaction<'_>,
     f: &FileRow,
     inline: Option<&[u8]>,
-    limits: CommitLimits,
+    limits: Quota,
     ctx: &CommitContext,
 ) -> Result<CommitOutcome, DbError> {
     // The lock first: a commit with the same idempotency key on another node
@@ -109,15 +109,17 @@ pub(crate) async fn commit_upload(
         reserved(tx, &f.account_id, f.created_at, ctx.tus_upload.as_deref()).await?;
     // A resumable upload was admitted at its creation and holds its room.
     let admitted = ctx.tus_upload.is_some();
-    let used = stored.saturating_add(reserved);
-    if !admitted && used.saturating_add(f.size) > limits.storage {
-        return Ok(CommitOutcome::StorageExceeded { used });
-    }
-    let count = upload_count(tx, &f.account_id, &ctx.period)
-        .await?
-        .saturating_add(pending);
-    if !admitted && count >= limits.uploads_per_period {
-        return Ok(CommitOutcome::UploadsExceeded { count });
+    if !admitted {
+        let held = Holdings {
+            used: stored.saturating_add(reserved),
+            uploads: upload_count(tx, &f.account_id, &ctx.period)
+                .await?
+                .saturating_add(pending),
+            open: pending,
+        };
+        if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
+            return Ok(CommitOutcome::Refused(refusal));
+        }
     }
     match (f.inline, inline) {
         (true, Some(data)) => {

@@ -109,7 +109,7 @@ impl FileRepo for PgStore {
         &self,
         f: FileRow,
         inline: Option<Bytes>,
-        limits: CommitLimits,
+        limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
         in_tx!(self, |tx| files::commit_upload(
@@ -401,7 +401,7 @@ impl UploadRepo for PgStore {
     async fn create_upload(
         &self,
         upload: UploadRow,
-        limits: UploadLimits,
+        limits: Quota,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         in_tx!(self, |tx| uploads::create(&tx, &upload, limits, period)

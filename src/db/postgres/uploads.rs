@@ -4,16 +4,15 @@
 //! the PATCH started from, the list of incomplete uploads, leases, expiry.
 
 use super::files::{lock_account, reserved, schedule, unqueue, upload_count};
-use super::{execute, query, query_one, query_opt, rows, signed, DbError};
-use crate::db::model::{
-    CreateOutcome, Progress, UploadLimits, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
-};
+use super::{execute, query, query_opt, rows, signed, DbError};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use crate::domain::quota::{Ask, Holdings, Quota};
 use deadpool_postgres::{GenericClient, Transaction};
 
 pub(crate) async fn create(
     tx: &Transaction<'_>,
     u: &UploadRow,
-    limits: UploadLimits,
+    limits: Quota,
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let stored = lock_account(tx, &u.account_id).await?;
@@ -23,22 +22,15 @@ pub(crate) async fn create(
         }
     }
     let (bytes, pending) = reserved(tx, &u.account_id, u.created_at, None).await?;
-    let used = stored.saturating_add(bytes);
-    if used.saturating_add(u.length) > limits.storage {
-        return Ok(CreateOutcome::StorageExceeded { used });
-    }
-    let count = upload_count(tx, &u.account_id, period)
-        .await?
-        .saturating_add(pending);
-    if count >= limits.uploads_per_period {
-        return Ok(CreateOutcome::UploadsExceeded { count });
-    }
-    if pending >= limits.open_uploads {
-        let next_expiry = next_expiry(tx, &u.account_id, u.created_at).await?;
-        return Ok(CreateOutcome::OpenUploadsExceeded {
-            open: pending,
-            next_expiry,
-        });
+    let held = Holdings {
+        used: stored.saturating_add(bytes),
+        uploads: upload_count(tx, &u.account_id, period)
+            .await?
+            .saturating_add(pending),
+        open: pending,
+    };
+    if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
+        return Ok(CreateOutcome::Refused(refusal));
     }
     let (length, received) = (signed(u.length)?, signed(u.received)?);
     execute(
@@ -74,19 +66,6 @@ pub(crate) async fn create(
     .await?;
     unqueue(tx, &u.blob_key).await?;
     Ok(CreateOutcome::Created)
-}
-
-/// When the first of the account's incomplete uploads expires (`now` when
-/// it has none).
-async fn next_expiry<C: GenericClient>(c: &C, account_id: &str, now: i64) -> Result<i64, DbError> {
-    Ok(query_one(
-        c,
-        "SELECT COALESCE(MIN(expires_at), $2) FROM tus_uploads
-         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2",
-        &[&account_id, &now],
-    )
-    .await?
-    .get(0))
 }
 
 /// The account's incomplete, unexpired uploads, newest first, at most `max`.

@@ -3,9 +3,9 @@
 
 use super::{accounts, blobs, events, uploads, usage, write_tx, DbError, OptionalExtension};
 use crate::db::model::{
-    CommitContext, CommitLimits, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData,
-    DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
 };
+use crate::domain::quota::{Ask, Holdings, Quota};
 use crate::domain::webhooks;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
@@ -41,7 +41,7 @@ pub(crate) fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
     inline: Option<&[u8]>,
-    limits: CommitLimits,
+    limits: Quota,
     ctx: &CommitContext,
 ) -> Result<CommitOutcome, DbError> {
     let tx = write_tx(conn)?;
@@ -59,13 +59,15 @@ pub(crate) fn commit_upload(
     // A resumable upload was admitted at its creation and holds its room:
     // only a plan lowered since can refuse it, and then it is not refused.
     let admitted = ctx.tus_upload.is_some();
-    let used = account.storage_bytes.saturating_add(reserved);
-    if !admitted && used.saturating_add(f.size) > limits.storage {
-        return Ok(CommitOutcome::StorageExceeded { used });
-    }
-    let count = usage::upload_count(&tx, &f.account_id, &ctx.period)?.saturating_add(pending);
-    if !admitted && count >= limits.uploads_per_period {
-        return Ok(CommitOutcome::UploadsExceeded { count });
+    if !admitted {
+        let held = Holdings {
+            used: account.storage_bytes.saturating_add(reserved),
+            uploads: usage::upload_count(&tx, &f.account_id, &ctx.period)?.saturating_add(pending),
+            open: pending,
+        };
+        if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
+            return Ok(CommitOutcome::Refused(refusal));
+        }
     }
     match (f.inline, inline) {
         (true, Some(data)) => {

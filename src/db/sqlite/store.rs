@@ -45,7 +45,7 @@ impl FileRepo for SqliteStore {
         &self,
         f: FileRow,
         inline: Option<Bytes>,
-        limits: CommitLimits,
+        limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
         self.db
@@ -322,7 +322,7 @@ impl UploadRepo for SqliteStore {
     async fn create_upload(
         &self,
         upload: UploadRow,
-        limits: UploadLimits,
+        limits: Quota,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         let period = owned(period);

@@ -4,9 +4,8 @@
 //! incomplete uploads hold, the list of them, expiry.
 
 use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
-use crate::db::model::{
-    CreateOutcome, Progress, UploadLimits, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
-};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use crate::domain::quota::{Ask, Holdings, Quota};
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
@@ -63,7 +62,7 @@ pub(crate) fn reserved(
 pub(crate) fn create(
     conn: &mut Connection,
     u: &UploadRow,
-    limits: UploadLimits,
+    limits: Quota,
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let tx = write_tx(conn)?;
@@ -75,20 +74,13 @@ pub(crate) fn create(
     let account = accounts::get(&tx, &u.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?;
     let (bytes, pending) = reserved(&tx, &u.account_id, u.created_at, None)?;
-    let used = account.storage_bytes.saturating_add(bytes);
-    if used.saturating_add(u.length) > limits.storage {
-        return Ok(CreateOutcome::StorageExceeded { used });
-    }
-    let count = usage::upload_count(&tx, &u.account_id, period)?.saturating_add(pending);
-    if count >= limits.uploads_per_period {
-        return Ok(CreateOutcome::UploadsExceeded { count });
-    }
-    if pending >= limits.open_uploads {
-        let next_expiry = next_expiry(&tx, &u.account_id, u.created_at)?;
-        return Ok(CreateOutcome::OpenUploadsExceeded {
-            open: pending,
-            next_expiry,
-        });
+    let held = Holdings {
+        used: account.storage_bytes.saturating_add(bytes),
+        uploads: usage::upload_count(&tx, &u.account_id, period)?.saturating_add(pending),
+        open: pending,
+    };
+    if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
+        return Ok(CreateOutcome::Refused(refusal));
     }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
@@ -117,17 +109,6 @@ pub(crate) fn create(
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)
-}
-
-/// When the first of the account's incomplete uploads expires (`now` when
-/// it has none).
-fn next_expiry(conn: &Connection, account_id: &str, now: i64) -> Result<i64, DbError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COALESCE(MIN(expires_at), ?2) FROM tus_uploads
-             WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2",
-        )?
-        .query_row(params![account_id, now], |r| r.get(0))?)
 }
 
 /// The account's incomplete, unexpired uploads, newest first, at most `max`.

@@ -23,11 +23,11 @@ mod lease;
 mod owners;
 
 use super::commit::{commit, commit_context, PendingBlob};
-use super::upload::{storage_exceeded, too_large, uploads_exceeded};
+use super::refusals::{refused, too_large};
 use super::{collector, files, App};
 use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
-use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadLimits, UploadRow};
+use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{self as rules, Algorithm, Metadata};
 use crate::domain::{ids, validate};
@@ -130,12 +130,10 @@ pub(crate) async fn create(
         created_by: Some(caller.key_id.clone()),
         idle_ms,
     };
-    let limits = UploadLimits {
-        storage: plan.storage,
-        uploads_per_period: plan.uploads,
-        open_uploads: plan.open_uploads,
-    };
-    let outcome = app.meta.create_upload(row.clone(), limits, &period).await;
+    let outcome = app
+        .meta
+        .create_upload(row.clone(), plan.quota(), &period)
+        .await;
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
             let _turn = app.tus_locks.lock(&row.id).await;
@@ -148,11 +146,7 @@ pub(crate) async fn create(
             collector::delete_blob_now(app, &blob_key).await;
             return replay(app, caller, *earlier).await;
         }
-        Ok(CreateOutcome::StorageExceeded { used }) => storage_exceeded(used, plan.storage),
-        Ok(CreateOutcome::UploadsExceeded { count }) => uploads_exceeded(app, count, &plan),
-        Ok(CreateOutcome::OpenUploadsExceeded { open, next_expiry }) => {
-            owners::open_exceeded(app, open, next_expiry, &plan)
-        }
+        Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;

@@ -11,9 +11,10 @@
 use super::{unexpired, Caller};
 use crate::config::Plan;
 use crate::db::UploadRow;
+use crate::domain::quota::Ask;
 use crate::domain::tus as rules;
 use crate::error::ApiError;
-use crate::service::upload::{storage_exceeded, uploads_exceeded};
+use crate::service::refusals::refused;
 use crate::service::App;
 
 /// The most uploads one listing gives (newest first): more than any
@@ -73,35 +74,9 @@ pub(super) async fn precheck(
     let account = &caller.account;
     let now = app.clock.now_ms();
     let held = app.meta.commitments(&account.id, period, now).await?;
-    let used = account.storage_bytes.saturating_add(held.reserved_bytes);
-    if used.saturating_add(length) > plan.storage {
-        return Err(storage_exceeded(used, plan.storage));
-    }
-    let count = held.upload_count.saturating_add(held.pending_uploads);
-    if count >= plan.uploads {
-        return Err(uploads_exceeded(app, count, plan));
-    }
-    if held.pending_uploads >= plan.open_uploads {
-        let open = app.meta.open_uploads(&account.id, now, LIST_MAX).await?;
-        let next_expiry = open.iter().map(|u| u.expires_at).min().unwrap_or(now);
-        return Err(open_exceeded(app, held.pending_uploads, next_expiry, plan));
-    }
-    Ok(())
-}
-
-/// 429 for one incomplete upload too many: it may be retried once the first
-/// of the `open` ones expires at `next_expiry` (ms), unless it completes or
-/// is ended sooner.
-pub(super) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan) -> ApiError {
-    let now = app.clock.now_ms();
-    let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
-    ApiError::RateLimited {
-        message: format!(
-            "too many incomplete resumable uploads ({open} of {}): complete or end one first",
-            plan.open_uploads
-        ),
-        limit: plan.open_uploads,
-        reset: now / 1000 + wait,
-        now: now / 1000,
+    let holdings = held.holdings(account.storage_bytes);
+    match plan.quota().admit(holdings, Ask::resumable(length)) {
+        Ok(()) => Ok(()),
+        Err(refusal) => Err(refused(app, refusal, plan, &account.id).await),
     }
 }

@@ -4,8 +4,7 @@
 use super::pg;
 use filestore::config::DEFAULT_STATEMENT_TIMEOUT;
 use filestore::db::{
-    Account, CommitContext, CommitLimits, CommitOutcome, DynMetaStore, FileRow, MetaStore,
-    WebhookRow,
+    Account, CommitContext, CommitOutcome, DynMetaStore, FileRow, MetaStore, Quota, WebhookRow,
 };
 
 /// A new account (on the free plan) in `store`; its id.
@@ -46,7 +45,7 @@ pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) 
 }
 
 /// Commits inline file `f` (its bytes made up) in period 2026-11.
-pub async fn commit(store: DynMetaStore, f: FileRow, limits: CommitLimits) -> CommitOutcome {
+pub async fn commit(store: DynMetaStore, f: FileRow, limits: Quota) -> CommitOutcome {
     let data = bytes::Bytes::from(vec![b'x'; f.size as usize]);
     store
         .commit_upload(

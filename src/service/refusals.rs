@@ -1,0 +1,76 @@
+//! The errors of the plan's limits, as every upload path words them: one
+//! place for the messages and the 413/429 a refusal of the quota rule
+//! (`domain::quota`) becomes.
+
+use super::App;
+use crate::clock::period_of;
+use crate::config::Plan;
+use crate::domain::quota::Refusal;
+use crate::error::ApiError;
+
+/// The most incomplete uploads read to find the next to expire.
+const OPEN_SCAN_MAX: u32 = 1000;
+
+/// The error of a refusal of the quota rule. An `OpenUploads` refusal says
+/// when the first incomplete upload expires (a read, on refusal only).
+pub(crate) async fn refused(
+    app: &App,
+    refusal: Refusal,
+    plan: &Plan,
+    account_id: &str,
+) -> ApiError {
+    match refusal {
+        Refusal::Storage { used } => storage_exceeded(used, plan.storage),
+        Refusal::Uploads { count } => uploads_exceeded(app, count, plan),
+        Refusal::OpenUploads { open } => {
+            let now = app.clock.now_ms();
+            let next_expiry = match app.meta.open_uploads(account_id, now, OPEN_SCAN_MAX).await {
+                Ok(open) => open.iter().map(|u| u.expires_at).min().unwrap_or(now),
+                Err(e) => return e.into(),
+            };
+            open_exceeded(app, open, next_expiry, plan)
+        }
+    }
+}
+
+pub(crate) fn too_large(max: u64) -> ApiError {
+    ApiError::FileTooLarge(format!(
+        "file exceeds the plan's maximum file size of {max} bytes"
+    ))
+}
+
+pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ApiError {
+    ApiError::StorageLimitExceeded(format!(
+        "upload would exceed the storage quota ({used} of {quota} bytes used)"
+    ))
+}
+
+pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
+    let now = app.clock.now();
+    ApiError::RateLimited {
+        message: format!(
+            "monthly upload limit reached ({count} of {} this period)",
+            plan.uploads
+        ),
+        limit: plan.uploads,
+        reset: period_of(now).next_start.timestamp(),
+        now: now.timestamp(),
+    }
+}
+
+/// 429 for one incomplete upload too many: it may be retried once the first
+/// of the `open` ones expires at `next_expiry` (ms), unless it completes or
+/// is ended sooner.
+pub(crate) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan) -> ApiError {
+    let now = app.clock.now_ms();
+    let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
+    ApiError::RateLimited {
+        message: format!(
+            "too many incomplete resumable uploads ({open} of {}): complete or end one first",
+            plan.open_uploads
+        ),
+        limit: plan.open_uploads,
+        reset: now / 1000 + wait,
+        now: now / 1000,
+    }
+}
