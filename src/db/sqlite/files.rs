@@ -2,8 +2,8 @@
 //! write transaction), lookups that hide expired files, keyset pages,
 //! deletion and expiry, idempotency keys.
 
-use super::{accounts, blobs, outbox, owned, shared, write_tx, DbError, OptionalExtension};
-use super::{signed, SqliteStore};
+use super::{accounts, blobs, outbox, owned, shared, signed, write_tx};
+use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
     CommitContext, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
 };

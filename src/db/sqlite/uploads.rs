@@ -5,8 +5,8 @@
 //! (The reservations they hold and their completion, which other aggregates
 //! need, are in `shared`.)
 
-use super::SqliteStore;
-use super::{accounts, blobs, owned, shared, signed, write_tx, DbError, OptionalExtension};
+use super::{accounts, blobs, owned, shared, signed, write_tx};
+use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
 use crate::domain::quota::{Ask, Holdings, Quota};
