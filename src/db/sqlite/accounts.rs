@@ -1,7 +1,14 @@
-//! Accounts: who owns files and keys, on which plan, in grace period or not.
+//! Accounts on SQLite: who owns files and keys, on which plan, in grace
+//! period or not; their API keys (only the SHA-256 of a key's secret is
+//! stored, lookup is by hash); and their monthly counters (uploads and
+//! bandwidth of a billing period). `get`, `add_storage`, `upload_count` and
+//! `add_upload` also run inside the transactions of files and uploads.
 
-use super::{DbError, OptionalExtension};
-use crate::db::model::Account;
+use super::{owned, shared, DbError, OptionalExtension, SqliteStore};
+use crate::db::model::{Account, BandwidthCount, Commitments, KeyRecord, UsageCounters};
+use crate::db::store::AccountRepo;
+use crate::domain::ids::KeyKind;
+use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, name, plan, grace_period, storage_bytes, created_at";
@@ -17,7 +24,31 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Account> {
     })
 }
 
-pub(crate) fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
+const KEY_COLUMNS: &str = "id, account_id, kind, name, origins, created_at, revoked_at";
+
+fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
+    let origins: String = r.get(4)?;
+    Ok(KeyRecord {
+        id: r.get(0)?,
+        account_id: r.get(1)?,
+        kind: {
+            let kind: String = r.get(2)?;
+            KeyKind::parse(&kind).ok_or_else(|| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    rusqlite::types::Type::Text,
+                    format!("key kind {kind:?}").into(),
+                )
+            })?
+        },
+        name: r.get(3)?,
+        origins: serde_json::from_str(&origins).unwrap_or_default(),
+        created_at: r.get(5)?,
+        revoked_at: r.get(6)?,
+    })
+}
+
+fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
     conn.prepare_cached(
         "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
          VALUES (?1, ?2, ?3, ?4, 0, ?5)",
@@ -34,13 +65,7 @@ pub(crate) fn insert(conn: &Connection, a: &Account) -> Result<(), DbError> {
     Ok(())
 }
 
-pub(crate) fn count(conn: &Connection) -> Result<u64, DbError> {
-    Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM accounts")?
-        .query_row([], |r| r.get::<_, u64>(0))?)
-}
-
-pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
+pub(super) fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1"))?
         .query_row([id], from_row)
@@ -48,42 +73,280 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Account>, DbErro
 }
 
 /// Finds an account by its id or its (unique) name.
-pub(crate) fn find(conn: &Connection, id_or_name: &str) -> Result<Option<Account>, DbError> {
+fn find(conn: &Connection, id_or_name: &str) -> Result<Option<Account>, DbError> {
     Ok(conn
         .prepare_cached(&format!("SELECT {COLUMNS} FROM accounts WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1"))?
         .query_row([id_or_name], from_row)
         .optional()?)
 }
 
-pub(crate) fn list(conn: &Connection) -> Result<Vec<Account>, DbError> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM accounts ORDER BY created_at, id"
-    ))?;
-    let rows = stmt
-        .query_map([], from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
-pub(crate) fn set_plan(conn: &Connection, id: &str, plan: &str) -> Result<(), DbError> {
-    conn.prepare_cached("UPDATE accounts SET plan = ?2 WHERE id = ?1")?
-        .execute(params![id, plan])?;
-    Ok(())
-}
-
-pub(crate) fn set_grace_period(conn: &Connection, id: &str, on: bool) -> Result<(), DbError> {
-    conn.prepare_cached("UPDATE accounts SET grace_period = ?2 WHERE id = ?1")?
-        .execute(params![id, on])?;
-    Ok(())
-}
-
 /// Adds `delta` (may be negative) to the account's stored bytes.
-pub(crate) fn add_storage(conn: &Connection, id: &str, delta: i64) -> Result<(), DbError> {
+pub(super) fn add_storage(conn: &Connection, id: &str, delta: i64) -> Result<(), DbError> {
     conn.prepare_cached(
         "UPDATE accounts SET storage_bytes = MAX(0, storage_bytes + ?2) WHERE id = ?1",
     )?
     .execute(params![id, delta])?;
     Ok(())
+}
+
+/// Uploads of the account in the period.
+pub(super) fn upload_count(
+    conn: &Connection,
+    account_id: &str,
+    period: &str,
+) -> Result<u64, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT upload_count FROM usage_periods WHERE account_id = ?1 AND period = ?2",
+        )?
+        .query_row(params![account_id, period], |r| r.get::<_, u64>(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Counts one more upload of the account in the period.
+pub(super) fn add_upload(conn: &Connection, account_id: &str, period: &str) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "INSERT INTO usage_periods (account_id, period, upload_count) VALUES (?1, ?2, 1)
+         ON CONFLICT (account_id, period) DO UPDATE SET upload_count = upload_count + 1",
+    )?
+    .execute(params![account_id, period])?;
+    Ok(())
+}
+
+#[async_trait]
+impl AccountRepo for SqliteStore {
+    async fn commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError> {
+        let (acc, period) = (owned(account_id), owned(period));
+        self.db
+            .lookup(move |c| {
+                let upload_count = upload_count(c, &acc, &period)?;
+                let (reserved_bytes, pending_uploads) = shared::reserved(c, &acc, now, None)?;
+                Ok(Commitments {
+                    upload_count,
+                    reserved_bytes,
+                    pending_uploads,
+                })
+            })
+            .await
+    }
+
+    async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError> {
+        let (acc, period) = (owned(account_id), owned(period));
+        self.db
+            .run(move |c| {
+                let storage_bytes = get(c, &acc)?.map(|a| a.storage_bytes).unwrap_or(0);
+                // (upload_count, bandwidth_bytes) of the period; zeros when
+                // nothing happened yet.
+                let (upload_count, bandwidth_bytes) = c
+                    .prepare_cached(
+                        "SELECT upload_count, bandwidth_bytes FROM usage_periods
+                         WHERE account_id = ?1 AND period = ?2",
+                    )?
+                    .query_row(params![acc, period], |r| {
+                        Ok((r.get::<_, u64>(0)?, r.get::<_, u64>(1)?))
+                    })
+                    .optional()?
+                    .unwrap_or((0, 0));
+                Ok(UsageCounters {
+                    storage_bytes,
+                    upload_count,
+                    bandwidth_bytes,
+                })
+            })
+            .await
+    }
+
+    async fn add_bandwidth(&self, counts: Vec<BandwidthCount>) -> Result<(), DbError> {
+        self.db
+            .write(move |c| {
+                let mut stmt = c.prepare_cached(
+                    "INSERT INTO usage_periods (account_id, period, bandwidth_bytes)
+                     VALUES (?1, ?2, ?3)
+                     ON CONFLICT (account_id, period)
+                     DO UPDATE SET bandwidth_bytes = bandwidth_bytes + ?3",
+                )?;
+                for b in &counts {
+                    stmt.execute(params![b.account_id, b.period, b.bytes])?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    /// The live (not revoked) key whose secret hashes to `hash`, with its account.
+    async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
+        self.db
+            .lookup(move |c| {
+                let key = c
+                    .prepare_cached(&format!(
+                        "SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"
+                    ))?
+                    .query_row([&hash[..]], key_from_row)
+                    .optional()?;
+                let Some(key) = key else {
+                    return Ok(None);
+                };
+                Ok(get(c, &key.account_id)?.map(|account| (key, account)))
+            })
+            .await
+    }
+
+    /// Origins of every live public key, for CORS preflights (which carry no key).
+    async fn public_origins(&self) -> Result<Vec<String>, DbError> {
+        self.db
+            .run(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL",
+                )?;
+                let mut all = Vec::new();
+                for json in stmt.query_map([], |r| r.get::<_, String>(0))? {
+                    let list: Vec<String> = serde_json::from_str(&json?).unwrap_or_default();
+                    all.extend(list);
+                }
+                Ok(all)
+            })
+            .await
+    }
+
+    async fn account(&self, id: &str) -> Result<Option<Account>, DbError> {
+        let id = owned(id);
+        self.db.lookup(move |c| get(c, &id)).await
+    }
+
+    async fn find_account(&self, id_or_name: &str) -> Result<Option<Account>, DbError> {
+        let id = owned(id_or_name);
+        self.db.run(move |c| find(c, &id)).await
+    }
+
+    async fn count_accounts(&self) -> Result<u64, DbError> {
+        self.db
+            .run(|c| {
+                Ok(c.prepare_cached("SELECT COUNT(*) FROM accounts")?
+                    .query_row([], |r| r.get::<_, u64>(0))?)
+            })
+            .await
+    }
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, DbError> {
+        self.db
+            .run(|c| {
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {COLUMNS} FROM accounts ORDER BY created_at, id"
+                ))?;
+                let rows = stmt
+                    .query_map([], from_row)?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(rows)
+            })
+            .await
+    }
+
+    async fn create_account(&self, account: Account) -> Result<bool, DbError> {
+        self.db
+            .write(move |c| {
+                if find(c, &account.name)?.is_some() {
+                    return Ok(false);
+                }
+                insert(c, &account)?;
+                Ok(true)
+            })
+            .await
+    }
+
+    async fn set_account(
+        &self,
+        id: &str,
+        plan: Option<String>,
+        grace_period: Option<bool>,
+    ) -> Result<Option<Account>, DbError> {
+        let id = owned(id);
+        self.db
+            .write(move |c| {
+                if let Some(plan) = &plan {
+                    c.prepare_cached("UPDATE accounts SET plan = ?2 WHERE id = ?1")?
+                        .execute(params![id, plan])?;
+                }
+                if let Some(on) = grace_period {
+                    c.prepare_cached("UPDATE accounts SET grace_period = ?2 WHERE id = ?1")?
+                        .execute(params![id, on])?;
+                }
+                get(c, &id)
+            })
+            .await
+    }
+
+    async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
+        self.db
+            .write(move |c| {
+                let origins = serde_json::to_string(&key.origins)
+                    .map_err(|e| DbError::Invalid(e.to_string()))?;
+                c.prepare_cached(
+                    "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![
+                    key.id,
+                    key.account_id,
+                    key.kind.as_str(),
+                    key.name,
+                    &hash[..],
+                    origins,
+                    key.created_at
+                ])?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn key(&self, id: &str) -> Result<Option<KeyRecord>, DbError> {
+        let id = owned(id);
+        self.db
+            .run(move |c| {
+                Ok(
+                    c.prepare_cached(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"))?
+                        .query_row([&id], key_from_row)
+                        .optional()?,
+                )
+            })
+            .await
+    }
+
+    async fn list_keys(&self, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
+        let acc = account_id.map(owned);
+        self.db
+            .run(move |c| {
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {KEY_COLUMNS} FROM api_keys WHERE ?1 IS NULL OR account_id = ?1
+                     ORDER BY created_at, id"
+                ))?;
+                let rows = stmt
+                    .query_map([acc], key_from_row)?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(rows)
+            })
+            .await
+    }
+
+    /// Revokes a key; true when it was live.
+    async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError> {
+        let id = owned(id);
+        self.db
+            .write(move |c| {
+                let n = c
+                    .prepare_cached(
+                        "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                    )?
+                    .execute(params![id, now])?;
+                Ok(n == 1)
+            })
+            .await
+    }
 }
 
 #[cfg(test)]

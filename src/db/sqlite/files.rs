@@ -1,12 +1,17 @@
-//! File rows: the commit of an upload (with its quota checks, in one write
-//! transaction), lookups that hide expired files, keyset pages, deletion.
+//! Files on SQLite: the commit of an upload (with its quota checks, in one
+//! write transaction), lookups that hide expired files, keyset pages,
+//! deletion and expiry, idempotency keys.
 
-use super::{accounts, blobs, events, uploads, usage, write_tx, DbError, OptionalExtension};
+use super::{accounts, blobs, outbox, owned, shared, signed, write_tx};
+use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
     CommitContext, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
 };
+use crate::db::store::FileRepo;
 use crate::domain::quota::{Ask, Holdings, Quota};
 use crate::domain::webhooks;
+use async_trait::async_trait;
+use bytes::Bytes;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
 
@@ -37,7 +42,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
 /// pending-deletion guard row is removed; a small file's bytes (`inline`,
 /// when `f.inline`) are stored with its row. A resumable upload completing
 /// (`ctx.tus_upload`) gives back its reservation and is marked complete.
-pub(crate) fn commit_upload(
+fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
     inline: Option<&[u8]>,
@@ -55,14 +60,15 @@ pub(crate) fn commit_upload(
     let account = accounts::get(&tx, &f.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?;
     let (reserved, pending) =
-        uploads::reserved(&tx, &f.account_id, f.created_at, ctx.tus_upload.as_deref())?;
+        shared::reserved(&tx, &f.account_id, f.created_at, ctx.tus_upload.as_deref())?;
     // A resumable upload was admitted at its creation and holds its room:
     // only a plan lowered since can refuse it, and then it is not refused.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
         let held = Holdings {
             used: account.storage_bytes.saturating_add(reserved),
-            uploads: usage::upload_count(&tx, &f.account_id, &ctx.period)?.saturating_add(pending),
+            uploads: accounts::upload_count(&tx, &f.account_id, &ctx.period)?
+                .saturating_add(pending),
             open: pending,
         };
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
@@ -91,7 +97,7 @@ pub(crate) fn commit_upload(
         }
     }
     if let Some(id) = &ctx.tus_upload {
-        if !uploads::mark_complete(&tx, id, f.created_at)? {
+        if !shared::mark_complete(&tx, id, f.created_at)? {
             return Err(DbError::Invalid(format!("upload {id} is no longer open")));
         }
     }
@@ -112,8 +118,8 @@ pub(crate) fn commit_upload(
         f.expires_at,
         f.inline
     ])?;
-    accounts::add_storage(&tx, &f.account_id, super::signed(f.size)?)?;
-    usage::add_upload(&tx, &f.account_id, &ctx.period)?;
+    accounts::add_storage(&tx, &f.account_id, signed(f.size)?)?;
+    accounts::add_upload(&tx, &f.account_id, &ctx.period)?;
     if let Some(key) = &ctx.idempotency_key {
         tx.prepare_cached(
             "INSERT OR REPLACE INTO idempotency_keys (account_id, key, file_id, created_at)
@@ -121,13 +127,13 @@ pub(crate) fn commit_upload(
         )?
         .execute(params![f.account_id, key, f.id, f.created_at])?;
     }
-    events::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
+    outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
     tx.commit()?;
     Ok(CommitOutcome::Committed(f.clone()))
 }
 
 /// The live file an idempotency key (used since `since`) points to.
-pub(crate) fn replayed(
+fn replayed(
     conn: &Connection,
     account_id: &str,
     key: &str,
@@ -147,7 +153,7 @@ pub(crate) fn replayed(
 }
 
 /// A file of `account_id` that exists and has not expired at `now`.
-pub(crate) fn get_live(
+fn get_live(
     conn: &Connection,
     account_id: &str,
     id: &str,
@@ -162,29 +168,11 @@ pub(crate) fn get_live(
         .optional()?)
 }
 
-/// A live file with its bytes when they are inline: what the CDN serves.
-pub(crate) fn get_live_with_data(
-    conn: &Connection,
-    account_id: &str,
-    id: &str,
-    now: i64,
-) -> Result<Option<RowWithData>, DbError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, (SELECT data FROM inline_blobs d WHERE d.blob_key = files.blob_key)
-         FROM files WHERE id = ?1 AND account_id = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
-    ))?;
-    Ok(stmt
-        .query_row(params![id, account_id, now], |r| {
-            Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(12)?))
-        })
-        .optional()?)
-}
-
 /// Up to `limit + 1` live files, newest first, strictly after `after`.
 /// The SQL is chosen so that SQLite seeks straight to the cursor in the
 /// matching index (`files_by_folder` or `files_by_account`), whatever the
 /// page; a folder with its subfolders walks `files_by_account` and filters.
-pub(crate) fn page(
+fn page(
     conn: &Connection,
     account_id: &str,
     folder: &FolderFilter,
@@ -227,7 +215,7 @@ pub(crate) fn page(
 
 /// Removes a live file: its row goes, its bytes are given back and its blob is
 /// queued for deletion (due now), all in one transaction. None when absent.
-pub(crate) fn delete_live(
+fn delete_live(
     conn: &mut Connection,
     account_id: &str,
     id: &str,
@@ -257,12 +245,12 @@ fn remove_in(
     (now, due): (i64, i64),
     event: &str,
 ) -> Result<(), DbError> {
-    events::enqueue(tx, event, row, now)?;
+    outbox::enqueue(tx, event, row, now)?;
     tx.prepare_cached("DELETE FROM files WHERE id = ?1")?
         .execute([&row.id])?;
     tx.prepare_cached("DELETE FROM idempotency_keys WHERE file_id = ?1")?
         .execute([&row.id])?;
-    accounts::add_storage(tx, &row.account_id, -super::signed(row.size)?)?;
+    accounts::add_storage(tx, &row.account_id, -signed(row.size)?)?;
     if row.inline {
         tx.prepare_cached("DELETE FROM inline_blobs WHERE blob_key = ?1")?
             .execute([&row.blob_key])?;
@@ -274,11 +262,7 @@ fn remove_in(
 
 /// Removes up to `max` files whose time has come, as `delete_live` does;
 /// returns them.
-pub(crate) fn reap_expired(
-    conn: &mut Connection,
-    now: i64,
-    max: u32,
-) -> Result<Vec<FileRow>, DbError> {
+fn reap_expired(conn: &mut Connection, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {
     let tx = write_tx(conn)?;
     let rows = {
         let mut stmt = tx.prepare_cached(&format!(
@@ -297,9 +281,98 @@ pub(crate) fn reap_expired(
     Ok(rows)
 }
 
-/// Forgets idempotency keys older than `before`.
-pub(crate) fn prune_idempotency(conn: &Connection, before: i64) -> Result<usize, DbError> {
-    Ok(conn
-        .prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
-        .execute([before])?)
+#[async_trait]
+impl FileRepo for SqliteStore {
+    async fn commit_upload(
+        &self,
+        f: FileRow,
+        inline: Option<Bytes>,
+        limits: Quota,
+        ctx: CommitContext,
+    ) -> Result<CommitOutcome, DbError> {
+        self.db
+            .write(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx))
+            .await
+    }
+
+    async fn file(&self, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
+        let (acc, id) = (owned(account_id), owned(id));
+        self.db.lookup(move |c| get_live(c, &acc, &id, now)).await
+    }
+
+    /// A live file with its bytes when they are inline: what the CDN serves.
+    async fn file_with_data(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        let (acc, id) = (owned(account_id), owned(id));
+        self.db
+            .lookup(move |c| {
+                let mut stmt = c.prepare_cached(&format!(
+                    "SELECT {COLUMNS}, (SELECT data FROM inline_blobs d WHERE d.blob_key = files.blob_key)
+                     FROM files WHERE id = ?1 AND account_id = ?2 AND (expires_at IS NULL OR expires_at > ?3)"
+                ))?;
+                Ok(stmt
+                    .query_row(params![id, acc, now], |r| {
+                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(12)?))
+                    })
+                    .optional()?)
+            })
+            .await
+    }
+
+    async fn replayed_file(
+        &self,
+        account_id: &str,
+        key: &str,
+        since: i64,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError> {
+        let (acc, key) = (owned(account_id), owned(key));
+        self.db
+            .lookup(move |c| replayed(c, &acc, &key, since, now))
+            .await
+    }
+
+    async fn page(
+        &self,
+        account_id: &str,
+        folder: FolderFilter,
+        after: Option<PageAfter>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        let acc = owned(account_id);
+        self.db
+            .run(move |c| page(c, &acc, &folder, after.as_ref(), limit, now))
+            .await
+    }
+
+    async fn delete_file(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError> {
+        let (acc, id) = (owned(account_id), owned(id));
+        self.db.write(move |c| delete_live(c, &acc, &id, now)).await
+    }
+
+    async fn reap_expired_files(&self, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {
+        self.db.write(move |c| reap_expired(c, now, max)).await
+    }
+
+    /// Forgets idempotency keys older than `before`.
+    async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError> {
+        self.db
+            .write(move |c| {
+                Ok(
+                    c.prepare_cached("DELETE FROM idempotency_keys WHERE created_at < ?1")?
+                        .execute([before])?,
+                )
+            })
+            .await
+    }
 }

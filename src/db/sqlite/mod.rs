@@ -3,17 +3,26 @@
 //! the calling thread when a connection is idle ([`Db::lookup`]); writes go
 //! through the single writer thread with group commit ([`Db::write`], see
 //! [`writer`]). Every connection runs with `synchronous = FULL`: a commit
-//! that answered is on disk, power cut or not. The modules hold the queries;
-//! [`SqliteStore`] is the [`MetaStore`](super::MetaStore) over them.
+//! that answered is on disk, power cut or not. [`SqliteStore`] is the
+//! [`MetaStore`](super::MetaStore): each aggregate file (`files`, `blobs`,
+//! `accounts`, `uploads`, `outbox`, `rates`, `ops`) implements its trait with
+//! the queries inside; `shared` holds the few upload-row effects that other
+//! aggregates run inside their own transactions.
+//!
+//! Each operation runs where it belongs: writes go through the single writer
+//! thread ([`Db::write`]: group commit, one fsync for every write waiting);
+//! point lookups run on the calling thread when a pooled connection is idle
+//! ([`Db::lookup`]: the hot paths of auth, the CDN and file reads); scans run
+//! on the blocking pool ([`Db::run`]).
 
-pub(crate) mod accounts;
-pub(crate) mod blobs;
-pub(crate) mod events;
-pub(crate) mod files;
-pub(crate) mod keys;
-mod store;
-pub(crate) mod uploads;
-pub(crate) mod usage;
+mod accounts;
+mod blobs;
+mod files;
+mod ops;
+mod outbox;
+mod rates;
+mod shared;
+mod uploads;
 pub(crate) mod writer;
 
 use r2d2::PooledConnection;
@@ -23,7 +32,34 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use super::DbError;
-pub use store::SqliteStore;
+use crate::domain::ratelimit::RateLimiter;
+
+/// The SQLite metadata store.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    db: Db,
+    /// The rate windows: in memory, as SQLite serves one node.
+    limiter: std::sync::Arc<RateLimiter>,
+}
+
+impl SqliteStore {
+    pub fn new(db: Db) -> SqliteStore {
+        SqliteStore {
+            db,
+            limiter: Default::default(),
+        }
+    }
+
+    /// The database underneath (for tests and tools that read the file).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+}
+
+/// An argument owned, to move into a closure run on another thread.
+fn owned(s: &str) -> String {
+    s.to_string()
+}
 
 /// A byte count as SQLite's signed integer; refused past `i64::MAX`
 /// instead of wrapping (SQLite has no unsigned integers).
@@ -251,28 +287,6 @@ pub(crate) fn write_tx(conn: &mut Connection) -> Result<WriteTx<'_>, DbError> {
     } else {
         WriteTx::Nested(conn.savepoint()?)
     })
-}
-
-/// Reads one value of `meta`, or stores `make()` when absent (in one transaction).
-pub(crate) fn meta_get_or_insert(
-    conn: &mut Connection,
-    key: &str,
-    make: impl FnOnce() -> String,
-) -> Result<String, DbError> {
-    let tx = write_tx(conn)?;
-    let existing: Option<String> = tx
-        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-        .optional()?;
-    let value = match existing {
-        Some(v) => v,
-        None => {
-            let v = make();
-            tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", [key, &v])?;
-            v
-        }
-    };
-    tx.commit()?;
-    Ok(value)
 }
 
 pub(crate) use rusqlite::OptionalExtension;

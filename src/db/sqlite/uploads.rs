@@ -1,11 +1,16 @@
-//! Resumable (tus) upload rows: creation with the plan's checks (storage,
-//! monthly uploads, incomplete uploads at once), progress recorded only if
-//! the offset is still the one the PATCH started from, the reservations
-//! incomplete uploads hold, the list of them, expiry.
+//! Resumable (tus) uploads on SQLite: creation with the plan's checks
+//! (storage, monthly uploads, incomplete uploads at once), progress recorded
+//! only if the offset is still the one the PATCH started from, the list of
+//! incomplete uploads, expiry, and the leases of the requests writing them.
+//! (The reservations they hold and their completion, which other aggregates
+//! need, are in `shared`.)
 
-use super::{accounts, blobs, usage, write_tx, DbError, OptionalExtension};
-use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use super::{accounts, blobs, owned, shared, signed, write_tx};
+use super::{DbError, OptionalExtension, SqliteStore};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
+use crate::db::store::UploadRepo;
 use crate::domain::quota::{Ask, Holdings, Quota};
+use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
@@ -36,30 +41,10 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     })
 }
 
-/// What incomplete, unexpired uploads of an account hold: bytes of the
-/// storage quota and uploads of the month. `except` leaves one out (the
-/// upload being completed).
-pub(crate) fn reserved(
-    conn: &Connection,
-    account_id: &str,
-    now: i64,
-    except: Option<&str>,
-) -> Result<(u64, u64), DbError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(length), 0), COUNT(*) FROM tus_uploads
-             WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2
-               AND id IS NOT ?3",
-        )?
-        .query_row(params![account_id, now, except], |r| {
-            Ok((r.get::<_, u64>(0)?, r.get::<_, u64>(1)?))
-        })?)
-}
-
 /// Creates the upload if the account has room for its declared length, one
 /// more upload this month (counting what other incomplete uploads hold) and
 /// one more incomplete upload, under the write lock.
-pub(crate) fn create(
+fn create(
     conn: &mut Connection,
     u: &UploadRow,
     limits: Quota,
@@ -73,10 +58,10 @@ pub(crate) fn create(
     }
     let account = accounts::get(&tx, &u.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?;
-    let (bytes, pending) = reserved(&tx, &u.account_id, u.created_at, None)?;
+    let (bytes, pending) = shared::reserved(&tx, &u.account_id, u.created_at, None)?;
     let held = Holdings {
         used: account.storage_bytes.saturating_add(bytes),
-        uploads: usage::upload_count(&tx, &u.account_id, period)?.saturating_add(pending),
+        uploads: accounts::upload_count(&tx, &u.account_id, period)?.saturating_add(pending),
         open: pending,
     };
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
@@ -91,8 +76,8 @@ pub(crate) fn create(
         u.account_id,
         u.file_id,
         u.blob_key,
-        super::signed(u.length)?,
-        super::signed(u.received)?,
+        signed(u.length)?,
+        signed(u.received)?,
         u.name,
         u.content_type,
         u.folder,
@@ -111,32 +96,10 @@ pub(crate) fn create(
     Ok(CreateOutcome::Created)
 }
 
-/// The account's incomplete, unexpired uploads, newest first, at most `max`.
-pub(crate) fn open(
-    conn: &Connection,
-    account_id: &str,
-    now: i64,
-    max: u32,
-) -> Result<Vec<UploadRow>, DbError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tus_uploads
-         WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2
-         ORDER BY created_at DESC, id DESC LIMIT ?3"
-    ))?;
-    let rows = stmt
-        .query_map(params![account_id, now, max], from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
 /// The upload an earlier creation with this `Idempotency-Key` made (it
 /// lives as long as the upload's row: 24 h after its last PATCH, or after
 /// its completion).
-pub(crate) fn replayed(
-    conn: &Connection,
-    account_id: &str,
-    key: &str,
-) -> Result<Option<UploadRow>, DbError> {
+fn replayed(conn: &Connection, account_id: &str, key: &str) -> Result<Option<UploadRow>, DbError> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM tus_uploads WHERE account_id = ?1 AND idempotency_key = ?2"
@@ -145,67 +108,10 @@ pub(crate) fn replayed(
         .optional()?)
 }
 
-/// The upload `id` of `account_id` (expired or not; the caller decides).
-pub(crate) fn get(
-    conn: &Connection,
-    account_id: &str,
-    id: &str,
-) -> Result<Option<UploadRow>, DbError> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tus_uploads WHERE id = ?1 AND account_id = ?2"
-        ))?
-        .query_row(params![id, account_id], from_row)
-        .optional()?)
-}
-
-/// The bytes not yet in the blob store (S3: less than a part).
-pub(crate) fn tail(conn: &Connection, id: &str) -> Result<Option<Vec<u8>>, DbError> {
-    Ok(conn
-        .prepare_cached("SELECT tail FROM tus_uploads WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?
-        .flatten())
-}
-
-/// Records `p`; false when another request moved the upload first (or it
-/// is gone).
-pub(crate) fn advance(conn: &Connection, id: &str, p: &Progress) -> Result<bool, DbError> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE tus_uploads SET received = ?3, hash_state = ?4, store_state = ?5, tail = ?6,
-                 expires_at = ?7
-             WHERE id = ?1 AND received = ?2 AND completed_at IS NULL AND expires_at > ?8",
-        )?
-        .execute(params![
-            id,
-            super::signed(p.from)?,
-            super::signed(p.received)?,
-            p.hash_state,
-            p.store_state,
-            p.tail,
-            p.expires_at,
-            p.now
-        ])?
-        == 1)
-}
-
-/// Marks the upload complete (its file committed in the same transaction);
-/// the row stays for a day so that `GET /v1/uploads/{id}` finds its file.
-pub(crate) fn mark_complete(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE tus_uploads SET completed_at = ?2, expires_at = ?3, tail = NULL
-             WHERE id = ?1 AND completed_at IS NULL AND expires_at > ?2",
-        )?
-        .execute(params![id, now, now + KEEP_COMPLETED_MS])?
-        == 1)
-}
-
 /// Removes an upload: an incomplete one's bytes are queued for deletion (the
 /// blob store's delete removes what it holds under the blob key). True when
 /// the row was there.
-pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option<bool>, DbError> {
+fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option<bool>, DbError> {
     let tx = write_tx(conn)?;
     let row = tx
         .prepare_cached("SELECT blob_key, completed_at FROM tus_uploads WHERE id = ?1")?
@@ -230,7 +136,7 @@ pub(crate) fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option
 /// went without a byte for their `idle_ms`, never while a request holds
 /// their lease; complete ones a day after completion); returns their
 /// ids and store states (of the incomplete ones, for an early abort).
-pub(crate) fn reap_expired(
+fn reap_expired(
     conn: &mut Connection,
     now: i64,
     max: u32,
@@ -262,65 +168,196 @@ pub(crate) fn reap_expired(
     Ok(aborted)
 }
 
-/// Blob keys of the incomplete uploads (whose writes inside the blob store
-/// must not be swept, however old).
-pub(crate) fn live_keys(conn: &Connection) -> Result<Vec<String>, DbError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT blob_key FROM tus_uploads WHERE completed_at IS NULL")?;
-    let keys = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(keys)
-}
+#[async_trait]
+impl UploadRepo for SqliteStore {
+    async fn replayed_upload(
+        &self,
+        account_id: &str,
+        key: &str,
+    ) -> Result<Option<UploadRow>, DbError> {
+        let (acc, key) = (owned(account_id), owned(key));
+        self.db.lookup(move |c| replayed(c, &acc, &key)).await
+    }
 
-/// Gives the upload to `token` until `until` if it is free (or already
-/// `token`'s: a renewal, which also keeps an incomplete, unexpired upload
-/// alive for its `idle_ms` from `now`); see `MetaStore::lease_upload`.
-pub(crate) fn lease(
-    conn: &Connection,
-    id: &str,
-    token: &str,
-    now: i64,
-    until: i64,
-) -> Result<bool, DbError> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE tus_uploads SET lease_token = ?2, lease_until = ?4,
-                 expires_at = CASE
-                     WHEN lease_token = ?2 AND completed_at IS NULL AND expires_at > ?3
-                     THEN MAX(expires_at, ?3 + idle_ms) ELSE expires_at END
-             WHERE id = ?1 AND (lease_until IS NULL OR lease_until <= ?3 OR lease_token = ?2)",
-        )?
-        .execute(params![id, token, now, until])?
-        == 1)
-}
+    /// Creates the upload (see `create`); its blob's upload guard goes, as
+    /// the upload's row guards it from now on.
+    async fn create_upload(
+        &self,
+        upload: UploadRow,
+        limits: Quota,
+        period: &str,
+    ) -> Result<CreateOutcome, DbError> {
+        let period = owned(period);
+        self.db
+            .write(move |c| {
+                let outcome = create(c, &upload, limits, &period)?;
+                if outcome == CreateOutcome::Created {
+                    blobs::done(c, &upload.blob_key)?;
+                }
+                Ok(outcome)
+            })
+            .await
+    }
 
-/// Gives the upload to `token` until `until` whoever holds it; see
-/// `MetaStore::seize_upload`.
-pub(crate) fn seize(conn: &Connection, id: &str, token: &str, until: i64) -> Result<bool, DbError> {
-    Ok(conn
-        .prepare_cached("UPDATE tus_uploads SET lease_token = ?2, lease_until = ?3 WHERE id = ?1")?
-        .execute(params![id, token, until])?
-        == 1)
-}
+    /// The upload `id` of `account_id` (expired or not; the caller decides).
+    async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {
+        let (acc, id) = (owned(account_id), owned(id));
+        self.db
+            .lookup(move |c| {
+                Ok(c.prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM tus_uploads WHERE id = ?1 AND account_id = ?2"
+                ))?
+                .query_row(params![id, acc], from_row)
+                .optional()?)
+            })
+            .await
+    }
 
-/// Ends `token`'s lease of the upload.
-pub(crate) fn release(conn: &Connection, id: &str, token: &str) -> Result<(), DbError> {
-    conn.prepare_cached(
-        "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
-         WHERE id = ?1 AND lease_token = ?2",
-    )?
-    .execute(params![id, token])?;
-    Ok(())
-}
+    /// The account's incomplete, unexpired uploads, newest first, at most `max`.
+    async fn open_uploads(
+        &self,
+        account_id: &str,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<UploadRow>, DbError> {
+        let acc = owned(account_id);
+        self.db
+            .lookup(move |c| {
+                let mut stmt = c.prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM tus_uploads
+                     WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2
+                     ORDER BY created_at DESC, id DESC LIMIT ?3"
+                ))?;
+                let rows = stmt
+                    .query_map(params![acc, now, max], from_row)?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(rows)
+            })
+            .await
+    }
 
-/// Ends every upload's lease (at start: no request of this one node is in
-/// flight, whatever a crash left).
-pub(crate) fn end_leases(conn: &Connection) -> Result<usize, DbError> {
-    Ok(conn
-        .prepare_cached(
-            "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
-             WHERE lease_token IS NOT NULL",
-        )?
-        .execute([])?)
+    /// The bytes not yet in the blob store (S3: less than a part).
+    async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let id = owned(id);
+        self.db
+            .lookup(move |c| {
+                Ok(
+                    c.prepare_cached("SELECT tail FROM tus_uploads WHERE id = ?1")?
+                        .query_row([&id], |r| r.get(0))
+                        .optional()?
+                        .flatten(),
+                )
+            })
+            .await
+    }
+
+    /// Records `progress`; false when another request moved the upload
+    /// first (or it is gone).
+    async fn advance_upload(&self, id: &str, progress: Progress) -> Result<bool, DbError> {
+        let (id, p) = (owned(id), progress);
+        self.db
+            .write(move |c| {
+                Ok(c.prepare_cached(
+                    "UPDATE tus_uploads SET received = ?3, hash_state = ?4, store_state = ?5,
+                         tail = ?6, expires_at = ?7
+                     WHERE id = ?1 AND received = ?2 AND completed_at IS NULL AND expires_at > ?8",
+                )?
+                .execute(params![
+                    id,
+                    signed(p.from)?,
+                    signed(p.received)?,
+                    p.hash_state,
+                    p.store_state,
+                    p.tail,
+                    p.expires_at,
+                    p.now
+                ])? == 1)
+            })
+            .await
+    }
+
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<Option<bool>, DbError> {
+        let id = owned(id);
+        self.db.write(move |c| remove(c, &id, now)).await
+    }
+
+    async fn reap_expired_uploads(
+        &self,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<(String, String)>, DbError> {
+        self.db.write(move |c| reap_expired(c, now, max)).await
+    }
+
+    /// Blob keys of the incomplete uploads (whose writes inside the blob store
+    /// must not be swept, however old).
+    async fn live_upload_keys(&self) -> Result<Vec<String>, DbError> {
+        self.db
+            .run(|c| {
+                let mut stmt = c.prepare_cached(
+                    "SELECT blob_key FROM tus_uploads WHERE completed_at IS NULL",
+                )?;
+                let keys = stmt
+                    .query_map([], |r| r.get(0))?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(keys)
+            })
+            .await
+    }
+
+    /// Gives the upload to `token` until `until` if it is free (or already
+    /// `token`'s: a renewal, which also keeps an incomplete, unexpired upload
+    /// alive for its `idle_ms` from `now`).
+    async fn lease_upload(
+        &self,
+        id: &str,
+        token: &str,
+        now: i64,
+        until: i64,
+    ) -> Result<bool, DbError> {
+        let (id, token) = (owned(id), owned(token));
+        self.db
+            .write(move |c| {
+                Ok(c.prepare_cached(
+                    "UPDATE tus_uploads SET lease_token = ?2, lease_until = ?4,
+                         expires_at = CASE
+                             WHEN lease_token = ?2 AND completed_at IS NULL AND expires_at > ?3
+                             THEN MAX(expires_at, ?3 + idle_ms) ELSE expires_at END
+                     WHERE id = ?1
+                       AND (lease_until IS NULL OR lease_until <= ?3 OR lease_token = ?2)",
+                )?
+                .execute(params![id, token, now, until])?
+                    == 1)
+            })
+            .await
+    }
+
+    /// Gives the upload to `token` until `until` whoever holds it.
+    async fn seize_upload(&self, id: &str, token: &str, until: i64) -> Result<bool, DbError> {
+        let (id, token) = (owned(id), owned(token));
+        self.db
+            .write(move |c| {
+                Ok(c.prepare_cached(
+                    "UPDATE tus_uploads SET lease_token = ?2, lease_until = ?3 WHERE id = ?1",
+                )?
+                .execute(params![id, token, until])?
+                    == 1)
+            })
+            .await
+    }
+
+    /// Ends `token`'s lease of the upload.
+    async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
+        let (id, token) = (owned(id), owned(token));
+        self.db
+            .write(move |c| {
+                c.prepare_cached(
+                    "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
+                     WHERE id = ?1 AND lease_token = ?2",
+                )?
+                .execute(params![id, token])?;
+                Ok(())
+            })
+            .await
+    }
 }

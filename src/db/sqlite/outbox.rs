@@ -1,13 +1,15 @@
-//! Webhook subscriptions and their outbox on SQLite. Events are written in
-//! the transaction of the change they tell of (`enqueue`), so one is sent
-//! exactly when its change is committed; the sender claims due ones, a
-//! file's in order and subscriptions in turn (`claim`), and removes each
+//! The outbox on SQLite: webhook subscriptions and their events. Events are
+//! written in the transaction of the change they tell of (`enqueue`), so one
+//! is sent exactly when its change is committed; the sender claims due ones,
+//! a file's in order and subscriptions in turn (`claim`), and removes each
 //! once delivered or given up.
 
-use super::{DbError, OptionalExtension};
+use super::{owned, DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
+use crate::db::store::OutboxRepo;
 use crate::domain::secret::Secret;
 use crate::domain::webhooks::{self, Budget, Candidate};
+use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, url, events, secret, created_at";
@@ -24,51 +26,9 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WebhookRow> {
     })
 }
 
-pub(crate) fn create(conn: &Connection, w: &WebhookRow) -> Result<(), DbError> {
-    conn.prepare_cached(&format!(
-        "INSERT INTO webhooks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-    ))?
-    .execute(params![
-        w.id,
-        w.account_id,
-        w.url,
-        w.events.join(","),
-        w.secret.expose(),
-        w.created_at
-    ])?;
-    Ok(())
-}
-
-/// Every subscription, or one account's, oldest first.
-pub(crate) fn list(
-    conn: &Connection,
-    account_id: Option<&str>,
-) -> Result<Vec<WebhookRow>, DbError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM webhooks WHERE ?1 IS NULL OR account_id = ?1
-         ORDER BY created_at, id"
-    ))?;
-    let rows = stmt
-        .query_map([account_id], from_row)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
-}
-
-/// Removes a subscription and its undelivered events; it as it was.
-pub(crate) fn delete(conn: &Connection, id: &str) -> Result<Option<WebhookRow>, DbError> {
-    conn.prepare_cached("DELETE FROM webhook_events WHERE webhook_id = ?1")?
-        .execute([id])?;
-    Ok(conn
-        .prepare_cached(&format!(
-            "DELETE FROM webhooks WHERE id = ?1 RETURNING {COLUMNS}"
-        ))?
-        .query_row([id], from_row)
-        .optional()?)
-}
-
 /// Queues event `kind` of `row`, at `now`, for each of its account's
 /// subscriptions to it (inside the caller's transaction).
-pub(crate) fn enqueue(tx: &Connection, kind: &str, row: &FileRow, now: i64) -> Result<(), DbError> {
+pub(super) fn enqueue(tx: &Connection, kind: &str, row: &FileRow, now: i64) -> Result<(), DbError> {
     tx.prepare_cached(
         "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
          SELECT 'msg_' || lower(hex(randomblob(16))), id, ?2, ?3, ?4, ?5, ?5 FROM webhooks
@@ -139,7 +99,7 @@ fn candidates(
 /// subscriptions (`webhooks::fair_pick`), each the oldest undelivered of its
 /// file for its subscription: their next attempt moves to `lease_until` and
 /// their attempts count one more.
-pub(crate) fn claim(
+fn claim(
     conn: &Connection,
     now: i64,
     lease_until: i64,
@@ -194,42 +154,121 @@ pub(crate) fn claim(
 /// Makes every event due now (at start: no attempt of this one node is in
 /// flight, whatever a crash left claimed; a retry waiting for its time is
 /// tried at once too).
-pub(crate) fn release_claims(conn: &Connection, now: i64) -> Result<usize, DbError> {
+pub(super) fn release_claims(conn: &Connection, now: i64) -> Result<usize, DbError> {
     Ok(conn
         .prepare_cached("UPDATE webhook_events SET next_at = ?1 WHERE next_at > ?1")?
         .execute([now])?)
 }
 
 /// An event was delivered (or given up): it leaves the outbox.
-pub(crate) fn done(conn: &Connection, seq: i64) -> Result<(), DbError> {
+fn done(conn: &Connection, seq: i64) -> Result<(), DbError> {
     conn.prepare_cached("DELETE FROM webhook_events WHERE seq = ?1")?
         .execute([seq])?;
     Ok(())
 }
 
-/// An attempt failed: the next is at `retry_at`.
-pub(crate) fn failed(
-    conn: &Connection,
-    seq: i64,
-    retry_at: i64,
-    error: &str,
-) -> Result<(), DbError> {
-    conn.prepare_cached("UPDATE webhook_events SET next_at = ?2, last_error = ?3 WHERE seq = ?1")?
-        .execute(params![seq, retry_at, error])?;
-    Ok(())
-}
+#[async_trait]
+impl OutboxRepo for SqliteStore {
+    async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError> {
+        self.db
+            .write(move |c| {
+                c.prepare_cached(&format!(
+                    "INSERT INTO webhooks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                ))?
+                .execute(params![
+                    webhook.id,
+                    webhook.account_id,
+                    webhook.url,
+                    webhook.events.join(","),
+                    webhook.secret.expose(),
+                    webhook.created_at
+                ])?;
+                Ok(())
+            })
+            .await
+    }
 
-/// Whether a claim at `now` within `budget` would take any event (a read:
-/// the sender claims, which writes, only then).
-pub(crate) fn any_due(conn: &Connection, now: i64, budget: &Budget) -> Result<bool, DbError> {
-    Ok(!candidates(conn, now, budget, true)?.is_empty())
-}
+    /// Every subscription, or one account's, oldest first.
+    async fn list_webhooks(&self, account_id: Option<&str>) -> Result<Vec<WebhookRow>, DbError> {
+        let account_id = account_id.map(owned);
+        self.db
+            .run(move |c| {
+                let mut stmt = c.prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM webhooks WHERE ?1 IS NULL OR account_id = ?1
+                     ORDER BY created_at, id"
+                ))?;
+                let rows = stmt
+                    .query_map([account_id], from_row)?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(rows)
+            })
+            .await
+    }
 
-/// Events not delivered yet.
-pub(crate) fn pending(conn: &Connection) -> Result<u64, DbError> {
-    Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM webhook_events")?
-        .query_row([], |r| r.get(0))?)
+    /// Removes a subscription and its undelivered events; it as it was.
+    async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError> {
+        let id = owned(id);
+        self.db
+            .write(move |c| {
+                c.prepare_cached("DELETE FROM webhook_events WHERE webhook_id = ?1")?
+                    .execute([&id])?;
+                Ok(c.prepare_cached(&format!(
+                    "DELETE FROM webhooks WHERE id = ?1 RETURNING {COLUMNS}"
+                ))?
+                .query_row([&id], from_row)
+                .optional()?)
+            })
+            .await
+    }
+
+    async fn claim_events(
+        &self,
+        now: i64,
+        lease_until: i64,
+        budget: &Budget,
+    ) -> Result<Vec<OutboxEvent>, DbError> {
+        let budget = budget.clone();
+        self.db
+            .write(move |c| claim(c, now, lease_until, &budget))
+            .await
+    }
+
+    async fn event_done(&self, seq: i64) -> Result<(), DbError> {
+        self.db.write(move |c| done(c, seq)).await
+    }
+
+    /// An attempt failed: the next is at `retry_at`.
+    async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError> {
+        let error = owned(error);
+        self.db
+            .write(move |c| {
+                c.prepare_cached(
+                    "UPDATE webhook_events SET next_at = ?2, last_error = ?3 WHERE seq = ?1",
+                )?
+                .execute(params![seq, retry_at, error])?;
+                Ok(())
+            })
+            .await
+    }
+
+    /// Whether a claim at `now` within `budget` would take any event (a read:
+    /// the sender claims, which writes, only then).
+    async fn any_due_events(&self, now: i64, budget: &Budget) -> Result<bool, DbError> {
+        let budget = budget.clone();
+        self.db
+            .run(move |c| Ok(!candidates(c, now, &budget, true)?.is_empty()))
+            .await
+    }
+
+    /// Events not delivered yet.
+    async fn pending_events(&self) -> Result<u64, DbError> {
+        self.db
+            .run(|c| {
+                Ok(c.prepare_cached("SELECT COUNT(*) FROM webhook_events")?
+                    .query_row([], |r| r.get(0))?)
+            })
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,53 @@
+//! Upload-row effects that other aggregates run inside their own
+//! transactions: the reservations incomplete uploads hold (the file commit,
+//! the account's commitments, upload creation), the completion of an upload
+//! by its file's commit, and the end of every lease at start. They live here,
+//! below every aggregate file, so that no two aggregate files import each
+//! other; this module imports none of them.
+
+use super::DbError;
+use crate::db::model::KEEP_COMPLETED_MS;
+use rusqlite::{params, Connection};
+
+/// What incomplete, unexpired uploads of an account hold: bytes of the
+/// storage quota and uploads of the month. `except` leaves one out (the
+/// upload being completed).
+pub(super) fn reserved(
+    conn: &Connection,
+    account_id: &str,
+    now: i64,
+    except: Option<&str>,
+) -> Result<(u64, u64), DbError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(length), 0), COUNT(*) FROM tus_uploads
+             WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2
+               AND id IS NOT ?3",
+        )?
+        .query_row(params![account_id, now, except], |r| {
+            Ok((r.get::<_, u64>(0)?, r.get::<_, u64>(1)?))
+        })?)
+}
+
+/// Marks the upload complete (its file committed in the same transaction);
+/// the row stays for a day so that `GET /v1/uploads/{id}` finds its file.
+pub(super) fn mark_complete(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE tus_uploads SET completed_at = ?2, expires_at = ?3, tail = NULL
+             WHERE id = ?1 AND completed_at IS NULL AND expires_at > ?2",
+        )?
+        .execute(params![id, now, now + KEEP_COMPLETED_MS])?
+        == 1)
+}
+
+/// Ends every upload's lease (at start: no request of this one node is in
+/// flight, whatever a crash left).
+pub(super) fn end_leases(conn: &Connection) -> Result<usize, DbError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL
+             WHERE lease_token IS NOT NULL",
+        )?
+        .execute([])?)
+}
