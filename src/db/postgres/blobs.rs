@@ -160,7 +160,7 @@ impl BlobRepo for PgStore {
     }
 
     /// Makes due now the upload guards (and deletions) of the nodes that
-    /// have held no session lock for [`DEAD_NODE_GRACE`], as
+    /// have held no session lock for `DEAD_NODE_GRACE`, as
     /// `expire_upload_guards` does for every node without one.
     async fn expire_dead_node_guards(&self, now: i64) -> Result<usize, DbError> {
         // The nodes that own upload guards (or deletions) but hold no
