@@ -13,25 +13,113 @@
 //! dropping its connection; TCP keepalives on both ends find a dead peer of
 //! an idle connection. See [`settings`].
 
-mod admin;
-mod events;
-mod files;
-mod queue;
-mod rates;
-mod rows;
-mod store;
-mod uploads;
-
 use super::DbError;
+use crate::config::DEFAULT_STATEMENT_TIMEOUT;
 use deadpool_postgres::{
     GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
 };
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
-pub use store::PgStore;
+/// Runs `$body` with `$c` a pooled connection, within the call's deadline
+/// (checkout included); past it, the connection is dropped, not pooled.
+macro_rules! on_conn {
+    ($self:ident, |$c:ident| $body:expr) => {{
+        let deadline = tokio::time::Instant::now() + $self.limit;
+        let client = $crate::db::postgres::checkout(&$self.pool, deadline, $self.limit).await?;
+        let outcome = tokio::time::timeout_at(deadline, async {
+            let $c = &client;
+            $body
+        })
+        .await;
+        $crate::db::postgres::settle(client, outcome, $self.limit)
+    }};
+}
+
+/// Runs `$body` with `$tx` a transaction of a pooled connection, as
+/// [`on_conn`] does; commits when it returns Ok, rolls back otherwise (the
+/// transaction dropped). A `return` in `$body` would skip the commit: a
+/// body that returns early is a fn of its own, called here.
+macro_rules! in_tx {
+    ($self:ident, |$tx:ident| $body:expr) => {{
+        let deadline = tokio::time::Instant::now() + $self.limit;
+        let mut client = $crate::db::postgres::checkout(&$self.pool, deadline, $self.limit).await?;
+        let outcome = tokio::time::timeout_at(deadline, async {
+            let $tx = client.transaction().await?;
+            let out = $body;
+            if out.is_ok() {
+                $tx.commit().await?;
+            }
+            out
+        })
+        .await;
+        $crate::db::postgres::settle(client, outcome, $self.limit)
+    }};
+}
+
+// After the macros: they are in scope in the modules declared below.
+mod accounts;
+mod blobs;
+mod files;
+mod ops;
+mod outbox;
+mod rates;
+mod rows;
+mod uploads;
+
+/// The PostgreSQL metadata store; each aggregate of
+/// [`MetaStore`](super::MetaStore) is implemented in a file of its own
+/// (`files`, `blobs`, `accounts`, `uploads`, `outbox`, `rates`, `ops`),
+/// each method one transaction (or one statement, which is its own), on a
+/// pooled connection.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Pool,
+    /// The deadline of every call (`database.statement_timeout`).
+    limit: Duration,
+    /// This node's number (its upload guards' `owner`, its leases' `lease_node`).
+    node: i32,
+    /// The session holding the node's advisory lock.
+    _node_session: Arc<NodeSession>,
+    /// The nodes owning upload guards seen without a session, and since when.
+    gone: Arc<Mutex<HashMap<i32, std::time::Instant>>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PgStore")
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://…`, without TLS) and migrates, with
+    /// the default deadline on every call.
+    pub async fn connect(url: &str) -> Result<PgStore, DbError> {
+        PgStore::connect_with(url, DEFAULT_STATEMENT_TIMEOUT).await
+    }
+
+    /// Connects to `url` and migrates; every call gives up after `limit`.
+    pub async fn connect_with(url: &str, limit: Duration) -> Result<PgStore, DbError> {
+        let pool = connect(url, limit).await?;
+        let (node, session) = hold_node_lock(settings(url, limit)?, limit).await?;
+        Ok(PgStore {
+            pool,
+            limit,
+            node,
+            _node_session: Arc::new(session),
+            gone: Arc::default(),
+        })
+    }
+
+    /// The pool underneath (for tests and tools that read the database).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}
 
 /// Numbered migrations, applied in order; `schema_version` records the last.
 const MIGRATIONS: &[&str] = &[

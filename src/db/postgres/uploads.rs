@@ -1,15 +1,20 @@
 //! Resumable (tus) upload rows on PostgreSQL: creation with the plan's
 //! checks (storage, monthly uploads, incomplete uploads at once) under the
 //! account row's lock, progress recorded only if the offset is still the one
-//! the PATCH started from, the list of incomplete uploads, leases, expiry.
+//! the PATCH started from, the list of incomplete uploads, leases, expiry
+//! ([`UploadRepo`]); and the completion of an upload, which its commit
+//! makes.
 
-use super::files::{lock_account, reserved, schedule, unqueue, upload_count};
-use super::{execute, query, query_opt, rows, signed, DbError};
+use super::accounts::{lock_account, reserved, upload_count};
+use super::blobs::{schedule, unqueue};
+use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore, NODE_LOCK};
 use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use crate::db::store::UploadRepo;
 use crate::domain::quota::{Ask, Holdings, Quota};
+use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 
-pub(crate) async fn create(
+async fn create(
     tx: &Transaction<'_>,
     u: &UploadRow,
     limits: Quota,
@@ -68,27 +73,7 @@ pub(crate) async fn create(
     Ok(CreateOutcome::Created)
 }
 
-/// The account's incomplete, unexpired uploads, newest first, at most `max`.
-pub(crate) async fn open<C: GenericClient>(
-    c: &C,
-    account_id: &str,
-    now: i64,
-    max: u32,
-) -> Result<Vec<UploadRow>, DbError> {
-    let sql = format!(
-        "SELECT {} FROM tus_uploads
-         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2
-         ORDER BY created_at DESC, id DESC LIMIT $3",
-        rows::UPLOAD
-    );
-    Ok(query(c, &sql, &[&account_id, &now, &i64::from(max)])
-        .await?
-        .iter()
-        .map(rows::upload)
-        .collect())
-}
-
-pub(crate) async fn replayed<C: GenericClient>(
+async fn replayed<C: GenericClient>(
     c: &C,
     account_id: &str,
     key: &str,
@@ -102,56 +87,9 @@ pub(crate) async fn replayed<C: GenericClient>(
         .map(|r| rows::upload(&r)))
 }
 
-pub(crate) async fn get<C: GenericClient>(
-    c: &C,
-    account_id: &str,
-    id: &str,
-) -> Result<Option<UploadRow>, DbError> {
-    let sql = format!(
-        "SELECT {} FROM tus_uploads WHERE id = $1 AND account_id = $2",
-        rows::UPLOAD
-    );
-    Ok(query_opt(c, &sql, &[&id, &account_id])
-        .await?
-        .map(|r| rows::upload(&r)))
-}
-
-pub(crate) async fn tail<C: GenericClient>(c: &C, id: &str) -> Result<Option<Vec<u8>>, DbError> {
-    Ok(
-        query_opt(c, "SELECT tail FROM tus_uploads WHERE id = $1", &[&id])
-            .await?
-            .and_then(|r| r.get::<_, Option<Vec<u8>>>(0)),
-    )
-}
-
-/// Records `p` in one conditional UPDATE: of two nodes moving the same
-/// upload from the same offset, one wins and the other changes nothing.
-pub(crate) async fn advance<C: GenericClient>(
-    c: &C,
-    id: &str,
-    p: &Progress,
-) -> Result<bool, DbError> {
-    Ok(execute(
-        c,
-        "UPDATE tus_uploads SET received = $3, hash_state = $4, store_state = $5, tail = $6,
-             expires_at = $7
-         WHERE id = $1 AND received = $2 AND completed_at IS NULL AND expires_at > $8",
-        &[
-            &id,
-            &signed(p.from)?,
-            &signed(p.received)?,
-            &p.hash_state,
-            &p.store_state,
-            &p.tail,
-            &p.expires_at,
-            &p.now,
-        ],
-    )
-    .await?
-        == 1)
-}
-
-pub(crate) async fn mark_complete(
+/// Marks an open upload complete (its commit, inside the commit's
+/// transaction); false when it is no longer open.
+pub(super) async fn mark_complete(
     tx: &Transaction<'_>,
     id: &str,
     now: i64,
@@ -168,11 +106,7 @@ pub(crate) async fn mark_complete(
 
 /// Removes an upload (one statement: nodes removing it at once remove it
 /// once); an incomplete one's blob is queued for deletion.
-pub(crate) async fn remove(
-    tx: &Transaction<'_>,
-    id: &str,
-    now: i64,
-) -> Result<Option<bool>, DbError> {
+async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<Option<bool>, DbError> {
     let Some(row) = query_opt(
         tx,
         "DELETE FROM tus_uploads WHERE id = $1 RETURNING blob_key, completed_at",
@@ -190,120 +124,237 @@ pub(crate) async fn remove(
     Ok(Some(completed.is_none()))
 }
 
-/// Removes up to `max` uploads whose time is up, skipping rows another node
-/// is removing; the blob keys and store states of the incomplete ones.
-pub(crate) async fn reap_expired(
-    tx: &Transaction<'_>,
-    now: i64,
-    max: u32,
-) -> Result<Vec<(String, String)>, DbError> {
-    let due = query(
-        tx,
-        "DELETE FROM tus_uploads WHERE id IN (
-             SELECT id FROM tus_uploads
-             WHERE expires_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-             ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING blob_key, store_state, completed_at, expires_at",
-        &[&now, &i64::from(max)],
-    )
-    .await?;
-    let mut due: Vec<(String, String, Option<i64>, i64)> = due
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-        .collect();
-    due.sort_by_key(|d| d.3);
-    let mut aborted = Vec::new();
-    for (blob_key, store_state, completed, _) in due {
-        if completed.is_none() {
-            schedule(tx, &blob_key, now).await?;
-            aborted.push((blob_key, store_state));
+#[async_trait]
+impl UploadRepo for PgStore {
+    async fn replayed_upload(
+        &self,
+        account_id: &str,
+        key: &str,
+    ) -> Result<Option<UploadRow>, DbError> {
+        if has_nul(&[account_id, key]) {
+            return Ok(None);
         }
+        on_conn!(self, |c| replayed(c, account_id, key).await)
     }
-    Ok(aborted)
-}
 
-pub(crate) async fn live_keys<C: GenericClient>(c: &C) -> Result<Vec<String>, DbError> {
-    Ok(query(
-        c,
-        "SELECT blob_key FROM tus_uploads WHERE completed_at IS NULL",
-        &[],
-    )
-    .await?
-    .iter()
-    .map(|r| r.get(0))
-    .collect())
-}
+    async fn create_upload(
+        &self,
+        upload: UploadRow,
+        limits: Quota,
+        period: &str,
+    ) -> Result<CreateOutcome, DbError> {
+        in_tx!(self, |tx| create(&tx, &upload, limits, period).await)
+    }
 
-/// Gives the upload to `token` of node `node` until `until` if it is free
-/// or already `token`'s (a renewal, which also keeps an incomplete,
-/// unexpired upload alive for its `idle_ms` from `now`): one conditional UPDATE, so of two nodes asking at
-/// once one gets it; see `MetaStore::lease_upload`. Free means no lease, one
-/// that lapsed, or one whose node holds no session advisory lock any more
-/// (the node died, or its session to the database is gone: a request it may
-/// still run there records nothing, since its conditional record finds the
-/// upload moved, and its renewal finds the lease taken). A lease recorded
-/// without its node only lapses.
-pub(crate) async fn lease<C: GenericClient>(
-    c: &C,
-    id: &str,
-    token: &str,
-    now: i64,
-    until: i64,
-    node: i32,
-) -> Result<bool, DbError> {
-    Ok(execute(
-        c,
-        "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5,
-             expires_at = CASE
-                 WHEN lease_token = $2 AND completed_at IS NULL AND expires_at > $3
-                 THEN GREATEST(expires_at, $3 + idle_ms) ELSE expires_at END
-         WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2
-             OR lease_node::BIGINT NOT IN (
-                 SELECT objid::BIGINT FROM pg_locks
-                 WHERE locktype = 'advisory' AND classid::BIGINT = $6 AND objsubid = 2
-                   AND granted
-                   AND database = (SELECT oid FROM pg_database
-                                   WHERE datname = current_database())))",
-        &[
-            &id,
-            &token,
-            &now,
-            &until,
-            &node,
-            &i64::from(super::NODE_LOCK),
-        ],
-    )
-    .await?
-        == 1)
-}
+    async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {
+        if has_nul(&[account_id, id]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM tus_uploads WHERE id = $1 AND account_id = $2",
+                rows::UPLOAD
+            );
+            Ok(query_opt(c, &sql, &[&id, &account_id])
+                .await?
+                .map(|r| rows::upload(&r)))
+        })
+    }
 
-/// Gives the upload to `token` of node `node` until `until`, whoever holds
-/// it; see `MetaStore::seize_upload`.
-pub(crate) async fn seize<C: GenericClient>(
-    c: &C,
-    id: &str,
-    token: &str,
-    until: i64,
-    node: i32,
-) -> Result<bool, DbError> {
-    Ok(execute(
-        c,
-        "UPDATE tus_uploads SET lease_token = $2, lease_until = $3, lease_node = $4
-         WHERE id = $1",
-        &[&id, &token, &until, &node],
-    )
-    .await?
-        == 1)
-}
+    /// The account's incomplete, unexpired uploads, newest first, at most `max`.
+    async fn open_uploads(
+        &self,
+        account_id: &str,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<UploadRow>, DbError> {
+        if has_nul(&[account_id]) {
+            return Ok(Vec::new());
+        }
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM tus_uploads
+                 WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2
+                 ORDER BY created_at DESC, id DESC LIMIT $3",
+                rows::UPLOAD
+            );
+            Ok(query(c, &sql, &[&account_id, &now, &i64::from(max)])
+                .await?
+                .iter()
+                .map(rows::upload)
+                .collect())
+        })
+    }
 
-/// Ends `token`'s lease of the upload.
-pub(crate) async fn release<C: GenericClient>(c: &C, id: &str, token: &str) -> Result<(), DbError> {
-    execute(
-        c,
-        "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL, lease_node = NULL
-         WHERE id = $1 AND lease_token = $2",
-        &[&id, &token],
-    )
-    .await?;
-    Ok(())
+    async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| {
+            Ok(
+                query_opt(c, "SELECT tail FROM tus_uploads WHERE id = $1", &[&id])
+                    .await?
+                    .and_then(|r| r.get::<_, Option<Vec<u8>>>(0)),
+            )
+        })
+    }
+
+    /// Records `p` in one conditional UPDATE: of two nodes moving the same
+    /// upload from the same offset, one wins and the other changes nothing.
+    async fn advance_upload(&self, id: &str, p: Progress) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        on_conn!(self, |c| {
+            Ok(execute(
+                c,
+                "UPDATE tus_uploads SET received = $3, hash_state = $4, store_state = $5, tail = $6,
+                     expires_at = $7
+                 WHERE id = $1 AND received = $2 AND completed_at IS NULL AND expires_at > $8",
+                &[
+                    &id,
+                    &signed(p.from)?,
+                    &signed(p.received)?,
+                    &p.hash_state,
+                    &p.store_state,
+                    &p.tail,
+                    &p.expires_at,
+                    &p.now,
+                ],
+            )
+            .await?
+                == 1)
+        })
+    }
+
+    async fn remove_upload(&self, id: &str, now: i64) -> Result<Option<bool>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        in_tx!(self, |tx| remove(&tx, id, now).await)
+    }
+
+    /// Removes up to `max` uploads whose time is up, skipping rows another node
+    /// is removing; the blob keys and store states of the incomplete ones.
+    async fn reap_expired_uploads(
+        &self,
+        now: i64,
+        max: u32,
+    ) -> Result<Vec<(String, String)>, DbError> {
+        in_tx!(self, |tx| {
+            let due = query(
+                &tx,
+                "DELETE FROM tus_uploads WHERE id IN (
+                     SELECT id FROM tus_uploads
+                     WHERE expires_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+                     ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+                 RETURNING blob_key, store_state, completed_at, expires_at",
+                &[&now, &i64::from(max)],
+            )
+            .await?;
+            let mut due: Vec<(String, String, Option<i64>, i64)> = due
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect();
+            due.sort_by_key(|d| d.3);
+            let mut aborted = Vec::new();
+            for (blob_key, store_state, completed, _) in due {
+                if completed.is_none() {
+                    schedule(&tx, &blob_key, now).await?;
+                    aborted.push((blob_key, store_state));
+                }
+            }
+            Ok(aborted)
+        })
+    }
+
+    async fn live_upload_keys(&self) -> Result<Vec<String>, DbError> {
+        on_conn!(self, |c| {
+            Ok(query(
+                c,
+                "SELECT blob_key FROM tus_uploads WHERE completed_at IS NULL",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+        })
+    }
+
+    /// Gives the upload to `token` of this node until `until` if it is free
+    /// or already `token`'s (a renewal, which also keeps an incomplete,
+    /// unexpired upload alive for its `idle_ms` from `now`): one conditional
+    /// UPDATE, so of two nodes asking at once one gets it; see
+    /// `UploadRepo::lease_upload`. Free means no lease, one that lapsed, or
+    /// one whose node holds no session advisory lock any more (the node died,
+    /// or its session to the database is gone: a request it may still run
+    /// there records nothing, since its conditional record finds the upload
+    /// moved, and its renewal finds the lease taken). A lease recorded
+    /// without its node only lapses.
+    async fn lease_upload(
+        &self,
+        id: &str,
+        token: &str,
+        now: i64,
+        until: i64,
+    ) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        on_conn!(self, |c| {
+            Ok(execute(
+                c,
+                "UPDATE tus_uploads SET lease_token = $2, lease_until = $4, lease_node = $5,
+                     expires_at = CASE
+                         WHEN lease_token = $2 AND completed_at IS NULL AND expires_at > $3
+                         THEN GREATEST(expires_at, $3 + idle_ms) ELSE expires_at END
+                 WHERE id = $1 AND (lease_until IS NULL OR lease_until <= $3 OR lease_token = $2
+                     OR lease_node::BIGINT NOT IN (
+                         SELECT objid::BIGINT FROM pg_locks
+                         WHERE locktype = 'advisory' AND classid::BIGINT = $6 AND objsubid = 2
+                           AND granted
+                           AND database = (SELECT oid FROM pg_database
+                                           WHERE datname = current_database())))",
+                &[&id, &token, &now, &until, &self.node, &i64::from(NODE_LOCK)],
+            )
+            .await?
+                == 1)
+        })
+    }
+
+    /// Gives the upload to `token` of this node until `until`, whoever holds
+    /// it; see `UploadRepo::seize_upload`.
+    async fn seize_upload(&self, id: &str, token: &str, until: i64) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        on_conn!(self, |c| {
+            Ok(execute(
+                c,
+                "UPDATE tus_uploads SET lease_token = $2, lease_until = $3, lease_node = $4
+                 WHERE id = $1",
+                &[&id, &token, &until, &self.node],
+            )
+            .await?
+                == 1)
+        })
+    }
+
+    /// Ends `token`'s lease of the upload.
+    async fn release_upload(&self, id: &str, token: &str) -> Result<(), DbError> {
+        if has_nul(&[id]) {
+            return Ok(());
+        }
+        on_conn!(self, |c| {
+            execute(
+                c,
+                "UPDATE tus_uploads SET lease_token = NULL, lease_until = NULL, lease_node = NULL
+                 WHERE id = $1 AND lease_token = $2",
+                &[&id, &token],
+            )
+            .await?;
+            Ok(())
+        })
+    }
 }

@@ -1,14 +1,17 @@
-//! Webhook subscriptions and their outbox on PostgreSQL; see SQLite's
-//! `events` for the rules. Several nodes send at once: a claim takes its
-//! rows `FOR UPDATE SKIP LOCKED` and moves them a lease ahead, so an event
-//! is attempted by one node at a time, and a file's later event waits while
-//! an earlier one is undelivered, whichever node holds it. Each node shares
-//! its claims among subscriptions by its own budget.
+//! Webhook subscriptions and their outbox on PostgreSQL ([`OutboxRepo`]);
+//! see SQLite's `outbox` for the rules. Several nodes send at once: a claim
+//! takes its rows `FOR UPDATE SKIP LOCKED` and moves them a lease ahead, so
+//! an event is attempted by one node at a time, and a file's later event
+//! waits while an earlier one is undelivered, whichever node holds it. Each
+//! node shares its claims among subscriptions by its own budget. Also the
+//! enqueueing of a file's events, inside the transaction that changes it.
 
-use super::{execute, query, query_one, query_opt, DbError};
+use super::{execute, has_nul, query, query_one, query_opt, unsigned, DbError, PgStore, NODE_LOCK};
 use crate::db::model::{event_data, event_file, FileRow, OutboxEvent, WebhookRow};
+use crate::db::store::OutboxRepo;
 use crate::domain::secret::Secret;
 use crate::domain::webhooks::{self, Budget, Candidate};
+use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
@@ -26,59 +29,9 @@ fn webhook(r: &Row) -> WebhookRow {
     }
 }
 
-pub(crate) async fn create<C: GenericClient>(c: &C, w: &WebhookRow) -> Result<(), DbError> {
-    execute(
-        c,
-        &format!("INSERT INTO webhooks ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"),
-        &[
-            &w.id,
-            &w.account_id,
-            &w.url,
-            &w.events.join(","),
-            &w.secret.expose(),
-            &w.created_at,
-        ],
-    )
-    .await?;
-    Ok(())
-}
-
-pub(crate) async fn list<C: GenericClient>(
-    c: &C,
-    account_id: Option<&str>,
-) -> Result<Vec<WebhookRow>, DbError> {
-    Ok(query(
-        c,
-        &format!(
-            "SELECT {COLUMNS} FROM webhooks WHERE $1::TEXT IS NULL OR account_id = $1
-             ORDER BY created_at, id"
-        ),
-        &[&account_id],
-    )
-    .await?
-    .iter()
-    .map(webhook)
-    .collect())
-}
-
-/// Removes a subscription (its undelivered events go with it: ON DELETE
-/// CASCADE); it as it was.
-pub(crate) async fn delete<C: GenericClient>(
-    c: &C,
-    id: &str,
-) -> Result<Option<WebhookRow>, DbError> {
-    Ok(query_opt(
-        c,
-        &format!("DELETE FROM webhooks WHERE id = $1 RETURNING {COLUMNS}"),
-        &[&id],
-    )
-    .await?
-    .map(|r| webhook(&r)))
-}
-
 /// Queues event `kind` of `row` for each subscription of its account to it
 /// (inside the caller's transaction).
-pub(crate) async fn enqueue<C: GenericClient>(
+pub(super) async fn enqueue<C: GenericClient>(
     c: &C,
     kind: &str,
     row: &FileRow,
@@ -162,7 +115,7 @@ async fn candidates<C: GenericClient>(
 /// subscriptions (`webhooks::fair_pick`); see `MetaStore::claim_events`.
 /// Inside a transaction: the candidates stay locked (other nodes step over
 /// them) until the claim commits.
-pub(crate) async fn claim<C: GenericClient>(
+async fn claim<C: GenericClient>(
     c: &C,
     now: i64,
     lease_until: i64,
@@ -208,7 +161,7 @@ pub(crate) async fn claim<C: GenericClient>(
 
 /// Makes due now the events claimed by nodes that are gone (they hold no
 /// session lock): their attempts died with them.
-pub(crate) async fn release_dead_claims<C: GenericClient>(c: &C, now: i64) -> Result<u64, DbError> {
+pub(super) async fn release_dead_claims<C: GenericClient>(c: &C, now: i64) -> Result<u64, DbError> {
     execute(
         c,
         "UPDATE webhook_events SET next_at = $1, claim_node = NULL
@@ -216,44 +169,114 @@ pub(crate) async fn release_dead_claims<C: GenericClient>(c: &C, now: i64) -> Re
              SELECT objid::BIGINT FROM pg_locks
              WHERE locktype = 'advisory' AND classid::BIGINT = $2 AND objsubid = 2 AND granted
                AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
-        &[&now, &i64::from(super::NODE_LOCK)],
+        &[&now, &i64::from(NODE_LOCK)],
     )
     .await
 }
 
-pub(crate) async fn done<C: GenericClient>(c: &C, seq: i64) -> Result<(), DbError> {
+async fn done<C: GenericClient>(c: &C, seq: i64) -> Result<(), DbError> {
     execute(c, "DELETE FROM webhook_events WHERE seq = $1", &[&seq]).await?;
     Ok(())
 }
 
-pub(crate) async fn failed<C: GenericClient>(
-    c: &C,
-    seq: i64,
-    retry_at: i64,
-    error: &str,
-) -> Result<(), DbError> {
-    execute(
-        c,
-        "UPDATE webhook_events SET next_at = $2, last_error = $3 WHERE seq = $1",
-        &[&seq, &retry_at, &error],
-    )
-    .await?;
-    Ok(())
-}
+#[async_trait]
+impl OutboxRepo for PgStore {
+    async fn create_webhook(&self, w: WebhookRow) -> Result<(), DbError> {
+        on_conn!(self, |c| {
+            execute(
+                c,
+                &format!("INSERT INTO webhooks ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"),
+                &[
+                    &w.id,
+                    &w.account_id,
+                    &w.url,
+                    &w.events.join(","),
+                    &w.secret.expose(),
+                    &w.created_at,
+                ],
+            )
+            .await?;
+            Ok(())
+        })
+    }
 
-/// Whether a claim at `now` within `budget` would take any event (a read:
-/// the sender claims, which writes, only then).
-pub(crate) async fn any_due<C: GenericClient>(
-    c: &C,
-    now: i64,
-    budget: &Budget,
-) -> Result<bool, DbError> {
-    Ok(!candidates(c, now, budget, false).await?.is_empty())
-}
+    async fn list_webhooks(&self, account_id: Option<&str>) -> Result<Vec<WebhookRow>, DbError> {
+        if account_id.is_some_and(|a| has_nul(&[a])) {
+            return Ok(Vec::new());
+        }
+        on_conn!(self, |c| {
+            Ok(query(
+                c,
+                &format!(
+                    "SELECT {COLUMNS} FROM webhooks WHERE $1::TEXT IS NULL OR account_id = $1
+                     ORDER BY created_at, id"
+                ),
+                &[&account_id],
+            )
+            .await?
+            .iter()
+            .map(webhook)
+            .collect())
+        })
+    }
 
-pub(crate) async fn pending<C: GenericClient>(c: &C) -> Result<u64, DbError> {
-    let n: i64 = query_one(c, "SELECT COUNT(*) FROM webhook_events", &[])
-        .await?
-        .get(0);
-    Ok(super::unsigned(n))
+    /// Removes a subscription (its undelivered events go with it: ON DELETE
+    /// CASCADE); it as it was.
+    async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| {
+            Ok(query_opt(
+                c,
+                &format!("DELETE FROM webhooks WHERE id = $1 RETURNING {COLUMNS}"),
+                &[&id],
+            )
+            .await?
+            .map(|r| webhook(&r)))
+        })
+    }
+
+    async fn claim_events(
+        &self,
+        now: i64,
+        lease_until: i64,
+        budget: &Budget,
+    ) -> Result<Vec<OutboxEvent>, DbError> {
+        in_tx!(self, |tx| claim(&tx, now, lease_until, budget, self.node)
+            .await)
+    }
+
+    async fn event_done(&self, seq: i64) -> Result<(), DbError> {
+        on_conn!(self, |c| done(c, seq).await)
+    }
+
+    async fn event_failed(&self, seq: i64, retry_at: i64, error: &str) -> Result<(), DbError> {
+        on_conn!(self, |c| {
+            execute(
+                c,
+                "UPDATE webhook_events SET next_at = $2, last_error = $3 WHERE seq = $1",
+                &[&seq, &retry_at, &error],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Whether a claim at `now` within `budget` would take any event (a read:
+    /// the sender claims, which writes, only then).
+    async fn any_due_events(&self, now: i64, budget: &Budget) -> Result<bool, DbError> {
+        on_conn!(self, |c| Ok(!candidates(c, now, budget, false)
+            .await?
+            .is_empty()))
+    }
+
+    async fn pending_events(&self) -> Result<u64, DbError> {
+        on_conn!(self, |c| {
+            let n: i64 = query_one(c, "SELECT COUNT(*) FROM webhook_events", &[])
+                .await?
+                .get(0);
+            Ok(unsigned(n))
+        })
+    }
 }

@@ -1,0 +1,312 @@
+//! Accounts, API keys and usage counters on PostgreSQL ([`AccountRepo`]);
+//! and what a quota check reads under the account row's lock (the lock, the
+//! period's uploads, the bytes open uploads hold), shared by the commit and
+//! the creation of an upload.
+
+use super::{
+    execute, has_nul, query, query_one, query_opt, rows, signed, unsigned, DbError, PgStore,
+};
+use crate::db::model::{Account, BandwidthCount, Commitments, KeyRecord, UsageCounters};
+use crate::db::store::AccountRepo;
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Transaction};
+
+/// Locks the account row for the rest of the transaction (every check of a
+/// quota of this account, on any node, waits here); its stored bytes.
+pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Result<u64, DbError> {
+    let row = query_opt(
+        tx,
+        "SELECT storage_bytes FROM accounts WHERE id = $1 FOR UPDATE",
+        &[&account_id],
+    )
+    .await?
+    .ok_or_else(|| DbError::Invalid(format!("account {account_id} vanished")))?;
+    Ok(unsigned(row.get(0)))
+}
+
+/// What incomplete, unexpired uploads of an account hold: (bytes, uploads).
+pub(super) async fn reserved<C: GenericClient>(
+    c: &C,
+    account_id: &str,
+    now: i64,
+    except: Option<&str>,
+) -> Result<(u64, u64), DbError> {
+    let row = query_one(
+        c,
+        "SELECT COALESCE(SUM(length), 0)::BIGINT, COUNT(*) FROM tus_uploads
+         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2
+           AND id IS DISTINCT FROM $3",
+        &[&account_id, &now, &except],
+    )
+    .await?;
+    Ok((unsigned(row.get(0)), unsigned(row.get(1))))
+}
+
+/// Uploads committed in the period.
+pub(super) async fn upload_count<C: GenericClient>(
+    c: &C,
+    account_id: &str,
+    period: &str,
+) -> Result<u64, DbError> {
+    Ok(query_opt(
+        c,
+        "SELECT upload_count FROM usage_periods WHERE account_id = $1 AND period = $2",
+        &[&account_id, &period],
+    )
+    .await?
+    .map(|r| unsigned(r.get(0)))
+    .unwrap_or(0))
+}
+
+/// An account by its id or its (unique) name; the id wins.
+async fn find_account<C: GenericClient>(
+    c: &C,
+    id_or_name: &str,
+) -> Result<Option<Account>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM accounts WHERE id = $1 OR name = $1 ORDER BY id = $1 DESC LIMIT 1",
+        rows::ACCOUNT
+    );
+    Ok(query_opt(c, &sql, &[&id_or_name])
+        .await?
+        .map(|r| rows::account(&r)))
+}
+
+/// Creates the account unless its name is an existing account's name or id
+/// (false then). Two nodes creating the same name at once: the unique index
+/// makes the second insert do nothing, so it answers false as well.
+async fn create_account(tx: &Transaction<'_>, a: &Account) -> Result<bool, DbError> {
+    if find_account(tx, &a.name).await?.is_some() {
+        return Ok(false);
+    }
+    let inserted = execute(
+        tx,
+        "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
+         VALUES ($1, $2, $3, $4, 0, $5) ON CONFLICT DO NOTHING",
+        &[&a.id, &a.name, &a.plan, &a.grace_period, &a.created_at],
+    )
+    .await?;
+    Ok(inserted == 1)
+}
+
+#[async_trait]
+impl AccountRepo for PgStore {
+    async fn commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError> {
+        on_conn!(self, |c| {
+            let upload_count = upload_count(c, account_id, period).await?;
+            let (reserved_bytes, pending_uploads) = reserved(c, account_id, now, None).await?;
+            Ok(Commitments {
+                upload_count,
+                reserved_bytes,
+                pending_uploads,
+            })
+        })
+    }
+
+    /// The account's stored bytes and the period's counters, in one statement
+    /// (one snapshot of both tables).
+    async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError> {
+        on_conn!(self, |c| {
+            let row = query_opt(
+                c,
+                "SELECT a.storage_bytes, COALESCE(u.upload_count, 0), COALESCE(u.bandwidth_bytes, 0)
+                 FROM accounts a LEFT JOIN usage_periods u
+                   ON u.account_id = a.id AND u.period = $2
+                 WHERE a.id = $1",
+                &[&account_id, &period],
+            )
+            .await?;
+            Ok(row
+                .map(|r| UsageCounters {
+                    storage_bytes: unsigned(r.get(0)),
+                    upload_count: unsigned(r.get(1)),
+                    bandwidth_bytes: unsigned(r.get(2)),
+                })
+                .unwrap_or_default())
+        })
+    }
+
+    /// Adds the bytes sent, in key order: two nodes flushing at once lock the
+    /// rows in one order (no deadlock).
+    async fn add_bandwidth(&self, mut counts: Vec<BandwidthCount>) -> Result<(), DbError> {
+        in_tx!(self, |tx| {
+            counts.sort_by(|a, b| (&a.account_id, &a.period).cmp(&(&b.account_id, &b.period)));
+            for b in &counts {
+                execute(
+                    &tx,
+                    "INSERT INTO usage_periods (account_id, period, bandwidth_bytes)
+                     VALUES ($1, $2, $3)
+                     ON CONFLICT (account_id, period)
+                     DO UPDATE SET bandwidth_bytes = usage_periods.bandwidth_bytes + $3",
+                    &[&b.account_id, &b.period, &signed(b.bytes)?],
+                )
+                .await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The live key whose secret hashes to `hash`, with its account (one join).
+    async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM api_keys k JOIN accounts a ON a.id = k.account_id
+                 WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+                rows::KEY_AND_ACCOUNT
+            );
+            query_opt(c, &sql, &[&&hash[..]])
+                .await?
+                .map(|r| rows::key_and_account(&r))
+                .transpose()
+        })
+    }
+
+    async fn public_origins(&self) -> Result<Vec<String>, DbError> {
+        on_conn!(self, |c| {
+            let rows = query(
+                c,
+                "SELECT origins FROM api_keys WHERE kind = 'public' AND revoked_at IS NULL",
+                &[],
+            )
+            .await?;
+            Ok(rows
+                .iter()
+                .flat_map(|r| serde_json::from_str::<Vec<String>>(r.get(0)).unwrap_or_default())
+                .collect())
+        })
+    }
+
+    async fn account(&self, id: &str) -> Result<Option<Account>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| {
+            let sql = format!("SELECT {} FROM accounts WHERE id = $1", rows::ACCOUNT);
+            Ok(query_opt(c, &sql, &[&id]).await?.map(|r| rows::account(&r)))
+        })
+    }
+
+    async fn find_account(&self, id_or_name: &str) -> Result<Option<Account>, DbError> {
+        if has_nul(&[id_or_name]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| find_account(c, id_or_name).await)
+    }
+
+    async fn count_accounts(&self) -> Result<u64, DbError> {
+        on_conn!(self, |c| {
+            let row = query_one(c, "SELECT COUNT(*) FROM accounts", &[]).await?;
+            Ok(unsigned(row.get(0)))
+        })
+    }
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, DbError> {
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM accounts ORDER BY created_at, id",
+                rows::ACCOUNT
+            );
+            Ok(query(c, &sql, &[])
+                .await?
+                .iter()
+                .map(rows::account)
+                .collect())
+        })
+    }
+
+    async fn create_account(&self, account: Account) -> Result<bool, DbError> {
+        in_tx!(self, |tx| create_account(&tx, &account).await)
+    }
+
+    /// Changes what is given (one statement; NULL leaves a column as it is).
+    async fn set_account(
+        &self,
+        id: &str,
+        plan: Option<String>,
+        grace_period: Option<bool>,
+    ) -> Result<Option<Account>, DbError> {
+        on_conn!(self, |c| {
+            let sql = format!(
+                "UPDATE accounts SET plan = COALESCE($2, plan),
+                     grace_period = COALESCE($3, grace_period)
+                 WHERE id = $1 RETURNING {}",
+                rows::ACCOUNT
+            );
+            Ok(query_opt(c, &sql, &[&id, &plan, &grace_period])
+                .await?
+                .map(|r| rows::account(&r)))
+        })
+    }
+
+    async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
+        on_conn!(self, |c| {
+            let origins =
+                serde_json::to_string(&key.origins).map_err(|e| DbError::Invalid(e.to_string()))?;
+            execute(
+                c,
+                "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[
+                    &key.id,
+                    &key.account_id,
+                    &key.kind.as_str(),
+                    &key.name,
+                    &&hash[..],
+                    &origins,
+                    &key.created_at,
+                ],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    async fn key(&self, id: &str) -> Result<Option<KeyRecord>, DbError> {
+        if has_nul(&[id]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| {
+            let sql = format!("SELECT {} FROM api_keys WHERE id = $1", rows::KEY);
+            query_opt(c, &sql, &[&id])
+                .await?
+                .map(|r| rows::key(&r))
+                .transpose()
+        })
+    }
+
+    /// Every key, or those of one account, oldest first.
+    async fn list_keys(&self, account_id: Option<&str>) -> Result<Vec<KeyRecord>, DbError> {
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM api_keys WHERE $1::TEXT IS NULL OR account_id = $1
+                 ORDER BY created_at, id",
+                rows::KEY
+            );
+            query(c, &sql, &[&account_id])
+                .await?
+                .iter()
+                .map(rows::key)
+                .collect()
+        })
+    }
+
+    async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError> {
+        if has_nul(&[id]) {
+            return Ok(false);
+        }
+        on_conn!(self, |c| {
+            Ok(execute(
+                c,
+                "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+                &[&id, &now],
+            )
+            .await?
+                == 1)
+        })
+    }
+}
