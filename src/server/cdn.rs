@@ -8,8 +8,8 @@ use crate::clock::period_of;
 use crate::db::FileRow;
 use crate::domain::digest;
 use crate::domain::signing::Verdict;
-use crate::error::ApiError;
 use crate::service::App;
+use crate::service::ServiceError;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -49,14 +49,14 @@ pub async fn serve_file(
     Path((account_id, file_id, name)): Path<(String, String, String)>,
     Query(query): Query<SignatureParams>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     let now = app.clock.now_ms();
     let (row, inline) = app
         .meta
         .file_with_data(&account_id, &file_id, now)
         .await?
         .filter(|(r, _)| r.name == name)
-        .ok_or_else(ApiError::not_found)?;
+        .ok_or_else(ServiceError::not_found)?;
     if row.private {
         check_signature(&app, &row, query)?;
     }
@@ -106,7 +106,7 @@ pub async fn serve_file(
     }
     if let Some(data) = inline {
         if data.len() as u64 != row.size {
-            return Err(ApiError::Internal(format!(
+            return Err(ServiceError::Internal(format!(
                 "inline bytes of {} are {} long, not {}",
                 row.id,
                 data.len(),
@@ -124,7 +124,7 @@ pub async fn serve_file(
         .get(&row.blob_key, offset, len)
         .await
         .map_err(|e| match e {
-            crate::storage::StorageError::NotFound(_) => ApiError::not_found(),
+            crate::storage::StorageError::NotFound(_) => ServiceError::not_found(),
             other => other.into(),
         })?;
     let counted = Counted {
@@ -136,8 +136,8 @@ pub async fn serve_file(
     Ok((status, h, Body::from_stream(counted)).into_response())
 }
 
-fn check_signature(app: &App, row: &FileRow, q: SignatureParams) -> Result<(), ApiError> {
-    let denied = |why: &str| ApiError::Forbidden(format!("private file: {why}"));
+fn check_signature(app: &App, row: &FileRow, q: SignatureParams) -> Result<(), ServiceError> {
+    let denied = |why: &str| ServiceError::Forbidden(format!("private file: {why}"));
     let (Some(expires), Some(sig)) = (q.expires, q.signature) else {
         return Err(denied("a signed URL is required"));
     };
@@ -216,7 +216,7 @@ pub fn requested_range(
     etag: &str,
     created_at: i64,
     size: u64,
-) -> Result<Option<(u64, u64)>, ApiError> {
+) -> Result<Option<(u64, u64)>, ServiceError> {
     let Some(raw) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
@@ -236,9 +236,9 @@ pub fn requested_range(
 /// Parses a `Range` value by hand: the `headers` crate's `Range` cannot tell
 /// an unsatisfiable range (416) from one to ignore, and drops a suffix
 /// longer than the file instead of serving it whole, as RFC 9110 asks.
-pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
+pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ServiceError> {
     let unsatisfiable = || {
-        ApiError::RangeNotSatisfiable(
+        ServiceError::RangeNotSatisfiable(
             format!("range {raw:?} is outside the file's {size} bytes"),
             size,
         )

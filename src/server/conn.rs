@@ -363,8 +363,8 @@ impl TimedIo {
         };
         let reason = status.canonical_reason().unwrap_or("error");
         let message = format!("the request could not be read: {}", reason.to_lowercase());
-        let body = serde_json::to_string(&crate::error::error_body(
-            crate::error::code_for_status(status),
+        let body = serde_json::to_string(&super::error::error_body(
+            super::error::code_for_status(status),
             &message,
         ))
         .unwrap_or_default();

@@ -9,7 +9,7 @@ use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{CommitContext, CommitOutcome, FileRow};
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use bytes::Bytes;
 use std::sync::Arc;
 
@@ -32,7 +32,7 @@ pub(crate) async fn commit(
     plan: &Plan,
     ctx: CommitContext,
     mut pending: PendingBlob,
-) -> Result<FileRecord, ApiError> {
+) -> Result<FileRecord, ServiceError> {
     let account_id = row.account_id.clone();
     let outcome = app.meta.commit_upload(row, inline, plan.quota(), ctx).await;
     match outcome {
@@ -83,7 +83,7 @@ impl PendingBlob {
 
     /// Registers the blob for collection (released by the commit) before a
     /// byte of it is written.
-    pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ApiError> {
+    pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ServiceError> {
         self.app.meta.guard_upload(&self.key, now).await?;
         self.armed = true;
         Ok(())

@@ -7,7 +7,7 @@ use crate::clock::rfc3339_ms;
 use crate::db::{FileRow, FolderFilter, PageAfter};
 use crate::domain::validate;
 use crate::domain::PATH_SEGMENT;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use percent_encoding::utf8_percent_encode;
@@ -38,11 +38,11 @@ pub fn record(app: &App, f: &FileRow) -> FileRecord {
     }
 }
 
-pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ApiError> {
+pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ServiceError> {
     app.meta
         .file(account_id, id, app.clock.now_ms())
         .await?
-        .ok_or_else(ApiError::not_found)
+        .ok_or_else(ServiceError::not_found)
 }
 
 /// Raw list parameters as the query string gave them.
@@ -78,21 +78,21 @@ pub fn decode_cursor(s: &str) -> Option<PageAfter> {
     })
 }
 
-pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ApiError> {
-    let limit = validate::limit(p.limit.as_deref()).map_err(ApiError::BadRequest)?;
+pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ServiceError> {
+    let limit = validate::limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
     let folder = match p.folder.as_deref() {
         None => None,
-        Some(f) => validate::folder(f).map_err(ApiError::BadRequest)?,
+        Some(f) => validate::folder(f).map_err(ServiceError::BadRequest)?,
     };
     let recursive = match p.recursive.as_deref() {
         None => false,
         Some(r) => validate::boolean(r)
-            .map_err(|_| ApiError::BadRequest(format!("recursive {r:?}: use true or false")))?,
+            .map_err(|_| ServiceError::BadRequest(format!("recursive {r:?}: use true or false")))?,
     };
     let after = match p.cursor.as_deref() {
         None | Some("") => None,
         Some(c) => {
-            Some(decode_cursor(c).ok_or_else(|| ApiError::bad_request("cursor is not valid"))?)
+            Some(decode_cursor(c).ok_or_else(|| ServiceError::bad_request("cursor is not valid"))?)
         }
     };
     let filter = match (folder, recursive) {
@@ -120,13 +120,13 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
 
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
 /// if the store fails, by the collector later).
-pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiError> {
+pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
     let now = app.clock.now_ms();
     let row = app
         .disk
         .freeing(|| app.meta.delete_file(account_id, id, now))
         .await?
-        .ok_or_else(ApiError::not_found)?;
+        .ok_or_else(ServiceError::not_found)?;
     app.outbox.wake();
     super::collector::delete_blob_now(app, &row.blob_key).await;
     Ok(())
@@ -137,7 +137,7 @@ pub async fn sign(
     account_id: &str,
     id: &str,
     expires_in: u64,
-) -> Result<SignedUrl, ApiError> {
+) -> Result<SignedUrl, ServiceError> {
     let row = get(app, account_id, id).await?;
     let expires = app
         .clock

@@ -8,6 +8,7 @@ pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
 pub mod disk;
+pub(crate) mod error;
 pub mod files;
 pub(crate) mod inflight;
 pub(crate) mod refusals;
@@ -25,6 +26,7 @@ use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
 use crate::storage::{local::LocalStore, s3::S3Store, DynBlobStore, StorageError};
 use admin::AdminError;
+pub(crate) use error::ServiceError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

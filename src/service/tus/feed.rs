@@ -8,7 +8,7 @@
 use super::length_exceeded;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::Algorithm;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use crate::storage::pipe::{Pipe, Sink};
 use crate::storage::ByteStream;
 use bytes::Bytes;
@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 pub(super) struct Feed {
     /// Bytes the upload may still take.
     pub(super) room: u64,
-    pub(super) error: Option<ApiError>,
+    pub(super) error: Option<ServiceError>,
 }
 
 /// The hashes a PATCH's bytes update.
@@ -106,13 +106,13 @@ pub(super) fn hasher(
 /// length. Every chunk the store gets, the hasher got first.
 pub(super) fn fed<S>(body: S, feed: Arc<Mutex<Feed>>, hasher: ToHasher) -> ByteStream
 where
-    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     futures_util::stream::unfold(
         (Box::pin(body), feed, hasher),
         |(mut body, feed, mut hasher)| async move {
             loop {
-                let stop = |feed: &Mutex<Feed>, e: ApiError| {
+                let stop = |feed: &Mutex<Feed>, e: ServiceError| {
                     feed.lock().expect("feed lock").error = Some(e);
                 };
                 let chunk = match body.next().await {
@@ -147,7 +147,7 @@ where
                 if let Err(e) = hasher.push(chunk.clone()).await {
                     stop(
                         &feed,
-                        ApiError::internal(format!("the hasher stopped: {e}")),
+                        ServiceError::internal(format!("the hasher stopped: {e}")),
                     );
                     hasher.end().await;
                     return None;
@@ -223,7 +223,7 @@ impl Locks {
 mod tests {
     use super::*;
 
-    fn body(chunks: &[&'static [u8]]) -> impl Stream<Item = Result<Bytes, ApiError>> + Send {
+    fn body(chunks: &[&'static [u8]]) -> impl Stream<Item = Result<Bytes, ServiceError>> + Send {
         let chunks: Vec<_> = chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
         futures_util::stream::iter(chunks)
     }
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(passed.concat(), b"hello ");
         assert_eq!(done.await.unwrap().0.hex(), sha(b"hello "));
         let error = feed.lock().unwrap().error.take();
-        assert!(matches!(error, Some(ApiError::LengthExceeded(_))));
+        assert!(matches!(error, Some(ServiceError::LengthExceeded(_))));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

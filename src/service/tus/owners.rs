@@ -13,7 +13,7 @@ use crate::config::Plan;
 use crate::db::UploadRow;
 use crate::domain::quota::Ask;
 use crate::domain::tus as rules;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use crate::service::refusals::refused;
 use crate::service::App;
 
@@ -21,12 +21,12 @@ use crate::service::App;
 /// built-in plan lets an account hold open.
 pub(crate) const LIST_MAX: u32 = 1000;
 
-fn no_such() -> ApiError {
-    ApiError::NotFound("no such upload".into())
+fn no_such() -> ServiceError {
+    ServiceError::NotFound("no such upload".into())
 }
 
 /// 404 unless `caller` may use `row`.
-pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ApiError> {
+pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ServiceError> {
     if rules::may_use(
         row.created_by.as_deref(),
         &caller.key_id,
@@ -40,7 +40,7 @@ pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ApiError> {
 
 /// The upload, if `caller` may use it (404 otherwise) and it has not
 /// expired (410).
-pub(crate) async fn owned(app: &App, caller: &Caller, id: &str) -> Result<UploadRow, ApiError> {
+pub(crate) async fn owned(app: &App, caller: &Caller, id: &str) -> Result<UploadRow, ServiceError> {
     let row = app
         .meta
         .upload(&caller.account.id, id)
@@ -52,7 +52,7 @@ pub(crate) async fn owned(app: &App, caller: &Caller, id: &str) -> Result<Upload
 
 /// The account's incomplete, unexpired uploads, newest first (at most
 /// [`LIST_MAX`]); the route admits secret keys only.
-pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, ApiError> {
+pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, ServiceError> {
     let now = app.clock.now_ms();
     Ok(app
         .meta
@@ -70,7 +70,7 @@ pub(super) async fn precheck(
     length: u64,
     plan: &Plan,
     period: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), ServiceError> {
     let account = &caller.account;
     let now = app.clock.now_ms();
     let held = app.meta.commitments(&account.id, period, now).await?;
