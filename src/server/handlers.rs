@@ -3,12 +3,12 @@
 
 use super::auth::Caller;
 use crate::api::{
-    DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, SignedUrl,
+    DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, ListParams, SignedUrl,
     SignedUrlRequest, Usage,
 };
 use crate::domain::validate;
 use crate::service::ServiceError;
-use crate::service::{files, upload, usage, App};
+use crate::service::{files, records, upload, usage, App};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -78,7 +78,7 @@ pub(crate) async fn upload(
 
 /// List files, newest first.
 #[utoipa::path(get, path = "/v1/files", tag = "files",
-    params(files::ListParams),
+    params(ListParams),
     responses(
         (status = 200, description = "One page", body = FileList),
         (status = 400, description = "Invalid folder, limit or cursor", body = ErrorBody),
@@ -89,7 +89,7 @@ pub(crate) async fn upload(
 pub(crate) async fn list(
     State(app): AppState,
     caller: Caller,
-    params: Result<Query<files::ListParams>, QueryRejection>,
+    params: Result<Query<ListParams>, QueryRejection>,
 ) -> Result<Json<FileList>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     Ok(Json(files::list(&app, &caller.account.id, params).await?))
@@ -111,7 +111,7 @@ pub(crate) async fn get(
     Path(id): Path<String>,
 ) -> Result<Json<FileRecord>, ServiceError> {
     let row = files::get(&app, &caller.account.id, &id).await?;
-    Ok(Json(files::record(&app, &row)))
+    Ok(Json(records::record(&app, &row)))
 }
 
 /// Delete a file, at once and for good.

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub(crate) mod bandwidth;
+pub(crate) mod blobs;
 pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
@@ -11,6 +12,7 @@ pub mod disk;
 pub(crate) mod error;
 pub mod files;
 pub(crate) mod inflight;
+pub(crate) mod records;
 pub(crate) mod refusals;
 pub(crate) mod spool;
 pub(crate) mod tus;

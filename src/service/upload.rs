@@ -15,7 +15,7 @@ use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
 use super::refusals::{refused, too_large};
 use super::spool::{Body, Spool, Spooled};
-use super::{checksum, files, App};
+use super::{checksum, records, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
@@ -203,7 +203,7 @@ impl Upload {
         if let Some(existing) = &self.replay {
             // The file stored the first time must be the one meant now.
             checksum::verify(expected, &existing.sha256, checksum::REPLAYED)?;
-            return Ok(files::record(app, existing));
+            return Ok(records::record(app, existing));
         }
         // Before the blob goes to the store: a mismatch leaves nothing (the
         // spool is dropped, and removed, with `file`).

@@ -16,7 +16,7 @@
 //! commit on this node wakes the sender at once; events of other nodes,
 //! retries and reopened circuits are found by polling every second.
 
-use super::{files, App};
+use super::{records, App};
 use crate::clock::{millis, rfc3339_ms};
 use crate::db::OutboxEvent;
 use crate::domain::webhooks::{
@@ -166,7 +166,7 @@ pub(crate) fn body(app: &App, event: &OutboxEvent) -> Vec<u8> {
     let payload = serde_json::json!({
         "type": event.kind,
         "timestamp": rfc3339_ms(event.created_at),
-        "data": files::record(app, &event.file),
+        "data": records::record(app, &event.file),
     });
     serde_json::to_vec(&payload).unwrap_or_default()
 }

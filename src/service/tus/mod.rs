@@ -22,9 +22,10 @@ mod feed;
 mod lease;
 mod owners;
 
+use super::blobs::delete_blob_now;
 use super::commit::{commit, commit_context, PendingBlob};
 use super::refusals::{refused, too_large};
-use super::{collector, files, App};
+use super::{records, App};
 use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
 use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
@@ -105,7 +106,7 @@ pub(crate) async fn create(
     let partial = match app.store.begin_partial(&blob_key).await {
         Ok(p) => p,
         Err(e) => {
-            collector::delete_blob_now(app, &blob_key).await;
+            delete_blob_now(app, &blob_key).await;
             return Err(e.into());
         }
     };
@@ -143,14 +144,14 @@ pub(crate) async fn create(
         Ok(CreateOutcome::Created) => return Ok((row, None)),
         Ok(CreateOutcome::Replayed(earlier)) => {
             let _ = app.store.abort_partial(&blob_key, &partial.state).await;
-            collector::delete_blob_now(app, &blob_key).await;
+            delete_blob_now(app, &blob_key).await;
             return replay(app, caller, *earlier).await;
         }
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
-    collector::delete_blob_now(app, &blob_key).await;
+    delete_blob_now(app, &blob_key).await;
     Err(refusal)
 }
 
@@ -191,7 +192,7 @@ async fn with_file(
             .meta
             .file(account_id, &row.file_id, app.clock.now_ms())
             .await?
-            .map(|f| files::record(app, &f)),
+            .map(|f| records::record(app, &f)),
         None => None,
     };
     Ok((row, file))
@@ -481,7 +482,7 @@ async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ServiceE
     // Only if it was still incomplete when removed: otherwise another
     // request just committed its file, whose blob stays.
     if app.meta.remove_upload(&row.id, app.clock.now_ms()).await? == Some(true) {
-        collector::delete_blob_now(app, &row.blob_key).await;
+        delete_blob_now(app, &row.blob_key).await;
     }
     Err(ServiceError::Gone(
         "the upload's bytes were lost in the store; start a new upload".into(),
@@ -585,7 +586,7 @@ pub(crate) async fn terminate(
             .store
             .abort_partial(&row.blob_key, &row.store_state)
             .await;
-        collector::delete_blob_now(app, &row.blob_key).await;
+        delete_blob_now(app, &row.blob_key).await;
     }
     Ok(())
 }
