@@ -5,6 +5,7 @@
 pub mod admin;
 pub(crate) mod bandwidth;
 pub(crate) mod blobs;
+pub(crate) mod cdn;
 pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
