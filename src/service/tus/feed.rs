@@ -5,7 +5,6 @@
 //! client's next byte: a batch runs only when bytes have come
 //! (`storage::pipe`).
 
-use super::length_exceeded;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::Algorithm;
 use crate::service::error::ServiceError;
@@ -217,6 +216,13 @@ impl Locks {
     pub(crate) fn try_lock(&self, id: &str) -> Option<tokio::sync::OwnedMutexGuard<()>> {
         self.entry(id).try_lock_owned().ok()
     }
+}
+
+/// 413 for a PATCH that would pass the upload's declared length.
+pub(super) fn length_exceeded(room: u64) -> ServiceError {
+    ServiceError::LengthExceeded(format!(
+        "the PATCH would pass the upload's length ({room} bytes left)"
+    ))
 }
 
 #[cfg(test)]

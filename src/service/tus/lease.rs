@@ -16,8 +16,8 @@
 //! expires when it receives no byte for its idle time, and a request
 //! receiving bytes is still in progress however long it takes.
 
-use super::App;
 use crate::service::error::ServiceError;
+use crate::service::App;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::sync::Arc;

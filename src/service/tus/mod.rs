@@ -28,7 +28,7 @@ use super::refusals::{refused, too_large};
 use super::{records, App};
 use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
-use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
+use crate::db::{CreateOutcome, FileRow, Progress, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{self as rules, Algorithm, Metadata};
 use crate::domain::{ids, validate};
@@ -36,19 +36,12 @@ use crate::service::error::ServiceError;
 use crate::storage::{Partial, StorageError};
 use bytes::Bytes;
 pub(crate) use feed::Locks;
-use feed::{fed, hasher, Checker, Feed};
+use feed::{fed, hasher, length_exceeded, Checker, Feed};
 use futures_util::{Stream, StreamExt};
 use lease::Lease;
-pub(crate) use owners::{list, owned};
+use owners::unexpired;
+pub(crate) use owners::{list, owned, Caller};
 use std::sync::{Arc, Mutex};
-
-/// Who asks: the account, and the key (its id, and whether it is public).
-#[derive(Debug, Clone)]
-pub(crate) struct Caller {
-    pub account: Account,
-    pub key_id: String,
-    pub public_key: bool,
-}
 
 /// The space the server keeps free (`storage.min_free_space`) is checked
 /// when the bytes go to its own disk: on the local store, not on S3 (whose
@@ -206,14 +199,6 @@ async fn find(app: &App, account_id: &str, id: &str) -> Result<UploadRow, Servic
         .await?
         .ok_or_else(|| ServiceError::NotFound("no such upload".into()))?;
     unexpired(app, row)
-}
-
-/// 410 for an upload whose time is up.
-fn unexpired(app: &App, row: UploadRow) -> Result<UploadRow, ServiceError> {
-    if row.expires_at <= app.clock.now_ms() {
-        return Err(ServiceError::Gone("the upload has expired".into()));
-    }
-    Ok(row)
 }
 
 /// What a PATCH's headers say.
@@ -607,10 +592,4 @@ pub(crate) async fn reap(app: &App) -> usize {
             0
         }
     }
-}
-
-fn length_exceeded(room: u64) -> ServiceError {
-    ServiceError::LengthExceeded(format!(
-        "the PATCH would pass the upload's length ({room} bytes left)"
-    ))
 }

@@ -8,14 +8,29 @@
 //! a public key left behind). Incomplete uploads at once are bounded by the
 //! plan's `open_uploads`, checked in the transaction that creates one.
 
-use super::{unexpired, Caller};
 use crate::config::Plan;
-use crate::db::UploadRow;
+use crate::db::{Account, UploadRow};
 use crate::domain::quota::Ask;
 use crate::domain::tus as rules;
 use crate::service::error::ServiceError;
 use crate::service::refusals::refused;
 use crate::service::App;
+
+/// Who asks: the account, and the key (its id, and whether it is public).
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub account: Account,
+    pub key_id: String,
+    pub public_key: bool,
+}
+
+/// 410 for an upload whose time is up.
+pub(super) fn unexpired(app: &App, row: UploadRow) -> Result<UploadRow, ServiceError> {
+    if row.expires_at <= app.clock.now_ms() {
+        return Err(ServiceError::Gone("the upload has expired".into()));
+    }
+    Ok(row)
+}
 
 /// The most uploads one listing gives (newest first): more than any
 /// built-in plan lets an account hold open.
