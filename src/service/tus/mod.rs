@@ -35,7 +35,6 @@ use crate::domain::{ids, validate};
 use crate::service::error::ServiceError;
 use crate::storage::{Partial, StorageError};
 use bytes::Bytes;
-pub(crate) use feed::Locks;
 use feed::{fed, hasher, length_exceeded, Checker, Feed};
 use futures_util::{Stream, StreamExt};
 use lease::Lease;
