@@ -20,8 +20,9 @@ pub mod server;
 pub mod service;
 pub mod storage;
 
-/// Until `db::sqlite`'s test names `service::ServiceError` (the old path of
-/// the error it maps a full disk to); test builds only.
+/// Test builds only: a test in `db::sqlite` still names the service's error
+/// by its old path, `crate::error::ApiError`. Goes once it names
+/// `service::ServiceError`.
 #[cfg(test)]
 pub(crate) mod error {
     pub(crate) use crate::service::ServiceError as ApiError;
