@@ -165,3 +165,20 @@ pub(crate) struct OpenUpload {
 pub(crate) struct OpenUploads {
     pub uploads: Vec<OpenUpload>,
 }
+
+/// Raw list parameters as the query string gave them.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListParams {
+    /// Only the files of this folder (exact match); empty: every folder.
+    /// (Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.)
+    pub folder: Option<String>,
+    /// Page size.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    pub limit: Option<String>,
+    /// The `cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// With `folder`: the files of its subfolders too (`true`/`false`, also
+    /// 1/0, yes/no, on/off; its pattern is set in `server::openapi`).
+    pub recursive: Option<String>,
+}

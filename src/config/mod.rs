@@ -2,12 +2,15 @@
 //! flags, over built-in defaults. `config.example.toml` documents every key.
 
 mod error;
+mod limits;
 mod plans;
 
 pub use crate::domain::secret::Secret;
 pub use error::ConfigError;
+pub use limits::Limits;
 pub use plans::{parse_bytes, Plan, PlanOverride, Plans};
 
+use limits::MIN_UPLOAD_WINDOW;
 use plans::{opt_bytes, opt_duration};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -203,7 +206,7 @@ pub struct Config {
     /// Largest file kept inline in the database (`storage.inline_max`).
     pub inline_max: u64,
     /// Connection limits (`server.*_timeout`, `server.max_connections`).
-    pub limits: crate::server::conn::Limits,
+    pub limits: Limits,
     pub storage: StorageConfig,
     pub plans: Plans,
     /// Where `/metrics` is served, if anywhere.
@@ -379,7 +382,7 @@ impl Config {
                 "storage.inline_max is at most {MAX_INLINE_MAX} bytes (1 MiB)"
             )));
         }
-        let limits = crate::server::conn::Limits {
+        let limits = Limits {
             header_timeout: s.header_timeout.unwrap_or(Duration::from_secs(10)),
             body_timeout: s.body_timeout.unwrap_or(Duration::from_secs(60)),
             idle_timeout: s.idle_timeout.unwrap_or(Duration::from_secs(75)),
@@ -389,7 +392,7 @@ impl Config {
                 Some(v) => parse_rate(&v).map_err(ConfigError::Invalid)?,
                 None => s.min_upload_rate.unwrap_or(DEFAULT_MIN_UPLOAD_RATE),
             },
-            min_upload_window: crate::server::conn::MIN_UPLOAD_WINDOW,
+            min_upload_window: MIN_UPLOAD_WINDOW,
         };
         for (what, d) in [
             ("header_timeout", limits.header_timeout),

@@ -5,8 +5,9 @@
 use crate::db::{Account, KeyRecord};
 use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
-use crate::error::{rate_limit_headers, ApiError};
+use crate::server::error::rate_limit_headers;
 use crate::service::App;
+use crate::service::ServiceError;
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
@@ -28,14 +29,14 @@ impl Caller {
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
-    type Rejection = ApiError;
+    type Rejection = ServiceError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         parts
             .extensions
             .get::<Caller>()
             .cloned()
-            .ok_or_else(|| ApiError::Unauthorized("missing API key".into()))
+            .ok_or_else(|| ServiceError::Unauthorized("missing API key".into()))
     }
 }
 
@@ -56,39 +57,39 @@ pub enum Access {
     Secret,
 }
 
-pub fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+pub fn bearer(headers: &HeaderMap) -> Result<&str, ServiceError> {
     let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
-        ApiError::Unauthorized("missing API key: send Authorization: Bearer <key>".into())
+        ServiceError::Unauthorized("missing API key: send Authorization: Bearer <key>".into())
     })?;
     let value = value
         .to_str()
-        .map_err(|_| ApiError::Unauthorized("invalid API key".into()))?;
+        .map_err(|_| ServiceError::Unauthorized("invalid API key".into()))?;
     let (scheme, key) = value
         .split_once(' ')
-        .ok_or_else(|| ApiError::Unauthorized("Authorization must be: Bearer <key>".into()))?;
+        .ok_or_else(|| ServiceError::Unauthorized("Authorization must be: Bearer <key>".into()))?;
     if !scheme.eq_ignore_ascii_case("bearer") || key.trim().is_empty() {
-        return Err(ApiError::Unauthorized(
+        return Err(ServiceError::Unauthorized(
             "Authorization must be: Bearer <key>".into(),
         ));
     }
     Ok(key.trim())
 }
 
-async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError> {
+async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ServiceError> {
     let key = bearer(headers)?;
     if !(key.starts_with("sk_") || key.starts_with("pk_")) || key.len() > 200 {
-        return Err(ApiError::Unauthorized("invalid API key".into()));
+        return Err(ServiceError::Unauthorized("invalid API key".into()));
     }
     let found = app.meta.key_by_hash(ids::key_hash(key)).await?;
     found
         .map(|(key, account)| Caller { key, account })
-        .ok_or_else(|| ApiError::Unauthorized("invalid API key".into()))
+        .ok_or_else(|| ServiceError::Unauthorized("invalid API key".into()))
 }
 
-fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ApiError> {
+fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ServiceError> {
     if caller.is_public() {
         if !matches!(access, Access::Upload | Access::UploadContinue) {
-            return Err(ApiError::Forbidden(
+            return Err(ServiceError::Forbidden(
                 "public keys may only upload; use a secret key".into(),
             ));
         }
@@ -96,19 +97,19 @@ fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(),
         match origin {
             Some(o) if origins::any_matches(&caller.key.origins, o) => {}
             Some(o) => {
-                return Err(ApiError::Forbidden(format!(
+                return Err(ServiceError::Forbidden(format!(
                     "origin {o} is not allowed for this key"
                 )))
             }
             None => {
-                return Err(ApiError::Forbidden(
+                return Err(ServiceError::Forbidden(
                     "public keys need an Origin header".into(),
                 ))
             }
         }
     }
     if access == Access::Upload && caller.account.grace_period {
-        return Err(ApiError::GracePeriod(
+        return Err(ServiceError::GracePeriod(
             "the account is in its grace period: uploads are paused".into(),
         ));
     }
@@ -163,13 +164,13 @@ async fn admit(
     let decision = match limited {
         true => match app.meta.rate_window(key, window_ms, now, true).await {
             Ok(w) => Some(w.decision(limit, true)),
-            Err(e) => return ApiError::from(e).into_response(),
+            Err(e) => return ServiceError::from(e).into_response(),
         },
         false => None,
     };
     if let Some(d) = decision {
         if !d.allowed {
-            return ApiError::RateLimited {
+            return ServiceError::RateLimited {
                 message: format!("rate limit of {} requests per window reached", d.limit),
                 limit: d.limit,
                 reset: d.reset,

@@ -1,23 +1,20 @@
-//! The CDN routes: `GET`/`HEAD /live/<account>/<file>/<name>`. Public files
-//! need nothing; private ones a valid, unexpired signature. Conditional
-//! requests (ETag, Last-Modified), single byte ranges, safe headers for
-//! untrusted content, the file's SHA-256 as `Content-Digest` on a whole-file
-//! 200, and every byte sent counted into the account's bandwidth.
+//! The CDN routes: `GET`/`HEAD /live/<account>/<file>/<name>`, the HTTP of
+//! them: which file and signature the request names (what may be served, and
+//! the counting of its bytes, is `service::cdn`'s), conditional requests
+//! (ETag, Last-Modified), single byte ranges, safe headers for untrusted
+//! content, and the file's SHA-256 as `Content-Digest` on a whole-file 200.
 
-use crate::clock::period_of;
-use crate::db::FileRow;
 use crate::domain::digest;
-use crate::domain::signing::Verdict;
-use crate::error::ApiError;
+use crate::service::cdn::{self, Content};
 use crate::service::App;
+use crate::service::ServiceError;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
 use headers::{ETag, HeaderMapExt, IfModifiedSince, IfNoneMatch, IfRange, LastModified};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use std::sync::Arc;
 
 /// RFC 8187 `attr-char`s stay as they are; everything else is encoded.
 const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
@@ -33,10 +30,8 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'`')
     .remove(b'|')
     .remove(b'~');
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
 
+/// A signed URL's query: `expires` (unix seconds) and `signature`.
 #[derive(Debug, serde::Deserialize)]
 pub struct SignatureParams {
     expires: Option<String>,
@@ -49,17 +44,17 @@ pub async fn serve_file(
     Path((account_id, file_id, name)): Path<(String, String, String)>,
     Query(query): Query<SignatureParams>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let now = app.clock.now_ms();
-    let (row, inline) = app
-        .meta
-        .file_with_data(&account_id, &file_id, now)
-        .await?
-        .filter(|(r, _)| r.name == name)
-        .ok_or_else(ApiError::not_found)?;
-    if row.private {
-        check_signature(&app, &row, query)?;
-    }
+) -> Result<Response, ServiceError> {
+    let found = cdn::open(
+        &app,
+        &account_id,
+        &file_id,
+        &name,
+        query.expires,
+        query.signature,
+    )
+    .await?;
+    let row = &found.row;
     let etag = format!("\"{}\"", row.sha256);
     let last_modified = httpdate(row.created_at);
     let mut h = HeaderMap::new();
@@ -104,55 +99,11 @@ pub async fn serve_file(
     if method == Method::HEAD {
         return Ok((status, h).into_response());
     }
-    if let Some(data) = inline {
-        if data.len() as u64 != row.size {
-            return Err(ApiError::Internal(format!(
-                "inline bytes of {} are {} long, not {}",
-                row.id,
-                data.len(),
-                row.size
-            )));
-        }
-        // Both ends are within `data`, whose length is the row's size.
-        let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        let body = Bytes::from(data).slice(at(offset)..at(offset + len));
-        count_bandwidth(&app, &row.account_id, len);
-        return Ok((status, h, Body::from(body)).into_response());
-    }
-    let stream = app
-        .store
-        .get(&row.blob_key, offset, len)
-        .await
-        .map_err(|e| match e {
-            crate::storage::StorageError::NotFound(_) => ApiError::not_found(),
-            other => other.into(),
-        })?;
-    let counted = Counted {
-        inner: stream,
-        sent: 0,
-        account_id: row.account_id.clone(),
-        app: app.clone(),
+    let body = match found.content(&app, offset, len).await? {
+        Content::Inline(bytes) => Body::from(bytes),
+        Content::Stream(counted) => Body::from_stream(counted),
     };
-    Ok((status, h, Body::from_stream(counted)).into_response())
-}
-
-fn check_signature(app: &App, row: &FileRow, q: SignatureParams) -> Result<(), ApiError> {
-    let denied = |why: &str| ApiError::Forbidden(format!("private file: {why}"));
-    let (Some(expires), Some(sig)) = (q.expires, q.signature) else {
-        return Err(denied("a signed URL is required"));
-    };
-    let expires: i64 = expires.parse().map_err(|_| denied("invalid signature"))?;
-    match app.signer.verify(
-        &row.account_id,
-        &row.id,
-        expires,
-        &sig,
-        app.clock.now().timestamp(),
-    ) {
-        Verdict::Valid => Ok(()),
-        Verdict::Expired => Err(denied("the signed URL has expired")),
-        Verdict::Invalid => Err(denied("invalid signature")),
-    }
+    Ok((status, h, body).into_response())
 }
 
 /// Sets a header, skipping a value no header can carry.
@@ -216,7 +167,7 @@ pub fn requested_range(
     etag: &str,
     created_at: i64,
     size: u64,
-) -> Result<Option<(u64, u64)>, ApiError> {
+) -> Result<Option<(u64, u64)>, ServiceError> {
     let Some(raw) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
@@ -236,9 +187,9 @@ pub fn requested_range(
 /// Parses a `Range` value by hand: the `headers` crate's `Range` cannot tell
 /// an unsatisfiable range (416) from one to ignore, and drops a suffix
 /// longer than the file instead of serving it whole, as RFC 9110 asks.
-pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError> {
+pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ServiceError> {
     let unsatisfiable = || {
-        ApiError::RangeNotSatisfiable(
+        ServiceError::RangeNotSatisfiable(
             format!("range {raw:?} is outside the file's {size} bytes"),
             size,
         )
@@ -283,38 +234,6 @@ pub fn parse_range(raw: &str, size: u64) -> Result<Option<(u64, u64)>, ApiError>
         }
     };
     Ok(Some(range))
-}
-
-/// A body stream that counts the bytes it hands to the connection and books
-/// them as the account's bandwidth when it ends or is dropped.
-struct Counted<S> {
-    inner: S,
-    sent: u64,
-    account_id: String,
-    app: Arc<App>,
-}
-
-impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
-    type Item = std::io::Result<Bytes>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let polled = self.inner.poll_next_unpin(cx);
-        if let Poll::Ready(Some(Ok(chunk))) = &polled {
-            self.sent += chunk.len() as u64;
-        }
-        polled
-    }
-}
-
-impl<S> Drop for Counted<S> {
-    fn drop(&mut self) {
-        count_bandwidth(&self.app, &self.account_id, self.sent);
-    }
-}
-
-fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
-    let period = period_of(app.clock.now()).key;
-    app.bandwidth.add(account_id, &period, bytes);
 }
 
 #[cfg(test)]

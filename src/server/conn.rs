@@ -22,6 +22,7 @@
 //! - Shutdown: stop accepting, let every connection finish its request in
 //!   flight (idle ones close at once), and give up after `shutdown_timeout`.
 
+use crate::config::Limits;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::Router;
@@ -41,26 +42,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
-
-/// The connection limits (CONTRACT §7).
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub header_timeout: Duration,
-    pub body_timeout: Duration,
-    pub idle_timeout: Duration,
-    pub shutdown_timeout: Duration,
-    pub max_connections: usize,
-    /// Bytes per second a request body (an upload's) must average over
-    /// `min_upload_window`; 0 turns the floor off.
-    pub min_upload_rate: u64,
-    /// The window `min_upload_rate` is averaged over: [`MIN_UPLOAD_WINDOW`]
-    /// (not a config key; tests shorten it).
-    pub min_upload_window: Duration,
-}
-
-/// The window a body's rate is averaged over: long enough that a slow
-/// mobile link with pauses passes, short enough that a trickle is cut soon.
-pub(crate) const MIN_UPLOAD_WINDOW: Duration = Duration::from_secs(30);
 
 /// A response write that has made no progress for this long makes its
 /// connection one that can be closed to make room for a new one.
@@ -363,8 +344,8 @@ impl TimedIo {
         };
         let reason = status.canonical_reason().unwrap_or("error");
         let message = format!("the request could not be read: {}", reason.to_lowercase());
-        let body = serde_json::to_string(&crate::error::error_body(
-            crate::error::code_for_status(status),
+        let body = serde_json::to_string(&super::error::error_body(
+            super::error::code_for_status(status),
             &message,
         ))
         .unwrap_or_default();

@@ -4,8 +4,8 @@
 //! readable from any page.
 
 use crate::domain::origins;
-use crate::error::ApiError;
 use crate::service::App;
+use crate::service::ServiceError;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -37,7 +37,7 @@ tus-resumable, tus-version, tus-extension, tus-max-size, tus-checksum-algorithm,
 retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
 };
 
-async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ApiError> {
+async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ServiceError> {
     let origins = app.meta.public_origins().await?;
     Ok(origins::any_matches(&origins, origin))
 }

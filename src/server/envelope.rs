@@ -1,7 +1,8 @@
 //! Safety nets that keep every error in the spec's envelope: rejections that
 //! axum produces as plain text, panics, and oversized request headers.
 
-use crate::error::{code_for_status, error_body, ApiError};
+use crate::server::error::{code_for_status, error_body};
+use crate::service::ServiceError;
 use axum::body::{to_bytes, Body};
 use axum::extract::Request;
 use axum::http::header;
@@ -46,7 +47,7 @@ pub(crate) fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Re
         .cloned()
         .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default();
-    ApiError::Internal(format!("panic: {detail}")).into_response()
+    ServiceError::Internal(format!("panic: {detail}")).into_response()
 }
 
 /// 431 in the envelope when the request's headers add up to more than `max`.
@@ -57,7 +58,7 @@ pub(crate) async fn limit_headers(max: usize, req: Request<Body>, next: Next) ->
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum();
     if total > max {
-        return ApiError::HeadersTooLarge(format!("request headers exceed {max} bytes"))
+        return ServiceError::HeadersTooLarge(format!("request headers exceed {max} bytes"))
             .into_response();
     }
     next.run(req).await

@@ -5,8 +5,8 @@
 
 use crate::domain::digest::{self, Sha256Digest};
 use crate::domain::validate;
-use crate::error::ApiError;
 use crate::service::upload::{FilePart, Upload, UploadFields};
+use crate::service::ServiceError;
 use axum::extract::multipart::{Field, Multipart, MultipartError};
 use axum::http::HeaderMap;
 use futures_util::StreamExt;
@@ -19,13 +19,13 @@ const MAX_TEXT_FIELD: usize = 4096;
 pub(crate) async fn read(
     upload: &Upload,
     mut form: Multipart,
-) -> Result<(FilePart, UploadFields), ApiError> {
+) -> Result<(FilePart, UploadFields), ServiceError> {
     let mut fields = UploadFields::default();
     let mut file: Option<FilePart> = None;
     while let Some(field) = form.next_field().await.map_err(bad_multipart)? {
         match field.name().unwrap_or("") {
             "file" if file.is_some() => {
-                return Err(ApiError::bad_request("more than one file part"))
+                return Err(ServiceError::bad_request("more than one file part"))
             }
             "file" => {
                 let name = field.file_name().unwrap_or("").to_string();
@@ -36,23 +36,23 @@ pub(crate) async fn read(
             }
             "folder" => {
                 fields.folder =
-                    validate::folder(&text(field).await?).map_err(ApiError::BadRequest)?
+                    validate::folder(&text(field).await?).map_err(ServiceError::BadRequest)?
             }
             "private" => {
                 fields.private =
-                    validate::boolean(&text(field).await?).map_err(ApiError::BadRequest)?
+                    validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?
             }
             // Before or after the file part: checked when the file is.
             "sha256" => {
                 fields.sha256 =
-                    Some(digest::parse_hex(&text(field).await?).map_err(ApiError::BadRequest)?)
+                    Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?)
             }
             "expires" => {
                 let raw = text(field).await?;
                 fields.expires = if raw.is_empty() {
                     None
                 } else {
-                    Some(validate::expires(&raw).map_err(ApiError::BadRequest)?)
+                    Some(validate::expires(&raw).map_err(ServiceError::BadRequest)?)
                 };
             }
             _ => drain(field).await?,
@@ -60,19 +60,20 @@ pub(crate) async fn read(
         // Refused as soon as it shows, not after the file has been read.
         upload.check(&fields)?;
     }
-    let file = file
-        .ok_or_else(|| ApiError::bad_request("missing file part (a form field named \"file\")"))?;
+    let file = file.ok_or_else(|| {
+        ServiceError::bad_request("missing file part (a form field named \"file\")")
+    })?;
     Ok((file, fields))
 }
 
 /// The SHA-256 the upload's `Content-Digest` header names (RFC 9530; for the
 /// file part, not the multipart body); several field lines are one list.
-pub(crate) fn content_digest(headers: &HeaderMap) -> Result<Option<Sha256Digest>, ApiError> {
+pub(crate) fn content_digest(headers: &HeaderMap) -> Result<Option<Sha256Digest>, ServiceError> {
     let mut value = String::new();
     for line in &headers.get_all(digest::HEADER) {
         let line = line
             .to_str()
-            .map_err(|_| ApiError::bad_request("Content-Digest is not ASCII"))?;
+            .map_err(|_| ServiceError::bad_request("Content-Digest is not ASCII"))?;
         if line.trim().is_empty() {
             continue;
         }
@@ -81,45 +82,46 @@ pub(crate) fn content_digest(headers: &HeaderMap) -> Result<Option<Sha256Digest>
         }
         value.push_str(line);
     }
-    digest::parse_content_digest(&value).map_err(ApiError::BadRequest)
+    digest::parse_content_digest(&value).map_err(ServiceError::BadRequest)
 }
 
-fn bad_multipart(e: MultipartError) -> ApiError {
+fn bad_multipart(e: MultipartError) -> ServiceError {
     // A body that stopped arriving is the client's timeout, not a bad form.
     body_timeout(&e).unwrap_or_else(|| {
-        ApiError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
+        ServiceError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
     })
 }
 
 /// The 408 of a request body that stopped arriving (`server.body_timeout`)
 /// or arrived too slowly (`server.min_upload_rate`), if that is what `e`
 /// comes from.
-pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<ApiError> {
+pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<ServiceError> {
     let mut source = Some(e);
     while let Some(err) = source {
         if let Some(t) = err.downcast_ref::<super::conn::BodyTimeout>() {
-            return Some(ApiError::Timeout(t.to_string()));
+            return Some(ServiceError::Timeout(t.to_string()));
         }
         source = err.source();
     }
     None
 }
 
-async fn text(mut field: Field<'_>) -> Result<String, ApiError> {
+async fn text(mut field: Field<'_>) -> Result<String, ServiceError> {
     let name = field.name().unwrap_or("").to_string();
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
         if buf.len() + chunk.len() > MAX_TEXT_FIELD {
-            return Err(ApiError::BadRequest(format!(
+            return Err(ServiceError::BadRequest(format!(
                 "field {name:?} is longer than {MAX_TEXT_FIELD} bytes"
             )));
         }
         buf.extend_from_slice(&chunk);
     }
-    String::from_utf8(buf).map_err(|_| ApiError::BadRequest(format!("field {name:?} is not UTF-8")))
+    String::from_utf8(buf)
+        .map_err(|_| ServiceError::BadRequest(format!("field {name:?} is not UTF-8")))
 }
 
-async fn drain(mut field: Field<'_>) -> Result<(), ApiError> {
+async fn drain(mut field: Field<'_>) -> Result<(), ServiceError> {
     while field.chunk().await.map_err(bad_multipart)?.is_some() {}
     Ok(())
 }

@@ -3,12 +3,12 @@
 
 use super::auth::Caller;
 use crate::api::{
-    DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, SignedUrl,
+    DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, ListParams, SignedUrl,
     SignedUrlRequest, Usage,
 };
 use crate::domain::validate;
-use crate::error::ApiError;
-use crate::service::{files, upload, usage, App};
+use crate::service::ServiceError;
+use crate::service::{files, records, upload, usage, App};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -43,9 +43,9 @@ pub(crate) async fn upload(
     caller: Caller,
     headers: HeaderMap,
     form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     let form = form.map_err(|e| {
-        ApiError::BadRequest(format!(
+        ServiceError::BadRequest(format!(
             "expected a multipart/form-data body: {}",
             e.body_text()
         ))
@@ -78,7 +78,7 @@ pub(crate) async fn upload(
 
 /// List files, newest first.
 #[utoipa::path(get, path = "/v1/files", tag = "files",
-    params(files::ListParams),
+    params(ListParams),
     responses(
         (status = 200, description = "One page", body = FileList),
         (status = 400, description = "Invalid folder, limit or cursor", body = ErrorBody),
@@ -89,9 +89,9 @@ pub(crate) async fn upload(
 pub(crate) async fn list(
     State(app): AppState,
     caller: Caller,
-    params: Result<Query<files::ListParams>, QueryRejection>,
-) -> Result<Json<FileList>, ApiError> {
-    let Query(params) = params.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    params: Result<Query<ListParams>, QueryRejection>,
+) -> Result<Json<FileList>, ServiceError> {
+    let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     Ok(Json(files::list(&app, &caller.account.id, params).await?))
 }
 
@@ -109,9 +109,9 @@ pub(crate) async fn get(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<FileRecord>, ApiError> {
+) -> Result<Json<FileRecord>, ServiceError> {
     let row = files::get(&app, &caller.account.id, &id).await?;
-    Ok(Json(files::record(&app, &row)))
+    Ok(Json(records::record(&app, &row)))
 }
 
 /// Delete a file, at once and for good.
@@ -128,7 +128,7 @@ pub(crate) async fn delete(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<DeleteResult>, ApiError> {
+) -> Result<Json<DeleteResult>, ServiceError> {
     files::delete(&app, &caller.account.id, &id).await?;
     Ok(Json(DeleteResult { success: true }))
 }
@@ -152,19 +152,20 @@ pub(crate) async fn signed_url(
     caller: Caller,
     Path(id): Path<String>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
-) -> Result<Json<SignedUrl>, ApiError> {
+) -> Result<Json<SignedUrl>, ServiceError> {
     let Json(body) = body.map_err(|e| {
-        ApiError::BadRequest(format!(
+        ServiceError::BadRequest(format!(
             "expected a JSON body {{\"expires_in\": seconds}}: {}",
             e.body_text()
         ))
     })?;
     let expires_in = body
         .get("expires_in")
-        .ok_or_else(|| ApiError::bad_request("expires_in is required"))?;
-    let expires_in = validate::json_integer(expires_in)
-        .ok_or_else(|| ApiError::bad_request("expires_in must be an integer from 1 to 604800"))?;
-    let expires_in = validate::expires_in(expires_in).map_err(ApiError::BadRequest)?;
+        .ok_or_else(|| ServiceError::bad_request("expires_in is required"))?;
+    let expires_in = validate::json_integer(expires_in).ok_or_else(|| {
+        ServiceError::bad_request("expires_in must be an integer from 1 to 604800")
+    })?;
+    let expires_in = validate::expires_in(expires_in).map_err(ServiceError::BadRequest)?;
     Ok(Json(
         files::sign(&app, &caller.account.id, &id, expires_in).await?,
     ))
@@ -180,7 +181,10 @@ pub(crate) async fn signed_url(
         (status = 429, description = "Rate limit reached", body = ErrorBody),
     ),
     security(("bearer" = [])))]
-pub(crate) async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
+pub(crate) async fn usage(
+    State(app): AppState,
+    caller: Caller,
+) -> Result<Json<Usage>, ServiceError> {
     Ok(Json(usage::record(&app, &caller.account).await?))
 }
 
@@ -241,10 +245,10 @@ pub(crate) async fn health(State(app): AppState) -> Response {
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }
 
-pub(crate) async fn not_found() -> ApiError {
-    ApiError::NotFound("no such route".into())
+pub(crate) async fn not_found() -> ServiceError {
+    ServiceError::NotFound("no such route".into())
 }
 
-pub(crate) async fn method_not_allowed() -> ApiError {
-    ApiError::MethodNotAllowed("method not allowed on this route".into())
+pub(crate) async fn method_not_allowed() -> ServiceError {
+    ServiceError::MethodNotAllowed("method not allowed on this route".into())
 }

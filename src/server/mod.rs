@@ -7,6 +7,7 @@ pub(crate) mod conn;
 pub(crate) mod cors;
 pub(crate) mod drain;
 pub(crate) mod envelope;
+pub(crate) mod error;
 pub(crate) mod form;
 pub(crate) mod handlers;
 pub(crate) mod metrics;

@@ -10,7 +10,7 @@ use crate::api::{ErrorBody, OpenUpload, OpenUploads, UploadStatus};
 use crate::clock::rfc3339_ms;
 use crate::db::UploadRow;
 use crate::domain::tus::{self, Metadata};
-use crate::error::ApiError;
+use crate::service::ServiceError;
 use crate::service::{tus as service, App};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -45,7 +45,7 @@ pub(crate) async fn require_version(req: Request, next: Next) -> Response {
     if *req.method() == Method::GET || version == Some(tus::VERSION.as_bytes()) {
         return next.run(req).await;
     }
-    let mut r = ApiError::UnsupportedVersion(format!(
+    let mut r = ServiceError::UnsupportedVersion(format!(
         "send Tus-Resumable: {} (the protocol version this server speaks)",
         tus::VERSION
     ))
@@ -78,19 +78,19 @@ pub(crate) async fn options() -> Response {
     r
 }
 
-fn text<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ApiError> {
+fn text<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ServiceError> {
     headers
         .get(name)
         .map(|v| {
             v.to_str()
-                .map_err(|_| ApiError::BadRequest(format!("{name} is not ASCII")))
+                .map_err(|_| ServiceError::BadRequest(format!("{name} is not ASCII")))
         })
         .transpose()
 }
 
-fn size(headers: &HeaderMap, name: &str) -> Result<Option<u64>, ApiError> {
+fn size(headers: &HeaderMap, name: &str) -> Result<Option<u64>, ServiceError> {
     text(headers, name)?
-        .map(|v| tus::parse_size(name, v).map_err(ApiError::BadRequest))
+        .map(|v| tus::parse_size(name, v).map_err(ServiceError::BadRequest))
         .transpose()
 }
 
@@ -105,19 +105,20 @@ fn caller(c: Caller) -> service::Caller {
 /// The request body, its errors as the API's (a body that stopped arriving is 408).
 fn body_stream(
     body: Body,
-) -> impl futures_util::Stream<Item = Result<bytes::Bytes, ApiError>> + Send + 'static {
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, ServiceError>> + Send + 'static {
     body.into_data_stream().map(|chunk| {
         chunk.map_err(|e| {
-            super::form::body_timeout(&e)
-                .unwrap_or_else(|| ApiError::BadRequest(format!("the request body broke off: {e}")))
+            super::form::body_timeout(&e).unwrap_or_else(|| {
+                ServiceError::BadRequest(format!("the request body broke off: {e}"))
+            })
         })
     })
 }
 
 /// Headers of a PATCH (or of a creation with data), checked.
-fn patch_of(headers: &HeaderMap, offset: u64) -> Result<service::Patch, ApiError> {
+fn patch_of(headers: &HeaderMap, offset: u64) -> Result<service::Patch, ServiceError> {
     let checksum = text(headers, "upload-checksum")?
-        .map(|v| tus::parse_checksum(v).map_err(ApiError::BadRequest))
+        .map(|v| tus::parse_checksum(v).map_err(ServiceError::BadRequest))
         .transpose()?;
     Ok(service::Patch {
         offset,
@@ -167,16 +168,16 @@ pub(crate) async fn create(
     who: Caller,
     headers: HeaderMap,
     body: Body,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     if headers.contains_key("upload-defer-length") {
-        return Err(ApiError::bad_request(
+        return Err(ServiceError::bad_request(
             "Upload-Defer-Length is not supported: send Upload-Length",
         ));
     }
     let length = size(&headers, "upload-length")?
-        .ok_or_else(|| ApiError::bad_request("Upload-Length is required"))?;
+        .ok_or_else(|| ServiceError::bad_request("Upload-Length is required"))?;
     let meta = match text(&headers, "upload-metadata")? {
-        Some(raw) => tus::parse_metadata(raw).map_err(ApiError::BadRequest)?,
+        Some(raw) => tus::parse_metadata(raw).map_err(ServiceError::BadRequest)?,
         None => Metadata::default(),
     };
     let with_data = is_offset_stream(&headers);
@@ -250,7 +251,7 @@ pub(crate) async fn head(
     State(app): AppState,
     who: Caller,
     Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     let (row, _) = service::status(&app, &caller(who), &id).await?;
     let mut r = StatusCode::OK.into_response();
     let h = r.headers_mut();
@@ -288,7 +289,7 @@ pub(crate) async fn status(
     State(app): AppState,
     who: Caller,
     Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     let (row, file) = service::status(&app, &caller(who), &id).await?;
     let body = UploadStatus {
         offset: offset_of(&row),
@@ -340,15 +341,15 @@ pub(crate) async fn patch(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     if !is_offset_stream(&headers) {
-        return Err(ApiError::UnsupportedMediaType(format!(
+        return Err(ServiceError::UnsupportedMediaType(format!(
             "a PATCH body must be Content-Type: {}",
             tus::OFFSET_STREAM
         )));
     }
     let offset = size(&headers, "upload-offset")?
-        .ok_or_else(|| ApiError::bad_request("Upload-Offset is required"))?;
+        .ok_or_else(|| ServiceError::bad_request("Upload-Offset is required"))?;
     let patch = patch_of(&headers, offset)?;
     let who = caller(who);
     // Only its creating key or a secret key of its account may continue it.
@@ -382,7 +383,7 @@ pub(crate) async fn terminate(
     State(app): AppState,
     who: Caller,
     Path(id): Path<String>,
-) -> Result<StatusCode, ApiError> {
+) -> Result<StatusCode, ServiceError> {
     service::terminate(&app, &caller(who), &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -396,7 +397,7 @@ pub(crate) async fn terminate(
         (status = 403, description = "A public key", body = ErrorBody),
     ),
     security(("bearer" = [])))]
-pub(crate) async fn list(State(app): AppState, who: Caller) -> Result<Response, ApiError> {
+pub(crate) async fn list(State(app): AppState, who: Caller) -> Result<Response, ServiceError> {
     let rows = service::list(&app, &caller(who)).await?;
     let uploads = rows
         .into_iter()

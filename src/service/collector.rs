@@ -8,15 +8,14 @@
 //! It runs once at start (files that expired while the server was down) and
 //! then every `reap_interval`.
 
+use super::blobs::delete_queued;
+use super::tus;
 use super::App;
-use crate::domain::backoff::Backoff;
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use std::sync::Arc;
 use std::time::Duration;
 
 const BATCH: u32 = 500;
-/// Failed blob deletions are retried after 1 s, doubling up to 1 h.
-const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(3600));
 /// Writes interrupted inside the blob store (S3 multipart uploads) older than
 /// this are swept; no upload takes that long between its parts.
 pub(crate) const SWEEP_AGE: Duration = Duration::from_secs(24 * 3600);
@@ -37,29 +36,6 @@ pub(crate) async fn sweep(app: &App) {
         Ok(0) => {}
         Ok(n) => tracing::info!(n, "incomplete uploads removed from the blob store"),
         Err(e) => tracing::warn!(error = %e, "sweep of incomplete uploads failed; will retry"),
-    }
-}
-
-/// Deletes a queued blob now (a file just deleted, an upload that failed);
-/// on failure it stays queued and the collector retries it with backoff.
-pub(crate) async fn delete_blob_now(app: &App, key: &str) {
-    delete_queued(app, key.to_string(), 0).await;
-}
-
-/// Deletes a queued blob and forgets it; on failure records the error and
-/// when to try again (backoff doubling from 1 s to 1 h with `attempts`).
-/// True when the blob is gone and forgotten.
-async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
-    match app.store.delete(&key).await {
-        Ok(()) => app.meta.blob_deleted(&key).await.is_ok(),
-        Err(e) => {
-            let wait = RETRY.step(attempts).as_millis();
-            let retry_at = app.clock.now_ms() + i64::try_from(wait).unwrap_or(i64::MAX);
-            let msg = e.to_string();
-            tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
-            let _ = app.meta.blob_deletion_failed(&key, retry_at, &msg).await;
-            false
-        }
     }
 }
 
@@ -85,7 +61,7 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
             }
         }
     }
-    super::tus::reap(app).await;
+    tus::reap(app).await;
     let now = app.clock.now_ms();
     let _ = app
         .meta

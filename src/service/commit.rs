@@ -2,14 +2,15 @@
 //! lock, for both ways in (`service::upload` and `service::tus`), and the
 //! guard that removes a blob whose commit never happens.
 
+use super::blobs::delete_blob_now;
 use super::refusals::refused;
-use super::{collector, files, App};
+use super::{records, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{CommitContext, CommitOutcome, FileRow};
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use bytes::Bytes;
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ pub(crate) async fn commit(
     plan: &Plan,
     ctx: CommitContext,
     mut pending: PendingBlob,
-) -> Result<FileRecord, ApiError> {
+) -> Result<FileRecord, ServiceError> {
     let account_id = row.account_id.clone();
     let outcome = app.meta.commit_upload(row, inline, plan.quota(), ctx).await;
     match outcome {
@@ -41,11 +42,11 @@ pub(crate) async fn commit(
             app.outbox.wake();
             metrics::counter!("filestore_uploads_total").increment(1);
             metrics::counter!("filestore_upload_bytes_total").increment(row.size);
-            Ok(files::record(app, &row))
+            Ok(records::record(app, &row))
         }
         Ok(CommitOutcome::Replayed(existing)) => {
             pending.discard().await;
-            Ok(files::record(app, &existing))
+            Ok(records::record(app, &existing))
         }
         Ok(CommitOutcome::Refused(refusal)) => {
             pending.discard().await;
@@ -83,7 +84,7 @@ impl PendingBlob {
 
     /// Registers the blob for collection (released by the commit) before a
     /// byte of it is written.
-    pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ApiError> {
+    pub(crate) async fn guard(&mut self, now: i64) -> Result<(), ServiceError> {
         self.app.meta.guard_upload(&self.key, now).await?;
         self.armed = true;
         Ok(())
@@ -92,7 +93,7 @@ impl PendingBlob {
     /// The upload was refused: delete the blob now (if one was written).
     pub(crate) async fn discard(&mut self) {
         if self.armed {
-            collector::delete_blob_now(&self.app, &self.key).await;
+            delete_blob_now(&self.app, &self.key).await;
             self.armed = false;
         }
     }

@@ -12,7 +12,7 @@
 //! as much again ([`Disk::retake_spare`]).
 
 use crate::db::DbError;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use std::future::Future;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -190,10 +190,10 @@ impl Disk {
 
     /// Refuses (507) when writing `more` bytes would leave less than the
     /// reserve free.
-    pub fn check_room(&self, more: u64) -> Result<(), ApiError> {
-        let (free, _) = space(&self.dir).map_err(ApiError::from_io)?;
+    pub fn check_room(&self, more: u64) -> Result<(), ServiceError> {
+        let (free, _) = space(&self.dir).map_err(ServiceError::from_io)?;
         if more > free || free - more < self.reserve {
-            return Err(ApiError::InsufficientStorage(format!(
+            return Err(ServiceError::InsufficientStorage(format!(
                 "not enough free space on the server: {free} bytes free, {} kept in reserve",
                 self.reserve
             )));
@@ -226,7 +226,10 @@ mod tests {
         let d = Disk::new(dir.path(), None, false).unwrap();
         assert!(d.reserve <= DEFAULT_MAX && d.reserve <= total / 20);
         let all = Disk::new(dir.path(), Some(u64::MAX), false).unwrap();
-        assert_eq!(all.check_room(0).unwrap_err().status().as_u16(), 507);
+        assert_eq!(
+            all.check_room(0).unwrap_err().code(),
+            "insufficient_storage"
+        );
         assert!(all.check().is_err());
         let none = Disk::new(dir.path(), Some(0), false).unwrap();
         assert!(none.check_room(1).is_ok() && none.check().is_ok());

@@ -1,65 +1,21 @@
-//! Reads, pages, deletion and signing of files, and how a row becomes the
-//! spec's File record.
+//! Reads, pages, deletion and signing of files.
 
+use super::blobs::delete_blob_now;
+use super::records::{cdn_path_url, record};
 use super::App;
-use crate::api::{FileList, FileRecord, SignedUrl};
+use crate::api::{FileList, ListParams, SignedUrl};
 use crate::clock::rfc3339_ms;
 use crate::db::{FileRow, FolderFilter, PageAfter};
 use crate::domain::validate;
-use crate::domain::PATH_SEGMENT;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use percent_encoding::utf8_percent_encode;
 
-/// `{cdn_url}/live/<account>/<file>/<name>`.
-pub fn cdn_path_url(app: &App, f: &FileRow) -> String {
-    format!(
-        "{}/live/{}/{}/{}",
-        app.config.cdn_url,
-        f.account_id,
-        f.id,
-        utf8_percent_encode(&f.name, PATH_SEGMENT)
-    )
-}
-
-pub fn record(app: &App, f: &FileRow) -> FileRecord {
-    FileRecord {
-        id: f.id.clone(),
-        url: (!f.private).then(|| cdn_path_url(app, f)),
-        name: f.name.clone(),
-        folder: f.folder.clone(),
-        size: f.size,
-        content_type: f.content_type.clone(),
-        private: f.private,
-        expires_at: f.expires_at.map(rfc3339_ms),
-        created_at: rfc3339_ms(f.created_at),
-        sha256: f.sha256.clone(),
-    }
-}
-
-pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ApiError> {
+pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ServiceError> {
     app.meta
         .file(account_id, id, app.clock.now_ms())
         .await?
-        .ok_or_else(ApiError::not_found)
-}
-
-/// Raw list parameters as the query string gave them.
-#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ListParams {
-    /// Only the files of this folder (exact match); empty: every folder.
-    /// (Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.)
-    pub folder: Option<String>,
-    /// Page size.
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
-    pub limit: Option<String>,
-    /// The `cursor` of the previous page.
-    pub cursor: Option<String>,
-    /// With `folder`: the files of its subfolders too (`true`/`false`, also
-    /// 1/0, yes/no, on/off; its pattern is set in `server::openapi`).
-    pub recursive: Option<String>,
+        .ok_or_else(ServiceError::not_found)
 }
 
 fn encode_cursor(after: &PageAfter) -> String {
@@ -78,21 +34,21 @@ pub fn decode_cursor(s: &str) -> Option<PageAfter> {
     })
 }
 
-pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ApiError> {
-    let limit = validate::limit(p.limit.as_deref()).map_err(ApiError::BadRequest)?;
+pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ServiceError> {
+    let limit = validate::limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
     let folder = match p.folder.as_deref() {
         None => None,
-        Some(f) => validate::folder(f).map_err(ApiError::BadRequest)?,
+        Some(f) => validate::folder(f).map_err(ServiceError::BadRequest)?,
     };
     let recursive = match p.recursive.as_deref() {
         None => false,
         Some(r) => validate::boolean(r)
-            .map_err(|_| ApiError::BadRequest(format!("recursive {r:?}: use true or false")))?,
+            .map_err(|_| ServiceError::BadRequest(format!("recursive {r:?}: use true or false")))?,
     };
     let after = match p.cursor.as_deref() {
         None | Some("") => None,
         Some(c) => {
-            Some(decode_cursor(c).ok_or_else(|| ApiError::bad_request("cursor is not valid"))?)
+            Some(decode_cursor(c).ok_or_else(|| ServiceError::bad_request("cursor is not valid"))?)
         }
     };
     let filter = match (folder, recursive) {
@@ -120,15 +76,15 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
 
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
 /// if the store fails, by the collector later).
-pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ApiError> {
+pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
     let now = app.clock.now_ms();
     let row = app
         .disk
         .freeing(|| app.meta.delete_file(account_id, id, now))
         .await?
-        .ok_or_else(ApiError::not_found)?;
+        .ok_or_else(ServiceError::not_found)?;
     app.outbox.wake();
-    super::collector::delete_blob_now(app, &row.blob_key).await;
+    delete_blob_now(app, &row.blob_key).await;
     Ok(())
 }
 
@@ -137,7 +93,7 @@ pub async fn sign(
     account_id: &str,
     id: &str,
     expires_in: u64,
-) -> Result<SignedUrl, ApiError> {
+) -> Result<SignedUrl, ServiceError> {
     let row = get(app, account_id, id).await?;
     let expires = app
         .clock

@@ -13,7 +13,7 @@
 //! nodes behind a balancer an account may have up to `n` times its cap.
 
 use crate::domain::quota::{Ask, Holdings, Quota, Refusal};
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -71,11 +71,11 @@ impl InFlight {
     /// A slot for one more upload body of `account`, if fewer than `max`
     /// are arriving; else 429 `rate_limit_exceeded` with `Retry-After`
     /// (`now`: the unix second).
-    pub fn slot(&self, account: &str, max: u64, now: i64) -> Result<Slot, ApiError> {
+    pub fn slot(&self, account: &str, max: u64, now: i64) -> Result<Slot, ServiceError> {
         let mut m = self.tally();
         let n = m.uploads.entry(account.to_string()).or_default();
         if *n >= max {
-            return Err(ApiError::RateLimited {
+            return Err(ServiceError::RateLimited {
                 message: format!(
                     "too many uploads at once: {max} are arriving for this account; \
                      retry when one has ended"
@@ -174,7 +174,7 @@ mod tests {
         let refused = f.slot("acc", 2, 100).unwrap_err();
         assert!(matches!(
             refused,
-            ApiError::RateLimited {
+            ServiceError::RateLimited {
                 limit: 2,
                 reset: 101,
                 now: 100,

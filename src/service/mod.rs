@@ -4,15 +4,22 @@
 
 pub mod admin;
 pub(crate) mod bandwidth;
+pub(crate) mod blobs;
+pub(crate) mod cdn;
 pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
 pub mod disk;
+pub(crate) mod error;
 pub mod files;
 pub(crate) mod inflight;
+pub(crate) mod meter;
+pub(crate) mod outbox;
+pub(crate) mod records;
 pub(crate) mod refusals;
 pub(crate) mod spool;
 pub(crate) mod tus;
+pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;
 pub(crate) mod webhooks;
@@ -25,6 +32,7 @@ use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
 use crate::storage::{local::LocalStore, s3::S3Store, DynBlobStore, StorageError};
 use admin::AdminError;
+pub(crate) use error::ServiceError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,16 +46,16 @@ pub struct App {
     pub clock: Clock,
     pub signer: Signer,
     /// Bytes sent by the CDN, not yet written to the database.
-    pub bandwidth: bandwidth::Meter,
+    pub bandwidth: meter::Meter,
     /// Where uploads are spooled before they go to the blob store.
     pub spool_dir: PathBuf,
     /// The free space kept on the data dir's volume.
     pub disk: disk::Disk,
     /// Bytes of uploads still arriving, per account (counted in the quota).
     pub in_flight: inflight::InFlight,
-    pub(crate) tus_locks: tus::Locks,
+    pub(crate) tus_locks: tus_locks::Locks,
     /// Wakes the webhook sender.
-    pub(crate) outbox: Arc<webhooks::Outbox>,
+    pub(crate) outbox: Arc<outbox::Outbox>,
     /// The SQLite database underneath, when the metadata store is SQLite.
     sqlite: Option<Db>,
 }
@@ -115,10 +123,10 @@ impl App {
             meta,
             store,
             clock,
-            bandwidth: bandwidth::Meter::default(),
+            bandwidth: meter::Meter::default(),
             disk,
             in_flight: inflight::InFlight::default(),
-            tus_locks: tus::Locks::default(),
+            tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
             sqlite,
             spool_dir,

@@ -6,7 +6,7 @@ use super::App;
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::domain::quota::Refusal;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 
 /// The most incomplete uploads read to find the next to expire.
 const OPEN_SCAN_MAX: u32 = 1000;
@@ -18,7 +18,7 @@ pub(crate) async fn refused(
     refusal: Refusal,
     plan: &Plan,
     account_id: &str,
-) -> ApiError {
+) -> ServiceError {
     match refusal {
         Refusal::Storage { used } => storage_exceeded(used, plan.storage),
         Refusal::Uploads { count } => uploads_exceeded(app, count, plan),
@@ -33,21 +33,21 @@ pub(crate) async fn refused(
     }
 }
 
-pub(crate) fn too_large(max: u64) -> ApiError {
-    ApiError::FileTooLarge(format!(
+pub(crate) fn too_large(max: u64) -> ServiceError {
+    ServiceError::FileTooLarge(format!(
         "file exceeds the plan's maximum file size of {max} bytes"
     ))
 }
 
-pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ApiError {
-    ApiError::StorageLimitExceeded(format!(
+pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ServiceError {
+    ServiceError::StorageLimitExceeded(format!(
         "upload would exceed the storage quota ({used} of {quota} bytes used)"
     ))
 }
 
-pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
+pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ServiceError {
     let now = app.clock.now();
-    ApiError::RateLimited {
+    ServiceError::RateLimited {
         message: format!(
             "monthly upload limit reached ({count} of {} this period)",
             plan.uploads
@@ -61,10 +61,10 @@ pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ApiError {
 /// 429 for one incomplete upload too many: it may be retried once the first
 /// of the `open` ones expires at `next_expiry` (ms), unless it completes or
 /// is ended sooner.
-pub(crate) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan) -> ApiError {
+pub(crate) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan) -> ServiceError {
     let now = app.clock.now_ms();
     let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
-    ApiError::RateLimited {
+    ServiceError::RateLimited {
         message: format!(
             "too many incomplete resumable uploads ({open} of {}): complete or end one first",
             plan.open_uploads

@@ -15,7 +15,7 @@ use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
 use super::refusals::{refused, too_large};
 use super::spool::{Body, Spool, Spooled};
-use super::{checksum, files, App};
+use super::{checksum, records, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
@@ -23,7 +23,7 @@ use crate::db::{Account, CommitContext, FileRow};
 use crate::domain::digest::Sha256Digest;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::sync::Arc;
@@ -86,7 +86,10 @@ impl Upload {
     /// upload more than the plan's `concurrent_uploads`, a bad
     /// `Idempotency-Key`, a `Content-Length` past the plan's file size, a
     /// full disk, a spent monthly count or storage quota.
-    pub(crate) async fn start(app: &Arc<App>, mut req: UploadRequest) -> Result<Upload, ApiError> {
+    pub(crate) async fn start(
+        app: &Arc<App>,
+        mut req: UploadRequest,
+    ) -> Result<Upload, ServiceError> {
         let plan = app.plan_of(&req.account).clone();
         let slot = app.in_flight.slot(
             &req.account.id,
@@ -94,7 +97,7 @@ impl Upload {
             app.clock.now().timestamp(),
         )?;
         if let Some(key) = &req.idempotency_key {
-            validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
+            validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
             req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
         }
         if let Some(len) = req.content_length {
@@ -134,9 +137,9 @@ impl Upload {
     /// upload private files) and agree with the headers (a `sha256` field
     /// and a `Content-Digest` must name the same digest). Called as soon as
     /// fields arrive, and again by [`Upload::finish`].
-    pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ApiError> {
+    pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ServiceError> {
         if fields.private && self.req.public_key {
-            return Err(ApiError::Forbidden(
+            return Err(ServiceError::Forbidden(
                 "public keys cannot upload private files".into(),
             ));
         }
@@ -155,9 +158,9 @@ impl Upload {
         name: &str,
         part_type: Option<&str>,
         mut bytes: S,
-    ) -> Result<FilePart, ApiError>
+    ) -> Result<FilePart, ServiceError>
     where
-        S: Stream<Item = Result<Bytes, ApiError>> + Unpin,
+        S: Stream<Item = Result<Bytes, ServiceError>> + Unpin,
     {
         let (app, limits) = (&self.app, &self.limits);
         let mut held = app.in_flight.hold(&limits.account);
@@ -175,12 +178,12 @@ impl Upload {
             if size >> 23 != spool.size() >> 23 {
                 app.disk.check_room(0)?;
             }
-            spool.push(chunk).await.map_err(ApiError::from_io)?;
+            spool.push(chunk).await.map_err(ServiceError::from_io)?;
         }
         Ok(FilePart {
             name: name.to_string(),
             part_type: part_type.map(str::to_string),
-            spooled: spool.finish().await.map_err(ApiError::from_io)?,
+            spooled: spool.finish().await.map_err(ServiceError::from_io)?,
             held,
         })
     }
@@ -191,7 +194,7 @@ impl Upload {
         mut self,
         file: FilePart,
         fields: UploadFields,
-    ) -> Result<FileRecord, ApiError> {
+    ) -> Result<FileRecord, ServiceError> {
         // The body has all arrived: no longer an upload receiving bytes.
         self.slot.take();
         self.check(&fields)?;
@@ -200,12 +203,12 @@ impl Upload {
         if let Some(existing) = &self.replay {
             // The file stored the first time must be the one meant now.
             checksum::verify(expected, &existing.sha256, checksum::REPLAYED)?;
-            return Ok(files::record(app, existing));
+            return Ok(records::record(app, existing));
         }
         // Before the blob goes to the store: a mismatch leaves nothing (the
         // spool is dropped, and removed, with `file`).
         checksum::verify(expected, &file.spooled.sha256, checksum::RECEIVED)?;
-        let name = validate::file_name(&file.name).map_err(ApiError::BadRequest)?;
+        let name = validate::file_name(&file.name).map_err(ServiceError::BadRequest)?;
         let now = app.clock.now_ms();
         let file_id = ids::file_id();
         let FilePart {
@@ -254,7 +257,7 @@ async fn store_and_commit(
     plan: &Plan,
     idempotency_key: Option<String>,
     held: Held,
-) -> Result<FileRecord, ApiError> {
+) -> Result<FileRecord, ServiceError> {
     let mut pending = PendingBlob::new(app, &row.blob_key);
     let inline = match body {
         Body::Inline(bytes) => Some(bytes),
@@ -275,7 +278,7 @@ async fn store_and_commit(
     commit(app, row, inline, plan, ctx, pending).await
 }
 
-async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>, ApiError> {
+async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>, ServiceError> {
     let Some(key) = req.idempotency_key.clone() else {
         return Ok(None);
     };
@@ -288,7 +291,7 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
 
 /// Refuses before reading the body what is certain to be refused (counting
 /// what incomplete resumable uploads hold); gives the bytes those hold.
-async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ApiError> {
+async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ServiceError> {
     let key = period_of(app.clock.now()).key;
     let held = app
         .meta

@@ -5,9 +5,9 @@ use super::{bandwidth, App};
 use crate::api::{Usage, UsageLimits};
 use crate::clock::period_of;
 use crate::db::Account;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 
-pub(crate) async fn record(app: &App, account: &Account) -> Result<Usage, ApiError> {
+pub(crate) async fn record(app: &App, account: &Account) -> Result<Usage, ServiceError> {
     let period = period_of(app.clock.now());
     let read = app.meta.usage(&account.id, &period.key);
     let (counters, unflushed) =

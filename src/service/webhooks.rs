@@ -16,7 +16,8 @@
 //! commit on this node wakes the sender at once; events of other nodes,
 //! retries and reopened circuits are found by polling every second.
 
-use super::{files, App};
+use super::outbox::Outbox;
+use super::{records, App};
 use crate::clock::{millis, rfc3339_ms};
 use crate::db::OutboxEvent;
 use crate::domain::webhooks::{
@@ -24,24 +25,10 @@ use crate::domain::webhooks::{
 };
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 
 /// How often the outbox is looked at when nothing woke the sender.
 const POLL: Duration = Duration::from_secs(1);
-
-/// What wakes the sender.
-#[derive(Debug, Default)]
-pub(crate) struct Outbox {
-    wake: Notify,
-    settled: Notify,
-}
-
-impl Outbox {
-    /// Something was committed that may have queued events.
-    pub(crate) fn wake(&self) {
-        self.wake.notify_one();
-    }
-}
 
 /// Runs the sender until the app is dropped by everyone else.
 pub(crate) fn spawn(app: Arc<App>) -> tokio::task::JoinHandle<()> {
@@ -166,7 +153,7 @@ pub(crate) fn body(app: &App, event: &OutboxEvent) -> Vec<u8> {
     let payload = serde_json::json!({
         "type": event.kind,
         "timestamp": rfc3339_ms(event.created_at),
-        "data": files::record(app, &event.file),
+        "data": records::record(app, &event.file),
     });
     serde_json::to_vec(&payload).unwrap_or_default()
 }

@@ -5,24 +5,23 @@
 //! client's next byte: a batch runs only when bytes have come
 //! (`storage::pipe`).
 
-use super::length_exceeded;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::Algorithm;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use crate::storage::pipe::{Pipe, Sink};
 use crate::storage::ByteStream;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use sha2::Digest;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+
+use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
 /// What a PATCH's body may still bring, and why it ended early.
 pub(super) struct Feed {
     /// Bytes the upload may still take.
     pub(super) room: u64,
-    pub(super) error: Option<ApiError>,
+    pub(super) error: Option<ServiceError>,
 }
 
 /// The hashes a PATCH's bytes update.
@@ -106,13 +105,13 @@ pub(super) fn hasher(
 /// length. Every chunk the store gets, the hasher got first.
 pub(super) fn fed<S>(body: S, feed: Arc<Mutex<Feed>>, hasher: ToHasher) -> ByteStream
 where
-    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     futures_util::stream::unfold(
         (Box::pin(body), feed, hasher),
         |(mut body, feed, mut hasher)| async move {
             loop {
-                let stop = |feed: &Mutex<Feed>, e: ApiError| {
+                let stop = |feed: &Mutex<Feed>, e: ServiceError| {
                     feed.lock().expect("feed lock").error = Some(e);
                 };
                 let chunk = match body.next().await {
@@ -147,7 +146,7 @@ where
                 if let Err(e) = hasher.push(chunk.clone()).await {
                     stop(
                         &feed,
-                        ApiError::internal(format!("the hasher stopped: {e}")),
+                        ServiceError::internal(format!("the hasher stopped: {e}")),
                     );
                     hasher.end().await;
                     return None;
@@ -188,42 +187,18 @@ impl Checker {
     }
 }
 
-/// One turn at a time per upload, on this node.
-#[derive(Debug, Default)]
-pub(crate) struct Locks {
-    held: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
-}
-
-impl Locks {
-    fn entry(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut held = self.held.lock().expect("locks");
-        held.retain(|_, l| l.strong_count() > 0);
-        match held.get(id).and_then(Weak::upgrade) {
-            Some(l) => l,
-            None => {
-                let l = Arc::new(tokio::sync::Mutex::new(()));
-                held.insert(id.to_string(), Arc::downgrade(&l));
-                l
-            }
-        }
-    }
-
-    /// The upload's turn, once the request holding it ends.
-    pub(crate) async fn lock(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        self.entry(id).lock_owned().await
-    }
-
-    /// The upload's turn, if no request holds it now.
-    pub(crate) fn try_lock(&self, id: &str) -> Option<tokio::sync::OwnedMutexGuard<()>> {
-        self.entry(id).try_lock_owned().ok()
-    }
+/// 413 for a PATCH that would pass the upload's declared length.
+pub(super) fn length_exceeded(room: u64) -> ServiceError {
+    ServiceError::LengthExceeded(format!(
+        "the PATCH would pass the upload's length ({room} bytes left)"
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn body(chunks: &[&'static [u8]]) -> impl Stream<Item = Result<Bytes, ApiError>> + Send {
+    fn body(chunks: &[&'static [u8]]) -> impl Stream<Item = Result<Bytes, ServiceError>> + Send {
         let chunks: Vec<_> = chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
         futures_util::stream::iter(chunks)
     }
@@ -269,7 +244,7 @@ mod tests {
         assert_eq!(passed.concat(), b"hello ");
         assert_eq!(done.await.unwrap().0.hex(), sha(b"hello "));
         let error = feed.lock().unwrap().error.take();
-        assert!(matches!(error, Some(ApiError::LengthExceeded(_))));
+        assert!(matches!(error, Some(ServiceError::LengthExceeded(_))));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,8 +16,8 @@
 //! expires when it receives no byte for its idle time, and a request
 //! receiving bytes is still in progress however long it takes.
 
-use super::App;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
+use crate::service::App;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::sync::Arc;
@@ -52,8 +52,8 @@ pub(crate) struct Lease {
     renewer: tokio::task::JoinHandle<()>,
 }
 
-fn locked(message: &str) -> ApiError {
-    ApiError::Locked {
+fn locked(message: &str) -> ServiceError {
+    ServiceError::Locked {
         message: message.into(),
         retry_after: RETRY_AFTER_SECS,
     }
@@ -61,7 +61,7 @@ fn locked(message: &str) -> ApiError {
 
 /// 423 for a PATCH while another request to the same upload runs on this
 /// node.
-pub(crate) fn busy() -> ApiError {
+pub(crate) fn busy() -> ServiceError {
     locked(
         "another request to this upload is in progress; retry after Retry-After seconds \
          (ask for its offset with HEAD, then resume)",
@@ -69,7 +69,7 @@ pub(crate) fn busy() -> ApiError {
 }
 
 /// 423 for a request whose lease another request took.
-pub(crate) fn taken() -> ApiError {
+pub(crate) fn taken() -> ServiceError {
     locked("another request took this upload over; ask for its offset (HEAD) and resume")
 }
 
@@ -77,7 +77,7 @@ impl Lease {
     /// Takes upload `id`'s lease (then the caller reads the upload afresh:
     /// another node may have moved it just before); 423 while a request on
     /// another node holds it.
-    pub(crate) async fn take(app: &Arc<App>, id: &str) -> Result<Lease, ApiError> {
+    pub(crate) async fn take(app: &Arc<App>, id: &str) -> Result<Lease, ServiceError> {
         let token = hex::encode(rand::random::<[u8; 16]>());
         let now = app.clock.now_ms();
         let until = now + lease_ms();
@@ -93,7 +93,7 @@ impl Lease {
     /// Takes upload `id`'s lease whoever holds it (a termination): the
     /// request that held it, on any node, stops at its next renewal. None
     /// when there is no such upload.
-    pub(crate) async fn seize(app: &Arc<App>, id: &str) -> Result<Option<Lease>, ApiError> {
+    pub(crate) async fn seize(app: &Arc<App>, id: &str) -> Result<Option<Lease>, ServiceError> {
         let token = hex::encode(rand::random::<[u8; 16]>());
         let until = app.clock.now_ms() + lease_ms();
         if !app.meta.seize_upload(id, &token, until).await? {
@@ -130,9 +130,9 @@ impl Lease {
     pub(crate) fn guard<S>(
         &self,
         body: S,
-    ) -> impl Stream<Item = Result<Bytes, ApiError>> + Send + 'static
+    ) -> impl Stream<Item = Result<Bytes, ServiceError>> + Send + 'static
     where
-        S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+        S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
     {
         let lost = self.lost.clone();
         futures_util::stream::unfold(

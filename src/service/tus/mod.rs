@@ -22,37 +22,30 @@ mod feed;
 mod lease;
 mod owners;
 
+use super::blobs::delete_blob_now;
 use super::commit::{commit, commit_context, PendingBlob};
 use super::refusals::{refused, too_large};
-use super::{collector, files, App};
+use super::{records, App};
 use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
-use crate::db::{Account, CreateOutcome, FileRow, Progress, UploadRow};
+use crate::db::{CreateOutcome, FileRow, Progress, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{self as rules, Algorithm, Metadata};
 use crate::domain::{ids, validate};
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use crate::storage::{Partial, StorageError};
 use bytes::Bytes;
-pub(crate) use feed::Locks;
-use feed::{fed, hasher, Checker, Feed};
+use feed::{fed, hasher, length_exceeded, Checker, Feed};
 use futures_util::{Stream, StreamExt};
 use lease::Lease;
-pub(crate) use owners::{list, owned};
+use owners::unexpired;
+pub(crate) use owners::{list, owned, Caller};
 use std::sync::{Arc, Mutex};
-
-/// Who asks: the account, and the key (its id, and whether it is public).
-#[derive(Debug, Clone)]
-pub(crate) struct Caller {
-    pub account: Account,
-    pub key_id: String,
-    pub public_key: bool,
-}
 
 /// The space the server keeps free (`storage.min_free_space`) is checked
 /// when the bytes go to its own disk: on the local store, not on S3 (whose
 /// parts pass through memory, their remainder through the database).
-fn room_on_disk(app: &App, more: u64) -> Result<(), ApiError> {
+fn room_on_disk(app: &App, more: u64) -> Result<(), ServiceError> {
     match app.store.kind() {
         "local" => app.disk.check_room(more),
         _ => app.disk.check_room(0),
@@ -67,17 +60,17 @@ pub(crate) async fn create(
     length: u64,
     meta: Metadata,
     idempotency_key: Option<String>,
-) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
     // A retried creation (its answer lost) gets the upload it made.
     if let Some(key) = &idempotency_key {
-        validate::idempotency_key(key).map_err(ApiError::BadRequest)?;
+        validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
         let earlier = app.meta.replayed_upload(&caller.account.id, key).await?;
         if let Some(earlier) = earlier {
             return replay(app, caller, earlier).await;
         }
     }
     if meta.private && caller.public_key {
-        return Err(ApiError::Forbidden(
+        return Err(ServiceError::Forbidden(
             "public keys cannot upload private files".into(),
         ));
     }
@@ -87,7 +80,7 @@ pub(crate) async fn create(
     }
     room_on_disk(app, length)?;
     if length > app.store.max_partial() {
-        return Err(ApiError::FileTooLarge(format!(
+        return Err(ServiceError::FileTooLarge(format!(
             "the blob store takes resumable uploads of at most {} bytes",
             app.store.max_partial()
         )));
@@ -105,7 +98,7 @@ pub(crate) async fn create(
     let partial = match app.store.begin_partial(&blob_key).await {
         Ok(p) => p,
         Err(e) => {
-            collector::delete_blob_now(app, &blob_key).await;
+            delete_blob_now(app, &blob_key).await;
             return Err(e.into());
         }
     };
@@ -143,14 +136,14 @@ pub(crate) async fn create(
         Ok(CreateOutcome::Created) => return Ok((row, None)),
         Ok(CreateOutcome::Replayed(earlier)) => {
             let _ = app.store.abort_partial(&blob_key, &partial.state).await;
-            collector::delete_blob_now(app, &blob_key).await;
+            delete_blob_now(app, &blob_key).await;
             return replay(app, caller, *earlier).await;
         }
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
-    collector::delete_blob_now(app, &blob_key).await;
+    delete_blob_now(app, &blob_key).await;
     Err(refusal)
 }
 
@@ -161,9 +154,9 @@ async fn replay(
     app: &App,
     caller: &Caller,
     earlier: UploadRow,
-) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
     if owners::check(&earlier, caller).is_err() {
-        return Err(ApiError::BadRequest(
+        return Err(ServiceError::BadRequest(
             "this Idempotency-Key was used by another key's upload: send another".into(),
         ));
     }
@@ -177,39 +170,34 @@ pub(crate) async fn status(
     app: &App,
     caller: &Caller,
     id: &str,
-) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
     with_file(app, owned(app, caller, id).await?).await
 }
 
-async fn with_file(app: &App, row: UploadRow) -> Result<(UploadRow, Option<FileRecord>), ApiError> {
+async fn with_file(
+    app: &App,
+    row: UploadRow,
+) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
     let account_id = row.account_id.as_str();
     let file = match row.completed_at {
         Some(_) => app
             .meta
             .file(account_id, &row.file_id, app.clock.now_ms())
             .await?
-            .map(|f| files::record(app, &f)),
+            .map(|f| records::record(app, &f)),
         None => None,
     };
     Ok((row, file))
 }
 
 /// The upload, if it is this account's and not expired.
-async fn find(app: &App, account_id: &str, id: &str) -> Result<UploadRow, ApiError> {
+async fn find(app: &App, account_id: &str, id: &str) -> Result<UploadRow, ServiceError> {
     let row = app
         .meta
         .upload(account_id, id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("no such upload".into()))?;
+        .ok_or_else(|| ServiceError::NotFound("no such upload".into()))?;
     unexpired(app, row)
-}
-
-/// 410 for an upload whose time is up.
-fn unexpired(app: &App, row: UploadRow) -> Result<UploadRow, ApiError> {
-    if row.expires_at <= app.clock.now_ms() {
-        return Err(ApiError::Gone("the upload has expired".into()));
-    }
-    Ok(row)
 }
 
 /// What a PATCH's headers say.
@@ -239,9 +227,9 @@ pub(crate) async fn patch<S>(
     id: &str,
     p: Patch,
     body: S,
-) -> Result<Patched, ApiError>
+) -> Result<Patched, ServiceError>
 where
-    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     let max = match app.meta.account(account_id).await? {
         Some(account) => app.plan_of(&account).concurrent_uploads,
@@ -257,7 +245,7 @@ where
         append(&app, &account_id, &id, p, body).await
     })
     .await
-    .map_err(|e| ApiError::internal(format!("PATCH task: {e}")))?
+    .map_err(|e| ServiceError::internal(format!("PATCH task: {e}")))?
 }
 
 async fn append<S>(
@@ -266,9 +254,9 @@ async fn append<S>(
     id: &str,
     p: Patch,
     body: S,
-) -> Result<Patched, ApiError>
+) -> Result<Patched, ServiceError>
 where
-    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     // One PATCH of an upload at a time on this node: a second one is told
     // to come back rather than queued (holding one of the account's
@@ -292,9 +280,9 @@ async fn append_leased<S>(
     p: Patch,
     body: S,
     lease: &Lease,
-) -> Result<Patched, ApiError>
+) -> Result<Patched, ServiceError>
 where
-    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     let row = find(app, account_id, id).await?;
     let at = match row.completed_at {
@@ -302,7 +290,7 @@ where
         None => row.received,
     };
     if p.offset != at {
-        return Err(ApiError::OffsetMismatch(format!(
+        return Err(ServiceError::OffsetMismatch(format!(
             "Upload-Offset is {}, the upload is at {at}",
             p.offset
         )));
@@ -334,13 +322,13 @@ async fn write<S>(
     room: u64,
     body: S,
     lease: &Lease,
-) -> Result<Patched, ApiError>
+) -> Result<Patched, ServiceError>
 where
-    S: Stream<Item = Result<Bytes, ApiError>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     let id = row.id.as_str();
     let hash = ResumableSha256::restore(&row.hash_state)
-        .ok_or_else(|| ApiError::internal(format!("upload {id}: bad hash state")))?;
+        .ok_or_else(|| ServiceError::internal(format!("upload {id}: bad hash state")))?;
     let feed = Arc::new(Mutex::new(Feed { room, error: None }));
     let check = p.checksum.as_ref().map(|(a, _)| Checker::new(*a));
     let (to_hasher, hasher) = hasher(hash, check);
@@ -371,13 +359,16 @@ where
     }
     let (hash, check) = hasher
         .await
-        .map_err(|e| ApiError::internal(format!("hasher: {e}")))?;
+        .map_err(|e| ServiceError::internal(format!("hasher: {e}")))?;
     let error = feed.lock().expect("feed lock").error.take();
     if let Some(e) = error {
         // A chunk that broke its limit, one with a checksum that cannot be
         // checked, or one whose lease another request took, is dropped; one
         // cut short is kept as far as it came.
-        let dropped = matches!(e, ApiError::LengthExceeded(_) | ApiError::Locked { .. });
+        let dropped = matches!(
+            e,
+            ServiceError::LengthExceeded(_) | ServiceError::Locked { .. }
+        );
         if p.checksum.is_some() || dropped {
             return Err(e);
         }
@@ -392,7 +383,7 @@ where
     }
     if let (Some((_, expected)), Some(check)) = (&p.checksum, check) {
         if &check.finish() != expected {
-            return Err(ApiError::ChunkChecksumMismatch(
+            return Err(ServiceError::ChunkChecksumMismatch(
                 "Upload-Checksum does not match the PATCH's body; it was discarded".into(),
             ));
         }
@@ -419,7 +410,7 @@ async fn record(
     row: &UploadRow,
     after: &Partial,
     hash: &ResumableSha256,
-) -> Result<i64, ApiError> {
+) -> Result<i64, ServiceError> {
     let now = app.clock.now_ms();
     let brought = after.offset.saturating_sub(row.received);
     let expires_at = rules::expiry_after_patch(now, row.expires_at, row.idle_ms, brought);
@@ -433,7 +424,7 @@ async fn record(
         expires_at,
     };
     if !app.meta.advance_upload(&row.id, progress).await? {
-        return Err(ApiError::OffsetMismatch(
+        return Err(ServiceError::OffsetMismatch(
             "another request moved the upload first".into(),
         ));
     }
@@ -447,7 +438,7 @@ async fn complete(
     row: &UploadRow,
     after: Partial,
     hash: &ResumableSha256,
-) -> Result<FileRecord, ApiError> {
+) -> Result<FileRecord, ServiceError> {
     match app.store.complete_partial(&row.blob_key, after).await {
         Ok(()) => commit_file(app, row, hash.hex()).await,
         Err(StorageError::NotFound(_)) => recover(app, row).await,
@@ -461,12 +452,12 @@ async fn complete(
 /// PATCH), the file is committed now, its SHA-256 read back from the store.
 /// Otherwise the bytes are lost (the store's upload was aborted): the upload
 /// is removed and 410 says to start again.
-async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ApiError> {
+async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ServiceError> {
     if app.store.size(&row.blob_key).await? == Some(row.length) {
         let mut hash = ResumableSha256::new();
         let mut bytes = app.store.get(&row.blob_key, 0, row.length).await?;
         while let Some(chunk) = bytes.next().await {
-            hash.update(&chunk.map_err(ApiError::from_io)?);
+            hash.update(&chunk.map_err(ServiceError::from_io)?);
         }
         tracing::warn!(upload = %row.id, "completed in the store but not committed: committed now");
         return commit_file(app, row, hash.hex()).await;
@@ -475,9 +466,9 @@ async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ApiError
     // Only if it was still incomplete when removed: otherwise another
     // request just committed its file, whose blob stays.
     if app.meta.remove_upload(&row.id, app.clock.now_ms()).await? == Some(true) {
-        collector::delete_blob_now(app, &row.blob_key).await;
+        delete_blob_now(app, &row.blob_key).await;
     }
-    Err(ApiError::Gone(
+    Err(ServiceError::Gone(
         "the upload's bytes were lost in the store; start a new upload".into(),
     ))
 }
@@ -487,7 +478,7 @@ async fn commit_file(
     app: &Arc<App>,
     row: &UploadRow,
     sha256: String,
-) -> Result<FileRecord, ApiError> {
+) -> Result<FileRecord, ServiceError> {
     let now = app.clock.now_ms();
     let file = FileRow {
         id: row.file_id.clone(),
@@ -507,7 +498,7 @@ async fn commit_file(
         .meta
         .account(&row.account_id)
         .await?
-        .ok_or_else(|| ApiError::internal("account vanished"))?;
+        .ok_or_else(|| ServiceError::internal("account vanished"))?;
     let plan = app.plan_of(&account).clone();
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
@@ -525,15 +516,15 @@ async fn commit_file(
         // Refused because the upload is no longer open: it was ended (or
         // its time ran out) while its last bytes came, which is no server
         // fault; its blob went with it.
-        Err(ApiError::Internal(e)) => {
+        Err(ServiceError::Internal(e)) => {
             let now = app.meta.upload(&row.account_id, &row.id).await?;
             match now {
                 Some(u) if u.completed_at.is_some() => with_file(app, u)
                     .await?
                     .1
-                    .ok_or_else(|| ApiError::Gone("the upload's file is gone".into())),
-                Some(u) if u.expires_at > app.clock.now_ms() => Err(ApiError::Internal(e)),
-                _ => Err(ApiError::Gone(
+                    .ok_or_else(|| ServiceError::Gone("the upload's file is gone".into())),
+                Some(u) if u.expires_at > app.clock.now_ms() => Err(ServiceError::Internal(e)),
+                _ => Err(ServiceError::Gone(
                     "the upload ended before its last bytes were committed; start a new upload"
                         .into(),
                 )),
@@ -549,8 +540,12 @@ async fn commit_file(
 /// takes the upload's lease from it, and that request stops at its next
 /// renewal, recording nothing; on this node its end is awaited (a bounded
 /// wait), so that its bytes are not written after the removal.
-pub(crate) async fn terminate(app: &Arc<App>, caller: &Caller, id: &str) -> Result<(), ApiError> {
-    let no_such = || ApiError::NotFound("no such upload".into());
+pub(crate) async fn terminate(
+    app: &Arc<App>,
+    caller: &Caller,
+    id: &str,
+) -> Result<(), ServiceError> {
+    let no_such = || ServiceError::NotFound("no such upload".into());
     let account_id = caller.account.id.as_str();
     let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
     owners::check(&row, caller)?;
@@ -564,7 +559,7 @@ pub(crate) async fn terminate(app: &Arc<App>, caller: &Caller, id: &str) -> Resu
     let removed = async {
         let row = app.meta.upload(account_id, id).await?.ok_or_else(no_such)?;
         let removed = app.meta.remove_upload(id, app.clock.now_ms()).await?;
-        Ok::<_, ApiError>((row, removed))
+        Ok::<_, ServiceError>((row, removed))
     }
     .await;
     lease.end().await;
@@ -575,7 +570,7 @@ pub(crate) async fn terminate(app: &Arc<App>, caller: &Caller, id: &str) -> Resu
             .store
             .abort_partial(&row.blob_key, &row.store_state)
             .await;
-        collector::delete_blob_now(app, &row.blob_key).await;
+        delete_blob_now(app, &row.blob_key).await;
     }
     Ok(())
 }
@@ -596,10 +591,4 @@ pub(crate) async fn reap(app: &App) -> usize {
             0
         }
     }
-}
-
-fn length_exceeded(room: u64) -> ApiError {
-    ApiError::LengthExceeded(format!(
-        "the PATCH would pass the upload's length ({room} bytes left)"
-    ))
 }

@@ -8,25 +8,40 @@
 //! a public key left behind). Incomplete uploads at once are bounded by the
 //! plan's `open_uploads`, checked in the transaction that creates one.
 
-use super::{unexpired, Caller};
 use crate::config::Plan;
-use crate::db::UploadRow;
+use crate::db::{Account, UploadRow};
 use crate::domain::quota::Ask;
 use crate::domain::tus as rules;
-use crate::error::ApiError;
+use crate::service::error::ServiceError;
 use crate::service::refusals::refused;
 use crate::service::App;
+
+/// Who asks: the account, and the key (its id, and whether it is public).
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub account: Account,
+    pub key_id: String,
+    pub public_key: bool,
+}
+
+/// 410 for an upload whose time is up.
+pub(super) fn unexpired(app: &App, row: UploadRow) -> Result<UploadRow, ServiceError> {
+    if row.expires_at <= app.clock.now_ms() {
+        return Err(ServiceError::Gone("the upload has expired".into()));
+    }
+    Ok(row)
+}
 
 /// The most uploads one listing gives (newest first): more than any
 /// built-in plan lets an account hold open.
 pub(crate) const LIST_MAX: u32 = 1000;
 
-fn no_such() -> ApiError {
-    ApiError::NotFound("no such upload".into())
+fn no_such() -> ServiceError {
+    ServiceError::NotFound("no such upload".into())
 }
 
 /// 404 unless `caller` may use `row`.
-pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ApiError> {
+pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ServiceError> {
     if rules::may_use(
         row.created_by.as_deref(),
         &caller.key_id,
@@ -40,7 +55,7 @@ pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ApiError> {
 
 /// The upload, if `caller` may use it (404 otherwise) and it has not
 /// expired (410).
-pub(crate) async fn owned(app: &App, caller: &Caller, id: &str) -> Result<UploadRow, ApiError> {
+pub(crate) async fn owned(app: &App, caller: &Caller, id: &str) -> Result<UploadRow, ServiceError> {
     let row = app
         .meta
         .upload(&caller.account.id, id)
@@ -52,7 +67,7 @@ pub(crate) async fn owned(app: &App, caller: &Caller, id: &str) -> Result<Upload
 
 /// The account's incomplete, unexpired uploads, newest first (at most
 /// [`LIST_MAX`]); the route admits secret keys only.
-pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, ApiError> {
+pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, ServiceError> {
     let now = app.clock.now_ms();
     Ok(app
         .meta
@@ -70,7 +85,7 @@ pub(super) async fn precheck(
     length: u64,
     plan: &Plan,
     period: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), ServiceError> {
     let account = &caller.account;
     let now = app.clock.now_ms();
     let held = app.meta.commitments(&account.id, period, now).await?;

@@ -1,0 +1,32 @@
+//! Deleting a queued blob: at once when a file or an upload lets go of it,
+//! and, should the store fail, again later with backoff (by the collector).
+
+use super::App;
+use crate::domain::backoff::Backoff;
+use std::time::Duration;
+
+/// Failed blob deletions are retried after 1 s, doubling up to 1 h.
+const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(3600));
+
+/// Deletes a queued blob now (a file just deleted, an upload that failed);
+/// on failure it stays queued and the collector retries it with backoff.
+pub(crate) async fn delete_blob_now(app: &App, key: &str) {
+    delete_queued(app, key.to_string(), 0).await;
+}
+
+/// Deletes a queued blob and forgets it; on failure records the error and
+/// when to try again (backoff doubling from 1 s to 1 h with `attempts`).
+/// True when the blob is gone and forgotten.
+pub(crate) async fn delete_queued(app: &App, key: String, attempts: u32) -> bool {
+    match app.store.delete(&key).await {
+        Ok(()) => app.meta.blob_deleted(&key).await.is_ok(),
+        Err(e) => {
+            let wait = RETRY.step(attempts).as_millis();
+            let retry_at = app.clock.now_ms() + i64::try_from(wait).unwrap_or(i64::MAX);
+            let msg = e.to_string();
+            tracing::warn!(key, attempts, error = %msg, "blob deletion failed; retrying later");
+            let _ = app.meta.blob_deletion_failed(&key, retry_at, &msg).await;
+            false
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! What the CDN may serve and how its bytes are had: the file by account, id
+//! and name; a private file only with a valid, unexpired signature; its
+//! bytes from the row (inline) or the blob store; every byte sent counted
+//! into the account's bandwidth. `server::cdn` does the HTTP around it.
+
+use super::error::ServiceError;
+use super::App;
+use crate::clock::period_of;
+use crate::db::FileRow;
+use crate::domain::signing::Verdict;
+use crate::storage::{BlobStream, StorageError};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// A file the caller may have, with its bytes if the row holds them.
+#[derive(Debug)]
+pub(crate) struct Found {
+    pub(crate) row: FileRow,
+    inline: Option<Vec<u8>>,
+}
+
+/// The bytes to send: a slice of the row's inline bytes, or the blob store's
+/// stream (counted as it is sent).
+pub(crate) enum Content {
+    Inline(Bytes),
+    Stream(Counted<BlobStream>),
+}
+
+/// The file `file_id` of `account_id`, if it is named `name` and the caller
+/// may read it: public, or private with a signature (`expires`, `signature`
+/// from the signed URL) that is valid and unexpired. One metadata lookup.
+pub(crate) async fn open(
+    app: &App,
+    account_id: &str,
+    file_id: &str,
+    name: &str,
+    expires: Option<String>,
+    signature: Option<String>,
+) -> Result<Found, ServiceError> {
+    let now = app.clock.now_ms();
+    let (row, inline) = app
+        .meta
+        .file_with_data(account_id, file_id, now)
+        .await?
+        .filter(|(r, _)| r.name == name)
+        .ok_or_else(ServiceError::not_found)?;
+    if row.private {
+        check_signature(app, &row, expires, signature)?;
+    }
+    Ok(Found { row, inline })
+}
+
+impl Found {
+    /// The `len` bytes from `offset` (within the file, as the range allows):
+    /// inline bytes are counted at once, a blob's as they are sent.
+    pub(crate) async fn content(
+        self,
+        app: &Arc<App>,
+        offset: u64,
+        len: u64,
+    ) -> Result<Content, ServiceError> {
+        let row = self.row;
+        if let Some(data) = self.inline {
+            if data.len() as u64 != row.size {
+                return Err(ServiceError::Internal(format!(
+                    "inline bytes of {} are {} long, not {}",
+                    row.id,
+                    data.len(),
+                    row.size
+                )));
+            }
+            // Both ends are within `data`, whose length is the row's size.
+            let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+            let body = Bytes::from(data).slice(at(offset)..at(offset + len));
+            count_bandwidth(app, &row.account_id, len);
+            return Ok(Content::Inline(body));
+        }
+        let stream = app
+            .store
+            .get(&row.blob_key, offset, len)
+            .await
+            .map_err(|e| match e {
+                StorageError::NotFound(_) => ServiceError::not_found(),
+                other => other.into(),
+            })?;
+        Ok(Content::Stream(Counted {
+            inner: stream,
+            sent: 0,
+            account_id: row.account_id,
+            app: app.clone(),
+        }))
+    }
+}
+
+fn check_signature(
+    app: &App,
+    row: &FileRow,
+    expires: Option<String>,
+    signature: Option<String>,
+) -> Result<(), ServiceError> {
+    let denied = |why: &str| ServiceError::Forbidden(format!("private file: {why}"));
+    let (Some(expires), Some(sig)) = (expires, signature) else {
+        return Err(denied("a signed URL is required"));
+    };
+    let expires: i64 = expires.parse().map_err(|_| denied("invalid signature"))?;
+    match app.signer.verify(
+        &row.account_id,
+        &row.id,
+        expires,
+        &sig,
+        app.clock.now().timestamp(),
+    ) {
+        Verdict::Valid => Ok(()),
+        Verdict::Expired => Err(denied("the signed URL has expired")),
+        Verdict::Invalid => Err(denied("invalid signature")),
+    }
+}
+
+/// A body stream that counts the bytes it hands to the connection and books
+/// them as the account's bandwidth when it ends or is dropped.
+pub(crate) struct Counted<S> {
+    inner: S,
+    sent: u64,
+    account_id: String,
+    app: Arc<App>,
+}
+
+impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = self.inner.poll_next_unpin(cx);
+        if let Poll::Ready(Some(Ok(chunk))) = &polled {
+            self.sent += chunk.len() as u64;
+        }
+        polled
+    }
+}
+
+impl<S> Drop for Counted<S> {
+    fn drop(&mut self) {
+        count_bandwidth(&self.app, &self.account_id, self.sent);
+    }
+}
+
+fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
+    let period = period_of(app.clock.now()).key;
+    app.bandwidth.add(account_id, &period, bytes);
+}
