@@ -19,11 +19,3 @@ pub mod domain;
 pub mod server;
 pub mod service;
 pub mod storage;
-
-/// Test builds only: a test in `db::sqlite` still names the service's error
-/// by its old path, `crate::error::ApiError`. Goes once it names
-/// `service::ServiceError`.
-#[cfg(test)]
-pub(crate) mod error {
-    pub(crate) use crate::service::ServiceError as ApiError;
-}

@@ -329,10 +329,16 @@ mod tests {
         );
         let e = DbError::from(full);
         assert!(matches!(e, DbError::DiskFull(_)), "{e:?}");
-        assert_eq!(crate::error::ApiError::from(e).status().as_u16(), 507);
+        assert_eq!(
+            crate::service::ServiceError::from(e).code(),
+            "insufficient_storage"
+        );
         let other = DbError::from(rusqlite::Error::QueryReturnedNoRows);
         assert!(matches!(other, DbError::Backend(_)), "{other:?}");
-        assert_eq!(crate::error::ApiError::from(other).status().as_u16(), 500);
+        assert_eq!(
+            crate::service::ServiceError::from(other).code(),
+            "internal_error"
+        );
     }
 
     #[tokio::test]
