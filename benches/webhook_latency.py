@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Webhook delivery latency (CONTRACT §12): from commit to receipt, at a steady
+"""Webhook delivery latency (docs/decisions.md, "Webhooks"): from commit to receipt, at a steady
 upload rate.
 
 Starts `filestore serve` (the binary given, normally a release build) on a

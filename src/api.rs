@@ -1,4 +1,4 @@
-//! Wire types shared by the server and the client: exactly the records of SPEC.md.
+//! Wire types shared by the server and the client: exactly the records of the API reference (docs/api.md).
 
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +60,7 @@ pub struct DeleteResult {
     pub success: bool,
 }
 
-/// Answer of `GET /v1/usage`: the spec's four fields, plus (an addition, so
+/// Answer of `GET /v1/usage`: the four fields of the API reference, plus (an addition, so
 /// that clients can show "used of quota") the plan's name and its limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Usage {

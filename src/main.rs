@@ -1,5 +1,5 @@
 //! `filestore`: parse the command line, set up logging, run the subcommand,
-//! and turn its outcome into an exit status (CONTRACT §6): 0 ok, 1 other,
+//! and turn its outcome into an exit status (docs/decisions.md, "Command line"): 0 ok, 1 other,
 //! 2 usage, 3 unauthorized/forbidden, 4 not found, 5 limit, 6 server or
 //! network. An error is one stderr line `error: <code>: <message>`; a closed
 //! stdout (`filestore list | head -1`) counts as success.

@@ -1,5 +1,5 @@
 //! The binary's one error type: what any command fails with, with its
-//! stable code and exit status (CONTRACT §6). `main` prints it as one line
+//! stable code and exit status (docs/decisions.md, "Command line"). `main` prints it as one line
 //! `error: <code>: <message>` and exits with [`CliError::exit_code`].
 
 use crate::client::error::exit;

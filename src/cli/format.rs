@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-/// Longest signed URL validity (SPEC limits): 7 days.
+/// Longest signed URL validity (docs/api.md): 7 days.
 pub(crate) const MAX_SIGN_SECS: u64 = 604_800;
 
 /// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`.

@@ -35,7 +35,7 @@ pub const EXIT_CODES_SHORT: &str =
 /// `exit_codes_help!` literal (for `--help`, through `concat!`).
 macro_rules! exit_codes {
     ($(($code:literal, $text:literal)),* $(,)?) => {
-        /// The exit statuses and their meaning (CONTRACT §6): the one source
+        /// The exit statuses and their meaning (docs/decisions.md, "Command line"): the one source
         /// of `--help` and the man pages' EXIT STATUS.
         pub const EXIT_CODES: &[(&str, &str)] = &[$(($code, $text)),*];
 

@@ -2,7 +2,7 @@
 //! without the API key. A transfer cut off midway is resumed with `Range`
 //! (and `If-Range` on the ETag) rather than started over. Every byte is
 //! hashed on its way to the sink, so that the whole can be checked against
-//! the file's SHA-256 (CONTRACT §8) without reading it again.
+//! the file's SHA-256 (docs/decisions.md, "Checksums") without reading it again.
 
 use super::error::ClientError;
 use super::http::{status_failure, Client};

@@ -1,9 +1,9 @@
 //! The client's error type, its stable code and the exit status it maps to
-//! (CONTRACT §6).
+//! (docs/decisions.md, "Command line").
 
 use std::fmt;
 
-/// Exit statuses of the command line (CONTRACT §6).
+/// Exit statuses of the command line (docs/decisions.md, "Command line").
 pub mod exit {
     /// Success.
     pub const OK: u8 = 0;
@@ -47,7 +47,7 @@ pub enum ClientError {
     Network(String),
     /// The server answered something that is not the API (bad JSON, wrong length).
     Protocol(String),
-    /// Downloaded bytes whose SHA-256 is not the file's (CONTRACT §8).
+    /// Downloaded bytes whose SHA-256 is not the file's (docs/decisions.md, "Checksums").
     ChecksumMismatch(String),
     /// Bad flags or values, or no server / key configured.
     Usage(String),

@@ -1,4 +1,4 @@
-//! Resumable uploads (tus 1.0.0, CONTRACT §9) for large files: the file goes
+//! Resumable uploads (tus 1.0.0, docs/api.md, "Resumable uploads") for large files: the file goes
 //! in PATCHes of `chunk` bytes; a PATCH that fails is picked up where the
 //! server's offset says (the server keeps what arrived), and an interrupted
 //! run is resumed by the next run for the same file (same path, size and

@@ -8,7 +8,7 @@
 //! SHA-256 goes in a `sha256` form field after the file part: reqwest sends
 //! a form's parts in order, so that field's value is taken when the body
 //! reaches it, once the file's last byte has been read. The server compares
-//! it with what arrived (CONTRACT §8). Each attempt hashes from zero.
+//! it with what arrived (docs/decisions.md, "Checksums"). Each attempt hashes from zero.
 
 use super::error::ClientError;
 use super::http::{read_json, Client, Fetched};
@@ -27,7 +27,7 @@ use tokio_util::io::ReaderStream;
 /// Read size of the upload stream.
 const CHUNK: usize = 256 * 1024;
 
-/// The form fields of an upload (SPEC "Upload request fields").
+/// The form fields of an upload (docs/api.md, "Upload form").
 #[derive(Debug, Clone, Default)]
 pub struct UploadMeta {
     /// File name sent as the part's filename.

@@ -1,10 +1,10 @@
-//! The connection limits of CONTRACT §7, as configured (`server.*_timeout`,
+//! The connection limits of docs/decisions.md, "Serving limits", as configured (`server.*_timeout`,
 //! `server.max_connections`, `server.min_upload_rate`); `server::conn`
 //! enforces them.
 
 use std::time::Duration;
 
-/// The connection limits (CONTRACT §7).
+/// The connection limits (docs/decisions.md, "Serving limits").
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub header_timeout: Duration,

@@ -1,4 +1,4 @@
-//! Plans (`[plans.<name>]`): the built-in free, hobby and pro of the spec,
+//! Plans (`[plans.<name>]`): the built-in free, hobby and pro of the API reference (docs/api.md, "Plans"),
 //! what a config file changes or adds, and the size and duration values the
 //! config accepts.
 

@@ -1,4 +1,4 @@
-//! Checksums of a file's bytes (CONTRACT §8), the rules the server and the
+//! Checksums of a file's bytes (docs/decisions.md, "Checksums"), the rules the server and the
 //! client share: the hex SHA-256 of the File record and of the upload's
 //! `sha256` form field, and RFC 9530's `Content-Digest: sha-256=:<base64>:`.
 //!

@@ -1,5 +1,5 @@
 //! Validation of what callers send: folders, file names, `expires`, list
-//! limits, `expires_in`, content types (CONTRACT §4).
+//! limits, `expires_in`, content types (docs/decisions.md, "API rules").
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Connections: the accept loop and the limits of CONTRACT §7 that live below
+//! Connections: the accept loop and the limits of docs/decisions.md, "Serving limits" that live below
 //! the router.
 //!
 //! - At most `max_connections` at once. When all are taken, the oldest

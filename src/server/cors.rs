@@ -26,7 +26,7 @@ const UPLOAD: Policy = Policy {
         "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
 };
 
-/// tus (CONTRACT §9), with what tus-js-client sends besides.
+/// tus (docs/api.md, "Resumable uploads"), with what tus-js-client sends besides.
 const TUS: Policy = Policy {
     methods: "POST, GET, HEAD, PATCH, DELETE, OPTIONS",
     allow_headers: "authorization, content-type, tus-resumable, upload-length, upload-offset, \

@@ -1,4 +1,4 @@
-//! Safety nets that keep every error in the spec's envelope: rejections that
+//! Safety nets that keep every error in the API's error envelope (docs/api.md, "Errors"): rejections that
 //! axum produces as plain text, panics, and oversized request headers.
 
 use crate::server::error::{code_for_status, error_body};

@@ -1,5 +1,5 @@
 //! The one place a `ServiceError` becomes HTTP: its status, its headers
-//! (`Retry-After`, the rate-limit trio, `Content-Range`) and the spec's
+//! (`Retry-After`, the rate-limit trio, `Content-Range`) and the API's
 //! envelope `{"error": {"code", "message"}}`, also for bare statuses.
 
 use crate::api::{ErrorBody, ErrorDetail};

@@ -1,4 +1,4 @@
-//! The checksum rules of an upload (CONTRACT §8): the digest a sender gave
+//! The checksum rules of an upload (docs/decisions.md, "Checksums"): the digest a sender gave
 //! (the `sha256` form field, the `Content-Digest` header; parsed by
 //! `domain::digest`) against the bytes, before anything is stored.
 

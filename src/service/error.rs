@@ -1,6 +1,6 @@
 //! The service's error: every failure a rule can meet, with its stable code
 //! and the message a caller may see. It knows nothing of HTTP; `server::error`
-//! turns it into a status, headers and the spec's envelope.
+//! turns it into a status, headers and the API's error envelope (docs/api.md, "Errors").
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -11,7 +11,7 @@ pub enum ServiceError {
     #[error("{0}")]
     BadRequest(String),
     /// The uploaded bytes are not those the sender's digest names
-    /// (CONTRACT §8): nothing was stored.
+    /// (docs/decisions.md, "Checksums"): nothing was stored.
     #[error("{0}")]
     ChecksumMismatch(String),
     #[error("{0}")]

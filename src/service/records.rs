@@ -1,4 +1,4 @@
-//! How a file's row becomes the spec's File record, with its CDN URL.
+//! How a file's row becomes the File record (docs/api.md, "Records"), with its CDN URL.
 
 use super::App;
 use crate::api::FileRecord;

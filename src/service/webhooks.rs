@@ -1,4 +1,4 @@
-//! The webhook sender (CONTRACT §12). Events are written to the outbox by
+//! The webhook sender (docs/decisions.md, "Webhooks"). Events are written to the outbox by
 //! the metadata store in the transaction of their change, so nothing is
 //! sent before a change is committed and nothing committed goes unsent. This
 //! task claims due events (a file's in order; on PostgreSQL one node at a
