@@ -19,3 +19,6 @@ pub mod domain;
 pub mod server;
 pub mod service;
 pub mod storage;
+
+/// The program `filestore` (the binary only picks its allocator).
+pub use cli::entry::main;

@@ -8,6 +8,7 @@ pub mod context;
 pub mod delete;
 pub mod docs;
 pub mod download;
+pub mod entry;
 pub mod error;
 pub(crate) mod format;
 pub mod get;

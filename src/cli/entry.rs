@@ -1,0 +1,146 @@
+//! `filestore`: parse the command line, set up logging, run the subcommand,
+//! and turn its outcome into an exit status (docs/decisions.md, "Command line"): 0 ok, 1 other,
+//! 2 usage, 3 unauthorized/forbidden, 4 not found, 5 limit, 6 server or
+//! network. An error is one stderr line `error: <code>: <message>`; a closed
+//! stdout (`filestore list | head -1`) counts as success.
+
+use clap::Parser;
+use crate::cli::context::Ctx;
+use crate::cli::error::CliError;
+use crate::cli::globals::GlobalArgs;
+use crate::cli::{self, Cli, Command};
+use crate::client::error::exit;
+use crate::client::ClientError;
+use std::future::Future;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The whole program: parses the command line, runs the command, and gives
+/// its exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(parse_error(&e)),
+    };
+    // `serve` sets up its logs once its config (log format) is read.
+    if !matches!(cli.command, Command::Serve(_)) {
+        // Clients log little, straight to stderr: nothing to keep running.
+        let _ = cli::logging::init(crate::config::LogFormat::Text, "warn", false);
+    }
+    let g = cli.globals;
+    let status = match cli.command {
+        Command::Serve(args) => match runtime() {
+            Ok(rt) => report(rt.block_on(cli::serve::run(args, &g)).map(|()| exit::OK)),
+            Err(e) => report(Err(e)),
+        },
+        Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
+        Command::Completions(args) => report(cli::completions::run(args)),
+        Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
+        Command::Upload(a) => client(&g, |ctx| async move { cli::upload::run(a, &ctx).await }),
+        Command::List(a) => client(&g, |ctx| async move { cli::list::run(a, &ctx).await }),
+        Command::Get(a) => client(&g, |ctx| async move { cli::get::run(a, &ctx).await }),
+        Command::Download(a) => client(&g, |ctx| async move { cli::download::run(a, &ctx).await }),
+        Command::Sign(a) => client(&g, |ctx| async move { cli::sign::run(a, &ctx).await }),
+        Command::Delete(a) => client(&g, |ctx| async move { cli::delete::run(a, &ctx).await }),
+        Command::Usage(a) => client(&g, |ctx| async move { cli::usage::run(a, &ctx).await }),
+        Command::Health(a) => client(&g, |ctx| async move { cli::health::run(a, &ctx).await }),
+    };
+    ExitCode::from(status)
+}
+
+/// The multi-thread runtime of `serve` and the clients.
+fn runtime() -> Result<tokio::runtime::Runtime, ClientError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ClientError::io("starting the async runtime", e))
+}
+
+/// Runs a client command: resolve the settings, then `f`. Ctrl-C drops the
+/// command (its temporary files are removed; a download keeps what it
+/// received, to resume) and exits 130.
+fn client<F, Fut>(g: &GlobalArgs, f: F) -> u8
+where
+    F: FnOnce(Ctx) -> Fut,
+    Fut: Future<Output = Result<u8, ClientError>>,
+{
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return report(Err(e)),
+    };
+    let result = rt.block_on(async {
+        let ctx = Ctx::new(g)?;
+        tokio::select! {
+            result = f(ctx) => result,
+            _ = tokio::signal::ctrl_c() => Err(ClientError::Interrupted),
+        }
+    });
+    // Don't wait for blocking tasks: after Ctrl-C during `upload -` from a
+    // terminal, one is stuck reading stdin and dropping the runtime would
+    // wait for it (for ever). The command's outcome is decided; its files
+    // are already written or removed.
+    rt.shutdown_background();
+    report(result)
+}
+
+/// Prints one error line to stderr (never panicking when stderr is gone).
+fn error_line(code: &str, message: &str) {
+    let _ = writeln!(std::io::stderr(), "error: {code}: {message}");
+}
+
+/// The exit status of a command, printing its error (a closed stdout is
+/// not one).
+fn report(result: Result<u8, impl Into<CliError>>) -> u8 {
+    match result.map_err(Into::into) {
+        Ok(status) => status,
+        Err(e) if e.is_broken_pipe() => exit::OK,
+        Err(e) => {
+            error_line(e.code(), &e.message());
+            e.exit_code()
+        }
+    }
+}
+
+/// Help and version go to stdout (exit 0); a usage error is one line
+/// `error: usage: …` with the usage synopsis (exit 2).
+fn parse_error(e: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            exit::OK
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            exit::USAGE
+        }
+        _ => {
+            error_line("usage", &usage_message(&e.render().to_string()));
+            exit::USAGE
+        }
+    }
+}
+
+/// Folds clap's multi-line error into one line: the message, any tip, and
+/// the usage synopsis.
+fn usage_message(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid usage");
+    let mut msg = first
+        .strip_prefix("error:")
+        .unwrap_or(first)
+        .trim()
+        .to_string();
+    let mut usage = None;
+    for line in lines {
+        if let Some(tip) = line.strip_prefix("tip:") {
+            msg.push_str(&format!("; tip: {}", tip.trim()));
+        } else if let Some(u) = line.strip_prefix("Usage:") {
+            usage = Some(u.trim().to_string());
+        }
+    }
+    match usage {
+        Some(u) => format!("{msg} (usage: {u}; see --help)"),
+        None => format!("{msg} (see --help)"),
+    }
+}
