@@ -2,8 +2,11 @@
 //! data dir, talked to over HTTP. Test bodies take a [`Backend`] so the same
 //! body runs on the local blob store and on S3 (see `both_stores!`).
 
+pub mod cluster;
 pub mod meta;
 pub mod pg;
+pub mod process;
+pub mod receiver;
 pub mod s3;
 pub mod tmpfs;
 
