@@ -274,10 +274,9 @@ async fn admin_works_on_the_database_url_without_a_data_dir() {
         return skipped();
     }
     let srv = TestServer::start().await;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filestore"))
+    let out = crate::common::process::filestore()
         .args(["admin", "account", "create", "--name", "acme", "--json"])
         .args(["--data-dir", "/nonexistent/filestore"])
-        .env_remove("FILESTORE_CONFIG")
         .env("FILESTORE_DATABASE_URL", srv.database_url())
         .output()
         .unwrap();

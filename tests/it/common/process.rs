@@ -237,10 +237,6 @@ impl ServeProcess {
         })
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Every stderr line so far.
     pub fn lines(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
@@ -318,11 +314,6 @@ impl ServeProcess {
         let _ = self.child.wait();
     }
 
-    /// Whether it has exited (without waiting).
-    pub fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().unwrap()
-    }
-
     /// The value of one metric line (`name` or `name{labels}` containing
     /// `label`) on its metrics listener, if present.
     pub async fn metric(&self, http: &reqwest::Client, name: &str, label: &str) -> Option<f64> {
@@ -335,19 +326,6 @@ impl ServeProcess {
             .await
             .ok()?;
         metric_value(&text, name, label)
-    }
-
-    /// `filestore admin ARGS` on this server's data dir (and database).
-    pub fn admin(&self, args: &[&str]) -> std::process::Output {
-        let mut cmd = filestore();
-        cmd.arg("admin")
-            .args(args)
-            .arg("--data-dir")
-            .arg(&self.data);
-        if let Some(url) = &self.database_url {
-            cmd.env("FILESTORE_DATABASE_URL", url);
-        }
-        cmd.output().expect("filestore admin runs")
     }
 }
 
