@@ -5,7 +5,7 @@
 //! (`FILESTORE_TEST_DATABASE_URL`): the database outlives the process.
 
 use crate::common::process::{free_port, Serve, ServeProcess};
-use crate::common::{count, pg};
+use crate::common::{count, get_bytes, pg, upload_form};
 use filestore::db::sqlite::Db;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -102,8 +102,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         let (http, base, key) = (http.clone(), base.clone(), key.clone());
         let answered = answered.clone();
         tasks.push(tokio::spawn(async move {
-            let part = reqwest::multipart::Part::bytes(body(i)).file_name(format!("f{i}.bin"));
-            let form = reqwest::multipart::Form::new().part("file", part);
+            let form = upload_form(&format!("f{i}.bin"), body(i), &[]);
             let r = http
                 .post(format!("{base}/v1/upload"))
                 .bearer_auth(key)
@@ -141,14 +140,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
             .unwrap();
         assert_eq!(r.status(), 200, "acknowledged file {id} lost");
         let rec: serde_json::Value = r.json().await.unwrap();
-        let bytes = http
-            .get(rec["url"].as_str().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        let bytes = get_bytes(&http, rec["url"].as_str().unwrap()).await;
         let expected = body(*i);
         assert_eq!(bytes.len(), expected.len(), "{id}");
         assert!(bytes[..] == expected[..], "{id}: bytes differ");
@@ -368,14 +360,7 @@ async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
         .await
         .unwrap();
     assert_eq!(rec["sha256"], hex::encode(Sha256::digest(&bytes)).as_str());
-    let got = http
-        .get(rec["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = get_bytes(&http, rec["url"].as_str().unwrap()).await;
     assert!(got[..] == bytes[..], "the file is the bytes sent");
     child.kill_9();
 }

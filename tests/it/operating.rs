@@ -3,6 +3,7 @@
 //! on their own listener.
 
 use crate::common::process::{free_port, Serve, ServeProcess};
+use crate::common::upload_form;
 use std::time::{Duration, Instant};
 
 /// `serve` on `data` with more arguments, its stderr lines all kept.
@@ -40,12 +41,7 @@ async fn json_access_log_and_prometheus_metrics() {
             .status(),
         200
     );
-    let form = reqwest::multipart::Form::new()
-        .text("private", "true")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(b"hello".to_vec()).file_name("secret name.txt"),
-        );
+    let form = upload_form("secret name.txt", b"hello".to_vec(), &[("private", "true")]);
     let up = http
         .post(served.url("/v1/upload"))
         .bearer_auth(&key)

@@ -9,6 +9,7 @@
 //! and `weed` on PATH (a SeaweedFS of this test's own, which it freezes for
 //! a moment); skips, saying why, without them.
 
+use crate::common::get_bytes;
 use crate::common::process::{Serve, ServeProcess};
 use crate::common::s3::{self, Seaweed};
 use crate::common::{pg, sha256_hex, Backend, TestOptions, TestServer};
@@ -203,14 +204,7 @@ async fn a_dead_nodes_multipart_upload_is_aborted_by_a_survivor() {
         .await;
     assert_eq!(status, 200);
     assert_eq!(rec["sha256"], sha256_hex(&whole).as_str());
-    let got = http
-        .get(rec["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = get_bytes(&http, rec["url"].as_str().unwrap()).await;
     assert!(got == whole, "the resumable upload's bytes, whole");
     assert!(multipart_ids(&cfg).await.is_empty());
 }

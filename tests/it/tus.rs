@@ -2,6 +2,7 @@
 //! checksums, every refusal, reservations, expiry, CORS, concurrency, and
 //! a PATCH cut off midway.
 
+use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestOptions, TestServer};
 use base64::Engine;
 use filestore::domain::tus::encode_metadata;
@@ -195,15 +196,7 @@ async fn chunks_become_a_file_with_its_sha256(b: Backend) {
         stored_sha256(&srv, &file_id),
         hex::encode(Sha256::digest(&bytes))
     );
-    let got = srv
-        .http
-        .get(f["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = get_bytes(&srv.http, f["url"].as_str().unwrap()).await;
     assert!(got[..] == bytes[..], "the CDN serves the bytes sent");
     let usage = srv.usage().await;
     assert_eq!(

@@ -5,10 +5,9 @@
 //! skips without them.
 
 use crate::common::process::{filestore, Serve, ServeProcess};
-use crate::common::{pg, s3};
+use crate::common::{eventually, pg, s3, upload_form};
 use filestore::config::StorageConfig;
 use filestore::domain::tus::encode_metadata;
-use reqwest::multipart::{Form, Part};
 use reqwest::Response;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -227,11 +226,7 @@ impl Cluster {
         fields: &[(&str, &str)],
         idempotency_key: Option<&str>,
     ) -> Response {
-        let mut form = Form::new();
-        for (k, v) in fields {
-            form = form.text(k.to_string(), v.to_string());
-        }
-        let form = form.part("file", Part::bytes(bytes).file_name(name.to_string()));
+        let form = upload_form(name, bytes, fields);
         let mut req = self
             .http
             .post(self.url(n, "/v1/upload"))
@@ -326,19 +321,12 @@ impl Cluster {
     }
 
     /// Polls `check` every 100 ms for up to `secs` seconds.
-    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, mut check: F)
+    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, check: F)
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        while tokio::time::Instant::now() < deadline {
-            if check().await {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("timed out after {secs}s waiting for: {what}");
+        eventually(secs, Duration::from_millis(100), what, check).await;
     }
 
     // ---- tus

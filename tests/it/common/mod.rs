@@ -294,11 +294,7 @@ impl TestServer {
     }
 
     pub fn form(name: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> Form {
-        let mut form = Form::new();
-        for (k, v) in fields {
-            form = form.text(k.to_string(), v.to_string());
-        }
-        form.part("file", Part::bytes(bytes).file_name(name.to_string()))
+        upload_form(name, bytes, fields)
     }
 
     /// POST /v1/upload with `key`, one file and extra text fields.
@@ -450,19 +446,12 @@ impl TestServer {
     }
 
     /// Polls `check` every 50 ms for up to `secs` seconds.
-    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, mut check: F)
+    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, check: F)
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        while tokio::time::Instant::now() < deadline {
-            if check().await {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("timed out after {secs}s waiting for: {what}");
+        eventually(secs, Duration::from_millis(50), what, check).await;
     }
 }
 
@@ -509,6 +498,40 @@ pub async fn error_code(r: reqwest::Response) -> (u16, String) {
         "envelope has error.message: {body}"
     );
     (status, code)
+}
+
+/// The multipart body of `POST /v1/upload`: `fields` as text, then the
+/// file part `name` with `bytes`.
+pub fn upload_form(name: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> Form {
+    let mut form = Form::new();
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    form.part("file", Part::bytes(bytes).file_name(name.to_string()))
+}
+
+/// `GET url` (no key: a File's url, a signed URL): the body, whatever the
+/// status.
+pub async fn get_bytes(http: &reqwest::Client, url: impl reqwest::IntoUrl) -> Vec<u8> {
+    let r = http.get(url).send().await.unwrap();
+    r.bytes().await.unwrap().to_vec()
+}
+
+/// Polls `check` every `every` for up to `secs` seconds; panics, naming
+/// `what`, when it never holds.
+pub async fn eventually<F, Fut>(secs: u64, every: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(every).await;
+    }
+    panic!("timed out after {secs}s waiting for: {what}");
 }
 
 /// The hex SHA-256 of `bytes`, as the File record has it.

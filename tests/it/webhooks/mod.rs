@@ -22,7 +22,7 @@
 
 use crate::common::process::{filestore, Serve, ServeProcess};
 use crate::common::receiver::{s, Receiver};
-use crate::common::{pg, TestServer};
+use crate::common::{pg, upload_form, TestServer};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -315,10 +315,7 @@ async fn node_upload(
     name: &str,
     len: usize,
 ) -> Value {
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(bytes_for(name, len)).file_name(name.to_string()),
-    );
+    let form = upload_form(name, bytes_for(name, len), &[]);
     let r = http
         .post(format!("{}/v1/upload", node.base))
         .bearer_auth(key)
