@@ -5,7 +5,7 @@
 //! skips without them.
 
 use crate::common::process::{filestore, Serve, ServeProcess};
-use crate::common::{eventually, pg, s3, upload_form};
+use crate::common::{eventually, pg, s3, upload_form, TestOptions, TestServer};
 use filestore::config::StorageConfig;
 use filestore::domain::tus::encode_metadata;
 use reqwest::Response;
@@ -433,4 +433,14 @@ pub fn millis(rfc3339: &str) -> i64 {
 
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+/// Another in-process node on `a`'s database (PostgreSQL: on SQLite each
+/// node has its own), with `opts` besides.
+pub async fn second_node(a: &TestServer, opts: TestOptions) -> TestServer {
+    TestServer::start_with(TestOptions {
+        database_url: Some(a.database_url().to_string()),
+        ..opts
+    })
+    .await
 }

@@ -2,6 +2,7 @@
 //! attempts of one id at once.
 
 use super::*;
+use crate::common::cluster::second_node;
 use crate::common::receiver::*;
 use std::io::Write;
 use std::time::Duration;
@@ -23,11 +24,7 @@ async fn two_nodes_send_each_event_once_never_two_attempts_at_once() {
         return;
     }
     let a = TestServer::start().await;
-    let b = TestServer::start_with(crate::common::TestOptions {
-        database_url: Some(a.database_url().to_string()),
-        ..Default::default()
-    })
-    .await;
+    let b = second_node(&a, crate::common::TestOptions::default()).await;
     let rx = Receiver::start(RxOptions {
         fail_first: 1,
         delay_ms: 100,
