@@ -111,19 +111,11 @@ fn s3_of(b: &Backend) -> Option<filestore::config::StorageConfig> {
     }
 }
 
-/// On S3: no multipart upload is left open under the test's prefix (an
-/// abort may take a moment to show).
+/// On S3: no multipart upload is left open under the test's prefix.
 async fn no_multipart_left(s3: Option<filestore::config::StorageConfig>) {
-    let Some(cfg) = s3 else { return };
-    let mut left = Vec::new();
-    for _ in 0..50 {
-        left = crate::common::s3::pending_uploads(&cfg).await;
-        if left.is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    if let Some(cfg) = s3 {
+        crate::common::s3::no_multipart_left(&cfg).await;
     }
-    panic!("multipart uploads left open: {left:?}");
 }
 
 /// Partial blobs the local store holds (none on S3).

@@ -190,6 +190,16 @@ impl Cli {
     }
 }
 
+/// The file names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Writes `content` at `root/rel`, creating directories.
 pub fn write_file(root: &Path, rel: &str, content: &[u8]) -> PathBuf {
     let p = root.join(rel);

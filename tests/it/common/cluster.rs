@@ -392,16 +392,7 @@ impl Cluster {
 
     /// The S3 store keeps no multipart upload open under this test's prefix.
     pub async fn no_multipart_left(&self) {
-        for _ in 0..50 {
-            if s3::pending_uploads(&self.s3).await.is_empty() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "multipart uploads left open: {:?}",
-            s3::pending_uploads(&self.s3).await
-        );
+        s3::no_multipart_left(&self.s3).await;
     }
 }
 
