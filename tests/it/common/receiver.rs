@@ -172,6 +172,22 @@ impl Receiver {
         }
     }
 
+    /// Polls until `n` requests have arrived (answered or not); those.
+    pub async fn wait_arrivals(&self, secs: u64, n: usize, what: &str) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let a = self.arrivals();
+            if a.len() >= n {
+                return a;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out after {secs}s waiting for {what}: {a:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until every (type, file id) of `events` has been answered 2xx.
     pub async fn wait_delivered(&self, secs: u64, events: &[(&str, &str)]) -> Vec<Value> {
         let want: BTreeSet<(String, String)> = events

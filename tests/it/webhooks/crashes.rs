@@ -4,7 +4,7 @@ use super::*;
 use crate::common::process::free_port;
 use crate::common::receiver::*;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `serve` killed with `kill -9` while events wait for a receiver that is
 /// down (503, then not even listening): after a restart and the receiver
@@ -101,27 +101,14 @@ async fn kill_9_mid_attempt_the_event_is_sent_again_under_its_id() {
     rx.set_secret(&secret);
     let http = reqwest::Client::new();
     let f = node_upload(&http, &node, &key, "mid-attempt.bin", 321).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while rx.arrivals().is_empty() {
-        assert!(Instant::now() < deadline, "no attempt arrived");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    rx.wait_arrivals(30, 1, "an attempt").await;
     node.kill_9();
     let killed_at = now();
     let node = start_node(&data, db.as_deref(), port, None);
     // The claim of a node that is gone may wait out a lease (a minute or so).
-    let deadline = Instant::now() + Duration::from_secs(150);
-    let arrivals = loop {
-        let a = rx.arrivals();
-        if a.len() >= 2 {
-            break a;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the event was not sent again after the restart: {a:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let arrivals = rx
+        .wait_arrivals(150, 2, "the event sent again after the restart")
+        .await;
     assert_eq!(
         arrivals[0]["webhook_id"], arrivals[1]["webhook_id"],
         "another webhook-id after the restart"

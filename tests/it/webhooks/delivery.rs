@@ -5,7 +5,7 @@ use super::*;
 use crate::common::receiver::*;
 use crate::common::sha256_hex;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Every event type reaches the receiver, verified by standardwebhooks, with
 /// `data` the File record exactly as GET /v1/files/{id} gave it, and the
@@ -154,11 +154,7 @@ async fn a_slow_receiver_does_not_slow_uploads() {
     let first = upload(&srv, &key, "slow-0.txt", 10, &[]).await;
     let mut ids = vec![s(&first["id"]).to_string()];
     // A delivery has arrived and is being held.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while rx.arrivals().is_empty() {
-        assert!(Instant::now() < deadline, "no delivery arrived");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    rx.wait_arrivals(30, 1, "a delivery").await;
     for i in 1..6 {
         let f = upload(&srv, &key, &format!("slow-{i}.txt"), 10 + i, &[]).await;
         ids.push(s(&f["id"]).to_string());

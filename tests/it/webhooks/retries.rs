@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::common::receiver::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A receiver answering 503 for a while, then 200: every event arrives, each
 /// under one webhook-id on every attempt, the accepted attempt stamped with
@@ -179,18 +179,9 @@ async fn an_attempt_that_outlasts_the_delivery_timeout_is_retried() {
     hook(&srv, &rx, &[CREATED]);
     let key = srv.secret_key.clone();
     upload(&srv, &key, "hang.txt", 5, &[]).await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let arrivals = loop {
-        let a = rx.arrivals();
-        if a.len() >= 2 {
-            break a;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no second attempt within 60 s of a request held 25 s: {a:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let arrivals = rx
+        .wait_arrivals(60, 2, "a second attempt of a request held 25 s")
+        .await;
     assert_eq!(arrivals[0]["webhook_id"], arrivals[1]["webhook_id"]);
     let (first, second) = (
         arrivals[0]["received_at"].as_f64().unwrap(),
