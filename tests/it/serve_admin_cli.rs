@@ -1,7 +1,7 @@
 //! The real binary: `filestore serve` on its embedded default (first start,
 //! signals) and `filestore admin` with `--json`, while the server runs.
 
-use crate::common::process::{filestore, free_port, raw_get, Serve, ServeProcess};
+use crate::common::process::{self, filestore, free_port, raw_get, Serve, ServeProcess};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -26,13 +26,7 @@ fn http_get(port: u16, path: &str, key: Option<&str>) -> (u16, String) {
 }
 
 fn admin(data: &std::path::Path, args: &[&str]) -> (bool, String, String) {
-    let out = filestore()
-        .arg("admin")
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .output()
-        .unwrap();
+    let out = process::admin(data, None, args);
     (
         out.status.success(),
         String::from_utf8(out.stdout).unwrap(),

@@ -37,6 +37,16 @@ pub fn filestore() -> Command {
     cmd
 }
 
+/// `filestore admin ARGS --data-dir DATA` (on `database_url` when given).
+pub fn admin(data: &Path, database_url: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut cmd = filestore();
+    cmd.arg("admin").args(args).arg("--data-dir").arg(data);
+    if let Some(url) = database_url {
+        cmd.env("FILESTORE_DATABASE_URL", url);
+    }
+    cmd.output().expect("filestore admin runs")
+}
+
 /// How to start one `filestore serve`.
 #[derive(Debug, Clone)]
 pub struct Serve {

@@ -20,7 +20,7 @@
 //! `standardwebhooks`; FILESTORE_REQUIRE_TOOLS=1 (CI) turns that into a
 //! failure.
 
-use crate::common::process::{filestore, Serve, ServeProcess};
+use crate::common::process::{self, Serve, ServeProcess};
 use crate::common::receiver::{s, Receiver};
 use crate::common::{pg, upload_form, TestServer};
 use serde_json::Value;
@@ -59,15 +59,7 @@ impl Target {
     }
 
     fn admin(&self, args: &[&str]) -> std::process::Output {
-        let mut cmd = filestore();
-        cmd.arg("admin")
-            .args(args)
-            .arg("--data-dir")
-            .arg(&self.data_dir);
-        if let Some(url) = &self.database_url {
-            cmd.env("FILESTORE_DATABASE_URL", url);
-        }
-        cmd.output().expect("filestore admin runs")
+        process::admin(&self.data_dir, self.database_url.as_deref(), args)
     }
 
     /// `admin …` that must succeed; its stdout.
