@@ -1,5 +1,6 @@
 //! POST /v1/upload: the record, its fields, and every way to get it wrong.
 
+use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestServer};
 use reqwest::multipart::{Form, Part};
 
@@ -42,15 +43,7 @@ async fn upload_returns_201_with_record_and_location(b: Backend) {
         format!("{}/live/{}/{id}/report.pdf", srv.base_url, srv.account_id)
     );
     // The CDN serves exactly what was stored.
-    let body = srv
-        .http
-        .get(url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let body = get_bytes(&srv.http, url).await;
     assert_eq!(&body[..], b"%PDF-1.4 hello");
     // get returns the same record.
     let (status, got) = srv

@@ -1,6 +1,7 @@
 //! The CDN routes and signed URLs: public and private access, signatures
 //! (tamper, expiry), Range, conditional requests, safe headers, bandwidth.
 
+use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestOptions, TestServer};
 use std::time::Duration;
 
@@ -300,14 +301,7 @@ async fn bandwidth_counts_bytes_sent_only(b: Backend) {
     let f = srv.upload_ok("b.bin", pattern(10_000), &[]).await;
     let url = f["url"].as_str().unwrap().to_string();
     assert_eq!(srv.usage().await["bandwidth_bytes"], 0);
-    srv.http
-        .get(&url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    get_bytes(&srv.http, &url).await;
     srv.http
         .get(&url)
         .header("range", "bytes=0-99")
@@ -358,7 +352,7 @@ async fn bandwidth_is_flushed_in_batches_and_at_shutdown(b: Backend) {
         let (http, url) = (srv.http.clone(), url.clone());
         async move {
             for _ in 0..n {
-                let body = http.get(&url).send().await.unwrap().bytes().await.unwrap();
+                let body = get_bytes(&http, &url).await;
                 assert_eq!(body.len(), 1000);
             }
         }
@@ -396,15 +390,7 @@ async fn small_files_are_inline_up_to_the_limit_exactly() {
     assert_eq!((inline_rows(&srv), srv.blob_count().await), (1, 2));
     for (f, len) in [(&at, 1024), (&over, 1025)] {
         let url = f["url"].as_str().unwrap();
-        let body = srv
-            .http
-            .get(url)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        let body = get_bytes(&srv.http, url).await;
         assert_eq!(body.to_vec(), pattern(len));
         let r = srv
             .http

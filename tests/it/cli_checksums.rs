@@ -2,20 +2,9 @@
 //! damaged on the way are refused), records show it, and downloads check
 //! it, resumed ones included: a mismatch is exit 6 and leaves no file.
 
-use crate::cli_common::{pattern, write_file, Action, Cli, Proxy};
+use crate::cli_common::{names_in, pattern, write_file, Action, Cli, Proxy};
 use crate::common::{sha256_hex, Backend, TestServer};
-use std::path::Path;
 use std::sync::Arc;
-
-/// The file names in `dir`.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn uploads_send_the_digest_and_records_show_it() {

@@ -2,7 +2,7 @@
 //! retried with one Idempotency-Key, so a retried upload never stores a
 //! second file; 4xx are never retried; `health --wait` waits for ok.
 
-use crate::cli_common::{write_file, Action, Cli, Proxy};
+use crate::cli_common::{names_in, write_file, Action, Cli, Proxy};
 use crate::common::TestServer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -393,15 +393,6 @@ async fn failing_cdn(status: u16) -> (String, tokio::task::JoinHandle<()>) {
         .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
     let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (base, task)
-}
-
-/// The names of the files in `dir`.
-fn names_in(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

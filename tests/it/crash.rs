@@ -4,12 +4,11 @@
 //! file is left). On SQLite, or on PostgreSQL when the suite runs there
 //! (`FILESTORE_TEST_DATABASE_URL`): the database outlives the process.
 
-use crate::common::{count, pg};
+use crate::common::process::{free_port, Serve, ServeProcess};
+use crate::common::{count, get_bytes, pg, upload_form};
 use filestore::db::sqlite::Db;
 use sha2::{Digest, Sha256};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// The metadata of a crashing server: its SQLite file, or its PostgreSQL
@@ -67,47 +66,14 @@ impl Meta {
     }
 }
 
-fn serve(meta: &Meta, port: u16) -> (Child, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_filestore"));
-    if let Some(url) = &meta.pg {
-        command.env("FILESTORE_DATABASE_URL", url);
-    }
-    let mut child = command
-        .args(["serve", "--data-dir"])
-        .arg(&meta.data)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .env_remove("FILESTORE_CONFIG")
+/// `serve` on the crashing server's data dir and database, on `port`
+/// (a restart comes back where it was).
+fn serve(meta: &Meta, port: u16) -> ServeProcess {
+    Serve::new(&meta.data)
+        .database_url(meta.pg.as_deref())
+        .port(port)
         .env("FILESTORE_DEFAULT_PLAN", "pro")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let mut key = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "serve exited early"
-        );
-        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-            key = k.to_string();
-        }
-        if line.contains("serving") {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    (child, key)
-}
-
-/// A port nothing listens on now (the server restarts on the same one).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+        .start()
 }
 
 fn body(i: usize) -> Vec<u8> {
@@ -125,7 +91,8 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
     let dir = tempfile::tempdir().unwrap();
     let (data, port) = (dir.path().join("data"), free_port());
     let db = Meta::of(&data).await;
-    let (mut child, key) = serve(&db, port);
+    let mut child = serve(&db, port);
+    let key = child.key();
     let db = db.opened();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
@@ -135,8 +102,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         let (http, base, key) = (http.clone(), base.clone(), key.clone());
         let answered = answered.clone();
         tasks.push(tokio::spawn(async move {
-            let part = reqwest::multipart::Part::bytes(body(i)).file_name(format!("f{i}.bin"));
-            let form = reqwest::multipart::Form::new().part("file", part);
+            let form = upload_form(&format!("f{i}.bin"), body(i), &[]);
             let r = http
                 .post(format!("{base}/v1/upload"))
                 .bearer_auth(key)
@@ -160,7 +126,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         acked.len()
     );
 
-    let (mut child, _) = serve(&db, port);
+    let mut child = serve(&db, port);
     // The restart queues what the crash left; the collector removes it.
     let count = |sql: &str| db.count(sql);
     collected(&db).await;
@@ -174,14 +140,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
             .unwrap();
         assert_eq!(r.status(), 200, "acknowledged file {id} lost");
         let rec: serde_json::Value = r.json().await.unwrap();
-        let bytes = http
-            .get(rec["url"].as_str().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        let bytes = get_bytes(&http, rec["url"].as_str().unwrap()).await;
         let expected = body(*i);
         assert_eq!(bytes.len(), expected.len(), "{id}");
         assert!(bytes[..] == expected[..], "{id}: bytes differ");
@@ -220,7 +179,7 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         }));
     }
     let gone = kill_after(&mut child, &deleted, ids.len() / 3, tasks).await;
-    let (mut child, _) = serve(&db, port);
+    let mut child = serve(&db, port);
     collected(&db).await;
     // Each file is either whole (row and readable bytes) or gone (404);
     // every delete that answered 200 is gone.
@@ -251,14 +210,13 @@ async fn kill_9_mid_uploads_loses_nothing_acknowledged_and_leaves_nothing_else()
         ids.len()
     );
     check_rows_blobs_usage(&db, &data);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill_9();
 }
 
 /// Waits until `n` requests are answered, kills the server (-9), and
 /// returns what each request got (None: it failed or was cut off).
 async fn kill_after<T>(
-    child: &mut Child,
+    child: &mut ServeProcess,
     answered: &std::sync::atomic::AtomicUsize,
     n: usize,
     tasks: Vec<tokio::task::JoinHandle<Option<T>>>,
@@ -271,8 +229,7 @@ async fn kill_after<T>(
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill_9();
     let mut got = Vec::new();
     for t in tasks {
         got.extend(t.await.unwrap());
@@ -329,7 +286,8 @@ async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
     let dir = tempfile::tempdir().unwrap();
     let (data, port) = (dir.path().join("data"), free_port());
     let db = Meta::of(&data).await;
-    let (mut child, key) = serve(&db, port);
+    let mut child = serve(&db, port);
+    let key = child.key();
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let bytes: Vec<u8> = (0..40_000_000usize)
@@ -362,10 +320,9 @@ async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
     // A fourth PATCH in flight when the process dies.
     let in_flight = tokio::spawn(patch(3 * piece, bytes.len()));
     tokio::time::sleep(Duration::from_millis(30)).await;
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill_9();
     let _ = in_flight.await;
-    let (mut child, _) = serve(&db, port);
+    let mut child = serve(&db, port);
     let head = http
         .head(&url)
         .bearer_auth(&key)
@@ -403,15 +360,7 @@ async fn kill_9_mid_resumable_upload_keeps_every_acknowledged_patch() {
         .await
         .unwrap();
     assert_eq!(rec["sha256"], hex::encode(Sha256::digest(&bytes)).as_str());
-    let got = http
-        .get(rec["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = get_bytes(&http, rec["url"].as_str().unwrap()).await;
     assert!(got[..] == bytes[..], "the file is the bytes sent");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill_9();
 }

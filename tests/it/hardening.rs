@@ -1,6 +1,7 @@
 //! The server against slow and idle clients, a full disk, and for its file
 //! modes (CONTRACT §7), with short configured timeouts.
 
+use crate::common::get_bytes;
 use crate::common::{error_code, TestOptions, TestServer};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -266,15 +267,7 @@ async fn below_the_free_space_reserve_uploads_get_507_and_deletes_work() {
     // The URL of the first server; the same path on this one.
     let url = kept["url"].as_str().unwrap();
     let path = &url[url.find("/live/").unwrap()..];
-    let body = srv
-        .http
-        .get(srv.url(path))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let body = get_bytes(&srv.http, srv.url(path)).await;
     assert_eq!(&body[..], b"kept");
     assert_eq!(srv.usage().await["storage_bytes"], 4);
     srv.stop().await;

@@ -48,5 +48,4 @@ mod serve_admin_cli;
 mod tus;
 mod tus_interop;
 mod tus_owners;
-mod webhook_fairness;
 mod webhooks;

@@ -2,81 +2,23 @@
 //! request (text without colour on a pipe, or JSON), and Prometheus metrics
 //! on their own listener.
 
-use super::serve_admin_cli::{bin, free_port, terminate};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
+use crate::common::process::{free_port, Serve, ServeProcess};
+use crate::common::upload_form;
 use std::time::{Duration, Instant};
 
-/// A `serve` whose stderr lines are all kept.
-struct Served {
-    child: Child,
-    port: u16,
-    lines: Arc<Mutex<Vec<String>>>,
+/// `serve` on `data` with more arguments, its stderr lines all kept.
+fn start(data: &std::path::Path, more: &[&str]) -> ServeProcess {
+    Serve::new(data).args(more).start()
 }
 
-impl Served {
-    fn start(data: &std::path::Path, more: &[&str]) -> Served {
-        let port = free_port();
-        let mut child = bin()
-            .args(["serve", "--data-dir"])
-            .arg(data)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(more)
-            .env_remove("RUST_LOG")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let reader = BufReader::new(child.stderr.take().unwrap());
-        let sink = lines.clone();
-        std::thread::spawn(move || {
-            for line in reader.lines() {
-                let Ok(line) = line else { break };
-                sink.lock().unwrap().push(line);
-            }
-        });
-        let served = Served { child, port, lines };
-        served.wait_for(|l| l.contains("serving"));
-        served
-    }
-
-    /// Waits until a line matches; returns it.
-    fn wait_for(&self, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(l) = self.lines.lock().unwrap().iter().find(|l| pred(l)) {
-                return l.clone();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no such line in {:?}",
-                self.lines.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn key(&self) -> String {
-        let login = self.wait_for(|l| l.starts_with("filestore login "));
-        login.rsplit(' ').next().unwrap().to_string()
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    /// The access-log lines (JSON format) seen so far.
-    fn access_lines(&self) -> Vec<serde_json::Value> {
-        self.lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["target"] == "filestore::access")
-            .collect()
-    }
+/// The access-log lines (JSON format) seen so far.
+fn access_lines(served: &ServeProcess) -> Vec<serde_json::Value> {
+    served
+        .lines()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["target"] == "filestore::access")
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -84,7 +26,7 @@ async fn json_access_log_and_prometheus_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let metrics_port = free_port();
     let metrics_addr = format!("127.0.0.1:{metrics_port}");
-    let mut served = Served::start(
+    let mut served = start(
         dir.path(),
         &["--log-format", "json", "--metrics-listen", &metrics_addr],
     );
@@ -99,12 +41,7 @@ async fn json_access_log_and_prometheus_metrics() {
             .status(),
         200
     );
-    let form = reqwest::multipart::Form::new()
-        .text("private", "true")
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(b"hello".to_vec()).file_name("secret name.txt"),
-        );
+    let form = upload_form("secret name.txt", b"hello".to_vec(), &[("private", "true")]);
     let up = http
         .post(served.url("/v1/upload"))
         .bearer_auth(&key)
@@ -143,13 +80,16 @@ async fn json_access_log_and_prometheus_metrics() {
     assert_eq!(missing.status(), 404);
 
     // One access line per request, with the route's template, never a key,
-    // a signature or a file name.
+    // a signature or a file name. (Health was also asked once at start-up.)
     let deadline = Instant::now() + Duration::from_secs(5);
-    while served.access_lines().len() < 5 {
-        assert!(Instant::now() < deadline, "{:?}", served.access_lines());
+    while !access_lines(&served)
+        .iter()
+        .any(|l| l["route"] == "/v1/files/{id}")
+    {
+        assert!(Instant::now() < deadline, "{:?}", access_lines(&served));
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let lines = served.access_lines();
+    let lines = access_lines(&served);
     let find = |route: &str| {
         lines
             .iter()
@@ -202,13 +142,13 @@ async fn json_access_log_and_prometheus_metrics() {
     }
     let public = http.get(served.url("/metrics")).send().await.unwrap();
     assert_eq!(public.status(), 404, "metrics are not on the API listener");
-    assert!(terminate(&mut served.child).success());
+    assert!(served.terminate().success());
 }
 
 #[test]
 fn text_logs_carry_no_colour_on_a_pipe() {
     let dir = tempfile::tempdir().unwrap();
-    let mut served = Served::start(dir.path(), &[]);
+    let mut served = start(dir.path(), &[]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
     use std::io::{Read, Write};
     write!(
@@ -222,7 +162,7 @@ fn text_logs_carry_no_colour_on_a_pipe() {
     assert!(line.contains("route=/v1/health"), "{line}");
     assert!(line.contains("status=200"), "{line}");
     assert!(!line.contains('\u{1b}'), "ANSI escape in {line:?}");
-    assert!(terminate(&mut served.child).success());
+    assert!(served.terminate().success());
 }
 
 /// `GET /v1/openapi.json` (no key): OpenAPI 3.1 with every route, valid by

@@ -80,11 +80,7 @@ impl Cluster {
                 .status();
             assert!(ok.is_ok_and(|s| s.success()), "chown postgres");
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::common::process::free_port();
         let (b, d) = (bin.display(), dir.path().display());
         as_pg(&format!(
             "{b}/initdb -D {d}/data -A trust -U postgres >{d}/initdb.log 2>&1"

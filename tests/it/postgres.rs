@@ -2,6 +2,7 @@
 //! database stand for several `serve` nodes. Run with
 //! `FILESTORE_TEST_DATABASE_URL` (see `common::pg`); skipped without.
 
+use crate::common::cluster::second_node;
 use crate::common::meta::{account, commit, inline_file};
 use crate::common::{pg, TestOptions, TestServer};
 use filestore::db::{
@@ -226,11 +227,7 @@ async fn two_serve_nodes_share_files_keys_and_the_signing_secret() {
         return skipped();
     }
     let a = TestServer::start().await;
-    let b = TestServer::start_with(TestOptions {
-        database_url: Some(a.database_url().to_string()),
-        ..Default::default()
-    })
-    .await;
+    let b = second_node(&a, TestOptions::default()).await;
     assert_eq!(a.account_id, b.account_id, "one bootstrap for both");
     let f = a
         .upload_ok("s.txt", b"shared".to_vec(), &[("private", "true")])
@@ -274,10 +271,9 @@ async fn admin_works_on_the_database_url_without_a_data_dir() {
         return skipped();
     }
     let srv = TestServer::start().await;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filestore"))
+    let out = crate::common::process::filestore()
         .args(["admin", "account", "create", "--name", "acme", "--json"])
         .args(["--data-dir", "/nonexistent/filestore"])
-        .env_remove("FILESTORE_CONFIG")
         .env("FILESTORE_DATABASE_URL", srv.database_url())
         .output()
         .unwrap();

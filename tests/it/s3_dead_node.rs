@@ -9,6 +9,8 @@
 //! and `weed` on PATH (a SeaweedFS of this test's own, which it freezes for
 //! a moment); skips, saying why, without them.
 
+use crate::common::get_bytes;
+use crate::common::process::{Serve, ServeProcess};
 use crate::common::s3::{self, Seaweed};
 use crate::common::{pg, sha256_hex, Backend, TestOptions, TestServer};
 use filestore::config::StorageConfig;
@@ -16,10 +18,9 @@ use filestore::domain::tus::encode_metadata;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Plan `t`, the nodes' default (`multinode::config_toml`).
+/// Plan `t`, the nodes' default (`cluster::config_toml`).
 const PLANS: &str = "[plans.t]
 max_file_size = 100_000_000
 storage = 1_000_000_000
@@ -32,62 +33,11 @@ const MIB: usize = 1024 * 1024;
 /// The survivor takes about 30 s (the contract allows 10 minutes).
 const ABORT_BOUND: Duration = Duration::from_secs(120);
 
-/// A `serve` child process, killed when dropped.
-struct Node(Child);
-
-impl Node {
-    /// kill -9, and reaped.
-    fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// `filestore serve` as a child process on `config`, once its health
-/// answers; its log goes to `dir/node.log`.
-async fn spawn_node(config: &Path, dir: &Path) -> (Node, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let log = std::fs::File::create(dir.join("node.log")).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_filestore"));
-    cmd.arg("serve")
-        .arg("--config")
-        .arg(config)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("FILESTORE_") || k.starts_with("AWS_") {
-            cmd.env_remove(k);
-        }
-    }
-    let child = Node(cmd.spawn().expect("spawn filestore serve"));
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    loop {
-        let up = reqwest::get(format!("{base}/v1/health")).await;
-        if up.is_ok_and(|r| r.status() == 200) {
-            return (child, base);
-        }
-        let log = std::fs::read_to_string(dir.join("node.log")).unwrap_or_default();
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the node did not start:\n{log}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+/// `filestore serve` as a child process on `config`, once it answers.
+fn spawn_node(config: &Path, dir: &Path) -> (ServeProcess, String) {
+    let node = Serve::new(&dir.join("data")).config(config).start();
+    let base = node.base.clone();
+    (node, base)
 }
 
 /// The upload ids of the incomplete multipart uploads under `cfg`'s prefix.
@@ -143,10 +93,10 @@ async fn a_dead_nodes_multipart_upload_is_aborted_by_a_survivor() {
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
-        crate::multinode::config_toml(s.database_url(), &cfg, PLANS),
+        crate::common::cluster::config_toml(s.database_url(), &cfg, PLANS),
     )
     .unwrap();
-    let (mut child, node) = spawn_node(&config, dir.path()).await;
+    let (mut child, node) = spawn_node(&config, dir.path());
     let http = reqwest::Client::new();
 
     // On the node that will die: a resumable upload with one 8 MiB part in
@@ -206,7 +156,7 @@ async fn a_dead_nodes_multipart_upload_is_aborted_by_a_survivor() {
     // The store frozen while the node dies: no part lands after it, and
     // the upload cannot complete first.
     weed.pause();
-    child.kill();
+    child.kill_9();
     let died = Instant::now();
     weed.resume();
     let failed = upload.await.unwrap();
@@ -254,14 +204,7 @@ async fn a_dead_nodes_multipart_upload_is_aborted_by_a_survivor() {
         .await;
     assert_eq!(status, 200);
     assert_eq!(rec["sha256"], sha256_hex(&whole).as_str());
-    let got = http
-        .get(rec["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = get_bytes(&http, rec["url"].as_str().unwrap()).await;
     assert!(got == whole, "the resumable upload's bytes, whole");
     assert!(multipart_ids(&cfg).await.is_empty());
 }

@@ -3,6 +3,7 @@
 //! with a retryable 503, and a deletion made during the outage removes its
 //! object once the store is back. Runs on a SeaweedFS of its own.
 
+use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestServer};
 use std::time::Duration;
 
@@ -72,15 +73,7 @@ async fn service_degrades_with_the_store_and_recovers() {
         health(&srv).await.0 == 200
     })
     .await;
-    let body = srv
-        .http
-        .get(kept["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let body = get_bytes(&srv.http, kept["url"].as_str().unwrap()).await;
     assert_eq!(&body[..], b"kept");
     srv.upload_ok("after.txt", b"after".to_vec(), &[]).await;
     // The collector retries the queued deletion (backoff grows from 1 s).

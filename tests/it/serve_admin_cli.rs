@@ -1,28 +1,12 @@
 //! The real binary: `filestore serve` on its embedded default (first start,
 //! signals) and `filestore admin` with `--json`, while the server runs.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use crate::common::process::{self, filestore, free_port, raw_get, Serve, ServeProcess};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-pub fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_filestore"));
-    c.env_remove("FILESTORE_CONFIG")
-        .env_remove("FILESTORE_LISTEN")
-        .env_remove("FILESTORE_DATA_DIR");
-    c
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `serve`, returns the child and the stderr lines printed until it serves.
-fn serve(data: &std::path::Path, port: u16) -> (Child, Vec<String>) {
+/// Starts `serve`; the process and the stderr lines printed until it served.
+fn serve(data: &std::path::Path, port: u16) -> (ServeProcess, Vec<String>) {
     serve_with(data, port, &[])
 }
 
@@ -31,75 +15,18 @@ fn serve_with(
     data: &std::path::Path,
     port: u16,
     more: &[&std::ffi::OsStr],
-) -> (Child, Vec<String>) {
-    let mut child = bin()
-        .args(["serve", "--data-dir"])
-        .arg(data)
-        .args(more)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = Vec::new();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "serve exited early: {lines:?}"
-        );
-        let serving = line.contains("serving");
-        lines.push(line.trim_end().to_string());
-        if serving {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+) -> (ServeProcess, Vec<String>) {
+    let child = Serve::new(data).port(port).args(more).start();
+    let lines = child.lines();
     (child, lines)
 }
 
 fn http_get(port: u16, path: &str, key: Option<&str>) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let auth = key
-        .map(|k| format!("Authorization: Bearer {k}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status = out[9..12].parse().unwrap();
-    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-    (status, body)
-}
-
-pub fn terminate(child: &mut Child) -> std::process::ExitStatus {
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    raw_get(port, path, key).expect("serve answers")
 }
 
 fn admin(data: &std::path::Path, args: &[&str]) -> (bool, String, String) {
-    let out = bin()
-        .arg("admin")
-        .args(args)
-        .arg("--data-dir")
-        .arg(data)
-        .output()
-        .unwrap();
+    let out = process::admin(data, None, args);
     (
         out.status.success(),
         String::from_utf8(out.stdout).unwrap(),
@@ -131,12 +58,12 @@ fn first_start_prints_one_key_and_the_login_line_then_stops_on_sigterm() {
     let (status, body) = http_get(port, "/v1/usage", Some(&key));
     assert_eq!(status, 200, "{body}");
     assert_eq!(http_get(port, "/v1/health", None).0, 200);
-    assert!(terminate(&mut child).success(), "exit 0 on SIGTERM");
+    assert!(child.terminate().success(), "exit 0 on SIGTERM");
     // A second start on the same data prints no new key; the old one still works.
     let (mut child, lines) = serve(dir.path(), port);
     assert!(!lines.iter().any(|l| l.contains("sk_")), "{lines:?}");
     assert_eq!(http_get(port, "/v1/usage", Some(&key)).0, 200);
-    assert!(terminate(&mut child).success());
+    assert!(child.terminate().success());
 }
 
 #[test]
@@ -281,7 +208,7 @@ fn admin_manages_accounts_and_keys_while_serve_runs() {
     assert!(!ok && err.contains("nobody"), "{err}");
     // Exit codes of CONTRACT §6: not found 4, a bad value is a usage error (2).
     let code = |args: &[&str]| {
-        bin()
+        filestore()
             .arg("admin")
             .args(args)
             .arg("--data-dir")
@@ -297,7 +224,7 @@ fn admin_manages_accounts_and_keys_while_serve_runs() {
     );
     assert_eq!(code(&["key", "revoke", "key_nothing"]), Some(4));
     assert_eq!(code(&["account", "create", "--plan", "gold"]), Some(2));
-    assert!(terminate(&mut child).success());
+    assert!(child.terminate().success());
 }
 
 /// SIGTERM with a client that sent half an upload and stalled: the server
@@ -331,7 +258,7 @@ fn sigterm_with_a_stalled_client_exits_within_the_shutdown_timeout() {
     .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let start = Instant::now();
-    let status = terminate(&mut child);
+    let status = child.terminate();
     let took = start.elapsed();
     assert!(status.success(), "exit 0 after the shutdown timeout");
     assert!(
@@ -348,7 +275,7 @@ fn admin_output_into_a_closed_pipe_exits_0() {
     assert!(ok, "{err}");
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let out = bin()
+    let out = filestore()
         .args(["admin", "account", "list", "--data-dir"])
         .arg(dir.path())
         .stdout(writer)
@@ -373,7 +300,7 @@ fn admin_output_into_a_closed_pipe_exits_0() {
 fn admin_refuses_a_data_dir_that_does_not_exist() {
     let dir = tempfile::tempdir().unwrap();
     let typo = dir.path().join("filestor");
-    let out = bin()
+    let out = filestore()
         .args(["admin", "account", "list", "--data-dir"])
         .arg(&typo)
         .output()
@@ -390,7 +317,7 @@ fn admin_refuses_a_data_dir_that_does_not_exist() {
 #[test]
 fn server_help_shows_no_client_flags() {
     let help = |args: &[&str]| {
-        let out = bin().args(args).output().unwrap();
+        let out = filestore().args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };

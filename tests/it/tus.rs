@@ -2,6 +2,7 @@
 //! checksums, every refusal, reservations, expiry, CORS, concurrency, and
 //! a PATCH cut off midway.
 
+use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestOptions, TestServer};
 use base64::Engine;
 use filestore::domain::tus::encode_metadata;
@@ -110,19 +111,11 @@ fn s3_of(b: &Backend) -> Option<filestore::config::StorageConfig> {
     }
 }
 
-/// On S3: no multipart upload is left open under the test's prefix (an
-/// abort may take a moment to show).
+/// On S3: no multipart upload is left open under the test's prefix.
 async fn no_multipart_left(s3: Option<filestore::config::StorageConfig>) {
-    let Some(cfg) = s3 else { return };
-    let mut left = Vec::new();
-    for _ in 0..50 {
-        left = crate::common::s3::pending_uploads(&cfg).await;
-        if left.is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    if let Some(cfg) = s3 {
+        crate::common::s3::no_multipart_left(&cfg).await;
     }
-    panic!("multipart uploads left open: {left:?}");
 }
 
 /// Partial blobs the local store holds (none on S3).
@@ -195,15 +188,7 @@ async fn chunks_become_a_file_with_its_sha256(b: Backend) {
         stored_sha256(&srv, &file_id),
         hex::encode(Sha256::digest(&bytes))
     );
-    let got = srv
-        .http
-        .get(f["url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = get_bytes(&srv.http, f["url"].as_str().unwrap()).await;
     assert!(got[..] == bytes[..], "the CDN serves the bytes sent");
     let usage = srv.usage().await;
     assert_eq!(

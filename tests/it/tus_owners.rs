@@ -10,6 +10,7 @@
 //! refused creation does no work in the blob store.
 //! On SQLite or PostgreSQL, whichever the suite runs on.
 
+use crate::common::cluster::second_node;
 use crate::common::{error_code, pg, TestOptions, TestServer};
 use filestore::domain::tus::encode_metadata;
 use serde_json::Value;
@@ -519,11 +520,13 @@ async fn a_lease_of_a_node_whose_session_is_gone_is_free_at_once() {
         return;
     }
     let a = TestServer::start().await;
-    let b = TestServer::start_with(TestOptions {
-        database_url: Some(a.database_url().to_string()),
-        data_dir: Some(a.data_dir.clone()),
-        ..Default::default()
-    })
+    let b = second_node(
+        &a,
+        TestOptions {
+            data_dir: Some(a.data_dir.clone()),
+            ..Default::default()
+        },
+    )
     .await;
     let on_a = Client::secret(&a, &a.secret_key);
     let on_b = Client::secret(&b, &a.secret_key);

@@ -112,14 +112,8 @@ impl Cli {
     /// FILESTORE_*, CI or RUST_LOG, HOME and the config dir in `home`, and
     /// (`with_env`) FILESTORE_URL / FILESTORE_API_KEY set.
     pub fn command(&self, args: &[&str], with_env: bool) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_filestore"));
-        cmd.args(args).current_dir(self.cwd());
-        for (k, _) in std::env::vars_os() {
-            let k = k.to_string_lossy();
-            if k.starts_with("FILESTORE_") || k == "CI" || k == "RUST_LOG" {
-                cmd.env_remove(&*k);
-            }
-        }
+        let mut cmd = crate::common::process::filestore();
+        cmd.args(args).current_dir(self.cwd()).env_remove("CI");
         cmd.env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join("config"))
             .env("TERM", "xterm-256color");
@@ -194,6 +188,16 @@ impl Cli {
         })
         .unwrap()
     }
+}
+
+/// The file names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// Writes `content` at `root/rel`, creating directories.

@@ -2,17 +2,25 @@
 //! data dir, talked to over HTTP. Test bodies take a [`Backend`] so the same
 //! body runs on the local blob store and on S3 (see `both_stores!`).
 
+pub mod cluster;
+mod helpers;
 pub mod meta;
 pub mod pg;
+pub mod process;
+pub mod receiver;
 pub mod s3;
 pub mod tmpfs;
+
+pub use helpers::{
+    error_code, eventually, get_bytes, python_module_missing, sha256_hex, upload_form,
+};
 
 use filestore::clock::Clock;
 use filestore::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};
 use filestore::db::sqlite::Db;
 use filestore::domain::ids::KeyKind;
 use filestore::service::{admin, App};
-use reqwest::multipart::{Form, Part};
+use reqwest::multipart::Form;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -291,11 +299,7 @@ impl TestServer {
     }
 
     pub fn form(name: &str, bytes: Vec<u8>, fields: &[(&str, &str)]) -> Form {
-        let mut form = Form::new();
-        for (k, v) in fields {
-            form = form.text(k.to_string(), v.to_string());
-        }
-        form.part("file", Part::bytes(bytes).file_name(name.to_string()))
+        upload_form(name, bytes, fields)
     }
 
     /// POST /v1/upload with `key`, one file and extra text fields.
@@ -447,19 +451,12 @@ impl TestServer {
     }
 
     /// Polls `check` every 50 ms for up to `secs` seconds.
-    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, mut check: F)
+    pub async fn eventually<F, Fut>(&self, secs: u64, what: &str, check: F)
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        while tokio::time::Instant::now() < deadline {
-            if check().await {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("timed out after {secs}s waiting for: {what}");
+        eventually(secs, Duration::from_millis(50), what, check).await;
     }
 }
 
@@ -491,44 +488,4 @@ fn count_files(dir: &std::path::Path) -> usize {
             }
         })
         .sum()
-}
-
-/// The error code of an error response.
-pub async fn error_code(r: reqwest::Response) -> (u16, String) {
-    let status = r.status().as_u16();
-    let body: serde_json::Value = r.json().await.expect("error body is JSON");
-    let code = body["error"]["code"]
-        .as_str()
-        .expect("envelope has error.code")
-        .to_string();
-    assert!(
-        body["error"]["message"].is_string(),
-        "envelope has error.message: {body}"
-    );
-    (status, code)
-}
-
-/// The hex SHA-256 of `bytes`, as the File record has it.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(bytes))
-}
-
-/// Why `python3` cannot import `module`, if it cannot (the outside clients
-/// and receivers some tests drive are Python packages).
-pub fn python_module_missing(module: &str) -> Option<String> {
-    match std::process::Command::new("python3")
-        .args(["-c", &format!("import {module}")])
-        .output()
-    {
-        Ok(out) if out.status.success() => None,
-        Ok(out) => Some(
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("import failed")
-                .to_string(),
-        ),
-        Err(e) => Some(format!("python3: {e}")),
-    }
 }

@@ -130,6 +130,20 @@ pub async fn object_count(cfg: &StorageConfig) -> usize {
     object_keys(cfg).await.len()
 }
 
+/// No multipart upload is left open under `cfg`'s prefix (an abort may
+/// take a moment to show: 5 s at most).
+pub async fn no_multipart_left(cfg: &StorageConfig) {
+    let mut left = Vec::new();
+    for _ in 0..50 {
+        left = pending_uploads(cfg).await;
+        if left.is_empty() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("multipart uploads left open: {left:?}");
+}
+
 /// Incomplete multipart uploads under `cfg`'s prefix, as `key (upload id,
 /// initiated)` (SeaweedFS supports ListMultipartUploads with a prefix).
 pub async fn pending_uploads(cfg: &StorageConfig) -> Vec<String> {
@@ -421,11 +435,7 @@ impl Seaweed {
 
     fn signal(&self, sig: &str) {
         let pid = std::fs::read_to_string(self.dir.path().join("weed.pid")).expect("weed.pid");
-        let ok = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(pid.trim())
-            .status()
-            .is_ok_and(|s| s.success());
+        let ok = crate::common::process::signal(pid.trim().parse().unwrap(), &format!("-{sig}"));
         assert!(ok, "kill -{sig} {} failed", pid.trim());
     }
 

@@ -10,16 +10,15 @@
 //! one that hangs, so that it sees each attempt's connection close).
 
 use crate::common::meta::{account, commit, inline_file, stores, webhook};
+use crate::common::receiver::{failing, hanging, healthy, Hanging, Healthy};
 use crate::common::TestServer;
 use filestore::db::{CommitOutcome, DynMetaStore, Quota};
 use filestore::domain::webhooks::{Budget, FAILING_SHARE, PER_SUBSCRIPTION, PROBE};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio::io::AsyncReadExt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------
 // The claim, at the store
@@ -101,135 +100,7 @@ async fn a_claim_takes_subscriptions_in_turn_each_within_its_budget() {
 }
 
 // ---------------------------------------------------------------------------
-// Receivers
-
-fn now_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-        * 1000.0
-}
-
-/// Listens on 127.0.0.1; its base URL.
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}/hook")
-}
-
-/// A receiver that answers 204 to every delivery signed with its
-/// subscription's secret, and notes when each arrived.
-#[derive(Default)]
-struct Healthy {
-    secret: Mutex<String>,
-    /// File id → (arrived at, committed at), unix ms; the first delivery.
-    got: Mutex<BTreeMap<String, (f64, f64)>>,
-    deliveries: AtomicUsize,
-}
-
-async fn healthy() -> (Arc<Healthy>, String) {
-    let rx = Arc::new(Healthy::default());
-    let state = rx.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(
-            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| async move {
-                let arrived = now_ms();
-                let h = |n: &str| headers[n].to_str().unwrap().to_string();
-                let sent_at: i64 = h("webhook-timestamp").parse().unwrap();
-                let secret = state.secret.lock().unwrap().clone();
-                let want = filestore::domain::webhooks::signature(
-                    &secret,
-                    &h("webhook-id"),
-                    sent_at,
-                    &body,
-                )
-                .unwrap();
-                if h("webhook-signature") != want {
-                    return axum::http::StatusCode::UNAUTHORIZED;
-                }
-                let v: Value = serde_json::from_slice(&body).unwrap();
-                let committed =
-                    chrono::DateTime::parse_from_rfc3339(v["timestamp"].as_str().unwrap())
-                        .unwrap()
-                        .timestamp_millis() as f64;
-                let id = v["data"]["id"].as_str().unwrap().to_string();
-                state.deliveries.fetch_add(1, Ordering::SeqCst);
-                state
-                    .got
-                    .lock()
-                    .unwrap()
-                    .entry(id)
-                    .or_insert((arrived, committed));
-                axum::http::StatusCode::NO_CONTENT
-            },
-        ),
-    );
-    let url = serve(app).await;
-    (rx, url)
-}
-
-/// A receiver that answers 500 to everything; counts the attempts.
-async fn failing() -> (Arc<AtomicUsize>, String) {
-    let attempts = Arc::new(AtomicUsize::new(0));
-    let counter = attempts.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move || async move {
-            counter.fetch_add(1, Ordering::SeqCst);
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR
-        }),
-    );
-    (attempts, serve(app).await)
-}
-
-/// A receiver that accepts each connection, reads the request and never
-/// answers; counts the requests open at once (until the sender closes the
-/// connection) and the most ever open.
-#[derive(Default)]
-struct Hanging {
-    open: AtomicUsize,
-    most: AtomicUsize,
-    requests: AtomicUsize,
-}
-
-async fn hanging() -> (Arc<Hanging>, String) {
-    let rx = Arc::new(Hanging::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let state = rx.clone();
-    tokio::spawn(async move {
-        while let Ok((mut conn, _)) = listener.accept().await {
-            let rx = state.clone();
-            tokio::spawn(async move {
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 4096];
-                let mut counted = false;
-                // Until the sender gives up and closes the connection.
-                while let Ok(n @ 1..) = conn.read(&mut buf).await {
-                    seen.extend_from_slice(&buf[..n]);
-                    if !counted && seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                        // Counted open once it has stayed so a moment (an
-                        // attempt here lasts 10 s): the connection of an
-                        // attempt that just timed out may be seen closing a
-                        // little after the next attempt's request arrives.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        counted = true;
-                        rx.requests.fetch_add(1, Ordering::SeqCst);
-                        let open = rx.open.fetch_add(1, Ordering::SeqCst) + 1;
-                        rx.most.fetch_max(open, Ordering::SeqCst);
-                    }
-                }
-                if counted {
-                    rx.open.fetch_sub(1, Ordering::SeqCst);
-                }
-            });
-        }
-    });
-    (rx, format!("http://{addr}/hook"))
-}
+// Helpers
 
 /// A subscription of `account` to `url`; its secret.
 async fn hook(srv: &TestServer, account: &str, url: &str) -> String {
