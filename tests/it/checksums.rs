@@ -1,4 +1,4 @@
-//! CONTRACT §8 on the API: the record's `sha256`, the upload's `sha256`
+//! docs/decisions.md, "Checksums" on the API: the record's `sha256`, the upload's `sha256`
 //! field and `Content-Digest` header (a mismatch stores nothing), and the
 //! CDN's `Content-Digest`.
 

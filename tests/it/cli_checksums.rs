@@ -1,4 +1,4 @@
-//! CONTRACT §8 on the command line: uploads send the file's SHA-256 (bytes
+//! docs/decisions.md, "Checksums" on the command line: uploads send the file's SHA-256 (bytes
 //! damaged on the way are refused), records show it, and downloads check
 //! it, resumed ones included: a mismatch is exit 6 and leaves no file.
 

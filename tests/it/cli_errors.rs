@@ -1,4 +1,4 @@
-//! Exit codes and error lines of CONTRACT §6, from the real binary: 401/403
+//! Exit codes and error lines of docs/decisions.md, "Command line", from the real binary: 401/403
 //! → 3, 404 → 4, 413/429 → 5, network → 6, bad request → 1, usage → 2.
 
 use crate::cli_common::{write_file, Cli};

@@ -1,4 +1,4 @@
-//! CONTRACT §9 on the command line: files at or above `--chunk-size` go
+//! docs/api.md, "Resumable uploads" on the command line: files at or above `--chunk-size` go
 //! through tus; a PATCH that fails is resumed from the server's offset in the
 //! same run, an interrupted run is resumed by the next one, and the stored
 //! file's sha256 is checked (bytes damaged on the way: exit 6, nothing kept).

@@ -1,5 +1,5 @@
 //! The server against slow and idle clients, a full disk, and for its file
-//! modes (CONTRACT §7), with short configured timeouts.
+//! modes (docs/decisions.md, "Serving limits"), with short configured timeouts.
 
 use crate::common::get_bytes;
 use crate::common::{error_code, TestOptions, TestServer};

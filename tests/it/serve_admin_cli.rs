@@ -206,7 +206,7 @@ fn admin_manages_accounts_and_keys_while_serve_runs() {
     );
     let (ok, _, err) = admin(data, &["account", "set", "nobody", "--plan", "pro"]);
     assert!(!ok && err.contains("nobody"), "{err}");
-    // Exit codes of CONTRACT §6: not found 4, a bad value is a usage error (2).
+    // Exit codes of docs/decisions.md, "Command line": not found 4, a bad value is a usage error (2).
     let code = |args: &[&str]| {
         filestore()
             .arg("admin")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A webhook receiver for the tests of CONTRACT §12 (tests/it/webhooks/).
+"""A webhook receiver for the tests of docs/decisions.md, "Webhooks" (tests/it/webhooks/).
 
 Verifies every request with an implementation nobody here wrote, the
 `standardwebhooks` package on PyPI (pinned in .ci/run):

@@ -1,6 +1,6 @@
 //! Two real `filestore serve` processes on one PostgreSQL database and one
 //! S3 bucket (SeaweedFS), with requests alternated between them: every rule
-//! of CONTRACT §10 must hold across the nodes exactly as on one node —
+//! of docs/decisions.md, "PostgreSQL" must hold across the nodes exactly as on one node —
 //! quotas under concurrent uploads, monthly counts, the request rate window,
 //! idempotency keys, expiry and blob deletion (run by both collectors at
 //! once), signed URLs, and resumable uploads continued on the other node.

@@ -1,4 +1,4 @@
-//! Webhooks (CONTRACT §12), black-box: `filestore admin webhook …` as a
+//! Webhooks (docs/decisions.md, "Webhooks"), black-box: `filestore admin webhook …` as a
 //! child process, the real server (in process, or a child `filestore serve`
 //! where it is killed or its metrics read), and a receiver nobody here wrote
 //! the verification of: `tests/webhooks/receiver.py`, which checks every
