@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A stored file, as upload, get and list return it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct FileRecord {
+pub(crate) struct FileRecord {
     /// `f_` and 44 hex digits.
     #[schema(pattern = "^f_[0-9a-f]{44}$")]
     pub id: String,
@@ -31,7 +31,7 @@ pub struct FileRecord {
 
 /// One page of `GET /v1/files`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct FileList {
+pub(crate) struct FileList {
     pub files: Vec<FileRecord>,
     pub has_more: bool,
     pub cursor: Option<String>,
@@ -39,7 +39,7 @@ pub struct FileList {
 
 /// Answer of `POST /v1/files/{id}/signed-url`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct SignedUrl {
+pub(crate) struct SignedUrl {
     #[schema(format = "uri")]
     pub url: String,
     #[schema(format = DateTime)]
@@ -56,14 +56,14 @@ pub(crate) struct SignedUrlRequest {
 
 /// Answer of `DELETE /v1/files/{id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct DeleteResult {
+pub(crate) struct DeleteResult {
     pub success: bool,
 }
 
 /// Answer of `GET /v1/usage`: the four fields of the API reference, plus (an addition, so
 /// that clients can show "used of quota") the plan's name and its limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub storage_bytes: u64,
     /// Bytes reserved against the storage quota by incomplete resumable
     /// uploads (their declared lengths), on top of `storage_bytes`.
@@ -83,7 +83,7 @@ pub struct Usage {
 /// The plan's limits, in the units of the usage counters they bound:
 /// storage quota, monthly bandwidth (fair use), monthly uploads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct UsageLimits {
+pub(crate) struct UsageLimits {
     pub storage_bytes: u64,
     pub bandwidth_bytes: u64,
     pub upload_count: u64,
@@ -91,7 +91,7 @@ pub struct UsageLimits {
 
 /// One dependency of the health report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct HealthCheck {
+pub(crate) struct HealthCheck {
     /// `ok` or `error`.
     #[schema(pattern = "^(ok|error)$")]
     pub status: String,
@@ -102,7 +102,7 @@ pub struct HealthCheck {
 
 /// Answer of `GET /v1/health`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Health {
+pub(crate) struct Health {
     /// `ok` or `degraded`.
     #[schema(pattern = "^(ok|degraded)$")]
     pub status: String,
@@ -169,7 +169,7 @@ pub(crate) struct OpenUploads {
 /// Raw list parameters as the query string gave them.
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ListParams {
+pub(crate) struct ListParams {
     /// Only the files of this folder (exact match); empty: every folder.
     /// (Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.)
     pub folder: Option<String>,

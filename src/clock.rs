@@ -32,12 +32,12 @@ impl Clock {
 
 /// A duration in milliseconds, as the store keeps times (saturating: a
 /// duration too long for an i64 of ms is as good as forever).
-pub fn millis(d: std::time::Duration) -> i64 {
+pub(crate) fn millis(d: std::time::Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// RFC 3339, UTC, millisecond precision, `Z` suffix.
-pub fn rfc3339_ms(ms: i64) -> String {
+pub(crate) fn rfc3339_ms(ms: i64) -> String {
     let t = Utc
         .timestamp_millis_opt(ms)
         .single()

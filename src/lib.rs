@@ -9,16 +9,19 @@
 //! - [`storage`]: the `BlobStore` trait with a local-disk and an S3 implementation.
 //! - [`client`] and [`cli`]: the HTTP client and the command line.
 
-pub(crate) mod api;
-pub mod cli;
-pub mod client;
-pub mod clock;
-pub mod config;
-pub mod db;
-pub mod domain;
-pub mod server;
-pub mod service;
-pub mod storage;
+mod api;
+mod cli;
+mod client;
+mod clock;
+mod config;
+mod db;
+mod domain;
+mod server;
+mod service;
+mod storage;
+
+#[doc(hidden)]
+pub mod testing;
 
 /// The program `filestore` (the binary only picks its allocator).
 pub use cli::entry::main;

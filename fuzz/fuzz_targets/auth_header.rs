@@ -1,7 +1,7 @@
 //! The Authorization header.
 #![no_main]
 use axum::http::{header, HeaderMap, HeaderValue};
-use filestore::server::auth::bearer;
+use filestore::testing::server::auth::bearer;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

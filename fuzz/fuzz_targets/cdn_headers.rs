@@ -1,7 +1,7 @@
 //! The CDN's request headers: Range, If-Range, If-None-Match, If-Modified-Since.
 #![no_main]
 use axum::http::{header, HeaderMap, HeaderValue};
-use filestore::server::cdn::{not_modified, parse_range, requested_range};
+use filestore::testing::server::cdn::{not_modified, parse_range, requested_range};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (&str, &str, &str, u32)| {

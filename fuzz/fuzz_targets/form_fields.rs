@@ -2,7 +2,7 @@
 //! `Content-Digest` header: never a panic; what is accepted keeps the
 //! contract's shape.
 #![no_main]
-use filestore::domain::{digest, validate};
+use filestore::testing::domain::{digest, validate};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &str| {

@@ -1,7 +1,7 @@
 //! The list query: limit and cursor.
 #![no_main]
-use filestore::domain::validate;
-use filestore::service::files::decode_cursor;
+use filestore::testing::domain::validate;
+use filestore::testing::service::files::decode_cursor;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &str| {

@@ -1,8 +1,8 @@
 //! A signed URL's query: only the signature made for it is valid (its hex
 //! in any case: it is the same MAC).
 #![no_main]
-use filestore::domain::secret::Secret;
-use filestore::domain::signing::{Signer, Verdict};
+use filestore::testing::domain::secret::Secret;
+use filestore::testing::domain::signing::{Signer, Verdict};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (&str, &str, i64, &str)| {

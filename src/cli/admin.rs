@@ -13,7 +13,7 @@ use crate::service::admin::{self, AccountView, KeyView, WebhookView};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
-pub struct AdminArgs {
+pub(crate) struct AdminArgs {
     #[command(subcommand)]
     pub command: AdminCommand,
     #[command(flatten)]
@@ -21,7 +21,7 @@ pub struct AdminArgs {
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum AdminCommand {
+pub(crate) enum AdminCommand {
     /// Create, list and change accounts
     #[command(subcommand)]
     Account(AccountCommand),
@@ -34,7 +34,7 @@ pub enum AdminCommand {
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum AccountCommand {
+pub(crate) enum AccountCommand {
     /// Create an account
     Create {
         /// Unique name (default: the account's id)
@@ -59,7 +59,7 @@ pub enum AccountCommand {
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum KeyCommand {
+pub(crate) enum KeyCommand {
     /// Create a key; its secret is printed once
     Create {
         /// Account id or name
@@ -87,7 +87,7 @@ pub enum KeyCommand {
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum WebhookCommand {
+pub(crate) enum WebhookCommand {
     /// Subscribe a URL to an account's file events; its signing secret is printed once
     Create {
         /// Account id or name
@@ -115,7 +115,7 @@ pub enum WebhookCommand {
 
 /// `on` or `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Switch {
+pub(crate) enum Switch {
     On,
     Off,
 }
@@ -168,7 +168,7 @@ fn webhook_line(w: &WebhookView) -> String {
     )
 }
 
-pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
+pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
     let config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),

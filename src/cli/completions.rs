@@ -8,21 +8,21 @@ use clap_complete::Shell;
 #[command(
     after_long_help = "Install, for example:\n  filestore completions bash > ~/.local/share/bash-completion/completions/filestore\n  filestore completions zsh > ~/.zfunc/_filestore\n  filestore completions fish > ~/.config/fish/completions/filestore.fish"
 )]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell
     #[arg(value_enum, value_name = "SHELL")]
     pub shell: Shell,
 }
 
 /// The completion script of `shell`.
-pub fn script(shell: Shell) -> Vec<u8> {
+pub(crate) fn script(shell: Shell) -> Vec<u8> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut super::command(), "filestore", &mut out);
     out
 }
 
 /// Runs the command.
-pub fn run(args: CompletionsArgs) -> Result<u8, ClientError> {
+pub(crate) fn run(args: CompletionsArgs) -> Result<u8, ClientError> {
     super::output::Printer::new(false).raw(&script(args.shell))?;
     Ok(0)
 }

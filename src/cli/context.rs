@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// Network options shared by the client commands.
 #[derive(Debug, Clone, clap::Args)]
-pub struct NetArgs {
+pub(crate) struct NetArgs {
     /// Retries of a failed request (connection errors, 408, 429, 5xx), with
     /// exponential backoff and jitter, honouring Retry-After
     #[arg(long, value_name = "N", default_value_t = 3, env = "FILESTORE_RETRIES")]
@@ -21,7 +21,7 @@ pub struct NetArgs {
 }
 
 /// The run context of a client command.
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// The global flags.
     pub globals: GlobalArgs,
     /// Server, key and profile after flags > env > profile.
@@ -38,7 +38,7 @@ pub struct Ctx {
 
 impl Ctx {
     /// Resolves the settings for `globals` from the process environment.
-    pub fn new(globals: &GlobalArgs) -> Result<Ctx, ClientError> {
+    pub(crate) fn new(globals: &GlobalArgs) -> Result<Ctx, ClientError> {
         let env = Env::from_process();
         let key_from_stdin = globals.api_key.as_deref() == Some("-");
         let api_key = if key_from_stdin {
@@ -66,20 +66,20 @@ impl Ctx {
     }
 
     /// A client with server and key (the authenticated endpoints).
-    pub fn client(&self, net: &NetArgs) -> Result<Client, ClientError> {
+    pub(crate) fn client(&self, net: &NetArgs) -> Result<Client, ClientError> {
         let server = self.settings.require_server()?;
         let key = self.settings.require_key()?;
         Client::new(server, Some(key), RetryPolicy::new(net.retries))
     }
 
     /// A client with the server only (health).
-    pub fn anonymous_client(&self) -> Result<Client, ClientError> {
+    pub(crate) fn anonymous_client(&self) -> Result<Client, ClientError> {
         let server = self.settings.require_server()?;
         Client::new(server, None, RetryPolicy::new(0))
     }
 
     /// The progress reporter of this command.
-    pub fn progress(&self) -> Arc<dyn Progress> {
+    pub(crate) fn progress(&self) -> Arc<dyn Progress> {
         self.mode.build()
     }
 }

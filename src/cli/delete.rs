@@ -7,7 +7,7 @@ use crate::client::ClientError;
 /// Delete files permanently
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct DeleteArgs {
+pub(crate) struct DeleteArgs {
     /// File ids (f_…)
     #[arg(value_name = "ID", required = true)]
     pub ids: Vec<String>,
@@ -17,7 +17,7 @@ pub struct DeleteArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let mut status = 0;
     for id in &args.ids {

@@ -20,7 +20,7 @@ const SIGNED_DOWNLOAD_SECS: u64 = 3600;
 /// Download a file's content
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct DownloadArgs {
+pub(crate) struct DownloadArgs {
     /// File id (f_…)
     #[arg(value_name = "ID")]
     pub id: String,
@@ -40,7 +40,7 @@ pub struct DownloadArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let fetched = client.get_file(&args.id).await?;
     let file = &fetched.record;

@@ -10,7 +10,7 @@ use crate::service::admin::AdminError;
 use crate::service::StartError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// A client command's failure (and a closed stdout, for every command).
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -39,12 +39,12 @@ impl From<DbError> for CliError {
 
 impl CliError {
     /// Standard output was closed by its reader: the command succeeded.
-    pub fn is_broken_pipe(&self) -> bool {
+    pub(crate) fn is_broken_pipe(&self) -> bool {
         matches!(self, CliError::Client(ClientError::BrokenPipe))
     }
 
     /// The machine-readable code of the error line.
-    pub fn code(&self) -> &str {
+    pub(crate) fn code(&self) -> &str {
         match self {
             CliError::Client(e) => e.code(),
             CliError::Config(_) => "config",
@@ -56,7 +56,7 @@ impl CliError {
     }
 
     /// The human-readable message of the error line.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             CliError::Client(e) => e.message().to_string(),
             other => other.to_string(),
@@ -64,7 +64,7 @@ impl CliError {
     }
 
     /// The process's exit status.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             CliError::Client(ClientError::BrokenPipe) => exit::OK,
             CliError::Client(e) => e.exit_code(),

@@ -8,7 +8,7 @@ use crate::client::ClientError;
 /// Show a file's record
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     /// File id (f_…)
     #[arg(value_name = "ID")]
     pub id: String,
@@ -18,7 +18,7 @@ pub struct GetArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: GetArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: GetArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let fetched = client.get_file(&args.id).await?;
     if ctx.out.is_json() {
@@ -32,7 +32,7 @@ pub async fn run(args: GetArgs, ctx: &Ctx) -> Result<u8, ClientError> {
 }
 
 /// The record as `key  value` lines.
-pub fn describe(f: &FileRecord, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+pub(crate) fn describe(f: &FileRecord, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
     let expires = match &f.expires_at {
         Some(t) => format!("{t} ({})", format::until(Some(t), now)),
         None => "never".to_string(),

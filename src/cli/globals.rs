@@ -12,7 +12,7 @@ const CLIENT: &str =
     "Client options (login, upload, list, get, download, sign, delete, usage, health)";
 
 #[derive(Debug, Clone, Default, Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]
     #[arg(long, global = true, value_name = "FILE", help_heading = SERVER)]
     pub config: Option<PathBuf>,
@@ -46,7 +46,7 @@ pub struct GlobalArgs {
 /// they were (they mean nothing there), but left out of their help. A
 /// subcommand that defines a flag itself does not get the global one.
 #[derive(Debug, Clone, Default, Args)]
-pub struct IgnoredClientFlags {
+pub(crate) struct IgnoredClientFlags {
     #[arg(long, hide = true, value_name = "URL")]
     pub server: Option<String>,
     #[arg(long, hide = true, value_name = "KEY")]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// Check the server's health (exit 0 only when ok)
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     /// Keep asking until the server is ok (or --timeout passes)
     #[arg(long)]
     pub wait: bool,
@@ -23,7 +23,7 @@ pub struct HealthArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: HealthArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.anonymous_client()?;
     let start = Instant::now();
     // The parser caps the timeout at a year; never overflow whatever it is.

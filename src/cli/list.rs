@@ -12,7 +12,7 @@ const MAX_PAGE: u32 = 100;
 /// List files, newest first
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only files in this folder (exact match; with -r, its subfolders too)
     #[arg(long, value_name = "FOLDER")]
     pub folder: Option<String>,
@@ -39,7 +39,7 @@ pub struct ListArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let now = chrono::Utc::now();
     let mut cursor = args.cursor.clone();

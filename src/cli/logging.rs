@@ -11,13 +11,13 @@ use tracing_subscriber::EnvFilter;
 
 /// Keeps the background writer running; dropping it flushes what is left.
 #[must_use = "logs written in the background are lost once this is dropped"]
-pub struct LogGuard {
+pub(crate) struct LogGuard {
     _worker: Option<tracing_appender::non_blocking::WorkerGuard>,
 }
 
 /// Installs the process's subscriber (a second call changes nothing).
 /// `background`: write from a thread of its own (the server).
-pub fn init(format: LogFormat, default_level: &str, background: bool) -> LogGuard {
+pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> LogGuard {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let (writer, guard) = if background {

@@ -12,7 +12,7 @@ use serde_json::json;
 /// Save a server and API key as a profile (checked against the server first)
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct LoginArgs {
+pub(crate) struct LoginArgs {
     /// Save without checking the key against the server
     #[arg(long)]
     pub no_verify: bool,
@@ -22,7 +22,7 @@ pub struct LoginArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let server = ctx.settings.require_server()?.to_string();
     let key = ctx.settings.require_key()?.to_string();
     let kind = if args.no_verify {

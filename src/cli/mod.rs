@@ -2,33 +2,33 @@
 //! download | sign | delete | usage | health | completions`. Each client
 //! subcommand has its flags and its `run` in a file of its own.
 
-pub mod admin;
-pub mod completions;
-pub mod context;
-pub mod delete;
-pub mod docs;
-pub mod download;
-pub mod entry;
-pub mod error;
+pub(crate) mod admin;
+pub(crate) mod completions;
+pub(crate) mod context;
+pub(crate) mod delete;
+pub(crate) mod docs;
+pub(crate) mod download;
+pub(crate) mod entry;
+pub(crate) mod error;
 pub(crate) mod format;
-pub mod get;
-pub mod globals;
-pub mod health;
-pub mod list;
-pub mod logging;
-pub mod login;
+pub(crate) mod get;
+pub(crate) mod globals;
+pub(crate) mod health;
+pub(crate) mod list;
+pub(crate) mod logging;
+pub(crate) mod login;
 pub(crate) mod output;
 pub(crate) mod progress;
-pub mod serve;
-pub mod sign;
-pub mod upload;
-pub mod usage;
+pub(crate) mod serve;
+pub(crate) mod sign;
+pub(crate) mod upload;
+pub(crate) mod usage;
 pub(crate) mod walk;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// One line about the exit codes, for `-h`.
-pub const EXIT_CODES_SHORT: &str =
+pub(crate) const EXIT_CODES_SHORT: &str =
     "Exit codes: 0 ok, 1 other error, 2 usage, 3 unauthorized/forbidden, \
 4 not found, 5 limit (413, 429), 6 server or network error.";
 
@@ -38,7 +38,7 @@ macro_rules! exit_codes {
     ($(($code:literal, $text:literal)),* $(,)?) => {
         /// The exit statuses and their meaning (docs/decisions.md, "Command line"): the one source
         /// of `--help` and the man pages' EXIT STATUS.
-        pub const EXIT_CODES: &[(&str, &str)] = &[$(($code, $text)),*];
+        pub(crate) const EXIT_CODES: &[(&str, &str)] = &[$(($code, $text)),*];
 
         /// The exit codes in full as a string literal, ending with the
         /// form of the error line.
@@ -67,7 +67,7 @@ exit_codes! {
 }
 
 /// The exit codes in full, for `--help` (the man pages have them as EXIT STATUS).
-pub const EXIT_CODES_LONG: &str = exit_codes_help!();
+pub(crate) const EXIT_CODES_LONG: &str = exit_codes_help!();
 
 /// Shown after the top-level help.
 const TOP_AFTER_HELP: &str = concat!(
@@ -89,7 +89,7 @@ const TOP_AFTER_HELP: &str = concat!(
     propagate_version = true,
     max_term_width = 100
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub globals: globals::GlobalArgs,
 
@@ -99,7 +99,7 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the server (API and CDN routes)
     Serve(serve::ServeArgs),
     /// Operator commands: accounts and keys (on the server's data dir)
@@ -134,6 +134,6 @@ pub enum Command {
 }
 
 /// The clap command of the whole CLI (completions, man pages).
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     Cli::command()
 }

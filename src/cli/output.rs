@@ -8,23 +8,23 @@ use std::io::Write;
 
 /// Where results go, and in which form.
 #[derive(Debug, Clone, Copy)]
-pub struct Printer {
+pub(crate) struct Printer {
     json: bool,
 }
 
 impl Printer {
     /// A printer for `--json` (true) or human output.
-    pub fn new(json: bool) -> Self {
+    pub(crate) fn new(json: bool) -> Self {
         Printer { json }
     }
 
     /// Whether `--json` was asked for.
-    pub fn is_json(&self) -> bool {
+    pub(crate) fn is_json(&self) -> bool {
         self.json
     }
 
     /// One JSON record on a line of its own.
-    pub fn record(&self, value: &serde_json::Value) -> Result<(), ClientError> {
+    pub(crate) fn record(&self, value: &serde_json::Value) -> Result<(), ClientError> {
         let text = serde_json::to_string(value)
             .map_err(|e| ClientError::Protocol(format!("cannot encode record: {e}")))?;
         self.line(&text)
@@ -39,7 +39,7 @@ impl Printer {
     }
 
     /// One line of text.
-    pub fn line(&self, text: &str) -> Result<(), ClientError> {
+    pub(crate) fn line(&self, text: &str) -> Result<(), ClientError> {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{text}")
             .and_then(|()| out.flush())

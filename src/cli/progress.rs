@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// How progress is shown for a whole command.
-pub trait Progress: Send + Sync {
+pub(crate) trait Progress: Send + Sync {
     /// Announces the work: `files` transfers of `bytes` bytes in total.
     fn plan(&self, files: u64, bytes: u64);
     /// A transfer of `size` bytes starts.
@@ -29,7 +29,7 @@ pub trait Progress: Send + Sync {
 }
 
 /// One running transfer.
-pub trait Transfer: Meter {
+pub(crate) trait Transfer: Meter {
     /// It finished; `line` describes it for the plain-lines mode.
     fn done(&self, line: &str);
     /// It failed (its error is reported through [`Progress::error`]).
@@ -38,7 +38,7 @@ pub trait Transfer: Meter {
 
 /// Which kind of progress to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Bars on a terminal.
     Bars,
     /// A plain line per finished file.
@@ -50,7 +50,7 @@ pub enum Mode {
 impl Mode {
     /// Picks the mode from the flags and the environment (`CI`, `TERM`,
     /// whether stderr is a terminal).
-    pub fn detect(quiet: bool, json: bool) -> Mode {
+    pub(crate) fn detect(quiet: bool, json: bool) -> Mode {
         let env = |k: &str| std::env::var(k).unwrap_or_default();
         Mode::choose(
             quiet,
@@ -64,7 +64,13 @@ impl Mode {
     /// The mode for these facts: nothing but errors under `--quiet`; bars
     /// only on a terminal and not under `--json`, `CI=true` or `TERM=dumb`;
     /// plain lines otherwise.
-    pub fn choose(quiet: bool, json: bool, ci: bool, term_dumb: bool, stderr_is_tty: bool) -> Mode {
+    pub(crate) fn choose(
+        quiet: bool,
+        json: bool,
+        ci: bool,
+        term_dumb: bool,
+        stderr_is_tty: bool,
+    ) -> Mode {
         if quiet {
             Mode::Quiet
         } else if json || ci || term_dumb || !stderr_is_tty {
@@ -75,7 +81,7 @@ impl Mode {
     }
 
     /// The progress implementation of this mode.
-    pub fn build(self) -> Arc<dyn Progress> {
+    pub(crate) fn build(self) -> Arc<dyn Progress> {
         match self {
             Mode::Bars => Arc::new(Bars::new()),
             Mode::Lines => Arc::new(Lines { quiet: false }),

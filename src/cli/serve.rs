@@ -7,7 +7,7 @@ use crate::config::{Config, LogFormat, Overrides};
 use crate::service::App;
 
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
@@ -27,7 +27,7 @@ pub struct ServeArgs {
     pub ignored: super::globals::IgnoredClientFlags,
 }
 
-pub async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
+pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
     let mut config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),

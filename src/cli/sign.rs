@@ -7,7 +7,7 @@ use crate::client::ClientError;
 /// Create a signed URL for a file (only the URL is printed)
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct SignArgs {
+pub(crate) struct SignArgs {
     /// File id (f_…)
     #[arg(value_name = "ID")]
     pub id: String,
@@ -21,7 +21,7 @@ pub struct SignArgs {
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: SignArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: SignArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let seconds = format::sign_seconds(&args.expires).map_err(ClientError::Usage)?;
     let client = ctx.client(&args.net)?;
     let fetched = client.sign(&args.id, seconds).await?;

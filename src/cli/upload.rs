@@ -17,7 +17,7 @@ use std::time::Instant;
 /// Upload files, directories (-r) or standard input (-)
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct UploadArgs {
+pub(crate) struct UploadArgs {
     /// Files or directories to upload; "-" reads standard input
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -75,7 +75,7 @@ enum Outcome {
 }
 
 /// Runs the command; gives the exit status (failures already reported).
-pub async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let stdin_count = args.paths.iter().filter(|p| p.as_os_str() == "-").count();
     validate(&args, stdin_count, ctx)?;
     // Checked with the server's own rule; bare seconds are sent as `Ns`.

@@ -10,13 +10,13 @@ use crate::client::ClientError;
 /// Show the account's usage this billing period
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
-pub struct UsageArgs {
+pub(crate) struct UsageArgs {
     #[command(flatten)]
     pub net: NetArgs,
 }
 
 /// Runs the command; gives the exit status.
-pub async fn run(args: UsageArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+pub(crate) async fn run(args: UsageArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let fetched = client.usage().await?;
     if ctx.out.is_json() {

@@ -68,7 +68,7 @@ impl Env {
 
 /// The resolved settings a client command runs with.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub server: Option<String>,
     pub api_key: Option<Secret>,
     /// The profile name that was looked up.
@@ -79,7 +79,7 @@ pub struct Settings {
 
 impl Settings {
     /// The server URL, or a usage error saying how to give one.
-    pub fn require_server(&self) -> Result<&str, ClientError> {
+    pub(crate) fn require_server(&self) -> Result<&str, ClientError> {
         self.server.as_deref().ok_or_else(|| {
             self.missing(
                 "no server configured: pass --server URL, set FILESTORE_URL, or run `filestore login`",
@@ -88,7 +88,7 @@ impl Settings {
     }
 
     /// The API key, or a usage error saying how to give one.
-    pub fn require_key(&self) -> Result<&str, ClientError> {
+    pub(crate) fn require_key(&self) -> Result<&str, ClientError> {
         self.api_key.as_ref().map(Secret::expose).ok_or_else(|| {
             self.missing(
                 "no API key configured: pass --api-key KEY, set FILESTORE_API_KEY, or run `filestore login`",

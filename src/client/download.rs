@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWrite, AsyncWriteExt};
 
 /// What a download received.
 #[derive(Debug, Clone)]
-pub struct Downloaded {
+pub(crate) struct Downloaded {
     /// Bytes the sink holds.
     pub size: u64,
     /// Their SHA-256.
@@ -29,7 +29,7 @@ pub struct Downloaded {
 
 impl Downloaded {
     /// `size` bytes whose hash is `hasher`'s: a download with nothing left to fetch.
-    pub fn already(size: u64, hasher: Sha256) -> Downloaded {
+    pub(crate) fn already(size: u64, hasher: Sha256) -> Downloaded {
         Downloaded {
             size,
             sha256: hasher.finalize().into(),
@@ -40,7 +40,7 @@ impl Downloaded {
     /// Checks the bytes against the File record's `sha256` (hex) and any
     /// `Content-Digest` the server sent: a `checksum_mismatch` error if
     /// either differs.
-    pub fn verify(&self, record_sha256: &str) -> Result<(), ClientError> {
+    pub(crate) fn verify(&self, record_sha256: &str) -> Result<(), ClientError> {
         let expected = digest::parse_hex(record_sha256).map_err(|e| {
             ClientError::Protocol(format!("the file record's sha256 is unusable: {e}"))
         })?;
@@ -81,7 +81,7 @@ pub(crate) async fn hash_prefix(file: &mut tokio::fs::File, len: u64) -> std::io
 }
 
 /// Where downloaded bytes go.
-pub enum Sink {
+pub(crate) enum Sink {
     /// Standard output: cannot start over once bytes are out.
     Stdout(tokio::io::Stdout),
     /// A (temporary) file: can be truncated and started over.
@@ -113,7 +113,7 @@ impl Client {
     /// Streams the body at `url` into `sink`, whose first `start` bytes are
     /// already there, hashed by `hasher` (a download resumed: the rest is
     /// asked for with `Range`); gives what the sink then holds.
-    pub async fn download(
+    pub(crate) async fn download(
         &self,
         url: &str,
         sink: &mut Sink,

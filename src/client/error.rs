@@ -4,26 +4,26 @@
 use std::fmt;
 
 /// Exit statuses of the command line (docs/decisions.md, "Command line").
-pub mod exit {
+pub(crate) mod exit {
     /// Success.
-    pub const OK: u8 = 0;
+    pub(crate) const OK: u8 = 0;
     /// Any other error.
-    pub const OTHER: u8 = 1;
+    pub(crate) const OTHER: u8 = 1;
     /// Usage error: bad flags, values or missing configuration.
-    pub const USAGE: u8 = 2;
+    pub(crate) const USAGE: u8 = 2;
     /// Unauthorized or forbidden (401, 403).
-    pub const AUTH: u8 = 3;
+    pub(crate) const AUTH: u8 = 3;
     /// Not found (404).
-    pub const NOT_FOUND: u8 = 4;
+    pub(crate) const NOT_FOUND: u8 = 4;
     /// A limit: 413, or 429 after the retries.
-    pub const LIMIT: u8 = 5;
+    pub(crate) const LIMIT: u8 = 5;
     /// Server or network error.
-    pub const SERVER: u8 = 6;
+    pub(crate) const SERVER: u8 = 6;
     /// Interrupted (Ctrl-C): 128 + SIGINT, as shells report it.
-    pub const INTERRUPTED: u8 = 130;
+    pub(crate) const INTERRUPTED: u8 = 130;
 
     /// The exit status of an HTTP error status.
-    pub fn for_status(status: u16) -> u8 {
+    pub(crate) fn for_status(status: u16) -> u8 {
         match status {
             401 | 403 => AUTH,
             404 | 410 => NOT_FOUND,
@@ -36,7 +36,7 @@ pub mod exit {
 
 /// Everything that can go wrong in a client command.
 #[derive(Debug)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     /// The server answered with an error status.
     Api {
         status: u16,
@@ -61,12 +61,12 @@ pub enum ClientError {
 
 impl ClientError {
     /// A usage error with this message.
-    pub fn usage(msg: impl Into<String>) -> Self {
+    pub(crate) fn usage(msg: impl Into<String>) -> Self {
         ClientError::Usage(msg.into())
     }
 
     /// A local I/O error, with what was being done.
-    pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
+    pub(crate) fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
         if err.kind() == std::io::ErrorKind::BrokenPipe {
             return ClientError::BrokenPipe;
         }
@@ -74,7 +74,7 @@ impl ClientError {
     }
 
     /// A transport error from reqwest, with its whole cause chain.
-    pub fn network(err: &reqwest::Error) -> Self {
+    pub(crate) fn network(err: &reqwest::Error) -> Self {
         let mut msg = err.to_string();
         let mut source = std::error::Error::source(err);
         while let Some(s) = source {
@@ -89,7 +89,7 @@ impl ClientError {
     }
 
     /// The machine-readable code printed in `error: <code>: <message>`.
-    pub fn code(&self) -> &str {
+    pub(crate) fn code(&self) -> &str {
         match self {
             ClientError::Api { code, .. } => code,
             ClientError::Network(_) => "network",
@@ -103,7 +103,7 @@ impl ClientError {
     }
 
     /// The human-readable message.
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             ClientError::Api { message, .. } => message,
             ClientError::Network(m)
@@ -117,7 +117,7 @@ impl ClientError {
     }
 
     /// The HTTP status, when the server answered.
-    pub fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         match self {
             ClientError::Api { status, .. } => Some(*status),
             _ => None,
@@ -125,7 +125,7 @@ impl ClientError {
     }
 
     /// The process exit status this error maps to.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             // The server found the upload's bytes were not the ones sent.
             ClientError::Api { code, .. } if code == "checksum_mismatch" => exit::SERVER,
@@ -141,12 +141,12 @@ impl ClientError {
     }
 
     /// This error with `prefix: ` put before its message (e.g. the file it concerns).
-    pub fn context(self, prefix: impl fmt::Display) -> Self {
+    pub(crate) fn context(self, prefix: impl fmt::Display) -> Self {
         self.map_message(|m| format!("{prefix}: {m}"))
     }
 
     /// This error, of the same kind, with its message rewritten by `f`.
-    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+    pub(crate) fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
         match self {
             ClientError::Api {
                 status,

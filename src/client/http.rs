@@ -30,14 +30,14 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// A record as typed, plus the JSON exactly as the server sent it (for `--json`).
 #[derive(Debug, Clone)]
-pub struct Fetched<T> {
+pub(crate) struct Fetched<T> {
     pub record: T,
     pub raw: serde_json::Value,
 }
 
 /// The timeouts of a [`Client`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     /// Establishing a connection.
     pub connect: Duration,
     /// Waiting for the response headers, then for each body chunk (not for
@@ -59,7 +59,7 @@ impl Default for Timeouts {
 
 /// A client for one filestore server.
 #[derive(Debug, Clone)]
-pub struct Client {
+pub(crate) struct Client {
     /// With the read timeout: every request but uploads.
     http: reqwest::Client,
     /// Without it: uploads, whose server answer comes only once the whole
@@ -76,7 +76,7 @@ pub struct Client {
 
 impl Client {
     /// A client for `server` (base URL without `/v1`), optionally with a key.
-    pub fn new(
+    pub(crate) fn new(
         server: &str,
         api_key: Option<&str>,
         policy: RetryPolicy,
@@ -85,7 +85,7 @@ impl Client {
     }
 
     /// [`Client::new`] with other timeouts.
-    pub fn with_timeouts(
+    pub(crate) fn with_timeouts(
         server: &str,
         api_key: Option<&str>,
         policy: RetryPolicy,
@@ -112,22 +112,22 @@ impl Client {
     }
 
     /// The server base URL.
-    pub fn server(&self) -> &str {
+    pub(crate) fn server(&self) -> &str {
         &self.server
     }
 
     /// The retry policy.
-    pub fn policy(&self) -> RetryPolicy {
+    pub(crate) fn policy(&self) -> RetryPolicy {
         self.policy
     }
 
     /// `{server}/v1/{path}`.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}/v1/{}", self.server, path.trim_start_matches('/'))
     }
 
     /// `{server}/v1/files/{id}{suffix}` with the id escaped.
-    pub fn file_url(&self, id: &str, suffix: &str) -> String {
+    pub(crate) fn file_url(&self, id: &str, suffix: &str) -> String {
         self.url(&format!(
             "files/{}{suffix}",
             utf8_percent_encode(id, PATH_SEGMENT)
@@ -135,7 +135,7 @@ impl Client {
     }
 
     /// A request with the bearer key (when configured).
-    pub fn request(&self, method: reqwest::Method, url: &str) -> RequestBuilder {
+    pub(crate) fn request(&self, method: reqwest::Method, url: &str) -> RequestBuilder {
         let req = self.http.request(method, url);
         match &self.api_key {
             Some(k) => req.bearer_auth(k.expose()),
@@ -144,7 +144,7 @@ impl Client {
     }
 
     /// A `POST` with the bearer key on the pool without a read timeout (uploads).
-    pub fn upload_request(&self, url: &str) -> RequestBuilder {
+    pub(crate) fn upload_request(&self, url: &str) -> RequestBuilder {
         self.upload_request_with(reqwest::Method::POST, url)
     }
 
@@ -167,14 +167,14 @@ impl Client {
     }
 
     /// A request without credentials (CDN URLs: the key never leaves for another host).
-    pub fn anonymous(&self, url: &str) -> RequestBuilder {
+    pub(crate) fn anonymous(&self, url: &str) -> RequestBuilder {
         self.http.get(url)
     }
 
     /// Sends the request `make` builds, retrying per the policy. `make` is
     /// called once per attempt (an upload reopens its file). A success status
     /// gives the response; an error status gives the decoded error.
-    pub async fn execute<F, Fut>(
+    pub(crate) async fn execute<F, Fut>(
         &self,
         mut make: F,
         on_retry: &(dyn Fn(&RetryNotice) + Sync),
@@ -234,13 +234,19 @@ impl Client {
     }
 
     /// `execute` for requests without a body to rebuild, and no retry reporting.
-    pub async fn send(&self, make: impl Fn() -> RequestBuilder) -> Result<Response, ClientError> {
+    pub(crate) async fn send(
+        &self,
+        make: impl Fn() -> RequestBuilder,
+    ) -> Result<Response, ClientError> {
         self.execute(|| std::future::ready(Ok(make())), &|_| {})
             .await
     }
 
     /// `GET /v1/files/{id}`.
-    pub async fn get_file(&self, id: &str) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
+    pub(crate) async fn get_file(
+        &self,
+        id: &str,
+    ) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
         let url = self.file_url(id, "");
         read_json(
             self.send(|| self.request(reqwest::Method::GET, &url))
@@ -250,7 +256,7 @@ impl Client {
     }
 
     /// `GET /v1/files` with the given filter, page size and cursor.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         folder: Option<&str>,
         recursive: bool,
@@ -280,7 +286,10 @@ impl Client {
 
     /// `DELETE /v1/files/{id}`. A 404 to a retry means an earlier attempt
     /// deleted the file but its answer was lost: that is a success.
-    pub async fn delete(&self, id: &str) -> Result<Fetched<crate::api::DeleteResult>, ClientError> {
+    pub(crate) async fn delete(
+        &self,
+        id: &str,
+    ) -> Result<Fetched<crate::api::DeleteResult>, ClientError> {
         let url = self.file_url(id, "");
         let attempts = AtomicU32::new(0);
         let result = self
@@ -303,7 +312,7 @@ impl Client {
     }
 
     /// `POST /v1/files/{id}/signed-url`.
-    pub async fn sign(
+    pub(crate) async fn sign(
         &self,
         id: &str,
         expires_in: u64,
@@ -317,7 +326,7 @@ impl Client {
     }
 
     /// `GET /v1/usage`.
-    pub async fn usage(&self) -> Result<Fetched<crate::api::Usage>, ClientError> {
+    pub(crate) async fn usage(&self) -> Result<Fetched<crate::api::Usage>, ClientError> {
         let url = self.url("usage");
         read_json(
             self.send(|| self.request(reqwest::Method::GET, &url))
@@ -328,7 +337,7 @@ impl Client {
 
     /// `GET /v1/health`, once and without retries: a 503 carrying a health
     /// record is an answer (degraded), not an error.
-    pub async fn health(&self) -> Result<Fetched<crate::api::Health>, ClientError> {
+    pub(crate) async fn health(&self) -> Result<Fetched<crate::api::Health>, ClientError> {
         let resp = self
             .http
             .get(self.url("health"))

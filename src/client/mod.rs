@@ -3,28 +3,30 @@
 
 pub(crate) mod config;
 pub(crate) mod download;
-pub mod error;
+pub(crate) mod error;
 pub(crate) mod http;
 pub(crate) mod retry;
 pub(crate) mod tus;
 pub(crate) mod upload;
 
-pub use error::ClientError;
-pub use http::{Client, Fetched, Timeouts};
-pub use retry::{RetryNotice, RetryPolicy};
+pub(crate) use error::ClientError;
+pub(crate) use http::{Client, Fetched};
+pub(crate) use retry::{RetryNotice, RetryPolicy};
 
 /// Counts the bytes of one transfer as they move (a progress bar, or nothing).
-pub trait Meter: Send + Sync {
+pub(crate) trait Meter: Send + Sync {
     /// `n` more bytes moved.
     fn add(&self, n: u64);
     /// The transfer starts over from byte 0 (a retry).
     fn reset(&self);
 }
 
-/// A meter that counts nothing.
+/// A meter that counts nothing (tests).
+#[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoMeter;
+pub(crate) struct NoMeter;
 
+#[cfg(test)]
 impl Meter for NoMeter {
     fn add(&self, _n: u64) {}
     fn reset(&self) {}

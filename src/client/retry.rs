@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How many times and how patiently to retry.
 #[derive(Debug, Clone, Copy)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     /// Retries after the first attempt.
     pub retries: u32,
     /// Waits between attempts when the server names none (with jitter).
@@ -28,7 +28,7 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// The default policy with `retries` retries.
-    pub fn new(retries: u32) -> Self {
+    pub(crate) fn new(retries: u32) -> Self {
         RetryPolicy {
             retries,
             backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(10)),
@@ -38,7 +38,7 @@ impl RetryPolicy {
 
     /// The wait before retry number `attempt + 1`, given what the server said.
     /// `None`: the server asked for longer than `max_wait`; do not retry.
-    pub fn wait(&self, attempt: u32, hint: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn wait(&self, attempt: u32, hint: Option<Duration>) -> Option<Duration> {
         match hint {
             Some(h) if h > self.max_wait => None,
             Some(h) => {
@@ -85,7 +85,7 @@ pub(crate) fn server_hint(status: StatusCode, headers: &HeaderMap) -> Option<Dur
 
 /// What a retry is about to do, for progress reporting.
 #[derive(Debug, Clone)]
-pub struct RetryNotice {
+pub(crate) struct RetryNotice {
     /// The retry about to be made (1-based); 0 when this is no retry but a
     /// request held back because another one hit the rate limit (see
     /// [`RetryNotice::is_hold`]).
@@ -101,13 +101,13 @@ pub struct RetryNotice {
 impl RetryNotice {
     /// A request waits for a rate-limit window that another request of the
     /// same run hit (it has not failed itself).
-    pub fn is_hold(&self) -> bool {
+    pub(crate) fn is_hold(&self) -> bool {
         self.attempt == 0
     }
 
     /// One line for the user: `retry 2/3 of LABEL in 1.5s: REASON`, or
     /// `waiting 30s for the rate limit window before LABEL`.
-    pub fn describe(&self, label: &str) -> String {
+    pub(crate) fn describe(&self, label: &str) -> String {
         if self.is_hold() {
             format!(
                 "waiting {:.0?} for the rate limit window before {label}",

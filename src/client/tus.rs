@@ -41,7 +41,7 @@ fn lock(h: &SharedHash) -> std::sync::MutexGuard<'_, Hashed> {
 impl Client {
     /// Uploads the file at `path` (`size` bytes) through tus in PATCHes of
     /// `chunk` bytes; see the module's doc.
-    pub async fn upload_resumable(
+    pub(crate) async fn upload_resumable(
         &self,
         path: &Path,
         size: u64,

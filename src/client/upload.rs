@@ -29,7 +29,7 @@ const CHUNK: usize = 256 * 1024;
 
 /// The form fields of an upload (docs/api.md, "Upload form").
 #[derive(Debug, Clone, Default)]
-pub struct UploadMeta {
+pub(crate) struct UploadMeta {
     /// File name sent as the part's filename.
     pub name: String,
     /// Folder path; `None` for the root.
@@ -51,7 +51,7 @@ impl Client {
     /// Uploads `size` bytes of the file at `path` with `meta`, retrying per
     /// the policy with one idempotency key. `meter` sees every byte sent and
     /// is reset when an attempt starts over.
-    pub async fn upload(
+    pub(crate) async fn upload(
         &self,
         path: &Path,
         size: u64,

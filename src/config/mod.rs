@@ -6,9 +6,9 @@ mod limits;
 mod plans;
 
 pub use crate::domain::secret::Secret;
-pub use error::ConfigError;
-pub use limits::Limits;
-pub use plans::{parse_bytes, Plan, PlanOverride, Plans};
+pub(crate) use error::ConfigError;
+pub(crate) use limits::Limits;
+pub(crate) use plans::{parse_bytes, Plan, PlanOverride, Plans};
 
 use limits::MIN_UPLOAD_WINDOW;
 use plans::{opt_bytes, opt_duration};
@@ -218,12 +218,12 @@ pub struct Config {
     pub statement_timeout: Duration,
 }
 
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Small files are faster to store and serve from SQLite than as files of
 /// their own (one shared fsync, one read): up to 64 KiB by default.
-pub const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
+pub(crate) const DEFAULT_INLINE_MAX: u64 = 64 * 1024;
 /// `server.min_upload_rate`: slow mobile links pass, a trickle does not.
-pub const DEFAULT_MIN_UPLOAD_RATE: u64 = 1024;
+pub(crate) const DEFAULT_MIN_UPLOAD_RATE: u64 = 1024;
 /// `database.statement_timeout`.
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Inline bytes are read into memory whole: keep them small.

@@ -160,7 +160,7 @@ impl Default for Plans {
 /// Parses a size: an integer of bytes, or a string like `10MB`, `1GiB`,
 /// `500kB`, `1.5GB` (the `bytesize` crate: SI units are powers of 1000,
 /// `KiB`/`MiB`/`GiB`/`TiB` powers of 1024, case-insensitive).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
     s.trim()
         .parse::<bytesize::ByteSize>()
         .map(|b| b.as_u64())

@@ -4,14 +4,14 @@
 //! is its implementation on an embedded SQLite file (the default),
 //! [`postgres`] on a PostgreSQL server (`database.url`).
 
-pub mod model;
-pub mod postgres;
-pub mod sqlite;
-pub mod store;
+pub(crate) mod model;
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+pub(crate) mod store;
 
 pub use model::*;
 pub use postgres::PgStore;
-pub use sqlite::SqliteStore;
+pub(crate) use sqlite::SqliteStore;
 pub use store::{
     AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, RateRepo,
     UploadRepo,
@@ -32,7 +32,7 @@ pub async fn open(
 
 /// As [`open`], with the SQLite database underneath when it is SQLite (for
 /// tests and tools that read the file itself).
-pub async fn open_with_file(
+pub(crate) async fn open_with_file(
     data_dir: &std::path::Path,
     database_url: Option<&str>,
     statement_timeout: std::time::Duration,
@@ -46,7 +46,7 @@ pub async fn open_with_file(
 }
 
 /// Any failure of the database or its driver, boxed.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A failure of the metadata store, whichever database it runs on.
 #[derive(Debug, thiserror::Error)]

@@ -5,18 +5,18 @@ use crate::domain::ids::KeyKind;
 pub use crate::domain::quota::{Quota, Refusal};
 
 /// How long an upload may take between registering its blob and committing.
-pub const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
+pub(crate) const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
 
 /// A claim on a blob's deletion: a collector's claim on a due blob, and the
 /// queue entry of a blob that the request that freed it deletes at once
 /// (a file's DELETE, a tus termination) are this far ahead, so no other
 /// collector deletes it meanwhile; only if that request's node dies does a
 /// collector take it, after this.
-pub const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
+pub(crate) const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
 
 /// How long a completed resumable upload's row is kept (for
 /// `GET /v1/uploads/{id}`).
-pub const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
+pub(crate) const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Account {
@@ -60,7 +60,7 @@ pub struct FileRow {
 }
 
 /// A file row and, for an inline file, its bytes.
-pub type RowWithData = (FileRow, Option<Vec<u8>>);
+pub(crate) type RowWithData = (FileRow, Option<Vec<u8>>);
 
 /// Where a commit happens: the billing period, the request's idempotency
 /// key, and (for a resumable upload completing) the upload it completes.
@@ -236,14 +236,14 @@ pub struct OutboxEvent {
 }
 
 /// The file row as the outbox keeps it.
-pub fn event_data(row: &FileRow) -> Result<String, super::DbError> {
+pub(crate) fn event_data(row: &FileRow) -> Result<String, super::DbError> {
     serde_json::to_string(row).map_err(|e| super::DbError::Invalid(e.to_string()))
 }
 
 /// The file row of outbox event `seq`'s `data`, or None (logged) when it
 /// cannot be read: such an event can never be sent, and the claim drops it
 /// rather than holding up the others.
-pub fn event_file(seq: i64, data: &str) -> Option<FileRow> {
+pub(crate) fn event_file(seq: i64, data: &str) -> Option<FileRow> {
     match serde_json::from_str(data) {
         Ok(f) => Some(f),
         Err(e) => {

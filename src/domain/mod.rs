@@ -4,10 +4,10 @@ pub(crate) mod backoff;
 pub mod digest;
 pub mod ids;
 pub(crate) mod origins;
-pub mod quota;
+pub(crate) mod quota;
 pub mod ratelimit;
 pub mod secret;
-pub mod sha256_state;
+pub(crate) mod sha256_state;
 pub mod signing;
 pub mod tus;
 pub mod validate;
@@ -16,14 +16,14 @@ pub mod webhooks;
 /// Characters percent-encoded in a URL path segment: everything but RFC
 /// 3986's unreserved ones. The server builds File URLs with it and the client
 /// escapes ids with it: one rule for both.
-pub const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+pub(crate) const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
     .remove(b'_')
     .remove(b'~');
 
 /// How long an upload's `Idempotency-Key` is remembered: 24 hours.
-pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 3600 * 1000;
+pub(crate) const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 3600 * 1000;
 
 #[cfg(test)]
 mod proptests;

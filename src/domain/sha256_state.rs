@@ -25,7 +25,7 @@ const BATCH: usize = 64;
 /// A running SHA-256 that can be saved ([`ResumableSha256::save`]) and
 /// restored ([`ResumableSha256::restore`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResumableSha256 {
+pub(crate) struct ResumableSha256 {
     state: [u32; 8],
     /// Bytes hashed so far, the tail included.
     len: u64,
@@ -44,20 +44,11 @@ impl Default for ResumableSha256 {
 }
 
 impl ResumableSha256 {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    /// Bytes hashed so far.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn update(&mut self, mut data: &[u8]) {
+    pub(crate) fn update(&mut self, mut data: &[u8]) {
         self.len += data.len() as u64;
         if !self.tail.is_empty() {
             let take = (64 - self.tail.len()).min(data.len());
@@ -89,7 +80,7 @@ impl ResumableSha256 {
     }
 
     /// The digest of the bytes so far (the state itself is left as it is).
-    pub fn digest(&self) -> [u8; 32] {
+    pub(crate) fn digest(&self) -> [u8; 32] {
         let mut state = self.state;
         let mut last = self.tail.clone();
         last.push(0x80);
@@ -109,18 +100,18 @@ impl ResumableSha256 {
     }
 
     /// The hex digest of the bytes so far.
-    pub fn hex(&self) -> String {
+    pub(crate) fn hex(&self) -> String {
         hex::encode(self.digest())
     }
 
     /// The state as text: `<16 hex: length>:<64 hex: words>:<hex tail>`.
-    pub fn save(&self) -> String {
+    pub(crate) fn save(&self) -> String {
         let words: String = self.state.iter().map(|w| format!("{w:08x}")).collect();
         format!("{:016x}:{words}:{}", self.len, hex::encode(&self.tail))
     }
 
     /// A state [`ResumableSha256::save`] wrote; None for anything else.
-    pub fn restore(saved: &str) -> Option<ResumableSha256> {
+    pub(crate) fn restore(saved: &str) -> Option<ResumableSha256> {
         let mut parts = saved.split(':');
         let (len, words, tail) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() || len.len() != 16 || words.len() != 64 {
@@ -191,7 +182,7 @@ mod tests {
                 at = cut;
                 h = ResumableSha256::restore(&h.save()).expect("a saved state restores");
             }
-            prop_assert_eq!(h.len(), data.len() as u64);
+            prop_assert_eq!(h.len, data.len() as u64);
             prop_assert_eq!(h.hex(), hex::encode(Sha256::digest(&data)));
         }
 

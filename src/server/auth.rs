@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 /// The authenticated caller, put in the request's extensions by [`guard`].
 #[derive(Debug, Clone)]
-pub struct Caller {
+pub(crate) struct Caller {
     pub key: KeyRecord,
     pub account: Account,
 }
 
 impl Caller {
-    pub fn is_public(&self) -> bool {
+    pub(crate) fn is_public(&self) -> bool {
         self.key.kind == KeyKind::Public
     }
 }
@@ -42,7 +42,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 
 /// What a route lets through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// Upload: secret keys, and public keys from one of their origins;
     /// refused in grace period; rate limited.
     Upload,
@@ -117,7 +117,7 @@ fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(),
 }
 
 /// The middleware of every authenticated `/v1` route.
-pub async fn guard(
+pub(crate) async fn guard(
     State((app, access)): State<(Arc<App>, Access)>,
     req: Request,
     next: Next,

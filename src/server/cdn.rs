@@ -33,12 +33,12 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
 
 /// A signed URL's query: `expires` (unix seconds) and `signature`.
 #[derive(Debug, serde::Deserialize)]
-pub struct SignatureParams {
+pub(crate) struct SignatureParams {
     expires: Option<String>,
     signature: Option<String>,
 }
 
-pub async fn serve_file(
+pub(crate) async fn serve_file(
     State(app): State<Arc<App>>,
     method: Method,
     Path((account_id, file_id, name)): Path<(String, String, String)>,

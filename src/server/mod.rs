@@ -1,8 +1,8 @@
 //! The HTTP layer: the router, its layers, and how a server is launched on a
 //! listener (tests bind `127.0.0.1:0` and launch in-process).
 
-pub mod auth;
-pub mod cdn;
+pub(crate) mod auth;
+pub(crate) mod cdn;
 pub(crate) mod conn;
 pub(crate) mod cors;
 pub(crate) mod drain;
@@ -27,7 +27,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
 /// The whole application: `/v1` API and CDN routes.
-pub fn router(app: Arc<App>) -> Router {
+pub(crate) fn router(app: Arc<App>) -> Router {
     let guard = |access: Access| from_fn_with_state((app.clone(), access), auth::guard);
     let upload = Router::new()
         .route(

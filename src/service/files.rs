@@ -11,7 +11,7 @@ use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
-pub async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ServiceError> {
+pub(crate) async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ServiceError> {
     app.meta
         .file(account_id, id, app.clock.now_ms())
         .await?
@@ -34,7 +34,11 @@ pub fn decode_cursor(s: &str) -> Option<PageAfter> {
     })
 }
 
-pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList, ServiceError> {
+pub(crate) async fn list(
+    app: &App,
+    account_id: &str,
+    p: ListParams,
+) -> Result<FileList, ServiceError> {
     let limit = validate::limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
     let folder = match p.folder.as_deref() {
         None => None,
@@ -76,7 +80,7 @@ pub async fn list(app: &App, account_id: &str, p: ListParams) -> Result<FileList
 
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
 /// if the store fails, by the collector later).
-pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
+pub(crate) async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
     let now = app.clock.now_ms();
     let row = app
         .disk
@@ -88,7 +92,7 @@ pub async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), Service
     Ok(())
 }
 
-pub async fn sign(
+pub(crate) async fn sign(
     app: &App,
     account_id: &str,
     id: &str,

@@ -2,9 +2,9 @@
 //! its key (`<account_id>/<file_id>`); a `BlobStore` only moves bytes.
 
 pub(crate) mod flush;
-pub mod local;
+pub(crate) mod local;
 pub(crate) mod pipe;
-pub mod s3;
+pub(crate) mod s3;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -98,7 +98,7 @@ pub trait BlobStore: Send + Sync + 'static {
 
 /// A byte stream fed to the store (errors are the caller's business: it ends
 /// the stream early).
-pub type ByteStream = BoxStream<'static, Bytes>;
+pub(crate) type ByteStream = BoxStream<'static, Bytes>;
 
 /// What the store holds of a blob written across requests, recorded with
 /// the upload in the metadata store after every append: `offset` bytes,
@@ -122,7 +122,7 @@ impl std::fmt::Debug for dyn BlobStore {
 /// Creates `dir` (and its missing parents) readable by this user only (0700),
 /// and narrows an existing one to 0700: the data dir holds the signing
 /// secret, and blobs may be private files.
-pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -142,7 +142,7 @@ pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 
 /// Checks that a blob key is what the service generates, so that no key can
 /// ever name a path outside the store: `acc_<hex>/f_<hex>` (or the probe key).
-pub fn valid_key(key: &str) -> bool {
+pub(crate) fn valid_key(key: &str) -> bool {
     let ok_part = |p: &str| {
         !p.is_empty()
             && p.len() <= 64

@@ -218,13 +218,13 @@ async fn upload_auth_errors(b: Backend) {
     let key_id = srv
         .app
         .meta
-        .key_by_hash(filestore::domain::ids::key_hash(&key))
+        .key_by_hash(filestore::testing::domain::ids::key_hash(&key))
         .await
         .unwrap()
         .expect("the key is live")
         .0
         .id;
-    filestore::service::admin::revoke_key(&*srv.app.meta, &key_id, 0)
+    filestore::testing::service::admin::revoke_key(&*srv.app.meta, &key_id, 0)
         .await
         .unwrap();
     let r = srv.upload_as(&key, "a.txt", b"a".to_vec(), &[]).await;

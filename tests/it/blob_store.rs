@@ -6,9 +6,9 @@
 
 use crate::common::s3 as s3_harness;
 
-use filestore::storage::local::LocalStore;
-use filestore::storage::s3::S3Store;
-use filestore::storage::{BlobStore, BlobStream, DynBlobStore, StorageError};
+use filestore::testing::storage::local::LocalStore;
+use filestore::testing::storage::s3::S3Store;
+use filestore::testing::storage::{BlobStore, BlobStream, DynBlobStore, StorageError};
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -290,7 +290,10 @@ mod s3_only {
     use s3_harness::{key_prefix, object_keys, pending_uploads, s3_config};
 
     /// Polls until no upload is pending, for at most `limit`; returns what is left.
-    async fn uploads_drain(cfg: &filestore::config::StorageConfig, limit: Duration) -> Vec<String> {
+    async fn uploads_drain(
+        cfg: &filestore::testing::config::StorageConfig,
+        limit: Duration,
+    ) -> Vec<String> {
         let deadline = Instant::now() + limit;
         loop {
             let left = pending_uploads(cfg).await;
@@ -305,7 +308,7 @@ mod s3_only {
     /// no object is left. On a loaded machine the abort can take a while; a
     /// cancelled part the store finishes late may bring the upload back for
     /// a moment, and the repeated aborts remove it again.
-    async fn aborted_for_good(cfg: &filestore::config::StorageConfig) {
+    async fn aborted_for_good(cfg: &filestore::testing::config::StorageConfig) {
         let left = uploads_drain(cfg, Duration::from_secs(30)).await;
         assert!(left.is_empty(), "upload not aborted: {left:?}");
         tokio::time::sleep(Duration::from_secs(6)).await;
@@ -322,7 +325,7 @@ mod s3_only {
     async fn until_upload_started<
         F: std::future::Future<Output = Result<(), StorageError>> + Unpin,
     >(
-        cfg: &filestore::config::StorageConfig,
+        cfg: &filestore::testing::config::StorageConfig,
         put: &mut F,
     ) {
         let deadline = Instant::now() + Duration::from_secs(20);

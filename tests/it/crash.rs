@@ -6,7 +6,7 @@
 
 use crate::common::process::{free_port, Serve, ServeProcess};
 use crate::common::{count, get_bytes, pg, upload_form};
-use filestore::db::sqlite::Db;
+use filestore::testing::db::sqlite::Db;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::time::Duration;

@@ -57,7 +57,7 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
         ids.push(rec["id"].as_str().unwrap().to_string());
     }
     let filler = volume.path().join("filler");
-    let spare = data_dir.join(filestore::service::disk::RESERVE_FILE);
+    let spare = data_dir.join(filestore::testing::service::disk::RESERVE_FILE);
     let sqlite = !srv.on_postgres();
     // Twice: the volume filled to its last byte, ten deletes. (On
     // PostgreSQL the database is not on this volume: no spare is kept.)

@@ -41,12 +41,12 @@ fn check(dir: &str, files: Vec<(String, Vec<u8>)>) {
 
 #[test]
 fn man_pages_are_up_to_date() {
-    check("man", filestore::cli::docs::man_pages().unwrap());
+    check("man", filestore::testing::cli::man_pages().unwrap());
 }
 
 #[test]
 fn completions_are_up_to_date() {
-    check("completions", filestore::cli::docs::completion_scripts());
+    check("completions", filestore::testing::cli::completion_scripts());
 }
 
 /// `contrib/filestore.service` passes `systemd-analyze verify` (where that

@@ -179,7 +179,7 @@ async fn monthly_uploads_and_rollover(b: Backend) {
         .unwrap();
     assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
     let now = srv.clock.now();
-    let next = filestore::clock::period_of(now).next_start;
+    let next = filestore::testing::clock::period_of(now).next_start;
     assert_eq!(reset, next.timestamp(), "reset is the next period start");
     assert!(retry >= 1 && retry <= next.timestamp() - now.timestamp() + 1);
     let usage = srv.usage().await;

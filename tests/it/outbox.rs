@@ -5,8 +5,8 @@
 
 use crate::common::meta::{account, commit, inline_file, stores, webhook};
 use crate::common::pg;
-use filestore::db::{CommitOutcome, DynMetaStore, FileRow, Quota};
-use filestore::domain::webhooks::Budget;
+use filestore::testing::db::{CommitOutcome, DynMetaStore, FileRow, Quota};
+use filestore::testing::domain::webhooks::Budget;
 
 /// Commits file number `i` of `account` (made at 1000 + `i`).
 async fn committed(

@@ -5,7 +5,7 @@
 use crate::common::cluster::second_node;
 use crate::common::meta::{account, commit, inline_file};
 use crate::common::{pg, TestOptions, TestServer};
-use filestore::db::{
+use filestore::testing::db::{
     Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, FileRepo, OpsRepo, PgStore,
     Quota, RateRepo, Refusal, UploadRepo,
 };
@@ -301,7 +301,7 @@ async fn one_name_created_on_two_nodes_at_once_is_one_account() {
                 let s = s.clone();
                 tokio::spawn(async move {
                     s.create_account(Account {
-                        id: filestore::domain::ids::account_id(),
+                        id: filestore::testing::domain::ids::account_id(),
                         name: format!("same-{round}"),
                         plan: "free".into(),
                         grace_period: false,
@@ -424,7 +424,7 @@ async fn a_dead_nodes_deletions_in_flight_are_due_when_a_node_starts() {
 /// in-memory rule (`domain::ratelimit`) that one SQLite node keeps.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_windows_are_shared_by_the_nodes_and_follow_the_rule() {
-    use filestore::domain::ratelimit::RateLimiter;
+    use filestore::testing::domain::ratelimit::RateLimiter;
     let Some((_dir, stores)) = nodes(2).await else {
         return skipped();
     };
@@ -475,7 +475,7 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
     let gone = stores.pop().unwrap();
     let (a, b) = (&stores[0], &stores[1]);
     let acc = account(&**a).await;
-    let row = filestore::db::UploadRow {
+    let row = filestore::testing::db::UploadRow {
         id: "up_lease".into(),
         account_id: acc.clone(),
         file_id: "f_lease".into(),

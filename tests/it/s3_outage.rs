@@ -5,8 +5,8 @@
 
 use crate::common::s3 as s3_harness;
 
-use filestore::storage::s3::S3Store;
-use filestore::storage::{BlobStore, StorageError};
+use filestore::testing::storage::s3::S3Store;
+use filestore::testing::storage::{BlobStore, StorageError};
 use futures_util::StreamExt;
 use s3_harness::Seaweed;
 use std::future::Future;

@@ -5,7 +5,7 @@
 use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestOptions, TestServer};
 use base64::Engine;
-use filestore::domain::tus::encode_metadata;
+use filestore::testing::domain::tus::encode_metadata;
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -104,7 +104,7 @@ fn stored_sha256(srv: &TestServer, file_id: &str) -> String {
 }
 
 /// The S3 store's config, when `b` is one.
-fn s3_of(b: &Backend) -> Option<filestore::config::StorageConfig> {
+fn s3_of(b: &Backend) -> Option<filestore::testing::config::StorageConfig> {
     match b {
         Backend::S3(cfg) => Some((**cfg).clone()),
         _ => None,
@@ -112,7 +112,7 @@ fn s3_of(b: &Backend) -> Option<filestore::config::StorageConfig> {
 }
 
 /// On S3: no multipart upload is left open under the test's prefix.
-async fn no_multipart_left(s3: Option<filestore::config::StorageConfig>) {
+async fn no_multipart_left(s3: Option<filestore::testing::config::StorageConfig>) {
     if let Some(cfg) = s3 {
         crate::common::s3::no_multipart_left(&cfg).await;
     }

@@ -12,7 +12,7 @@
 
 use crate::common::cluster::second_node;
 use crate::common::{error_code, pg, TestOptions, TestServer};
-use filestore::domain::tus::encode_metadata;
+use filestore::testing::domain::tus::encode_metadata;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -146,7 +146,7 @@ fn id_of(url: &str) -> String {
 
 /// The key id (`key_…`) of a key, as the server knows it.
 async fn key_id(srv: &TestServer, key: &str) -> String {
-    let hash = filestore::domain::ids::key_hash(key);
+    let hash = filestore::testing::domain::ids::key_hash(key);
     let (record, _) = srv.app.meta.key_by_hash(hash).await.unwrap().unwrap();
     record.id
 }

@@ -31,28 +31,23 @@ use rusqlite::Connection;
 use std::path::Path;
 use std::time::Duration;
 
-pub use super::DbError;
+pub(crate) use super::DbError;
 use crate::domain::ratelimit::RateLimiter;
 
 /// The SQLite metadata store.
 #[derive(Debug, Clone)]
-pub struct SqliteStore {
+pub(crate) struct SqliteStore {
     db: Db,
     /// The rate windows: in memory, as SQLite serves one node.
     limiter: std::sync::Arc<RateLimiter>,
 }
 
 impl SqliteStore {
-    pub fn new(db: Db) -> SqliteStore {
+    pub(crate) fn new(db: Db) -> SqliteStore {
         SqliteStore {
             db,
             limiter: Default::default(),
         }
-    }
-
-    /// The database underneath (for tests and tools that read the file).
-    pub fn db(&self) -> &Db {
-        &self.db
     }
 }
 

@@ -11,8 +11,6 @@
 mod multipart;
 mod partial;
 
-pub use multipart::{part_size_for, MIN_PART_SIZE};
-
 use super::{valid_key, BlobStore, BlobStream, Partial, StorageError};
 use crate::config::StorageConfig;
 use async_trait::async_trait;
@@ -33,7 +31,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Blobs up to this size go up in one PutObject; larger ones as a multipart upload.
-pub const SINGLE_PUT_MAX: u64 = 8 * 1024 * 1024;
+pub(crate) const SINGLE_PUT_MAX: u64 = 8 * 1024 * 1024;
 /// Read buffer when streaming a file region into a request body.
 const READ_BUFFER: usize = 256 * 1024;
 /// A store that does not accept a connection in this time is down.

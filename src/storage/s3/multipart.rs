@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
 
 /// Smallest part of a multipart upload (S3's own minimum is 5 MiB).
-pub const MIN_PART_SIZE: u64 = 8 * 1024 * 1024;
+pub(crate) const MIN_PART_SIZE: u64 = 8 * 1024 * 1024;
 /// S3 allows at most this many parts per upload.
 const MAX_PARTS: u64 = 10_000;
 /// Parts in flight at once. Each streams from the spool file, so this bounds
@@ -225,7 +225,7 @@ fn part_number(index: u64) -> i32 {
 
 /// Part size for a multipart upload of `size` bytes: at least
 /// [`MIN_PART_SIZE`], in whole MiB, and large enough for at most 10,000 parts.
-pub fn part_size_for(size: u64) -> u64 {
+pub(crate) fn part_size_for(size: u64) -> u64 {
     const MIB: u64 = 1024 * 1024;
     let needed = size.div_ceil(MAX_PARTS).div_ceil(MIB) * MIB;
     needed.max(MIN_PART_SIZE)

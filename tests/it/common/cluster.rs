@@ -6,8 +6,8 @@
 
 use crate::common::process::{filestore, Serve, ServeProcess};
 use crate::common::{eventually, pg, s3, upload_form, TestOptions, TestServer};
-use filestore::config::StorageConfig;
-use filestore::domain::tus::encode_metadata;
+use filestore::testing::config::StorageConfig;
+use filestore::testing::domain::tus::encode_metadata;
 use reqwest::Response;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -79,7 +79,7 @@ fn toml_str(s: &str) -> String {
 /// `plans`) by default, a collector pass every 200 ms.
 pub fn config_toml(db: &str, s3: &StorageConfig, plans: &str) -> String {
     let opt = |v: &Option<String>| toml_str(v.as_deref().unwrap_or_default());
-    let secret = |v: &Option<filestore::config::Secret>| {
+    let secret = |v: &Option<filestore::testing::config::Secret>| {
         toml_str(v.as_ref().map(|s| s.expose()).unwrap_or_default())
     };
     format!(

@@ -2,14 +2,14 @@
 //! stores' own rules on either database (`postgres`, `outbox`).
 
 use super::pg;
-use filestore::config::DEFAULT_STATEMENT_TIMEOUT;
-use filestore::db::{
+use filestore::testing::config::DEFAULT_STATEMENT_TIMEOUT;
+use filestore::testing::db::{
     Account, CommitContext, CommitOutcome, DynMetaStore, FileRow, MetaStore, Quota, WebhookRow,
 };
 
 /// A new account (on the free plan) in `store`; its id.
 pub async fn account(store: &dyn MetaStore) -> String {
-    let id = filestore::domain::ids::account_id();
+    let id = filestore::testing::domain::ids::account_id();
     let created = store
         .create_account(Account {
             id: id.clone(),
@@ -27,7 +27,7 @@ pub async fn account(store: &dyn MetaStore) -> String {
 
 /// File number `i` of `account`, `size` bytes inline, made at 1000 + `i`.
 pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) -> FileRow {
-    let id = filestore::domain::ids::file_id();
+    let id = filestore::testing::domain::ids::file_id();
     FileRow {
         blob_key: format!("{account}/{id}"),
         id,
@@ -68,7 +68,7 @@ pub async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
     let mut out = Vec::new();
     for _ in 0..n {
         out.push(
-            filestore::db::open(dir.path(), url.as_deref(), DEFAULT_STATEMENT_TIMEOUT)
+            filestore::testing::db::open(dir.path(), url.as_deref(), DEFAULT_STATEMENT_TIMEOUT)
                 .await
                 .unwrap(),
         );
@@ -78,15 +78,15 @@ pub async fn stores(n: usize) -> (tempfile::TempDir, Vec<DynMetaStore>) {
 
 /// A subscription of `account` to `events` (at an address nothing answers).
 pub async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> String {
-    let id = filestore::domain::ids::webhook_id();
+    let id = filestore::testing::domain::ids::webhook_id();
     store
         .create_webhook(WebhookRow {
             id: id.clone(),
             account_id: account.into(),
             url: "http://127.0.0.1:9/".into(),
             events: events.iter().map(|e| e.to_string()).collect(),
-            secret: filestore::domain::secret::Secret::new(
-                filestore::domain::webhooks::new_secret(),
+            secret: filestore::testing::domain::secret::Secret::new(
+                filestore::testing::domain::webhooks::new_secret(),
             ),
             created_at: 1,
         })

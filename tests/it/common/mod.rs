@@ -15,11 +15,11 @@ pub use helpers::{
     error_code, eventually, get_bytes, python_module_missing, sha256_hex, upload_form,
 };
 
-use filestore::clock::Clock;
-use filestore::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};
-use filestore::db::sqlite::Db;
-use filestore::domain::ids::KeyKind;
-use filestore::service::{admin, App};
+use filestore::testing::clock::Clock;
+use filestore::testing::config::{BackendKind, Config, Env, FileConfig, Overrides, StorageConfig};
+use filestore::testing::db::sqlite::Db;
+use filestore::testing::domain::ids::KeyKind;
+use filestore::testing::service::{admin, App};
 use reqwest::multipart::Form;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -161,7 +161,7 @@ impl TestServer {
             None => pg::database_for(&data_dir).await,
         };
         if let Some(url) = url {
-            config.database_url = Some(filestore::config::Secret::new(url));
+            config.database_url = Some(filestore::testing::config::Secret::new(url));
         }
         let clock = Clock::new();
         let app = App::open(config, clock.clone()).await.expect("app opens");
@@ -180,7 +180,7 @@ impl TestServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_for_task = app.clone();
         let task = tokio::spawn(async move {
-            filestore::server::run(app_for_task, listener, None, async move {
+            filestore::testing::server::run(app_for_task, listener, None, async move {
                 let _ = rx.await;
             })
             .await

@@ -363,7 +363,7 @@ pub async fn healthy() -> (Arc<Healthy>, String) {
                 let h = |n: &str| headers[n].to_str().unwrap().to_string();
                 let sent_at: i64 = h("webhook-timestamp").parse().unwrap();
                 let secret = state.secret.lock().unwrap().clone();
-                let want = filestore::domain::webhooks::signature(
+                let want = filestore::testing::domain::webhooks::signature(
                     &secret,
                     &h("webhook-id"),
                     sent_at,

@@ -5,7 +5,7 @@
 //! // One shared store per test process; each call gets its own key prefix
 //! // (isolation is by prefix, in one bucket), or None when S3 tests must skip.
 //! let Some(cfg) = common::s3::s3_config("upload_roundtrip") else { return };
-//! let store = filestore::storage::s3::S3Store::connect(&cfg).await.unwrap();
+//! let store = filestore::testing::storage::s3::S3Store::connect(&cfg).await.unwrap();
 //!
 //! // A private SeaweedFS this test can stop and restart (outage tests):
 //! let Some(mut weed) = common::s3::Seaweed::start("outage") else { return };
@@ -40,9 +40,9 @@
 //! directory. Every port `weed mini` opens is chosen free, so test binaries
 //! running at once do not collide.
 
-use filestore::config::{Secret, StorageConfig};
-use filestore::storage::s3::S3Store;
-use filestore::storage::BlobStore;
+use filestore::testing::config::{Secret, StorageConfig};
+use filestore::testing::storage::s3::S3Store;
+use filestore::testing::storage::BlobStore;
 use futures_util::StreamExt;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
@@ -92,7 +92,7 @@ fn skip() {
 /// `S3Store` setup, for assertions the `BlobStore` trait does not offer
 /// (ListObjectsV2, ListMultipartUploads...).
 pub async fn raw_client(cfg: &StorageConfig) -> aws_sdk_s3::Client {
-    filestore::storage::s3::S3Store::connect(cfg)
+    filestore::testing::storage::s3::S3Store::connect(cfg)
         .await
         .expect("S3 config")
         .sdk_client()
@@ -232,7 +232,7 @@ impl Shared {
 
     fn config(&self, prefix: &str) -> StorageConfig {
         StorageConfig {
-            backend: filestore::config::BackendKind::S3,
+            backend: filestore::testing::config::BackendKind::S3,
             bucket: Some(self.bucket.clone()),
             endpoint: Some(self.endpoint.clone()),
             region: Some(self.region.clone()),
@@ -388,7 +388,7 @@ impl Seaweed {
     /// A config for this store's bucket with the key prefix `prefix`.
     pub fn config(&self, prefix: &str) -> StorageConfig {
         StorageConfig {
-            backend: filestore::config::BackendKind::S3,
+            backend: filestore::testing::config::BackendKind::S3,
             bucket: Some(self.bucket.clone()),
             endpoint: Some(self.endpoint()),
             region: Some("us-east-1".into()),

@@ -152,7 +152,7 @@ async fn monthly_upload_count_is_shared_across_nodes() {
     .await;
     let ok = statuses.iter().filter(|s| s.0 == 201).count();
     assert_eq!(ok, 5, "exactly the month's 5: {statuses:?}");
-    let next = filestore::clock::period_of(chrono::Utc::now())
+    let next = filestore::testing::clock::period_of(chrono::Utc::now())
         .next_start
         .timestamp();
     for (status, code, reset) in statuses.iter().filter(|s| s.0 != 201) {

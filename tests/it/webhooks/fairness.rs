@@ -12,8 +12,8 @@
 use crate::common::meta::{account, commit, inline_file, stores, webhook};
 use crate::common::receiver::{failing, hanging, healthy, Hanging, Healthy};
 use crate::common::TestServer;
-use filestore::db::{CommitOutcome, DynMetaStore, Quota};
-use filestore::domain::webhooks::{Budget, FAILING_SHARE, PER_SUBSCRIPTION, PROBE};
+use filestore::testing::db::{CommitOutcome, DynMetaStore, Quota};
+use filestore::testing::domain::webhooks::{Budget, FAILING_SHARE, PER_SUBSCRIPTION, PROBE};
 use serde_json::Value;
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -32,7 +32,7 @@ async fn files(s: &DynMetaStore, account: &str, n: usize) {
 }
 
 /// (subscription, seq) of what a claim took, in claim order.
-fn taken(events: &[filestore::db::OutboxEvent]) -> Vec<(String, i64)> {
+fn taken(events: &[filestore::testing::db::OutboxEvent]) -> Vec<(String, i64)> {
     events
         .iter()
         .map(|e| (e.webhook_id.clone(), e.seq))
@@ -104,7 +104,7 @@ async fn a_claim_takes_subscriptions_in_turn_each_within_its_budget() {
 
 /// A subscription of `account` to `url`; its secret.
 async fn hook(srv: &TestServer, account: &str, url: &str) -> String {
-    let created = filestore::service::admin::create_webhook(
+    let created = filestore::testing::service::admin::create_webhook(
         &*srv.app.meta,
         account,
         url,

@@ -201,7 +201,7 @@ async fn tus_upload(srv: &TestServer, name: &str, len: usize) -> String {
         .header("upload-length", len)
         .header(
             "upload-metadata",
-            filestore::domain::tus::encode_metadata(&[("filename", name)]),
+            filestore::testing::domain::tus::encode_metadata(&[("filename", name)]),
         )
         .send()
         .await

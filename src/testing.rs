@@ -1,0 +1,69 @@
+//! What the integration tests, the fuzz targets and the benchmarks drive
+//! besides the binary: the program's own modules are private to the crate,
+//! and this is the one door into them. Not an API for other programs (it
+//! changes with the code); its paths mirror the modules they open.
+
+/// The generated manual pages and completion scripts.
+pub mod cli {
+    pub use crate::cli::docs::{completion_scripts, man_pages};
+}
+
+pub mod clock {
+    pub use crate::clock::{period_of, Clock};
+}
+
+pub mod config {
+    pub use crate::config::{
+        BackendKind, Config, Env, FileConfig, LogFormat, Overrides, Secret, StorageConfig,
+        DEFAULT_STATEMENT_TIMEOUT,
+    };
+}
+
+/// The metadata store and its rows, to drive a store directly (several
+/// `PgStore`s on one database stand for several nodes).
+pub mod db {
+    pub use crate::db::{
+        open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, DynMetaStore, FileRepo,
+        FileRow, MetaStore, OpsRepo, OutboxEvent, OutboxRepo, PgStore, Quota, RateRepo, Refusal,
+        UploadRepo, UploadRow, WebhookRow,
+    };
+    pub mod sqlite {
+        pub use crate::db::sqlite::Db;
+    }
+}
+
+/// The pure rules, which the fuzz targets and property tests call.
+pub mod domain {
+    pub use crate::domain::{digest, ids, ratelimit, secret, signing, tus, validate, webhooks};
+}
+
+/// The server in-process, and the header parsers the fuzz targets feed.
+pub mod server {
+    pub use crate::server::run;
+    pub mod auth {
+        pub use crate::server::auth::bearer;
+    }
+    pub mod cdn {
+        pub use crate::server::cdn::{not_modified, parse_range, requested_range};
+    }
+}
+
+pub mod service {
+    pub use crate::service::{admin, App};
+    pub mod disk {
+        pub use crate::service::disk::RESERVE_FILE;
+    }
+    pub mod files {
+        pub use crate::service::files::decode_cursor;
+    }
+}
+
+pub mod storage {
+    pub use crate::storage::{BlobStore, BlobStream, DynBlobStore, StorageError};
+    pub mod local {
+        pub use crate::storage::local::LocalStore;
+    }
+    pub mod s3 {
+        pub use crate::storage::s3::S3Store;
+    }
+}
