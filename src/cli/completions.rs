@@ -14,15 +14,15 @@ pub(crate) struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// The completion script of `shell`.
-pub(crate) fn script(shell: Shell) -> Vec<u8> {
+/// The completion script of `shell` for the command line `cmd`.
+pub(crate) fn script(shell: Shell, mut cmd: clap::Command) -> Vec<u8> {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut super::command(), "filestore", &mut out);
+    clap_complete::generate(shell, &mut cmd, "filestore", &mut out);
     out
 }
 
-/// Runs the command.
-pub(crate) fn run(args: CompletionsArgs) -> Result<u8, ClientError> {
-    super::output::Printer::new(false).raw(&script(args.shell))?;
+/// Runs the command: the script of the command line `cmd`.
+pub(crate) fn run(args: CompletionsArgs, cmd: clap::Command) -> Result<u8, ClientError> {
+    super::output::Printer::new(false).raw(&script(args.shell, cmd))?;
     Ok(0)
 }

@@ -6,7 +6,7 @@ use crate::client::ClientError;
 
 /// Delete files permanently
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct DeleteArgs {
     /// File ids (f_…)
     #[arg(value_name = "ID", required = true)]

@@ -74,7 +74,7 @@ fn render(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
     if has_subs {
         man.render_subcommands_section(&mut out)?;
     }
-    let statuses: Vec<(&str, String)> = super::EXIT_CODES
+    let statuses: Vec<(&str, String)> = super::exit_codes::EXIT_CODES
         .iter()
         .map(|(code, text)| (*code, sentence(text)))
         .collect();
@@ -132,7 +132,12 @@ pub fn completion_scripts() -> Vec<(String, Vec<u8>)> {
     ];
     files
         .into_iter()
-        .map(|(shell, name)| (name.to_string(), super::completions::script(shell)))
+        .map(|(shell, name)| {
+            (
+                name.to_string(),
+                super::completions::script(shell, super::command()),
+            )
+        })
         .collect()
 }
 
@@ -163,6 +168,8 @@ mod tests {
                 "{name}"
             );
         }
-        assert!(super::super::EXIT_CODES_LONG.contains("  6  server or network error (5xx"));
+        assert!(
+            super::super::exit_codes::EXIT_CODES_LONG.contains("  6  server or network error (5xx")
+        );
     }
 }

@@ -19,7 +19,7 @@ const SIGNED_DOWNLOAD_SECS: u64 = 3600;
 
 /// Download a file's content
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct DownloadArgs {
     /// File id (f_…)
     #[arg(value_name = "ID")]

@@ -34,7 +34,7 @@ pub fn main() -> ExitCode {
             Err(e) => report(Err(e)),
         },
         Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
-        Command::Completions(args) => report(cli::completions::run(args)),
+        Command::Completions(args) => report(cli::completions::run(args, cli::command())),
         Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
         Command::Upload(a) => client(&g, |ctx| async move { cli::upload::run(a, &ctx).await }),
         Command::List(a) => client(&g, |ctx| async move { cli::list::run(a, &ctx).await }),

@@ -7,7 +7,7 @@ use crate::client::ClientError;
 
 /// Show a file's record
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct GetArgs {
     /// File id (f_…)
     #[arg(value_name = "ID")]

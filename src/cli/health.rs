@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 /// Check the server's health (exit 0 only when ok)
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct HealthArgs {
     /// Keep asking until the server is ok (or --timeout passes)
     #[arg(long)]

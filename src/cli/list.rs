@@ -11,7 +11,7 @@ const MAX_PAGE: u32 = 100;
 
 /// List files, newest first
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct ListArgs {
     /// Only files in this folder (exact match; with -r, its subfolders too)
     #[arg(long, value_name = "FOLDER")]

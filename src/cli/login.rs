@@ -11,7 +11,7 @@ use serde_json::json;
 
 /// Save a server and API key as a profile (checked against the server first)
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct LoginArgs {
     /// Save without checking the key against the server
     #[arg(long)]

@@ -6,7 +6,7 @@ use crate::client::ClientError;
 
 /// Create a signed URL for a file (only the URL is printed)
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct SignArgs {
     /// File id (f_…)
     #[arg(value_name = "ID")]

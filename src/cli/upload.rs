@@ -16,7 +16,7 @@ use std::time::Instant;
 
 /// Upload files, directories (-r) or standard input (-)
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct UploadArgs {
     /// Files or directories to upload; "-" reads standard input
     #[arg(value_name = "PATH", required = true)]

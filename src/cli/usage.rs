@@ -9,7 +9,7 @@ use crate::client::ClientError;
 
 /// Show the account's usage this billing period
 #[derive(Debug, clap::Args)]
-#[command(after_help = super::EXIT_CODES_SHORT, after_long_help = super::EXIT_CODES_LONG)]
+#[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct UsageArgs {
     #[command(flatten)]
     pub net: NetArgs,

@@ -106,7 +106,7 @@ pub struct Plans(BTreeMap<String, Plan>);
 impl Plans {
     pub fn from_overrides(
         overrides: &BTreeMap<String, PlanOverride>,
-    ) -> Result<Plans, super::ConfigError> {
+    ) -> Result<Plans, super::error::ConfigError> {
         let mut plans = BTreeMap::new();
         for name in ["free", "hobby", "pro"] {
             plans.insert(name.to_string(), Plan::builtin(name).expect("builtin"));

@@ -4,11 +4,13 @@
 //! is its implementation on an embedded SQLite file (the default),
 //! [`postgres`] on a PostgreSQL server (`database.url`).
 
+pub(crate) mod error;
 pub(crate) mod model;
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
 pub(crate) mod store;
 
+pub(crate) use error::DbError;
 pub use model::*;
 pub use postgres::PgStore;
 pub(crate) use sqlite::SqliteStore;
@@ -43,41 +45,4 @@ pub(crate) async fn open_with_file(
     }
     let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;
     Ok((std::sync::Arc::new(SqliteStore::new(db.clone())), Some(db)))
-}
-
-/// Any failure of the database or its driver, boxed.
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// A failure of the metadata store, whichever database it runs on.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    /// The database's disk is full (507: try again later).
-    #[error("database error: {0}")]
-    DiskFull(BoxError),
-    /// The database refused or failed a statement.
-    #[error("database error: {0}")]
-    Backend(BoxError),
-    /// No connection could be had, it went mid-statement, or the database
-    /// did not answer within the deadline: unavailable for now (503, worth
-    /// a retry).
-    #[error("database unavailable: {0}")]
-    Pool(BoxError),
-    #[error("database task failed: {0}")]
-    Task(String),
-    #[error("{0}")]
-    Invalid(String),
-}
-
-impl DbError {
-    /// The same kind of failure, for another caller it also failed (a group
-    /// commit fails every job of its batch): a full disk stays a full disk,
-    /// an unreachable database stays unreachable.
-    pub(crate) fn shared(&self, context: &str) -> DbError {
-        let msg = format!("{context}: {self}");
-        match self {
-            DbError::DiskFull(_) => DbError::DiskFull(msg.into()),
-            DbError::Pool(_) => DbError::Pool(msg.into()),
-            _ => DbError::Task(msg),
-        }
-    }
 }

@@ -236,8 +236,8 @@ pub struct OutboxEvent {
 }
 
 /// The file row as the outbox keeps it.
-pub(crate) fn event_data(row: &FileRow) -> Result<String, super::DbError> {
-    serde_json::to_string(row).map_err(|e| super::DbError::Invalid(e.to_string()))
+pub(crate) fn event_data(row: &FileRow) -> Result<String, super::error::DbError> {
+    serde_json::to_string(row).map_err(|e| super::error::DbError::Invalid(e.to_string()))
 }
 
 /// The file row of outbox event `seq`'s `data`, or None (logged) when it

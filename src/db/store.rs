@@ -5,8 +5,8 @@
 //! ([`super::sqlite::SqliteStore`], the default) and PostgreSQL
 //! ([`super::postgres::PgStore`], for several nodes on one database).
 
+use super::error::DbError;
 use super::model::*;
-use super::DbError;
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 use bytes::Bytes;

@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn database_errors_keep_their_statuses() {
-        let boxed = |m: &str| -> crate::db::BoxError { m.to_string().into() };
+        let boxed = |m: &str| -> crate::db::error::BoxError { m.to_string().into() };
         let status = |e: crate::db::DbError| ServiceError::from(e).status().as_u16();
         assert_eq!(status(crate::db::DbError::DiskFull(boxed("full"))), 507);
         assert_eq!(status(crate::db::DbError::Pool(boxed("gone"))), 503);

@@ -13,8 +13,8 @@
 //! dropping its connection; TCP keepalives on both ends find a dead peer of
 //! an idle connection. See [`settings`].
 
-use super::DbError;
 use crate::config::DEFAULT_STATEMENT_TIMEOUT;
+use crate::db::error::DbError;
 use deadpool_postgres::{
     GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
 };
@@ -263,11 +263,6 @@ pub(crate) async fn connect(url: &str, limit: Duration) -> Result<Pool, DbError>
     Ok(pool)
 }
 
-/// The error of a call that had no answer by its deadline.
-pub(crate) fn timed_out(limit: Duration) -> DbError {
-    DbError::Pool(format!("no answer from the database within {limit:?}").into())
-}
-
 /// A pooled connection, or a timeout at `deadline`.
 pub(crate) async fn checkout(
     pool: &Pool,
@@ -276,7 +271,7 @@ pub(crate) async fn checkout(
 ) -> Result<Object, DbError> {
     match tokio::time::timeout_at(deadline, pool.get()).await {
         Ok(client) => Ok(client?),
-        Err(_) => Err(timed_out(limit)),
+        Err(_) => Err(DbError::timed_out(limit)),
     }
 }
 
@@ -292,7 +287,7 @@ pub(crate) fn settle<T>(
         Ok(result) => result,
         Err(_) => {
             drop(Object::take(client));
-            Err(timed_out(limit))
+            Err(DbError::timed_out(limit))
         }
     }
 }

@@ -2,7 +2,7 @@
 //! nodes this one is alive, held (and taken again after a cut) for as long
 //! as the process runs.
 
-use super::{timed_out, DbError};
+use crate::db::error::DbError;
 use std::time::Duration;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::NoTls;
@@ -42,7 +42,7 @@ async fn try_node_lock(
     let lock = client.query_one("SELECT pg_try_advisory_lock($1, $2)", &params);
     let row = tokio::time::timeout(limit, lock)
         .await
-        .map_err(|_| timed_out(limit))??;
+        .map_err(|_| DbError::timed_out(limit))??;
     Ok(row.get::<_, bool>(0))
 }
 

@@ -31,7 +31,7 @@ use rusqlite::Connection;
 use std::path::Path;
 use std::time::Duration;
 
-pub(crate) use super::DbError;
+pub(crate) use crate::db::error::DbError;
 use crate::domain::ratelimit::RateLimiter;
 
 /// The SQLite metadata store.

@@ -9,7 +9,7 @@
 //! A job that fails rolls back to its savepoint and leaves the others alone; a
 //! commit that fails fails every job of the batch (none of them is stored).
 
-use super::DbError;
+use crate::db::error::DbError;
 use rusqlite::Connection;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tokio::sync::{mpsc, oneshot};
