@@ -191,7 +191,10 @@ pub fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
     runtime.block_on(async {
         let meta = crate::db::open(
             &config.data_dir,
-            config.database_url.as_ref().map(|u| u.expose()),
+            config
+                .database_url
+                .as_ref()
+                .map(super::super::domain::secret::Secret::expose),
             config.statement_timeout,
         )
         .await?;

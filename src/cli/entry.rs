@@ -4,13 +4,13 @@
 //! network. An error is one stderr line `error: <code>: <message>`; a closed
 //! stdout (`filestore list | head -1`) counts as success.
 
-use clap::Parser;
 use crate::cli::context::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::globals::GlobalArgs;
 use crate::cli::{self, Cli, Command};
 use crate::client::error::exit;
 use crate::client::ClientError;
+use clap::Parser;
 use std::future::Future;
 use std::io::Write;
 use std::process::ExitCode;

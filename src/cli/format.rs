@@ -170,7 +170,7 @@ mod tests {
     fn waits_are_capped_at_a_year() {
         use std::time::Duration;
         assert_eq!(wait_duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(wait_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(wait_duration("2m"), Ok(Duration::from_mins(2)));
         assert_eq!(
             wait_duration("365d"),
             Ok(Duration::from_secs(MAX_WAIT_SECS))

@@ -67,14 +67,13 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
                 let raw = fetched.raw.get("files").and_then(|f| f.get(i));
                 ctx.out.record(raw.unwrap_or(&serde_json::Value::Null))?;
             } else {
-                let width = match id_width {
-                    Some(w) => w,
-                    None => {
-                        let w = list.files.iter().map(|f| f.id.len()).max().unwrap_or(2);
-                        let head = ["ID", "SIZE", "AGE", "EXPIRES", "ACCESS", "NAME"];
-                        ctx.out.line(&row(w, head))?;
-                        *id_width.insert(w)
-                    }
+                let width = if let Some(w) = id_width {
+                    w
+                } else {
+                    let w = list.files.iter().map(|f| f.id.len()).max().unwrap_or(2);
+                    let head = ["ID", "SIZE", "AGE", "EXPIRES", "ACCESS", "NAME"];
+                    ctx.out.line(&row(w, head))?;
+                    *id_width.insert(w)
                 };
                 ctx.out.line(&human_row(file, width, now))?;
             }

@@ -24,7 +24,7 @@ pub trait Progress: Send + Sync {
     /// Runs `f` (which prints results on stdout) with the bars hidden, so
     /// the two never interleave on one terminal.
     fn suspend(&self, f: &mut dyn FnMut()) {
-        f()
+        f();
     }
 }
 
@@ -158,7 +158,7 @@ impl Bars {
     }
 
     fn total(&self) -> Option<ProgressBar> {
-        self.total.lock().map(|t| t.clone()).unwrap_or(None)
+        self.total.lock().map_or(None, |t| t.clone())
     }
 }
 
@@ -207,7 +207,7 @@ impl Progress for Bars {
     }
 
     fn suspend(&self, f: &mut dyn FnMut()) {
-        self.multi.suspend(f)
+        self.multi.suspend(f);
     }
 
     fn finish(&self) {

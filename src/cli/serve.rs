@@ -121,8 +121,8 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
+        () = ctrl_c => {}
+        () = term => {}
     }
     eprintln!("filestore: shutting down, finishing requests in flight");
 }

@@ -5,7 +5,11 @@
 //! ([`super::sqlite::SqliteStore`], the default) and PostgreSQL
 //! ([`super::postgres::PgStore`], for several nodes on one database).
 
-use super::model::*;
+use super::model::{
+    Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileRow,
+    FolderFilter, KeyRecord, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
+    UploadRow, UsageCounters, WebhookRow,
+};
 use super::DbError;
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;

@@ -89,7 +89,10 @@ impl RateLimiter {
     /// The window of `key` at `now_ms`, with this request counted when
     /// `count` (see [`Window::decision`]).
     pub fn window(&self, key: &str, window_ms: i64, now_ms: i64, count: bool) -> Window {
-        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if map.len() > 100_000 {
             prune_locked(&mut map, now_ms);
         }
@@ -104,7 +107,10 @@ impl RateLimiter {
 
     /// Forgets the windows that ended before `now_ms`; returns how many.
     pub fn prune(&self, now_ms: i64) -> usize {
-        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         prune_locked(&mut map, now_ms)
     }
 }

@@ -11,7 +11,13 @@ use axum::Json;
 impl ServiceError {
     /// The HTTP status of the error.
     pub fn status(&self) -> StatusCode {
-        use ServiceError::*;
+        use ServiceError::{
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
+            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
+            MethodNotAllowed, NotFound, OffsetMismatch, RangeNotSatisfiable, RateLimited,
+            StorageLimitExceeded, Timeout, Unauthorized, Unavailable, UnsupportedMediaType,
+            UnsupportedVersion,
+        };
         match self {
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,

@@ -36,16 +36,16 @@ pub(crate) async fn read(
             }
             "folder" => {
                 fields.folder =
-                    validate::folder(&text(field).await?).map_err(ServiceError::BadRequest)?
+                    validate::folder(&text(field).await?).map_err(ServiceError::BadRequest)?;
             }
             "private" => {
                 fields.private =
-                    validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?
+                    validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?;
             }
             // Before or after the file part: checked when the file is.
             "sha256" => {
                 fields.sha256 =
-                    Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?)
+                    Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?);
             }
             "expires" => {
                 let raw = text(field).await?;

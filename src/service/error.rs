@@ -86,7 +86,13 @@ impl ServiceError {
     }
 
     pub fn code(&self) -> &'static str {
-        use ServiceError::*;
+        use ServiceError::{
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
+            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
+            MethodNotAllowed, NotFound, OffsetMismatch, RangeNotSatisfiable, RateLimited,
+            StorageLimitExceeded, Timeout, Unauthorized, Unavailable, UnsupportedMediaType,
+            UnsupportedVersion,
+        };
         match self {
             Unauthorized(_) => "unauthorized",
             Forbidden(_) => "forbidden",

@@ -51,7 +51,9 @@ impl InFlight {
     /// The counts (a panic elsewhere while they were held leaves them whole:
     /// every change is one statement).
     fn tally(&self) -> std::sync::MutexGuard<'_, Tally> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn hold(&self, account: &str) -> Held {

@@ -380,7 +380,7 @@ mod s3_only {
         // Younger than the age given: kept (it may be an upload in flight).
         let none = std::collections::HashSet::new();
         let swept = store
-            .sweep_incomplete(Duration::from_secs(3600), &none)
+            .sweep_incomplete(Duration::from_hours(1), &none)
             .await
             .expect("sweep");
         assert_eq!(swept, 0);

@@ -391,7 +391,7 @@ async fn small_files_are_inline_up_to_the_limit_exactly() {
     for (f, len) in [(&at, 1024), (&over, 1025)] {
         let url = f["url"].as_str().unwrap();
         let body = get_bytes(&srv.http, url).await;
-        assert_eq!(body.to_vec(), pattern(len));
+        assert_eq!(body.clone(), pattern(len));
         let r = srv
             .http
             .get(url)

@@ -34,7 +34,7 @@ async fn closed_within(s: &mut TcpStream, limit: Duration) -> Duration {
     let mut buf = [0u8; 4096];
     loop {
         match tokio::time::timeout(limit.saturating_sub(start.elapsed()), s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return start.elapsed(),
+            Ok(Ok(0) | Err(_)) => return start.elapsed(),
             Ok(Ok(_)) => continue,
             Err(_) => panic!("connection still open after {limit:?}"),
         }

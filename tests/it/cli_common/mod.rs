@@ -332,10 +332,9 @@ impl Proxy {
                 let pq = parts
                     .uri
                     .path_and_query()
-                    .map(|p| p.as_str())
-                    .unwrap_or("/");
+                    .map_or("/", axum::http::uri::PathAndQuery::as_str);
                 let mut fwd = http.request(parts.method.clone(), format!("{upstream}{pq}"));
-                for (k, v) in parts.headers.iter() {
+                for (k, v) in &parts.headers {
                     if k != "host" && k != "content-length" {
                         fwd = fwd.header(k, v);
                     }

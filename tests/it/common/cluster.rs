@@ -80,7 +80,11 @@ fn toml_str(s: &str) -> String {
 pub fn config_toml(db: &str, s3: &StorageConfig, plans: &str) -> String {
     let opt = |v: &Option<String>| toml_str(v.as_deref().unwrap_or_default());
     let secret = |v: &Option<filestore::config::Secret>| {
-        toml_str(v.as_ref().map(|s| s.expose()).unwrap_or_default())
+        toml_str(
+            v.as_ref()
+                .map(filestore::config::Secret::expose)
+                .unwrap_or_default(),
+        )
     };
     format!(
         "[server]
