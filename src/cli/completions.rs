@@ -22,7 +22,7 @@ pub fn script(shell: Shell) -> Vec<u8> {
 }
 
 /// Runs the command.
-pub fn run(args: CompletionsArgs) -> Result<u8, ClientError> {
+pub fn run(args: &CompletionsArgs) -> Result<u8, ClientError> {
     super::output::Printer::new(false).raw(&script(args.shell))?;
     Ok(0)
 }

@@ -3,6 +3,7 @@
 //! stderr is not a terminal (or under `--json`, `CI=true`, `TERM=dumb`), and
 //! nothing but errors under `--quiet`.
 
+use super::output::stderr_line;
 use crate::client::Meter;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -64,6 +65,8 @@ impl Mode {
     /// The mode for these facts: nothing but errors under `--quiet`; bars
     /// only on a terminal and not under `--json`, `CI=true` or `TERM=dumb`;
     /// plain lines otherwise.
+    // A decision table over five independent facts, each a plain yes or no.
+    #[allow(clippy::fn_params_excessive_bools)]
     pub fn choose(quiet: bool, json: bool, ci: bool, term_dumb: bool, stderr_is_tty: bool) -> Mode {
         if quiet {
             Mode::Quiet
@@ -106,12 +109,12 @@ impl Progress for Lines {
 
     fn note(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            stderr_line(line);
         }
     }
 
     fn error(&self, line: &str) {
-        eprintln!("{line}");
+        stderr_line(line);
     }
 }
 
@@ -127,7 +130,7 @@ impl Meter for LineTransfer {
 impl Transfer for LineTransfer {
     fn done(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            stderr_line(line);
         }
     }
     fn failed(&self) {}
@@ -202,7 +205,7 @@ impl Progress for Bars {
 
     fn error(&self, line: &str) {
         if self.multi.println(line).is_err() {
-            eprintln!("{line}");
+            stderr_line(line);
         }
     }
 

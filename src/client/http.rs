@@ -21,7 +21,7 @@ use reqwest::{RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -211,7 +211,7 @@ impl Client {
         let mut pause = self
             .rate_pause
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+            .unwrap_or_else(PoisonError::into_inner);
         if pause.is_none_or(|p| p < until) {
             *pause = Some(until);
         }
@@ -224,7 +224,7 @@ impl Client {
         let until = *self
             .rate_pause
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(until) = until {
             let wait = until.saturating_duration_since(Instant::now());
             if wait >= Duration::from_secs(1) {

@@ -501,6 +501,7 @@ impl Env {
             .filter(|(k, _)| k.starts_with("FILESTORE_"))
             .collect())
     }
+    #[must_use]
     pub fn with(mut self, k: &str, v: &str) -> Env {
         self.0.insert(k.to_string(), v.to_string());
         self

@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(m.content_type.as_deref(), Some("application/pdf"));
         assert_eq!(m.folder.as_deref(), Some("docs/2026"));
         assert!(m.private);
-        assert_eq!(m.expires, Some(Duration::from_hours(168)));
+        assert_eq!(m.expires, Some(Duration::from_hours(7 * 24)));
         let alias = parse_metadata(&encode_metadata(&[
             ("name", "a.txt"),
             ("type", "text/plain"),

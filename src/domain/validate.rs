@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-pub const MAX_EXPIRES: Duration = Duration::from_hours(8760);
+pub const MAX_EXPIRES: Duration = Duration::from_hours(365 * 24);
 pub const MAX_SIGNED_URL_SECS: u64 = 604_800;
 
 /// A folder: 1–255 bytes of `A-Z a-z 0-9 - _ . /` segments, no empty, `.` or
@@ -168,10 +168,7 @@ fn one_to(n: u64) -> String {
     for (i, &d) in digits.iter().enumerate() {
         let lowest = u32::from(i == 0);
         if d > lowest {
-            let prefix: String = digits[..i]
-                .iter()
-                .map(std::string::ToString::to_string)
-                .collect();
+            let prefix: String = digits[..i].iter().map(ToString::to_string).collect();
             parts.push(format!(
                 "{prefix}[{lowest}-{}][0-9]{{{}}}",
                 d - 1,

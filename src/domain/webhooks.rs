@@ -79,7 +79,7 @@ pub fn events(asked: &[String]) -> Result<Vec<String>, String> {
     Ok(EVENTS
         .iter()
         .filter(|e| asked.is_empty() || asked.iter().any(|a| a == *e))
-        .map(std::string::ToString::to_string)
+        .map(ToString::to_string)
         .collect())
 }
 

@@ -35,7 +35,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -226,10 +226,7 @@ struct Open {
 
 impl Registry {
     fn add(&self, phase: Arc<Phase>) -> (u64, Arc<tokio::sync::Notify>) {
-        let mut o = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut o = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let id = o.next;
         o.next += 1;
         let shed = Arc::new(tokio::sync::Notify::new());
@@ -238,10 +235,7 @@ impl Registry {
     }
 
     fn remove(&self, id: u64) {
-        let mut o = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut o = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         o.conns.remove(&id);
     }
 
@@ -249,10 +243,7 @@ impl Registry {
     /// one whose writes have made no progress for longest, if that is over
     /// [`STALLED_AFTER`] at `now`; whether one was closed.
     fn shed_one(&self, now: Instant) -> bool {
-        let mut o = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut o = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let idle = o.conns.iter().find(|(_, (phase, _))| !phase.busy());
         let victim = idle.or_else(|| {
             let stall = u64::try_from(STALLED_AFTER.as_millis()).unwrap_or(u64::MAX);
@@ -688,7 +679,7 @@ impl RateFloor {
     /// whole window has passed. Far away when the floor is off.
     pub(crate) fn next_check(&self) -> Instant {
         if self.rate == 0 {
-            return self.start + Duration::from_hours(8760);
+            return self.start + Duration::from_hours(365 * 24);
         }
         let step = u32::try_from(self.step + 1).unwrap_or(u32::MAX).max(STEPS);
         self.start + self.step_len() * step

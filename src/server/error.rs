@@ -23,7 +23,9 @@ impl ServiceError {
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
             BadRequest(_) | ChecksumMismatch(_) => StatusCode::BAD_REQUEST,
             NotFound(_) => StatusCode::NOT_FOUND,
-            FileTooLarge(_) | StorageLimitExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            FileTooLarge(_) | StorageLimitExceeded(_) | LengthExceeded(_) => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             RangeNotSatisfiable(..) => StatusCode::RANGE_NOT_SATISFIABLE,
@@ -36,7 +38,6 @@ impl ServiceError {
             Locked { .. } => StatusCode::LOCKED,
             UnsupportedVersion(_) => StatusCode::PRECONDITION_FAILED,
             UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            LengthExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ChunkChecksumMismatch(_) => {
                 StatusCode::from_u16(460).expect("460 is a valid status code")
             }

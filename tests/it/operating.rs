@@ -112,7 +112,7 @@ async fn json_access_log_and_prometheus_metrics() {
     assert_eq!(find("/v1/files/{id}")["status"], 404);
     let all = lines
         .iter()
-        .map(std::string::ToString::to_string)
+        .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("\n");
     for secret in [key.as_str(), "signature", "secret name", "secret%20name"] {

@@ -25,6 +25,7 @@ use aws_sdk_s3::config::{
     Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
 };
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::operation::head_object::HeadObjectError;
 use aws_sdk_s3::primitives::{ByteStream, Length};
 use aws_sdk_s3::Client;
 use futures_util::StreamExt;
@@ -192,6 +193,8 @@ pub(super) fn content_length(n: u64) -> Result<i64, StorageError> {
 
 /// An SDK error as a one-line storage error: the store's error code,
 /// message and HTTP status, or the cause chain of a transport failure.
+// An error constructor: takes the error as `map_err` hands it over.
+#[allow(clippy::needless_pass_by_value)]
 pub(super) fn backend<E>(e: SdkError<E, HttpResponse>) -> StorageError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -368,9 +371,8 @@ impl BlobStore for S3Store {
                     .unwrap_or(0),
             )),
             Err(e)
-                if e.as_service_error().is_some_and(
-                    aws_sdk_s3::operation::head_object::HeadObjectError::is_not_found,
-                ) =>
+                if e.as_service_error()
+                    .is_some_and(HeadObjectError::is_not_found) =>
             {
                 Ok(None)
             }

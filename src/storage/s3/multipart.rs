@@ -8,6 +8,7 @@
 use super::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
 use crate::domain::backoff::Backoff;
 use crate::storage::StorageError;
+use aws_sdk_s3::operation::abort_multipart_upload::AbortMultipartUploadError;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
 use std::path::{Path, PathBuf};
@@ -200,7 +201,7 @@ async fn upload_parts(
             ),
         }
     }
-    parts.sort_by_key(aws_sdk_s3::types::CompletedPart::part_number);
+    parts.sort_by_key(CompletedPart::part_number);
     upload
         .client
         .complete_multipart_upload()
@@ -314,7 +315,7 @@ impl Upload {
             Ok(_) => Ok(()),
             Err(e)
                 if e.as_service_error()
-                    .is_some_and(aws_sdk_s3::operation::abort_multipart_upload::AbortMultipartUploadError::is_no_such_upload) =>
+                    .is_some_and(AbortMultipartUploadError::is_no_such_upload) =>
             {
                 Ok(())
             }
@@ -370,7 +371,7 @@ impl Drop for AbortGuard {
             }
         } else {
             tracing::warn!(bucket = %upload.bucket, key = %upload.key,
-        "multipart upload dropped outside a runtime; the sweep will remove it");
+                "multipart upload dropped outside a runtime; the sweep will remove it");
         }
     }
 }

@@ -84,10 +84,7 @@ pub async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> St
             id: id.clone(),
             account_id: account.into(),
             url: "http://127.0.0.1:9/".into(),
-            events: events
-                .iter()
-                .map(std::string::ToString::to_string)
-                .collect(),
+            events: events.iter().map(ToString::to_string).collect(),
             secret: filestore::domain::secret::Secret::new(
                 filestore::domain::webhooks::new_secret(),
             ),

@@ -258,10 +258,7 @@ impl TestServer {
     }
 
     pub async fn key_for(&self, account: &str, kind: &str, origins: &[&str]) -> String {
-        let origins: Vec<String> = origins
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect();
+        let origins: Vec<String> = origins.iter().map(ToString::to_string).collect();
         admin::create_key(
             &*self.app.meta,
             account,
@@ -434,8 +431,7 @@ impl TestServer {
     pub fn leftovers(&self) -> (u64, u64, usize) {
         let files = self.count("SELECT COUNT(*) FROM files");
         let queued = self.count("SELECT COUNT(*) FROM blob_deletions");
-        let spool =
-            std::fs::read_dir(self.data_dir.join("tmp")).map_or(0, std::iter::Iterator::count);
+        let spool = std::fs::read_dir(self.data_dir.join("tmp")).map_or(0, Iterator::count);
         (files as u64, queued as u64, spool)
     }
 
