@@ -69,7 +69,7 @@ async fn too_large_exits_5_and_the_others_still_upload() {
     let dir = cli.cwd().join("in");
     write_file(&dir, "a.txt", &[1; 10]);
     write_file(&dir, "big.bin", &[2; 5000]);
-    write_file(&dir, "huge.bin", &[3; 300_000]);
+    write_file(&dir, "huge.bin", &vec![3; 300_000]);
     write_file(&dir, "z.txt", &[4; 20]);
     let r = cli
         .run(&["upload", "-r", dir.to_str().unwrap(), "-j", "1"])

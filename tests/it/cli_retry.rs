@@ -291,7 +291,7 @@ async fn resumable_cdn(
         "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
         "sha256": crate::common::sha256_hex(&content),
     });
-    let seen: RangeLog = Default::default();
+    let seen = RangeLog::default();
     let (body, log) = (content, seen.clone());
     let cdn = move |headers: HeaderMap| {
         let (body, log) = (body.clone(), log.clone());

@@ -147,10 +147,10 @@ async fn json_access_log_and_prometheus_metrics() {
 
 #[test]
 fn text_logs_carry_no_colour_on_a_pipe() {
+    use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let mut served = start(dir.path(), &[]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
-    use std::io::{Read, Write};
     write!(
         s,
         "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
