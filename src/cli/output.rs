@@ -51,9 +51,9 @@ impl Printer {
     }
 }
 
-/// One line on stderr: a message for the person, not a result. The one
-/// place (with the error line in `entry`) that writes to stderr directly;
-/// like `eprintln!`, it panics if stderr cannot be written.
+/// One line on stderr: a message for the person (a note, a progress line,
+/// `serve`'s banner), not a result. Like `eprintln!`, which it is, it panics
+/// if stderr cannot be written (the error line in `entry` never does).
 #[allow(clippy::print_stderr)] // This module is where output is written.
 pub(crate) fn stderr_line(text: &str) {
     eprintln!("{text}");

@@ -591,7 +591,7 @@ fn refuse(srv: &TestServer, name: &str, event: &str, table: &str) {
             .unwrap()
             .execute_batch(&format!(
                 "CREATE TRIGGER {name} BEFORE {event} ON {table}
-         BEGIN SELECT RAISE(ABORT, '{name}'); END"
+                 BEGIN SELECT RAISE(ABORT, '{name}'); END"
             ))
             .unwrap();
     } else {
