@@ -50,7 +50,7 @@ pub(crate) struct SignedUrl {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct SignedUrlRequest {
     /// Seconds the URL stays valid.
-    #[schema(minimum = 1, maximum = 604800)]
+    #[schema(minimum = 1, maximum = 604_800)]
     pub expires_in: u64,
 }
 

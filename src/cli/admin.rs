@@ -9,6 +9,7 @@ use crate::clock::Clock;
 use crate::config::{Config, Overrides};
 use crate::db::MetaStore;
 use crate::domain::ids::KeyKind;
+use crate::domain::secret::Secret;
 use crate::service::admin::{self, AccountView, KeyView, WebhookView};
 use serde::Serialize;
 
@@ -122,13 +123,13 @@ pub(crate) enum Switch {
 
 /// One record on stdout, through the printer: a closed stdout
 /// (`admin account list | head -0`) ends the command as a success.
-fn emit<T: Serialize>(out: &Printer, value: &T, human: String) -> Result<(), ClientError> {
+fn emit<T: Serialize>(out: Printer, value: &T, human: &str) -> Result<(), ClientError> {
     if out.is_json() {
         let value = serde_json::to_value(value)
             .map_err(|e| ClientError::Protocol(format!("cannot encode record: {e}")))?;
         out.record(&value)
     } else {
-        out.line(&human)
+        out.line(human)
     }
 }
 
@@ -191,7 +192,7 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
     runtime.block_on(async {
         let meta = crate::db::open(
             &config.data_dir,
-            config.database_url.as_ref().map(|u| u.expose()),
+            config.database_url.as_ref().map(Secret::expose),
             config.statement_timeout,
         )
         .await?;
@@ -213,13 +214,13 @@ async fn command(
                 let a = admin::create_account(meta, config, name.as_deref(), plan.as_deref(), now)
                     .await?;
                 let v = AccountView::from(&a);
-                emit(out, &v, account_line(&v))?;
+                emit(*out, &v, &account_line(&v))?;
                 Ok(())
             }
             AccountCommand::List => {
                 for a in meta.list_accounts().await? {
                     let v = AccountView::from(&a);
-                    emit(out, &v, account_line(&v))?;
+                    emit(*out, &v, &account_line(&v))?;
                 }
                 Ok(())
             }
@@ -231,7 +232,7 @@ async fn command(
                 let grace = grace_period.map(|g| g == Switch::On);
                 let a = admin::set_account(meta, config, &id, plan.as_deref(), grace).await?;
                 let v = AccountView::from(&a);
-                emit(out, &v, account_line(&v))?;
+                emit(*out, &v, &account_line(&v))?;
                 Ok(())
             }
         },
@@ -251,20 +252,20 @@ async fn command(
                     k.kind,
                     k.account
                 );
-                emit(out, &k, human)?;
+                emit(*out, &k, &human)?;
                 Ok(())
             }
             KeyCommand::List { account } => {
                 for k in admin::list_keys(meta, account.as_deref()).await? {
                     let v = KeyView::from(&k);
-                    emit(out, &v, key_line(&v))?;
+                    emit(*out, &v, &key_line(&v))?;
                 }
                 Ok(())
             }
             KeyCommand::Revoke { key_id } => {
                 let k = admin::revoke_key(meta, &key_id, now).await?;
                 let v = KeyView::from(&k);
-                emit(out, &v, key_line(&v))?;
+                emit(*out, &v, &key_line(&v))?;
                 Ok(())
             }
         },
@@ -283,20 +284,20 @@ async fn command(
                     w.events.join(","),
                     w.url
                 );
-                emit(out, &w, human)?;
+                emit(*out, &w, &human)?;
                 Ok(())
             }
             WebhookCommand::List { account } => {
                 for w in admin::list_webhooks(meta, account.as_deref()).await? {
                     let v = WebhookView::from(&w);
-                    emit(out, &v, webhook_line(&v))?;
+                    emit(*out, &v, &webhook_line(&v))?;
                 }
                 Ok(())
             }
             WebhookCommand::Delete { webhook_id } => {
                 let w = admin::delete_webhook(meta, &webhook_id).await?;
                 let v = WebhookView::from(&w);
-                emit(out, &v, webhook_line(&v))?;
+                emit(*out, &v, &webhook_line(&v))?;
                 Ok(())
             }
         },

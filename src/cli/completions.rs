@@ -22,7 +22,7 @@ pub(crate) fn script(shell: Shell, mut cmd: clap::Command) -> Vec<u8> {
 }
 
 /// Runs the command: the script of the command line `cmd`.
-pub(crate) fn run(args: CompletionsArgs, cmd: clap::Command) -> Result<u8, ClientError> {
+pub(crate) fn run(args: &CompletionsArgs, cmd: clap::Command) -> Result<u8, ClientError> {
     super::output::Printer::new(false).raw(&script(args.shell, cmd))?;
     Ok(0)
 }

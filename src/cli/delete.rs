@@ -2,6 +2,7 @@
 //! others, and the exit status reports the first one.
 
 use super::context::{Ctx, NetArgs};
+use super::output::stderr_line;
 use crate::client::ClientError;
 
 /// Delete files permanently
@@ -27,7 +28,7 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
             Err(e) if args.ids.len() == 1 => return Err(e),
             Err(e) => {
                 let e = e.context(id);
-                eprintln!("error: {e}");
+                stderr_line(&format!("error: {e}"));
                 if status == 0 {
                     status = e.exit_code();
                 }

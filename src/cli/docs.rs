@@ -5,6 +5,7 @@
 
 use clap_complete::Shell;
 use clap_mangen::Man;
+use std::fmt::Write as _;
 
 /// The environment variables the command line reads.
 const ENVIRONMENT: &[(&str, &str)] = &[
@@ -46,11 +47,12 @@ fn sentence(text: &str) -> String {
 fn tagged_section(title: &str, items: &[(&str, &str)]) -> String {
     let mut out = format!(".SH \"{title}\"\n");
     for (tag, text) in items {
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             ".TP\n\\fB{}\\fR\n{}\n",
             roff_text(tag),
             roff_text(text)
-        ));
+        );
     }
     out
 }

@@ -11,6 +11,7 @@ use crate::cli::{self, Cli, Command};
 use crate::client::error::exit;
 use crate::client::ClientError;
 use clap::Parser;
+use std::fmt::Write as _;
 use std::future::Future;
 use std::io::Write;
 use std::process::ExitCode;
@@ -34,7 +35,7 @@ pub fn main() -> ExitCode {
             Err(e) => report(Err(e)),
         },
         Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
-        Command::Completions(args) => report(cli::completions::run(args, cli::command())),
+        Command::Completions(args) => report(cli::completions::run(&args, cli::command())),
         Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
         Command::Upload(a) => client(&g, |ctx| async move { cli::upload::run(a, &ctx).await }),
         Command::List(a) => client(&g, |ctx| async move { cli::list::run(a, &ctx).await }),
@@ -134,7 +135,7 @@ fn usage_message(rendered: &str) -> String {
     let mut usage = None;
     for line in lines {
         if let Some(tip) = line.strip_prefix("tip:") {
-            msg.push_str(&format!("; tip: {}", tip.trim()));
+            let _ = write!(msg, "; tip: {}", tip.trim());
         } else if let Some(u) = line.strip_prefix("Usage:") {
             usage = Some(u.trim().to_string());
         }

@@ -124,7 +124,10 @@ pub(crate) fn percent(used: u64, of: u64) -> String {
     if of == 0 {
         return "-".into();
     }
-    format!("{:.1}%", used as f64 * 100.0 / of as f64)
+    // A display figure to one decimal: precision beyond 2^53 bytes is not shown.
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = used as f64 * 100.0 / of as f64;
+    format!("{ratio:.1}%")
 }
 
 #[cfg(test)]
@@ -170,7 +173,7 @@ mod tests {
     fn waits_are_capped_at_a_year() {
         use std::time::Duration;
         assert_eq!(wait_duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(wait_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(wait_duration("2m"), Ok(Duration::from_mins(2)));
         assert_eq!(
             wait_duration("365d"),
             Ok(Duration::from_secs(MAX_WAIT_SECS))

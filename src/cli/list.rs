@@ -3,6 +3,7 @@
 
 use super::context::{Ctx, NetArgs};
 use super::format;
+use super::output::stderr_line;
 use crate::api::FileRecord;
 use crate::client::ClientError;
 
@@ -67,30 +68,29 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
                 let raw = fetched.raw.get("files").and_then(|f| f.get(i));
                 ctx.out.record(raw.unwrap_or(&serde_json::Value::Null))?;
             } else {
-                let width = match id_width {
-                    Some(w) => w,
-                    None => {
-                        let w = list.files.iter().map(|f| f.id.len()).max().unwrap_or(2);
-                        let head = ["ID", "SIZE", "AGE", "EXPIRES", "ACCESS", "NAME"];
-                        ctx.out.line(&row(w, head))?;
-                        *id_width.insert(w)
-                    }
+                let width = if let Some(w) = id_width {
+                    w
+                } else {
+                    let w = list.files.iter().map(|f| f.id.len()).max().unwrap_or(2);
+                    let head = ["ID", "SIZE", "AGE", "EXPIRES", "ACCESS", "NAME"];
+                    ctx.out.line(&row(w, &head))?;
+                    *id_width.insert(w)
                 };
                 ctx.out.line(&human_row(file, width, now))?;
             }
         }
         shown += list.files.len() as u64;
-        cursor = list.cursor.clone();
+        cursor.clone_from(&list.cursor);
         let more = list.has_more && cursor.is_some();
         if !more {
             break;
         }
         if !args.all && shown >= u64::from(args.limit) {
             if !ctx.globals.quiet {
-                eprintln!(
+                stderr_line(&format!(
                     "more files: use --all, or --cursor {}",
                     cursor.as_deref().unwrap_or_default()
-                );
+                ));
             }
             break;
         }
@@ -99,13 +99,13 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         }
     }
     if shown == 0 && !ctx.out.is_json() && !ctx.globals.quiet {
-        eprintln!("no files");
+        stderr_line("no files");
     }
     Ok(0)
 }
 
 /// One table line: ID, SIZE, AGE, EXPIRES, ACCESS, NAME.
-fn row<S: AsRef<str>>(id_width: usize, cells: [S; 6]) -> String {
+fn row<S: AsRef<str>>(id_width: usize, cells: &[S; 6]) -> String {
     let [id, size, age, expires, access, name] = cells.each_ref().map(AsRef::as_ref);
     format!("{id:<id_width$}  {size:>10}  {age:>4}  {expires:>7}  {access:<7}  {name}")
 }
@@ -114,7 +114,7 @@ fn human_row(f: &FileRecord, id_width: usize, now: chrono::DateTime<chrono::Utc>
     let access = if f.private { "private" } else { "public" };
     row(
         id_width,
-        [
+        &[
             f.id.clone(),
             format::bytes(f.size),
             format::age(&f.created_at, now),

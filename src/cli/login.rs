@@ -4,6 +4,7 @@
 //! never sits in the shell history.
 
 use super::context::{Ctx, NetArgs};
+use super::output::stderr_line;
 use crate::client::config::{self, Profile};
 use crate::client::ClientError;
 use crate::domain::secret::Secret;
@@ -47,11 +48,11 @@ pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             "config_file": ctx.config_path.display().to_string(),
         }))?;
     } else if !ctx.globals.quiet {
-        eprintln!(
+        stderr_line(&format!(
             "saved profile {:?} for {server} ({kind} key) in {}",
             ctx.settings.profile,
             ctx.config_path.display()
-        );
+        ));
     }
     Ok(0)
 }

@@ -2,6 +2,8 @@
 //! record a line). Each line is written and flushed at once, so a pipeline
 //! (`| jq`) sees records as they come; a closed stdout is reported as
 //! [`ClientError::BrokenPipe`], which the command line treats as success.
+//! Messages for the person (notes, progress lines, `serve`'s banner) go to
+//! stderr through [`stderr_line`].
 
 use crate::client::ClientError;
 use std::io::Write;
@@ -19,19 +21,20 @@ impl Printer {
     }
 
     /// Whether `--json` was asked for.
-    pub(crate) fn is_json(&self) -> bool {
+    pub(crate) fn is_json(self) -> bool {
         self.json
     }
 
     /// One JSON record on a line of its own.
-    pub(crate) fn record(&self, value: &serde_json::Value) -> Result<(), ClientError> {
+    pub(crate) fn record(self, value: &serde_json::Value) -> Result<(), ClientError> {
         let text = serde_json::to_string(value)
             .map_err(|e| ClientError::Protocol(format!("cannot encode record: {e}")))?;
         self.line(&text)
     }
 
     /// Bytes as they are (a completion script, a man page).
-    pub(crate) fn raw(&self, bytes: &[u8]) -> Result<(), ClientError> {
+    #[allow(clippy::unused_self)] // Output goes through the printer, whatever its mode.
+    pub(crate) fn raw(self, bytes: &[u8]) -> Result<(), ClientError> {
         let mut out = std::io::stdout().lock();
         out.write_all(bytes)
             .and_then(|()| out.flush())
@@ -39,10 +42,19 @@ impl Printer {
     }
 
     /// One line of text.
-    pub(crate) fn line(&self, text: &str) -> Result<(), ClientError> {
+    #[allow(clippy::unused_self)] // Output goes through the printer, whatever its mode.
+    pub(crate) fn line(self, text: &str) -> Result<(), ClientError> {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{text}")
             .and_then(|()| out.flush())
             .map_err(|e| ClientError::io("writing to standard output", e))
     }
+}
+
+/// One line on stderr: a message for the person (a note, a progress line,
+/// `serve`'s banner), not a result. Like `eprintln!`, which it is, it panics
+/// if stderr cannot be written (the error line in `entry` never does).
+#[allow(clippy::print_stderr)] // This module is where output is written.
+pub(crate) fn stderr_line(text: &str) {
+    eprintln!("{text}");
 }

@@ -3,6 +3,7 @@
 //! stderr is not a terminal (or under `--json`, `CI=true`, `TERM=dumb`), and
 //! nothing but errors under `--quiet`.
 
+use super::output::stderr_line;
 use crate::client::Meter;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -24,7 +25,7 @@ pub(crate) trait Progress: Send + Sync {
     /// Runs `f` (which prints results on stdout) with the bars hidden, so
     /// the two never interleave on one terminal.
     fn suspend(&self, f: &mut dyn FnMut()) {
-        f()
+        f();
     }
 }
 
@@ -64,6 +65,8 @@ impl Mode {
     /// The mode for these facts: nothing but errors under `--quiet`; bars
     /// only on a terminal and not under `--json`, `CI=true` or `TERM=dumb`;
     /// plain lines otherwise.
+    // A decision table over five independent facts, each a plain yes or no.
+    #[allow(clippy::fn_params_excessive_bools)]
     pub(crate) fn choose(
         quiet: bool,
         json: bool,
@@ -112,12 +115,12 @@ impl Progress for Lines {
 
     fn note(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            stderr_line(line);
         }
     }
 
     fn error(&self, line: &str) {
-        eprintln!("{line}");
+        stderr_line(line);
     }
 }
 
@@ -133,7 +136,7 @@ impl Meter for LineTransfer {
 impl Transfer for LineTransfer {
     fn done(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            stderr_line(line);
         }
     }
     fn failed(&self) {}
@@ -164,7 +167,7 @@ impl Bars {
     }
 
     fn total(&self) -> Option<ProgressBar> {
-        self.total.lock().map(|t| t.clone()).unwrap_or(None)
+        self.total.lock().map_or(None, |t| t.clone())
     }
 }
 
@@ -208,12 +211,12 @@ impl Progress for Bars {
 
     fn error(&self, line: &str) {
         if self.multi.println(line).is_err() {
-            eprintln!("{line}");
+            stderr_line(line);
         }
     }
 
     fn suspend(&self, f: &mut dyn FnMut()) {
-        self.multi.suspend(f)
+        self.multi.suspend(f);
     }
 
     fn finish(&self) {

@@ -2,6 +2,7 @@
 
 use super::error::CliError;
 use super::globals::GlobalArgs;
+use super::output::stderr_line;
 use crate::clock::Clock;
 use crate::config::{Config, LogFormat, Overrides};
 use crate::service::App;
@@ -68,39 +69,39 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
     let app = App::open(config, Clock::new()).await?;
     let base_url = app.config.base_url.clone();
     if let Some(boot) = app.bootstrap().await? {
-        eprintln!(
+        stderr_line(&format!(
             "filestore: first start: created account \"{}\" ({}) on plan {}",
             boot.account.name, boot.account.id, boot.account.plan
-        );
-        eprintln!(
+        ));
+        stderr_line(&format!(
             "filestore: its secret key, shown only this once: {}",
             boot.secret_key.expose()
-        );
-        eprintln!(
+        ));
+        stderr_line(&format!(
             "filestore login --server {base_url} --api-key {}",
             boot.secret_key.expose()
-        );
+        ));
     }
     let shared = app.config.database_url.is_some();
-    eprintln!(
+    stderr_line(&format!(
         "filestore: serving {base_url} on {bound} (data {}, {} blob store, metadata in {})",
         app.config.data_dir.display(),
         app.store.kind(),
         if shared { "PostgreSQL" } else { "SQLite" }
-    );
+    ));
     if shared && app.store.kind() == "local" {
-        eprintln!(
+        stderr_line(
             "filestore: warning: blobs on this machine's disk with a shared database: \
-             other nodes cannot serve them (several nodes need storage.backend = \"s3\")"
+             other nodes cannot serve them (several nodes need storage.backend = \"s3\")",
         );
     }
     if let Some(m) = &metrics {
         if let Ok(addr) = m.local_addr() {
-            eprintln!("filestore: metrics at http://{addr}/metrics");
+            stderr_line(&format!("filestore: metrics at http://{addr}/metrics"));
         }
     }
     crate::server::run(app, listener, metrics, shutdown_signal()).await?;
-    eprintln!("filestore: stopped");
+    stderr_line("filestore: stopped");
     Ok(())
 }
 
@@ -121,8 +122,8 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
+        () = ctrl_c => {}
+        () = term => {}
     }
-    eprintln!("filestore: shutting down, finishing requests in flight");
+    stderr_line("filestore: shutting down, finishing requests in flight");
 }

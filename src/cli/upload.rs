@@ -9,6 +9,7 @@ use crate::api::FileRecord;
 use crate::client::upload::UploadMeta;
 use crate::client::{Client, ClientError, Fetched, RetryNotice};
 use futures_util::StreamExt;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -121,7 +122,7 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         None
     };
     if let (Some(name), [job]) = (&args.name, jobs.as_mut_slice()) {
-        job.name = name.clone();
+        job.name.clone_from(name);
     }
 
     let mut first_exit = None;
@@ -199,10 +200,10 @@ impl Tally {
             format::bytes(bytes)
         );
         if self.failed > 0 {
-            line.push_str(&format!(", {} failed", self.failed));
+            let _ = write!(line, ", {} failed", self.failed);
         }
         if self.skipped > 0 {
-            line.push_str(&format!(", {} not started (--fail-fast)", self.skipped));
+            let _ = write!(line, ", {} not started (--fail-fast)", self.skipped);
         }
         line
     }

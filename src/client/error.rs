@@ -66,6 +66,8 @@ impl ClientError {
     }
 
     /// A local I/O error, with what was being done.
+    // An error constructor: takes the error as `map_err` hands it over.
+    #[allow(clippy::needless_pass_by_value)]
     pub(crate) fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
         if err.kind() == std::io::ErrorKind::BrokenPipe {
             return ClientError::BrokenPipe;
@@ -141,11 +143,13 @@ impl ClientError {
     }
 
     /// This error with `prefix: ` put before its message (e.g. the file it concerns).
+    #[must_use]
     pub(crate) fn context(self, prefix: impl fmt::Display) -> Self {
         self.map_message(|m| format!("{prefix}: {m}"))
     }
 
     /// This error, of the same kind, with its message rewritten by `f`.
+    #[must_use]
     pub(crate) fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
         match self {
             ClientError::Api {

@@ -21,7 +21,7 @@ use reqwest::{RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -51,7 +51,7 @@ impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
             connect: Duration::from_secs(10),
-            read: Duration::from_secs(60),
+            read: Duration::from_mins(1),
             keepalive: Duration::from_secs(30),
         }
     }
@@ -208,7 +208,10 @@ impl Client {
     /// if another 429 asked for more).
     fn pause_for_rate_limit(&self, wait: Duration) {
         let until = Instant::now() + wait;
-        let mut pause = self.rate_pause.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pause = self
+            .rate_pause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if pause.is_none_or(|p| p < until) {
             *pause = Some(until);
         }
@@ -218,7 +221,10 @@ impl Client {
     /// Waits out a rate-limit pause in force, saying so when it is long
     /// enough to notice (a second or more).
     async fn rate_pause_over(&self, on_retry: &(dyn Fn(&RetryNotice) + Sync)) {
-        let until = *self.rate_pause.lock().unwrap_or_else(|p| p.into_inner());
+        let until = *self
+            .rate_pause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(until) = until {
             let wait = until.saturating_duration_since(Instant::now());
             if wait >= Duration::from_secs(1) {

@@ -32,7 +32,7 @@ impl RetryPolicy {
         RetryPolicy {
             retries,
             backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(10)),
-            max_wait: Duration::from_secs(120),
+            max_wait: Duration::from_mins(2),
         }
     }
 
@@ -245,7 +245,7 @@ mod tests {
         let p = RetryPolicy::new(3);
         let w = p.wait(0, Some(Duration::from_secs(2))).unwrap();
         assert!(w >= Duration::from_secs(2) && w <= Duration::from_millis(2250));
-        assert!(p.wait(0, Some(Duration::from_secs(86_400))).is_none());
+        assert!(p.wait(0, Some(Duration::from_hours(24))).is_none());
     }
 
     fn in_an_hour() -> HeaderValue {

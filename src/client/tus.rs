@@ -51,13 +51,12 @@ impl Client {
         on_retry: &(dyn Fn(&RetryNotice) + Sync),
     ) -> Result<Fetched<FileRecord>, ClientError> {
         let memo = Memo::new(self, path, size, meta)?;
-        let (url, mut offset) = match self.resume(&memo).await? {
-            Some(found) => found,
-            None => {
-                let url = self.create(size, meta, on_retry).await?;
-                memo.save(&url);
-                (url, 0)
-            }
+        let (url, mut offset) = if let Some(found) = self.resume(&memo).await? {
+            found
+        } else {
+            let url = self.create(size, meta, on_retry).await?;
+            memo.save(&url);
+            (url, 0)
         };
         let hashed: SharedHash = Arc::default();
         rehash(&hashed, path, offset).await?;
@@ -90,7 +89,7 @@ impl Client {
                 }
                 // Another request moved the offset: ask where it stands.
                 Ok(resp) if resp.status() == StatusCode::CONFLICT => {
-                    retrier.after(conflict(resp).await).await?
+                    retrier.after(conflict(resp).await).await?;
                 }
                 Ok(resp) => retrier.after(status_failure(resp).await).await?,
                 Err(e) => retrier.after(Failure::transport(&e)).await?,

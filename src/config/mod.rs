@@ -287,8 +287,7 @@ impl Config {
             .clone()
             .or_else(|| env.get("FILESTORE_DATA_DIR").map(PathBuf::from))
             .or_else(|| s.data_dir.clone())
-            .map(Ok)
-            .unwrap_or_else(default_data_dir)?;
+            .map_or_else(default_data_dir, Ok)?;
         let default_plan = pick(&None, "FILESTORE_DEFAULT_PLAN", &s.default_plan)
             .unwrap_or_else(|| "free".to_string());
         // Value or file within each layer; the environment over the file.
@@ -384,7 +383,7 @@ impl Config {
         }
         let limits = Limits {
             header_timeout: s.header_timeout.unwrap_or(Duration::from_secs(10)),
-            body_timeout: s.body_timeout.unwrap_or(Duration::from_secs(60)),
+            body_timeout: s.body_timeout.unwrap_or(Duration::from_mins(1)),
             idle_timeout: s.idle_timeout.unwrap_or(Duration::from_secs(75)),
             shutdown_timeout: s.shutdown_timeout.unwrap_or(Duration::from_secs(30)),
             max_connections: s.max_connections.unwrap_or(4096),
@@ -502,6 +501,7 @@ impl Env {
             .filter(|(k, _)| k.starts_with("FILESTORE_"))
             .collect())
     }
+    #[must_use]
     pub fn with(mut self, k: &str, v: &str) -> Env {
         self.0.insert(k.to_string(), v.to_string());
         self

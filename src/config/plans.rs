@@ -80,7 +80,7 @@ impl Plan {
             bandwidth,
             uploads,
             rate_limit: 100,
-            rate_window: Duration::from_secs(60),
+            rate_window: Duration::from_mins(1),
             concurrent_uploads: concurrent,
             open_uploads: open,
         })

@@ -6,7 +6,11 @@
 //! ([`super::postgres::PgStore`], for several nodes on one database).
 
 use super::error::DbError;
-use super::model::*;
+use super::model::{
+    Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileRow,
+    FolderFilter, KeyRecord, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
+    UploadRow, UsageCounters, WebhookRow,
+};
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 use bytes::Bytes;

@@ -12,7 +12,7 @@
 //! as [`Window::at`] + [`Window::count`] do).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// Windows shorter than this are taken as this long.
 pub const MIN_WINDOW_MS: i64 = 1000;
@@ -55,6 +55,7 @@ impl Window {
     }
 
     /// This window with one more request counted.
+    #[must_use]
     pub fn count(self) -> Window {
         Window {
             used: self.used.saturating_add(1),
@@ -89,7 +90,7 @@ impl RateLimiter {
     /// The window of `key` at `now_ms`, with this request counted when
     /// `count` (see [`Window::decision`]).
     pub fn window(&self, key: &str, window_ms: i64, now_ms: i64, count: bool) -> Window {
-        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
         if map.len() > 100_000 {
             prune_locked(&mut map, now_ms);
         }
@@ -104,7 +105,7 @@ impl RateLimiter {
 
     /// Forgets the windows that ended before `now_ms`; returns how many.
     pub fn prune(&self, now_ms: i64) -> usize {
-        let mut map = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.windows.lock().unwrap_or_else(PoisonError::into_inner);
         prune_locked(&mut map, now_ms)
     }
 }

@@ -33,8 +33,7 @@ impl Secret {
         let text = std::fs::read_to_string(path)?;
         let value = text
             .strip_suffix('\n')
-            .map(|t| t.strip_suffix('\r').unwrap_or(t))
-            .unwrap_or(&text);
+            .map_or(text.as_str(), |t| t.strip_suffix('\r').unwrap_or(t));
         Ok(Secret(value.to_string()))
     }
 }

@@ -106,7 +106,12 @@ impl ResumableSha256 {
 
     /// The state as text: `<16 hex: length>:<64 hex: words>:<hex tail>`.
     pub(crate) fn save(&self) -> String {
-        let words: String = self.state.iter().map(|w| format!("{w:08x}")).collect();
+        let words = hex::encode(
+            self.state
+                .iter()
+                .flat_map(|w| w.to_be_bytes())
+                .collect::<Vec<u8>>(),
+        );
         format!("{:016x}:{words}:{}", self.len, hex::encode(&self.tail))
     }
 

@@ -13,12 +13,12 @@ pub const CHECKSUM_ALGORITHMS: &str = "sha1,sha256";
 /// The content type of a PATCH body.
 pub const OFFSET_STREAM: &str = "application/offset+octet-stream";
 /// An incomplete upload expires this long after its last PATCH.
-pub const EXPIRES_AFTER: Duration = Duration::from_secs(24 * 3600);
+pub const EXPIRES_AFTER: Duration = Duration::from_hours(24);
 /// An incomplete upload that a non-secret credential (a public key, an
 /// upload token) created expires once it went this long without receiving a
 /// byte: from its creation, then from each PATCH that brought bytes. A page
 /// that anyone can read cannot hold an account's quota for a day.
-pub const UNTOUCHED_EXPIRES_AFTER: Duration = Duration::from_secs(10 * 60);
+pub const UNTOUCHED_EXPIRES_AFTER: Duration = Duration::from_mins(10);
 
 /// How long an incomplete upload lives without receiving a byte, by who
 /// created it.
@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(m.content_type.as_deref(), Some("application/pdf"));
         assert_eq!(m.folder.as_deref(), Some("docs/2026"));
         assert!(m.private);
-        assert_eq!(m.expires, Some(Duration::from_secs(7 * 86400)));
+        assert_eq!(m.expires, Some(Duration::from_hours(7 * 24)));
         let alias = parse_metadata(&encode_metadata(&[
             ("name", "a.txt"),
             ("type", "text/plain"),

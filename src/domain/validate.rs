@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-pub const MAX_EXPIRES: Duration = Duration::from_secs(365 * 86_400);
+pub const MAX_EXPIRES: Duration = Duration::from_hours(365 * 24);
 pub const MAX_SIGNED_URL_SECS: u64 = 604_800;
 
 /// A folder: 1–255 bytes of `A-Z a-z 0-9 - _ . /` segments, no empty, `.` or
@@ -168,7 +168,7 @@ fn one_to(n: u64) -> String {
     for (i, &d) in digits.iter().enumerate() {
         let lowest = u32::from(i == 0);
         if d > lowest {
-            let prefix: String = digits[..i].iter().map(|d| d.to_string()).collect();
+            let prefix: String = digits[..i].iter().map(ToString::to_string).collect();
             parts.push(format!(
                 "{prefix}[{lowest}-{}][0-9]{{{}}}",
                 d - 1,
@@ -215,10 +215,10 @@ pub fn content_type(part_type: Option<&str>, name: &str) -> String {
         .filter(|t| !t.is_empty() && t != "application/octet-stream")
         .filter(|t| t.parse::<mime_guess::mime::Mime>().is_ok());
     given.unwrap_or_else(|| {
-        mime_guess::from_path(name)
-            .first()
-            .map(|m| m.essence_str().to_string())
-            .unwrap_or_else(|| "application/octet-stream".to_string())
+        mime_guess::from_path(name).first().map_or_else(
+            || "application/octet-stream".to_string(),
+            |m| m.essence_str().to_string(),
+        )
     })
 }
 

@@ -21,17 +21,17 @@ pub const FILE_EXPIRED: &str = "file.expired";
 pub const EVENTS: [&str; 3] = [FILE_CREATED, FILE_DELETED, FILE_EXPIRED];
 
 /// A delivery that has not succeeded this long after its event is dropped.
-pub const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 3600);
+pub const GIVE_UP_AFTER: Duration = Duration::from_hours(24);
 
 /// Waits between attempts: 1 s, 2 s, 4 s… up to an hour.
-pub const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(3600));
+pub const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_hours(1));
 
 /// How long one attempt may take (connect, send, the answer's status).
 pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A claimed event is not handed to another sender before this (longer than
 /// an attempt): a node that dies mid-attempt leaves it to be sent again.
-pub const CLAIM_LEASE: Duration = Duration::from_secs(60);
+pub const CLAIM_LEASE: Duration = Duration::from_mins(1);
 
 /// Attempts of one subscription in flight at once, per node: a receiver
 /// that hangs holds this many of the sender's attempts, never more.
@@ -79,7 +79,7 @@ pub fn events(asked: &[String]) -> Result<Vec<String>, String> {
     Ok(EVENTS
         .iter()
         .filter(|e| asked.is_empty() || asked.iter().any(|a| a == *e))
-        .map(|e| e.to_string())
+        .map(ToString::to_string)
         .collect())
 }
 
@@ -180,9 +180,10 @@ impl Budget {
             .copied()
             .unwrap_or(self.each)
             .min(self.max);
-        match self.failing.contains(webhook) {
-            true => n.min(self.failing_max),
-            false => n,
+        if self.failing.contains(webhook) {
+            n.min(self.failing_max)
+        } else {
+            n
         }
     }
 }
@@ -283,9 +284,10 @@ impl Subscription {
     /// What it holds of the failing subscriptions' share at `now`: all its
     /// attempts while it is failing, else those claimed while it was.
     fn of_share(&self, now: i64) -> u32 {
-        match self.failing(now) {
-            true => self.in_flight,
-            false => self.in_share,
+        if self.failing(now) {
+            self.in_flight
+        } else {
+            self.in_share
         }
     }
 

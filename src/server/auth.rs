@@ -161,12 +161,13 @@ async fn admit(
         }
         return response;
     }
-    let decision = match limited {
-        true => match app.meta.rate_window(key, window_ms, now, true).await {
+    let decision = if limited {
+        match app.meta.rate_window(key, window_ms, now, true).await {
             Ok(w) => Some(w.decision(limit, true)),
             Err(e) => return ServiceError::from(e).into_response(),
-        },
-        false => None,
+        }
+    } else {
+        None
     };
     if let Some(d) = decision {
         if !d.allowed {

@@ -78,23 +78,21 @@ pub(crate) async fn serve_file(
     if not_modified(&headers, &etag, row.created_at) {
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
-    let (status, offset, len) = match requested_range(&headers, &etag, row.created_at, row.size)? {
-        Some((start, end)) => {
+    let (status, offset, len) =
+        if let Some((start, end)) = requested_range(&headers, &etag, row.created_at, row.size)? {
             put(
                 &mut h,
                 header::CONTENT_RANGE,
                 &format!("bytes {start}-{end}/{}", row.size),
             );
             (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
-        }
-        None => {
+        } else {
             // The digest of the whole content (RFC 9530): never on a part.
             if let Some(d) = digest::content_digest(&row.sha256) {
                 put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
             }
             (StatusCode::OK, 0, row.size)
-        }
-    };
+        };
     put(&mut h, header::CONTENT_LENGTH, &len.to_string());
     if method == Method::HEAD {
         return Ok((status, h).into_response());

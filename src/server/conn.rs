@@ -35,7 +35,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -133,38 +133,37 @@ pub(crate) async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let permit = match slots.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(_) => {
-                // Full, and a client is waiting: make room by closing the
-                // oldest connection that serves no request (idle, or still
-                // sending its head), as nginx reuses keep-alive connections,
-                // or else the longest-stalled download. Idle, slow and
-                // non-reading clients can then never keep a new client (a
-                // health check) out for long; only while every connection
-                // is serving a request that moves does this one wait (and
-                // the next ones in the accept queue).
-                let mut shed = open.shed_one(Instant::now());
-                let waited = loop {
-                    let retry = async {
-                        if shed {
-                            // A connection is closing: its slot comes.
-                            std::future::pending::<()>().await;
-                        }
-                        tokio::time::sleep(SHED_RETRY).await;
-                    };
-                    tokio::select! {
-                        p = slots.clone().acquire_owned() => {
-                            break Some(p.expect("the semaphore is never closed"));
-                        }
-                        () = retry => shed = open.shed_one(Instant::now()),
-                        () = &mut shutdown => break None,
+        let permit = if let Ok(p) = slots.clone().try_acquire_owned() {
+            p
+        } else {
+            // Full, and a client is waiting: make room by closing the
+            // oldest connection that serves no request (idle, or still
+            // sending its head), as nginx reuses keep-alive connections,
+            // or else the longest-stalled download. Idle, slow and
+            // non-reading clients can then never keep a new client (a
+            // health check) out for long; only while every connection
+            // is serving a request that moves does this one wait (and
+            // the next ones in the accept queue).
+            let mut shed = open.shed_one(Instant::now());
+            let waited = loop {
+                let retry = async {
+                    if shed {
+                        // A connection is closing: its slot comes.
+                        std::future::pending::<()>().await;
                     }
+                    tokio::time::sleep(SHED_RETRY).await;
                 };
-                match waited {
-                    Some(p) => p,
-                    None => break,
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => {
+                        break Some(p.expect("the semaphore is never closed"));
+                    }
+                    () = retry => shed = open.shed_one(Instant::now()),
+                    () = &mut shutdown => break None,
                 }
+            };
+            match waited {
+                Some(p) => p,
+                None => break,
             }
         };
         // No Nagle: a response's head and body leave at once, not after the
@@ -227,7 +226,7 @@ struct Open {
 
 impl Registry {
     fn add(&self, phase: Arc<Phase>) -> (u64, Arc<tokio::sync::Notify>) {
-        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut o = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let id = o.next;
         o.next += 1;
         let shed = Arc::new(tokio::sync::Notify::new());
@@ -236,7 +235,7 @@ impl Registry {
     }
 
     fn remove(&self, id: u64) {
-        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut o = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         o.conns.remove(&id);
     }
 
@@ -244,7 +243,7 @@ impl Registry {
     /// one whose writes have made no progress for longest, if that is over
     /// [`STALLED_AFTER`] at `now`; whether one was closed.
     fn shed_one(&self, now: Instant) -> bool {
-        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut o = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let idle = o.conns.iter().find(|(_, (phase, _))| !phase.busy());
         let victim = idle.or_else(|| {
             let stall = u64::try_from(STALLED_AFTER.as_millis()).unwrap_or(u64::MAX);
@@ -680,7 +679,7 @@ impl RateFloor {
     /// whole window has passed. Far away when the floor is off.
     pub(crate) fn next_check(&self) -> Instant {
         if self.rate == 0 {
-            return self.start + Duration::from_secs(86_400 * 365);
+            return self.start + Duration::from_hours(365 * 24);
         }
         let step = u32::try_from(self.step + 1).unwrap_or(u32::MAX).max(STEPS);
         self.start + self.step_len() * step

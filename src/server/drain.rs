@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 pub(crate) const DRAIN_MAX_BYTES: u64 = 1 << 30;
-pub(crate) const DRAIN_MAX_TIME: Duration = Duration::from_secs(60);
+pub(crate) const DRAIN_MAX_TIME: Duration = Duration::from_mins(1);
 
 pub(crate) async fn drain_refused_bodies(req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
@@ -42,7 +42,7 @@ impl Stream for DrainOnDrop {
             return Poll::Ready(None);
         };
         let polled = inner.poll_next_unpin(cx);
-        if matches!(polled, Poll::Ready(None) | Poll::Ready(Some(Err(_)))) {
+        if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
             self.finished = true;
         }
         polled

@@ -31,7 +31,7 @@ pub(crate) async fn errors_as_envelopes(req: Request, next: Next) -> Response {
         text
     };
     let mut out = (status, Json(error_body(code_for_status(status), &message))).into_response();
-    for (name, value) in parts.headers.iter() {
+    for (name, value) in &parts.headers {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             out.headers_mut().insert(name.clone(), value.clone());
         }
@@ -41,11 +41,13 @@ pub(crate) async fn errors_as_envelopes(req: Request, next: Next) -> Response {
 
 /// A panic in a handler becomes a 500 envelope (and a log line), never a
 /// dropped connection.
+// `CatchPanicLayer::custom` hands the panic payload over by value.
+#[allow(clippy::needless_pass_by_value)]
 pub(crate) fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let detail = err
         .downcast_ref::<String>()
         .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .or_else(|| err.downcast_ref::<&str>().map(ToString::to_string))
         .unwrap_or_default();
     ServiceError::Internal(format!("panic: {detail}")).into_response()
 }

@@ -11,13 +11,21 @@ use axum::Json;
 impl ServiceError {
     /// The HTTP status of the error.
     pub fn status(&self) -> StatusCode {
-        use ServiceError::*;
+        use ServiceError::{
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
+            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
+            MethodNotAllowed, NotFound, OffsetMismatch, RangeNotSatisfiable, RateLimited,
+            StorageLimitExceeded, Timeout, Unauthorized, Unavailable, UnsupportedMediaType,
+            UnsupportedVersion,
+        };
         match self {
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
             BadRequest(_) | ChecksumMismatch(_) => StatusCode::BAD_REQUEST,
             NotFound(_) => StatusCode::NOT_FOUND,
-            FileTooLarge(_) | StorageLimitExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            FileTooLarge(_) | StorageLimitExceeded(_) | LengthExceeded(_) => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             RangeNotSatisfiable(..) => StatusCode::RANGE_NOT_SATISFIABLE,
@@ -30,7 +38,6 @@ impl ServiceError {
             Locked { .. } => StatusCode::LOCKED,
             UnsupportedVersion(_) => StatusCode::PRECONDITION_FAILED,
             UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            LengthExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ChunkChecksumMismatch(_) => {
                 StatusCode::from_u16(460).expect("460 is a valid status code")
             }

@@ -22,7 +22,7 @@ pub(crate) async fn read(
 ) -> Result<(FilePart, UploadFields), ServiceError> {
     let mut fields = UploadFields::default();
     let mut file: Option<FilePart> = None;
-    while let Some(field) = form.next_field().await.map_err(bad_multipart)? {
+    while let Some(field) = form.next_field().await.map_err(|e| bad_multipart(&e))? {
         match field.name().unwrap_or("") {
             "file" if file.is_some() => {
                 return Err(ServiceError::bad_request("more than one file part"))
@@ -30,22 +30,22 @@ pub(crate) async fn read(
             "file" => {
                 let name = field.file_name().unwrap_or("").to_string();
                 let part_type = field.content_type().map(str::to_string);
-                let bytes = field.map(|chunk| chunk.map_err(bad_multipart));
+                let bytes = field.map(|chunk| chunk.map_err(|e| bad_multipart(&e)));
                 let bytes = std::pin::pin!(bytes);
                 file = Some(upload.receive(&name, part_type.as_deref(), bytes).await?);
             }
             "folder" => {
                 fields.folder =
-                    validate::folder(&text(field).await?).map_err(ServiceError::BadRequest)?
+                    validate::folder(&text(field).await?).map_err(ServiceError::BadRequest)?;
             }
             "private" => {
                 fields.private =
-                    validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?
+                    validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?;
             }
             // Before or after the file part: checked when the file is.
             "sha256" => {
                 fields.sha256 =
-                    Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?)
+                    Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?);
             }
             "expires" => {
                 let raw = text(field).await?;
@@ -85,9 +85,9 @@ pub(crate) fn content_digest(headers: &HeaderMap) -> Result<Option<Sha256Digest>
     digest::parse_content_digest(&value).map_err(ServiceError::BadRequest)
 }
 
-fn bad_multipart(e: MultipartError) -> ServiceError {
+fn bad_multipart(e: &MultipartError) -> ServiceError {
     // A body that stopped arriving is the client's timeout, not a bad form.
-    body_timeout(&e).unwrap_or_else(|| {
+    body_timeout(e).unwrap_or_else(|| {
         ServiceError::BadRequest(format!("malformed multipart body: {}", e.body_text()))
     })
 }
@@ -109,7 +109,7 @@ pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<Serv
 async fn text(mut field: Field<'_>) -> Result<String, ServiceError> {
     let name = field.name().unwrap_or("").to_string();
     let mut buf = Vec::new();
-    while let Some(chunk) = field.chunk().await.map_err(bad_multipart)? {
+    while let Some(chunk) = field.chunk().await.map_err(|e| bad_multipart(&e))? {
         if buf.len() + chunk.len() > MAX_TEXT_FIELD {
             return Err(ServiceError::BadRequest(format!(
                 "field {name:?} is longer than {MAX_TEXT_FIELD} bytes"
@@ -122,6 +122,11 @@ async fn text(mut field: Field<'_>) -> Result<String, ServiceError> {
 }
 
 async fn drain(mut field: Field<'_>) -> Result<(), ServiceError> {
-    while field.chunk().await.map_err(bad_multipart)?.is_some() {}
+    while field
+        .chunk()
+        .await
+        .map_err(|e| bad_multipart(&e))?
+        .is_some()
+    {}
     Ok(())
 }

@@ -70,6 +70,8 @@ pub(crate) async fn serve(
 /// The gauges read at scrape time, then the whole text.
 async fn render(app: &App, handle: &PrometheusHandle) -> String {
     if let Ok(n) = app.meta.pending_events().await {
+        // Gauges are f64; a count past 2^53 events is beyond any outbox.
+        #[allow(clippy::cast_precision_loss)]
         metrics::gauge!("filestore_webhook_outbox_events").set(n as f64);
     }
     let pool = app.meta.pool_stats();

@@ -105,7 +105,7 @@ impl Modify for Additions {
                             .schema_type(SchemaType::new(Type::String))
                             .pattern(Some(validate::BOOLEAN_PATTERN))
                             .into(),
-                    )
+                    );
                 }
                 _ => {}
             }

@@ -105,7 +105,7 @@ pub async fn create_account(
     let plan = plan.unwrap_or(&config.default_plan).to_string();
     check_plan(config, &plan)?;
     let id = ids::account_id();
-    let name = name.map(str::to_string).unwrap_or_else(|| id.clone());
+    let name = name.map_or_else(|| id.clone(), str::to_string);
     if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
         return Err(AdminError::Invalid(
             "account name: 1-100 characters, no control characters".into(),

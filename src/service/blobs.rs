@@ -6,7 +6,7 @@ use crate::domain::backoff::Backoff;
 use std::time::Duration;
 
 /// Failed blob deletions are retried after 1 s, doubling up to 1 h.
-const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(3600));
+const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_hours(1));
 
 /// Deletes a queued blob now (a file just deleted, an upload that failed);
 /// on failure it stays queued and the collector retries it with backoff.

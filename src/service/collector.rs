@@ -18,9 +18,9 @@ use std::time::Duration;
 const BATCH: u32 = 500;
 /// Writes interrupted inside the blob store (S3 multipart uploads) older than
 /// this are swept; no upload takes that long between its parts.
-pub(crate) const SWEEP_AGE: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const SWEEP_AGE: Duration = Duration::from_hours(24);
 /// How often the sweep runs (and once at start).
-pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_hours(1);
 
 /// Sweeps what interrupted writes left in the blob store.
 pub(crate) async fn sweep(app: &App) {

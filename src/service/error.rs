@@ -86,12 +86,18 @@ impl ServiceError {
     }
 
     pub fn code(&self) -> &'static str {
-        use ServiceError::*;
+        use ServiceError::{
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
+            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
+            MethodNotAllowed, NotFound, OffsetMismatch, RangeNotSatisfiable, RateLimited,
+            StorageLimitExceeded, Timeout, Unauthorized, Unavailable, UnsupportedMediaType,
+            UnsupportedVersion,
+        };
         match self {
             Unauthorized(_) => "unauthorized",
             Forbidden(_) => "forbidden",
             BadRequest(_) | HeadersTooLarge(_) => "bad_request",
-            ChecksumMismatch(_) => "checksum_mismatch",
+            ChecksumMismatch(_) | ChunkChecksumMismatch(_) => "checksum_mismatch",
             NotFound(_) => "not_found",
             FileTooLarge(_) => "file_too_large",
             StorageLimitExceeded(_) => "storage_limit_exceeded",
@@ -108,7 +114,6 @@ impl ServiceError {
             UnsupportedVersion(_) => "unsupported_version",
             UnsupportedMediaType(_) => "unsupported_media_type",
             LengthExceeded(_) => "upload_length_exceeded",
-            ChunkChecksumMismatch(_) => "checksum_mismatch",
             Internal(_) => "internal_error",
         }
     }
@@ -160,6 +165,8 @@ impl From<crate::storage::StorageError> for ServiceError {
 impl ServiceError {
     /// A failure of the server's own disk (spool, local store): 507 when it
     /// is full, else 503.
+    // An error constructor: takes the error as `map_err` hands it over.
+    #[allow(clippy::needless_pass_by_value)]
     pub fn from_io(e: std::io::Error) -> ServiceError {
         tracing::error!(error = %e, "storage i/o error");
         if e.kind() == std::io::ErrorKind::StorageFull {

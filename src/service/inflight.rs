@@ -15,7 +15,7 @@
 use crate::domain::quota::{Ask, Holdings, Quota, Refusal};
 use crate::service::error::ServiceError;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 #[derive(Debug, Default, Clone)]
 pub struct InFlight(Arc<Mutex<Tally>>);
@@ -51,7 +51,7 @@ impl InFlight {
     /// The counts (a panic elsewhere while they were held leaves them whole:
     /// every change is one statement).
     fn tally(&self) -> std::sync::MutexGuard<'_, Tally> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn hold(&self, account: &str) -> Held {

@@ -2,7 +2,7 @@
 //! until `bandwidth` flushes them to the database.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// An (account, billing period).
 pub(crate) type Key = (String, String);
@@ -21,24 +21,24 @@ impl Meter {
         if bytes == 0 {
             return;
         }
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         *p.entry((account.to_string(), period.to_string()))
             .or_default() += bytes;
     }
 
     pub(crate) fn unflushed(&self, account: &str, period: &str) -> u64 {
-        let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         p.get(&(account.to_string(), period.to_string()))
             .copied()
             .unwrap_or(0)
     }
 
     pub(crate) fn take(&self) -> HashMap<Key, u64> {
-        std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     pub(crate) fn put_back(&self, counts: HashMap<Key, u64>) {
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         for (k, v) in counts {
             *p.entry(k).or_default() += v;
         }

@@ -95,7 +95,7 @@ impl App {
         let spool_dir = data_dir.join("tmp");
         crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
-        let url = config.database_url.as_ref().map(|u| u.expose());
+        let url = config.database_url.as_ref().map(Secret::expose);
         let (meta, sqlite) =
             crate::db::open_with_file(&data_dir, url, config.statement_timeout).await?;
         let store: DynBlobStore = match config.storage.backend {

@@ -14,13 +14,12 @@ impl Locks {
     fn entry(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut held = self.held.lock().expect("locks");
         held.retain(|_, l| l.strong_count() > 0);
-        match held.get(id).and_then(Weak::upgrade) {
-            Some(l) => l,
-            None => {
-                let l = Arc::new(tokio::sync::Mutex::new(()));
-                held.insert(id.to_string(), Arc::downgrade(&l));
-                l
-            }
+        if let Some(l) = held.get(id).and_then(Weak::upgrade) {
+            l
+        } else {
+            let l = Arc::new(tokio::sync::Mutex::new(()));
+            held.insert(id.to_string(), Arc::downgrade(&l));
+            l
         }
     }
 

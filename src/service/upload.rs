@@ -299,8 +299,7 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
         .await?;
     let least = req
         .content_length
-        .map(|l| l.saturating_sub(FORM_OVERHEAD))
-        .unwrap_or(0);
+        .map_or(0, |l| l.saturating_sub(FORM_OVERHEAD));
     let holdings = held.holdings(req.account.storage_bytes);
     match plan.quota().admit(holdings, Ask::file(least)) {
         Ok(()) => Ok(held.reserved_bytes),

@@ -23,7 +23,7 @@ use crate::db::OutboxEvent;
 use crate::domain::webhooks::{
     self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT, FAILING_SHARE, NODE_IN_FLIGHT,
 };
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
@@ -66,13 +66,12 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
             let budget = lock(&scheduler).budget(max, now);
             // A read first: most commits queue no event, and a claim writes.
             let due = app.meta.any_due_events(now, &budget).await.unwrap_or(true);
-            let claimed = match due {
-                true => {
-                    app.meta
-                        .claim_events(now, now + millis(CLAIM_LEASE), &budget)
-                        .await
-                }
-                false => Ok(Vec::new()),
+            let claimed = if due {
+                app.meta
+                    .claim_events(now, now + millis(CLAIM_LEASE), &budget)
+                    .await
+            } else {
+                Ok(Vec::new())
             };
             match claimed {
                 Ok(events) => {
@@ -144,7 +143,7 @@ impl Drop for Attempt {
 /// The scheduler (none of its methods panics, so a poisoned lock still
 /// holds whole counts).
 fn lock(s: &Mutex<Scheduler>) -> std::sync::MutexGuard<'_, Scheduler> {
-    s.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    s.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The body of a delivery: the event's type, its time, and the file record
@@ -188,22 +187,21 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) -> boo
             metrics::counter!("filestore_webhook_deliveries_total", "result" => "ok").increment(1);
             app.meta.event_done(event.seq).await
         }
-        Err(error) => match webhooks::retry_at(event.created_at, event.attempts, now) {
-            Some(at) => {
+        Err(error) => {
+            if let Some(at) = webhooks::retry_at(event.created_at, event.attempts, now) {
                 metrics::counter!("filestore_webhook_deliveries_total", "result" => "failed")
                     .increment(1);
                 tracing::info!(webhook = %event.webhook_id, event = %event.id, attempts = event.attempts,
                     error = %error, "webhook delivery failed; retried later");
                 app.meta.event_failed(event.seq, at, &error).await
-            }
-            None => {
+            } else {
                 metrics::counter!("filestore_webhook_deliveries_total", "result" => "dropped")
                     .increment(1);
                 tracing::warn!(webhook = %event.webhook_id, event = %event.id, attempts = event.attempts,
                     error = %error, "webhook event given up after 24 h");
                 app.meta.event_done(event.seq).await
             }
-        },
+        }
     };
     if let Err(e) = recorded {
         // The claim's lease runs out and the event is tried again.

@@ -24,15 +24,15 @@ async fn public_file_headers_and_ranges(b: Backend) {
     let url = f["url"].as_str().unwrap().to_string();
     let r = srv.http.get(&url).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    let h = r.headers().clone();
-    assert_eq!(h["content-type"], "text/html");
-    assert_eq!(h["content-length"], "100000");
-    assert_eq!(h["x-content-type-options"], "nosniff");
-    assert_eq!(h["content-security-policy"], "sandbox");
-    assert_eq!(h["accept-ranges"], "bytes");
+    let headers = r.headers().clone();
+    assert_eq!(headers["content-type"], "text/html");
+    assert_eq!(headers["content-length"], "100000");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["content-security-policy"], "sandbox");
+    assert_eq!(headers["accept-ranges"], "bytes");
     // Any page may fetch() it (no credentials travel to the CDN).
-    assert_eq!(h["access-control-allow-origin"], "*");
-    assert!(h["access-control-expose-headers"]
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert!(headers["access-control-expose-headers"]
         .to_str()
         .unwrap()
         .contains("content-range"));
@@ -53,12 +53,12 @@ async fn public_file_headers_and_ranges(b: Backend) {
         .contains("range"));
     let missing = srv.http.get(format!("{url}x")).send().await.unwrap();
     assert_eq!(missing.headers()["access-control-allow-origin"], "*");
-    assert!(h["content-disposition"]
+    assert!(headers["content-disposition"]
         .to_str()
         .unwrap()
         .contains("filename=\"page.html\""));
-    let etag = h["etag"].to_str().unwrap().to_string();
-    let last_modified = h["last-modified"].to_str().unwrap().to_string();
+    let etag = headers["etag"].to_str().unwrap().to_string();
+    let last_modified = headers["last-modified"].to_str().unwrap().to_string();
     assert!(last_modified.ends_with("GMT"));
     assert_eq!(&r.bytes().await.unwrap()[..], &data[..]);
     // Ranges.
@@ -242,8 +242,10 @@ async fn private_files_need_a_valid_signature(b: Backend) {
         (403, "forbidden".into())
     );
     // Signed URLs work for public files too.
-    let p = srv.upload_ok("pub.txt", b"pub".to_vec(), &[]).await;
-    let signed = srv.signed_url(p["id"].as_str().unwrap(), 604_800).await;
+    let public_file = srv.upload_ok("pub.txt", b"pub".to_vec(), &[]).await;
+    let signed = srv
+        .signed_url(public_file["id"].as_str().unwrap(), 604_800)
+        .await;
     assert_eq!(srv.http.get(&signed).send().await.unwrap().status(), 200);
 }
 
@@ -391,7 +393,7 @@ async fn small_files_are_inline_up_to_the_limit_exactly() {
     for (f, len) in [(&at, 1024), (&over, 1025)] {
         let url = f["url"].as_str().unwrap();
         let body = get_bytes(&srv.http, url).await;
-        assert_eq!(body.to_vec(), pattern(len));
+        assert_eq!(body.clone(), pattern(len));
         let r = srv
             .http
             .get(url)

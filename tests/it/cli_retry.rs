@@ -173,7 +173,7 @@ async fn rate_limit_headers_on_a_503_do_not_delay_its_retry() {
     assert_eq!(files_on(&srv).await, 1);
     // Backoff is at most a few seconds; the reset was an hour away.
     assert!(
-        started.elapsed() < Duration::from_secs(120),
+        started.elapsed() < Duration::from_mins(2),
         "{:?}",
         started.elapsed()
     );
@@ -291,7 +291,7 @@ async fn resumable_cdn(
         "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
         "sha256": crate::common::sha256_hex(&content),
     });
-    let seen: RangeLog = Default::default();
+    let seen = RangeLog::default();
     let (body, log) = (content, seen.clone());
     let cdn = move |headers: HeaderMap| {
         let (body, log) = (body.clone(), log.clone());
@@ -442,7 +442,7 @@ async fn ctrl_c_keeps_a_partial_download_and_the_next_run_resumes_it() {
     let waited = Instant::now();
     while std::fs::metadata(&part).map_or(0, |m| m.len()) < 50_000 {
         assert!(
-            waited.elapsed() < Duration::from_secs(60),
+            waited.elapsed() < Duration::from_mins(1),
             "the download never started"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -69,9 +69,12 @@ async fn a_failed_patch_is_resumed_from_the_servers_offset() {
     // The third PATCH is lost on its way back (the bytes were stored).
     let proxy = Proxy::start(
         &srv.base_url,
-        Arc::new(|method, path, n| match is_patch(method, path) && n == 2 {
-            true => Action::ForwardThenFail(503),
-            false => Action::Forward,
+        Arc::new(|method, path, n| {
+            if is_patch(method, path) && n == 2 {
+                Action::ForwardThenFail(503)
+            } else {
+                Action::Forward
+            }
         }),
     )
     .await;
@@ -161,9 +164,12 @@ async fn bytes_damaged_on_the_way_fail_with_exit_6_and_nothing_is_kept() {
     let srv = roomy().await;
     let proxy = Proxy::start(
         &srv.base_url,
-        Arc::new(|method, path, _| match is_patch(method, path) {
-            true => Action::ForwardReplacing(b"DAMAGE-ME", b"damage-me"),
-            false => Action::Forward,
+        Arc::new(|method, path, _| {
+            if is_patch(method, path) {
+                Action::ForwardReplacing(b"DAMAGE-ME", b"damage-me")
+            } else {
+                Action::Forward
+            }
         }),
     )
     .await;

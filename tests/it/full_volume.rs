@@ -42,7 +42,7 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
     let srv = TestServer::start_with(TestOptions {
         data_dir: Some(data_dir.clone()),
         plans_toml: Some("[storage]\nmin_free_space = \"2MiB\"\n".into()),
-        reap_interval: Some(Duration::from_secs(3600)),
+        reap_interval: Some(Duration::from_hours(1)),
         ..Default::default()
     })
     .await;

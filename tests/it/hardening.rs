@@ -33,10 +33,13 @@ async fn closed_within(s: &mut TcpStream, limit: Duration) -> Duration {
     let start = Instant::now();
     let mut buf = [0u8; 4096];
     loop {
-        match tokio::time::timeout(limit.saturating_sub(start.elapsed()), s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return start.elapsed(),
-            Ok(Ok(_)) => continue,
-            Err(_) => panic!("connection still open after {limit:?}"),
+        let Ok(read) =
+            tokio::time::timeout(limit.saturating_sub(start.elapsed()), s.read(&mut buf)).await
+        else {
+            panic!("connection still open after {limit:?}");
+        };
+        if matches!(read, Ok(0) | Err(_)) {
+            return start.elapsed();
         }
     }
 }

@@ -369,7 +369,7 @@ async fn send_until_answered(s: &mut TcpStream, piece: usize, every: Duration) -
             sent += piece;
         }
         match tokio::time::timeout(every, s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(0) | Err(_)) => break,
             Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
             Err(_) => {}
         }

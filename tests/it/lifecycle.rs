@@ -44,7 +44,7 @@ async fn expired_files_vanish_at_once_everywhere(b: Backend) {
     // A collector that will not run during the test: visibility alone hides the file.
     let srv = TestServer::start_with(TestOptions {
         backend: Some(b),
-        reap_interval: Some(Duration::from_secs(3600)),
+        reap_interval: Some(Duration::from_hours(1)),
         ..Default::default()
     })
     .await;
@@ -80,7 +80,7 @@ async fn files_that_expired_while_down_are_reaped_at_start(b: Backend) {
     let opts = TestOptions {
         backend: Some(b),
         data_dir: Some(dir.path().to_path_buf()),
-        reap_interval: Some(Duration::from_secs(3600)),
+        reap_interval: Some(Duration::from_hours(1)),
         ..Default::default()
     };
     let srv = TestServer::start_with(opts.clone()).await;

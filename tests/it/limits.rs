@@ -144,7 +144,7 @@ async fn concurrent_uploads_never_pass_the_quota(b: Backend) {
             201 => created += 1,
             413 => {
                 assert_eq!(error_code(r).await.1, "storage_limit_exceeded");
-                refused += 1
+                refused += 1;
             }
             other => panic!("unexpected status {other}"),
         }

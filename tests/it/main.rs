@@ -6,12 +6,17 @@
 // is reachable from outside anyway.
 #![allow(unreachable_pub)]
 // The cast lints guard the product's integer edges (the database, S3's
-// signed lengths); test data generators and counters cast on purpose.
+// signed lengths); test data generators, counters and timing statistics cast
+// on purpose.
 #![allow(
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
+    clippy::cast_precision_loss,
     clippy::cast_sign_loss
 )]
+// Tests print what they measured or skipped (`--nocapture` shows it); the
+// product's own output goes through `cli::output`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 #[macro_use]
 mod common;

@@ -112,7 +112,7 @@ async fn json_access_log_and_prometheus_metrics() {
     assert_eq!(find("/v1/files/{id}")["status"], 404);
     let all = lines
         .iter()
-        .map(|l| l.to_string())
+        .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("\n");
     for secret in [key.as_str(), "signature", "secret name", "secret%20name"] {
@@ -147,10 +147,10 @@ async fn json_access_log_and_prometheus_metrics() {
 
 #[test]
 fn text_logs_carry_no_colour_on_a_pipe() {
+    use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let mut served = start(dir.path(), &[]);
     let mut s = std::net::TcpStream::connect(("127.0.0.1", served.port)).unwrap();
-    use std::io::{Read, Write};
     write!(
         s,
         "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"

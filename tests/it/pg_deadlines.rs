@@ -174,7 +174,7 @@ async fn setup(test: &str) -> Option<(Cluster, TestServer)> {
 /// deadline.
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
+        .timeout(Duration::from_mins(1))
         .build()
         .unwrap()
 }

@@ -77,7 +77,7 @@ async fn service_degrades_with_the_store_and_recovers() {
     assert_eq!(&body[..], b"kept");
     srv.upload_ok("after.txt", b"after".to_vec(), &[]).await;
     // The collector retries the queued deletion (backoff grows from 1 s).
-    srv.app.clock.advance(Duration::from_secs(120));
+    srv.app.clock.advance(Duration::from_mins(2));
     srv.eventually(30, "queued object deleted", || async {
         srv.leftovers().1 == 0 && srv.blob_count().await == 2
     })

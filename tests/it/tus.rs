@@ -752,6 +752,7 @@ async fn grace_period_and_rate_limits_apply(b: Backend) {
 /// upload is removed: 410, then 404, and its room is free).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_upload_gone_from_the_store_is_recovered_or_released() {
+    use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
     let Some(b) = Backend::s3("tus_store_gone") else {
         return;
     };
@@ -794,7 +795,6 @@ async fn s3_upload_gone_from_the_store_is_recovered_or_released() {
         .send()
         .await
         .unwrap();
-    use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
     client
         .complete_multipart_upload()
         .bucket(&bucket)

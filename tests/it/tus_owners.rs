@@ -303,18 +303,18 @@ async fn a_public_keys_upload_expires_after_ten_minutes_without_a_byte() {
     // A secret key's upload keeps the day.
     expires_in(&srv, &secret.head(&kept).await, 24 * 3600);
     // Bytes after 9 minutes: 10 more minutes from then.
-    srv.clock.advance(Duration::from_secs(9 * 60));
+    srv.clock.advance(Duration::from_mins(9));
     let r = public.patch(&url, 0, vec![1; 10]).await;
     assert_eq!(r.status(), 204);
     expires_in(&srv, &r, 600);
     // A PATCH without bytes does not keep it.
-    srv.clock.advance(Duration::from_secs(5 * 60));
+    srv.clock.advance(Duration::from_mins(5));
     let r = public.patch(&url, 10, Vec::new()).await;
     assert_eq!(r.status(), 204);
     expires_in(&srv, &r, 300);
     // 10 minutes after its last byte it is gone, its reservation with it;
     // the secret key's upload, as old, is not.
-    srv.clock.advance(Duration::from_secs(5 * 60));
+    srv.clock.advance(Duration::from_mins(5));
     let r = public.head(&url).await;
     assert_eq!(r.status(), 410);
     let r = public.patch(&url, 10, vec![1; 10]).await;
@@ -361,9 +361,9 @@ async fn a_public_keys_untouched_reservations_hold_the_quota_for_minutes_only() 
     public.created(990).await;
     public.created(1000).await;
     assert!(refused().await);
-    srv.clock.advance(Duration::from_secs(9 * 60));
+    srv.clock.advance(Duration::from_mins(9));
     assert!(refused().await, "still held after 9 minutes");
-    srv.clock.advance(Duration::from_secs(60));
+    srv.clock.advance(Duration::from_mins(1));
     srv.eventually(10, "the untouched reservations expire", || async {
         srv.upload("later.txt", vec![1; 10], &[]).await.status() == 201
     })
@@ -586,32 +586,30 @@ fn stored_expiry(srv: &TestServer, id: &str) -> i64 {
 /// Makes `event` on `table` (e.g. `UPDATE OF lease_until`) fail, until
 /// [`allow`]: a database that refuses one kind of write.
 fn refuse(srv: &TestServer, name: &str, event: &str, table: &str) {
-    match srv.app.sqlite() {
-        Some(db) => db
-            .conn()
+    if let Some(db) = srv.app.sqlite() {
+        db.conn()
             .unwrap()
             .execute_batch(&format!(
                 "CREATE TRIGGER {name} BEFORE {event} ON {table}
                  BEGIN SELECT RAISE(ABORT, '{name}'); END"
             ))
-            .unwrap(),
-        None => {
-            let url = srv.database_url();
-            pg::execute(
-                url,
-                &format!(
-                    "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql
-                     AS $$ BEGIN RAISE EXCEPTION '{name}'; END $$"
-                ),
-            );
-            pg::execute(
-                url,
-                &format!(
-                    "CREATE TRIGGER {name} BEFORE {event} ON {table}
-                     FOR EACH ROW EXECUTE FUNCTION {name}()"
-                ),
-            );
-        }
+            .unwrap();
+    } else {
+        let url = srv.database_url();
+        pg::execute(
+            url,
+            &format!(
+                "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql
+                 AS $$ BEGIN RAISE EXCEPTION '{name}'; END $$"
+            ),
+        );
+        pg::execute(
+            url,
+            &format!(
+                "CREATE TRIGGER {name} BEFORE {event} ON {table}
+                 FOR EACH ROW EXECUTE FUNCTION {name}()"
+            ),
+        );
     }
 }
 
@@ -679,7 +677,7 @@ async fn a_patch_receiving_bytes_keeps_its_upload_alive_past_the_idle_time() {
     // 12 minutes pass while the PATCH runs: at each renewal of its lease,
     // the upload lives 10 more minutes.
     for (step, part) in [(0, 10..40), (1, 40..70)] {
-        srv.clock.advance(Duration::from_secs(6 * 60));
+        srv.clock.advance(Duration::from_mins(6));
         let now = srv.clock.now_ms();
         srv.eventually(10, "a renewal keeps the upload alive", || async {
             stored_expiry(&srv, &id) >= now + 600_000

@@ -54,8 +54,7 @@ pub(super) async fn upload_count<C: GenericClient>(
         &[&account_id, &period],
     )
     .await?
-    .map(|r| unsigned(r.get(0)))
-    .unwrap_or(0))
+    .map_or(0, |r| unsigned(r.get(0))))
 }
 
 /// An account by its id or its (unique) name; the id wins.

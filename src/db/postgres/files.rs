@@ -16,6 +16,7 @@ use crate::domain::webhooks;
 use async_trait::async_trait;
 use bytes::Bytes;
 use deadpool_postgres::{GenericClient, Transaction};
+use std::fmt::Write as _;
 use tokio_postgres::types::ToSql;
 
 /// Commits an upload's file: the account row locked first (see
@@ -315,7 +316,7 @@ impl FileRepo for PgStore {
                 FolderFilter::All => {}
                 FolderFilter::Exactly(f) => {
                     let p = arg(&mut args, Box::new(f.clone()));
-                    sql.push_str(&format!(" AND folder = {p}"));
+                    let _ = write!(sql, " AND folder = {p}");
                 }
                 FolderFilter::Under(f) => {
                     // `f/...` sorts from "f/" up to (not including) "f0" ('/' + 1),
@@ -323,22 +324,24 @@ impl FileRepo for PgStore {
                     let p = arg(&mut args, Box::new(f.clone()));
                     let lo = arg(&mut args, Box::new(format!("{f}/")));
                     let hi = arg(&mut args, Box::new(format!("{f}0")));
-                    sql.push_str(&format!(
+                    let _ = write!(
+                        sql,
                         " AND (folder = {p} OR (folder >= {lo} AND folder < {hi}))"
-                    ));
+                    );
                 }
             }
             if let Some(a) = &after {
                 let t = arg(&mut args, Box::new(a.created_at));
                 let i = arg(&mut args, Box::new(a.id.clone()));
-                sql.push_str(&format!(" AND (created_at, id) < ({t}, {i})"));
+                let _ = write!(sql, " AND (created_at, id) < ({t}, {i})");
             }
             let n = arg(&mut args, Box::new(now));
             let l = arg(&mut args, Box::new(i64::from(limit) + 1));
-            sql.push_str(&format!(
+            let _ = write!(
+                sql,
                 " AND (expires_at IS NULL OR expires_at > {n}) \
                  ORDER BY created_at DESC, id DESC LIMIT {l}"
-            ));
+            );
             let params: Vec<&(dyn ToSql + Sync)> =
                 args.iter().map(|b| &**b as &(dyn ToSql + Sync)).collect();
             Ok(query(c, &sql, &params)

@@ -175,7 +175,9 @@ fn lost_connection(e: &tokio_postgres::Error) -> bool {
     match e.code() {
         _ if e.is_closed() => true,
         Some(code) => code.code().starts_with("08") || code.code().starts_with("57P"),
-        None => std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()),
+        None => {
+            std::error::Error::source(e).is_some_and(<dyn std::error::Error>::is::<std::io::Error>)
+        }
     }
 }
 
@@ -283,12 +285,11 @@ pub(crate) fn settle<T>(
     outcome: Result<Result<T, DbError>, tokio::time::error::Elapsed>,
     limit: Duration,
 ) -> Result<T, DbError> {
-    match outcome {
-        Ok(result) => result,
-        Err(_) => {
-            drop(Object::take(client));
-            Err(DbError::timed_out(limit))
-        }
+    if let Ok(result) = outcome {
+        result
+    } else {
+        drop(Object::take(client));
+        Err(DbError::timed_out(limit))
     }
 }
 

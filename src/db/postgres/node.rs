@@ -62,10 +62,10 @@ async fn keep_node_lock(
         match conn.await {
             Ok(Ok(())) => tracing::warn!("the node's PostgreSQL session ended; reconnecting"),
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "the node's PostgreSQL session failed; reconnecting")
+                tracing::warn!(error = %e, "the node's PostgreSQL session failed; reconnecting");
             }
             Err(e) => {
-                tracing::warn!(error = %e, "the node's PostgreSQL session ended; reconnecting")
+                tracing::warn!(error = %e, "the node's PostgreSQL session ended; reconnecting");
             }
         }
         loop {

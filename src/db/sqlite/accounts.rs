@@ -140,7 +140,7 @@ impl AccountRepo for SqliteStore {
         let (acc, period) = (owned(account_id), owned(period));
         self.db
             .run(move |c| {
-                let storage_bytes = get(c, &acc)?.map(|a| a.storage_bytes).unwrap_or(0);
+                let storage_bytes = get(c, &acc)?.map_or(0, |a| a.storage_bytes);
                 // (upload_count, bandwidth_bytes) of the period; zeros when
                 // nothing happened yet.
                 let (upload_count, bandwidth_bytes) = c

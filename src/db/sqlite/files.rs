@@ -186,12 +186,12 @@ fn page(
         FolderFilter::All => {}
         FolderFilter::Exactly(f) => {
             sql.push_str(" AND folder = ?");
-            args.push(Value::Text(f.to_string()));
+            args.push(Value::Text(f.clone()));
         }
         FolderFilter::Under(f) => {
             // `f/...` sorts from "f/" up to (not including) "f0" ('/' + 1).
             sql.push_str(" AND (folder = ? OR (folder >= ? AND folder < ?))");
-            args.push(Value::Text(f.to_string()));
+            args.push(Value::Text(f.clone()));
             args.push(Value::Text(format!("{f}/")));
             args.push(Value::Text(format!("{f}0")));
         }

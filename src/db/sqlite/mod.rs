@@ -29,6 +29,7 @@ use r2d2::PooledConnection;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use crate::db::error::DbError;
@@ -46,7 +47,7 @@ impl SqliteStore {
     pub(crate) fn new(db: Db) -> SqliteStore {
         SqliteStore {
             db,
-            limiter: Default::default(),
+            limiter: Arc::default(),
         }
     }
 }

@@ -20,15 +20,14 @@ impl OpsRepo for SqliteStore {
                         r.get(0)
                     })
                     .optional()?;
-                let value = match existing {
-                    Some(v) => v,
-                    None => {
-                        tx.execute(
-                            "INSERT INTO meta (key, value) VALUES (?1, ?2)",
-                            [&key, &value],
-                        )?;
-                        value
-                    }
+                let value = if let Some(v) = existing {
+                    v
+                } else {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                        [&key, &value],
+                    )?;
+                    value
                 };
                 tx.commit()?;
                 Ok(value)

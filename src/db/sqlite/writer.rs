@@ -111,7 +111,7 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
         }
         let committed = run_batch(&mut conn, &mut batch);
         for job in batch.drain(..) {
-            job.finish(committed.as_ref().map(|_| ()));
+            job.finish(committed.as_ref().copied());
         }
     }
 }

@@ -23,6 +23,7 @@ use aws_sdk_s3::config::{
     Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
 };
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::operation::head_object::HeadObjectError;
 use aws_sdk_s3::primitives::{ByteStream, Length};
 use aws_sdk_s3::Client;
 use futures_util::StreamExt;
@@ -37,9 +38,9 @@ const READ_BUFFER: usize = 256 * 1024;
 /// A store that does not accept a connection in this time is down.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// No response headers this long after a request (body included) was sent: give up.
-const READ_TIMEOUT: Duration = Duration::from_secs(60);
+const READ_TIMEOUT: Duration = Duration::from_mins(1);
 /// Bound on one attempt of any operation (an 8 MiB part at ~70 KB/s).
-const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(120);
+const ATTEMPT_TIMEOUT: Duration = Duration::from_mins(2);
 /// The whole health probe, retries included.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// A GetObject (until the body starts) or a DeleteObject, retries included.
@@ -190,6 +191,8 @@ pub(super) fn content_length(n: u64) -> Result<i64, StorageError> {
 
 /// An SDK error as a one-line storage error: the store's error code,
 /// message and HTTP status, or the cause chain of a transport failure.
+// An error constructor: takes the error as `map_err` hands it over.
+#[allow(clippy::needless_pass_by_value)]
 pub(super) fn backend<E>(e: SdkError<E, HttpResponse>) -> StorageError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -365,7 +368,12 @@ impl BlobStore for S3Store {
                     .and_then(|n| u64::try_from(n).ok())
                     .unwrap_or(0),
             )),
-            Err(e) if e.as_service_error().is_some_and(|se| se.is_not_found()) => Ok(None),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(HeadObjectError::is_not_found) =>
+            {
+                Ok(None)
+            }
             Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => Ok(None),
             Err(e) => Err(backend(e)),
         }

@@ -8,6 +8,7 @@
 use super::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
 use crate::domain::backoff::Backoff;
 use crate::storage::StorageError;
+use aws_sdk_s3::operation::abort_multipart_upload::AbortMultipartUploadError;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
 use std::path::{Path, PathBuf};
@@ -200,7 +201,7 @@ async fn upload_parts(
             ),
         }
     }
-    parts.sort_by_key(|p| p.part_number());
+    parts.sort_by_key(CompletedPart::part_number);
     upload
         .client
         .complete_multipart_upload()
@@ -314,7 +315,7 @@ impl Upload {
             Ok(_) => Ok(()),
             Err(e)
                 if e.as_service_error()
-                    .is_some_and(|se| se.is_no_such_upload()) =>
+                    .is_some_and(AbortMultipartUploadError::is_no_such_upload) =>
             {
                 Ok(())
             }
@@ -326,7 +327,7 @@ impl Upload {
     /// minutes; after that the sweep of incomplete uploads is left to remove
     /// it), then aborts again after each of [`REABORT_PAUSES`].
     async fn abort(self) {
-        let backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(60));
+        let backoff = Backoff::new(Duration::from_secs(1), Duration::from_mins(1));
         let mut failures = 0;
         while let Err(e) = self.abort_once().await {
             if failures >= ABORT_RETRIES {
@@ -359,17 +360,18 @@ impl Drop for AbortGuard {
         let Some(upload) = self.upload.take() else {
             return;
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => match self.creating.take() {
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            match self.creating.take() {
                 Some(creating) => {
                     rt.spawn(upload.abort_once_created(creating));
                 }
                 None => {
                     rt.spawn(upload.abort_after(parts));
                 }
-            },
-            Err(_) => tracing::warn!(bucket = %upload.bucket, key = %upload.key,
-                "multipart upload dropped outside a runtime; the sweep will remove it"),
+            }
+        } else {
+            tracing::warn!(bucket = %upload.bucket, key = %upload.key,
+                "multipart upload dropped outside a runtime; the sweep will remove it");
         }
     }
 }

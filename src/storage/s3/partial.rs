@@ -17,7 +17,7 @@ use std::time::Duration;
 /// Size of every part but the last (S3's minimum is 5 MiB).
 pub(super) const PART_SIZE: usize = 8 * 1024 * 1024;
 /// A part's upload may take this long (8 MiB at 70 KB/s).
-const PART_TIMEOUT: Duration = Duration::from_secs(120);
+const PART_TIMEOUT: Duration = Duration::from_mins(2);
 
 /// What the metadata store keeps for the store: the multipart upload and
 /// the parts it holds.

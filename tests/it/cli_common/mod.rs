@@ -21,6 +21,7 @@ impl std::fmt::Debug for Run {
         let cut = |s: &str| s.chars().take(2000).collect::<String>();
         f.debug_struct("Run")
             .field("status", &self.status)
+            .field("bytes", &self.bytes.len())
             .field("stdout", &cut(&self.stdout))
             .field("stderr", &cut(&self.stderr))
             .finish()
@@ -287,8 +288,8 @@ impl Proxy {
     pub async fn start(upstream: &str, rule: Rule) -> Proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let hits: Hits = Default::default();
-        let counts: Counts = Default::default();
+        let hits = Hits::default();
+        let counts = Counts::default();
         let upstream = upstream.to_string();
         let http = reqwest::Client::new();
         let seen = hits.clone();
@@ -332,10 +333,9 @@ impl Proxy {
                 let pq = parts
                     .uri
                     .path_and_query()
-                    .map(|p| p.as_str())
-                    .unwrap_or("/");
+                    .map_or("/", axum::http::uri::PathAndQuery::as_str);
                 let mut fwd = http.request(parts.method.clone(), format!("{upstream}{pq}"));
-                for (k, v) in parts.headers.iter() {
+                for (k, v) in &parts.headers {
                     if k != "host" && k != "content-length" {
                         fwd = fwd.header(k, v);
                     }

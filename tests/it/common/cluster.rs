@@ -79,8 +79,9 @@ fn toml_str(s: &str) -> String {
 /// `plans`) by default, a collector pass every 200 ms.
 pub fn config_toml(db: &str, s3: &StorageConfig, plans: &str) -> String {
     let opt = |v: &Option<String>| toml_str(v.as_deref().unwrap_or_default());
-    let secret = |v: &Option<filestore::testing::config::Secret>| {
-        toml_str(v.as_ref().map(|s| s.expose()).unwrap_or_default())
+    let secret = |v: &Option<filestore::testing::config::Secret>| match v {
+        Some(s) => toml_str(s.expose()),
+        None => toml_str(""),
     };
     format!(
         "[server]

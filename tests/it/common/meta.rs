@@ -84,7 +84,7 @@ pub async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> St
             id: id.clone(),
             account_id: account.into(),
             url: "http://127.0.0.1:9/".into(),
-            events: events.iter().map(|e| e.to_string()).collect(),
+            events: events.iter().map(ToString::to_string).collect(),
             secret: filestore::testing::domain::secret::Secret::new(
                 filestore::testing::domain::webhooks::new_secret(),
             ),

@@ -121,13 +121,12 @@ impl TestServer {
     }
 
     pub async fn start_with(opts: TestOptions) -> TestServer {
-        let (dir, data_dir) = match opts.data_dir.clone() {
-            Some(d) => (None, d),
-            None => {
-                let d = tempfile::tempdir().expect("temp dir");
-                let p = d.path().to_path_buf();
-                (Some(d), p)
-            }
+        let (dir, data_dir) = if let Some(d) = opts.data_dir.clone() {
+            (None, d)
+        } else {
+            let d = tempfile::tempdir().expect("temp dir");
+            let p = d.path().to_path_buf();
+            (Some(d), p)
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -165,17 +164,15 @@ impl TestServer {
         }
         let clock = Clock::new();
         let app = App::open(config, clock.clone()).await.expect("app opens");
-        let (account_id, secret_key) = match app.bootstrap().await.expect("bootstrap") {
-            Some(b) => (b.account.id, b.secret_key),
-            None => {
-                let meta = &*app.meta;
-                let acc = admin::find_account(meta, "default").await.unwrap();
-                let key =
-                    admin::create_key(meta, &acc.id, KeyKind::Secret, &[], None, clock.now_ms())
-                        .await
-                        .unwrap();
-                (acc.id, key.secret)
-            }
+        let (account_id, secret_key) = if let Some(b) = app.bootstrap().await.expect("bootstrap") {
+            (b.account.id, b.secret_key)
+        } else {
+            let meta = &*app.meta;
+            let acc = admin::find_account(meta, "default").await.unwrap();
+            let key = admin::create_key(meta, &acc.id, KeyKind::Secret, &[], None, clock.now_ms())
+                .await
+                .unwrap();
+            (acc.id, key.secret)
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_for_task = app.clone();
@@ -261,7 +258,7 @@ impl TestServer {
     }
 
     pub async fn key_for(&self, account: &str, kind: &str, origins: &[&str]) -> String {
-        let origins: Vec<String> = origins.iter().map(|s| s.to_string()).collect();
+        let origins: Vec<String> = origins.iter().map(ToString::to_string).collect();
         admin::create_key(
             &*self.app.meta,
             account,
@@ -434,9 +431,7 @@ impl TestServer {
     pub fn leftovers(&self) -> (u64, u64, usize) {
         let files = self.count("SELECT COUNT(*) FROM files");
         let queued = self.count("SELECT COUNT(*) FROM blob_deletions");
-        let spool = std::fs::read_dir(self.data_dir.join("tmp"))
-            .map(|d| d.count())
-            .unwrap_or(0);
+        let spool = std::fs::read_dir(self.data_dir.join("tmp")).map_or(0, Iterator::count);
         (files as u64, queued as u64, spool)
     }
 

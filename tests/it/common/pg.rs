@@ -25,26 +25,25 @@ static DATABASES: std::sync::Mutex<BTreeMap<PathBuf, String>> =
 pub async fn database_for(data_dir: &Path) -> Option<String> {
     let admin = admin_url()?;
     let known = DATABASES.lock().unwrap().get(data_dir).cloned();
-    let name = match known {
-        Some(name) => name,
-        None => {
-            let name = format!("fs_test_{}", hex::encode(rand::random::<[u8; 8]>()));
-            let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
-                .await
-                .expect("FILESTORE_TEST_DATABASE_URL connects");
-            let task = tokio::spawn(conn);
-            client
-                .batch_execute(&format!("CREATE DATABASE {name}"))
-                .await
-                .expect("create the test database");
-            drop(client);
-            let _ = task.await;
-            DATABASES
-                .lock()
-                .unwrap()
-                .insert(data_dir.to_path_buf(), name.clone());
-            name
-        }
+    let name = if let Some(name) = known {
+        name
+    } else {
+        let name = format!("fs_test_{}", hex::encode(rand::random::<[u8; 8]>()));
+        let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+            .await
+            .expect("FILESTORE_TEST_DATABASE_URL connects");
+        let task = tokio::spawn(conn);
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create the test database");
+        drop(client);
+        let _ = task.await;
+        DATABASES
+            .lock()
+            .unwrap()
+            .insert(data_dir.to_path_buf(), name.clone());
+        name
     };
     Some(with_database(&admin, &name))
 }
@@ -55,7 +54,7 @@ fn with_database(url: &str, name: &str) -> String {
         Some((b, q)) => (b, format!("?{q}")),
         None => (url, String::new()),
     };
-    let scheme_end = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
     let host_part = match base[scheme_end..].find('/') {
         Some(i) => &base[..scheme_end + i],
         None => base,

@@ -67,7 +67,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn start(opts: RxOptions) -> Receiver {
+    pub fn start(opts: &RxOptions) -> Receiver {
         let dir = tempfile::tempdir().unwrap();
         let log = opts.log.clone().unwrap_or(dir.path().join("log.jsonl"));
         if let Some(secret) = &opts.secret {

@@ -55,7 +55,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Credentials of the identity every test SeaweedFS accepts.
 pub const ACCESS_KEY: &str = "filestore-test-access";
 pub const SECRET_KEY: &str = "filestore-test-secret";
-const STARTUP_LIMIT: Duration = Duration::from_secs(60);
+const STARTUP_LIMIT: Duration = Duration::from_mins(1);
 
 /// The reason printed when S3 tests skip.
 pub const SKIP_REASON: &str =
@@ -183,8 +183,7 @@ fn unique_prefix(test_name: &str) -> String {
     let n = N.fetch_add(1, Ordering::Relaxed);
     let t = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+        .map_or(0, |d| d.as_secs());
     let name: String = test_name
         .chars()
         .map(|c| {

@@ -20,7 +20,7 @@ async fn kill_9_with_events_pending_then_restart_delivers_everything() {
     let (mut node, key, account) = first_node(&data, port, None).await;
     let db = node.database_url.clone();
     let target = target_of(&node);
-    let mut rx = Receiver::start(RxOptions {
+    let mut rx = Receiver::start(&RxOptions {
         down: true,
         ..Default::default()
     });
@@ -55,7 +55,7 @@ async fn kill_9_with_events_pending_then_restart_delivers_everything() {
     node.kill_9();
     let node = start_node(&data, db.as_deref(), port, None);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let rx2 = Receiver::start(RxOptions {
+    let rx2 = Receiver::start(&RxOptions {
         port: Some(rx_port),
         secret: Some(secret),
         log: Some(log),
@@ -93,7 +93,7 @@ async fn kill_9_mid_attempt_the_event_is_sent_again_under_its_id() {
     let (mut node, key, account) = first_node(&data, port, None).await;
     let db = node.database_url.clone();
     let target = target_of(&node);
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         delay_ms: 3000,
         ..Default::default()
     });

@@ -17,7 +17,7 @@ async fn every_event_is_delivered_signed_with_the_file_record() {
     }
     let started_ms = (now() * 1000.0) as i64;
     let srv = TestServer::start().await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         read_files: true,
         ..Default::default()
     });
@@ -145,7 +145,7 @@ async fn a_slow_receiver_does_not_slow_uploads() {
         return;
     }
     let srv = TestServer::start().await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         delay_ms: 3000,
         ..Default::default()
     });

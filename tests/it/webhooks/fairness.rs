@@ -132,9 +132,10 @@ fn latencies(rx: &Healthy, ids: &[String]) -> Result<Vec<f64>, Vec<String>> {
         .filter(|id| !got.contains_key(*id))
         .cloned()
         .collect();
-    match missing.is_empty() {
-        true => Ok(ids.iter().map(|id| got[id].0 - got[id].1).collect()),
-        false => Err(missing),
+    if missing.is_empty() {
+        Ok(ids.iter().map(|id| got[id].0 - got[id].1).collect())
+    } else {
+        Err(missing)
     }
 }
 

@@ -78,6 +78,7 @@ impl Target {
     /// `admin webhook create --json`: (webhook id, secret), the record checked.
     #[track_caller]
     fn create_webhook(&self, account: &str, url: &str, events: &[&str]) -> (String, String) {
+        use base64::Engine;
         let mut args = vec![
             "webhook",
             "create",
@@ -112,7 +113,6 @@ impl Target {
         let b64 = secret
             .strip_prefix("whsec_")
             .unwrap_or_else(|| panic!("secret is whsec_<base64>: {wh}"));
-        use base64::Engine;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64)
             .unwrap_or_else(|e| panic!("secret is whsec_<base64>: {e}: {wh}"));

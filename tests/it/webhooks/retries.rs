@@ -15,7 +15,7 @@ async fn receiver_down_then_up_loses_nothing_and_keeps_each_webhook_id() {
         return;
     }
     let srv = TestServer::start().await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         down: true,
         ..Default::default()
     });
@@ -83,7 +83,7 @@ async fn failed_attempts_are_retried_under_one_id_and_delivered_once() {
         return;
     }
     let srv = TestServer::start().await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         fail_first: 2,
         ..Default::default()
     });
@@ -130,7 +130,7 @@ async fn any_answer_but_2xx_is_retried_and_redirects_are_not_followed() {
     let receivers: Vec<(u16, Receiver)> = [307u16, 410, 404]
         .into_iter()
         .map(|status| {
-            let rx = Receiver::start(RxOptions {
+            let rx = Receiver::start(&RxOptions {
                 fail_first: 1,
                 fail_status: Some(status),
                 ..Default::default()
@@ -172,7 +172,7 @@ async fn an_attempt_that_outlasts_the_delivery_timeout_is_retried() {
         return;
     }
     let srv = TestServer::start().await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         delay_ms: 25_000,
         ..Default::default()
     });
@@ -209,7 +209,7 @@ async fn per_file_order_holds_when_the_first_attempts_fail() {
         return;
     }
     let srv = TestServer::start().await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         fail_first: 2,
         ..Default::default()
     });

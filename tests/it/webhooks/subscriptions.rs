@@ -17,10 +17,10 @@ async fn event_filter_accounts_and_deleted_webhooks() {
     let srv = TestServer::start().await;
     let target = Target::of(&srv);
     let (other_acc, other_key) = srv.new_account("other", "free").await;
-    let only_deleted = Receiver::start(RxOptions::default());
-    let all = Receiver::start(RxOptions::default());
-    let gone = Receiver::start(RxOptions::default());
-    let other = Receiver::start(RxOptions::default());
+    let only_deleted = Receiver::start(&RxOptions::default());
+    let all = Receiver::start(&RxOptions::default());
+    let gone = Receiver::start(&RxOptions::default());
+    let other = Receiver::start(&RxOptions::default());
     let only_deleted_id = hook(&srv, &only_deleted, &[DELETED]);
     let all_id = hook(&srv, &all, &[]);
     let gone_id = hook(&srv, &gone, &[CREATED, DELETED, EXPIRED]);

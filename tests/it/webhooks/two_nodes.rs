@@ -25,7 +25,7 @@ async fn two_nodes_send_each_event_once_never_two_attempts_at_once() {
     }
     let a = TestServer::start().await;
     let b = second_node(&a, crate::common::TestOptions::default()).await;
-    let rx = Receiver::start(RxOptions {
+    let rx = Receiver::start(&RxOptions {
         fail_first: 1,
         delay_ms: 100,
         ..Default::default()
