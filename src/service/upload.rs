@@ -13,7 +13,7 @@
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
-use super::refusals::{refused, too_large};
+use super::refusals::{refused, storage_exceeded, too_large};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, records, App};
 use crate::api::FileRecord;
@@ -170,8 +170,13 @@ impl Upload {
             if size > limits.max_file_size {
                 return Err(too_large(limits.max_file_size));
             }
-            if let Err(refusal) = held.grow(chunk.len() as u64, limits.used, &limits.quota) {
-                return Err(refused(app, refusal, &self.plan, &limits.account).await);
+            // Refused in the words of the precheck: what the account had
+            // stored when the upload began (this body's bytes are not used yet).
+            if held
+                .grow(chunk.len() as u64, limits.used, &limits.quota)
+                .is_err()
+            {
+                return Err(storage_exceeded(limits.used, limits.quota.storage));
             }
             // Every 8 MiB, the space the server keeps free is checked again
             // (other uploads share the volume).
