@@ -229,6 +229,10 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
         max: u32,
     ) -> Result<Vec<UploadRow>, DbError>;
 
+    /// When the first of the account's incomplete uploads expires (`now`
+    /// when it has none): when one more may be created.
+    async fn next_upload_expiry(&self, account_id: &str, now: i64) -> Result<i64, DbError>;
+
     /// The bytes of the upload not yet in the blob store.
     async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError>;
 

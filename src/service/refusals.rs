@@ -8,9 +8,6 @@ use crate::config::Plan;
 use crate::domain::quota::Refusal;
 use crate::service::error::ServiceError;
 
-/// The most incomplete uploads read to find the next to expire.
-const OPEN_SCAN_MAX: u32 = 1000;
-
 /// The error of a refusal of the quota rule. An `OpenUploads` refusal says
 /// when the first incomplete upload expires (a read, on refusal only).
 pub(crate) async fn refused(
@@ -24,8 +21,8 @@ pub(crate) async fn refused(
         Refusal::Uploads { count } => uploads_exceeded(app, count, plan),
         Refusal::OpenUploads { open } => {
             let now = app.clock.now_ms();
-            let next_expiry = match app.meta.open_uploads(account_id, now, OPEN_SCAN_MAX).await {
-                Ok(open) => open.iter().map(|u| u.expires_at).min().unwrap_or(now),
+            let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
+                Ok(at) => at,
                 Err(e) => return e.into(),
             };
             open_exceeded(app, open, next_expiry, plan)

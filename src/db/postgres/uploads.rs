@@ -7,7 +7,9 @@
 
 use super::accounts::{lock_account, reserved, upload_count};
 use super::blobs::{schedule, unqueue};
-use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore, NODE_LOCK};
+use super::{
+    execute, has_nul, query, query_one, query_opt, rows, signed, DbError, PgStore, NODE_LOCK,
+};
 use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
 use crate::db::store::UploadRepo;
 use crate::domain::quota::{Ask, Holdings, Quota};
@@ -183,6 +185,22 @@ impl UploadRepo for PgStore {
                 .iter()
                 .map(rows::upload)
                 .collect())
+        })
+    }
+
+    async fn next_upload_expiry(&self, account_id: &str, now: i64) -> Result<i64, DbError> {
+        if has_nul(&[account_id]) {
+            return Ok(now);
+        }
+        on_conn!(self, |c| {
+            Ok(query_one(
+                c,
+                "SELECT COALESCE(MIN(expires_at), $2) FROM tus_uploads
+                 WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2",
+                &[&account_id, &now],
+            )
+            .await?
+            .get(0))
         })
     }
 

@@ -236,6 +236,19 @@ impl UploadRepo for SqliteStore {
             .await
     }
 
+    async fn next_upload_expiry(&self, account_id: &str, now: i64) -> Result<i64, DbError> {
+        let acc = owned(account_id);
+        self.db
+            .lookup(move |c| {
+                Ok(c.prepare_cached(
+                    "SELECT COALESCE(MIN(expires_at), ?2) FROM tus_uploads
+                     WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2",
+                )?
+                .query_row(params![acc, now], |r| r.get(0))?)
+            })
+            .await
+    }
+
     /// The bytes not yet in the blob store (S3: less than a part).
     async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError> {
         let id = owned(id);
