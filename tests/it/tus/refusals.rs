@@ -2,7 +2,7 @@
 
 use super::*;
 
-both_stores!(every_refusal_has_its_status_and_stores_nothing,);
+both_stores!(every_refusal_has_its_status_and_stores_nothing);
 
 async fn every_refusal_has_its_status_and_stores_nothing(b: Backend) {
     let s3 = s3_of(&b);
