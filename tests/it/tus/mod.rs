@@ -2,6 +2,7 @@
 //! checksums, every refusal, reservations, expiry, CORS, concurrency, and
 //! a PATCH cut off midway.
 
+use crate::common::cluster::{OCTETS, TUS};
 use crate::common::get_bytes;
 use crate::common::{error_code, Backend, TestOptions, TestServer};
 use base64::Engine;
@@ -15,9 +16,6 @@ mod recovery;
 mod refusals;
 mod room;
 mod transfer;
-
-const TUS: (&str, &str) = ("tus-resumable", "1.0.0");
-const OCTETS: (&str, &str) = ("content-type", "application/offset+octet-stream");
 
 /// Bytes no two tests share, that no chunk boundary hides.
 fn data(len: usize) -> Vec<u8> {

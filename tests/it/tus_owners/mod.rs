@@ -11,6 +11,7 @@
 //! On SQLite or PostgreSQL, whichever the suite runs on.
 
 use crate::common::cluster::second_node;
+use crate::common::cluster::{OCTETS, TUS};
 use crate::common::{error_code, pg, TestOptions, TestServer};
 use filestore::testing::domain::tus::encode_metadata;
 use serde_json::Value;
@@ -22,8 +23,6 @@ mod ownership;
 mod quota;
 mod termination;
 
-const TUS: (&str, &str) = ("tus-resumable", "1.0.0");
-const OCTETS: (&str, &str) = ("content-type", "application/offset+octet-stream");
 const ORIGIN: &str = "https://app.example.com";
 
 /// A key as a tus client uses it (a public key sends its page's origin).
