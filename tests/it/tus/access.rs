@@ -1,0 +1,118 @@
+//! Public keys from their origins (CORS); grace period and rate limits.
+
+use super::*;
+
+both_stores!(
+    public_keys_use_it_from_their_origins,
+    grace_period_and_rate_limits_apply,
+);
+
+async fn public_keys_use_it_from_their_origins(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let pk = srv.new_key("public", &["https://app.example.com"]).await;
+    let origin = "https://app.example.com";
+    // The preflight allows tus's headers and methods.
+    let r = srv
+        .http
+        .request(reqwest::Method::OPTIONS, srv.url("/v1/uploads/u_x"))
+        .header("origin", origin)
+        .header("access-control-request-method", "PATCH")
+        .header(
+            "access-control-request-headers",
+            "tus-resumable, upload-offset",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let allowed = r.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap();
+    for h in [
+        "tus-resumable",
+        "upload-offset",
+        "upload-length",
+        "upload-metadata",
+        "upload-checksum",
+    ] {
+        assert!(allowed.contains(h), "{allowed}");
+    }
+    assert!(r.headers()["access-control-allow-methods"]
+        .to_str()
+        .unwrap()
+        .contains("PATCH"));
+    let start = |origin: &str, meta: &[(&str, &str)]| {
+        srv.http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&pk)
+            .header("origin", origin)
+            .header(TUS.0, TUS.1)
+            .header("upload-length", 3)
+            .header("upload-metadata", encode_metadata(meta))
+            .send()
+    };
+    let r = start(origin, &[("filename", "p.txt")]).await.unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["access-control-allow-origin"], origin);
+    let exposed = r.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap();
+    for h in [
+        "location",
+        "upload-offset",
+        "upload-length",
+        "upload-expires",
+        "x-file-id",
+    ] {
+        assert!(exposed.contains(h), "{exposed}");
+    }
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    let r = srv
+        .http
+        .patch(&url)
+        .bearer_auth(&pk)
+        .header("origin", origin)
+        .header(TUS.0, TUS.1)
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body("abc")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert!(r.headers().contains_key("x-file-id"));
+    let r = start("https://evil.example.com", &[]).await.unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    let r = start(origin, &[("private", "true")]).await.unwrap();
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+    srv.stop().await;
+}
+
+async fn grace_period_and_rate_limits_apply(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nrate_limit = 2\nrate_window = \"1h\"\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    let url = created(&srv, 10, &[("filename", "g.txt")]).await;
+    // An account in its grace period may not start an upload; one the plan
+    // admitted before goes on.
+    srv.set_account(&srv.account_id, None, Some(true)).await;
+    let r = create(&srv, &srv.secret_key, 10, &[]).await;
+    assert_eq!(error_code(r).await, (403, "grace_period".into()));
+    assert_eq!(patch(&srv, &url, 0, vec![1; 5]).await.status(), 204);
+    srv.set_account(&srv.account_id, None, Some(false)).await;
+    // The key's window counts creations (refusals before it do not); the
+    // PATCHes of an admitted upload never meet a 429 (tus clients give up on one).
+    let r = create(&srv, &srv.secret_key, 10, &[]).await;
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["x-ratelimit-remaining"], "0");
+    let r = create(&srv, &srv.secret_key, 10, &[]).await;
+    assert!(r.headers().contains_key("retry-after"));
+    assert_eq!(error_code(r).await, (429, "rate_limit_exceeded".into()));
+    let r = patch(&srv, &url, 5, vec![1; 5]).await;
+    assert_eq!(r.status(), 204);
+    assert!(r.headers().contains_key("x-file-id"));
+    srv.stop().await;
+}
