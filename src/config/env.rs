@@ -1,7 +1,7 @@
 //! The layers over the file: the environment (`FILESTORE_*`) and the
 //! command-line flags.
 
-use super::LogFormat;
+use super::file::LogFormat;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
