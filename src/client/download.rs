@@ -4,8 +4,9 @@
 //! hashed on its way to the sink, so that the whole can be checked against
 //! the file's SHA-256 (docs/decisions.md, "Checksums") without reading it again.
 
+use super::answer::status_failure;
 use super::error::ClientError;
-use super::http::{status_failure, Client};
+use super::http::Client;
 use super::retry::{Failure, Retrier, RetryNotice};
 use super::Meter;
 use crate::domain::digest::{self, Sha256Digest};

@@ -10,30 +10,19 @@
 //! keepalive to notice a dead peer; everything else (small requests,
 //! downloads whose body reads reset the timer) keeps the read timeout.
 
+use super::answer::{
+    decode_error, http_error, parse_json, read_capped, status_failure, Fetched, MAX_ERROR_BODY,
+};
 use super::error::ClientError;
-use super::retry::{status_text, Failure, Retrier, RetryNotice, RetryPolicy};
-use crate::api::ErrorBody;
+use super::retry::{Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::domain::secret::Secret;
 use crate::domain::PATH_SEGMENT;
-use futures_util::StreamExt;
 use percent_encoding::utf8_percent_encode;
 use reqwest::{RequestBuilder, Response, StatusCode};
-use serde::de::DeserializeOwned;
 use std::future::Future;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// Largest error body read to decode an error envelope.
-const MAX_ERROR_BODY: usize = 64 * 1024;
-
-/// A record as typed, plus the JSON exactly as the server sent it (for `--json`).
-#[derive(Debug, Clone)]
-pub(crate) struct Fetched<T> {
-    pub record: T,
-    pub raw: serde_json::Value,
-}
 
 /// The timeouts of a [`Client`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,100 +236,6 @@ impl Client {
         self.execute(|| std::future::ready(Ok(make())), &|_| {})
             .await
     }
-
-    /// `GET /v1/files/{id}`.
-    pub(crate) async fn get_file(
-        &self,
-        id: &str,
-    ) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
-        let url = self.file_url(id, "");
-        read_json(
-            self.send(|| self.request(reqwest::Method::GET, &url))
-                .await?,
-        )
-        .await
-    }
-
-    /// `GET /v1/files` with the given filter, page size and cursor.
-    pub(crate) async fn list(
-        &self,
-        folder: Option<&str>,
-        recursive: bool,
-        limit: u32,
-        cursor: Option<&str>,
-    ) -> Result<Fetched<crate::api::FileList>, ClientError> {
-        let mut url = reqwest::Url::parse(&self.url("files"))
-            .map_err(|e| ClientError::usage(format!("invalid server URL: {e}")))?;
-        {
-            let mut q = url.query_pairs_mut();
-            q.append_pair("limit", &limit.to_string());
-            if let Some(f) = folder {
-                q.append_pair("folder", f);
-                if recursive {
-                    q.append_pair("recursive", "true");
-                }
-            }
-            if let Some(c) = cursor {
-                q.append_pair("cursor", c);
-            }
-        }
-        let resp = self
-            .send(|| self.request(reqwest::Method::GET, url.as_str()))
-            .await?;
-        read_json(resp).await
-    }
-
-    /// `DELETE /v1/files/{id}`. A 404 to a retry means an earlier attempt
-    /// deleted the file but its answer was lost: that is a success.
-    pub(crate) async fn delete(
-        &self,
-        id: &str,
-    ) -> Result<Fetched<crate::api::DeleteResult>, ClientError> {
-        let url = self.file_url(id, "");
-        let attempts = AtomicU32::new(0);
-        let result = self
-            .send(|| {
-                attempts.fetch_add(1, Ordering::Relaxed);
-                self.request(reqwest::Method::DELETE, &url)
-            })
-            .await;
-        match result {
-            Ok(resp) => read_json(resp).await,
-            Err(e) if e.status() == Some(404) && attempts.load(Ordering::Relaxed) > 1 => {
-                tracing::debug!(%id, "a retried delete found the file gone: deleted earlier");
-                Ok(Fetched {
-                    record: crate::api::DeleteResult { success: true },
-                    raw: serde_json::json!({ "success": true }),
-                })
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// `POST /v1/files/{id}/signed-url`.
-    pub(crate) async fn sign(
-        &self,
-        id: &str,
-        expires_in: u64,
-    ) -> Result<Fetched<crate::api::SignedUrl>, ClientError> {
-        let url = self.file_url(id, "/signed-url");
-        let body = crate::api::SignedUrlRequest { expires_in };
-        let resp = self
-            .send(|| self.request(reqwest::Method::POST, &url).json(&body))
-            .await?;
-        read_json(resp).await
-    }
-
-    /// `GET /v1/usage`.
-    pub(crate) async fn usage(&self) -> Result<Fetched<crate::api::Usage>, ClientError> {
-        let url = self.url("usage");
-        read_json(
-            self.send(|| self.request(reqwest::Method::GET, &url))
-                .await?,
-        )
-        .await
-    }
-
     /// `GET /v1/health`, once and without retries: a 503 carrying a health
     /// record is an answer (degraded), not an error.
     pub(crate) async fn health(&self) -> Result<Fetched<crate::api::Health>, ClientError> {
@@ -366,101 +261,9 @@ impl Client {
     }
 }
 
-/// An error answer as a failed attempt: its status, its wait hint and its
-/// decoded error.
-pub(crate) async fn status_failure(resp: Response) -> Failure {
-    let (status, headers) = (resp.status(), resp.headers().clone());
-    Failure::status(status, &headers, decode_error(resp).await)
-}
-
-/// Reads a success response as JSON into `T`, keeping the raw value.
-pub(crate) async fn read_json<T: DeserializeOwned>(
-    resp: Response,
-) -> Result<Fetched<T>, ClientError> {
-    let body = resp.bytes().await.map_err(|e| ClientError::network(&e))?;
-    parse_json(&body)
-}
-
-fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<Fetched<T>, ClientError> {
-    let raw: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|e| ClientError::Protocol(format!("the server's answer is not JSON: {e}")))?;
-    let record = serde_json::from_value(raw.clone())
-        .map_err(|e| ClientError::Protocol(format!("unexpected answer from the server: {e}")))?;
-    Ok(Fetched { record, raw })
-}
-
-/// Reads at most `cap` bytes of a body.
-async fn read_capped(resp: Response, cap: usize) -> Result<Vec<u8>, ClientError> {
-    let mut out = Vec::new();
-    let mut stream = resp.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| ClientError::network(&e))?;
-        let room = cap.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if out.len() >= cap {
-            break;
-        }
-    }
-    Ok(out)
-}
-
-/// Turns an error response into a `ClientError`, from the `{"error": …}`
-/// envelope when there is one (a proxy's HTML page otherwise).
-pub(crate) async fn decode_error(resp: Response) -> ClientError {
-    let status = resp.status();
-    match read_capped(resp, MAX_ERROR_BODY).await {
-        Ok(body) => http_error(status, &body),
-        Err(_) => http_error(status, b""),
-    }
-}
-
-fn http_error(status: StatusCode, body: &[u8]) -> ClientError {
-    if let Ok(env) = serde_json::from_slice::<ErrorBody>(body) {
-        return ClientError::Api {
-            status: status.as_u16(),
-            code: env.error.code,
-            message: env.error.message,
-        };
-    }
-    let snippet: String = String::from_utf8_lossy(body)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(200)
-        .collect();
-    let mut message = status_text(status);
-    if !snippet.is_empty() {
-        message = format!("{message}: {snippet}");
-    }
-    ClientError::Api {
-        status: status.as_u16(),
-        code: format!("http_{}", status.as_u16()),
-        message,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn envelope_is_decoded() {
-        let e = http_error(
-            StatusCode::NOT_FOUND,
-            br#"{"error":{"code":"not_found","message":"File not found"}}"#,
-        );
-        assert_eq!(e.to_string(), "not_found: File not found");
-        assert_eq!(e.exit_code(), 4);
-    }
-
-    #[test]
-    fn non_json_errors_keep_the_status() {
-        let e = http_error(StatusCode::BAD_GATEWAY, b"<html>\n  bad gateway </html>");
-        assert_eq!(e.code(), "http_502");
-        assert_eq!(e.message(), "502 Bad Gateway: <html> bad gateway </html>");
-        assert_eq!(e.exit_code(), 6);
-    }
 
     /// A server whose upload and usage routes answer only after `delay`.
     async fn slow_server(delay: Duration) -> (String, tokio::task::JoinHandle<()>) {

@@ -1,6 +1,8 @@
 //! The HTTP client of the command line: settings and profiles, retries,
 //! error decoding, streaming upload and download.
 
+pub(crate) mod answer;
+mod calls;
 pub(crate) mod config;
 pub(crate) mod download;
 pub(crate) mod error;
@@ -9,8 +11,9 @@ pub(crate) mod retry;
 pub(crate) mod tus;
 pub(crate) mod upload;
 
+pub(crate) use answer::Fetched;
 pub(crate) use error::ClientError;
-pub(crate) use http::{Client, Fetched};
+pub(crate) use http::Client;
 pub(crate) use retry::{RetryNotice, RetryPolicy};
 
 /// Counts the bytes of one transfer as they move (a progress bar, or nothing).

@@ -8,8 +8,9 @@
 //! from disk) and the stored file's `sha256` is checked against it; a
 //! mismatch deletes the file and fails with `checksum_mismatch`.
 
+use super::answer::{decode_error, read_json, status_failure, Fetched};
 use super::error::ClientError;
-use super::http::{decode_error, read_json, status_failure, Client, Fetched};
+use super::http::Client;
 use super::retry::{Failure, Retrier, RetryNotice};
 use super::upload::UploadMeta;
 use super::Meter;

@@ -10,8 +10,9 @@
 //! reaches it, once the file's last byte has been read. The server compares
 //! it with what arrived (docs/decisions.md, "Checksums"). Each attempt hashes from zero.
 
+use super::answer::{read_json, Fetched};
 use super::error::ClientError;
-use super::http::{read_json, Client, Fetched};
+use super::http::Client;
 use super::retry::RetryNotice;
 use super::Meter;
 use crate::api::FileRecord;

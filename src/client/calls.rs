@@ -1,0 +1,102 @@
+//! The small API calls: a file's record, the listing, deletion, signed
+//! URLs and usage.
+
+use super::answer::{read_json, Fetched};
+use super::error::ClientError;
+use super::http::Client;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+impl Client {
+    /// `GET /v1/files/{id}`.
+    pub(crate) async fn get_file(
+        &self,
+        id: &str,
+    ) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
+        let url = self.file_url(id, "");
+        read_json(
+            self.send(|| self.request(reqwest::Method::GET, &url))
+                .await?,
+        )
+        .await
+    }
+
+    /// `GET /v1/files` with the given filter, page size and cursor.
+    pub(crate) async fn list(
+        &self,
+        folder: Option<&str>,
+        recursive: bool,
+        limit: u32,
+        cursor: Option<&str>,
+    ) -> Result<Fetched<crate::api::FileList>, ClientError> {
+        let mut url = reqwest::Url::parse(&self.url("files"))
+            .map_err(|e| ClientError::usage(format!("invalid server URL: {e}")))?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("limit", &limit.to_string());
+            if let Some(f) = folder {
+                q.append_pair("folder", f);
+                if recursive {
+                    q.append_pair("recursive", "true");
+                }
+            }
+            if let Some(c) = cursor {
+                q.append_pair("cursor", c);
+            }
+        }
+        let resp = self
+            .send(|| self.request(reqwest::Method::GET, url.as_str()))
+            .await?;
+        read_json(resp).await
+    }
+
+    /// `DELETE /v1/files/{id}`. A 404 to a retry means an earlier attempt
+    /// deleted the file but its answer was lost: that is a success.
+    pub(crate) async fn delete(
+        &self,
+        id: &str,
+    ) -> Result<Fetched<crate::api::DeleteResult>, ClientError> {
+        let url = self.file_url(id, "");
+        let attempts = AtomicU32::new(0);
+        let result = self
+            .send(|| {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                self.request(reqwest::Method::DELETE, &url)
+            })
+            .await;
+        match result {
+            Ok(resp) => read_json(resp).await,
+            Err(e) if e.status() == Some(404) && attempts.load(Ordering::Relaxed) > 1 => {
+                tracing::debug!(%id, "a retried delete found the file gone: deleted earlier");
+                Ok(Fetched {
+                    record: crate::api::DeleteResult { success: true },
+                    raw: serde_json::json!({ "success": true }),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `POST /v1/files/{id}/signed-url`.
+    pub(crate) async fn sign(
+        &self,
+        id: &str,
+        expires_in: u64,
+    ) -> Result<Fetched<crate::api::SignedUrl>, ClientError> {
+        let url = self.file_url(id, "/signed-url");
+        let body = crate::api::SignedUrlRequest { expires_in };
+        let resp = self
+            .send(|| self.request(reqwest::Method::POST, &url).json(&body))
+            .await?;
+        read_json(resp).await
+    }
+
+    /// `GET /v1/usage`.
+    pub(crate) async fn usage(&self) -> Result<Fetched<crate::api::Usage>, ClientError> {
+        let url = self.url("usage");
+        read_json(
+            self.send(|| self.request(reqwest::Method::GET, &url))
+                .await?,
+        )
+        .await
+    }
+}

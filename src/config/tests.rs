@@ -1,0 +1,202 @@
+//! Tests of [`Config::resolve`]: the layers' precedence and the checks.
+
+use super::*;
+
+#[test]
+fn precedence_is_flags_env_file() {
+    let file: FileConfig = toml::from_str(
+        "[server]\nlisten = \"127.0.0.1:1\"\ndata_dir = \"/f\"\n[plans.tiny]\nmax_file_size = \"1kB\"\n",
+    )
+    .unwrap();
+    let env = Env::empty().with("FILESTORE_LISTEN", "127.0.0.1:2");
+    let c = Config::resolve(file.clone(), &env, &Overrides::default()).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:2");
+    assert_eq!(c.base_url, "http://127.0.0.1:2");
+    assert_eq!(c.data_dir, PathBuf::from("/f"));
+    let flags = Overrides {
+        listen: Some("127.0.0.1:3".into()),
+        ..Default::default()
+    };
+    let c = Config::resolve(file, &env, &flags).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:3");
+    let tiny = c.plans.get("tiny").unwrap();
+    assert_eq!(tiny.max_file_size, 1000);
+    assert_eq!(tiny.storage, 1_000_000_000, "new plans start from free");
+}
+
+#[test]
+fn bad_values_are_refused() {
+    let file: FileConfig = toml::from_str("[server]\ndefault_plan = \"gold\"\n").unwrap();
+    assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+    assert!(toml::from_str::<FileConfig>("[server]\nlisten_typo = 1\n").is_err());
+    let file: FileConfig = toml::from_str("[storage]\nbackend = \"s3\"\n").unwrap();
+    assert!(Config::resolve(file, &Env::empty(), &Overrides::default()).is_err());
+    assert!(
+        toml::from_str::<FileConfig>("[storage]\nbackend = \"lcoal\"\n").is_err(),
+        "a typo is an error, not a fallback"
+    );
+    let env = Env::empty().with("FILESTORE_STORAGE_BACKEND", "s4");
+    assert!(Config::resolve(FileConfig::default(), &env, &Overrides::default()).is_err());
+    for bad in [
+        "[server]\nsigning_secret = \"\"\n",
+        "[server]\nsigning_secret = \"short\"\n",
+        "[server]\nreap_interval = \"0s\"\n",
+        "[storage]\ninline_max = \"2MiB\"\n",
+    ] {
+        let file: FileConfig = toml::from_str(bad).unwrap();
+        assert!(
+            Config::resolve(file, &Env::empty(), &Overrides::default()).is_err(),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn the_example_config_is_valid_and_matches_the_defaults() {
+    let file: FileConfig = toml::from_str(include_str!("../../config.example.toml")).unwrap();
+    let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
+    assert_eq!(c.plans, Plans::default());
+    assert_eq!(c.listen, DEFAULT_LISTEN);
+    assert_eq!(c.storage.backend, BackendKind::Local);
+    assert_eq!(c.reap_interval, Duration::from_secs(5));
+    assert_eq!(c.limits.min_upload_rate, DEFAULT_MIN_UPLOAD_RATE);
+    assert_eq!(c.statement_timeout, DEFAULT_STATEMENT_TIMEOUT);
+}
+
+#[test]
+fn min_upload_rate_and_statement_timeout_parse() {
+    let resolve = |text: &str, env: Env| {
+        let file: FileConfig = toml::from_str(text).unwrap();
+        Config::resolve(file, &env, &Overrides::default())
+    };
+    let rate = |text: &str| resolve(text, Env::empty()).unwrap().limits.min_upload_rate;
+    assert_eq!(rate(""), 1024);
+    assert_eq!(rate("[server]\nmin_upload_rate = \"2KiB/s\"\n"), 2048);
+    assert_eq!(rate("[server]\nmin_upload_rate = \"10kB\"\n"), 10_000);
+    assert_eq!(rate("[server]\nmin_upload_rate = 0\n"), 0);
+    let env = Env::empty().with("FILESTORE_MIN_UPLOAD_RATE", "512");
+    assert_eq!(resolve("", env).unwrap().limits.min_upload_rate, 512);
+    assert!(toml::from_str::<FileConfig>("[server]\nmin_upload_rate = \"fast\"\n").is_err());
+    let t = resolve("[database]\nstatement_timeout = \"250ms\"\n", Env::empty()).unwrap();
+    assert_eq!(t.statement_timeout, Duration::from_millis(250));
+    assert!(resolve("[database]\nstatement_timeout = \"0s\"\n", Env::empty()).is_err());
+}
+
+#[test]
+fn the_several_nodes_example_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, s3) = (dir.path().join("db"), dir.path().join("s3"));
+    std::fs::write(&db, "postgres://filestore:pw@db:5432/filestore\n").unwrap();
+    std::fs::write(&s3, "s3-secret\n").unwrap();
+    let text = include_str!("../../contrib/several-nodes/filestore.toml")
+        .replace("/run/secrets/filestore-database-url", db.to_str().unwrap())
+        .replace("/run/secrets/s3-secret", s3.to_str().unwrap());
+    let file: FileConfig = toml::from_str(&text).unwrap();
+    let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
+    assert_eq!(c.storage.backend, BackendKind::S3);
+    assert_eq!(
+        c.database_url.as_ref().map(|u| u.expose().to_string()),
+        Some("postgres://filestore:pw@db:5432/filestore".to_string())
+    );
+    assert_eq!(c.base_url, "https://files.example.com");
+}
+
+#[test]
+fn secrets_come_from_a_value_or_a_file_not_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("signing");
+    std::fs::write(&path, format!("{}\n", "s".repeat(40))).unwrap();
+    let resolve = |toml_text: String, env: Env| {
+        let file: FileConfig = toml::from_str(&toml_text).unwrap();
+        Config::resolve(file, &env, &Overrides::default())
+    };
+    let p = path.display();
+    let c = resolve(
+        format!("[server]\nsigning_secret_file = \"{p}\"\n"),
+        Env::empty(),
+    )
+    .unwrap();
+    assert_eq!(c.signing_secret.unwrap().expose(), "s".repeat(40));
+    let env = Env::empty().with("FILESTORE_SIGNING_SECRET_FILE", &p.to_string());
+    let c = resolve(String::new(), env).unwrap();
+    assert_eq!(c.signing_secret.unwrap().expose(), "s".repeat(40));
+    let c = resolve(
+        format!("[storage]\nsecret_access_key_file = \"{p}\"\n"),
+        Env::empty(),
+    )
+    .unwrap();
+    assert_eq!(
+        c.storage.secret_access_key.unwrap().expose(),
+        "s".repeat(40)
+    );
+    let both = format!(
+        "[server]\nsigning_secret = \"{}\"\nsigning_secret_file = \"{p}\"\n",
+        "t".repeat(40)
+    );
+    assert!(matches!(
+        resolve(both, Env::empty()),
+        Err(ConfigError::Invalid(m)) if m.contains("not both")
+    ));
+    let missing = "[storage]\nsecret_access_key_file = \"/nonexistent/s\"\n".to_string();
+    assert!(matches!(
+        resolve(missing, Env::empty()),
+        Err(ConfigError::SecretFile {
+            setting: "storage.secret_access_key_file",
+            ..
+        })
+    ));
+    // The environment overrides the file, whichever form each uses.
+    let env = Env::empty().with("FILESTORE_SIGNING_SECRET", &"e".repeat(40));
+    let c = resolve(format!("[server]\nsigning_secret_file = \"{p}\"\n"), env).unwrap();
+    assert_eq!(c.signing_secret.unwrap().expose(), "e".repeat(40));
+    let env = Env::empty()
+        .with("FILESTORE_SIGNING_SECRET", &"e".repeat(40))
+        .with("FILESTORE_SIGNING_SECRET_FILE", &p.to_string());
+    assert!(resolve(String::new(), env).is_err(), "both in one layer");
+    // A short secret from a file is refused like a short value.
+    std::fs::write(&path, "short\n").unwrap();
+    assert!(resolve(
+        format!("[server]\nsigning_secret_file = \"{p}\"\n"),
+        Env::empty()
+    )
+    .is_err());
+}
+
+#[test]
+fn the_database_url_comes_from_the_env_or_the_file_and_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db-url");
+    std::fs::write(&path, "postgres://u:pw@db/fs\n").unwrap();
+    let resolve = |toml_text: &str, env: Env| {
+        let file: FileConfig = toml::from_str(toml_text).unwrap();
+        Config::resolve(file, &env, &Overrides::default())
+    };
+    let c = resolve("", Env::empty()).unwrap();
+    assert!(c.database_url.is_none(), "SQLite by default");
+    let c = resolve("[database]\nurl = \"postgres://f@h/d\"\n", Env::empty()).unwrap();
+    assert_eq!(c.database_url.unwrap().expose(), "postgres://f@h/d");
+    let p = path.display();
+    let c = resolve(&format!("[database]\nurl_file = \"{p}\"\n"), Env::empty()).unwrap();
+    assert_eq!(c.database_url.unwrap().expose(), "postgres://u:pw@db/fs");
+    let env = Env::empty().with("FILESTORE_DATABASE_URL", "postgresql://e@h/d");
+    let c = resolve("[database]\nurl = \"postgres://f@h/d\"\n", env).unwrap();
+    assert_eq!(c.database_url.unwrap().expose(), "postgresql://e@h/d");
+    let env = Env::empty().with("FILESTORE_DATABASE_URL_FILE", &p.to_string());
+    let c = resolve("", env).unwrap();
+    assert_eq!(c.database_url.unwrap().expose(), "postgres://u:pw@db/fs");
+    assert!(resolve("[database]\nurl = \"mysql://h/d\"\n", Env::empty()).is_err());
+    assert!(resolve(
+        &format!("[database]\nurl = \"postgres://h/d\"\nurl_file = \"{p}\"\n"),
+        Env::empty()
+    )
+    .is_err());
+    assert!(!format!(
+        "{:?}",
+        resolve(
+            "[database]\nurl = \"postgres://u:hunter2@h/d\"\n",
+            Env::empty()
+        )
+        .unwrap()
+    )
+    .contains("hunter2"));
+}

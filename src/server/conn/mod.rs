@@ -1,0 +1,182 @@
+//! Connections: the accept loop and the limits of docs/decisions.md, "Serving limits" that live below
+//! the router.
+//!
+//! - At most `max_connections` at once. When all are taken, the oldest
+//!   connection that serves no request (idle, or still sending its head) is
+//!   closed to make room; failing that, the one whose response has made no
+//!   progress for longest, once that is over [`STALLED_AFTER`](evict::STALLED_AFTER) (a client
+//!   that stopped reading a download serves no one either). Only while every
+//!   connection is serving a request that moves do new ones wait in the
+//!   kernel's accept queue (never refused), and the loop looks again for a
+//!   stalled one every [`SHED_RETRY`]. The open-file
+//!   limit is raised to its hard limit at start, and `max_connections` kept
+//!   under it, so `accept` never fails with "too many open files".
+//! - Each connection is in one of three phases, which decide its deadline:
+//!   *idle* (between requests: closed after `idle_timeout` without a byte),
+//!   *head* (a request has begun: closed if its headers are not all in within
+//!   `header_timeout`), *busy* (a request is being served: its body has
+//!   `body_timeout` between bytes and must average `min_upload_rate` over
+//!   any `min_upload_window` (30 s) once that long has passed, see
+//!   [`TimedBody`]; a response the client stops reading is dropped after
+//!   `idle_timeout` without progress).
+//! - Shutdown: stop accepting, let every connection finish its request in
+//!   flight (idle ones close at once), and give up after `shutdown_timeout`.
+
+mod body;
+mod evict;
+mod phase;
+mod rate;
+mod timed_io;
+
+pub(crate) use body::BodyTimeout;
+
+use crate::config::Limits;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::Router;
+use body::TimedBody;
+use evict::Registry;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use phase::{Guarded, Phase, PhaseGuard};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use timed_io::TimedIo;
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+/// How often the accept loop, full and with nothing to close, looks again
+/// for a connection that has since stalled.
+const SHED_RETRY: Duration = Duration::from_millis(250);
+/// Serves `router` on `listener` until `shutdown` completes; then finishes the
+/// requests in flight, for at most `shutdown_timeout`.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let open = Registry::default();
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // The head's deadline is kept by `TimedIo`, which knows the phase.
+    http.timer(TokioTimer::new()).header_read_timeout(None);
+    tokio::pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    // Out of file descriptors or memory: wait, don't spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let permit = if let Ok(p) = slots.clone().try_acquire_owned() {
+            p
+        } else {
+            // Full, and a client is waiting: make room by closing the
+            // oldest connection that serves no request (idle, or still
+            // sending its head), as nginx reuses keep-alive connections,
+            // or else the longest-stalled download. Idle, slow and
+            // non-reading clients can then never keep a new client (a
+            // health check) out for long; only while every connection
+            // is serving a request that moves does this one wait (and
+            // the next ones in the accept queue).
+            let mut shed = open.shed_one(Instant::now());
+            let waited = loop {
+                let retry = async {
+                    if shed {
+                        // A connection is closing: its slot comes.
+                        std::future::pending::<()>().await;
+                    }
+                    tokio::time::sleep(SHED_RETRY).await;
+                };
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => {
+                        break Some(p.expect("the semaphore is never closed"));
+                    }
+                    () = retry => shed = open.shed_one(Instant::now()),
+                    () = &mut shutdown => break None,
+                }
+            };
+            match waited {
+                Some(p) => p,
+                None => break,
+            }
+        };
+        // No Nagle: a response's head and body leave at once, not after the
+        // peer's delayed ACK (40 ms per small download on a keep-alive connection).
+        let _ = tcp.set_nodelay(true);
+        let phase = Arc::new(Phase::default());
+        let phase_of_conn = phase.clone();
+        let io = TokioIo::new(TimedIo::new(tcp, phase.clone(), limits));
+        let (started, done) = (phase.clone(), phase);
+        let service = router
+            .clone()
+            .map_request(move |req: Request<hyper::body::Incoming>| {
+                started.start();
+                req.map(|b| Body::new(TimedBody::new(b, &limits)))
+            })
+            .map_response(move |res: axum::response::Response| {
+                let guard = PhaseGuard(done.clone());
+                res.map(|inner| {
+                    Body::new(Guarded {
+                        inner,
+                        _guard: guard,
+                    })
+                })
+            });
+        let conn = http.serve_connection(io, TowerToHyperService::new(service));
+        let conn = graceful.watch(conn);
+        let (id, shed) = open.add(phase_of_conn);
+        let open = open.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = conn => {}
+                () = shed.notified() => {}
+            }
+            open.remove(id);
+            drop(permit);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            after = ?limits.shutdown_timeout,
+            "requests still in flight at the shutdown timeout; closing them"
+        );
+    }
+}
+/// Raises the soft open-file limit to the hard one and returns how many
+/// connections fit under it (64 descriptors kept for files and the database).
+pub(crate) fn connection_room() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let mut lim = getrlimit(Resource::Nofile);
+        if lim.current < lim.maximum {
+            let raised = Rlimit {
+                current: lim.maximum,
+                maximum: lim.maximum,
+            };
+            if setrlimit(Resource::Nofile, raised).is_ok() {
+                lim = getrlimit(Resource::Nofile);
+            }
+        }
+        lim.current
+            .map(|n| usize::try_from(n.saturating_sub(64)).unwrap_or(usize::MAX))
+    }
+    #[cfg(not(unix))]
+    None
+}

@@ -1,0 +1,118 @@
+//! Completion: the store's blob completed and the file committed, or
+//! recovered when the store has the whole blob but no partial one.
+
+use super::read::with_file;
+use crate::api::FileRecord;
+use crate::db::{FileRow, UploadRow};
+use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::validate;
+use crate::service::blobs::delete_blob_now;
+use crate::service::commit::{commit, commit_context, PendingBlob};
+use crate::service::error::ServiceError;
+use crate::service::App;
+use crate::storage::{Partial, StorageError};
+use futures_util::StreamExt;
+use std::sync::Arc;
+
+/// The last byte is in: the blob is completed in the store and the file
+/// committed (the upload marked complete in the same transaction).
+pub(super) async fn complete(
+    app: &Arc<App>,
+    row: &UploadRow,
+    after: Partial,
+    hash: &ResumableSha256,
+) -> Result<FileRecord, ServiceError> {
+    match app.store.complete_partial(&row.blob_key, after).await {
+        Ok(()) => commit_file(app, row, hash.hex()).await,
+        Err(StorageError::NotFound(_)) => recover(app, row).await,
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The store no longer has the upload's partial blob. When it holds the whole
+/// blob instead (completed in the store, but the file's commit never
+/// happened: a crash or a database failure in between, then a retried last
+/// PATCH), the file is committed now, its SHA-256 read back from the store.
+/// Otherwise the bytes are lost (the store's upload was aborted): the upload
+/// is removed and 410 says to start again.
+pub(super) async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ServiceError> {
+    if app.store.size(&row.blob_key).await? == Some(row.length) {
+        let mut hash = ResumableSha256::new();
+        let mut bytes = app.store.get(&row.blob_key, 0, row.length).await?;
+        while let Some(chunk) = bytes.next().await {
+            hash.update(&chunk.map_err(ServiceError::from_io)?);
+        }
+        tracing::warn!(upload = %row.id, "completed in the store but not committed: committed now");
+        return commit_file(app, row, hash.hex()).await;
+    }
+    tracing::warn!(upload = %row.id, "the store lost the upload's bytes; the upload is removed");
+    // Only if it was still incomplete when removed: otherwise another
+    // request just committed its file, whose blob stays.
+    if app.meta.remove_upload(&row.id, app.clock.now_ms()).await? == Some(true) {
+        delete_blob_now(app, &row.blob_key).await;
+    }
+    Err(ServiceError::Gone(
+        "the upload's bytes were lost in the store; start a new upload".into(),
+    ))
+}
+
+/// Commits the file of a complete upload whose blob is in the store.
+async fn commit_file(
+    app: &Arc<App>,
+    row: &UploadRow,
+    sha256: String,
+) -> Result<FileRecord, ServiceError> {
+    let now = app.clock.now_ms();
+    let file = FileRow {
+        id: row.file_id.clone(),
+        account_id: row.account_id.clone(),
+        content_type: validate::content_type(row.content_type.as_deref(), &row.name),
+        name: row.name.clone(),
+        folder: row.folder.clone(),
+        size: row.length,
+        private: row.private,
+        sha256,
+        blob_key: row.blob_key.clone(),
+        created_at: now,
+        expires_at: row.expires_ms.map(|ms| now.saturating_add(ms)),
+        inline: false,
+    };
+    let account = app
+        .meta
+        .account(&row.account_id)
+        .await?
+        .ok_or_else(|| ServiceError::internal("account vanished"))?;
+    let plan = app.plan_of(&account).clone();
+    // The upload's row guards the blob (no deletion is queued for it), so a
+    // failed commit leaves it for the retried PATCH.
+    let ctx = commit_context(app, Some(row.id.clone()));
+    let committed = commit(
+        app,
+        file,
+        None,
+        &plan,
+        ctx,
+        PendingBlob::new(app, &row.blob_key),
+    )
+    .await;
+    match committed {
+        // Refused because the upload is no longer open: it was ended (or
+        // its time ran out) while its last bytes came, which is no server
+        // fault; its blob went with it.
+        Err(ServiceError::Internal(e)) => {
+            let now = app.meta.upload(&row.account_id, &row.id).await?;
+            match now {
+                Some(u) if u.completed_at.is_some() => with_file(app, u)
+                    .await?
+                    .1
+                    .ok_or_else(|| ServiceError::Gone("the upload's file is gone".into())),
+                Some(u) if u.expires_at > app.clock.now_ms() => Err(ServiceError::Internal(e)),
+                _ => Err(ServiceError::Gone(
+                    "the upload ended before its last bytes were committed; start a new upload"
+                        .into(),
+                )),
+            }
+        }
+        other => other,
+    }
+}
