@@ -1,4 +1,4 @@
--- Webhook subscriptions (CONTRACT §12). The secret is kept as given to the
+-- Webhook subscriptions (docs/decisions.md, "Webhooks"). The secret is kept as given to the
 -- operator once (`whsec_…`): signing needs it, so it cannot be a hash; the
 -- database file is readable by the server's user only.
 CREATE TABLE webhooks (
