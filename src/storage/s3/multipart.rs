@@ -5,7 +5,7 @@
 //! still in flight is aborted once the store answers); and a sweep of
 //! incomplete uploads that a crash or a long outage left behind.
 
-use super::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
+use super::call::{backend, file_region, within, S3Store, REQUEST_TIMEOUT};
 use crate::domain::backoff::Backoff;
 use crate::storage::StorageError;
 use aws_sdk_s3::operation::abort_multipart_upload::AbortMultipartUploadError;
@@ -273,7 +273,7 @@ impl Upload {
             .key(&self.key)
             .upload_id(&self.id)
             .part_number(number)
-            .content_length(super::content_length(len)?)
+            .content_length(super::call::content_length(len)?)
             .body(body)
             .send()
             .await

@@ -5,7 +5,7 @@
 //! append, so no node keeps anything on its own disk and the next request
 //! may land on any node. The last part, whatever its size, goes at completion.
 
-use super::{backend, within, S3Store, REQUEST_TIMEOUT};
+use super::call::{backend, within, S3Store, REQUEST_TIMEOUT};
 use crate::storage::{ByteStream, Partial, StorageError};
 use aws_sdk_s3::primitives::ByteStream as Body;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
@@ -134,7 +134,7 @@ impl S3Store {
             .key(object)
             .upload_id(&state.upload_id)
             .part_number(number)
-            .content_length(super::content_length(data.len() as u64)?)
+            .content_length(super::call::content_length(data.len() as u64)?)
             .body(Body::from(data))
             .send();
         let out = within(PART_TIMEOUT, request)
