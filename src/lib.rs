@@ -1,13 +1,18 @@
 //! filestore: a self-hostable file storage service and its command-line client.
 //!
-//! Layers, from the wire inwards:
-//! - [`server`]: axum router, auth/CORS/rate-limit layers, thin handlers, CDN routes.
-//! - [`service`]: the upload pipeline, deletion and expiry (the rules that touch I/O).
-//! - [`domain`]: pure rules: keys and origins, validation, signing, rate windows.
-//! - [`db`]: the `MetaStore` trait (metadata) and its SQLite implementation
-//!   (r2d2 pool, single writer with group commit, migrations, queries).
-//! - [`storage`]: the `BlobStore` trait with a local-disk and an S3 implementation.
-//! - [`client`] and [`cli`]: the HTTP client and the command line.
+//! Layers, from the wire inwards (each imports only those below it):
+//! - `cli`: the command line (`entry.rs` is [`main`]); `client`: its HTTP client.
+//! - `server`: axum router, auth/CORS/rate-limit layers, thin handlers, the CDN's
+//!   HTTP, and the one mapping of a service error to a status and envelope.
+//! - `service`: the rules that touch I/O (uploads, tus, reads, the CDN's rules,
+//!   the collector, admin), with their own transport-free error.
+//! - `db`: the metadata seam (`MetaStore`, the sum of seven aggregate traits)
+//!   and its SQLite and PostgreSQL implementations, one file per aggregate.
+//! - `storage`: the `BlobStore` trait with a local-disk and an S3 implementation.
+//! - `config`; `domain`: pure rules (validation, signing, the quota rule, …).
+//!
+//! The modules are private: [`testing`] is the door for the integration tests,
+//! fuzz targets and benches.
 
 mod api;
 mod cli;

@@ -69,6 +69,8 @@ pub(crate) enum KeyCommand {
         #[arg(long, value_enum)]
         kind: KeyKind,
         /// Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable
+        // (clap's help text, not a rustdoc link)
+        #[allow(rustdoc::broken_intra_doc_links)]
         #[arg(long = "origin", value_name = "URL")]
         origins: Vec<String>,
         #[arg(long)]

@@ -13,6 +13,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
     /// Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]
+    // (clap's help text, not HTML)
+    #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]

@@ -100,7 +100,7 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
 #[async_trait]
 pub trait BlobRepo: std::fmt::Debug + Send + Sync {
     /// Registers a blob an upload is about to write: collected after
-    /// [`UPLOAD_GUARD_MS`] unless the upload's commit releases it first.
+    /// `UPLOAD_GUARD_MS` unless the upload's commit releases it first.
     async fn guard_upload(&self, blob_key: &str, now: i64) -> Result<(), DbError>;
 
     /// Queues a blob for deletion, due at `due` (or earlier if queued so).

@@ -17,7 +17,7 @@ const READ_BUFFER: usize = 256 * 1024;
 /// The body then streams under the SDK's stalled-stream protection.
 pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// An S3-compatible bucket as a [`BlobStore`].
+/// An S3-compatible bucket as a [`BlobStore`](crate::storage::BlobStore).
 #[derive(Clone)]
 pub struct S3Store {
     pub(super) client: Client,

@@ -244,7 +244,7 @@ impl BlobStore for S3Store {
         self.sweep_incomplete_uploads(older_than, &keep).await
     }
 
-    /// 10,000 parts (S3's limit) of [`partial::PART_SIZE`].
+    /// 10,000 parts (S3's limit) of `partial::PART_SIZE`.
     fn max_partial(&self) -> u64 {
         10_000 * partial::PART_SIZE as u64
     }
