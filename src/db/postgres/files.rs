@@ -8,10 +8,11 @@ use super::outbox::enqueue;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, PageAfter, RowWithData,
+    DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
-use crate::domain::quota::{Ask, Holdings, Quota};
+use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -44,13 +45,12 @@ async fn commit(
     // A resumable upload was admitted at its creation and holds its room.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
-        let held = Holdings {
-            used: stored.saturating_add(reserved),
-            uploads: upload_count(tx, &f.account_id, &ctx.period)
-                .await?
-                .saturating_add(pending),
-            open: pending,
-        };
+        let held = Commitments {
+            upload_count: upload_count(tx, &f.account_id, &ctx.period).await?,
+            reserved_bytes: reserved,
+            pending_uploads: pending,
+        }
+        .holdings(stored);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
             return Ok(CommitOutcome::Refused(refusal));
         }

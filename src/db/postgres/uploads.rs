@@ -10,9 +10,11 @@ use super::blobs::{schedule, unqueue};
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, DbError, PgStore, NODE_LOCK,
 };
-use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
+use crate::db::model::{
+    Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
+};
 use crate::db::store::UploadRepo;
-use crate::domain::quota::{Ask, Holdings, Quota};
+use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 
@@ -29,13 +31,12 @@ async fn create(
         }
     }
     let (bytes, pending) = reserved(tx, &u.account_id, u.created_at, None).await?;
-    let held = Holdings {
-        used: stored.saturating_add(bytes),
-        uploads: upload_count(tx, &u.account_id, period)
-            .await?
-            .saturating_add(pending),
-        open: pending,
-    };
+    let held = Commitments {
+        upload_count: upload_count(tx, &u.account_id, period).await?,
+        reserved_bytes: bytes,
+        pending_uploads: pending,
+    }
+    .holdings(stored);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }

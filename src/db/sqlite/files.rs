@@ -5,10 +5,11 @@
 use super::{accounts, blobs, outbox, owned, shared, signed, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, FileRow, FolderFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, PageAfter, RowWithData,
+    DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
-use crate::domain::quota::{Ask, Holdings, Quota};
+use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -65,12 +66,12 @@ fn commit_upload(
     // only a plan lowered since can refuse it, and then it is not refused.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
-        let held = Holdings {
-            used: account.storage_bytes.saturating_add(reserved),
-            uploads: accounts::upload_count(&tx, &f.account_id, &ctx.period)?
-                .saturating_add(pending),
-            open: pending,
-        };
+        let held = Commitments {
+            upload_count: accounts::upload_count(&tx, &f.account_id, &ctx.period)?,
+            reserved_bytes: reserved,
+            pending_uploads: pending,
+        }
+        .holdings(account.storage_bytes);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
             return Ok(CommitOutcome::Refused(refusal));
         }

@@ -7,9 +7,9 @@
 
 use super::{accounts, blobs, owned, shared, signed, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
-use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
+use crate::db::model::{Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
-use crate::domain::quota::{Ask, Holdings, Quota};
+use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
@@ -59,11 +59,12 @@ fn create(
     let account = accounts::get(&tx, &u.account_id)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?;
     let (bytes, pending) = shared::reserved(&tx, &u.account_id, u.created_at, None)?;
-    let held = Holdings {
-        used: account.storage_bytes.saturating_add(bytes),
-        uploads: accounts::upload_count(&tx, &u.account_id, period)?.saturating_add(pending),
-        open: pending,
-    };
+    let held = Commitments {
+        upload_count: accounts::upload_count(&tx, &u.account_id, period)?,
+        reserved_bytes: bytes,
+        pending_uploads: pending,
+    }
+    .holdings(account.storage_bytes);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }
