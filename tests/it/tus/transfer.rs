@@ -256,7 +256,18 @@ async fn a_patch_cut_off_keeps_what_arrived(b: Backend) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(at > 0 && at <= 200_000, "{at}");
-    let r = patch(&srv, &url, at, bytes[at as usize..].to_vec()).await;
+    // The broken PATCH may still hold the upload's lease for a moment after
+    // its offset is saved (on S3 it is still storing the part): a client is
+    // told 423 and comes back, as tus clients do.
+    let mut r = patch(&srv, &url, at, bytes[at as usize..].to_vec()).await;
+    for _ in 0..50 {
+        if r.status() != 423 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        at = offset(&srv, &url).await;
+        r = patch(&srv, &url, at, bytes[at as usize..].to_vec()).await;
+    }
     assert_eq!(r.status(), 204);
     let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
     assert_eq!(
