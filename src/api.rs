@@ -27,6 +27,10 @@ pub(crate) struct FileRecord {
     /// `Content-Digest` too.
     #[schema(pattern = "^[0-9a-f]{64}$")]
     pub sha256: String,
+    /// The client's metadata: string values under keys `[a-z0-9_-]{1,64}`,
+    /// at most 16 keys, 4 KiB as compact JSON; `{}` when none.
+    #[serde(default)]
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 /// One page of `GET /v1/files`.

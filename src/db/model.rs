@@ -3,6 +3,7 @@
 
 use crate::domain::ids::KeyKind;
 pub use crate::domain::quota::{Quota, Refusal};
+use std::collections::BTreeMap;
 
 /// How long an upload may take between registering its blob and committing.
 pub(crate) const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
@@ -57,6 +58,8 @@ pub struct FileRow {
     pub expires_at: Option<i64>,
     /// The bytes are in `inline_blobs` (small files), not in the blob store.
     pub inline: bool,
+    /// The client's metadata (`domain::metadata`), empty when none.
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// A file row and, for an inline file, its bytes.
@@ -171,6 +174,8 @@ pub struct UploadRow {
     /// How long it lives without receiving a byte (`expires_at` moves this
     /// far ahead of each PATCH that brings some).
     pub idle_ms: i64,
+    /// The file's metadata (`domain::metadata`), given at creation.
+    pub metadata: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 pub(crate) mod backoff;
 pub mod digest;
 pub mod ids;
+pub(crate) mod metadata;
 pub(crate) mod origins;
 pub(crate) mod quota;
 pub mod ratelimit;

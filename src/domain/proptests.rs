@@ -202,3 +202,23 @@ mod patterns_match_the_validators {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn metadata_accepted_keeps_its_promises(raw in "\\PC{0,200}") {
+        if let Ok(m) = super::metadata::parse(&raw) {
+            prop_assert!(super::metadata::check(&m).is_ok());
+            prop_assert!(super::metadata::to_json(&m).len() <= super::metadata::MAX_BYTES);
+        }
+    }
+
+    #[test]
+    fn metadata_round_trips(m in prop::collection::btree_map("[a-z0-9_-]{1,64}", "\\PC{0,40}", 0..=16usize)) {
+        let json = super::metadata::to_json(&m);
+        match super::metadata::parse(&json) {
+            Ok(back) => prop_assert_eq!(&back, &m),
+            Err(_) => prop_assert!(json.len() > super::metadata::MAX_BYTES),
+        }
+        prop_assert_eq!(super::metadata::from_stored(&json), m);
+    }
+}

@@ -67,11 +67,14 @@ pub struct Metadata {
     pub folder: Option<String>,
     pub private: bool,
     pub expires: Option<Duration>,
+    /// The file's metadata: the JSON of the `metadata` key
+    /// (`super::metadata::parse`); an empty value is none.
+    pub metadata: super::metadata::Metadata,
 }
 
 /// Parses `Upload-Metadata`: comma-separated `key base64(value)` pairs (a
 /// key alone has an empty value). `filename` (or `name`), `filetype` (or
-/// `type`), `folder`, `private` and `expires` follow the multipart fields'
+/// `type`), `folder`, `private`, `expires` and `metadata` follow the multipart fields'
 /// rules (`filename` wins over `name` and `filetype` over `type` when both
 /// come, as Uppy sends them); other keys are ignored; a key given twice is
 /// refused.
@@ -118,6 +121,12 @@ pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
                 } else {
                     Some(validate::expires(&t)?)
                 };
+            }
+            "metadata" => {
+                let t = text()?;
+                if !t.is_empty() {
+                    m.metadata = super::metadata::parse(&t)?;
+                }
             }
             _ => {}
         }

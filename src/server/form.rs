@@ -4,7 +4,7 @@
 //! the upload's `Content-Digest` header, the other way to give its digest.
 
 use crate::domain::digest::{self, Sha256Digest};
-use crate::domain::validate;
+use crate::domain::{metadata, validate};
 use crate::service::upload::{FilePart, Upload, UploadFields};
 use crate::service::ServiceError;
 use axum::extract::multipart::{Field, Multipart, MultipartError};
@@ -13,6 +13,10 @@ use futures_util::StreamExt;
 
 /// Longest text field (`folder`, `private`, `expires`, `sha256`).
 const MAX_TEXT_FIELD: usize = 4096;
+/// Longest `metadata` field: its limit is on the compact JSON
+/// (`domain::metadata::MAX_BYTES`), so room for the sender's whitespace and
+/// escapes; what passes this is judged by that rule.
+const MAX_METADATA_FIELD: usize = 4 * metadata::MAX_BYTES;
 
 /// Reads the whole form: the fields, and the one file part streamed into
 /// `upload`. Unknown fields are read and ignored.
@@ -46,6 +50,15 @@ pub(crate) async fn read(
             "sha256" => {
                 fields.sha256 =
                     Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?);
+            }
+            "metadata" => {
+                // Empty, like `expires`: none.
+                let raw = text_up_to(field, MAX_METADATA_FIELD).await?;
+                fields.metadata = if raw.is_empty() {
+                    metadata::Metadata::new()
+                } else {
+                    metadata::parse(&raw).map_err(ServiceError::BadRequest)?
+                };
             }
             "expires" => {
                 let raw = text(field).await?;
@@ -106,13 +119,17 @@ pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<Serv
     None
 }
 
-async fn text(mut field: Field<'_>) -> Result<String, ServiceError> {
+async fn text(field: Field<'_>) -> Result<String, ServiceError> {
+    text_up_to(field, MAX_TEXT_FIELD).await
+}
+
+async fn text_up_to(mut field: Field<'_>, max: usize) -> Result<String, ServiceError> {
     let name = field.name().unwrap_or("").to_string();
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(|e| bad_multipart(&e))? {
-        if buf.len() + chunk.len() > MAX_TEXT_FIELD {
+        if buf.len() + chunk.len() > max {
             return Err(ServiceError::BadRequest(format!(
-                "field {name:?} is longer than {MAX_TEXT_FIELD} bytes"
+                "field {name:?} is longer than {max} bytes"
             )));
         }
         buf.extend_from_slice(&chunk);

@@ -30,5 +30,6 @@ pub(crate) fn record(app: &App, f: &FileRow) -> FileRecord {
         expires_at: f.expires_at.map(rfc3339_ms),
         created_at: rfc3339_ms(f.created_at),
         sha256: f.sha256.clone(),
+        metadata: f.metadata.clone(),
     }
 }

@@ -21,6 +21,7 @@ use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{Account, CommitContext, FileRow};
 use crate::domain::digest::Sha256Digest;
+use crate::domain::metadata::Metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::service::error::ServiceError;
@@ -55,6 +56,8 @@ pub(crate) struct UploadFields {
     pub expires: Option<Duration>,
     /// The `sha256` form field.
     pub sha256: Option<Sha256Digest>,
+    /// The `metadata` form field (`domain::metadata`), empty when none.
+    pub metadata: Metadata,
 }
 
 /// The file, spooled, with the name and type its sender gave.
@@ -237,6 +240,7 @@ impl Upload {
                 .expires
                 .map(|d| now.saturating_add(crate::clock::millis(d))),
             inline: matches!(spooled.body, Body::Inline(_)),
+            metadata: fields.metadata,
         };
         let key = self.req.idempotency_key;
         let stored = store_and_commit(app, row, spooled.body, &self.plan, key, held).await;

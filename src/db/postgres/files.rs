@@ -12,6 +12,7 @@ use crate::db::model::{
     DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
+use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
 use async_trait::async_trait;
@@ -102,7 +103,7 @@ async fn commit(
     execute(
         tx,
         &format!(
-            "INSERT INTO files ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            "INSERT INTO files ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             rows::FILE
         ),
         &[
@@ -118,6 +119,7 @@ async fn commit(
             &f.created_at,
             &f.expires_at,
             &f.inline,
+            &metadata::to_json(&f.metadata),
         ],
     )
     .await?;
@@ -277,7 +279,7 @@ impl FileRepo for PgStore {
             );
             Ok(query_opt(c, &sql, &[&id, &account_id, &now])
                 .await?
-                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(12))))
+                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(13))))
         })
     }
 

@@ -132,6 +132,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_webhooks.sql"),
     include_str!("migrations/0005_upload_owners.sql"),
     include_str!("migrations/0006_webhook_fairness.sql"),
+    include_str!("migrations/0007_file_metadata.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

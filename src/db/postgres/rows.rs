@@ -3,6 +3,7 @@
 use super::{unsigned, DbError};
 use crate::db::model::{Account, FileRow, KeyRecord, UploadRow};
 use crate::domain::ids::KeyKind;
+use crate::domain::metadata;
 use tokio_postgres::Row;
 
 pub(crate) const ACCOUNT: &str = "id, name, plan, grace_period, storage_bytes, created_at";
@@ -56,7 +57,7 @@ pub(crate) fn key_and_account(r: &Row) -> Result<(KeyRecord, Account), DbError> 
 }
 
 pub(crate) const FILE: &str = "id, account_id, name, folder, size, content_type, private, sha256, \
-     blob_key, created_at, expires_at, inline";
+     blob_key, created_at, expires_at, inline, metadata";
 
 pub(crate) fn file(r: &Row) -> FileRow {
     FileRow {
@@ -72,12 +73,13 @@ pub(crate) fn file(r: &Row) -> FileRow {
         created_at: r.get(9),
         expires_at: r.get(10),
         inline: r.get(11),
+        metadata: metadata::from_stored(r.get::<_, &str>(12)),
     }
 }
 
 pub(crate) const UPLOAD: &str = "id, account_id, file_id, blob_key, length, received, name, \
      content_type, folder, private, expires_ms, hash_state, store_state, created_at, expires_at, \
-     completed_at, idempotency_key, created_by, idle_ms";
+     completed_at, idempotency_key, created_by, idle_ms, metadata";
 
 pub(crate) fn upload(r: &Row) -> UploadRow {
     UploadRow {
@@ -100,5 +102,6 @@ pub(crate) fn upload(r: &Row) -> UploadRow {
         idempotency_key: r.get(16),
         created_by: r.get(17),
         idle_ms: r.get(18),
+        metadata: metadata::from_stored(r.get::<_, &str>(19)),
     }
 }

@@ -14,6 +14,7 @@ use crate::db::model::{
     Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
 };
 use crate::db::store::UploadRepo;
+use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
@@ -46,7 +47,7 @@ async fn create(
         &format!(
             "INSERT INTO tus_uploads ({}) VALUES
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-              $18, $19)",
+              $18, $19, $20)",
             rows::UPLOAD
         ),
         &[
@@ -69,6 +70,7 @@ async fn create(
             &u.idempotency_key,
             &u.created_by,
             &u.idle_ms,
+            &metadata::to_json(&u.metadata),
         ],
     )
     .await?;

@@ -9,6 +9,7 @@ use crate::db::model::{
     DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
+use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
 use async_trait::async_trait;
@@ -17,7 +18,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str =
-    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline";
+    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
@@ -33,6 +34,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         created_at: r.get(9)?,
         expires_at: r.get(10)?,
         inline: r.get(11)?,
+        metadata: metadata::from_stored(&r.get::<_, String>(12)?),
     })
 }
 
@@ -103,7 +105,7 @@ fn commit_upload(
         }
     }
     tx.prepare_cached(&format!(
-        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
     ))?
     .execute(params![
         f.id,
@@ -117,7 +119,8 @@ fn commit_upload(
         f.blob_key,
         f.created_at,
         f.expires_at,
-        f.inline
+        f.inline,
+        metadata::to_json(&f.metadata)
     ])?;
     accounts::add_storage(&tx, &f.account_id, signed(f.size)?)?;
     accounts::add_upload(&tx, &f.account_id, &ctx.period)?;
@@ -317,7 +320,7 @@ impl FileRepo for SqliteStore {
                 ))?;
                 Ok(stmt
                     .query_row(params![id, acc, now], |r| {
-                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(12)?))
+                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(13)?))
                     })
                     .optional()?)
             })

@@ -90,6 +90,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_webhooks.sql"),
     include_str!("migrations/0007_upload_owners.sql"),
     include_str!("migrations/0008_webhook_fairness.sql"),
+    include_str!("migrations/0009_file_metadata.sql"),
 ];
 
 #[derive(Clone)]

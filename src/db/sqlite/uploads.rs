@@ -9,13 +9,14 @@ use super::{accounts, blobs, owned, shared, signed, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
+use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
      folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at, \
-     idempotency_key, created_by, idle_ms";
+     idempotency_key, created_by, idle_ms, metadata";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     Ok(UploadRow {
@@ -38,6 +39,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
         idempotency_key: r.get(16)?,
         created_by: r.get(17)?,
         idle_ms: r.get(18)?,
+        metadata: metadata::from_stored(&r.get::<_, String>(19)?),
     })
 }
 
@@ -70,7 +72,7 @@ fn create(
     }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
     ))?
     .execute(params![
         u.id,
@@ -92,6 +94,7 @@ fn create(
         u.idempotency_key,
         u.created_by,
         u.idle_ms,
+        metadata::to_json(&u.metadata),
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)

@@ -76,6 +76,7 @@ async fn commit_file(
         created_at: now,
         expires_at: row.expires_ms.map(|ms| now.saturating_add(ms)),
         inline: false,
+        metadata: row.metadata.clone(),
     };
     let account = app
         .meta

@@ -113,6 +113,7 @@ pub(crate) async fn create(
         idempotency_key,
         created_by: Some(caller.key_id.clone()),
         idle_ms,
+        metadata: meta.metadata,
     };
     let outcome = app
         .meta

@@ -41,6 +41,7 @@ pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) 
         created_at: 1000 + i as i64,
         expires_at,
         inline: true,
+        metadata: std::collections::BTreeMap::new(),
     }
 }
 

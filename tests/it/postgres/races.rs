@@ -255,6 +255,7 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
         // A renewal (the same token again) keeps the upload alive this long
         // past it: short here, so that the expiry at 5_000 stands.
         idle_ms: 1_000,
+        metadata: std::collections::BTreeMap::new(),
     };
     let limits = Quota::UNLIMITED;
     a.create_upload(row, limits, "2026-11").await.unwrap();

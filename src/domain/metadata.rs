@@ -1,0 +1,152 @@
+//! A file's metadata (CONTRACT.md §14, "File metadata"): a JSON object of
+//! string values the client attaches to an upload, stored and returned with
+//! the file.
+
+use std::collections::BTreeMap;
+
+/// A file's metadata, sorted by key (so its JSON form is stable).
+pub(crate) type Metadata = BTreeMap<String, String>;
+
+/// At most this many keys.
+pub(crate) const MAX_KEYS: usize = 16;
+/// A key is 1 to this many bytes of `[a-z0-9_-]`.
+pub(crate) const MAX_KEY_LEN: usize = 64;
+/// At most this many bytes "in all": the length of the compact JSON
+/// serialization ([`to_json`], no whitespace, keys sorted) of the whole
+/// object, braces, quotes and escapes included.
+pub(crate) const MAX_BYTES: usize = 4096;
+
+/// Parses and checks metadata as a client sends it (the upload form's
+/// `metadata` field, tus's decoded `metadata` value): a JSON object whose
+/// values are all strings, keys `[a-z0-9_-]{1,64}`, at most [`MAX_KEYS`]
+/// keys, at most [`MAX_BYTES`] in all (see there). The error is the 400's
+/// message.
+pub(crate) fn parse(raw: &str) -> Result<Metadata, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| format!("metadata is not valid JSON: {e}"))?;
+    let serde_json::Value::Object(object) = value else {
+        return Err("metadata must be a JSON object of strings".into());
+    };
+    let mut out = Metadata::new();
+    for (key, value) in object {
+        let serde_json::Value::String(value) = value else {
+            return Err(format!("metadata value of {key:?} must be a string"));
+        };
+        out.insert(key, value);
+    }
+    check(&out)?;
+    Ok(out)
+}
+
+/// Checks metadata already in map form against the rules of [`parse`].
+pub(crate) fn check(m: &Metadata) -> Result<(), String> {
+    if m.len() > MAX_KEYS {
+        return Err(format!("metadata has {} keys: at most {MAX_KEYS}", m.len()));
+    }
+    for key in m.keys() {
+        if !valid_key(key) {
+            return Err(format!(
+                "metadata key {key:?}: use 1-{MAX_KEY_LEN} characters of a-z 0-9 _ -"
+            ));
+        }
+    }
+    let len = to_json(m).len();
+    if len > MAX_BYTES {
+        return Err(format!(
+            "metadata is {len} bytes as compact JSON: at most {MAX_BYTES}"
+        ));
+    }
+    Ok(())
+}
+
+/// A key: 1–64 bytes of `[a-z0-9_-]`.
+pub(crate) fn valid_key(key: &str) -> bool {
+    (1..=MAX_KEY_LEN).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// The compact JSON form (how it is stored, and what [`MAX_BYTES`] measures).
+pub(crate) fn to_json(m: &Metadata) -> String {
+    // A map of strings always serializes.
+    serde_json::to_string(m).unwrap_or_else(|_| "{}".into())
+}
+
+/// Reads the stored form; a stored value that is not an object of strings
+/// (it never should be) reads as no metadata rather than failing the row.
+pub(crate) fn from_stored(raw: &str) -> Metadata {
+    serde_json::from_str(raw).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_an_object_of_strings() {
+        let m = parse(r#"{"b":"2","a-1_x":"one"}"#).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(to_json(&m), r#"{"a-1_x":"one","b":"2"}"#);
+        assert!(parse("{}").unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_object_of_strings() {
+        for raw in [
+            "[]",
+            "\"x\"",
+            "1",
+            "null",
+            "{",
+            "",
+            r#"{"a":1}"#,
+            r#"{"a":null}"#,
+            r#"{"a":{"b":"c"}}"#,
+            r#"{"a":["b"]}"#,
+        ] {
+            assert!(parse(raw).is_err(), "{raw}");
+        }
+    }
+
+    #[test]
+    fn refuses_bad_keys() {
+        let long = "k".repeat(65);
+        for key in ["", "A", "a b", "a.b", "é", long.as_str()] {
+            let raw = serde_json::json!({ key: "v" }).to_string();
+            assert!(parse(&raw).unwrap_err().contains("metadata key"), "{key}");
+        }
+        assert!(parse(&serde_json::json!({ "k".repeat(64): "v" }).to_string()).is_ok());
+    }
+
+    #[test]
+    fn at_most_sixteen_keys() {
+        let m: Metadata = (0..16).map(|i| (format!("k{i}"), "v".into())).collect();
+        assert!(parse(&to_json(&m)).is_ok());
+        let m: Metadata = (0..17).map(|i| (format!("k{i}"), "v".into())).collect();
+        assert!(parse(&to_json(&m)).unwrap_err().contains("17 keys"));
+    }
+
+    #[test]
+    fn at_most_four_kib_as_compact_json() {
+        // {"a":"…"} is 8 bytes around the value.
+        let fits = serde_json::json!({ "a": "x".repeat(MAX_BYTES - 8) }).to_string();
+        assert_eq!(fits.len(), MAX_BYTES);
+        assert!(parse(&fits).is_ok());
+        let over = serde_json::json!({ "a": "x".repeat(MAX_BYTES - 7) }).to_string();
+        assert!(parse(&over).unwrap_err().contains("at most 4096"));
+        // Whitespace in what the client sent does not count.
+        let spaced = format!("{{ \"a\" :  \"{}\" }}", "x".repeat(MAX_BYTES - 8));
+        assert!(parse(&spaced).is_ok());
+        // Escapes count as stored: a quote is two bytes.
+        let quotes = serde_json::json!({ "a": "\"".repeat(MAX_BYTES / 2) }).to_string();
+        assert!(parse(&quotes).is_err());
+    }
+
+    #[test]
+    fn stored_form_round_trips() {
+        let m = parse(r#"{"z":"\u00e9\n","a":""}"#).unwrap();
+        assert_eq!(from_stored(&to_json(&m)), m);
+        assert!(from_stored("not json").is_empty());
+    }
+}
