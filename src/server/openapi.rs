@@ -153,7 +153,8 @@ leading and trailing / are dropped; empty is the root",
         .max_length(Some(255))
 }
 
-/// `multipart/form-data`: `file` (required), `folder`, `private`, `expires`.
+/// `multipart/form-data`: `file` (required), `folder`, `private`, `expires`,
+/// `sha256`, `metadata`.
 fn upload_form() -> utoipa::openapi::request_body::RequestBody {
     let text = |description: &str, pattern: &str| {
         ObjectBuilder::new()
@@ -200,6 +201,16 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
 part: a file whose bytes do not match is refused (400 checksum_mismatch) and not stored",
                 digest::SHA256_FIELD_PATTERN,
             ),
+        )
+        .property(
+            "metadata",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::new(Type::String))
+                .description(Some(
+                    "The file's metadata, a JSON object of strings: keys of 1-64 characters \
+a-z 0-9 _ -, at most 16 keys, at most 4096 bytes as compact JSON; anything else is 400 \
+bad_request. Empty is none. The File record returns it as `metadata`.",
+                )),
         );
     RequestBodyBuilder::new()
         .content(

@@ -141,7 +141,7 @@ fn is_offset_stream(headers: &HeaderMap) -> bool {
         ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0"),
         ("Upload-Length" = u64, Header, description = "The file's size in bytes"),
         ("Upload-Metadata" = Option<String>, Header,
-            description = "Comma-separated `key base64(value)`: filename (or name), filetype (or type), folder, private, expires"),
+            description = "Comma-separated `key base64(value)`: filename (or name), filetype (or type), folder, private, expires, metadata (a JSON object of strings, as the upload form's `metadata` field)"),
         ("Upload-Checksum" = Option<String>, Header,
             description = "`sha1|sha256 <base64>` of the body, when it has data"),
         ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$",

@@ -12,6 +12,8 @@ both_stores!(
     upload_auth_errors,
     public_keys_upload_only_from_their_origins,
     idempotency_key_replays_the_same_file,
+    metadata_round_trips_through_upload_get_and_list,
+    each_bad_metadata_is_a_400,
 );
 
 async fn upload_returns_201_with_record_and_location(b: Backend) {
@@ -409,4 +411,89 @@ async fn idempotency_key_replays_the_same_file(b: Backend) {
         .await
         .unwrap();
     assert_eq!(again["id"], page_first["id"]);
+}
+
+async fn metadata_round_trips_through_upload_get_and_list(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let key = &srv.secret_key;
+    // Whitespace and key order do not matter: the record has it sorted.
+    let sent = r#"{ "project": "apollo", "a-b_1": "", "note": "caf\u00e9 \"x\"" }"#;
+    let f = srv
+        .upload_ok("m.txt", b"m".to_vec(), &[("metadata", sent)])
+        .await;
+    let want = serde_json::json!({"a-b_1": "", "note": "caf\u{e9} \"x\"", "project": "apollo"});
+    assert_eq!(f["metadata"], want);
+    let id = f["id"].as_str().unwrap();
+    let (status, got) = srv.get_json(key, &format!("/v1/files/{id}")).await;
+    assert_eq!((status, &got), (200, &f));
+    // None, or an empty field: {}.
+    let plain = srv.upload_ok("plain.txt", b"p".to_vec(), &[]).await;
+    assert_eq!(plain["metadata"], serde_json::json!({}));
+    let empty = srv
+        .upload_ok("empty.txt", b"e".to_vec(), &[("metadata", "")])
+        .await;
+    assert_eq!(empty["metadata"], serde_json::json!({}));
+    let (status, list) = srv.get_json(key, "/v1/files").await;
+    assert_eq!(status, 200);
+    let files = list["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    for listed in files {
+        let same = [&f, &plain, &empty]
+            .into_iter()
+            .find(|r| r["id"] == listed["id"])
+            .unwrap();
+        assert_eq!(listed, same);
+    }
+    // Exactly 16 keys and exactly 4096 bytes as compact JSON are taken.
+    let sixteen: serde_json::Map<String, serde_json::Value> =
+        (0..16).map(|i| (format!("k{i:02}"), "v".into())).collect();
+    let sixteen = serde_json::Value::Object(sixteen).to_string();
+    let r = srv
+        .upload("16.txt", b"x".to_vec(), &[("metadata", &sixteen)])
+        .await;
+    assert_eq!(r.status(), 201);
+    let full = serde_json::json!({ "a": "x".repeat(4096 - 8) }).to_string();
+    assert_eq!(full.len(), 4096);
+    let r = srv
+        .upload("4k.txt", b"x".to_vec(), &[("metadata", &full)])
+        .await;
+    assert_eq!(r.status(), 201);
+}
+
+async fn each_bad_metadata_is_a_400(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let seventeen: serde_json::Map<String, serde_json::Value> =
+        (0..17).map(|i| (format!("k{i:02}"), "v".into())).collect();
+    let seventeen = serde_json::Value::Object(seventeen).to_string();
+    let over = serde_json::json!({ "a": "x".repeat(4096 - 7) }).to_string();
+    let long_key = serde_json::json!({ "k".repeat(65): "v" }).to_string();
+    let cases = [
+        ("an upper-case key", r#"{"Project":"x"}"#),
+        ("a key with a dot", r#"{"a.b":"x"}"#),
+        ("an empty key", r#"{"":"x"}"#),
+        ("a 65-byte key", long_key.as_str()),
+        ("17 keys", seventeen.as_str()),
+        ("4097 bytes", over.as_str()),
+        ("an array", r#"["a"]"#),
+        ("a string", r#""a""#),
+        ("not JSON", "project=apollo"),
+        ("a number value", r#"{"a":1}"#),
+        ("a null value", r#"{"a":null}"#),
+        ("an object value", r#"{"a":{"b":"c"}}"#),
+    ];
+    for (what, raw) in cases {
+        // Before and after the file part alike.
+        let r = srv
+            .upload("bad.txt", b"x".to_vec(), &[("metadata", raw)])
+            .await;
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{what}");
+        let form = Form::new()
+            .part("file", Part::bytes(b"x".to_vec()).file_name("bad.txt"))
+            .text("metadata", raw.to_string());
+        let r = srv.post_form(&srv.secret_key, form).await;
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{what}");
+    }
+    // Nothing was stored.
+    let (_, list) = srv.get_json(&srv.secret_key, "/v1/files").await;
+    assert_eq!(list["files"], serde_json::json!([]));
 }

@@ -8,6 +8,7 @@ both_stores!(
     creation_with_upload_and_chunk_checksums,
     concurrent_patches_are_serialized,
     a_patch_cut_off_keeps_what_arrived,
+    metadata_arrives_on_the_completed_file,
 );
 
 async fn chunks_become_a_file_with_its_sha256(b: Backend) {
@@ -275,4 +276,44 @@ async fn a_patch_cut_off_keeps_what_arrived(b: Backend) {
         hex::encode(Sha256::digest(&bytes))
     );
     srv.stop().await;
+}
+
+async fn metadata_arrives_on_the_completed_file(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let key = &srv.secret_key;
+    let meta = r#"{"project":"apollo","stage":"2"}"#;
+    let want = serde_json::json!({"project": "apollo", "stage": "2"});
+    let bytes = data(1000);
+    let url = created(
+        &srv,
+        bytes.len() as u64,
+        &[("filename", "m.bin"), ("metadata", meta)],
+    )
+    .await;
+    assert_eq!(
+        patch(&srv, &url, 0, bytes[..400].to_vec()).await.status(),
+        204
+    );
+    let r = patch(&srv, &url, 400, bytes[400..].to_vec()).await;
+    assert_eq!(r.status(), 204);
+    let file_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
+    let (status, st) = srv.get_json(key, &url.replace(&srv.base_url, "")).await;
+    assert_eq!(status, 200);
+    assert_eq!(st["file"]["metadata"], want);
+    let (status, f) = srv.get_json(key, &format!("/v1/files/{file_id}")).await;
+    assert_eq!((status, &f["metadata"]), (200, &want));
+    let (_, list) = srv.get_json(key, "/v1/files").await;
+    assert_eq!(list["files"][0]["metadata"], want);
+    // An empty upload is complete at creation, with its metadata; none is {}.
+    let url = created(&srv, 0, &[("filename", "e.bin"), ("metadata", meta)]).await;
+    let (_, st) = srv.get_json(key, &url.replace(&srv.base_url, "")).await;
+    assert_eq!(st["file"]["metadata"], want);
+    let url = created(&srv, 0, &[("filename", "n.bin")]).await;
+    let (_, st) = srv.get_json(key, &url.replace(&srv.base_url, "")).await;
+    assert_eq!(st["file"]["metadata"], serde_json::json!({}));
+    // Bad metadata refuses the creation.
+    for bad in [r#"{"A":"x"}"#, r#"{"a":1}"#, "[]", "nope"] {
+        let r = create(&srv, key, 10, &[("metadata", bad)]).await;
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{bad}");
+    }
 }
