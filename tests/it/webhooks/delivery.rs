@@ -30,7 +30,14 @@ async fn every_event_is_delivered_signed_with_the_file_record() {
     // from its expiry on).
     let expiring = upload(&srv, &key, "expiring.txt", 100, &[("expires", "2s")]).await;
     let expiring_record = get_file(&srv, &key, s(&expiring["id"])).await;
-    let small = upload(&srv, &key, "small.txt", 5_000, &[("folder", "in/box")]).await;
+    let small = upload(
+        &srv,
+        &key,
+        "small.txt",
+        5_000,
+        &[("folder", "in/box"), ("metadata", r#"{"team":"ops"}"#)],
+    )
+    .await;
     let big = upload(&srv, &key, "big.bin", 3_000_000, &[]).await;
     let private = upload(&srv, &key, "private.bin", 1_000, &[("private", "true")]).await;
     let tus_id = tus_upload(&srv, "resumable.bin", 200_000).await;
@@ -86,6 +93,12 @@ async fn every_event_is_delivered_signed_with_the_file_record() {
         );
         assert_eq!(r["valid"], true, "{r}");
         assert_eq!(r["data"], records[*id], "{ty}: data is the File record");
+        let metadata = if *id == small_id {
+            serde_json::json!({"team": "ops"})
+        } else {
+            serde_json::json!({})
+        };
+        assert_eq!(r["data"]["metadata"], metadata, "{ty}: with its metadata");
         let ts = event_ms(&r["timestamp"]);
         let received_ms = (r["received_at"].as_f64().unwrap() * 1000.0) as i64;
         assert!(
