@@ -311,8 +311,28 @@ async fn metadata_arrives_on_the_completed_file(b: Backend) {
     let url = created(&srv, 0, &[("filename", "n.bin")]).await;
     let (_, st) = srv.get_json(key, &url.replace(&srv.base_url, "")).await;
     assert_eq!(st["file"]["metadata"], serde_json::json!({}));
+    // The largest metadata fits in the header (base64 of 4096 bytes).
+    let full = serde_json::json!({ "a": "x".repeat(4096 - 8) }).to_string();
+    let url = created(&srv, 0, &[("filename", "f.bin"), ("metadata", &full)]).await;
+    let (_, st) = srv.get_json(key, &url.replace(&srv.base_url, "")).await;
+    assert_eq!(
+        st["file"]["metadata"]["a"].as_str().map(str::len),
+        Some(4096 - 8)
+    );
     // Bad metadata refuses the creation.
-    for bad in [r#"{"A":"x"}"#, r#"{"a":1}"#, "[]", "nope"] {
+    let over = serde_json::json!({ "a": "x".repeat(4096 - 7) }).to_string();
+    let seventeen: serde_json::Map<String, serde_json::Value> =
+        (0..17).map(|i| (format!("k{i:02}"), "v".into())).collect();
+    let seventeen = serde_json::Value::Object(seventeen).to_string();
+    let refused = [
+        r#"{"A":"x"}"#,
+        r#"{"a":1}"#,
+        "[]",
+        "nope",
+        &over,
+        &seventeen,
+    ];
+    for bad in refused {
         let r = create(&srv, key, 10, &[("metadata", bad)]).await;
         assert_eq!(error_code(r).await, (400, "bad_request".into()), "{bad}");
     }
