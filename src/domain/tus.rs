@@ -74,8 +74,8 @@ pub struct Metadata {
 
 /// Parses `Upload-Metadata`: comma-separated `key base64(value)` pairs (a
 /// key alone has an empty value). `filename` (or `name`), `filetype` (or
-/// `type`), `folder`, `private`, `expires` and `metadata` follow the multipart fields'
-/// rules (`filename` wins over `name` and `filetype` over `type` when both
+/// `type`), `folder`, `private`, `expires` and `metadata` follow the
+/// multipart fields' rules (`filename` wins over `name` and `filetype` over `type` when both
 /// come, as Uppy sends them); other keys are ignored; a key given twice is
 /// refused.
 pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
@@ -248,6 +248,25 @@ mod tests {
         assert_eq!(parse_metadata("").unwrap(), Metadata::default());
         // A key without a value has the empty value: the multipart rules apply.
         assert!(!parse_metadata("private").unwrap().private);
+    }
+
+    #[test]
+    fn the_metadata_key_is_the_files_metadata() {
+        let m = parse_metadata(&encode_metadata(&[("metadata", r#"{"b":"2","a":"1"}"#)])).unwrap();
+        assert_eq!(
+            m.metadata.into_iter().collect::<Vec<_>>(),
+            [("a".into(), "1".into()), ("b".into(), "2".into())]
+        );
+        assert!(parse_metadata(&encode_metadata(&[("metadata", "")]))
+            .unwrap()
+            .metadata
+            .is_empty());
+        for bad in [r#"{"A":"1"}"#, r#"{"a":1}"#, "[]", "x"] {
+            assert!(
+                parse_metadata(&encode_metadata(&[("metadata", bad)])).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
