@@ -257,3 +257,21 @@ pub(crate) fn event_file(seq: i64, data: &str) -> Option<FileRow> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FileRow;
+
+    #[test]
+    fn an_outbox_file_from_before_metadata_still_reads() {
+        let old = r#"{"id":"f_1","account_id":"a_1","name":"x","folder":null,"size":1,
+            "content_type":"text/plain","private":false,"sha256":"","blob_key":"a_1/f_1",
+            "created_at":5,"expires_at":null,"inline":true}"#;
+        let f: FileRow = serde_json::from_str(old).unwrap();
+        assert_eq!((f.id.as_str(), f.metadata.len()), ("f_1", 0));
+        let mut g = f.clone();
+        g.metadata.insert("k".into(), "v".into());
+        let back: FileRow = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        assert_eq!(back, g);
+    }
+}
