@@ -186,3 +186,76 @@ pub(crate) struct ListParams {
     /// 1/0, yes/no, on/off; its pattern is set in `server::openapi`).
     pub recursive: Option<String>,
 }
+
+/// Body of `POST /v1/upload-tokens`: every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UploadTokenRequest {
+    /// The folder of the files it uploads (a request may repeat it, not
+    /// change it).
+    pub folder: Option<String>,
+    /// Bytes per file, at most the plan's (default: the plan's).
+    #[schema(minimum = 1)]
+    pub max_size: Option<u64>,
+    /// Allowed types (`type/subtype` or `type/*`), checked against the
+    /// type sniffed from the bytes; `image/*` excludes SVG. Default: any.
+    pub types: Option<Vec<String>>,
+    /// How many files it may create (default 1).
+    #[schema(minimum = 1, maximum = 1000)]
+    pub max_uploads: Option<u32>,
+    /// Seconds it stays usable (default 3600).
+    #[schema(minimum = 1, maximum = 86_400)]
+    pub expires_in: Option<u64>,
+    /// Whether its files are private (default false).
+    pub private: Option<bool>,
+    /// The `expires` of the files it creates: seconds, or a duration such
+    /// as `"7d"` (default: permanent).
+    #[schema(value_type = Option<String>, example = "7d")]
+    pub file_expires: Option<serde_json::Value>,
+    /// Metadata merged into every file's (its keys win).
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// The policy an upload token carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct UploadTokenPolicy {
+    pub folder: Option<String>,
+    /// Null: the plan's.
+    pub max_size: Option<u64>,
+    /// Empty: any type.
+    pub types: Vec<String>,
+    pub private: bool,
+    /// Seconds; null: the files are permanent.
+    pub file_expires: Option<u64>,
+    pub metadata: std::collections::BTreeMap<String, String>,
+}
+
+/// An upload token, as `POST /v1/upload-tokens` (with `token` and `url`,
+/// the only time the secret is shown) and `GET /v1/upload-tokens/{id}`
+/// (without them) return it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct UploadToken {
+    /// `ut_` and 24 hex digits: how it is read and revoked.
+    #[schema(pattern = "^ut_[0-9a-f]{24}$")]
+    pub id: String,
+    /// `upt_` and 64 hex digits: the secret a browser uploads with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^upt_[0-9a-f]{64}$")]
+    pub token: Option<String>,
+    /// `{base_url}/v1/upload?token=upt_…`: a multipart upload URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uri")]
+    pub url: Option<String>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(format = DateTime)]
+    pub expires_at: String,
+    /// Null while it is not revoked.
+    #[schema(format = DateTime)]
+    pub revoked_at: Option<String>,
+    pub max_uploads: u32,
+    /// Uploads it may still start: `max_uploads` less the files it created
+    /// and its incomplete resumable uploads.
+    pub uploads_left: u32,
+    pub policy: UploadTokenPolicy,
+}

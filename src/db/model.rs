@@ -2,6 +2,7 @@
 //! holds them (see [`super::MetaStore`]).
 
 use crate::domain::ids::KeyKind;
+pub(crate) use crate::domain::policy::UploadPolicy;
 pub use crate::domain::quota::{Quota, Refusal};
 use std::collections::BTreeMap;
 
@@ -38,6 +39,46 @@ pub struct KeyRecord {
     pub origins: Vec<String>,
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    /// A public key's upload policy (`folder`, `max_size`, `types` only;
+    /// empty for secret keys). For an upload token's caller, the token's.
+    pub policy: UploadPolicy,
+}
+
+/// An upload token (`upt_…`, stored only as its hash): a narrow, short-lived,
+/// counted permission to upload into one account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRow {
+    /// `ut_…`: how it is managed and how its uploads name their creator.
+    pub id: String,
+    pub account_id: String,
+    /// The secret key that made it.
+    pub created_by: String,
+    pub policy: UploadPolicy,
+    /// 1–1000.
+    pub max_uploads: u32,
+    /// Files created with it.
+    pub uploads_used: u32,
+    /// Resumable uploads created with it and not yet complete: each holds
+    /// one of its uploads until it completes (then counted in
+    /// `uploads_used`), is ended, or expires (then given back).
+    pub uploads_open: u32,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+impl TokenRow {
+    /// How many more uploads it may start.
+    pub fn uploads_left(&self) -> u32 {
+        self.max_uploads
+            .saturating_sub(self.uploads_used)
+            .saturating_sub(self.uploads_open)
+    }
+
+    /// Whether it may start an upload at `now`.
+    pub fn usable(&self, now: i64) -> bool {
+        self.revoked_at.is_none() && now < self.expires_at && self.uploads_left() > 0
+    }
 }
 
 /// (Also the outbox's durable form of a file: fields added later need
@@ -74,6 +115,11 @@ pub struct CommitContext {
     /// Keys used before this are forgotten.
     pub idempotency_since: i64,
     pub tus_upload: Option<String>,
+    /// The upload token (`ut_…`) the file is uploaded with: the commit
+    /// counts one of its uploads, exactly (a used-up or revoked token
+    /// commits nothing: [`CommitOutcome::TokenSpent`]). For a resumable
+    /// upload the use was held at its creation and is converted.
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +130,8 @@ pub enum CommitOutcome {
     Replayed(FileRow),
     /// A limit of the plan would be passed (`domain::quota`): nothing stored.
     Refused(Refusal),
+    /// The upload token is used up or revoked: nothing stored.
+    TokenSpent,
 }
 
 /// Position in the newest-first order: (created_at, id) of the last file seen.
@@ -91,6 +139,15 @@ pub enum CommitOutcome {
 pub struct PageAfter {
     pub created_at: i64,
     pub id: String,
+}
+
+/// Which files a page lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListFilter {
+    pub folder: FolderFilter,
+    /// Each `(key, value)` must be in the file's metadata, exactly (keys
+    /// already checked by `domain::metadata::valid_key`).
+    pub metadata: Vec<(String, String)>,
 }
 
 /// Which folders a page covers.
@@ -185,6 +242,9 @@ pub enum CreateOutcome {
     Replayed(Box<UploadRow>),
     /// A limit of the plan would be passed (`domain::quota`): nothing created.
     Refused(Refusal),
+    /// The upload token that creates it (its `created_by`) is used up,
+    /// revoked or expired: nothing created.
+    TokenSpent,
 }
 
 /// Progress of one PATCH, recorded only if the upload is still at `from`.

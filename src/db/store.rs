@@ -8,7 +8,7 @@
 use super::error::DbError;
 use super::model::{
     Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileRow,
-    FolderFilter, KeyRecord, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
+    FolderFilter, KeyRecord, ListFilter, TokenRow, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
     UploadRow, UsageCounters, WebhookRow,
 };
 use crate::domain::ratelimit::Window;
@@ -21,12 +21,19 @@ pub type DynMetaStore = std::sync::Arc<dyn MetaStore>;
 /// `FullRepo` shape). The program holds it as [`DynMetaStore`]; a backend
 /// implements each aggregate in a file of its own (`db/<backend>/<aggregate>.rs`).
 pub trait MetaStore:
-    FileRepo + BlobRepo + AccountRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
+    FileRepo + BlobRepo + AccountRepo + TokenRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
 {
 }
 
 impl<T> MetaStore for T where
-    T: FileRepo + BlobRepo + AccountRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
+    T: FileRepo
+        + BlobRepo
+        + AccountRepo
+        + TokenRepo
+        + UploadRepo
+        + OutboxRepo
+        + RateRepo
+        + OpsRepo
 {
 }
 
@@ -40,7 +47,13 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
     /// together. On success the blob's upload guard is released; a small
     /// file's bytes (`inline`, when `f.inline`) are stored with its row. A
     /// resumable upload completing (`ctx.tus_upload`) gives back its
-    /// reservation and is marked complete.
+    /// reservation and is marked complete. With `ctx.token`, the token's
+    /// count is taken in the same transaction, exactly across nodes and
+    /// concurrent commits: `uploads_used + 1` only while it is unrevoked and
+    /// `uploads_used + uploads_open < max_uploads` (a resumable upload's use,
+    /// held since its creation, moves from `uploads_open` to `uploads_used`
+    /// unconditionally); else [`CommitOutcome::TokenSpent`] and nothing is
+    /// written. The token is counted before any other write.
     async fn commit_upload(
         &self,
         f: FileRow,
@@ -74,7 +87,7 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
     async fn page(
         &self,
         account_id: &str,
-        folder: FolderFilter,
+        filter: &ListFilter,
         after: Option<PageAfter>,
         limit: u32,
         now: i64,
@@ -197,6 +210,28 @@ pub trait AccountRepo: std::fmt::Debug + Send + Sync {
     async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError>;
 }
 
+/// Upload tokens: made, read and revoked here; their uses are counted inside
+/// the transactions that create files and resumable uploads
+/// ([`CommitContext::token`], [`FileRepo::commit_upload`],
+/// [`UploadRepo::create_upload`], and the removal and expiry of an
+/// incomplete upload, which give its use back).
+#[async_trait]
+pub trait TokenRepo: std::fmt::Debug + Send + Sync {
+    /// Stores a new token under the hash of its secret.
+    async fn create_token(&self, token: TokenRow, hash: [u8; 32]) -> Result<(), DbError>;
+    /// The account's token `id` (revoked and expired ones too).
+    async fn token(&self, account_id: &str, id: &str) -> Result<Option<TokenRow>, DbError>;
+    /// The token whose secret hashes to `hash`, with its account (whatever
+    /// its state: the caller decides with [`TokenRow::usable`]).
+    async fn token_by_hash(&self, hash: [u8; 32]) -> Result<Option<(TokenRow, Account)>, DbError>;
+    /// Revokes the account's token `id` at `now`: false when there is none.
+    /// Revoking a revoked token is true and keeps the first time.
+    async fn revoke_token(&self, account_id: &str, id: &str, now: i64) -> Result<bool, DbError>;
+    /// Forgets tokens that expired before `before` and hold no open
+    /// resumable upload; returns how many.
+    async fn prune_tokens(&self, before: i64) -> Result<usize, DbError>;
+}
+
 /// Resumable (tus) uploads and their leases.
 #[async_trait]
 pub trait UploadRepo: std::fmt::Debug + Send + Sync {
@@ -210,7 +245,11 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
     /// Creates the upload if the account has room for its declared length,
     /// one more upload this period (counting what other incomplete uploads
     /// hold) and one more incomplete upload, and releases its blob's upload
-    /// guard, in one transaction.
+    /// guard, in one transaction. An upload created by an upload token
+    /// (`created_by` is a `ut_…` id) also takes one of the token's uploads
+    /// (`uploads_open + 1`, only if it is unrevoked, unexpired at the
+    /// upload's `created_at` and has one left: else
+    /// [`CreateOutcome::TokenSpent`]).
     async fn create_upload(
         &self,
         upload: UploadRow,
@@ -243,11 +282,13 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
     /// Removes an upload (an incomplete one's blob queued for deletion):
     /// None when it was not there, else whether it was incomplete when it
     /// was removed (read in the same statement: a completion on another
-    /// node just before makes it a file's blob, which stays).
+    /// node just before makes it a file's blob, which stays). An incomplete
+    /// upload of an upload token gives the token's use back.
     async fn remove_upload(&self, id: &str, now: i64) -> Result<Option<bool>, DbError>;
 
     /// Removes up to `max` uploads whose time is up; returns the blob keys
-    /// and store states of the incomplete ones (for an early abort).
+    /// and store states of the incomplete ones (for an early abort). An
+    /// incomplete upload of an upload token gives the token's use back.
     async fn reap_expired_uploads(
         &self,
         now: i64,

@@ -41,6 +41,8 @@ pub fn webhook_id() -> String {
 pub enum KeyKind {
     Secret,
     Public,
+    /// An upload token (`upt_…`): not an API key, but a caller like one.
+    Token,
 }
 
 impl std::fmt::Display for KeyKind {
@@ -54,6 +56,7 @@ impl KeyKind {
         match self {
             KeyKind::Secret => "secret",
             KeyKind::Public => "public",
+            KeyKind::Token => "token",
         }
     }
 
@@ -69,6 +72,7 @@ impl KeyKind {
         match self {
             KeyKind::Secret => "sk_",
             KeyKind::Public => "pk_",
+            KeyKind::Token => "upt_",
         }
     }
 }
@@ -78,7 +82,24 @@ pub fn key_secret(kind: KeyKind) -> String {
     format!("{}{}", kind.prefix(), random_hex(24))
 }
 
-/// What the database keeps of a key.
+/// An upload token's id (`ut_` + 96 random bits), the name it is managed by.
+pub fn upload_token_id() -> String {
+    format!("ut_{}", random_hex(12))
+}
+
+/// An upload token's secret: `upt_` + 256 random bits. The database keeps
+/// only its [`key_hash`].
+pub fn upload_token_secret() -> String {
+    format!("upt_{}", random_hex(32))
+}
+
+/// Whether a key id (a caller's, an upload's `created_by`) is an upload
+/// token's.
+pub fn is_upload_token_id(id: &str) -> bool {
+    id.starts_with("ut_")
+}
+
+/// What the database keeps of a key (and of an upload token's secret).
 pub fn key_hash(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
@@ -107,5 +128,9 @@ mod tests {
         assert!(key_secret(KeyKind::Public).starts_with("pk_"));
         assert_eq!(key_hash("sk_x"), key_hash("sk_x"));
         assert_ne!(key_hash("sk_x"), key_hash("sk_y"));
+        let t = upload_token_secret();
+        assert!(t.starts_with("upt_") && t.len() == 4 + 64, "{t}");
+        assert!(is_upload_token_id(&upload_token_id()));
+        assert!(!is_upload_token_id(&key_id()));
     }
 }

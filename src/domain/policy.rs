@@ -1,0 +1,171 @@
+//! An upload policy: what an upload token (and, in part, a public key)
+//! allows (docs/decisions.md, "Upload tokens"). The policy decides; a request
+//! field may repeat what it says but not contradict it (400).
+
+use super::metadata::{self, Metadata};
+use super::sniff;
+use std::time::Duration;
+
+/// Everything optional: an empty policy allows what the plan allows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct UploadPolicy {
+    /// The files' folder (None: the request's).
+    pub folder: Option<String>,
+    /// At most this many bytes per file (None: the plan's).
+    pub max_size: Option<u64>,
+    /// The sniffed types allowed (`type/subtype` or `type/*`; empty: any).
+    pub types: Vec<String>,
+    /// Whether the files are private (None: the request's).
+    pub private: Option<bool>,
+    /// The files' `expires` (None: the request's).
+    pub file_expires: Option<Duration>,
+    /// Merged under the request's metadata; these keys win.
+    pub metadata: Metadata,
+}
+
+impl UploadPolicy {
+    /// The folder a file goes to: the policy's, which a request may repeat.
+    pub(crate) fn folder(&self, asked: Option<String>) -> Result<Option<String>, String> {
+        match (&self.folder, asked) {
+            (None, asked) => Ok(asked),
+            (Some(f), None) => Ok(Some(f.clone())),
+            (Some(f), Some(a)) if *f == a => Ok(Some(a)),
+            (Some(f), Some(a)) => Err(format!(
+                "folder {a:?} contradicts the upload policy's folder {f:?}: leave it out"
+            )),
+        }
+    }
+
+    /// Whether a file is private: the policy's, which a request may repeat.
+    pub(crate) fn private(&self, asked: Option<bool>) -> Result<bool, String> {
+        match (self.private, asked) {
+            (None, asked) => Ok(asked.unwrap_or(false)),
+            (Some(p), None) => Ok(p),
+            (Some(p), Some(a)) if p == a => Ok(a),
+            (Some(p), Some(_)) => Err(format!(
+                "private contradicts the upload policy (private {p}): leave it out"
+            )),
+        }
+    }
+
+    /// A file's lifetime: the policy's, which a request may repeat.
+    pub(crate) fn expires(&self, asked: Option<Duration>) -> Result<Option<Duration>, String> {
+        match (self.file_expires, asked) {
+            (None, asked) => Ok(asked),
+            (Some(e), None) => Ok(Some(e)),
+            (Some(e), Some(a)) if e == a => Ok(Some(a)),
+            (Some(e), Some(_)) => Err(format!(
+                "expires contradicts the upload policy's {}s: leave it out",
+                e.as_secs()
+            )),
+        }
+    }
+
+    /// The request's metadata with the policy's merged over it (the
+    /// policy's keys win); the result must still keep metadata's limits.
+    pub(crate) fn metadata(&self, asked: Metadata) -> Result<Metadata, String> {
+        if self.metadata.is_empty() {
+            return Ok(asked);
+        }
+        let mut merged = asked;
+        merged.extend(self.metadata.iter().map(|(k, v)| (k.clone(), v.clone())));
+        metadata::check(&merged).map_err(|e| format!("{e} (with the upload policy's)"))?;
+        Ok(merged)
+    }
+
+    /// The largest file allowed: the policy's size within the plan's.
+    pub(crate) fn max_size(&self, plan_max: u64) -> u64 {
+        self.max_size.map_or(plan_max, |m| m.min(plan_max))
+    }
+
+    /// Whether a file of this sniffed type may be stored.
+    pub(crate) fn admits_type(&self, sniffed: &str) -> bool {
+        self.types.is_empty() || sniff::allowed(&self.types, sniffed)
+    }
+
+    /// Whether the bytes' type must be sniffed at all.
+    pub(crate) fn checks_types(&self) -> bool {
+        !self.types.is_empty()
+    }
+}
+
+/// Checks and normalises a policy's list of types (each `type/subtype` or
+/// `type/*`, at most 32, duplicates dropped).
+pub(crate) fn parse_types(raw: &[String]) -> Result<Vec<String>, String> {
+    const MAX_TYPES: usize = 32;
+    if raw.len() > MAX_TYPES {
+        return Err(format!("at most {MAX_TYPES} types"));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for t in raw {
+        let t = sniff::parse_type(t)?;
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token() -> UploadPolicy {
+        UploadPolicy {
+            folder: Some("avatars".into()),
+            max_size: Some(1000),
+            types: vec!["image/*".into()],
+            private: Some(true),
+            file_expires: Some(Duration::from_secs(3600)),
+            metadata: [("user".to_string(), "u1".to_string())].into(),
+        }
+    }
+
+    #[test]
+    fn the_policy_decides_and_a_request_may_only_repeat_it() {
+        let p = token();
+        assert_eq!(p.folder(None).unwrap().as_deref(), Some("avatars"));
+        assert_eq!(p.folder(Some("avatars".into())).unwrap().as_deref(), Some("avatars"));
+        assert!(p.folder(Some("other".into())).is_err());
+        assert!(p.private(None).unwrap());
+        assert!(p.private(Some(true)).unwrap());
+        assert!(p.private(Some(false)).is_err());
+        assert_eq!(p.expires(None).unwrap(), Some(Duration::from_secs(3600)));
+        assert!(p.expires(Some(Duration::from_secs(60))).is_err());
+        let open = UploadPolicy::default();
+        assert_eq!(open.folder(Some("x".into())).unwrap().as_deref(), Some("x"));
+        assert!(!open.private(None).unwrap());
+        assert_eq!(open.expires(None).unwrap(), None);
+    }
+
+    #[test]
+    fn the_policys_metadata_wins_and_the_merge_keeps_the_limits() {
+        let p = token();
+        let asked: Metadata = [
+            ("user".to_string(), "forged".to_string()),
+            ("note".to_string(), "hi".to_string()),
+        ]
+        .into();
+        let m = p.metadata(asked).unwrap();
+        assert_eq!(m["user"], "u1");
+        assert_eq!(m["note"], "hi");
+        let many: Metadata = (0..16).map(|i| (format!("k{i}"), "v".to_string())).collect();
+        assert!(p.metadata(many).is_err(), "17 keys once merged");
+    }
+
+    #[test]
+    fn size_and_types() {
+        let p = token();
+        assert_eq!(p.max_size(10_000), 1000);
+        assert_eq!(p.max_size(10), 10);
+        assert_eq!(UploadPolicy::default().max_size(10), 10);
+        assert!(p.admits_type("image/png"));
+        assert!(!p.admits_type("application/x-executable"));
+        assert!(UploadPolicy::default().admits_type("application/x-executable"));
+        assert_eq!(
+            parse_types(&["IMAGE/png".into(), "image/png".into()]).unwrap(),
+            vec!["image/png".to_string()]
+        );
+        assert!(parse_types(&["nope".into()]).is_err());
+    }
+}
