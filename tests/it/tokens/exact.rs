@@ -30,7 +30,11 @@ async fn twenty_multipart_uploads_at_once_make_exactly_five_files(b: Backend) {
     let s3 = s3_of(&b);
     let srv = server(b).await;
     for round in 0..2 {
-        let t = token(&srv, json!({"max_uploads": 5, "folder": format!("race{round}")})).await;
+        let t = token(
+            &srv,
+            json!({"max_uploads": 5, "folder": format!("race{round}")}),
+        )
+        .await;
         let before = srv.count("SELECT COUNT(*) FROM files") as usize;
         let rs = join_all((0..20).map(|i| {
             let (srv, t) = (&srv, &t.token);
@@ -41,7 +45,11 @@ async fn twenty_multipart_uploads_at_once_make_exactly_five_files(b: Backend) {
         }))
         .await;
         let (ok, refused) = tally(rs).await;
-        assert_eq!(ok.len(), 5, "round {round}: exactly 5 created; refused {refused:?}");
+        assert_eq!(
+            ok.len(),
+            5,
+            "round {round}: exactly 5 created; refused {refused:?}"
+        );
         assert_eq!(
             refused,
             vec![(401, "unauthorized".to_string()); 15],
@@ -49,10 +57,7 @@ async fn twenty_multipart_uploads_at_once_make_exactly_five_files(b: Backend) {
         );
         let files = listed(&srv, &format!("folder=race{round}")).await;
         assert_eq!(files.len(), 5);
-        assert_eq!(
-            srv.count("SELECT COUNT(*) FROM files") as usize,
-            before + 5
-        );
+        assert_eq!(srv.count("SELECT COUNT(*) FROM files") as usize, before + 5);
         let rec = token_record(&srv, &t.id).await;
         assert_eq!(rec["uploads_left"], 0, "{rec}");
         let r = upload_with(&srv, &t.token, Via::Query, "late.bin", vec![1], &[]).await;
@@ -145,8 +150,7 @@ async fn twenty_uploads_on_two_nodes_make_exactly_five_files() {
             async move {
                 let node = if i % 2 == 0 { A } else { B };
                 c.http
-                    .post(c.url(node, "/v1/upload"))
-                    .query(&[("token", t)])
+                    .post(format!("{}?token={t}", c.url(node, "/v1/upload")))
                     .multipart(crate::common::upload_form(
                         &format!("n{i}.bin"),
                         binary(if i % 4 == 0 { 100_000 } else { 64 }, i as u8),
@@ -174,7 +178,11 @@ async fn twenty_uploads_on_two_nodes_make_exactly_five_files() {
             assert_eq!(status, 200);
             assert_eq!(rec["uploads_left"], 0, "node {n}: {rec}");
             let (status, page) = c
-                .get_json(n, &c.key, &format!("/v1/files?limit=100&folder=race{round}"))
+                .get_json(
+                    n,
+                    &c.key,
+                    &format!("/v1/files?limit=100&folder=race{round}"),
+                )
                 .await;
             assert_eq!(status, 200);
             assert_eq!(page["files"].as_array().unwrap().len(), 5, "node {n}");

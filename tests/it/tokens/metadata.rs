@@ -37,9 +37,19 @@ async fn the_list_filters_by_metadata(b: Backend) {
             srv.upload_ok(name, name.as_bytes().to_vec(), &fields).await
         }
     };
-    let a = up("a.txt", Some("x"), json!({"project": "apollo", "stage": "dev"})).await;
+    let a = up(
+        "a.txt",
+        Some("x"),
+        json!({"project": "apollo", "stage": "dev"}),
+    )
+    .await;
     let b2 = up("b.txt", None, json!({"project": "apollo", "stage": "prod"})).await;
-    let c = up("c.txt", Some("x"), json!({"project": "gemini", "stage": "dev"})).await;
+    let c = up(
+        "c.txt",
+        Some("x"),
+        json!({"project": "gemini", "stage": "dev"}),
+    )
+    .await;
     let d = up(
         "d.txt",
         None,
@@ -54,7 +64,10 @@ async fn the_list_filters_by_metadata(b: Backend) {
         3,
         &[
             ("filename", "t.bin"),
-            ("metadata", &meta_json(&json!({"project": "apollo", "via": "tus"}))),
+            (
+                "metadata",
+                &meta_json(&json!({"project": "apollo", "via": "tus"})),
+            ),
         ],
     )
     .await;
@@ -71,7 +84,10 @@ async fn the_list_filters_by_metadata(b: Backend) {
         &[("metadata", r#"{"via":"page","project":"apollo"}"#)],
     )
     .await;
-    assert_eq!(tok["metadata"], json!({"via": "token", "project": "apollo"}));
+    assert_eq!(
+        tok["metadata"],
+        json!({"via": "token", "project": "apollo"})
+    );
 
     // One filter: an exact, case-sensitive match.
     let got = ids(&listed(&srv, "metadata.project=apollo").await);
@@ -123,10 +139,15 @@ async fn the_list_filters_by_metadata(b: Backend) {
         ids(&listed(&srv, "metadata.project=apollo&folder=x").await),
         set(&[&a])
     );
-    assert!(listed(&srv, "folder=x&metadata.stage=prod").await.is_empty());
+    assert!(listed(&srv, "folder=x&metadata.stage=prod")
+        .await
+        .is_empty());
     // The listed records carry their metadata.
     let one = listed(&srv, "metadata.stage=prod").await;
-    assert_eq!(one[0]["metadata"], json!({"project": "apollo", "stage": "prod"}));
+    assert_eq!(
+        one[0]["metadata"],
+        json!({"project": "apollo", "stage": "prod"})
+    );
     // A bad key: 400.
     for q in [
         "metadata.Project=apollo",
@@ -147,7 +168,12 @@ async fn the_list_filters_by_metadata(b: Backend) {
     // Another account's files never match.
     let (_, other) = srv.new_account("other", "free").await;
     let r = srv
-        .upload_as(&other, "o.txt", b"o".to_vec(), &[("metadata", r#"{"project":"apollo"}"#)])
+        .upload_as(
+            &other,
+            "o.txt",
+            b"o".to_vec(),
+            &[("metadata", r#"{"project":"apollo"}"#)],
+        )
         .await;
     assert_eq!(r.status(), 201);
     assert_eq!(listed(&srv, "metadata.project=apollo").await.len(), 4);
@@ -211,7 +237,9 @@ async fn filtered_pages_follow_the_cursor(b: Backend) {
         }
         assert_eq!(seen.len(), 7, "{query}: each once: {seen:?}");
         assert_eq!(
-            seen.iter().cloned().collect::<std::collections::BTreeSet<_>>(),
+            seen.iter()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>(),
             tagged
         );
         assert_eq!(pages, 4, "{query}: 2+2+2+1");

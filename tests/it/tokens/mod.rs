@@ -216,8 +216,7 @@ pub async fn post_with(srv: &TestServer, t: &str, via: Via, form: Form) -> Respo
     let req = match via {
         Via::Query => srv
             .http
-            .post(srv.url("/v1/upload"))
-            .query(&[("token", t)]),
+            .post(format!("{}?token={t}", srv.url("/v1/upload"))),
         Via::Bearer => srv.http.post(srv.url("/v1/upload")).bearer_auth(t),
     };
     req.multipart(form).send().await.unwrap()
@@ -267,7 +266,11 @@ pub async fn upload_ok_with(
 
 /// Asserts the error envelope of `r`.
 #[track_caller]
-pub fn refused(r: Response, status: u16, code: &'static str) -> impl std::future::Future<Output = ()> {
+pub fn refused(
+    r: Response,
+    status: u16,
+    code: &'static str,
+) -> impl std::future::Future<Output = ()> {
     let caller = std::panic::Location::caller();
     async move {
         let got = error_code(r).await;
@@ -385,7 +388,12 @@ pub async fn tus_create(
 }
 
 /// A tus creation that must succeed: the upload's URL.
-pub async fn tus_created(srv: &TestServer, key: &str, length: u64, meta: &[(&str, &str)]) -> String {
+pub async fn tus_created(
+    srv: &TestServer,
+    key: &str,
+    length: u64,
+    meta: &[(&str, &str)],
+) -> String {
     let r = tus_create(srv, key, None, length, meta).await;
     assert_eq!(r.status(), 201, "tus creation: {:?}", r.text().await);
     let location = r.headers()["location"].to_str().unwrap().to_string();
@@ -410,7 +418,13 @@ pub fn tus_request(
 }
 
 /// PATCH `body` at `offset` of `url` with `key`.
-pub async fn tus_patch(srv: &TestServer, url: &str, key: &str, offset: u64, body: Vec<u8>) -> Response {
+pub async fn tus_patch(
+    srv: &TestServer,
+    url: &str,
+    key: &str,
+    offset: u64,
+    body: Vec<u8>,
+) -> Response {
     tus_request(srv, reqwest::Method::PATCH, url, key)
         .header(OCTETS.0, OCTETS.1)
         .header("upload-offset", offset)
@@ -432,12 +446,4 @@ pub async fn tus_head(srv: &TestServer, url: &str, key: &str) -> Response {
 /// `encode_metadata` base64s).
 pub fn meta_json(v: &Value) -> String {
     v.to_string()
-}
-
-pub fn json_of(v: &[(&str, &str)]) -> Value {
-    Value::Object(
-        v.iter()
-            .map(|(k, v)| ((*k).to_string(), json!(v)))
-            .collect(),
-    )
 }

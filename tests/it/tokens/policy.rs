@@ -42,17 +42,15 @@ fn public_key(srv: &TestServer, more: &[&str]) -> (String, Value) {
         String::from_utf8_lossy(&out.stderr)
     );
     let rec: Value = serde_json::from_slice(&out.stdout).expect("admin --json prints JSON");
-    let key = rec["key"].as_str().expect("the record has the key").to_string();
+    let key = rec["key"]
+        .as_str()
+        .expect("the record has the key")
+        .to_string();
     assert!(key.starts_with("pk_"), "{rec}");
     (key, rec)
 }
 
-async fn from_origin(
-    srv: &TestServer,
-    key: &str,
-    origin: &str,
-    form: Form,
-) -> Response {
+async fn from_origin(srv: &TestServer, key: &str, origin: &str, form: Form) -> Response {
     srv.http
         .post(srv.url("/v1/upload"))
         .bearer_auth(key)
@@ -87,7 +85,13 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
     );
     let before = held(&srv).await;
     // 413: over max-size, with or without Content-Length.
-    let r = from_origin(&srv, &pk, ORIGIN, TestServer::form("big.png", png_of(1001), &[])).await;
+    let r = from_origin(
+        &srv,
+        &pk,
+        ORIGIN,
+        TestServer::form("big.png", png_of(1001), &[]),
+    )
+    .await;
     refused(r, 413, "file_too_large").await;
     let big = png_of(5000);
     let chunks = futures_util::stream::iter(
@@ -128,7 +132,13 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
         assert_eq!(error_code(r).await, (400, "bad_request".into()), "{folder}");
     }
     // The Origin rule is unchanged: another origin, or none, is 403.
-    let r = from_origin(&srv, &pk, "https://evil.example", TestServer::form("a.png", png(), &[])).await;
+    let r = from_origin(
+        &srv,
+        &pk,
+        "https://evil.example",
+        TestServer::form("a.png", png(), &[]),
+    )
+    .await;
     refused(r, 403, "forbidden").await;
     let r = srv
         .http
@@ -165,7 +175,13 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
     refused(r, 400, "bad_request").await;
     nothing_stored(&srv, &before, s3.as_ref()).await;
     // What passes lands in the key's folder, typed by its bytes.
-    let r = from_origin(&srv, &pk, ORIGIN, form_declaring("me.gif", png_of(1000), "image/gif")).await;
+    let r = from_origin(
+        &srv,
+        &pk,
+        ORIGIN,
+        form_declaring("me.gif", png_of(1000), "image/gif"),
+    )
+    .await;
     assert_eq!(r.status(), 201, "{:?}", r.text().await);
     assert_eq!(
         r.headers()["access-control-allow-origin"],
@@ -184,7 +200,10 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
     .await;
     assert_eq!(r.status(), 201);
     let f: Value = r.json().await.unwrap();
-    assert_eq!((&f["folder"], &f["type"]), (&json!("avatars"), &json!("image/jpeg")));
+    assert_eq!(
+        (&f["folder"], &f["type"]),
+        (&json!("avatars"), &json!("image/jpeg"))
+    );
     let r = tus_create(&srv, &pk, Some(ORIGIN), 300, &[("filename", "t.png")]).await;
     assert_eq!(r.status(), 201);
     let url = r.headers()["location"].to_str().unwrap().to_string();
@@ -198,8 +217,13 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
         .unwrap();
     assert_eq!(r.status(), 204);
     let id = r.headers()["x-file-id"].to_str().unwrap().to_string();
-    let (_, f) = srv.get_json(&srv.secret_key, &format!("/v1/files/{id}")).await;
-    assert_eq!((&f["folder"], &f["type"]), (&json!("avatars"), &json!("image/png")));
+    let (_, f) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{id}"))
+        .await;
+    assert_eq!(
+        (&f["folder"], &f["type"]),
+        (&json!("avatars"), &json!("image/png"))
+    );
     assert_eq!(listed(&srv, "folder=avatars").await.len(), 3);
     // A public key without a policy is as before: any type, any folder.
     let (plain, _) = public_key(&srv, &[]);
@@ -244,10 +268,7 @@ async fn the_policy_flags_are_for_public_keys_only(b: Backend) {
         );
     }
     // Bad values: refused too.
-    for flags in [
-        vec!["--type", "png"],
-        vec!["--folder", "../x"],
-    ] {
+    for flags in [vec!["--type", "png"], vec!["--folder", "../x"]] {
         let mut args = vec![
             "key",
             "create",

@@ -13,7 +13,9 @@ both_stores!(
 );
 
 fn hex_of(s: &str, len: usize) -> bool {
-    s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == len
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn ms(rfc3339: &str) -> i64 {
@@ -96,7 +98,8 @@ async fn create_get_delete_have_their_shapes_and_defaults(b: Backend) {
     assert_eq!(r["max_uploads"], 1000);
     assert_eq!(r["uploads_left"], 1000);
     assert!(
-        (ms(r["expires_at"].as_str().unwrap()) - ms(r["created_at"].as_str().unwrap())
+        (ms(r["expires_at"].as_str().unwrap())
+            - ms(r["created_at"].as_str().unwrap())
             - 86_400_000)
             .abs()
             <= 2000
@@ -173,25 +176,43 @@ async fn each_bad_field_is_a_400_and_makes_no_token(b: Backend) {
         ("expires_in 0", json!({"expires_in": 0})),
         ("expires_in 86401", json!({"expires_in": 86401})),
         ("max_size 0", json!({"max_size": 0})),
-        ("max_size over the plan's", json!({"max_size": PLAN_MAX + 1})),
+        (
+            "max_size over the plan's",
+            json!({"max_size": PLAN_MAX + 1}),
+        ),
         ("a type without a subtype", json!({"types": ["png"]})),
         ("a type with an empty subtype", json!({"types": ["image/"]})),
         ("*/*", json!({"types": ["*/*"]})),
         ("a type with a space", json!({"types": ["image/p ng"]})),
         ("types as a string", json!({"types": "image/png"})),
         ("33 types", json!({ "types": many_types })),
-        ("an upper-case metadata key", json!({"metadata": {"Bad": "x"}})),
-        ("a metadata key with a dot", json!({"metadata": {"a.b": "x"}})),
+        (
+            "an upper-case metadata key",
+            json!({"metadata": {"Bad": "x"}}),
+        ),
+        (
+            "a metadata key with a dot",
+            json!({"metadata": {"a.b": "x"}}),
+        ),
         ("a number metadata value", json!({"metadata": {"a": 1}})),
-        ("17 metadata keys", json!({ "metadata": Value::Object(seventeen) })),
-        ("metadata over 4 KiB", json!({"metadata": {"a": "x".repeat(4100)}})),
+        (
+            "17 metadata keys",
+            json!({ "metadata": Value::Object(seventeen) }),
+        ),
+        (
+            "metadata over 4 KiB",
+            json!({"metadata": {"a": "x".repeat(4100)}}),
+        ),
         ("a bad folder", json!({"folder": "../etc"})),
         ("a folder with a space", json!({"folder": "has space"})),
         ("file_expires forever", json!({"file_expires": "forever"})),
         ("file_expires 0", json!({"file_expires": 0})),
         ("private a string", json!({"private": "yes"})),
         ("an unknown field", json!({"max_upload": 5})),
-        ("another unknown field", json!({"origin": "https://x.example"})),
+        (
+            "another unknown field",
+            json!({"origin": "https://x.example"}),
+        ),
         ("not an object", json!(["folder"])),
     ];
     for (what, body) in &cases {
@@ -248,7 +269,10 @@ async fn only_a_secret_key_manages_tokens(b: Backend) {
     for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
         let r = srv
             .http
-            .request(method.clone(), srv.url(&format!("/v1/upload-tokens/{}", t.id)))
+            .request(
+                method.clone(),
+                srv.url(&format!("/v1/upload-tokens/{}", t.id)),
+            )
             .bearer_auth(&pk)
             .header("origin", ORIGIN)
             .send()
@@ -261,8 +285,11 @@ async fn only_a_secret_key_manages_tokens(b: Backend) {
     refused(r, 401, "unauthorized").await;
     let r = srv
         .http
-        .post(srv.url("/v1/upload-tokens"))
-        .query(&[("token", &t.token)])
+        .post(format!(
+            "{}?token={}",
+            srv.url("/v1/upload-tokens"),
+            t.token
+        ))
         .json(&json!({}))
         .send()
         .await
@@ -271,7 +298,10 @@ async fn only_a_secret_key_manages_tokens(b: Backend) {
     for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
         let r = srv
             .http
-            .request(method.clone(), srv.url(&format!("/v1/upload-tokens/{}", t.id)))
+            .request(
+                method.clone(),
+                srv.url(&format!("/v1/upload-tokens/{}", t.id)),
+            )
             .bearer_auth(&t.token)
             .send()
             .await
@@ -349,7 +379,15 @@ async fn the_secret_is_never_stored(b: Backend) {
         token(&srv, json!({})).await,
     ];
     // Used once (a file made, the count written), to have every write done.
-    upload_ok_with(&srv, &tokens[0].token, Via::Query, "a.txt", b"a".to_vec(), &[]).await;
+    upload_ok_with(
+        &srv,
+        &tokens[0].token,
+        Via::Query,
+        "a.txt",
+        b"a".to_vec(),
+        &[],
+    )
+    .await;
     assert_eq!(srv.count("SELECT COUNT(*) FROM upload_tokens"), 2);
     for t in &tokens {
         let hex = &t.token["upt_".len()..];
@@ -374,7 +412,9 @@ async fn the_secret_is_never_stored(b: Backend) {
                     t.token
                 );
                 assert!(
-                    !bytes.windows(hex.len()).any(|w| w.eq_ignore_ascii_case(hex.as_bytes())),
+                    !bytes
+                        .windows(hex.len())
+                        .any(|w| w.eq_ignore_ascii_case(hex.as_bytes())),
                     "{name} holds the token (other case)"
                 );
             }

@@ -40,7 +40,10 @@ async fn a_token_creates_and_completes_its_own_upload(b: Backend) {
     let r = tus_head(&srv, &url, &t.token).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["upload-offset"], "0");
-    assert_eq!(r.headers()["upload-length"], bytes.len().to_string().as_str());
+    assert_eq!(
+        r.headers()["upload-length"],
+        bytes.len().to_string().as_str()
+    );
     let r = tus_request(&srv, reqwest::Method::GET, &url, &t.token)
         .send()
         .await
@@ -104,7 +107,10 @@ async fn a_token_creates_and_completes_its_own_upload(b: Backend) {
         .header(TUS.0, TUS.1)
         .header(OCTETS.0, OCTETS.1)
         .header("upload-length", small.len())
-        .header("upload-metadata", encode_metadata(&[("filename", "small.png")]))
+        .header(
+            "upload-metadata",
+            encode_metadata(&[("filename", "small.png")]),
+        )
         .body(small.clone())
         .send()
         .await
@@ -245,8 +251,18 @@ async fn a_use_is_held_from_creation_and_given_back(b: Backend) {
     // makes no file.
     let rv = token(&srv, json!({"max_uploads": 2})).await;
     let url = tus_created(&srv, &rv.token, 100, &[("filename", "rv.bin")]).await;
-    assert_eq!(tus_patch(&srv, &url, &rv.token, 0, binary(50, 6)).await.status(), 204);
-    assert_eq!(delete_token_as(&srv, &srv.secret_key, &rv.id).await.status(), 200);
+    assert_eq!(
+        tus_patch(&srv, &url, &rv.token, 0, binary(50, 6))
+            .await
+            .status(),
+        204
+    );
+    assert_eq!(
+        delete_token_as(&srv, &srv.secret_key, &rv.id)
+            .await
+            .status(),
+        200
+    );
     let r = tus_patch(&srv, &url, &rv.token, 50, binary(50, 7)).await;
     refused(r, 401, "unauthorized").await;
     // Files: one.bin's second upload, c.txt, a.bin.
@@ -272,7 +288,14 @@ async fn over_max_size_at_creation_is_a_413(b: Backend) {
     let t = token(&srv, json!({"max_size": 1000, "max_uploads": 2})).await;
     let r = tus_create(&srv, &t.token, None, 1001, &[("filename", "big.bin")]).await;
     refused(r, 413, "file_too_large").await;
-    let r = tus_create(&srv, &t.token, None, PLAN_MAX + 1, &[("filename", "big.bin")]).await;
+    let r = tus_create(
+        &srv,
+        &t.token,
+        None,
+        PLAN_MAX + 1,
+        &[("filename", "big.bin")],
+    )
+    .await;
     refused(r, 413, "file_too_large").await;
     assert_eq!(uploads_left(&srv, &t.id).await, 2, "no use held");
     assert_eq!(srv.count("SELECT COUNT(*) FROM tus_uploads"), 0);
@@ -292,7 +315,13 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
     let t = token(&srv, json!({"types": ["image/png"], "max_uploads": 2})).await;
     let before = held(&srv).await;
     // An ELF named x.png, in one PATCH.
-    let url = tus_created(&srv, &t.token, 128, &[("filename", "x.png"), ("filetype", "image/png")]).await;
+    let url = tus_created(
+        &srv,
+        &t.token,
+        128,
+        &[("filename", "x.png"), ("filetype", "image/png")],
+    )
+    .await;
     assert_eq!(uploads_left(&srv, &t.id).await, 1);
     let r = tus_patch(&srv, &url, &t.token, 0, elf()).await;
     refused(r, 415, "unsupported_media_type").await;
@@ -306,7 +335,13 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
     while page.len() < 12_000 {
         page.extend_from_slice(b"<p>lorem ipsum dolor sit amet</p>\n");
     }
-    let url = tus_created(&srv, &t.token, page.len() as u64, &[("filename", "cat.png")]).await;
+    let url = tus_created(
+        &srv,
+        &t.token,
+        page.len() as u64,
+        &[("filename", "cat.png")],
+    )
+    .await;
     let mut at = 0usize;
     let mut refused_at = None;
     for size in [10usize, 1000, 3000, 3000, 3000, 3000] {
@@ -327,7 +362,10 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
         break;
     }
     let refused_at = refused_at.expect("the HTML page was refused");
-    assert!(refused_at <= 10_013, "refused by the PATCH that completes 8 KiB");
+    assert!(
+        refused_at <= 10_013,
+        "refused by the PATCH that completes 8 KiB"
+    );
     assert_eq!(tus_head(&srv, &url, &t.token).await.status(), 404);
     assert_eq!(uploads_left(&srv, &t.id).await, 2);
     // A file smaller than 8 KiB is sniffed whole at its last PATCH.
@@ -362,7 +400,14 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
     let bytes = png_of(9000);
     let url = tus_created(&srv, &t.token, 9000, &[("filename", "ok.png")]).await;
     for (from, to) in [(0, 20), (20, 5000), (5000, 9000)] {
-        let r = tus_patch(&srv, &url, &t.token, from, bytes[from as usize..to].to_vec()).await;
+        let r = tus_patch(
+            &srv,
+            &url,
+            &t.token,
+            from,
+            bytes[from as usize..to].to_vec(),
+        )
+        .await;
         assert_eq!(r.status(), 204, "{from}..{to}: {:?}", r.text().await);
     }
     assert_eq!(uploads_left(&srv, &t.id).await, 1);
