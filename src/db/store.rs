@@ -8,8 +8,8 @@
 use super::error::DbError;
 use super::model::{
     Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileRow,
-    FolderFilter, KeyRecord, ListFilter, TokenRow, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
-    UploadRow, UsageCounters, WebhookRow,
+    KeyRecord, ListFilter, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
+    TokenRow, UploadRow, UsageCounters, WebhookRow,
 };
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
@@ -26,14 +26,7 @@ pub trait MetaStore:
 }
 
 impl<T> MetaStore for T where
-    T: FileRepo
-        + BlobRepo
-        + AccountRepo
-        + TokenRepo
-        + UploadRepo
-        + OutboxRepo
-        + RateRepo
-        + OpsRepo
+    T: FileRepo + BlobRepo + AccountRepo + TokenRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
 {
 }
 

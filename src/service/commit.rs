@@ -21,6 +21,7 @@ pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitCon
         idempotency_key: None,
         idempotency_since: app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS,
         tus_upload,
+        token: None,
     }
 }
 
@@ -51,6 +52,12 @@ pub(crate) async fn commit(
         Ok(CommitOutcome::Refused(refusal)) => {
             pending.discard().await;
             Err(refused(app, refusal, plan, &account_id).await)
+        }
+        Ok(CommitOutcome::TokenSpent) => {
+            pending.discard().await;
+            Err(ServiceError::Unauthorized(
+                "this upload token is used up or revoked".into(),
+            ))
         }
         Err(e) => {
             // Whether it committed may be unknown (the database went away,

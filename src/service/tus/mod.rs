@@ -132,6 +132,9 @@ pub(crate) async fn create(
             return replay(app, caller, *earlier).await;
         }
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
+        Ok(CreateOutcome::TokenSpent) => {
+            ServiceError::Unauthorized("this upload token is used up or revoked".into())
+        }
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
