@@ -98,6 +98,15 @@ fn upload(account: &str, id: &str, created_by: &str, expires_at: i64) -> UploadR
 
 /// Completes upload `u` at 2 000 with `token`'s use.
 async fn complete(store: &DynMetaStore, u: &UploadRow, token: &str) -> CommitOutcome {
+    try_complete(store, u, token).await.unwrap()
+}
+
+/// As [`complete`]; an error when the upload is gone.
+async fn try_complete(
+    store: &DynMetaStore,
+    u: &UploadRow,
+    token: &str,
+) -> Result<CommitOutcome, String> {
     let f = FileRow {
         id: u.file_id.clone(),
         account_id: u.account_id.clone(),
@@ -121,7 +130,7 @@ async fn complete(store: &DynMetaStore, u: &UploadRow, token: &str) -> CommitOut
             },
         )
         .await
-        .unwrap()
+        .map_err(|e| e.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -493,4 +502,59 @@ async fn a_page_filters_by_metadata_and_pages_with_a_cursor() {
         };
         assert!(pages(f, 3).await.is_empty());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_resumable_uploads_hold_exactly_and_racing_endings_count_once() {
+    let (_dir, stores) = stores(2).await;
+    let acc = account(&*stores[0]).await;
+    let (t, _) = token(&stores[0], &acc, 3).await;
+    let creations: Vec<_> = (0..10)
+        .map(|i| {
+            let s = stores[i % 2].clone();
+            let u = upload(&acc, &format!("up_c{i}"), &t.id, 50_000);
+            tokio::spawn(async move {
+                let out = s
+                    .create_upload(u.clone(), Quota::UNLIMITED, "2026-11")
+                    .await;
+                (u, out.unwrap())
+            })
+        })
+        .collect();
+    let mut created = Vec::new();
+    for c in creations {
+        let (u, out) = c.await.unwrap();
+        match out {
+            CreateOutcome::Created => created.push(u),
+            CreateOutcome::TokenSpent => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(created.len(), 3);
+    assert_eq!(stored(&stores[0], &t).await.uploads_open, 3);
+    // Each upload completed on one handle and ended on the other at once:
+    // whichever wins, its use is counted once (a file's, or given back).
+    let races: Vec<_> = created
+        .into_iter()
+        .map(|u| {
+            let (a, b) = (stores[0].clone(), stores[1].clone());
+            let token = t.id.clone();
+            tokio::spawn(async move {
+                let id = u.id.clone();
+                let completing = tokio::spawn(async move { try_complete(&a, &u, &token).await });
+                let ending = b.remove_upload(&id, 1_500).await.unwrap();
+                (completing.await.unwrap(), ending)
+            })
+        })
+        .collect();
+    let mut files = 0;
+    for r in races {
+        match r.await.unwrap() {
+            (Ok(CommitOutcome::Committed(_)), Some(false)) => files += 1,
+            (Err(_), Some(true)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    let now = stored(&stores[1], &t).await;
+    assert_eq!((now.uploads_used, now.uploads_open), (files, 0));
 }
