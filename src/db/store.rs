@@ -46,7 +46,10 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
     /// `uploads_used + uploads_open < max_uploads` (a resumable upload's use,
     /// held since its creation, moves from `uploads_open` to `uploads_used`
     /// unconditionally); else [`CommitOutcome::TokenSpent`] and nothing is
-    /// written. The token is counted before any other write.
+    /// written. A multipart upload's token is counted after the replay and
+    /// the quota (neither takes a use) and before any other write; a
+    /// resumable upload's after its row is marked complete (the lock order
+    /// of the termination, which gives the use back).
     async fn commit_upload(
         &self,
         f: FileRow,

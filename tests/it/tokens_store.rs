@@ -24,7 +24,7 @@ async fn token(store: &DynMetaStore, account: &str, max: u32) -> (TokenRow, [u8;
             max_size: Some(5_000),
             types: vec!["image/*".into(), "application/pdf".into()],
             private: Some(true),
-            file_expires: Some(Duration::from_secs(7 * 86_400)),
+            file_expires: Some(Duration::from_hours(168)),
             metadata: [("user".to_string(), "u1".to_string())].into(),
         },
         max_uploads: max,

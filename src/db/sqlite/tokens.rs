@@ -186,3 +186,61 @@ impl TokenRepo for SqliteStore {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The guarded UPDATEs keep the count; the CHECK refuses any write that
+    /// would pass `max_uploads` anyway.
+    #[test]
+    fn the_count_never_passes_max_uploads() {
+        let (_d, db) = crate::db::sqlite::test_db();
+        let c = db.conn().unwrap();
+        c.execute(
+            "INSERT INTO accounts (id, name, plan, grace_period, storage_bytes, created_at)
+             VALUES ('acc_1', 'a', 'free', 0, 0, 1)",
+            [],
+        )
+        .unwrap();
+        let t = TokenRow {
+            id: "ut_1".into(),
+            account_id: "acc_1".into(),
+            created_by: "key_1".into(),
+            policy: UploadPolicy::default(),
+            max_uploads: 2,
+            uploads_used: 0,
+            uploads_open: 0,
+            created_at: 1,
+            expires_at: 100,
+            revoked_at: None,
+        };
+        insert(&c, &t, &[0; 32]).unwrap();
+        assert!(hold(&c, "ut_1", 50).unwrap());
+        assert!(
+            !hold(&c, "ut_1", 100).unwrap(),
+            "expired at the upload's creation"
+        );
+        assert!(take(&c, "ut_1").unwrap());
+        assert!(!take(&c, "ut_1").unwrap());
+        assert!(!hold(&c, "ut_1", 50).unwrap());
+        assert!(convert(&c, "ut_1").unwrap());
+        assert!(!convert(&c, "ut_1").unwrap(), "no use held any more");
+        give_back(&c, "ut_1").unwrap();
+        let counts = |c: &Connection| -> (u32, u32) {
+            c.query_row(
+                "SELECT uploads_used, uploads_open FROM upload_tokens WHERE id = 'ut_1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(counts(&c), (2, 0));
+        let past = c.execute(
+            "UPDATE upload_tokens SET uploads_open = 1 WHERE id = 'ut_1'",
+            [],
+        );
+        assert!(past.is_err(), "the CHECK holds");
+        assert_eq!(counts(&c), (2, 0));
+    }
+}
