@@ -20,7 +20,7 @@ async fn tally(rs: Vec<Response>) -> (Vec<Value>, Vec<(u16, String)>) {
         if r.status() == 201 {
             ok.push(r.json::<Value>().await.unwrap_or(Value::Null));
         } else {
-            refused.push(error_code(r).await);
+            refused.push(code_of(r).await);
         }
     }
     (ok, refused)
@@ -74,7 +74,7 @@ async fn twenty_multipart_uploads_at_once_make_exactly_five_files(b: Backend) {
 }
 
 async fn refused_401(r: Response) {
-    assert_eq!(error_code(r).await, (401, "unauthorized".into()));
+    assert_eq!(code_of(r).await, (401, "unauthorized".into()));
 }
 
 async fn twenty_tus_creations_at_once_hold_exactly_five_uses(b: Backend) {
@@ -92,7 +92,7 @@ async fn twenty_tus_creations_at_once_hold_exactly_five_uses(b: Backend) {
         if r.status() == 201 {
             urls.push(r.headers()["location"].to_str().unwrap().to_string());
         } else {
-            refused.push(error_code(r).await);
+            refused.push(code_of(r).await);
         }
     }
     assert_eq!(urls.len(), 5, "exactly 5 created; refused {refused:?}");

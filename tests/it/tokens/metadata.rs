@@ -163,7 +163,7 @@ async fn the_list_filters_by_metadata(b: Backend) {
             .send()
             .await
             .unwrap();
-        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{q}");
+        assert_eq!(code_of(r).await, (400, "bad_request".into()), "{q}");
     }
     // Another account's files never match.
     let (_, other) = srv.new_account("other", "free").await;

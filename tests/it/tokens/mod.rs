@@ -11,7 +11,7 @@
 //! the suite runs on (`contrib/pg-test.sh`).
 
 use crate::common::cluster::{OCTETS, TUS};
-use crate::common::{error_code, Backend, TestOptions, TestServer};
+use crate::common::{Backend, TestOptions, TestServer};
 use base64::Engine;
 use filestore::testing::config::StorageConfig;
 use filestore::testing::domain::tus::encode_metadata;
@@ -273,9 +273,21 @@ pub fn refused(
 ) -> impl std::future::Future<Output = ()> {
     let caller = std::panic::Location::caller();
     async move {
-        let got = error_code(r).await;
+        let got = code_of(r).await;
         assert_eq!(got, (status, code.to_string()), "at {caller}");
     }
+}
+
+/// A response's status and error code; the raw body in place of the code
+/// when it is not the error envelope (so a failure shows what came back).
+pub async fn code_of(r: Response) -> (u16, String) {
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap_or_default();
+    let code = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v["error"]["code"].as_str().map(String::from))
+        .unwrap_or_else(|| format!("<not an error envelope: {text:?}>"));
+    (status, code)
 }
 
 // ---------------------------------------------------------------------------

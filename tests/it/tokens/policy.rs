@@ -115,7 +115,7 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
     ] {
         let r = from_origin(&srv, &pk, ORIGIN, form_declaring(name, bytes, "image/png")).await;
         assert_eq!(
-            error_code(r).await,
+            code_of(r).await,
             (415, "unsupported_media_type".into()),
             "{name}"
         );
@@ -129,7 +129,7 @@ async fn a_public_keys_policy_refuses_and_places_uploads(b: Backend) {
             TestServer::form("a.png", png(), &[("folder", folder)]),
         )
         .await;
-        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{folder}");
+        assert_eq!(code_of(r).await, (400, "bad_request".into()), "{folder}");
     }
     // The Origin rule is unchanged: another origin, or none, is 403.
     let r = from_origin(

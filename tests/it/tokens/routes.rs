@@ -218,7 +218,7 @@ async fn each_bad_field_is_a_400_and_makes_no_token(b: Backend) {
     for (what, body) in &cases {
         let r = create_token_as(&srv, &srv.secret_key, body).await;
         assert_eq!(
-            error_code(r).await,
+            code_of(r).await,
             (400, "bad_request".into()),
             "{what}: {body}"
         );

@@ -95,7 +95,7 @@ async fn a_token_creates_and_completes_its_own_upload(b: Backend) {
         vec![("filename", "x.png"), ("expires", "2d")],
     ] {
         let r = tus_create(&srv, &t.token, None, 100, &meta).await;
-        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{meta:?}");
+        assert_eq!(code_of(r).await, (400, "bad_request".into()), "{meta:?}");
     }
     assert_eq!(uploads_left(&srv, &t.id).await, 2);
     // Creation-with-upload: the whole file in the POST.
@@ -354,7 +354,7 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
             continue;
         }
         assert_eq!(
-            error_code(r).await,
+            code_of(r).await,
             (415, "unsupported_media_type".into()),
             "PATCH {at}..{end}"
         );
