@@ -4,9 +4,9 @@
 
 use crate::clock::rfc3339_ms;
 use crate::config::Config;
-use crate::db::{self, Account, KeyRecord, MetaStore, WebhookRow};
+use crate::db::{self, Account, KeyRecord, MetaStore, UploadPolicy, WebhookRow};
 use crate::domain::ids::KeyKind;
-use crate::domain::policy::{self, UploadPolicy};
+use crate::domain::policy;
 use crate::domain::secret::Secret;
 use crate::domain::{ids, origins, validate, webhooks};
 use serde::Serialize;
