@@ -104,7 +104,10 @@ async fn token_create_json_is_the_record() {
     assert!(id.starts_with("ut_") && id.len() == 27, "{t}");
     assert!(token.starts_with("upt_") && token.len() == 68, "{t}");
     assert!(
-        t["url"].as_str().unwrap().ends_with(&format!("/v1/upload?token={token}")),
+        t["url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/v1/upload?token={token}")),
         "{t}"
     );
     assert_eq!(t["max_uploads"], 3);
@@ -172,7 +175,9 @@ async fn upload_metadata_round_trips_through_multipart_and_tus() {
     let rec = &up.json_lines()[0];
     let want = serde_json::json!({ "user": "u2", "note": "a b=c" });
     assert_eq!(rec["metadata"], want);
-    let got = cli.run(&["get", rec["id"].as_str().unwrap(), "--json"]).await;
+    let got = cli
+        .run(&["get", rec["id"].as_str().unwrap(), "--json"])
+        .await;
     got.expect(0);
     assert_eq!(got.json()["metadata"], want);
 
@@ -193,11 +198,15 @@ async fn upload_metadata_round_trips_through_multipart_and_tus() {
     let rec = &up.json_lines()[0];
     assert_eq!(rec["size"], 200_000);
     assert_eq!(rec["metadata"], serde_json::json!({ "user": "u3" }));
-    let got = cli.run(&["get", rec["id"].as_str().unwrap(), "--json"]).await;
+    let got = cli
+        .run(&["get", rec["id"].as_str().unwrap(), "--json"])
+        .await;
     assert_eq!(got.json()["metadata"], serde_json::json!({ "user": "u3" }));
 
     // Without --metadata a file has none.
-    let up = cli.run(&["upload", small.to_str().unwrap(), "--json"]).await;
+    let up = cli
+        .run(&["upload", small.to_str().unwrap(), "--json"])
+        .await;
     up.expect(0);
     assert_eq!(up.json_lines()[0]["metadata"], serde_json::json!({}));
 }
@@ -284,11 +293,20 @@ async fn list_filters_by_metadata() {
         ])
         .await;
     assert_eq!(listed(&run), vec![ids[0].clone()], "all must match");
-    let run = cli.run(&["list", "--metadata", "user=nobody", "--json"]).await;
+    let run = cli
+        .run(&["list", "--metadata", "user=nobody", "--json"])
+        .await;
     assert!(listed(&run).is_empty());
     // Pages of a filtered listing follow the cursor.
     let run = cli
-        .run(&["list", "--metadata", "kind=avatar", "--limit", "1", "--json"])
+        .run(&[
+            "list",
+            "--metadata",
+            "kind=avatar",
+            "--limit",
+            "1",
+            "--json",
+        ])
         .await;
     assert_eq!(listed(&run).len(), 1);
     let run = cli
@@ -298,7 +316,11 @@ async fn list_filters_by_metadata() {
     // Human output: the table of the matching files.
     let run = cli.run(&["list", "--metadata", "user=u2"]).await;
     run.expect(0);
-    assert_eq!(run.stdout.lines().count(), 2, "header and one file: {run:?}");
+    assert_eq!(
+        run.stdout.lines().count(),
+        2,
+        "header and one file: {run:?}"
+    );
 }
 
 /// `filestore admin` on the test server's store.
@@ -364,7 +386,9 @@ async fn admin_key_create_stores_a_public_keys_policy() {
     let file: serde_json::Value = r.json().await.unwrap();
     assert_eq!(file["folder"], "uploads");
     assert_eq!(file["type"], "image/png");
-    let r = srv.upload_with_origin(&pk, origin, "big.png", png(2000)).await;
+    let r = srv
+        .upload_with_origin(&pk, origin, "big.png", png(2000))
+        .await;
     assert_eq!(r.status(), 413);
     let r = srv
         .upload_with_origin(&pk, origin, "a.png", b"just text".to_vec())
@@ -401,7 +425,13 @@ async fn admin_key_create_stores_a_public_keys_policy() {
         &["--max-size", "0"],
     ] {
         let mut argv = vec![
-            "key", "create", "--account", &srv.account_id, "--kind", "public", "--origin",
+            "key",
+            "create",
+            "--account",
+            &srv.account_id,
+            "--kind",
+            "public",
+            "--origin",
             origin,
         ];
         argv.extend(flags);
@@ -410,7 +440,14 @@ async fn admin_key_create_stores_a_public_keys_policy() {
     }
     let out = admin(
         &srv,
-        &["key", "create", "--account", &srv.account_id, "--kind", "token"],
+        &[
+            "key",
+            "create",
+            "--account",
+            &srv.account_id,
+            "--kind",
+            "token",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
