@@ -13,6 +13,7 @@ both_stores!(
     a_use_is_held_from_creation_and_given_back,
     over_max_size_at_creation_is_a_413,
     a_sniff_refusal_ends_the_upload_and_gives_the_use_back,
+    small_patches_are_sniffed_once_the_first_8_kib_are_in,
 );
 
 async fn a_token_creates_and_completes_its_own_upload(b: Backend) {
@@ -329,45 +330,6 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
     assert_eq!(tus_head(&srv, &url, &t.token).await.status(), 404);
     assert_eq!(tus_head(&srv, &url, &srv.secret_key).await.status(), 404);
     assert_eq!(uploads_left(&srv, &t.id).await, 2);
-    // HTML in tiny PATCHes over the first 8 KiB: refused at the latest by
-    // the PATCH that completes 8 KiB; none before it makes a file.
-    let mut page = html();
-    while page.len() < 12_000 {
-        page.extend_from_slice(b"<p>lorem ipsum dolor sit amet</p>\n");
-    }
-    let url = tus_created(
-        &srv,
-        &t.token,
-        page.len() as u64,
-        &[("filename", "cat.png")],
-    )
-    .await;
-    let mut at = 0usize;
-    let mut refused_at = None;
-    for size in [10usize, 1000, 3000, 3000, 3000, 3000] {
-        let end = (at + size).min(page.len());
-        let r = tus_patch(&srv, &url, &t.token, at as u64, page[at..end].to_vec()).await;
-        if r.status() == 204 {
-            assert!(!r.headers().contains_key("x-file-id"));
-            at = end;
-            assert!(at < 8192, "a PATCH past the first 8 KiB was taken ({at})");
-            continue;
-        }
-        assert_eq!(
-            code_of(r).await,
-            (415, "unsupported_media_type".into()),
-            "PATCH {at}..{end}"
-        );
-        refused_at = Some(end);
-        break;
-    }
-    let refused_at = refused_at.expect("the HTML page was refused");
-    assert!(
-        refused_at <= 10_013,
-        "refused by the PATCH that completes 8 KiB"
-    );
-    assert_eq!(tus_head(&srv, &url, &t.token).await.status(), 404);
-    assert_eq!(uploads_left(&srv, &t.id).await, 2);
     // A file smaller than 8 KiB is sniffed whole at its last PATCH.
     let url = tus_created(&srv, &t.token, 9, &[("filename", "t.png")]).await;
     let r = tus_patch(&srv, &url, &t.token, 0, b"not".to_vec()).await;
@@ -414,4 +376,54 @@ async fn a_sniff_refusal_ends_the_upload_and_gives_the_use_back(b: Backend) {
     let files = listed(&srv, "").await;
     assert_eq!(files.len(), 1);
     assert_eq!(files[0]["type"], "image/png");
+}
+
+/// The wire (issue21-wire.md): "tus: at the PATCH that completes the first
+/// 8 KiB, or the whole file if smaller" — also when the PATCHes before it
+/// were small.
+async fn small_patches_are_sniffed_once_the_first_8_kib_are_in(b: Backend) {
+    let s3 = s3_of(&b);
+    let srv = server(b).await;
+    let t = token(&srv, json!({"types": ["image/png"], "max_uploads": 2})).await;
+    let before = held(&srv).await;
+    // HTML in tiny PATCHes over the first 8 KiB: refused at the latest by
+    // the PATCH that completes 8 KiB; none before it makes a file.
+    let mut page = html();
+    while page.len() < 12_000 {
+        page.extend_from_slice(b"<p>lorem ipsum dolor sit amet</p>\n");
+    }
+    let url = tus_created(
+        &srv,
+        &t.token,
+        page.len() as u64,
+        &[("filename", "cat.png")],
+    )
+    .await;
+    let mut at = 0usize;
+    let mut refused_at = None;
+    for size in [10usize, 1000, 3000, 3000, 3000, 3000] {
+        let end = (at + size).min(page.len());
+        let r = tus_patch(&srv, &url, &t.token, at as u64, page[at..end].to_vec()).await;
+        if r.status() == 204 {
+            assert!(!r.headers().contains_key("x-file-id"));
+            at = end;
+            assert!(at < 8192, "a PATCH past the first 8 KiB was taken ({at})");
+            continue;
+        }
+        assert_eq!(
+            code_of(r).await,
+            (415, "unsupported_media_type".into()),
+            "PATCH {at}..{end}"
+        );
+        refused_at = Some(end);
+        break;
+    }
+    let refused_at = refused_at.expect("the HTML page was refused");
+    assert!(
+        refused_at <= 10_013,
+        "refused by the PATCH that completes 8 KiB"
+    );
+    assert_eq!(tus_head(&srv, &url, &t.token).await.status(), 404);
+    assert_eq!(uploads_left(&srv, &t.id).await, 2);
+    nothing_stored(&srv, &before, s3.as_ref()).await;
 }
