@@ -18,6 +18,7 @@ both_stores!(
     expired_revoked_and_used_up_tokens_are_401,
     a_token_does_nothing_but_upload,
     any_origin_reads_a_token_upload,
+    a_token_revoked_during_an_upload_stores_nothing,
 );
 
 async fn a_token_uploads_under_its_policy(b: Backend) {
@@ -421,9 +422,9 @@ async fn expired_revoked_and_used_up_tokens_are_401(b: Backend) {
     // Refused before anything is read: a large body is a 401 too, and
     // nothing stays. (The guard reads no rest of a body for a caller it
     // refuses — src/server/mod.rs, by design — so the client may see the
-    // connection closed while it still sends, instead of the 401.)
-    let r = srv
-        .http
+    // connection closed while it still sends, instead of the 401; a client
+    // of its own, as that connection is not to be used again.)
+    let r = reqwest::Client::new()
         .post(format!("{}?token={}", srv.url("/v1/upload"), two.token))
         .multipart(TestServer::form("huge.bin", binary(2_000_000, 9), &[]))
         .send()
@@ -677,4 +678,65 @@ async fn the_log_never_shows_a_token() {
         );
     }
     assert!(!log.contains("upt_"), "the log holds `upt_`:\n{log}");
+}
+
+/// Revoked while its upload streams: the commit is refused (401) and
+/// nothing stays; the same with the last use taken meanwhile by another
+/// upload.
+async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
+    let s3 = s3_of(&b);
+    let srv = server(b).await;
+    for revoke in [true, false] {
+        let t = token(&srv, json!({"max_uploads": 1})).await;
+        let before = held(&srv).await;
+        let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+        let body = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
+        });
+        let form = Form::new().part(
+            "file",
+            Part::stream(reqwest::Body::wrap_stream(body)).file_name("slow.bin"),
+        );
+        let upload = tokio::spawn({
+            let (http, url) = (
+                srv.http.clone(),
+                format!("{}?token={}", srv.url("/v1/upload"), t.token),
+            );
+            async move { http.post(url).multipart(form).send().await.unwrap() }
+        });
+        tx.send(bytes::Bytes::from(binary(200_000, 1)))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if revoke {
+            assert_eq!(
+                delete_token_as(&srv, &srv.secret_key, &t.id).await.status(),
+                200
+            );
+        } else {
+            // The token's one use, taken by a quick upload.
+            upload_ok_with(&srv, &t.token, Via::Bearer, "quick.txt", b"q".to_vec(), &[]).await;
+        }
+        tx.send(bytes::Bytes::from(binary(100_000, 2)))
+            .await
+            .unwrap();
+        drop(tx);
+        let r = upload.await.unwrap();
+        assert_eq!(
+            code_of(r).await,
+            (401, "unauthorized".into()),
+            "revoked: {revoke}"
+        );
+        let mut want = before.clone();
+        if !revoke {
+            want.files += 1;
+            want.storage_bytes += 1;
+            want.upload_count += 1;
+        }
+        nothing_stored(&srv, &want, s3.as_ref()).await;
+        // The refused upload spent no use: a revoked token keeps its one
+        // (unusable), a used-up one has none.
+        let left = if revoke { 1 } else { 0 };
+        assert_eq!(uploads_left(&srv, &t.id).await, left, "revoked: {revoke}");
+    }
 }

@@ -14,6 +14,7 @@ both_stores!(
     over_max_size_at_creation_is_a_413,
     a_sniff_refusal_ends_the_upload_and_gives_the_use_back,
     small_patches_are_sniffed_once_the_first_8_kib_are_in,
+    an_idle_token_upload_expires_and_gives_its_use_back,
 );
 
 async fn a_token_creates_and_completes_its_own_upload(b: Backend) {
@@ -426,4 +427,32 @@ async fn small_patches_are_sniffed_once_the_first_8_kib_are_in(b: Backend) {
     assert_eq!(tus_head(&srv, &url, &t.token).await.status(), 404);
     assert_eq!(uploads_left(&srv, &t.id).await, 2);
     nothing_stored(&srv, &before, s3.as_ref()).await;
+}
+
+/// A token's upload is on the short (10 minutes without a byte) clock; when
+/// it expires, the use it held comes back.
+async fn an_idle_token_upload_expires_and_gives_its_use_back(b: Backend) {
+    let s3 = s3_of(&b);
+    let srv = server(b).await;
+    let t = token(&srv, json!({"max_uploads": 1})).await;
+    let before = held(&srv).await;
+    let url = tus_created(&srv, &t.token, 1000, &[("filename", "idle.bin")]).await;
+    let r = tus_patch(&srv, &url, &t.token, 0, binary(300, 1)).await;
+    assert_eq!(r.status(), 204);
+    assert_eq!(uploads_left(&srv, &t.id).await, 0);
+    srv.clock.advance(std::time::Duration::from_secs(11 * 60));
+    srv.eventually(
+        10,
+        "the idle upload expires and its use comes back",
+        || async { uploads_left(&srv, &t.id).await == 1 },
+    )
+    .await;
+    let status = tus_head(&srv, &url, &t.token).await.status().as_u16();
+    assert!(
+        [404, 410].contains(&status),
+        "HEAD of the expired upload: {status}"
+    );
+    nothing_stored(&srv, &before, s3.as_ref()).await;
+    // The use is there to take.
+    upload_ok_with(&srv, &t.token, Via::Query, "late.txt", b"l".to_vec(), &[]).await;
 }
