@@ -24,8 +24,8 @@ fn set(v: &[&Value]) -> std::collections::BTreeSet<String> {
     v.iter().map(|f| id(f)).collect()
 }
 
-async fn the_list_filters_by_metadata(b: Backend) {
-    let srv = server(b).await;
+async fn the_list_filters_by_metadata(store: Backend) {
+    let srv = server(store).await;
     let up = |name: &'static str, folder: Option<&'static str>, meta: Value| {
         let srv = &srv;
         async move {
@@ -37,20 +37,20 @@ async fn the_list_filters_by_metadata(b: Backend) {
             srv.upload_ok(name, name.as_bytes().to_vec(), &fields).await
         }
     };
-    let a = up(
+    let f_a = up(
         "a.txt",
         Some("x"),
         json!({"project": "apollo", "stage": "dev"}),
     )
     .await;
-    let b2 = up("b.txt", None, json!({"project": "apollo", "stage": "prod"})).await;
-    let c = up(
+    let f_b = up("b.txt", None, json!({"project": "apollo", "stage": "prod"})).await;
+    let f_c = up(
         "c.txt",
         Some("x"),
         json!({"project": "gemini", "stage": "dev"}),
     )
     .await;
-    let d = up(
+    let f_d = up(
         "d.txt",
         None,
         json!({"note": "hello world & more", "project": "Apollo"}),
@@ -74,10 +74,10 @@ async fn the_list_filters_by_metadata(b: Backend) {
     let r = tus_patch(&srv, &url, &srv.secret_key, 0, b"tus".to_vec()).await;
     assert_eq!(r.status(), 204);
     let tus_id = r.headers()["x-file-id"].to_str().unwrap().to_string();
-    let t = token(&srv, json!({"metadata": {"via": "token"}})).await;
+    let tok_t = token(&srv, json!({"metadata": {"via": "token"}})).await;
     let tok = upload_ok_with(
         &srv,
-        &t.token,
+        &tok_t.token,
         Via::Query,
         "tok.txt",
         b"t".to_vec(),
@@ -91,12 +91,12 @@ async fn the_list_filters_by_metadata(b: Backend) {
 
     // One filter: an exact, case-sensitive match.
     let got = ids(&listed(&srv, "metadata.project=apollo").await);
-    let mut want = set(&[&a, &b2, &tok]);
+    let mut want = set(&[&f_a, &f_b, &tok]);
     want.insert(tus_id.clone());
     assert_eq!(got, want);
     assert_eq!(
         ids(&listed(&srv, "metadata.project=Apollo").await),
-        set(&[&d])
+        set(&[&f_d])
     );
     assert_eq!(
         ids(&listed(&srv, "metadata.project=apoll").await),
@@ -109,16 +109,16 @@ async fn the_list_filters_by_metadata(b: Backend) {
     // An encoded value.
     assert_eq!(
         ids(&listed(&srv, "metadata.note=hello%20world%20%26%20more").await),
-        set(&[&d])
+        set(&[&f_d])
     );
     // Two filters: both must match.
     assert_eq!(
         ids(&listed(&srv, "metadata.project=apollo&metadata.stage=prod").await),
-        set(&[&b2])
+        set(&[&f_b])
     );
     assert_eq!(
         ids(&listed(&srv, "metadata.stage=dev&metadata.project=apollo").await),
-        set(&[&a])
+        set(&[&f_a])
     );
     assert!(listed(&srv, "metadata.project=gemini&metadata.stage=prod")
         .await
@@ -133,11 +133,11 @@ async fn the_list_filters_by_metadata(b: Backend) {
     // With a folder.
     assert_eq!(
         ids(&listed(&srv, "folder=x&metadata.stage=dev").await),
-        set(&[&a, &c])
+        set(&[&f_a, &f_c])
     );
     assert_eq!(
         ids(&listed(&srv, "metadata.project=apollo&folder=x").await),
-        set(&[&a])
+        set(&[&f_a])
     );
     assert!(listed(&srv, "folder=x&metadata.stage=prod")
         .await
@@ -210,10 +210,10 @@ async fn filtered_pages_follow_the_cursor(b: Backend) {
         let mut pages = 0;
         let mut cursor: Option<String> = None;
         loop {
-            let mut path = format!("/v1/files?limit=2&{query}");
-            if let Some(c) = &cursor {
-                path.push_str(&format!("&cursor={c}"));
-            }
+            let path = match &cursor {
+                Some(c) => format!("/v1/files?limit=2&{query}&cursor={c}"),
+                None => format!("/v1/files?limit=2&{query}"),
+            };
             let (status, page) = srv.get_json(&srv.secret_key, &path).await;
             assert_eq!(status, 200, "{path}: {page}");
             pages += 1;
@@ -223,16 +223,12 @@ async fn filtered_pages_follow_the_cursor(b: Backend) {
                 assert_eq!(f["metadata"]["batch"], "b1", "{f}");
                 seen.push(id(f));
             }
-            match page["cursor"].as_str() {
-                Some(c) => {
-                    assert_eq!(page["has_more"], true);
-                    cursor = Some(c.to_string());
-                }
-                None => {
-                    assert_eq!(page["has_more"], false);
-                    break;
-                }
-            }
+            let Some(c) = page["cursor"].as_str() else {
+                assert_eq!(page["has_more"], false);
+                break;
+            };
+            assert_eq!(page["has_more"], true);
+            cursor = Some(c.to_string());
             assert!(pages < 20, "the cursor never ends");
         }
         assert_eq!(seen.len(), 7, "{query}: each once: {seen:?}");

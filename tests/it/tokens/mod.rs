@@ -143,6 +143,7 @@ pub fn binary(len: usize, seed: u8) -> Vec<u8> {
 
 /// A token as `POST /v1/upload-tokens` returned it.
 #[derive(Debug, Clone)]
+#[allow(clippy::struct_field_names)]
 pub struct Token {
     pub id: String,
     pub token: String,
@@ -317,10 +318,10 @@ pub async fn listed(srv: &TestServer, query: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let mut path = format!("/v1/files?limit=100&{query}");
-        if let Some(c) = &cursor {
-            path.push_str(&format!("&cursor={c}"));
-        }
+        let path = match &cursor {
+            Some(c) => format!("/v1/files?limit=100&{query}&cursor={c}"),
+            None => format!("/v1/files?limit=100&{query}"),
+        };
         let (status, page) = srv.get_json(&srv.secret_key, &path).await;
         assert_eq!(status, 200, "{path}: {page}");
         out.extend(page["files"].as_array().unwrap().iter().cloned());

@@ -382,7 +382,7 @@ async fn expired_revoked_and_used_up_tokens_are_401(b: Backend) {
         refused(r, 401, "unauthorized").await;
     }
     upload_ok_with(&srv, &hour.token, Via::Query, "c.txt", b"c".to_vec(), &[]).await;
-    srv.clock.advance(Duration::from_secs(3600));
+    srv.clock.advance(Duration::from_hours(1));
     for via in BOTH_WAYS {
         let r = upload_with(&srv, &hour.token, via, "late.txt", b"l".to_vec(), &[]).await;
         refused(r, 401, "unauthorized").await;
@@ -736,7 +736,7 @@ async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
         nothing_stored(&srv, &want, s3.as_ref()).await;
         // The refused upload spent no use: a revoked token keeps its one
         // (unusable), a used-up one has none.
-        let left = if revoke { 1 } else { 0 };
+        let left = u64::from(revoke);
         assert_eq!(uploads_left(&srv, &t.id).await, left, "revoked: {revoke}");
     }
 }

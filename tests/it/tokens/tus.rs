@@ -440,7 +440,7 @@ async fn an_idle_token_upload_expires_and_gives_its_use_back(b: Backend) {
     let r = tus_patch(&srv, &url, &t.token, 0, binary(300, 1)).await;
     assert_eq!(r.status(), 204);
     assert_eq!(uploads_left(&srv, &t.id).await, 0);
-    srv.clock.advance(std::time::Duration::from_secs(11 * 60));
+    srv.clock.advance(std::time::Duration::from_mins(11));
     srv.eventually(
         10,
         "the idle upload expires and its use comes back",
