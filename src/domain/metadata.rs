@@ -79,6 +79,30 @@ pub(crate) fn from_stored(raw: &str) -> Metadata {
     serde_json::from_str(raw).unwrap_or_default()
 }
 
+/// The most `metadata.KEY=VALUE` filters one listing takes.
+pub(crate) const MAX_FILTERS: usize = MAX_KEYS;
+
+/// The `metadata.KEY=VALUE` pairs of a query string (URL-decoded), in
+/// order: each file listed has every one. A bad key is refused.
+pub(crate) fn filters(query: Option<&str>) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        let Some(key) = name.strip_prefix("metadata.") else {
+            continue;
+        };
+        if !valid_key(key) {
+            return Err(format!(
+                "metadata filter {name:?}: keys are 1-{MAX_KEY_LEN} characters of a-z 0-9 _ -"
+            ));
+        }
+        out.push((key.to_string(), value.into_owned()));
+    }
+    if out.len() > MAX_FILTERS {
+        return Err(format!("at most {MAX_FILTERS} metadata filters"));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +131,22 @@ mod tests {
         ] {
             assert!(parse(raw).is_err(), "{raw}");
         }
+    }
+
+    #[test]
+    fn list_filters_from_a_query_string() {
+        assert_eq!(filters(None).unwrap(), vec![]);
+        assert_eq!(
+            filters(Some("folder=a&metadata.user=u%201&limit=5&metadata.k-2=")).unwrap(),
+            vec![
+                ("user".to_string(), "u 1".to_string()),
+                ("k-2".to_string(), String::new())
+            ]
+        );
+        assert!(filters(Some("metadata.User=x")).is_err());
+        assert!(filters(Some("metadata.=x")).is_err());
+        let many: Vec<String> = (0..17).map(|i| format!("metadata.k{i}=v")).collect();
+        assert!(filters(Some(&many.join("&"))).is_err());
     }
 
     #[test]

@@ -65,7 +65,8 @@ pub struct Metadata {
     pub name: Option<String>,
     pub content_type: Option<String>,
     pub folder: Option<String>,
-    pub private: bool,
+    /// None when the client does not say.
+    pub private: Option<bool>,
     pub expires: Option<Duration>,
     /// The file's metadata: the JSON of the `metadata` key
     /// (`super::metadata::parse`); an empty value is none.
@@ -113,7 +114,7 @@ pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
                 }
             }
             "folder" => m.folder = validate::folder(&text()?)?,
-            "private" => m.private = validate::boolean(&text()?)?,
+            "private" => m.private = Some(validate::boolean(&text()?)?),
             "expires" => {
                 let t = text()?;
                 m.expires = if t.is_empty() {
@@ -236,7 +237,7 @@ mod tests {
         assert_eq!(m.name.as_deref(), Some("report.pdf"));
         assert_eq!(m.content_type.as_deref(), Some("application/pdf"));
         assert_eq!(m.folder.as_deref(), Some("docs/2026"));
-        assert!(m.private);
+        assert_eq!(m.private, Some(true));
         assert_eq!(m.expires, Some(Duration::from_hours(7 * 24)));
         let alias = parse_metadata(&encode_metadata(&[
             ("name", "a.txt"),
@@ -247,7 +248,7 @@ mod tests {
         assert_eq!(alias.content_type.as_deref(), Some("text/plain"));
         assert_eq!(parse_metadata("").unwrap(), Metadata::default());
         // A key without a value has the empty value: the multipart rules apply.
-        assert!(!parse_metadata("private").unwrap().private);
+        assert_eq!(parse_metadata("private").unwrap().private, Some(false));
     }
 
     #[test]

@@ -1,8 +1,15 @@
 //! Authentication and the access rules that come before any handler runs,
-//! in the contract's order: 401 (no or bad key), then 403 (public key on a
-//! route other than upload, wrong origin, grace period), then the rate limit.
+//! in the contract's order: 401 (no or bad key or upload token, a token on
+//! a route other than upload), then 403 (public key on a route other than
+//! upload, wrong origin, grace period), then the rate limit.
+//!
+//! An upload token (`upt_…`, docs/decisions.md, "Upload tokens") is a
+//! caller like a key (`KeyKind::Token`, its id `ut_…`, its policy): sent as
+//! `Bearer`, or as `?token=` on `POST /v1/upload` alone (a plain form
+//! post from any page). It needs no Origin: it is single-purpose, counted
+//! and short-lived, so its answers are readable from any origin.
 
-use crate::db::{Account, KeyRecord};
+use crate::db::{Account, KeyRecord, TokenRow};
 use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
 use crate::server::error::rate_limit_headers;
@@ -26,7 +33,19 @@ impl Caller {
     pub(crate) fn is_public(&self) -> bool {
         self.key.kind == KeyKind::Public
     }
+
+    pub(crate) fn is_token(&self) -> bool {
+        self.key.kind == KeyKind::Token
+    }
 }
+
+/// In a response's extensions: its caller used an upload token, so the
+/// page of any origin may read it (`cors`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnyOrigin;
+
+/// The route that takes a token in its query string.
+const TOKEN_IN_QUERY_PATH: &str = "/v1/upload";
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ServiceError;
@@ -75,8 +94,34 @@ pub fn bearer(headers: &HeaderMap) -> Result<&str, ServiceError> {
     Ok(key.trim())
 }
 
-async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ServiceError> {
-    let key = bearer(headers)?;
+/// The `token` of a query string (`?token=upt_…`), if any.
+fn query_token(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(name, _)| *name == "token")
+        .map(|(_, value)| value.to_string())
+}
+
+async fn authenticate(
+    app: &App,
+    headers: &HeaderMap,
+    path: &str,
+    query: Option<&str>,
+    access: Access,
+) -> Result<Caller, ServiceError> {
+    let from_query = if headers.contains_key(header::AUTHORIZATION) || path != TOKEN_IN_QUERY_PATH {
+        None
+    } else {
+        query_token(query)
+    };
+    let key = match &from_query {
+        Some(t) => t.as_str(),
+        None => bearer(headers)?,
+    };
+    if key.starts_with("upt_") {
+        return authenticate_token(app, key, access).await;
+    }
     if !(key.starts_with("sk_") || key.starts_with("pk_")) || key.len() > 200 {
         return Err(ServiceError::Unauthorized("invalid API key".into()));
     }
@@ -86,9 +131,64 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ServiceE
         .ok_or_else(|| ServiceError::Unauthorized("invalid API key".into()))
 }
 
+/// An upload token: one that may start an upload (unrevoked, unexpired,
+/// with uploads left) for a new upload; for the rest of a resumable upload
+/// it made, one that is not revoked (its upload already holds its use, and
+/// lives by its own expiry).
+async fn authenticate_token(app: &App, token: &str, access: Access) -> Result<Caller, ServiceError> {
+    let invalid = || ServiceError::Unauthorized("invalid upload token".into());
+    if token.len() > 200 {
+        return Err(invalid());
+    }
+    let (row, account) = app
+        .meta
+        .token_by_hash(ids::key_hash(token))
+        .await?
+        .ok_or_else(invalid)?;
+    let now = app.clock.now_ms();
+    let refusal = if row.revoked_at.is_some() {
+        Some("this upload token was revoked")
+    } else if access == Access::UploadContinue {
+        None
+    } else if now >= row.expires_at {
+        Some("this upload token has expired")
+    } else if row.uploads_left() == 0 {
+        Some("this upload token is used up")
+    } else {
+        None
+    };
+    if let Some(why) = refusal {
+        return Err(ServiceError::Unauthorized(why.into()));
+    }
+    Ok(token_caller(row, account))
+}
+
+/// A token as a caller: a key of kind `Token` carrying its policy.
+fn token_caller(row: TokenRow, account: Account) -> Caller {
+    Caller {
+        key: KeyRecord {
+            id: row.id,
+            account_id: row.account_id,
+            kind: KeyKind::Token,
+            name: None,
+            origins: Vec::new(),
+            created_at: row.created_at,
+            revoked_at: row.revoked_at,
+            policy: row.policy,
+        },
+        account,
+    }
+}
+
 fn authorize(caller: &Caller, access: Access, headers: &HeaderMap) -> Result<(), ServiceError> {
+    let uploading = matches!(access, Access::Upload | Access::UploadContinue);
+    if caller.is_token() && !uploading {
+        return Err(ServiceError::Unauthorized(
+            "an upload token may only upload; use a secret key".into(),
+        ));
+    }
     if caller.is_public() {
-        if !matches!(access, Access::Upload | Access::UploadContinue) {
+        if !uploading {
             return Err(ServiceError::Forbidden(
                 "public keys may only upload; use a secret key".into(),
             ));
@@ -122,13 +222,18 @@ pub(crate) async fn guard(
     req: Request,
     next: Next,
 ) -> Response {
-    let caller = match authenticate(&app, req.headers()).await {
+    let uri = req.uri();
+    let caller = match authenticate(&app, req.headers(), uri.path(), uri.query(), access).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
     let account = super::observe::AccountTag(caller.account.id.clone());
+    let token = caller.is_token();
     let mut response = admit(&app, access, caller, req, next).await;
     response.extensions_mut().insert(account);
+    if token {
+        response.extensions_mut().insert(AnyOrigin);
+    }
     response
 }
 
@@ -214,5 +319,13 @@ mod tests {
         assert!(bearer(&h).is_err());
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer"));
         assert!(bearer(&h).is_err());
+    }
+
+    #[test]
+    fn a_token_in_the_query_string() {
+        assert_eq!(query_token(Some("token=upt_a")).as_deref(), Some("upt_a"));
+        assert_eq!(query_token(Some("x=1&token=upt_b")).as_deref(), Some("upt_b"));
+        assert_eq!(query_token(Some("tokens=upt_c")), None);
+        assert_eq!(query_token(None), None);
     }
 }

@@ -6,11 +6,11 @@ use crate::api::{
     DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, ListParams, SignedUrl,
     SignedUrlRequest, Usage,
 };
-use crate::domain::validate;
+use crate::domain::{metadata, validate};
 use crate::service::ServiceError;
 use crate::service::{files, records, upload, usage, App};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Multipart, Path, Query, State};
+use axum::extract::{Multipart, Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -23,16 +23,19 @@ type AppState = State<Arc<App>>;
 /// Store a file.
 #[utoipa::path(post, path = "/v1/upload", tag = "files",
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$",
-        description = "1-255 visible ASCII characters: a retry with the same key within 24 h answers the same file")),
+        description = "1-255 visible ASCII characters: a retry with the same key within 24 h answers the same file"),
+        ("token" = Option<String>, Query, pattern = "^upt_[0-9a-f]{64}$",
+        description = "An upload token (instead of an Authorization header): the url `POST /v1/upload-tokens` returns")),
     responses(
         (status = 201, description = "Stored", body = FileRecord, headers(
             ("Location" = String, description = "/v1/files/{id}"),
             ("X-RateLimit-Limit" = u64), ("X-RateLimit-Remaining" = u64), ("X-RateLimit-Reset" = u64))),
-        (status = 400, description = "No file part, or an invalid field", body = ErrorBody),
-        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 400, description = "No file part, an invalid field, or a field that contradicts the upload policy", body = ErrorBody),
+        (status = 401, description = "No or unknown key; an upload token unknown, expired, revoked or used up", body = ErrorBody),
         (status = 403, description = "Origin not allowed, private upload with a public key, or grace period", body = ErrorBody),
         (status = 408, description = "The body stopped arriving, or arrived slower than min_upload_rate", body = ErrorBody),
-        (status = 413, description = "File too large, or storage quota exceeded", body = ErrorBody),
+        (status = 413, description = "File too large (for the plan or the upload policy), or storage quota exceeded", body = ErrorBody),
+        (status = 415, description = "The upload policy does not allow the type sniffed from the file's bytes", body = ErrorBody),
         (status = 429, description = "Rate limit, monthly uploads or the plan's concurrent uploads reached", body = ErrorBody),
         (status = 503, description = "Blob store unavailable", body = ErrorBody),
         (status = 507, description = "The server's disk is full", body = ErrorBody),
@@ -51,7 +54,8 @@ pub(crate) async fn upload(
         ))
     })?;
     let req = upload::UploadRequest {
-        public_key: caller.is_public(),
+        kind: caller.key.kind,
+        policy: caller.key.policy,
         key_id: caller.key.id,
         account: caller.account,
         content_length: headers
@@ -81,7 +85,7 @@ pub(crate) async fn upload(
     params(ListParams),
     responses(
         (status = 200, description = "One page", body = FileList),
-        (status = 400, description = "Invalid folder, limit or cursor", body = ErrorBody),
+        (status = 400, description = "Invalid folder, limit, cursor or metadata filter", body = ErrorBody),
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "A public key", body = ErrorBody),
     ),
@@ -90,9 +94,11 @@ pub(crate) async fn list(
     State(app): AppState,
     caller: Caller,
     params: Result<Query<ListParams>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<FileList>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
-    Ok(Json(files::list(&app, &caller.account.id, params).await?))
+    let metadata = metadata::filters(query.as_deref()).map_err(ServiceError::BadRequest)?;
+    Ok(Json(files::list(&app, &caller.account.id, params, metadata).await?))
 }
 
 /// A file's record.

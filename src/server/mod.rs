@@ -13,6 +13,7 @@ pub(crate) mod handlers;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
+pub(crate) mod tokens;
 pub(crate) mod tus;
 
 use crate::service::{bandwidth, collector, webhooks, App, StartError};
@@ -81,6 +82,16 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/files/{id}/signed-url",
             post(handlers::signed_url).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/upload-tokens",
+            post(tokens::create).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/upload-tokens/{id}",
+            get(tokens::get)
+                .delete(tokens::revoke)
+                .route_layer(guard(Access::Secret)),
         )
         .route(
             "/v1/usage",

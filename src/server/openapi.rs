@@ -5,7 +5,8 @@
 
 use crate::api::{
     DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, OpenUpload,
-    OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, Usage, UsageLimits,
+    OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, UploadToken, UploadTokenPolicy,
+    UploadTokenRequest, Usage, UsageLimits,
 };
 use crate::domain::{digest, tus, validate};
 use axum::Router;
@@ -45,16 +46,21 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tus::patch,
         super::tus::terminate,
         super::tus::list,
+        super::tokens::create,
+        super::tokens::get,
+        super::tokens::revoke,
     ),
     components(schemas(
         FileRecord, FileList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
-        Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads
+        Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
+        UploadToken, UploadTokenRequest, UploadTokenPolicy
     )),
     modifiers(&Additions),
     tags(
         (name = "files", description = "Uploads, records, deletion, signed URLs"),
         (name = "uploads", description = "Resumable uploads (tus 1.0.0)"),
         (name = "account", description = "Usage"),
+        (name = "upload tokens", description = "One-time, narrow upload permissions for browsers"),
         (name = "cdn", description = "File bytes"),
         (name = "operating", description = "Health and this document"),
     )

@@ -96,7 +96,8 @@ fn size(headers: &HeaderMap, name: &str) -> Result<Option<u64>, ServiceError> {
 
 fn caller(c: Caller) -> service::Caller {
     service::Caller {
-        public_key: c.is_public(),
+        kind: c.key.kind,
+        policy: c.key.policy,
         key_id: c.key.id,
         account: c.account,
     }
@@ -154,10 +155,11 @@ fn is_offset_stream(headers: &HeaderMap) -> bool {
             ("Location" = String, description = "{base_url}/v1/uploads/{id}"),
             ("Upload-Expires" = String), ("Upload-Offset" = u64), ("Tus-Resumable" = String))),
         (status = 400, description = "A missing or invalid header", body = ErrorBody),
-        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 401, description = "No or unknown key, or upload token", body = ErrorBody),
         (status = 403, description = "Origin not allowed, private upload with a public key, or grace period", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
-        (status = 413, description = "Longer than the plan's file size, or past the storage quota", body = ErrorBody),
+        (status = 413, description = "Longer than the plan's file size or the upload policy's max_size, or past the storage quota", body = ErrorBody),
+        (status = 415, description = "Creation with upload: the upload policy does not allow the type sniffed from the first bytes (the upload is ended)", body = ErrorBody),
         (status = 429, description = "Rate limit, monthly uploads, or the plan's incomplete uploads at once (`open_uploads`) reached; `Retry-After` in seconds", body = ErrorBody),
         (status = 503, description = "Blob store unavailable", body = ErrorBody),
         (status = 507, description = "The server's disk is full", body = ErrorBody),
@@ -200,7 +202,8 @@ pub(crate) async fn create(
         // As for any PATCH: only a key that may use the upload continues it.
         let patched = async {
             service::owned(&app, &who, &row.id).await?;
-            service::patch(&app, &account_id, &row.id, patch, body_stream(body)).await
+            let policy = who.policy.clone();
+            service::patch(&app, &account_id, &row.id, policy, patch, body_stream(body)).await
         };
         match patched.await {
             Ok(p) => {
@@ -208,6 +211,8 @@ pub(crate) async fn create(
                 expires_at = p.expires_at;
                 file_id = p.file.map(|f| f.id);
             }
+            // The policy refused what the file is: the upload is gone.
+            Err(e @ ServiceError::UnsupportedMediaType(_)) => return Err(e),
             Err(e) => {
                 tracing::info!(upload = %row.id, error = %e, "first bytes of a new upload refused");
                 if let Ok((now, _)) = service::status(&app, &who, &row.id).await {
@@ -240,7 +245,7 @@ pub(crate) async fn create(
         (status = 200, description = "The upload", headers(
             ("Upload-Offset" = u64), ("Upload-Length" = u64), ("Upload-Expires" = String),
             ("Cache-Control" = String, description = "no-store"))),
-        (status = 401, description = "No or unknown key"),
+        (status = 401, description = "No or unknown key, or upload token"),
         (status = 403, description = "Origin not allowed, or grace period"),
         (status = 404, description = "No such upload (or another account's, or one another non-secret key created)"),
         (status = 410, description = "Expired"),
@@ -279,7 +284,7 @@ fn offset_of(row: &UploadRow) -> u64 {
     params(("id" = String, Path)),
     responses(
         (status = 200, description = "The upload", body = UploadStatus),
-        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 401, description = "No or unknown key, or upload token", body = ErrorBody),
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
         (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 410, description = "Expired", body = ErrorBody),
@@ -319,7 +324,7 @@ pub(crate) async fn status(
             ("Upload-Offset" = u64), ("Upload-Expires" = String),
             ("X-File-Id" = String, description = "The file's id, when this PATCH completed the upload"))),
         (status = 400, description = "A missing or invalid header", body = ErrorBody),
-        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 401, description = "No or unknown key, or upload token", body = ErrorBody),
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
         (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 408, description = "The body stopped arriving, or arrived slower than `server.min_upload_rate`", body = ErrorBody),
@@ -327,7 +332,7 @@ pub(crate) async fn status(
         (status = 410, description = "Expired", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
         (status = 413, description = "Past the upload's length", body = ErrorBody),
-        (status = 415, description = "Not application/offset+octet-stream", body = ErrorBody),
+        (status = 415, description = "Not application/offset+octet-stream; or the upload policy does not allow the type sniffed from the file's first bytes (the upload is ended)", body = ErrorBody),
         (status = 423, description = "Another request (on this node or another) is writing to the upload, or took it over from this PATCH; retry after `Retry-After` seconds", body = ErrorBody),
         (status = 429, description = "The account already has its plan's `concurrent_uploads` bodies arriving; `Retry-After` in seconds", body = ErrorBody),
         (status = 460, description = "Upload-Checksum does not match the body", body = ErrorBody),
@@ -354,7 +359,8 @@ pub(crate) async fn patch(
     let who = caller(who);
     // Only its creating key or a secret key of its account may continue it.
     service::owned(&app, &who, &id).await?;
-    let done = service::patch(&app, &who.account.id, &id, patch, body_stream(body)).await?;
+    let policy = who.policy.clone();
+    let done = service::patch(&app, &who.account.id, &id, policy, patch, body_stream(body)).await?;
     let mut r = StatusCode::NO_CONTENT.into_response();
     let h = r.headers_mut();
     put(h, UPLOAD_OFFSET, &done.offset.to_string());
@@ -373,7 +379,7 @@ pub(crate) async fn patch(
     params(("id" = String, Path), ("Tus-Resumable" = String, Header, pattern = r"^1\.0\.0$", description = "The protocol version: 1.0.0")),
     responses(
         (status = 204, description = "Terminated"),
-        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 401, description = "No or unknown key, or upload token", body = ErrorBody),
         (status = 403, description = "Origin not allowed, or grace period", body = ErrorBody),
         (status = 404, description = "No such upload (or another account's, or one another non-secret key created)", body = ErrorBody),
         (status = 412, description = "Another tus version", body = ErrorBody),
@@ -393,7 +399,7 @@ pub(crate) async fn terminate(
     responses(
         (status = 200, description = "Incomplete, unexpired uploads, newest first (at most 1,000)",
             body = OpenUploads),
-        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 401, description = "No or unknown key, or upload token", body = ErrorBody),
         (status = 403, description = "A public key", body = ErrorBody),
     ),
     security(("bearer" = [])))]

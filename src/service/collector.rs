@@ -41,6 +41,9 @@ pub(crate) async fn sweep(app: &App) {
 
 /// One pass: expire what is due, then delete the blobs that are due.
 /// Returns (files expired, blobs deleted).
+/// How long an expired upload token is kept.
+const TOKENS_KEPT_MS: i64 = 24 * 3600 * 1000;
+
 pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     let mut expired = 0;
     loop {
@@ -68,6 +71,9 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
         .prune_idempotency(now - IDEMPOTENCY_WINDOW_MS)
         .await;
     let _ = app.meta.prune_rate_windows(now).await;
+    // A token is shown (`GET /v1/upload-tokens/{id}`) for a day after it
+    // expires, then forgotten.
+    let _ = app.meta.prune_tokens(now - TOKENS_KEPT_MS).await;
     match app.meta.expire_dead_node_guards(now).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(n, "blobs of uploads whose node died queued for deletion"),

@@ -3,7 +3,7 @@
 //! guard that removes a blob whose commit never happens.
 
 use super::blobs::delete_blob_now;
-use super::refusals::refused;
+use super::refusals::{refused, token_spent};
 use super::{records, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
@@ -21,6 +21,7 @@ pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitCon
         idempotency_key: None,
         idempotency_since: app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS,
         tus_upload,
+        token: None,
     }
 }
 
@@ -51,6 +52,10 @@ pub(crate) async fn commit(
         Ok(CommitOutcome::Refused(refusal)) => {
             pending.discard().await;
             Err(refused(app, refusal, plan, &account_id).await)
+        }
+        Ok(CommitOutcome::TokenSpent) => {
+            pending.discard().await;
+            Err(token_spent())
         }
         Err(e) => {
             // Whether it committed may be unknown (the database went away,

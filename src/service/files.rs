@@ -5,7 +5,7 @@ use super::records::{cdn_path_url, record};
 use super::App;
 use crate::api::{FileList, ListParams, SignedUrl};
 use crate::clock::rfc3339_ms;
-use crate::db::{FileRow, FolderFilter, PageAfter};
+use crate::db::{FileRow, FolderFilter, ListFilter, PageAfter};
 use crate::domain::validate;
 use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -38,6 +38,7 @@ pub(crate) async fn list(
     app: &App,
     account_id: &str,
     p: ListParams,
+    metadata: Vec<(String, String)>,
 ) -> Result<FileList, ServiceError> {
     let limit = validate::limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
     let folder = match p.folder.as_deref() {
@@ -55,13 +56,14 @@ pub(crate) async fn list(
             Some(decode_cursor(c).ok_or_else(|| ServiceError::bad_request("cursor is not valid"))?)
         }
     };
-    let filter = match (folder, recursive) {
+    let folder = match (folder, recursive) {
         (None, _) => FolderFilter::All,
         (Some(f), false) => FolderFilter::Exactly(f),
         (Some(f), true) => FolderFilter::Under(f),
     };
+    let filter = ListFilter { folder, metadata };
     let now = app.clock.now_ms();
-    let mut rows = app.meta.page(account_id, filter, after, limit, now).await?;
+    let mut rows = app.meta.page(account_id, &filter, after, limit, now).await?;
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let cursor = match rows.last() {

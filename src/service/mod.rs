@@ -19,6 +19,7 @@ pub(crate) mod records;
 pub(crate) mod refusals;
 pub(crate) mod spool;
 pub(crate) mod tus;
+pub(crate) mod tokens;
 pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;

@@ -5,6 +5,7 @@
 use super::App;
 use crate::clock::period_of;
 use crate::config::Plan;
+use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Refusal;
 use crate::service::error::ServiceError;
 
@@ -31,8 +32,34 @@ pub(crate) async fn refused(
 }
 
 pub(crate) fn too_large(max: u64) -> ServiceError {
-    ServiceError::FileTooLarge(format!(
-        "file exceeds the plan's maximum file size of {max} bytes"
+    ServiceError::FileTooLarge(size_limit(max, &UploadPolicy::default()).1)
+}
+
+/// The largest file a caller may upload: its policy's `max_size` within the
+/// plan's, and the 413's message for a larger one, in the words of
+/// whichever binds.
+pub(crate) fn size_limit(plan_max: u64, policy: &UploadPolicy) -> (u64, String) {
+    let max = policy.max_size(plan_max);
+    let message = if max < plan_max {
+        format!("file exceeds the upload policy's maximum size of {max} bytes")
+    } else {
+        format!("file exceeds the plan's maximum file size of {max} bytes")
+    };
+    (max, message)
+}
+
+/// The refusal of an upload token used up or revoked since its request
+/// was admitted (counted exactly in the transaction that creates the file
+/// or the resumable upload).
+pub(crate) fn token_spent() -> ServiceError {
+    ServiceError::Unauthorized("this upload token is used up or revoked".into())
+}
+
+/// A file whose sniffed type the policy does not allow.
+pub(crate) fn type_refused(sniffed: &str, policy: &UploadPolicy) -> ServiceError {
+    ServiceError::UnsupportedMediaType(format!(
+        "the file's bytes are {sniffed}; the upload policy allows {}",
+        policy.types.join(", ")
     ))
 }
 

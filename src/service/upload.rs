@@ -13,7 +13,7 @@
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
-use super::refusals::{refused, storage_exceeded, too_large};
+use super::refusals::{refused, size_limit, storage_exceeded, type_refused};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, records, App};
 use crate::api::FileRecord;
@@ -21,8 +21,11 @@ use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{Account, CommitContext, FileRow};
 use crate::domain::digest::Sha256Digest;
+use crate::domain::ids::KeyKind;
 use crate::domain::metadata::Metadata;
+use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::{Ask, Quota};
+use crate::domain::sniff::{sniff, SNIFF_LEN};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::service::error::ServiceError;
 use bytes::Bytes;
@@ -38,9 +41,11 @@ pub(crate) const FORM_OVERHEAD: u64 = 64 * 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct UploadRequest {
     pub account: Account,
-    /// The id of the API key that sent it.
+    /// The id of the API key (or upload token) that sent it.
     pub key_id: String,
-    pub public_key: bool,
+    pub kind: KeyKind,
+    /// What the key or token allows (`domain::policy`).
+    pub policy: UploadPolicy,
     pub content_length: Option<u64>,
     pub idempotency_key: Option<String>,
     /// The `sha-256` of the request's `Content-Digest` header.
@@ -52,7 +57,8 @@ pub(crate) struct UploadRequest {
 #[derive(Debug, Default)]
 pub(crate) struct UploadFields {
     pub folder: Option<String>,
-    pub private: bool,
+    /// None when the request does not say.
+    pub private: Option<bool>,
     pub expires: Option<Duration>,
     /// The `sha256` form field.
     pub sha256: Option<Sha256Digest>,
@@ -64,6 +70,9 @@ pub(crate) struct UploadFields {
 pub(crate) struct FilePart {
     name: String,
     part_type: Option<String>,
+    /// The type its first bytes say (`domain::sniff`), when the policy
+    /// checks types.
+    sniffed: Option<String>,
     spooled: Spooled,
     /// Its bytes in the account's bytes in flight, until the commit.
     held: Held,
@@ -103,9 +112,10 @@ impl Upload {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
             req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
         }
+        let (max_file_size, too_large) = size_limit(plan.max_file_size, &req.policy);
         if let Some(len) = req.content_length {
-            if len > plan.max_file_size.saturating_add(FORM_OVERHEAD) {
-                return Err(too_large(plan.max_file_size));
+            if len > max_file_size.saturating_add(FORM_OVERHEAD) {
+                return Err(ServiceError::FileTooLarge(too_large));
             }
         }
         let replay = lookup_replay(app, &req).await?;
@@ -122,7 +132,8 @@ impl Upload {
         };
         let limits = SpoolLimits {
             account: req.account.id.clone(),
-            max_file_size: plan.max_file_size,
+            max_file_size,
+            too_large,
             used: req.account.storage_bytes.saturating_add(reserved),
             quota,
         };
@@ -137,16 +148,31 @@ impl Upload {
     }
 
     /// Whether these fields are allowed to this caller (public keys cannot
-    /// upload private files) and agree with the headers (a `sha256` field
+    /// upload private files; a policy's folder, privacy and lifetime may be
+    /// repeated, not changed) and agree with the headers (a `sha256` field
     /// and a `Content-Digest` must name the same digest). Called as soon as
     /// fields arrive, and again by [`Upload::finish`].
     pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ServiceError> {
-        if fields.private && self.req.public_key {
+        if fields.private == Some(true) && self.req.kind == KeyKind::Public {
             return Err(ServiceError::Forbidden(
                 "public keys cannot upload private files".into(),
             ));
         }
+        self.settled(fields)?;
         checksum::agree(fields.sha256, self.req.content_digest)
+    }
+
+    /// The fields as the policy settles them: folder, privacy, lifetime and
+    /// metadata (the policy's keys win).
+    fn settled(&self, fields: &UploadFields) -> Result<Settled, ServiceError> {
+        let p = &self.req.policy;
+        let bad = ServiceError::BadRequest;
+        Ok(Settled {
+            folder: p.folder(fields.folder.clone()).map_err(bad)?,
+            private: p.private(fields.private).map_err(bad)?,
+            expires: p.expires(fields.expires).map_err(bad)?,
+            metadata: p.metadata(fields.metadata.clone()).map_err(bad)?,
+        })
     }
 
     /// The digest the sender expects, if it gave one.
@@ -168,11 +194,13 @@ impl Upload {
         let (app, limits) = (&self.app, &self.limits);
         let mut held = app.in_flight.hold(&limits.account);
         let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
+        let mut sniffer = Sniffer::new(&self.req.policy, part_type);
         while let Some(chunk) = bytes.next().await.transpose()? {
             let size = spool.size() + chunk.len() as u64;
             if size > limits.max_file_size {
-                return Err(too_large(limits.max_file_size));
+                return Err(ServiceError::FileTooLarge(limits.too_large.clone()));
             }
+            sniffer.feed(&chunk, &self.req.policy)?;
             // Refused in the words of the precheck: what the account had
             // stored when the upload began (this body's bytes are not used yet).
             if held
@@ -191,6 +219,7 @@ impl Upload {
         Ok(FilePart {
             name: name.to_string(),
             part_type: part_type.map(str::to_string),
+            sniffed: sniffer.finish(&self.req.policy)?,
             spooled: spool.finish().await.map_err(ServiceError::from_io)?,
             held,
         })
@@ -206,6 +235,7 @@ impl Upload {
         // The body has all arrived: no longer an upload receiving bytes.
         self.slot.take();
         self.check(&fields)?;
+        let settled = self.settled(&fields)?;
         let app = &self.app;
         let expected = self.expected(&fields);
         if let Some(existing) = &self.replay {
@@ -221,6 +251,7 @@ impl Upload {
         let file_id = ids::file_id();
         let FilePart {
             part_type,
+            sniffed,
             spooled,
             held,
             ..
@@ -229,21 +260,26 @@ impl Upload {
             blob_key: format!("{}/{}", self.req.account.id, file_id),
             id: file_id,
             account_id: self.req.account.id.clone(),
-            content_type: validate::content_type(part_type.as_deref(), &name),
+            content_type: sniffed
+                .unwrap_or_else(|| validate::content_type(part_type.as_deref(), &name)),
             name,
-            folder: fields.folder,
+            folder: settled.folder,
             size: spooled.size,
-            private: fields.private,
+            private: settled.private,
             sha256: spooled.sha256,
             created_at: now,
-            expires_at: fields
+            expires_at: settled
                 .expires
                 .map(|d| now.saturating_add(crate::clock::millis(d))),
             inline: matches!(spooled.body, Body::Inline(_)),
-            metadata: fields.metadata,
+            metadata: settled.metadata,
         };
-        let key = self.req.idempotency_key;
-        let stored = store_and_commit(app, row, spooled.body, &self.plan, key, held).await;
+        let ctx = CommitContext {
+            idempotency_key: self.req.idempotency_key,
+            token: (self.req.kind == KeyKind::Token).then(|| self.req.key_id.clone()),
+            ..commit_context(app, None)
+        };
+        let stored = store_and_commit(app, row, spooled.body, &self.plan, ctx, held).await;
         // A request with the same key that committed first is answered
         // with its file, which must match too.
         let record = stored?;
@@ -264,7 +300,7 @@ async fn store_and_commit(
     row: FileRow,
     body: Body,
     plan: &Plan,
-    idempotency_key: Option<String>,
+    ctx: CommitContext,
     held: Held,
 ) -> Result<FileRecord, ServiceError> {
     let mut pending = PendingBlob::new(app, &row.blob_key);
@@ -278,10 +314,6 @@ async fn store_and_commit(
             }
             None
         }
-    };
-    let ctx = CommitContext {
-        idempotency_key,
-        ..commit_context(app, None)
     };
     drop(held);
     commit(app, row, inline, plan, ctx, pending).await
@@ -320,7 +352,70 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
 struct SpoolLimits {
     account: String,
     max_file_size: u64,
+    /// The 413's message for a larger file (the plan's words, or the policy's).
+    too_large: String,
     /// The account's stored bytes when the upload began, and its quota.
     used: u64,
     quota: Quota,
+}
+
+/// An upload's fields once its policy has settled them.
+struct Settled {
+    folder: Option<String>,
+    private: bool,
+    expires: Option<Duration>,
+    metadata: Metadata,
+}
+
+/// Keeps a file's first bytes while they stream in, when its policy checks
+/// types, and refuses it as soon as they tell a type the policy does not
+/// allow (before the rest is read).
+struct Sniffer {
+    /// None when the policy allows any type.
+    head: Option<Vec<u8>>,
+    declared: Option<String>,
+    sniffed: Option<String>,
+}
+
+impl Sniffer {
+    fn new(policy: &UploadPolicy, declared: Option<&str>) -> Sniffer {
+        Sniffer {
+            head: policy.checks_types().then(Vec::new),
+            declared: declared.map(str::to_string),
+            sniffed: None,
+        }
+    }
+
+    fn feed(&mut self, chunk: &[u8], policy: &UploadPolicy) -> Result<(), ServiceError> {
+        let Some(head) = self.head.as_mut() else {
+            return Ok(());
+        };
+        if self.sniffed.is_some() {
+            return Ok(());
+        }
+        let take = chunk.len().min(SNIFF_LEN - head.len());
+        head.extend_from_slice(&chunk[..take]);
+        if head.len() == SNIFF_LEN {
+            self.decide(policy)?;
+        }
+        Ok(())
+    }
+
+    /// The file has all arrived: its type, if the policy checks types.
+    fn finish(mut self, policy: &UploadPolicy) -> Result<Option<String>, ServiceError> {
+        if self.head.is_some() && self.sniffed.is_none() {
+            self.decide(policy)?;
+        }
+        Ok(self.sniffed)
+    }
+
+    fn decide(&mut self, policy: &UploadPolicy) -> Result<(), ServiceError> {
+        let head = self.head.as_deref().unwrap_or_default();
+        let t = sniff(head, self.declared.as_deref());
+        if !policy.admits_type(&t) {
+            return Err(type_refused(&t, policy));
+        }
+        self.sniffed = Some(t);
+        Ok(())
+    }
 }

@@ -3,8 +3,11 @@
 
 use super::read::with_file;
 use crate::api::FileRecord;
-use crate::db::{FileRow, UploadRow};
+use crate::db::{CommitContext, FileRow, UploadRow};
+use crate::domain::ids;
+use crate::domain::policy::UploadPolicy;
 use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::sniff::SNIFF_LEN;
 use crate::domain::validate;
 use crate::service::blobs::delete_blob_now;
 use crate::service::commit::{commit, commit_context, PendingBlob};
@@ -18,13 +21,14 @@ use std::sync::Arc;
 /// committed (the upload marked complete in the same transaction).
 pub(super) async fn complete(
     app: &Arc<App>,
+    policy: &UploadPolicy,
     row: &UploadRow,
     after: Partial,
     hash: &ResumableSha256,
 ) -> Result<FileRecord, ServiceError> {
     match app.store.complete_partial(&row.blob_key, after).await {
-        Ok(()) => commit_file(app, row, hash.hex()).await,
-        Err(StorageError::NotFound(_)) => recover(app, row).await,
+        Ok(()) => commit_file(app, policy, row, hash.hex()).await,
+        Err(StorageError::NotFound(_)) => recover(app, policy, row).await,
         Err(e) => Err(e.into()),
     }
 }
@@ -35,7 +39,11 @@ pub(super) async fn complete(
 /// PATCH), the file is committed now, its SHA-256 read back from the store.
 /// Otherwise the bytes are lost (the store's upload was aborted): the upload
 /// is removed and 410 says to start again.
-pub(super) async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecord, ServiceError> {
+pub(super) async fn recover(
+    app: &Arc<App>,
+    policy: &UploadPolicy,
+    row: &UploadRow,
+) -> Result<FileRecord, ServiceError> {
     if app.store.size(&row.blob_key).await? == Some(row.length) {
         let mut hash = ResumableSha256::new();
         let mut bytes = app.store.get(&row.blob_key, 0, row.length).await?;
@@ -43,30 +51,70 @@ pub(super) async fn recover(app: &Arc<App>, row: &UploadRow) -> Result<FileRecor
             hash.update(&chunk.map_err(ServiceError::from_io)?);
         }
         tracing::warn!(upload = %row.id, "completed in the store but not committed: committed now");
-        return commit_file(app, row, hash.hex()).await;
+        return commit_file(app, policy, row, hash.hex()).await;
     }
     tracing::warn!(upload = %row.id, "the store lost the upload's bytes; the upload is removed");
-    // Only if it was still incomplete when removed: otherwise another
-    // request just committed its file, whose blob stays.
-    if app.meta.remove_upload(&row.id, app.clock.now_ms()).await? == Some(true) {
-        delete_blob_now(app, &row.blob_key).await;
-    }
+    discard(app, row).await?;
     Err(ServiceError::Gone(
         "the upload's bytes were lost in the store; start a new upload".into(),
     ))
 }
 
+/// Removes an upload that will not become a file, and its bytes (an
+/// upload token's use is given back with it). Only if it was still
+/// incomplete when removed: otherwise another request just committed its
+/// file, whose blob stays.
+pub(super) async fn discard(app: &App, row: &UploadRow) -> Result<(), ServiceError> {
+    if app.meta.remove_upload(&row.id, app.clock.now_ms()).await? == Some(true) {
+        let _ = app
+            .store
+            .abort_partial(&row.blob_key, &row.store_state)
+            .await;
+        delete_blob_now(app, &row.blob_key).await;
+    }
+    Ok(())
+}
+
+/// The type the file is stored as, when the caller's policy checks types:
+/// sniffed from its first bytes, read back from the store (the upload is
+/// discarded when the policy refuses it).
+async fn stored_type(
+    app: &App,
+    policy: &UploadPolicy,
+    row: &UploadRow,
+) -> Result<Option<String>, ServiceError> {
+    if !policy.checks_types() {
+        return Ok(None);
+    }
+    let n = row.length.min(SNIFF_LEN as u64);
+    let mut head = Vec::new();
+    let mut bytes = app.store.get(&row.blob_key, 0, n).await?;
+    while let Some(chunk) = bytes.next().await {
+        head.extend_from_slice(&chunk.map_err(ServiceError::from_io)?);
+    }
+    match super::sniffed_type(policy, &head, row.content_type.as_deref()) {
+        Ok(t) => Ok(t),
+        Err(refused) => {
+            discard(app, row).await?;
+            Err(refused)
+        }
+    }
+}
+
 /// Commits the file of a complete upload whose blob is in the store.
 async fn commit_file(
     app: &Arc<App>,
+    policy: &UploadPolicy,
     row: &UploadRow,
     sha256: String,
 ) -> Result<FileRecord, ServiceError> {
+    let sniffed = stored_type(app, policy, row).await?;
     let now = app.clock.now_ms();
     let file = FileRow {
         id: row.file_id.clone(),
         account_id: row.account_id.clone(),
-        content_type: validate::content_type(row.content_type.as_deref(), &row.name),
+        content_type: sniffed
+            .unwrap_or_else(|| validate::content_type(row.content_type.as_deref(), &row.name)),
         name: row.name.clone(),
         folder: row.folder.clone(),
         size: row.length,
@@ -86,7 +134,14 @@ async fn commit_file(
     let plan = app.plan_of(&account).clone();
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
-    let ctx = commit_context(app, Some(row.id.clone()));
+    let ctx = CommitContext {
+        // An upload token's use, held since the creation, is counted now.
+        token: row
+            .created_by
+            .clone()
+            .filter(|by| ids::is_upload_token_id(by)),
+        ..commit_context(app, Some(row.id.clone()))
+    };
     let committed = commit(
         app,
         file,

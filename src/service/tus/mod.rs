@@ -29,10 +29,13 @@ use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::tus::{self as rules, Metadata};
+use crate::domain::ids::KeyKind;
+use crate::domain::policy::UploadPolicy;
+use crate::domain::sniff::sniff;
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
 use crate::service::error::ServiceError;
-use crate::service::refusals::{refused, too_large};
+use crate::service::refusals::{refused, size_limit, token_spent, type_refused};
 use crate::service::App;
 use complete::complete;
 use lease::Lease;
@@ -60,14 +63,20 @@ pub(crate) async fn create(
             return replay(app, caller, earlier).await;
         }
     }
-    if meta.private && caller.public_key {
+    if meta.private == Some(true) && caller.kind == KeyKind::Public {
         return Err(ServiceError::Forbidden(
             "public keys cannot upload private files".into(),
         ));
     }
+    let meta = settle(&caller.policy, meta)?;
     let plan = app.plan_of(&caller.account).clone();
-    if length > plan.max_file_size {
-        return Err(too_large(plan.max_file_size));
+    let (max_size, too_large) = size_limit(plan.max_file_size, &caller.policy);
+    if length > max_size {
+        return Err(ServiceError::FileTooLarge(too_large));
+    }
+    // An empty file has all its bytes already: its type is known now.
+    if length == 0 {
+        sniffed_type(&caller.policy, &[], meta.content_type.as_deref())?;
     }
     room_on_disk(app, length)?;
     if length > app.store.max_partial() {
@@ -81,7 +90,7 @@ pub(crate) async fn create(
     // limit; the transaction that creates the upload has the final word.
     owners::precheck(app, caller, length, &plan, &period).await?;
     let now = app.clock.now_ms();
-    let idle_ms = millis(rules::idle_expiry(!caller.public_key));
+    let idle_ms = millis(rules::idle_expiry(caller.is_secret()));
     let file_id = ids::file_id();
     let blob_key = format!("{}/{}", caller.account.id, file_id);
     // Guarded until the row exists: a crash in between leaves nothing behind.
@@ -103,7 +112,7 @@ pub(crate) async fn create(
         name: meta.name.unwrap_or_else(|| "upload".to_string()),
         content_type: meta.content_type,
         folder: meta.folder,
-        private: meta.private,
+        private: meta.private.unwrap_or(false),
         expires_ms: meta.expires.map(millis),
         hash_state: ResumableSha256::new().save(),
         store_state: partial.state.clone(),
@@ -122,7 +131,7 @@ pub(crate) async fn create(
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
             let _turn = app.tus_locks.lock(&row.id).await;
-            let file = complete(app, &row, partial, &ResumableSha256::new()).await?;
+            let file = complete(app, &caller.policy, &row, partial, &ResumableSha256::new()).await?;
             return Ok((row, Some(file)));
         }
         Ok(CreateOutcome::Created) => return Ok((row, None)),
@@ -132,11 +141,42 @@ pub(crate) async fn create(
             return replay(app, caller, *earlier).await;
         }
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
+        Ok(CreateOutcome::TokenSpent) => token_spent(),
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
     delete_blob_now(app, &blob_key).await;
     Err(refusal)
+}
+
+/// The creation's metadata as the caller's policy settles it: folder,
+/// privacy and lifetime may be repeated, not changed (400); the policy's
+/// metadata keys win.
+fn settle(policy: &UploadPolicy, mut meta: Metadata) -> Result<Metadata, ServiceError> {
+    let bad = ServiceError::BadRequest;
+    meta.folder = policy.folder(meta.folder).map_err(bad)?;
+    meta.private = Some(policy.private(meta.private).map_err(bad)?);
+    meta.expires = policy.expires(meta.expires).map_err(bad)?;
+    meta.metadata = policy.metadata(meta.metadata).map_err(bad)?;
+    Ok(meta)
+}
+
+/// The type a file starting with `head` is stored as when the policy checks
+/// types (None: it does not, and the name and declared type decide), or
+/// the policy's refusal (415).
+pub(super) fn sniffed_type(
+    policy: &UploadPolicy,
+    head: &[u8],
+    declared: Option<&str>,
+) -> Result<Option<String>, ServiceError> {
+    if !policy.checks_types() {
+        return Ok(None);
+    }
+    let t = sniff(head, declared);
+    if !policy.admits_type(&t) {
+        return Err(type_refused(&t, policy));
+    }
+    Ok(Some(t))
 }
 
 /// The answer to a replayed creation: the upload (and its file, if

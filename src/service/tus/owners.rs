@@ -10,18 +10,28 @@
 
 use crate::config::Plan;
 use crate::db::{Account, UploadRow};
+use crate::domain::ids::KeyKind;
+use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Ask;
 use crate::domain::tus as rules;
 use crate::service::error::ServiceError;
 use crate::service::refusals::refused;
 use crate::service::App;
 
-/// Who asks: the account, and the key (its id, and whether it is public).
+/// Who asks: the account, and the key or upload token (its id, kind and
+/// policy).
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub account: Account,
     pub key_id: String,
-    pub public_key: bool,
+    pub kind: KeyKind,
+    pub policy: UploadPolicy,
+}
+
+impl Caller {
+    pub(crate) fn is_secret(&self) -> bool {
+        self.kind == KeyKind::Secret
+    }
 }
 
 /// 410 for an upload whose time is up.
@@ -45,7 +55,7 @@ pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ServiceError
     if rules::may_use(
         row.created_by.as_deref(),
         &caller.key_id,
-        !caller.public_key,
+        caller.is_secret(),
     ) {
         Ok(())
     } else {

@@ -1,19 +1,21 @@
 //! A PATCH: its bytes streamed into the store's partial blob while hashed
 //! and checked, then the new offset recorded (or the upload completed).
 
-use super::complete::{complete, recover};
+use super::complete::{complete, discard, recover};
 use super::feed::{fed, hasher, length_exceeded, Checker, Feed};
 use super::lease::{self, Lease};
 use super::read::{find, with_file};
 use crate::api::FileRecord;
 use crate::db::{Progress, UploadRow};
+use crate::domain::policy::UploadPolicy;
 use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::sniff::SNIFF_LEN;
 use crate::domain::tus::{self as rules, Algorithm};
 use crate::service::error::ServiceError;
 use crate::service::App;
 use crate::storage::{Partial, StorageError};
 use bytes::Bytes;
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use std::sync::{Arc, Mutex};
 
 /// The space the server keeps free (`storage.min_free_space`) is checked
@@ -50,6 +52,7 @@ pub(crate) async fn patch<S>(
     app: &Arc<App>,
     account_id: &str,
     id: &str,
+    policy: UploadPolicy,
     p: Patch,
     body: S,
 ) -> Result<Patched, ServiceError>
@@ -67,7 +70,7 @@ where
     let (app, account_id, id) = (app.clone(), account_id.to_string(), id.to_string());
     tokio::spawn(async move {
         let _slot = slot;
-        append(&app, &account_id, &id, p, body).await
+        append(&app, &account_id, &id, &policy, p, body).await
     })
     .await
     .map_err(|e| ServiceError::internal(format!("PATCH task: {e}")))?
@@ -77,6 +80,7 @@ async fn append<S>(
     app: &Arc<App>,
     account_id: &str,
     id: &str,
+    policy: &UploadPolicy,
     p: Patch,
     body: S,
 ) -> Result<Patched, ServiceError>
@@ -92,7 +96,7 @@ where
     find(app, account_id, id).await?;
     let lease = Lease::take(app, id).await?;
     let body = lease.guard(body);
-    let appended = append_leased(app, account_id, id, p, body, &lease).await;
+    let appended = append_leased(app, account_id, id, policy, p, body, &lease).await;
     lease.end().await;
     appended
 }
@@ -102,6 +106,7 @@ async fn append_leased<S>(
     app: &Arc<App>,
     account_id: &str,
     id: &str,
+    policy: &UploadPolicy,
     p: Patch,
     body: S,
     lease: &Lease,
@@ -134,7 +139,7 @@ where
         });
     }
     room_on_disk(app, p.content_length.unwrap_or(0))?;
-    write(app, &row, p, room, body, lease).await
+    write(app, &row, policy, p, room, body, lease).await
 }
 
 /// Streams a PATCH's body into the store, then records, completes or
@@ -143,6 +148,7 @@ where
 async fn write<S>(
     app: &Arc<App>,
     row: &UploadRow,
+    policy: &UploadPolicy,
     p: Patch,
     room: u64,
     body: S,
@@ -163,6 +169,7 @@ where
         state: row.store_state.clone(),
         tail: tail.map(Bytes::from),
     };
+    let body = sniff_first_bytes(body, policy, row);
     let appended = app
         .store
         .append_partial(&row.blob_key, before, fed(body, feed.clone(), to_hasher))
@@ -170,7 +177,7 @@ where
     let after = match appended {
         Ok(after) => after,
         Err(StorageError::NotFound(_)) => {
-            let file = recover(app, row).await?;
+            let file = recover(app, policy, row).await?;
             return Ok(Patched {
                 offset: row.length,
                 expires_at: None,
@@ -190,6 +197,11 @@ where
         // A chunk that broke its limit, one with a checksum that cannot be
         // checked, or one whose lease another request took, is dropped; one
         // cut short is kept as far as it came.
+        if matches!(e, ServiceError::UnsupportedMediaType(_)) {
+            // Its policy refuses what the file is: the upload ends.
+            discard(app, row).await?;
+            return Err(e);
+        }
         let dropped = matches!(
             e,
             ServiceError::LengthExceeded(_) | ServiceError::Locked { .. }
@@ -200,7 +212,7 @@ where
         // Every byte came before the break: the upload is complete (a
         // client that finds the offset at the length takes it as done).
         if after.offset == row.length {
-            complete(app, row, after, &hash).await?;
+            complete(app, policy, row, after, &hash).await?;
         } else {
             record(app, row, &after, &hash).await?;
         }
@@ -214,7 +226,7 @@ where
         }
     }
     if after.offset == row.length {
-        let file = complete(app, row, after, &hash).await?;
+        let file = complete(app, policy, row, after, &hash).await?;
         return Ok(Patched {
             offset: row.length,
             expires_at: None,
@@ -254,4 +266,37 @@ async fn record(
         ));
     }
     Ok(expires_at)
+}
+
+/// The body of a PATCH that starts the upload, when the policy checks
+/// types: once the first bytes (8 KiB, or the whole file) have passed, a
+/// type the policy does not allow ends the body with a 415 before the rest
+/// is stored. (An upload whose first PATCH brings fewer is judged at its
+/// completion, from the store: `complete`.)
+fn sniff_first_bytes<S>(
+    body: S,
+    policy: &UploadPolicy,
+    row: &UploadRow,
+) -> futures_util::stream::BoxStream<'static, Result<Bytes, ServiceError>>
+where
+    S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
+{
+    if row.received != 0 || !policy.checks_types() {
+        return body.boxed();
+    }
+    let want = usize::try_from(row.length).map_or(SNIFF_LEN, |l| l.min(SNIFF_LEN));
+    let (policy, declared) = (policy.clone(), row.content_type.clone());
+    let mut head: Option<Vec<u8>> = Some(Vec::with_capacity(want));
+    body.map(move |chunk| {
+        let chunk = chunk?;
+        if let Some(h) = head.as_mut() {
+            h.extend_from_slice(&chunk[..chunk.len().min(want - h.len())]);
+            if h.len() == want {
+                let h = head.take().unwrap_or_default();
+                super::sniffed_type(&policy, &h, declared.as_deref())?;
+            }
+        }
+        Ok(chunk)
+    })
+    .boxed()
 }
