@@ -23,10 +23,12 @@ pub mod config {
 /// `PgStore`s on one database stand for several nodes).
 pub mod db {
     pub use crate::db::{
-        open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, DynMetaStore, FileRepo,
-        FileRow, MetaStore, OpsRepo, OutboxEvent, OutboxRepo, PgStore, Quota, RateRepo, Refusal,
+        open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, CreateOutcome,
+        DynMetaStore, FileRepo, FileRow, FolderFilter, KeyRecord, ListFilter, MetaStore, OpsRepo,
+        OutboxEvent, OutboxRepo, PageAfter, PgStore, Quota, RateRepo, Refusal, TokenRepo, TokenRow,
         UploadRepo, UploadRow, WebhookRow,
     };
+    pub use crate::domain::policy::UploadPolicy;
     pub mod sqlite {
         pub use crate::db::sqlite::Db;
     }

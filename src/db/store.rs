@@ -8,8 +8,8 @@
 use super::error::DbError;
 use super::model::{
     Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileRow,
-    FolderFilter, KeyRecord, ListFilter, TokenRow, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
-    UploadRow, UsageCounters, WebhookRow,
+    KeyRecord, ListFilter, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
+    TokenRow, UploadRow, UsageCounters, WebhookRow,
 };
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
@@ -26,14 +26,7 @@ pub trait MetaStore:
 }
 
 impl<T> MetaStore for T where
-    T: FileRepo
-        + BlobRepo
-        + AccountRepo
-        + TokenRepo
-        + UploadRepo
-        + OutboxRepo
-        + RateRepo
-        + OpsRepo
+    T: FileRepo + BlobRepo + AccountRepo + TokenRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
 {
 }
 
@@ -53,7 +46,10 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
     /// `uploads_used + uploads_open < max_uploads` (a resumable upload's use,
     /// held since its creation, moves from `uploads_open` to `uploads_used`
     /// unconditionally); else [`CommitOutcome::TokenSpent`] and nothing is
-    /// written. The token is counted before any other write.
+    /// written. A multipart upload's token is counted after the replay and
+    /// the quota (neither takes a use) and before any other write; a
+    /// resumable upload's after its row is marked complete (the lock order
+    /// of the termination, which gives the use back).
     async fn commit_upload(
         &self,
         f: FileRow,

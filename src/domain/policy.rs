@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// Everything optional: an empty policy allows what the plan allows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct UploadPolicy {
+pub struct UploadPolicy {
     /// The files' folder (None: the request's).
     pub folder: Option<String>,
     /// At most this many bytes per file (None: the plan's).
@@ -125,7 +125,10 @@ mod tests {
     fn the_policy_decides_and_a_request_may_only_repeat_it() {
         let p = token();
         assert_eq!(p.folder(None).unwrap().as_deref(), Some("avatars"));
-        assert_eq!(p.folder(Some("avatars".into())).unwrap().as_deref(), Some("avatars"));
+        assert_eq!(
+            p.folder(Some("avatars".into())).unwrap().as_deref(),
+            Some("avatars")
+        );
         assert!(p.folder(Some("other".into())).is_err());
         assert!(p.private(None).unwrap());
         assert!(p.private(Some(true)).unwrap());
@@ -149,7 +152,9 @@ mod tests {
         let m = p.metadata(asked).unwrap();
         assert_eq!(m["user"], "u1");
         assert_eq!(m["note"], "hi");
-        let many: Metadata = (0..16).map(|i| (format!("k{i}"), "v".to_string())).collect();
+        let many: Metadata = (0..16)
+            .map(|i| (format!("k{i}"), "v".to_string()))
+            .collect();
         assert!(p.metadata(many).is_err(), "17 keys once merged");
     }
 

@@ -4,7 +4,7 @@
 
 use crate::clock::rfc3339_ms;
 use crate::config::Config;
-use crate::db::{self, Account, KeyRecord, MetaStore, WebhookRow};
+use crate::db::{self, Account, KeyRecord, MetaStore, UploadPolicy, WebhookRow};
 use crate::domain::ids::KeyKind;
 use crate::domain::secret::Secret;
 use crate::domain::{ids, origins, webhooks};
@@ -172,6 +172,7 @@ pub async fn create_key(
         origins: origins.clone(),
         created_at: now,
         revoked_at: None,
+        policy: UploadPolicy::default(),
     };
     meta.create_key(record.clone(), ids::key_hash(&secret))
         .await?;

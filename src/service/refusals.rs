@@ -31,10 +31,6 @@ pub(crate) async fn refused(
     }
 }
 
-pub(crate) fn too_large(max: u64) -> ServiceError {
-    ServiceError::FileTooLarge(size_limit(max, &UploadPolicy::default()).1)
-}
-
 /// The largest file a caller may upload: its policy's `max_size` within the
 /// plan's, and the 413's message for a larger one, in the words of
 /// whichever binds.

@@ -50,6 +50,7 @@ mod s3_dead_node;
 mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;
+mod tokens_store;
 mod tus;
 mod tus_interop;
 mod tus_owners;

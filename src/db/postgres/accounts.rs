@@ -246,10 +246,15 @@ impl AccountRepo for PgStore {
         on_conn!(self, |c| {
             let origins =
                 serde_json::to_string(&key.origins).map_err(|e| DbError::Invalid(e.to_string()))?;
+            // A public key's policy keeps folder, max_size and types only.
+            let p = &key.policy;
+            let types =
+                serde_json::to_string(&p.types).map_err(|e| DbError::Invalid(e.to_string()))?;
             execute(
                 c,
-                "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at,
+                     folder, max_size, types)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 &[
                     &key.id,
                     &key.account_id,
@@ -258,6 +263,9 @@ impl AccountRepo for PgStore {
                     &&hash[..],
                     &origins,
                     &key.created_at,
+                    &p.folder,
+                    &p.max_size.map(signed).transpose()?,
+                    &types,
                 ],
             )
             .await?;

@@ -5,11 +5,12 @@
 use super::accounts::{lock_account, reserved, upload_count};
 use super::blobs::{schedule_by, unqueue};
 use super::outbox::enqueue;
+use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, PageAfter, RowWithData,
-    DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, ListFilter, PageAfter,
+    RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::metadata;
@@ -22,8 +23,9 @@ use std::fmt::Write as _;
 use tokio_postgres::types::ToSql;
 
 /// Commits an upload's file: the account row locked first (see
-/// [`lock_account`]), then an idempotent replay, the quota, the upload's
-/// guard or inline bytes, the row, the counters and the event.
+/// [`lock_account`]), then an idempotent replay, the quota, the upload
+/// token's use, the upload's guard or inline bytes, the row, the counters
+/// and the event.
 async fn commit(
     tx: &Transaction<'_>,
     f: &FileRow,
@@ -54,6 +56,17 @@ async fn commit(
         .holdings(stored);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
             return Ok(CommitOutcome::Refused(refusal));
+        }
+    }
+    // `in_tx!` commits whatever an Ok outcome leaves written, a refusal's
+    // too: so the replay and the quota (reads only) come first, and the
+    // token's use is the first write; when it finds none left, nothing is
+    // written at all. A resumable upload's use moves from `uploads_open`
+    // after its row is marked complete, below (the lock order: upload row,
+    // then token).
+    if let (Some(token), None) = (&ctx.token, &ctx.tus_upload) {
+        if !tokens::take(tx, token).await? {
+            return Ok(CommitOutcome::TokenSpent);
         }
     }
     match (f.inline, inline) {
@@ -97,6 +110,15 @@ async fn commit(
     if let Some(id) = &ctx.tus_upload {
         if !mark_complete(tx, id, f.created_at).await? {
             return Err(DbError::Invalid(format!("upload {id} is no longer open")));
+        }
+        // Held since the upload's creation: a token revoked or expired since
+        // does not stop an upload it admitted. An Err rolls back.
+        if let Some(token) = &ctx.token {
+            if !tokens::convert(tx, token).await? {
+                return Err(DbError::Invalid(format!(
+                    "upload {id} holds no use of token {token}"
+                )));
+            }
         }
     }
     let size = signed(f.size)?;
@@ -300,11 +322,19 @@ impl FileRepo for PgStore {
     async fn page(
         &self,
         account_id: &str,
-        folder: FolderFilter,
+        filter: &ListFilter,
         after: Option<PageAfter>,
         limit: u32,
         now: i64,
     ) -> Result<Vec<FileRow>, DbError> {
+        // A NUL matches nothing stored (and the server refuses it).
+        if filter
+            .metadata
+            .iter()
+            .any(|(k, v)| has_nul(&[k.as_str(), v.as_str()]))
+        {
+            return Ok(Vec::new());
+        }
         on_conn!(self, |c| {
             let mut sql = format!("SELECT {} FROM files WHERE account_id = $1", rows::FILE);
             let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
@@ -314,7 +344,7 @@ impl FileRepo for PgStore {
                 args.push(v);
                 format!("${}", args.len())
             };
-            match &folder {
+            match &filter.folder {
                 FolderFilter::All => {}
                 FolderFilter::Exactly(f) => {
                     let p = arg(&mut args, Box::new(f.clone()));
@@ -331,6 +361,13 @@ impl FileRepo for PgStore {
                         " AND (folder = {p} OR (folder >= {lo} AND folder < {hi}))"
                     );
                 }
+            }
+            // The column is TEXT: read as `json`, not `jsonb`, so that only
+            // the member asked for is decoded.
+            for (key, value) in &filter.metadata {
+                let k = arg(&mut args, Box::new(key.clone()));
+                let v = arg(&mut args, Box::new(value.clone()));
+                let _ = write!(sql, " AND (metadata::json ->> {k}) = {v}");
             }
             if let Some(a) = &after {
                 let t = arg(&mut args, Box::new(a.created_at));

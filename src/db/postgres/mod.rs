@@ -72,11 +72,12 @@ mod rates;
 pub(crate) use node::NODE_LOCK;
 use node::{hold_node_lock, NodeSession};
 mod rows;
+mod tokens;
 mod uploads;
 
 /// The PostgreSQL metadata store; each aggregate of
 /// [`MetaStore`](super::MetaStore) is implemented in a file of its own
-/// (`files`, `blobs`, `accounts`, `uploads`, `outbox`, `rates`, `ops`),
+/// (`files`, `blobs`, `accounts`, `tokens`, `uploads`, `outbox`, `rates`, `ops`),
 /// each method one transaction (or one statement, which is its own), on a
 /// pooled connection.
 #[derive(Clone)]
@@ -133,6 +134,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_upload_owners.sql"),
     include_str!("migrations/0006_webhook_fairness.sql"),
     include_str!("migrations/0007_file_metadata.sql"),
+    include_str!("migrations/0008_upload_tokens.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

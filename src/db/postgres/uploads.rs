@@ -7,6 +7,7 @@
 
 use super::accounts::{lock_account, reserved, upload_count};
 use super::blobs::{schedule, unqueue};
+use super::tokens;
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, DbError, PgStore, NODE_LOCK,
 };
@@ -14,6 +15,7 @@ use crate::db::model::{
     Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
 };
 use crate::db::store::UploadRepo;
+use crate::domain::ids::is_upload_token_id;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
@@ -40,6 +42,13 @@ async fn create(
     .holdings(stored);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
+    }
+    // The token's use is the first write: `in_tx!` commits an Ok outcome's
+    // writes, and a token with none left must leave nothing written.
+    if let Some(token) = token_of(u.created_by.as_deref()) {
+        if !tokens::hold(tx, token, u.created_at).await? {
+            return Ok(CreateOutcome::TokenSpent);
+        }
     }
     let (length, received) = (signed(u.length)?, signed(u.received)?);
     execute(
@@ -78,6 +87,11 @@ async fn create(
     Ok(CreateOutcome::Created)
 }
 
+/// The upload token an upload's creator is, if it is one.
+fn token_of(created_by: Option<&str>) -> Option<&str> {
+    created_by.filter(|c| is_upload_token_id(c))
+}
+
 async fn replayed<C: GenericClient>(
     c: &C,
     account_id: &str,
@@ -114,20 +128,27 @@ pub(super) async fn mark_complete(
 async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<Option<bool>, DbError> {
     let Some(row) = query_opt(
         tx,
-        "DELETE FROM tus_uploads WHERE id = $1 RETURNING blob_key, completed_at",
+        "DELETE FROM tus_uploads WHERE id = $1 RETURNING blob_key, completed_at, created_by",
         &[&id],
     )
     .await?
     else {
         return Ok(None);
     };
-    let (blob_key, completed): (String, Option<i64>) = (row.get(0), row.get(1));
+    let (blob_key, completed, created_by): (String, Option<i64>, Option<String>) =
+        (row.get(0), row.get(1), row.get(2));
     if completed.is_none() {
         // Deleted at once by the termination: queued a lease ahead.
         schedule(tx, &blob_key, now + DELETION_LEASE_MS).await?;
+        if let Some(token) = token_of(created_by.as_deref()) {
+            tokens::give_back(tx, vec![token.to_string()]).await?;
+        }
     }
     Ok(Some(completed.is_none()))
 }
+
+/// A reaped upload: blob_key, store_state, completed_at, expires_at, created_by.
+type Due = (String, String, Option<i64>, i64, Option<String>);
 
 #[async_trait]
 impl UploadRepo for PgStore {
@@ -269,22 +290,25 @@ impl UploadRepo for PgStore {
                      SELECT id FROM tus_uploads
                      WHERE expires_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
                      ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-                 RETURNING blob_key, store_state, completed_at, expires_at",
+                 RETURNING blob_key, store_state, completed_at, expires_at, created_by",
                 &[&now, &i64::from(max)],
             )
             .await?;
-            let mut due: Vec<(String, String, Option<i64>, i64)> = due
+            let mut due: Vec<Due> = due
                 .iter()
-                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
                 .collect();
             due.sort_by_key(|d| d.3);
             let mut aborted = Vec::new();
-            for (blob_key, store_state, completed, _) in due {
+            let mut given_back = Vec::new();
+            for (blob_key, store_state, completed, _, created_by) in due {
                 if completed.is_none() {
                     schedule(&tx, &blob_key, now).await?;
+                    given_back.extend(token_of(created_by.as_deref()).map(str::to_string));
                     aborted.push((blob_key, store_state));
                 }
             }
+            tokens::give_back(&tx, given_back).await?;
             Ok(aborted)
         })
     }

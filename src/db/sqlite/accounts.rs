@@ -4,8 +4,10 @@
 //! bandwidth of a billing period). `get`, `add_storage`, `upload_count` and
 //! `add_upload` also run inside the transactions of files and uploads.
 
-use super::{owned, shared, DbError, OptionalExtension, SqliteStore};
-use crate::db::model::{Account, BandwidthCount, Commitments, KeyRecord, UsageCounters};
+use super::{owned, shared, signed, tokens, DbError, OptionalExtension, SqliteStore};
+use crate::db::model::{
+    Account, BandwidthCount, Commitments, KeyRecord, UploadPolicy, UsageCounters,
+};
 use crate::db::store::AccountRepo;
 use crate::domain::ids::KeyKind;
 use async_trait::async_trait;
@@ -24,7 +26,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Account> {
     })
 }
 
-const KEY_COLUMNS: &str = "id, account_id, kind, name, origins, created_at, revoked_at";
+const KEY_COLUMNS: &str =
+    "id, account_id, kind, name, origins, created_at, revoked_at, folder, max_size, types";
 
 fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
     let origins: String = r.get(4)?;
@@ -45,6 +48,12 @@ fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
         origins: serde_json::from_str(&origins).unwrap_or_default(),
         created_at: r.get(5)?,
         revoked_at: r.get(6)?,
+        policy: UploadPolicy {
+            folder: r.get(7)?,
+            max_size: r.get::<_, Option<u64>>(8)?,
+            types: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or_default(),
+            ..UploadPolicy::default()
+        },
     })
 }
 
@@ -286,9 +295,12 @@ impl AccountRepo for SqliteStore {
             .write(move |c| {
                 let origins = serde_json::to_string(&key.origins)
                     .map_err(|e| DbError::Invalid(e.to_string()))?;
+                // A public key's policy keeps folder, max_size and types only.
+                let p = &key.policy;
                 c.prepare_cached(
-                    "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO api_keys (id, account_id, kind, name, key_hash, origins, created_at,
+                         folder, max_size, types)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?
                 .execute(params![
                     key.id,
@@ -297,7 +309,10 @@ impl AccountRepo for SqliteStore {
                     key.name,
                     &hash[..],
                     origins,
-                    key.created_at
+                    key.created_at,
+                    p.folder,
+                    p.max_size.map(signed).transpose()?,
+                    tokens::types_json(&p.types)?,
                 ])?;
                 Ok(())
             })

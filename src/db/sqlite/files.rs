@@ -2,11 +2,11 @@
 //! write transaction), lookups that hide expired files, keyset pages,
 //! deletion and expiry, idempotency keys.
 
-use super::{accounts, blobs, outbox, owned, shared, signed, write_tx};
+use super::{accounts, blobs, outbox, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, PageAfter, RowWithData,
-    DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, ListFilter, PageAfter,
+    RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::metadata;
@@ -78,6 +78,16 @@ fn commit_upload(
             return Ok(CommitOutcome::Refused(refusal));
         }
     }
+    // The token's use is counted after the replay (a replay takes none) and
+    // the quota's refusal (a refused upload takes none either), as the first
+    // write: as on PostgreSQL, where an Ok outcome commits what was written.
+    // A resumable upload's use moves from `uploads_open` once it is marked
+    // complete, below.
+    if let (Some(token), None) = (&ctx.token, &ctx.tus_upload) {
+        if !tokens::take(&tx, token)? {
+            return Ok(CommitOutcome::TokenSpent);
+        }
+    }
     match (f.inline, inline) {
         (true, Some(data)) => {
             tx.prepare_cached("INSERT INTO inline_blobs (blob_key, data) VALUES (?1, ?2)")?
@@ -102,6 +112,15 @@ fn commit_upload(
     if let Some(id) = &ctx.tus_upload {
         if !shared::mark_complete(&tx, id, f.created_at)? {
             return Err(DbError::Invalid(format!("upload {id} is no longer open")));
+        }
+        // Held since the upload's creation: a token revoked or expired since
+        // does not stop an upload it admitted.
+        if let Some(token) = &ctx.token {
+            if !tokens::convert(&tx, token)? {
+                return Err(DbError::Invalid(format!(
+                    "upload {id} holds no use of token {token}"
+                )));
+            }
         }
     }
     tx.prepare_cached(&format!(
@@ -179,14 +198,14 @@ fn get_live(
 fn page(
     conn: &Connection,
     account_id: &str,
-    folder: &FolderFilter,
+    filter: &ListFilter,
     after: Option<&PageAfter>,
     limit: u32,
     now: i64,
 ) -> Result<Vec<FileRow>, DbError> {
     let mut sql = format!("SELECT {COLUMNS} FROM files WHERE account_id = ?");
     let mut args = vec![Value::Text(account_id.to_string())];
-    match folder {
+    match &filter.folder {
         FolderFilter::All => {}
         FolderFilter::Exactly(f) => {
             sql.push_str(" AND folder = ?");
@@ -199,6 +218,13 @@ fn page(
             args.push(Value::Text(format!("{f}/")));
             args.push(Value::Text(format!("{f}0")));
         }
+    }
+    // Keys are `[a-z0-9_-]` (checked before): quoted in the path, they
+    // name one member; both are bound, never spliced.
+    for (key, value) in &filter.metadata {
+        sql.push_str(" AND json_extract(metadata, '$.\"' || ? || '\"') = ?");
+        args.push(Value::Text(key.clone()));
+        args.push(Value::Text(value.clone()));
     }
     if let Some(a) = after {
         sql.push_str(" AND (created_at, id) < (?, ?)");
@@ -343,14 +369,14 @@ impl FileRepo for SqliteStore {
     async fn page(
         &self,
         account_id: &str,
-        folder: FolderFilter,
+        filter: &ListFilter,
         after: Option<PageAfter>,
         limit: u32,
         now: i64,
     ) -> Result<Vec<FileRow>, DbError> {
-        let acc = owned(account_id);
+        let (acc, filter) = (owned(account_id), filter.clone());
         self.db
-            .run(move |c| page(c, &acc, &folder, after.as_ref(), limit, now))
+            .run(move |c| page(c, &acc, &filter, after.as_ref(), limit, now))
             .await
     }
 

@@ -5,7 +5,7 @@
 //! [`writer`]). Every connection runs with `synchronous = FULL`: a commit
 //! that answered is on disk, power cut or not. [`SqliteStore`] is the
 //! [`MetaStore`](super::MetaStore): each aggregate file (`files`, `blobs`,
-//! `accounts`, `uploads`, `outbox`, `rates`, `ops`) implements its trait with
+//! `accounts`, `tokens`, `uploads`, `outbox`, `rates`, `ops`) implements its trait with
 //! the queries inside; `shared` holds the few upload-row effects that other
 //! aggregates run inside their own transactions.
 //!
@@ -22,6 +22,7 @@ mod ops;
 mod outbox;
 mod rates;
 mod shared;
+mod tokens;
 mod uploads;
 pub(crate) mod writer;
 
@@ -91,6 +92,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_upload_owners.sql"),
     include_str!("migrations/0008_webhook_fairness.sql"),
     include_str!("migrations/0009_file_metadata.sql"),
+    include_str!("migrations/0010_upload_tokens.sql"),
 ];
 
 #[derive(Clone)]

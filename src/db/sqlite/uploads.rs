@@ -5,10 +5,11 @@
 //! (The reservations they hold and their completion, which other aggregates
 //! need, are in `shared`.)
 
-use super::{accounts, blobs, owned, shared, signed, write_tx};
+use super::{accounts, blobs, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
+use crate::domain::ids::is_upload_token_id;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
@@ -70,6 +71,13 @@ fn create(
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }
+    // The token's use, after every refusal and before any write (see
+    // `files::commit_upload`).
+    if let Some(token) = token_of(u.created_by.as_deref()) {
+        if !tokens::hold(&tx, token, u.created_at)? {
+            return Ok(CreateOutcome::TokenSpent);
+        }
+    }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
@@ -100,6 +108,11 @@ fn create(
     Ok(CreateOutcome::Created)
 }
 
+/// The upload token an upload's creator is, if it is one.
+fn token_of(created_by: Option<&str>) -> Option<&str> {
+    created_by.filter(|c| is_upload_token_id(c))
+}
+
 /// The upload an earlier creation with this `Idempotency-Key` made (it
 /// lives as long as the upload's row: 24 h after its last PATCH, or after
 /// its completion).
@@ -118,12 +131,16 @@ fn replayed(conn: &Connection, account_id: &str, key: &str) -> Result<Option<Upl
 fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option<bool>, DbError> {
     let tx = write_tx(conn)?;
     let row = tx
-        .prepare_cached("SELECT blob_key, completed_at FROM tus_uploads WHERE id = ?1")?
+        .prepare_cached("SELECT blob_key, completed_at, created_by FROM tus_uploads WHERE id = ?1")?
         .query_row([id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Option<i64>>(1)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
         })
         .optional()?;
-    let Some((blob_key, completed)) = row else {
+    let Some((blob_key, completed, created_by)) = row else {
         return Ok(None);
     };
     tx.prepare_cached("DELETE FROM tus_uploads WHERE id = ?1")?
@@ -131,10 +148,16 @@ fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option<bool>, DbE
     if completed.is_none() {
         // Deleted at once by the termination: queued a lease ahead.
         blobs::schedule(&tx, &blob_key, now + DELETION_LEASE_MS)?;
+        if let Some(token) = token_of(created_by.as_deref()) {
+            tokens::give_back(&tx, token)?;
+        }
     }
     tx.commit()?;
     Ok(Some(completed.is_none()))
 }
+
+/// A due upload: id, completed_at, blob_key, store_state, created_by.
+type Due = (String, Option<i64>, String, String, Option<String>);
 
 /// Removes up to `max` uploads whose time is up (incomplete ones once they
 /// went without a byte for their `idle_ms`, never while a request holds
@@ -146,25 +169,28 @@ fn reap_expired(
     max: u32,
 ) -> Result<Vec<(String, String)>, DbError> {
     let tx = write_tx(conn)?;
-    let due: Vec<(String, Option<i64>, String, String)> = {
+    let due: Vec<Due> = {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, completed_at, blob_key, store_state FROM tus_uploads
+            "SELECT id, completed_at, blob_key, store_state, created_by FROM tus_uploads
              WHERE expires_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
              ORDER BY expires_at LIMIT ?2",
         )?;
         let rows = stmt
             .query_map(params![now, max], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })?
             .collect::<Result<Vec<_>, _>>()?;
         rows
     };
     let mut aborted = Vec::new();
-    for (id, completed, blob_key, store_state) in due {
+    for (id, completed, blob_key, store_state, created_by) in due {
         tx.prepare_cached("DELETE FROM tus_uploads WHERE id = ?1")?
             .execute([&id])?;
         if completed.is_none() {
             blobs::schedule(&tx, &blob_key, now)?;
+            if let Some(token) = token_of(created_by.as_deref()) {
+                tokens::give_back(&tx, token)?;
+            }
             aborted.push((blob_key, store_state));
         }
     }
