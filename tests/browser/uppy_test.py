@@ -248,6 +248,11 @@ def serve_app(port, bundle, fs):
     return server
 
 
+def check_got(cond, what, got):
+    """check(), showing what was got only when it fails."""
+    check(cond, what if cond else f"{what}; got {got}")
+
+
 def skip_or_fail(reason):
     if os.environ.get("FILESTORE_REQUIRE_TOOLS") == "1":
         raise SystemExit(f"FILESTORE_REQUIRE_TOOLS=1 but {reason}")
@@ -313,62 +318,67 @@ def main():
                   and minted["url"] == f"{server}/v1/upload?token={minted['token']}",
                   f"the app server minted a token; the page got only its url and token: {minted['url'][:60]}…")
             got = page.evaluate("(url) => xhrUpload(url, null, 'avatar')", minted["url"])
-            check(not got.get("failed") and got["status"] == 201, f"XHRUpload with the token's url: 201, got {got}")
+            check_got(not got.get("failed") and got["status"] == 201, "XHRUpload with the token's url: 201", got)
             record = got["body"]
-            check(record["folder"] == "avatars" and record["metadata"] == {"user": "u42"}
-                  and record["type"] == "image/png" and record["size"] == got["size"],
-                  f"the File record has the token's folder and metadata, type image/png: {record}")
+            check_got(record["folder"] == "avatars" and record["metadata"] == {"user": "u42"}
+                      and record["type"] == "image/png" and record["size"] == got["size"],
+                      f"the File record: folder {record['folder']}, metadata {record['metadata']}, "
+                      f"type {record['type']}, {record['size']} bytes", record)
             shown = page.evaluate("(url) => show(url)", got["url"])
             page.screenshot(path=str(artifacts / "uppy-1-token-avatar.png"))
             check(got["url"] == record["url"] and shown == {"w": got["w"], "h": got["h"]},
                   f"the page shows the image from the record's url: {shown}")
             check(fs.json(f"/v1/files/{record['id']}")["metadata"] == {"user": "u42"},
                   "GET /v1/files/{id} (secret key) says the same metadata")
+            check(fs.secret not in page.content() and public not in page.content(),
+                  "no key anywhere in the page")
 
             # 3a. The token is used up: the second upload is a 401 that Uppy reports.
             before = avatar_files(fs)
             again = page.evaluate("(url) => xhrUpload(url, null, 'avatar')", minted["url"])
             page.screenshot(path=str(artifacts / "uppy-3a-used-up-token.png"))
-            check(again.get("failed") and again["uploadErrors"] == 1 and again["status"] == 401
-                  and set(again["statuses"]) == {401},
-                  f"a used-up token: Uppy's upload-error says 401 (each of its {len(again.get('statuses', []))} "
-                  f"tries was a 401), got {again}")
+            check_got(again.get("failed") and again["uploadErrors"] == 1 and again["status"] == 401
+                      and set(again["statuses"]) == {401},
+                      f"a used-up token: Uppy's upload-error says 401 (each of its {len(again.get('statuses', []))} "
+                      f"tries was a 401: {again.get('body')})", again)
             check(avatar_files(fs) == before, "the refused upload stored nothing")
             left = token_record(fs, app.minted[-1])
-            check(left["uploads_left"] == 0 and "token" not in left and "url" not in left,
-                  f"the token record: uploads_left 0, no secret in it: {left}")
+            check_got(left["uploads_left"] == 0 and "token" not in left and "url" not in left,
+                      "the token's record: uploads_left 0, no secret in it", left)
 
             # 3b. Text named x.png under types ["image/*"]: 415; the use is not spent.
             minted = page.evaluate("() => mint('avatar')")
             refused = page.evaluate("(url) => xhrUpload(url, null, 'text')", minted["url"])
             page.screenshot(path=str(artifacts / "uppy-3b-not-an-image.png"))
-            check(refused.get("failed") and refused["uploadErrors"] == 1 and refused["status"] == 415
-                  and set(refused["statuses"]) == {415},
-                  f"text bytes named x.png: Uppy's upload-error says 415 (each of its "
-                  f"{len(refused.get('statuses', []))} tries was a 415), got {refused}")
+            check_got(refused.get("failed") and refused["uploadErrors"] == 1 and refused["status"] == 415
+                      and set(refused["statuses"]) == {415},
+                      f"text bytes named x.png: Uppy's upload-error says 415 (each of its "
+                      f"{len(refused.get('statuses', []))} tries was a 415: {refused.get('body')})", refused)
             check(avatar_files(fs) == before, "the refused upload stored nothing")
             check(token_record(fs, app.minted[-1])["uploads_left"] == 1, "the 415 did not spend the token's use")
             after = page.evaluate("(url) => xhrUpload(url, null, 'avatar')", minted["url"])
-            check(not after.get("failed") and after["status"] == 201,
-                  f"the same token then takes a real PNG, got {after.get('status')}")
+            check_got(not after.get("failed") and after["status"] == 201,
+                      "the same token then takes a real PNG", after)
 
             # 2. tus with a token: a 20 MiB BMP in 5 MiB chunks.
             minted = page.evaluate("() => mint('photo')")
             width, height = 2048, 3413  # 54 + 6144 * 3413 bytes, just under 20 MiB
             tus = page.evaluate("([s, t, w, h, c]) => tusUpload(s, t, w, h, c)",
                                 [server, minted["token"], width, height, 5 * MiB])
-            check(not tus.get("failed"), f"Uppy + @uppy/tus with the token finished, got {tus}")
+            check_got(not tus.get("failed"),
+                      f"Uppy + @uppy/tus with the token finished in {round(tus.get('ms', 0))} ms", tus)
             size = 54 + 6144 * height
             record = fs.json(f"/v1/files/{tus['fileId']}")
             check(tus["size"] == size and record["size"] == size and record["sha256"] == tus["digest"],
                   f"the file ({tus['fileId']}, read inside upload-success) has {size} bytes and the "
                   f"page's sha256 {tus['digest'][:16]}…")
-            check(record["folder"] == "avatars" and record["metadata"] == {"user": "u42"}
-                  and record["type"] == "image/bmp",
-                  f"the tus File record has the token's folder and metadata, type image/bmp: {record['type']}")
-            check(tus["statusCode"] == 200 and tus["status"]["offset"] == size
-                  and tus["status"]["file"]["id"] == tus["fileId"],
-                  "the page read the upload's status with the same token")
+            check_got(record["folder"] == "avatars" and record["metadata"] == {"user": "u42"}
+                      and record["type"] == "image/bmp",
+                      f"the tus File record: folder {record['folder']}, metadata {record['metadata']}, "
+                      f"type {record['type']}", record)
+            check_got(tus["statusCode"] == 200 and tus["status"]["offset"] == size
+                      and tus["status"]["file"]["id"] == tus["fileId"],
+                      "the page read the upload's status with the same token", tus)
             shown = page.evaluate("(url) => show(url)", record["url"])
             page.screenshot(path=str(artifacts / "uppy-2-token-tus-bmp.png"))
             check(shown == {"w": width, "h": height}, f"the page shows the BMP from its url: {shown}")
@@ -386,12 +396,14 @@ def main():
                                           [server, minted["token"]])
                 by_key = page.evaluate("([s, k]) => xhrUpload(s + '/v1/upload', k, 'timing')", [server, public])
                 statuses = [r.get("status") for r in (by_url, by_header, by_key)]
-                check(statuses == [201, 201, 201], f"timing round {n + 1}: all three 201 ({statuses})")
+                if statuses != [201, 201, 201]:
+                    raise AssertionError(f"timing round {n + 1}: not all three 201: {statuses}")
                 if n >= 2:
                     times["token url"].append(by_url["ms"])
                     times["token header"].append(by_header["ms"])
                     times["public key"].append(by_key["ms"])
                     times["minting"].append(minting)
+            check(True, f"timing: {TIMING_RUNS + 2} rounds of three uploads, each 201")
             page.screenshot(path=str(artifacts / "uppy-4-timing.png"))
             browser.close()
 
