@@ -41,6 +41,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record')
             [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
+            [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
@@ -182,6 +183,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'Account id or name')
             [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'kind')
             [CompletionResult]::new('--origin', '--origin', [CompletionResultType]::ParameterName, 'Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable')
+            [CompletionResult]::new('--max-size', '--max-size', [CompletionResultType]::ParameterName, 'A public key''s largest file: bytes, or 10MB, 5MiB... (default: the plan''s)')
+            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'A public key''s allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)')
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The folder of a public key''s files (an upload may repeat it, not change it)')
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'name')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
             [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
@@ -390,6 +394,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Name to store the file under (one input only; default for stdin: "stdin")')
             [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)')
             [CompletionResult]::new('--content-type', '--content-type', [CompletionResultType]::ParameterName, 'Content type of the files (default: guessed by the server from the name)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
             [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request')
@@ -414,6 +419,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         }
         'filestore;list' {
             [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match; with -r, its subfolders too)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many files')
             [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'Start after this cursor (from a previous listing)')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
@@ -485,6 +491,58 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;token' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;token;create' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Folder of the files uploaded with it')
+            [CompletionResult]::new('--max-size', '--max-size', [CompletionResultType]::ParameterName, 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)')
+            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)')
+            [CompletionResult]::new('--max-uploads', '--max-uploads', [CompletionResultType]::ParameterName, 'How many files it may upload')
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'How long it may be used: 900, 15m, 1h30m... (at most 1 day)')
+            [CompletionResult]::new('--file-expires', '--file-expires', [CompletionResultType]::ParameterName, 'Delete its files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make its files private (URL null; download through signed URLs)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;token;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;token;help;create' {
+            break
+        }
+        'filestore;token;help;help' {
             break
         }
         'filestore;delete' {
@@ -560,6 +618,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record')
             [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
+            [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
@@ -637,6 +696,13 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;sign' {
+            break
+        }
+        'filestore;help;token' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
+            break
+        }
+        'filestore;help;token;create' {
             break
         }
         'filestore;help;delete' {

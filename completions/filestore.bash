@@ -49,6 +49,9 @@ _filestore() {
             filestore,sign)
                 cmd="filestore__subcmd__sign"
                 ;;
+            filestore,token)
+                cmd="filestore__subcmd__token"
+                ;;
             filestore,upload)
                 cmd="filestore__subcmd__upload"
                 ;;
@@ -211,6 +214,9 @@ _filestore() {
             filestore__subcmd__help,sign)
                 cmd="filestore__subcmd__help__subcmd__sign"
                 ;;
+            filestore__subcmd__help,token)
+                cmd="filestore__subcmd__help__subcmd__token"
+                ;;
             filestore__subcmd__help,upload)
                 cmd="filestore__subcmd__help__subcmd__upload"
                 ;;
@@ -253,6 +259,21 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin__subcmd__webhook,list)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__list"
                 ;;
+            filestore__subcmd__help__subcmd__token,create)
+                cmd="filestore__subcmd__help__subcmd__token__subcmd__create"
+                ;;
+            filestore__subcmd__token,create)
+                cmd="filestore__subcmd__token__subcmd__create"
+                ;;
+            filestore__subcmd__token,help)
+                cmd="filestore__subcmd__token__subcmd__help"
+                ;;
+            filestore__subcmd__token__subcmd__help,create)
+                cmd="filestore__subcmd__token__subcmd__help__subcmd__create"
+                ;;
+            filestore__subcmd__token__subcmd__help,help)
+                cmd="filestore__subcmd__token__subcmd__help__subcmd__help"
+                ;;
             *)
                 ;;
         esac
@@ -260,7 +281,7 @@ _filestore() {
 
     case "${cmd}" in
         filestore)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign delete usage health completions help"
+            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign token delete usage health completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -720,7 +741,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__create)
-            opts="-q -h -V --account --kind --origin --name --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --account --kind --origin --max-size --type --folder --name --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -735,6 +756,18 @@ _filestore() {
                     return 0
                     ;;
                 --origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --folder)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1244,7 +1277,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help)
-            opts="serve admin login upload list get download sign delete usage health completions help"
+            opts="serve admin login upload list get download sign token delete usage health completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1579,6 +1612,34 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__help__subcmd__token)
+            opts="create"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__token__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__help__subcmd__upload)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1608,13 +1669,17 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__list)
-            opts="-r -q -h -V --folder --recursive --limit --all --cursor --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -q -h -V --folder --recursive --metadata --limit --all --cursor --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metadata)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1791,8 +1856,150 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__token)
+            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version create help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__create)
+            opts="-q -h -V --folder --max-size --type --max-uploads --expires --file-expires --private --metadata --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-uploads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expires)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --file-expires)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metadata)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__help)
+            opts="create help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__upload)
-            opts="-r -j -q -h -V --recursive --folder --name --private --expires --content-type --concurrency --fail-fast --chunk-size --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -j -q -h -V --recursive --folder --name --private --expires --content-type --metadata --concurrency --fail-fast --chunk-size --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1811,6 +2018,10 @@ _filestore() {
                     return 0
                     ;;
                 --content-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metadata)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -38,6 +38,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand get 'Show a file''s record'
             cand download 'Download a file''s content'
             cand sign 'Create a signed URL for a file (only the URL is printed)'
+            cand token 'Upload tokens: URLs a browser uploads to without an API key'
             cand delete 'Delete files permanently'
             cand usage 'Show the account''s usage this billing period'
             cand health 'Check the server''s health (exit 0 only when ok)'
@@ -166,6 +167,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --account 'Account id or name'
             cand --kind 'kind'
             cand --origin 'Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable'
+            cand --max-size 'A public key''s largest file: bytes, or 10MB, 5MiB... (default: the plan''s)'
+            cand --type 'A public key''s allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)'
+            cand --folder 'The folder of a public key''s files (an upload may repeat it, not change it)'
             cand --name 'name'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
@@ -342,6 +346,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --name 'Name to store the file under (one input only; default for stdin: "stdin")'
             cand --expires 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)'
             cand --content-type 'Content type of the files (default: guessed by the server from the name)'
+            cand --metadata 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value'
             cand -j 'Files uploaded at the same time'
             cand --concurrency 'Files uploaded at the same time'
             cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request'
@@ -365,6 +370,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;list'= {
             cand --folder 'Only files in this folder (exact match; with -r, its subfolders too)'
+            cand --metadata 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match'
             cand --limit 'Show at most this many files'
             cand --cursor 'Start after this cursor (from a previous listing)'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
@@ -433,6 +439,53 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
+        }
+        &'filestore;token'= {
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;token;create'= {
+            cand --folder 'Folder of the files uploaded with it'
+            cand --max-size 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)'
+            cand --type 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)'
+            cand --max-uploads 'How many files it may upload'
+            cand --expires 'How long it may be used: 900, 15m, 1h30m... (at most 1 day)'
+            cand --file-expires 'Delete its files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)'
+            cand --metadata 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --private 'Make its files private (URL null; download through signed URLs)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;token;help'= {
+            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;token;help;create'= {
+        }
+        &'filestore;token;help;help'= {
         }
         &'filestore;delete'= {
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
@@ -503,6 +556,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand get 'Show a file''s record'
             cand download 'Download a file''s content'
             cand sign 'Create a signed URL for a file (only the URL is printed)'
+            cand token 'Upload tokens: URLs a browser uploads to without an API key'
             cand delete 'Delete files permanently'
             cand usage 'Show the account''s usage this billing period'
             cand health 'Check the server''s health (exit 0 only when ok)'
@@ -560,6 +614,11 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;download'= {
         }
         &'filestore;help;sign'= {
+        }
+        &'filestore;help;token'= {
+            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
+        }
+        &'filestore;help;token;create'= {
         }
         &'filestore;help;delete'= {
         }

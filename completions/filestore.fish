@@ -41,6 +41,7 @@ complete -c filestore -n "__fish_filestore_needs_command" -f -a "list" -d 'List 
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "get" -d 'Show a file\'s record'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "download" -d 'Download a file\'s content'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "token" -d 'Upload tokens: URLs a browser uploads to without an API key'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "delete" -d 'Delete files permanently'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "usage" -d 'Show the account\'s usage this billing period'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
@@ -123,6 +124,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand upload" -l folder -d
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l name -d 'Name to store the file under (one input only; default for stdin: "stdin")' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l expires -d 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l content-type -d 'Content type of the files (default: guessed by the server from the name)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l metadata -d 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s j -l concurrency -d 'Files uploaded at the same time' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l chunk-size -d 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
@@ -139,6 +141,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand upload" -s q -l quie
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match; with -r, its subfolders too)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l metadata -d 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l limit -d 'Show at most this many files' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l cursor -d 'Start after this cursor (from a previous listing)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
@@ -186,6 +189,37 @@ complete -c filestore -n "__fish_filestore_using_subcommand sign" -l json -d 'Ma
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -f -a "create" -d 'Create an upload token; only its upload URL is printed (--json: the record)'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and not __fish_seen_subcommand_from create help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l folder -d 'Folder of the files uploaded with it' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l max-size -d 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan\'s)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l type -d 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l max-uploads -d 'How many files it may upload' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l expires -d 'How long it may be used: 900, 15m, 1h30m... (at most 1 day)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l file-expires -d 'Delete its files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l metadata -d 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader\'s' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l private -d 'Make its files private (URL null; download through signed URLs)'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create an upload token; only its upload URL is printed (--json: the record)'
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
@@ -226,19 +260,21 @@ complete -c filestore -n "__fish_filestore_using_subcommand completions" -l json
 complete -c filestore -n "__fish_filestore_using_subcommand completions" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "serve" -d 'Run the server (API and CDN routes)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "admin" -d 'Operator commands: accounts and keys (on the server\'s data dir)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "upload" -d 'Upload files, directories (-r) or standard input (-)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "list" -d 'List files, newest first'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "get" -d 'Show a file\'s record'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "download" -d 'Download a file\'s content'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "delete" -d 'Delete files permanently'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "usage" -d 'Show the account\'s usage this billing period'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign delete usage health completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "serve" -d 'Run the server (API and CDN routes)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "admin" -d 'Operator commands: accounts and keys (on the server\'s data dir)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "upload" -d 'Upload files, directories (-r) or standard input (-)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "list" -d 'List files, newest first'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "get" -d 'Show a file\'s record'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "download" -d 'Download a file\'s content'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "token" -d 'Upload tokens: URLs a browser uploads to without an API key'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "delete" -d 'Delete files permanently'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "usage" -d 'Show the account\'s usage this billing period'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "create" -d 'Create an upload token; only its upload URL is printed (--json: the record)'

@@ -10,8 +10,9 @@ use crate::config::{Config, Overrides};
 use crate::db::MetaStore;
 use crate::domain::ids::KeyKind;
 use crate::domain::secret::Secret;
-use crate::service::admin::{self, AccountView, KeyView, WebhookView};
+use crate::service::admin::{self, AccountView, KeyLimits, KeyView, WebhookView};
 use serde::Serialize;
+use std::fmt::Write as _;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct AdminArgs {
@@ -67,12 +68,22 @@ pub(crate) enum KeyCommand {
         #[arg(long)]
         account: String,
         #[arg(long, value_enum)]
-        kind: KeyKind,
+        kind: KindArg,
         /// Allowed browser origin of a public key (scheme://host[:port] or https://*.example.com); repeatable
         // (clap's help text, not a rustdoc link)
         #[allow(rustdoc::broken_intra_doc_links)]
         #[arg(long = "origin", value_name = "URL")]
         origins: Vec<String>,
+        /// A public key's largest file: bytes, or 10MB, 5MiB... (default: the plan's)
+        #[arg(long, value_name = "SIZE", value_parser = crate::config::parse_bytes)]
+        max_size: Option<u64>,
+        /// A public key's allowed type of the bytes: image/png or a family like image/*
+        /// (which leaves out SVG); repeatable (default: any)
+        #[arg(long = "type", value_name = "MIME")]
+        types: Vec<String>,
+        /// The folder of a public key's files (an upload may repeat it, not change it)
+        #[arg(long, value_name = "FOLDER")]
+        folder: Option<String>,
         #[arg(long)]
         name: Option<String>,
     },
@@ -116,6 +127,22 @@ pub(crate) enum WebhookCommand {
     },
 }
 
+/// The kinds of API key (an upload token is not one: `filestore token create`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KindArg {
+    Secret,
+    Public,
+}
+
+impl From<KindArg> for KeyKind {
+    fn from(k: KindArg) -> KeyKind {
+        match k {
+            KindArg::Secret => KeyKind::Secret,
+            KindArg::Public => KeyKind::Public,
+        }
+    }
+}
+
 /// `on` or `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Switch {
@@ -153,9 +180,19 @@ fn key_line(k: &KeyView) -> String {
     } else {
         format!("  origins={}", k.origins.join(","))
     };
+    let mut policy = String::new();
+    if let Some(folder) = &k.folder {
+        let _ = write!(policy, "  folder={folder}");
+    }
+    if let Some(max) = k.max_size {
+        let _ = write!(policy, "  max_size={max}");
+    }
+    if !k.types.is_empty() {
+        let _ = write!(policy, "  types={}", k.types.join(","));
+    }
     let state = if k.revoked { "  [revoked]" } else { "" };
     format!(
-        "{}  {}  account={}  created {}{origins}{state}",
+        "{}  {}  account={}  created {}{origins}{policy}{state}",
         k.id, k.kind, k.account, k.created_at
     )
 }
@@ -243,10 +280,26 @@ async fn command(
                 account,
                 kind,
                 origins,
+                max_size,
+                types,
+                folder,
                 name,
             } => {
-                let k =
-                    admin::create_key(meta, &account, kind, &origins, name.as_deref(), now).await?;
+                let limits = KeyLimits {
+                    folder,
+                    max_size,
+                    types,
+                };
+                let k = admin::create_key_with(
+                    meta,
+                    &account,
+                    kind.into(),
+                    &origins,
+                    &limits,
+                    name.as_deref(),
+                    now,
+                )
+                .await?;
                 let human = format!(
                     "{}\n(key id {}, {} key of {}; store the key now: it is not shown again)",
                     k.secret.expose(),

@@ -16,6 +16,12 @@ use crate::domain::validate::{self, unit_duration_secs as simple_duration};
 /// rule, as the text to send: `30s`, `15m`, `1h`, `7d`, `2w`, or bare seconds
 /// (`3600`, as `sign --expires` takes them), positive and at most 365 days.
 pub(crate) fn upload_expires(s: &str) -> Result<String, String> {
+    file_expires(s, "--expires")
+}
+
+/// A files' lifetime given as `flag` (`upload --expires`, `token create
+/// --file-expires`): [`upload_expires`]'s rule.
+pub(crate) fn file_expires(s: &str, flag: &str) -> Result<String, String> {
     let s = s.trim();
     let form = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         format!("{s}s")
@@ -24,12 +30,35 @@ pub(crate) fn upload_expires(s: &str) -> Result<String, String> {
     };
     validate::expires(&form)
         .map(|_| form)
-        .map_err(|e| format!("invalid --expires: {e}"))
+        .map_err(|e| format!("invalid {flag}: {e}"))
 }
 
 /// Parses a signed-URL validity: `3600` (seconds), `90s`, `1h`, `7d`, or a
 /// humantime span like `1h30m`. Between 1 second and 7 days.
 pub(crate) fn sign_seconds(s: &str) -> Result<u64, String> {
+    seconds_within(
+        s,
+        MAX_SIGN_SECS,
+        "a signed URL is valid for at most 7 days (604800 seconds)",
+    )
+}
+
+/// Longest upload token lifetime (docs/api.md, "Upload tokens"): 1 day.
+pub(crate) const MAX_TOKEN_SECS: u64 = 86_400;
+
+/// Parses an upload token's lifetime (`token create --expires`): like
+/// [`sign_seconds`], between 1 second and 1 day.
+pub(crate) fn token_seconds(s: &str) -> Result<u64, String> {
+    seconds_within(
+        s,
+        MAX_TOKEN_SECS,
+        "an upload token lasts at most 1 day (86400 seconds)",
+    )
+}
+
+/// Seconds (`3600`), a number and a unit (`90s`, `1h`, `7d`) or a humantime
+/// span (`1h30m`), from 1 to `max`; `too_long` says why more is refused.
+fn seconds_within(s: &str, max: u64, too_long: &str) -> Result<u64, String> {
     let s = s.trim();
     let secs = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         s.parse::<u64>().ok()
@@ -46,11 +75,47 @@ pub(crate) fn sign_seconds(s: &str) -> Result<u64, String> {
             "invalid duration {s:?}: expected seconds or a number and a unit, e.g. 3600, 90s, 1h, 7d"
         )),
         Some(0) => Err(format!("invalid duration {s:?}: must be at least 1 second")),
-        Some(n) if n > MAX_SIGN_SECS => Err(format!(
-            "invalid duration {s:?}: a signed URL is valid for at most 7 days (604800 seconds)"
-        )),
+        Some(n) if n > max => Err(format!("invalid duration {s:?}: {too_long}")),
         Some(n) => Ok(n),
     }
+}
+
+/// A size flag (`--max-size`): bytes, or `10MB`, `5MiB`…; at least 1 byte.
+pub(crate) fn positive_size(s: &str) -> Result<u64, String> {
+    match crate::config::parse_bytes(s)? {
+        0 => Err(format!("bad size {s:?}: must be at least 1 byte")),
+        n => Ok(n),
+    }
+}
+
+/// A policy's type flag (`--type`): `type/subtype` or `type/*`, lowercased.
+pub(crate) fn policy_type(s: &str) -> Result<String, String> {
+    crate::domain::sniff::parse_type(s)
+}
+
+/// One `--metadata K=V`: the key checked with the server's rule, the value
+/// any text (split at the first `=`).
+pub(crate) fn metadata_pair(s: &str) -> Result<(String, String), String> {
+    use crate::domain::metadata::{valid_key, MAX_KEY_LEN};
+    let Some((key, value)) = s.split_once('=') else {
+        return Err(format!("{s:?}: expected KEY=VALUE"));
+    };
+    if !valid_key(key) {
+        return Err(format!(
+            "metadata key {key:?}: use 1-{MAX_KEY_LEN} characters of a-z 0-9 _ -"
+        ));
+    }
+    Ok((key.to_string(), value.to_string()))
+}
+
+/// The `--metadata` pairs as one object (a key given twice keeps its last
+/// value), checked against the server's limits before anything is sent.
+pub(crate) fn metadata(
+    pairs: &[(String, String)],
+) -> Result<crate::domain::metadata::Metadata, String> {
+    let m: crate::domain::metadata::Metadata = pairs.iter().cloned().collect();
+    crate::domain::metadata::check(&m).map_err(|e| format!("invalid --metadata: {e}"))?;
+    Ok(m)
 }
 
 /// Longest wait of `health --wait --timeout`: 365 days.
@@ -146,6 +211,54 @@ mod tests {
         assert!(sign_seconds("604801").is_err());
         assert!(sign_seconds("0").is_err());
         assert!(sign_seconds("soon").is_err());
+    }
+
+    #[test]
+    fn token_lifetimes() {
+        assert_eq!(token_seconds("15m"), Ok(900));
+        assert_eq!(token_seconds("1h30m"), Ok(5400));
+        assert_eq!(token_seconds("86400"), Ok(86_400));
+        assert_eq!(token_seconds("1d"), Ok(86_400));
+        assert!(token_seconds("2d").unwrap_err().contains("at most 1 day"));
+        assert!(token_seconds("0").is_err());
+        assert!(token_seconds("later").is_err());
+        assert!(file_expires("7x", "--file-expires")
+            .unwrap_err()
+            .starts_with("invalid --file-expires"));
+    }
+
+    #[test]
+    fn sizes_and_types_of_a_policy() {
+        assert_eq!(positive_size("10MB"), Ok(10_000_000));
+        assert_eq!(positive_size("5MiB"), Ok(5 * 1024 * 1024));
+        assert_eq!(positive_size("1"), Ok(1));
+        assert!(positive_size("0").is_err());
+        assert!(positive_size("lots").is_err());
+        assert_eq!(policy_type("Image/*").as_deref(), Ok("image/*"));
+        assert!(policy_type("image").is_err());
+    }
+
+    #[test]
+    fn metadata_pairs() {
+        assert_eq!(
+            metadata_pair("user=u=1"),
+            Ok(("user".to_string(), "u=1".to_string()))
+        );
+        assert_eq!(metadata_pair("k="), Ok(("k".to_string(), String::new())));
+        for bad in ["user", "User=x", "=x", "a.b=c", "é=x"] {
+            assert!(metadata_pair(bad).is_err(), "{bad}");
+        }
+        let pairs = [
+            ("a".to_string(), "1".to_string()),
+            ("a".to_string(), "2".to_string()),
+        ];
+        assert_eq!(metadata(&pairs).unwrap()["a"], "2", "the last value wins");
+        let many: Vec<(String, String)> = (0..17)
+            .map(|i| (format!("k{i}"), "v".to_string()))
+            .collect();
+        assert!(metadata(&many).unwrap_err().contains("17 keys"));
+        let big = [("a".to_string(), "x".repeat(5000))];
+        assert!(metadata(&big).is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 const SERVER: &str = "Server options (serve, admin)";
 /// Help heading of the flags only the client commands read.
 const CLIENT: &str =
-    "Client options (login, upload, list, get, download, sign, delete, usage, health)";
+    "Client options (login, upload, list, get, download, sign, token, delete, usage, health)";
 
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct GlobalArgs {

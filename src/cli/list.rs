@@ -22,6 +22,10 @@ pub(crate) struct ListArgs {
     #[arg(short, long, requires = "folder")]
     pub recursive: bool,
 
+    /// Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match
+    #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = format::metadata_pair)]
+    pub metadata: Vec<(String, String)>,
+
     /// Show at most this many files
     #[arg(long, value_name = "N", default_value_t = 50,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -58,6 +62,7 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             .list(
                 args.folder.as_deref(),
                 args.recursive,
+                &args.metadata,
                 page,
                 cursor.as_deref(),
             )

@@ -1,5 +1,5 @@
 //! The command line: `filestore serve | admin | login | upload | list | get |
-//! download | sign | delete | usage | health | completions`. Each client
+//! download | sign | token | delete | usage | health | completions`. Each client
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
@@ -22,6 +22,7 @@ pub(crate) mod output;
 pub(crate) mod progress;
 pub(crate) mod serve;
 pub(crate) mod sign;
+pub(crate) mod token;
 pub(crate) mod upload;
 pub(crate) mod usage;
 pub(crate) mod walk;
@@ -73,6 +74,8 @@ pub(crate) enum Command {
     Download(download::DownloadArgs),
     /// Create a signed URL for a file (only the URL is printed)
     Sign(sign::SignArgs),
+    /// Upload tokens: URLs a browser uploads to without an API key
+    Token(token::TokenArgs),
     /// Delete files permanently
     Delete(delete::DeleteArgs),
     /// Show the account's usage this billing period

@@ -47,6 +47,11 @@ pub(crate) struct UploadArgs {
     #[arg(long, value_name = "MIME")]
     pub content_type: Option<String>,
 
+    /// Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16
+    /// keys and 4 KiB in all); a key given twice keeps its last value
+    #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = format::metadata_pair)]
+    pub metadata: Vec<(String, String)>,
+
     /// Files uploaded at the same time
     #[arg(short = 'j', long, value_name = "N", default_value_t = 4,
           value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -79,6 +84,7 @@ enum Outcome {
 pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let stdin_count = args.paths.iter().filter(|p| p.as_os_str() == "-").count();
     validate(&args, stdin_count, ctx)?;
+    let metadata = format::metadata(&args.metadata).map_err(ClientError::Usage)?;
     // Checked with the server's own rule; bare seconds are sent as `Ns`.
     args.expires = args
         .expires
@@ -140,6 +146,7 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         private: args.private,
         expires: args.expires.clone(),
         content_type: args.content_type.clone(),
+        metadata,
         ..Default::default()
     };
     let shared = Shared {

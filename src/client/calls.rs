@@ -1,5 +1,5 @@
 //! The small API calls: a file's record, the listing, deletion, signed
-//! URLs and usage.
+//! URLs, upload tokens and usage.
 
 use super::answer::{read_json, Fetched};
 use super::error::ClientError;
@@ -20,11 +20,13 @@ impl Client {
         .await
     }
 
-    /// `GET /v1/files` with the given filter, page size and cursor.
+    /// `GET /v1/files` with the given filter (a folder, and `metadata.KEY=VALUE`
+    /// pairs that must all match), page size and cursor.
     pub(crate) async fn list(
         &self,
         folder: Option<&str>,
         recursive: bool,
+        metadata: &[(String, String)],
         limit: u32,
         cursor: Option<&str>,
     ) -> Result<Fetched<crate::api::FileList>, ClientError> {
@@ -38,6 +40,9 @@ impl Client {
                 if recursive {
                     q.append_pair("recursive", "true");
                 }
+            }
+            for (key, value) in metadata {
+                q.append_pair(&format!("metadata.{key}"), value);
             }
             if let Some(c) = cursor {
                 q.append_pair("cursor", c);
@@ -86,6 +91,18 @@ impl Client {
         let body = crate::api::SignedUrlRequest { expires_in };
         let resp = self
             .send(|| self.request(reqwest::Method::POST, &url).json(&body))
+            .await?;
+        read_json(resp).await
+    }
+
+    /// `POST /v1/upload-tokens`: a new upload token, with its secret and URL.
+    pub(crate) async fn create_upload_token(
+        &self,
+        body: &crate::api::UploadTokenRequest,
+    ) -> Result<Fetched<crate::api::UploadToken>, ClientError> {
+        let url = self.url("upload-tokens");
+        let resp = self
+            .send(|| self.request(reqwest::Method::POST, &url).json(body))
             .await?;
         read_json(resp).await
     }

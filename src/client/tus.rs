@@ -149,6 +149,10 @@ impl Client {
         if let Some(ct) = &meta.content_type {
             fields.push(("filetype", ct));
         }
+        let json = crate::domain::metadata::to_json(&meta.metadata);
+        if !meta.metadata.is_empty() {
+            fields.push(("metadata", &json));
+        }
         let metadata = tus::encode_metadata(&fields);
         let url = self.url("uploads");
         // One key for every attempt: a retry after a lost answer gets the
@@ -362,6 +366,12 @@ impl Memo {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos());
         let mut h = Sha256::new();
+        // Empty when there is none, so memos written before metadata existed still match.
+        let file_metadata = if meta.metadata.is_empty() {
+            String::new()
+        } else {
+            crate::domain::metadata::to_json(&meta.metadata)
+        };
         for part in [
             client.server(),
             &abs.to_string_lossy(),
@@ -373,6 +383,7 @@ impl Memo {
             if meta.private { "private" } else { "" },
             meta.expires.as_deref().unwrap_or(""),
             meta.content_type.as_deref().unwrap_or(""),
+            &file_metadata,
         ] {
             h.update(part.as_bytes());
             h.update([0]);

@@ -41,6 +41,8 @@ pub(crate) struct UploadMeta {
     pub expires: Option<String>,
     /// The part's Content-Type; the server guesses from the name when absent.
     pub content_type: Option<String>,
+    /// The file's metadata (already checked; empty: none sent).
+    pub metadata: crate::domain::metadata::Metadata,
 }
 
 /// A fresh idempotency key: 128 random bits, hex.
@@ -138,6 +140,9 @@ async fn form(
     if let Some(expires) = &meta.expires {
         form = form.text("expires", expires.clone());
     }
+    if !meta.metadata.is_empty() {
+        form = form.text("metadata", crate::domain::metadata::to_json(&meta.metadata));
+    }
     Ok(form.part("file", part).part(
         "sha256",
         Part::stream_with_length(reqwest::Body::wrap_stream(digest), 64),
@@ -160,6 +165,7 @@ mod tests {
         let meta = UploadMeta {
             name: "a.bin".into(),
             folder: Some("f".into()),
+            metadata: [("user".to_string(), "u1".to_string())].into(),
             ..Default::default()
         };
         let form = form(path, size, &meta, Arc::new(super::super::NoMeter))
@@ -189,6 +195,11 @@ mod tests {
         let field_at = at(field.as_bytes()).expect("a sha256 field with the file's hash");
         assert!(field_at > file_end, "after the file part");
         assert!(at(b"name=\"folder\"").unwrap() < file_end, "fields first");
+        let metadata = at(b"name=\"metadata\"\r\n\r\n{\"user\":\"u1\"}\r\n");
+        assert!(
+            metadata.unwrap() < file_end,
+            "metadata as compact JSON, first"
+        );
     }
 
     #[tokio::test]

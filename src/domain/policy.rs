@@ -116,7 +116,7 @@ mod tests {
             max_size: Some(1000),
             types: vec!["image/*".into()],
             private: Some(true),
-            file_expires: Some(Duration::from_secs(3600)),
+            file_expires: Some(Duration::from_hours(1)),
             metadata: [("user".to_string(), "u1".to_string())].into(),
         }
     }
@@ -133,8 +133,8 @@ mod tests {
         assert!(p.private(None).unwrap());
         assert!(p.private(Some(true)).unwrap());
         assert!(p.private(Some(false)).is_err());
-        assert_eq!(p.expires(None).unwrap(), Some(Duration::from_secs(3600)));
-        assert!(p.expires(Some(Duration::from_secs(60))).is_err());
+        assert_eq!(p.expires(None).unwrap(), Some(Duration::from_hours(1)));
+        assert!(p.expires(Some(Duration::from_mins(1))).is_err());
         let open = UploadPolicy::default();
         assert_eq!(open.folder(Some("x".into())).unwrap().as_deref(), Some("x"));
         assert!(!open.private(None).unwrap());

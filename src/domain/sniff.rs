@@ -45,9 +45,7 @@ pub(crate) fn sniff(head: &[u8], declared: Option<&str>) -> String {
 /// that wants SVG names `image/svg+xml`.
 pub(crate) fn allowed(allowed: &[String], sniffed: &str) -> bool {
     allowed.iter().any(|a| match a.strip_suffix("/*") {
-        Some(top) => {
-            sniffed.split('/').next() == Some(top) && sniffed != "image/svg+xml"
-        }
+        Some(top) => sniffed.split('/').next() == Some(top) && sniffed != "image/svg+xml",
         None => a.eq_ignore_ascii_case(sniffed),
     })
 }
@@ -167,7 +165,10 @@ mod tests {
         );
         assert_eq!(sniff(b"hello", Some("image/png")), "text/plain");
         assert_eq!(sniff(b"hello", None), "text/plain");
-        assert_eq!(sniff(b"<html><body>x</body></html>", Some("image/png")), "text/html");
+        assert_eq!(
+            sniff(b"<html><body>x</body></html>", Some("image/png")),
+            "text/html"
+        );
         assert_eq!(sniff("été".as_bytes(), None), "text/plain");
         // A character cut by the sniff window is still text.
         assert_eq!(sniff(&"é".as_bytes()[..1], None), "text/plain");
@@ -176,7 +177,10 @@ mod tests {
 
     #[test]
     fn binary_nothing_knows_is_octet_stream() {
-        assert_eq!(sniff(b"\0\x01\x02\x03garbage", Some("image/png")), OCTET_STREAM);
+        assert_eq!(
+            sniff(b"\0\x01\x02\x03garbage", Some("image/png")),
+            OCTET_STREAM
+        );
         assert_eq!(sniff(&[0xfe, 0xfe, 0xfe], None), OCTET_STREAM);
         // A short ELF header is not named, but it is not an image either.
         assert_eq!(sniff(&elf()[..20], None), OCTET_STREAM);
@@ -208,7 +212,15 @@ mod tests {
     fn policy_types_parse() {
         assert_eq!(parse_type("Image/PNG").unwrap(), "image/png");
         assert_eq!(parse_type("image/*").unwrap(), "image/*");
-        for bad in ["", "image", "*/*", "image/", "/png", "image/png/x", "im age/png"] {
+        for bad in [
+            "",
+            "image",
+            "*/*",
+            "image/",
+            "/png",
+            "image/png/x",
+            "im age/png",
+        ] {
             assert!(parse_type(bad).is_err(), "{bad}");
         }
     }

@@ -135,7 +135,11 @@ async fn authenticate(
 /// with uploads left) for a new upload; for the rest of a resumable upload
 /// it made, one that is not revoked (its upload already holds its use, and
 /// lives by its own expiry).
-async fn authenticate_token(app: &App, token: &str, access: Access) -> Result<Caller, ServiceError> {
+async fn authenticate_token(
+    app: &App,
+    token: &str,
+    access: Access,
+) -> Result<Caller, ServiceError> {
     let invalid = || ServiceError::Unauthorized("invalid upload token".into());
     if token.len() > 200 {
         return Err(invalid());
@@ -324,7 +328,10 @@ mod tests {
     #[test]
     fn a_token_in_the_query_string() {
         assert_eq!(query_token(Some("token=upt_a")).as_deref(), Some("upt_a"));
-        assert_eq!(query_token(Some("x=1&token=upt_b")).as_deref(), Some("upt_b"));
+        assert_eq!(
+            query_token(Some("x=1&token=upt_b")).as_deref(),
+            Some("upt_b")
+        );
         assert_eq!(query_token(Some("tokens=upt_c")), None);
         assert_eq!(query_token(None), None);
     }

@@ -43,9 +43,8 @@ pub(crate) async fn read(
                     validate::folder(&text(field).await?).map_err(ServiceError::BadRequest)?;
             }
             "private" => {
-                fields.private = Some(
-                    validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?,
-                );
+                fields.private =
+                    Some(validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?);
             }
             // Before or after the file part: checked when the file is.
             "sha256" => {

@@ -98,7 +98,9 @@ pub(crate) async fn list(
 ) -> Result<Json<FileList>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let metadata = metadata::filters(query.as_deref()).map_err(ServiceError::BadRequest)?;
-    Ok(Json(files::list(&app, &caller.account.id, params, metadata).await?))
+    Ok(Json(
+        files::list(&app, &caller.account.id, params, metadata).await?,
+    ))
 }
 
 /// A file's record.

@@ -39,7 +39,12 @@ pub(crate) async fn create(
     })?;
     let token = tokens::create(&app, &caller.account, &caller.key.id, req).await?;
     let location = format!("/v1/upload-tokens/{}", token.id);
-    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(token)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(token),
+    )
+        .into_response())
 }
 
 /// An upload token (without its secret).

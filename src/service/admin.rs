@@ -6,8 +6,9 @@ use crate::clock::rfc3339_ms;
 use crate::config::Config;
 use crate::db::{self, Account, KeyRecord, MetaStore, UploadPolicy, WebhookRow};
 use crate::domain::ids::KeyKind;
+use crate::domain::policy;
 use crate::domain::secret::Secret;
-use crate::domain::{ids, origins, webhooks};
+use crate::domain::{ids, origins, validate, webhooks};
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +50,10 @@ pub struct KeyView {
     pub kind: KeyKind,
     pub account: String,
     pub origins: Vec<String>,
+    /// A public key's upload policy (null, null, empty: none).
+    pub folder: Option<String>,
+    pub max_size: Option<u64>,
+    pub types: Vec<String>,
     pub name: Option<String>,
     pub created_at: String,
     pub revoked: bool,
@@ -61,10 +66,52 @@ impl From<&KeyRecord> for KeyView {
             kind: k.kind,
             account: k.account_id.clone(),
             origins: k.origins.clone(),
+            folder: k.policy.folder.clone(),
+            max_size: k.policy.max_size,
+            types: k.policy.types.clone(),
             name: k.name.clone(),
             created_at: rfc3339_ms(k.created_at),
             revoked: k.revoked_at.is_some(),
         }
+    }
+}
+
+/// What a public key's uploads may be (`admin key create --folder
+/// --max-size --type`; docs/api.md, "Upload tokens"): its files' folder,
+/// their largest size and the types their bytes may have. Empty: what the
+/// plan allows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyLimits {
+    pub folder: Option<String>,
+    pub max_size: Option<u64>,
+    /// As given: each `type/subtype` or `type/*`.
+    pub types: Vec<String>,
+}
+
+impl KeyLimits {
+    fn is_empty(&self) -> bool {
+        self.folder.is_none() && self.max_size.is_none() && self.types.is_empty()
+    }
+
+    /// The key's upload policy: folder and types checked and normalised.
+    fn policy(&self) -> Result<UploadPolicy, AdminError> {
+        if self.max_size == Some(0) {
+            return Err(AdminError::Invalid("--max-size: at least 1 byte".into()));
+        }
+        let folder = match &self.folder {
+            Some(f) => {
+                validate::folder(f).map_err(|e| AdminError::Invalid(format!("--folder: {e}")))?
+            }
+            None => None,
+        };
+        let types = policy::parse_types(&self.types)
+            .map_err(|e| AdminError::Invalid(format!("--type: {e}")))?;
+        Ok(UploadPolicy {
+            folder,
+            max_size: self.max_size,
+            types,
+            ..Default::default()
+        })
     }
 }
 
@@ -77,6 +124,9 @@ pub struct NewKey {
     pub kind: KeyKind,
     pub account: String,
     pub origins: Vec<String>,
+    pub folder: Option<String>,
+    pub max_size: Option<u64>,
+    pub types: Vec<String>,
 }
 
 fn check_plan(config: &Config, plan: &str) -> Result<(), AdminError> {
@@ -152,11 +202,44 @@ pub async fn create_key(
     name: Option<&str>,
     now: i64,
 ) -> Result<NewKey, AdminError> {
+    create_key_with(
+        meta,
+        account,
+        kind,
+        origin_patterns,
+        &KeyLimits::default(),
+        name,
+        now,
+    )
+    .await
+}
+
+/// [`create_key`] with a public key's upload policy (`limits`).
+pub async fn create_key_with(
+    meta: &dyn MetaStore,
+    account: &str,
+    kind: KeyKind,
+    origin_patterns: &[String],
+    limits: &KeyLimits,
+    name: Option<&str>,
+    now: i64,
+) -> Result<NewKey, AdminError> {
+    if kind == KeyKind::Token {
+        return Err(AdminError::Invalid(
+            "--kind is secret or public (upload tokens come from `filestore token create`)".into(),
+        ));
+    }
     if kind == KeyKind::Secret && !origin_patterns.is_empty() {
         return Err(AdminError::Invalid(
             "--origin is for public keys only".into(),
         ));
     }
+    if kind == KeyKind::Secret && !limits.is_empty() {
+        return Err(AdminError::Invalid(
+            "--max-size, --type and --folder are for public keys only".into(),
+        ));
+    }
+    let policy = limits.policy()?;
     let origins = origin_patterns
         .iter()
         .map(|o| origins::parse_pattern(o))
@@ -172,7 +255,7 @@ pub async fn create_key(
         origins: origins.clone(),
         created_at: now,
         revoked_at: None,
-        policy: UploadPolicy::default(),
+        policy,
     };
     meta.create_key(record.clone(), ids::key_hash(&secret))
         .await?;
@@ -182,6 +265,9 @@ pub async fn create_key(
         kind: record.kind,
         account: account.id,
         origins,
+        folder: record.policy.folder,
+        max_size: record.policy.max_size,
+        types: record.policy.types,
     })
 }
 
@@ -348,5 +434,116 @@ mod tests {
             .await
             .unwrap();
         assert_eq!((set.plan.as_str(), set.grace_period), ("pro", true));
+    }
+
+    #[tokio::test]
+    async fn a_public_key_carries_an_upload_policy() {
+        let (dir, db) = crate::db::sqlite::test_db();
+        let config = Config::for_data_dir(dir.path());
+        let store = SqliteStore::new(db);
+        let m: &dyn MetaStore = &store;
+        create_account(m, &config, Some("team"), None, 1)
+            .await
+            .unwrap();
+        let origin = ["https://app.example.com".to_string()];
+        let limits = KeyLimits {
+            folder: Some("avatars/".into()),
+            max_size: Some(5_000_000),
+            types: vec!["IMAGE/*".into(), "image/*".into(), "application/pdf".into()],
+        };
+        let k = create_key_with(m, "team", KeyKind::Public, &origin, &limits, None, 2)
+            .await
+            .unwrap();
+        assert_eq!(k.folder.as_deref(), Some("avatars"), "normalised");
+        assert_eq!(k.max_size, Some(5_000_000));
+        assert_eq!(
+            k.types,
+            ["image/*", "application/pdf"],
+            "lowercased, once each"
+        );
+        let (found, _) = m
+            .key_by_hash(ids::key_hash(k.secret.expose()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.policy.folder.as_deref(), Some("avatars"));
+        assert_eq!(found.policy.max_size, Some(5_000_000));
+        assert_eq!(found.policy.types, ["image/*", "application/pdf"]);
+        assert_eq!(found.policy.private, None);
+        let listed = list_keys(m, Some("team")).await.unwrap();
+        let view = KeyView::from(&listed[0]);
+        assert_eq!(
+            (view.folder.as_deref(), view.max_size, view.types.len()),
+            (Some("avatars"), Some(5_000_000), 2)
+        );
+        // A key without a policy has an empty one.
+        let plain = create_key(m, "team", KeyKind::Public, &origin, None, 3)
+            .await
+            .unwrap();
+        assert_eq!((plain.folder, plain.max_size), (None, None));
+        assert!(plain.types.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_upload_policy_is_for_public_keys_and_must_be_valid() {
+        let (dir, db) = crate::db::sqlite::test_db();
+        let config = Config::for_data_dir(dir.path());
+        let store = SqliteStore::new(db);
+        let m: &dyn MetaStore = &store;
+        create_account(m, &config, Some("team"), None, 1)
+            .await
+            .unwrap();
+        for limits in [
+            KeyLimits {
+                max_size: Some(10),
+                ..KeyLimits::default()
+            },
+            KeyLimits {
+                types: vec!["image/*".into()],
+                ..KeyLimits::default()
+            },
+            KeyLimits {
+                folder: Some("a".into()),
+                ..KeyLimits::default()
+            },
+        ] {
+            let e = create_key_with(m, "team", KeyKind::Secret, &[], &limits, None, 2)
+                .await
+                .unwrap_err();
+            assert!(
+                e.to_string().contains("for public keys only"),
+                "{limits:?}: {e}"
+            );
+        }
+        let origin = ["https://app.example.com".to_string()];
+        for limits in [
+            KeyLimits {
+                max_size: Some(0),
+                ..KeyLimits::default()
+            },
+            KeyLimits {
+                types: vec!["image".into()],
+                ..KeyLimits::default()
+            },
+            KeyLimits {
+                folder: Some("../up".into()),
+                ..KeyLimits::default()
+            },
+        ] {
+            let e = create_key_with(m, "team", KeyKind::Public, &origin, &limits, None, 2)
+                .await
+                .unwrap_err();
+            assert!(matches!(e, AdminError::Invalid(_)), "{limits:?}: {e}");
+        }
+        assert!(
+            create_key(m, "team", KeyKind::Token, &[], None, 2)
+                .await
+                .is_err(),
+            "an upload token is not an API key"
+        );
+        assert!(
+            m.list_keys(None).await.unwrap().is_empty(),
+            "nothing stored"
+        );
     }
 }

@@ -63,7 +63,10 @@ pub(crate) async fn list(
     };
     let filter = ListFilter { folder, metadata };
     let now = app.clock.now_ms();
-    let mut rows = app.meta.page(account_id, &filter, after, limit, now).await?;
+    let mut rows = app
+        .meta
+        .page(account_id, &filter, after, limit, now)
+        .await?;
     let has_more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let cursor = match rows.last() {

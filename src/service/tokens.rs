@@ -55,7 +55,11 @@ pub(crate) async fn create(
 }
 
 /// The account's token `id` (404 for another account's).
-pub(crate) async fn get(app: &App, account_id: &str, id: &str) -> Result<UploadToken, ServiceError> {
+pub(crate) async fn get(
+    app: &App,
+    account_id: &str,
+    id: &str,
+) -> Result<UploadToken, ServiceError> {
     let row = app.meta.token(account_id, id).await?.ok_or_else(no_such)?;
     Ok(record(&row))
 }
@@ -79,10 +83,7 @@ fn no_such() -> ServiceError {
 }
 
 /// The request checked: the policy, `max_uploads` and `expires_in`.
-fn policy_of(
-    req: UploadTokenRequest,
-    plan_max: u64,
-) -> Result<(UploadPolicy, u32, u64), String> {
+fn policy_of(req: UploadTokenRequest, plan_max: u64) -> Result<(UploadPolicy, u32, u64), String> {
     let folder = match req.folder.as_deref() {
         Some(f) => validate::folder(f)?,
         None => None,
@@ -102,7 +103,9 @@ fn policy_of(
     }
     let expires_in = req.expires_in.unwrap_or(DEFAULT_EXPIRES_IN);
     if !(1..=MAX_EXPIRES_IN).contains(&expires_in) {
-        return Err(format!("expires_in must be from 1 to {MAX_EXPIRES_IN} seconds"));
+        return Err(format!(
+            "expires_in must be from 1 to {MAX_EXPIRES_IN} seconds"
+        ));
     }
     let file_expires = req.file_expires.as_ref().map(file_expires).transpose()?;
     let metadata = req.metadata.unwrap_or_default();
@@ -125,11 +128,7 @@ fn file_expires(v: &serde_json::Value) -> Result<Duration, String> {
         serde_json::Value::String(s) => s.clone(),
         n => match validate::json_integer(n) {
             Some(secs) => format!("{secs}s"),
-            None => {
-                return Err(
-                    "file_expires must be seconds or a duration such as \"7d\"".into(),
-                )
-            }
+            None => return Err("file_expires must be seconds or a duration such as \"7d\"".into()),
         },
     };
     validate::expires(&raw).map_err(|e| format!("file_{e}"))
@@ -184,7 +183,7 @@ mod tests {
         assert_eq!(p.max_size, Some(500));
         assert_eq!(p.types, vec!["image/*", "application/pdf"]);
         assert_eq!(p.private, Some(true));
-        assert_eq!(p.file_expires, Some(Duration::from_secs(7 * 86_400)));
+        assert_eq!(p.file_expires, Some(Duration::from_hours(7 * 24)));
         assert_eq!(p.metadata["user"], "u1");
         let (p, _, _) = req(serde_json::json!({"file_expires": 90})).unwrap();
         assert_eq!(p.file_expires, Some(Duration::from_secs(90)));

@@ -32,6 +32,7 @@ mod cli_config;
 mod cli_errors;
 mod cli_files;
 mod cli_retry;
+mod cli_tokens;
 mod cli_tus;
 mod crash;
 mod full_volume;

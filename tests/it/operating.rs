@@ -196,11 +196,13 @@ async fn the_openapi_document_covers_every_route_and_validates() {
         ops,
         [
             "DELETE /v1/files/{id}",
+            "DELETE /v1/upload-tokens/{id}",
             "DELETE /v1/uploads/{id}",
             "GET /live/{account}/{file}/{name}",
             "GET /v1/files",
             "GET /v1/files/{id}",
             "GET /v1/health",
+            "GET /v1/upload-tokens/{id}",
             "GET /v1/uploads",
             "GET /v1/uploads/{id}",
             "GET /v1/usage",
@@ -210,6 +212,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "PATCH /v1/uploads/{id}",
             "POST /v1/files/{id}/signed-url",
             "POST /v1/upload",
+            "POST /v1/upload-tokens",
             "POST /v1/uploads",
         ]
     );

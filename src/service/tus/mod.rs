@@ -27,11 +27,11 @@ mod read;
 use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
-use crate::domain::sha256_state::ResumableSha256;
-use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::ids::KeyKind;
 use crate::domain::policy::UploadPolicy;
+use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::sniff::sniff;
+use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
 use crate::service::error::ServiceError;
@@ -131,7 +131,8 @@ pub(crate) async fn create(
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
             let _turn = app.tus_locks.lock(&row.id).await;
-            let file = complete(app, &caller.policy, &row, partial, &ResumableSha256::new()).await?;
+            let file =
+                complete(app, &caller.policy, &row, partial, &ResumableSha256::new()).await?;
             return Ok((row, Some(file)));
         }
         Ok(CreateOutcome::Created) => return Ok((row, None)),
