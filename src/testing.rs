@@ -36,7 +36,9 @@ pub mod db {
 
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
-    pub use crate::domain::{digest, ids, ratelimit, secret, signing, tus, validate, webhooks};
+    pub use crate::domain::{
+        digest, ids, metadata, ratelimit, secret, signing, sniff, tus, validate, webhooks,
+    };
 }
 
 /// The server in-process, and the header parsers the fuzz targets feed.

@@ -117,8 +117,9 @@ pub struct CommitContext {
     pub tus_upload: Option<String>,
     /// The upload token (`ut_…`) the file is uploaded with: the commit
     /// counts one of its uploads, exactly (a used-up or revoked token
-    /// commits nothing: [`CommitOutcome::TokenSpent`]). For a resumable
-    /// upload the use was held at its creation and is converted.
+    /// commits nothing: [`CommitOutcome::TokenSpent`]). A resumable
+    /// upload's use was held at its creation by its creator (`created_by`),
+    /// and that one is converted whatever this says.
     pub token: Option<String>,
 }
 

@@ -5,23 +5,23 @@
 use std::collections::BTreeMap;
 
 /// A file's metadata, sorted by key (so its JSON form is stable).
-pub(crate) type Metadata = BTreeMap<String, String>;
+pub type Metadata = BTreeMap<String, String>;
 
 /// At most this many keys.
-pub(crate) const MAX_KEYS: usize = 16;
+pub const MAX_KEYS: usize = 16;
 /// A key is 1 to this many bytes of `[a-z0-9_-]`.
-pub(crate) const MAX_KEY_LEN: usize = 64;
+pub const MAX_KEY_LEN: usize = 64;
 /// At most this many bytes "in all": the length of the compact JSON
 /// serialization ([`to_json`], no whitespace, keys sorted) of the whole
 /// object, braces, quotes and escapes included.
-pub(crate) const MAX_BYTES: usize = 4096;
+pub const MAX_BYTES: usize = 4096;
 
 /// Parses and checks metadata as a client sends it (the upload form's
 /// `metadata` field, tus's decoded `metadata` value): a JSON object whose
 /// values are all strings, keys `[a-z0-9_-]{1,64}`, at most [`MAX_KEYS`]
 /// keys, at most [`MAX_BYTES`] in all (see there). The error is the 400's
 /// message.
-pub(crate) fn parse(raw: &str) -> Result<Metadata, String> {
+pub fn parse(raw: &str) -> Result<Metadata, String> {
     let value: serde_json::Value =
         serde_json::from_str(raw).map_err(|e| format!("metadata is not valid JSON: {e}"))?;
     let serde_json::Value::Object(object) = value else {
@@ -39,7 +39,7 @@ pub(crate) fn parse(raw: &str) -> Result<Metadata, String> {
 }
 
 /// Checks metadata already in map form against the rules of [`parse`].
-pub(crate) fn check(m: &Metadata) -> Result<(), String> {
+pub fn check(m: &Metadata) -> Result<(), String> {
     if m.len() > MAX_KEYS {
         return Err(format!("metadata has {} keys: at most {MAX_KEYS}", m.len()));
     }
@@ -49,6 +49,12 @@ pub(crate) fn check(m: &Metadata) -> Result<(), String> {
                 "metadata key {key:?}: use 1-{MAX_KEY_LEN} characters of a-z 0-9 _ -"
             ));
         }
+    }
+    // (A NUL is no text: PostgreSQL refuses it in its JSON operators.)
+    if let Some(key) = m.iter().find_map(|(k, v)| v.contains('\0').then_some(k)) {
+        return Err(format!(
+            "metadata value of {key:?} contains a NUL character"
+        ));
     }
     let len = to_json(m).len();
     if len > MAX_BYTES {
@@ -60,7 +66,7 @@ pub(crate) fn check(m: &Metadata) -> Result<(), String> {
 }
 
 /// A key: 1–64 bytes of `[a-z0-9_-]`.
-pub(crate) fn valid_key(key: &str) -> bool {
+pub fn valid_key(key: &str) -> bool {
     (1..=MAX_KEY_LEN).contains(&key.len())
         && key
             .bytes()
@@ -68,7 +74,7 @@ pub(crate) fn valid_key(key: &str) -> bool {
 }
 
 /// The compact JSON form (how it is stored, and what [`MAX_BYTES`] measures).
-pub(crate) fn to_json(m: &Metadata) -> String {
+pub fn to_json(m: &Metadata) -> String {
     // A map of strings always serializes.
     serde_json::to_string(m).unwrap_or_else(|_| "{}".into())
 }
@@ -80,11 +86,11 @@ pub(crate) fn from_stored(raw: &str) -> Metadata {
 }
 
 /// The most `metadata.KEY=VALUE` filters one listing takes.
-pub(crate) const MAX_FILTERS: usize = MAX_KEYS;
+pub const MAX_FILTERS: usize = MAX_KEYS;
 
 /// The `metadata.KEY=VALUE` pairs of a query string (URL-decoded), in
 /// order: each file listed has every one. A bad key is refused.
-pub(crate) fn filters(query: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub fn filters(query: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         let Some(key) = name.strip_prefix("metadata.") else {
@@ -147,6 +153,11 @@ mod tests {
         assert!(filters(Some("metadata.=x")).is_err());
         let many: Vec<String> = (0..17).map(|i| format!("metadata.k{i}=v")).collect();
         assert!(filters(Some(&many.join("&"))).is_err());
+    }
+
+    #[test]
+    fn refuses_a_nul_in_a_value() {
+        assert!(parse(r#"{"a": "x\u0000y"}"#).unwrap_err().contains("NUL"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 pub(crate) mod backoff;
 pub mod digest;
 pub mod ids;
-pub(crate) mod metadata;
+pub mod metadata;
 pub(crate) mod origins;
 pub(crate) mod policy;
 pub(crate) mod quota;
@@ -11,7 +11,7 @@ pub mod ratelimit;
 pub mod secret;
 pub(crate) mod sha256_state;
 pub mod signing;
-pub(crate) mod sniff;
+pub mod sniff;
 pub mod tus;
 pub mod validate;
 pub mod webhooks;

@@ -10,16 +10,16 @@
 
 /// How many leading bytes decide ([`infer`] reads this many from a path; an
 /// ELF header alone needs 53).
-pub(crate) const SNIFF_LEN: usize = 8192;
+pub const SNIFF_LEN: usize = 8192;
 
 /// The fallback for bytes nothing recognizes.
-pub(crate) const OCTET_STREAM: &str = "application/octet-stream";
+pub const OCTET_STREAM: &str = "application/octet-stream";
 
 /// The MIME type of a file whose first bytes (up to [`SNIFF_LEN`], or the
 /// whole file when shorter) are `head`. `declared` is what the sender said;
 /// it is only used to name a text file more precisely (`text/csv`,
 /// `application/json`) once the bytes are known to be text.
-pub(crate) fn sniff(head: &[u8], declared: Option<&str>) -> String {
+pub fn sniff(head: &[u8], declared: Option<&str>) -> String {
     let head = &head[..head.len().min(SNIFF_LEN)];
     if let Some(t) = infer::get(head) {
         let mime = t.mime_type();
@@ -43,7 +43,7 @@ pub(crate) fn sniff(head: &[u8], declared: Option<&str>) -> String {
 /// Whether `sniffed` is one of `allowed` (`type/subtype` exactly, or
 /// `type/*`). `image/*` does not take SVG, which can carry script: a policy
 /// that wants SVG names `image/svg+xml`.
-pub(crate) fn allowed(allowed: &[String], sniffed: &str) -> bool {
+pub fn allowed(allowed: &[String], sniffed: &str) -> bool {
     allowed.iter().any(|a| match a.strip_suffix("/*") {
         Some(top) => sniffed.split('/').next() == Some(top) && sniffed != "image/svg+xml",
         None => a.eq_ignore_ascii_case(sniffed),
@@ -52,7 +52,7 @@ pub(crate) fn allowed(allowed: &[String], sniffed: &str) -> bool {
 
 /// Whether `raw` is a policy's type: `type/subtype` or `type/*`, lowercase
 /// token characters. Returns it normalised (lowercase).
-pub(crate) fn parse_type(raw: &str) -> Result<String, String> {
+pub fn parse_type(raw: &str) -> Result<String, String> {
     let t = raw.trim().to_ascii_lowercase();
     let ok_part = |p: &str| {
         !p.is_empty()

@@ -14,7 +14,7 @@ use std::sync::Arc;
 type AppState = State<Arc<App>>;
 
 /// Mint an upload token.
-#[utoipa::path(post, path = "/v1/upload-tokens", tag = "upload tokens",
+#[utoipa::path(post, path = "/v1/upload-tokens", tag = "upload tokens", operation_id = "create_upload_token",
     request_body(content = UploadTokenRequest, content_type = "application/json"),
     responses(
         (status = 201, description = "The token, with its secret `token` and upload `url` (shown only now)", body = UploadToken, headers(
@@ -48,7 +48,7 @@ pub(crate) async fn create(
 }
 
 /// An upload token (without its secret).
-#[utoipa::path(get, path = "/v1/upload-tokens/{id}", tag = "upload tokens",
+#[utoipa::path(get, path = "/v1/upload-tokens/{id}", tag = "upload tokens", operation_id = "get_upload_token",
     params(("id" = String, Path, description = "`ut_…`")),
     responses(
         (status = 200, description = "The token: no `token`, no `url`", body = UploadToken),
@@ -66,7 +66,7 @@ pub(crate) async fn get(
 }
 
 /// Revoke an upload token at once.
-#[utoipa::path(delete, path = "/v1/upload-tokens/{id}", tag = "upload tokens",
+#[utoipa::path(delete, path = "/v1/upload-tokens/{id}", tag = "upload tokens", operation_id = "revoke_upload_token",
     params(("id" = String, Path, description = "`ut_…`")),
     responses(
         (status = 200, description = "Revoked: it is refused (401) from now on, on every node", body = DeleteResult),

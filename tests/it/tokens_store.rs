@@ -98,14 +98,15 @@ fn upload(account: &str, id: &str, created_by: &str, expires_at: i64) -> UploadR
 
 /// Completes upload `u` at 2 000 with `token`'s use.
 async fn complete(store: &DynMetaStore, u: &UploadRow, token: &str) -> CommitOutcome {
-    try_complete(store, u, token).await.unwrap()
+    try_complete(store, u, Some(token)).await.unwrap()
 }
 
-/// As [`complete`]; an error when the upload is gone.
+/// As [`complete`]; an error when the upload is gone. The use converted is
+/// the upload's creator's, whether the context names the token or not.
 async fn try_complete(
     store: &DynMetaStore,
     u: &UploadRow,
-    token: &str,
+    token: Option<&str>,
 ) -> Result<CommitOutcome, String> {
     let f = FileRow {
         id: u.file_id.clone(),
@@ -125,7 +126,7 @@ async fn try_complete(
             CommitContext {
                 period: "2026-11".into(),
                 tus_upload: Some(u.id.clone()),
-                token: Some(token.into()),
+                token: token.map(str::to_string),
                 ..Default::default()
             },
         )
@@ -538,10 +539,9 @@ async fn concurrent_resumable_uploads_hold_exactly_and_racing_endings_count_once
         .into_iter()
         .map(|u| {
             let (a, b) = (stores[0].clone(), stores[1].clone());
-            let token = t.id.clone();
             tokio::spawn(async move {
                 let id = u.id.clone();
-                let completing = tokio::spawn(async move { try_complete(&a, &u, &token).await });
+                let completing = tokio::spawn(async move { try_complete(&a, &u, None).await });
                 let ending = b.remove_upload(&id, 1_500).await.unwrap();
                 (completing.await.unwrap(), ending)
             })

@@ -6,7 +6,7 @@ use super::accounts::{lock_account, reserved, upload_count};
 use super::blobs::{schedule_by, unqueue};
 use super::outbox::enqueue;
 use super::tokens;
-use super::uploads::mark_complete;
+use super::uploads::{mark_complete, token_of};
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
     CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, ListFilter, PageAfter,
@@ -61,7 +61,7 @@ async fn commit(
     // `in_tx!` commits whatever an Ok outcome leaves written, a refusal's
     // too: so the replay and the quota (reads only) come first, and the
     // token's use is the first write; when it finds none left, nothing is
-    // written at all. A resumable upload's use moves from `uploads_open`
+    // written at all. A resumable upload's use (its creator's) moves from `uploads_open`
     // after its row is marked complete, below (the lock order: upload row,
     // then token).
     if let (Some(token), None) = (&ctx.token, &ctx.tus_upload) {
@@ -108,12 +108,13 @@ async fn commit(
         }
     }
     if let Some(id) = &ctx.tus_upload {
-        if !mark_complete(tx, id, f.created_at).await? {
+        let Some(creator) = mark_complete(tx, id, f.created_at).await? else {
             return Err(DbError::Invalid(format!("upload {id} is no longer open")));
-        }
-        // Held since the upload's creation: a token revoked or expired since
-        // does not stop an upload it admitted. An Err rolls back.
-        if let Some(token) = &ctx.token {
+        };
+        // The use its creator (a token) held since its creation: a token
+        // revoked or expired since does not stop an upload it admitted. An
+        // Err rolls back.
+        if let Some(token) = token_of(Some(&creator)) {
             if !tokens::convert(tx, token).await? {
                 return Err(DbError::Invalid(format!(
                     "upload {id} holds no use of token {token}"

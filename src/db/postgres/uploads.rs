@@ -88,7 +88,7 @@ async fn create(
 }
 
 /// The upload token an upload's creator is, if it is one.
-fn token_of(created_by: Option<&str>) -> Option<&str> {
+pub(super) fn token_of(created_by: Option<&str>) -> Option<&str> {
     created_by.filter(|c| is_upload_token_id(c))
 }
 
@@ -107,20 +107,21 @@ async fn replayed<C: GenericClient>(
 }
 
 /// Marks an open upload complete (its commit, inside the commit's
-/// transaction); false when it is no longer open.
+/// transaction): None when it is no longer open, else its creator
+/// (`created_by`, empty when not recorded).
 pub(super) async fn mark_complete(
     tx: &Transaction<'_>,
     id: &str,
     now: i64,
-) -> Result<bool, DbError> {
-    Ok(execute(
+) -> Result<Option<String>, DbError> {
+    Ok(query_opt(
         tx,
         "UPDATE tus_uploads SET completed_at = $2, expires_at = $3, tail = NULL
-         WHERE id = $1 AND completed_at IS NULL AND expires_at > $2",
+         WHERE id = $1 AND completed_at IS NULL AND expires_at > $2 RETURNING created_by",
         &[&id, &now, &(now + KEEP_COMPLETED_MS)],
     )
     .await?
-        == 1)
+    .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default()))
 }
 
 /// Removes an upload (one statement: nodes removing it at once remove it

@@ -9,6 +9,7 @@ use crate::db::model::{
     RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
+use crate::domain::ids::is_upload_token_id;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
@@ -81,8 +82,8 @@ fn commit_upload(
     // The token's use is counted after the replay (a replay takes none) and
     // the quota's refusal (a refused upload takes none either), as the first
     // write: as on PostgreSQL, where an Ok outcome commits what was written.
-    // A resumable upload's use moves from `uploads_open` once it is marked
-    // complete, below.
+    // A resumable upload's use (its creator's) moves from `uploads_open`
+    // once it is marked complete, below.
     if let (Some(token), None) = (&ctx.token, &ctx.tus_upload) {
         if !tokens::take(&tx, token)? {
             return Ok(CommitOutcome::TokenSpent);
@@ -110,17 +111,15 @@ fn commit_upload(
         }
     }
     if let Some(id) = &ctx.tus_upload {
-        if !shared::mark_complete(&tx, id, f.created_at)? {
+        let Some(creator) = shared::mark_complete(&tx, id, f.created_at)? else {
             return Err(DbError::Invalid(format!("upload {id} is no longer open")));
-        }
-        // Held since the upload's creation: a token revoked or expired since
-        // does not stop an upload it admitted.
-        if let Some(token) = &ctx.token {
-            if !tokens::convert(&tx, token)? {
-                return Err(DbError::Invalid(format!(
-                    "upload {id} holds no use of token {token}"
-                )));
-            }
+        };
+        // The use its creator (a token) held since its creation: a token
+        // revoked or expired since does not stop an upload it admitted.
+        if is_upload_token_id(&creator) && !tokens::convert(&tx, &creator)? {
+            return Err(DbError::Invalid(format!(
+                "upload {id} holds no use of token {creator}"
+            )));
         }
     }
     tx.prepare_cached(&format!(

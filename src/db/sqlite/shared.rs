@@ -31,14 +31,27 @@ pub(super) fn reserved(
 
 /// Marks the upload complete (its file committed in the same transaction);
 /// the row stays for a day so that `GET /v1/uploads/{id}` finds its file.
-pub(super) fn mark_complete(conn: &Connection, id: &str, now: i64) -> Result<bool, DbError> {
-    Ok(conn
+/// None when it is no longer open, else its creator (`created_by`, empty
+/// when not recorded).
+pub(super) fn mark_complete(
+    conn: &Connection,
+    id: &str,
+    now: i64,
+) -> Result<Option<String>, DbError> {
+    let marked = conn
         .prepare_cached(
             "UPDATE tus_uploads SET completed_at = ?2, expires_at = ?3, tail = NULL
              WHERE id = ?1 AND completed_at IS NULL AND expires_at > ?2",
         )?
-        .execute(params![id, now, now + KEEP_COMPLETED_MS])?
-        == 1)
+        .execute(params![id, now, now + KEEP_COMPLETED_MS])?;
+    if marked != 1 {
+        return Ok(None);
+    }
+    Ok(Some(
+        conn.prepare_cached("SELECT created_by FROM tus_uploads WHERE id = ?1")?
+            .query_row([id], |r| r.get::<_, Option<String>>(0))?
+            .unwrap_or_default(),
+    ))
 }
 
 /// Ends every upload's lease (at start: no request of this one node is in

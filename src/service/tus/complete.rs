@@ -3,8 +3,7 @@
 
 use super::read::with_file;
 use crate::api::FileRecord;
-use crate::db::{CommitContext, FileRow, UploadRow};
-use crate::domain::ids;
+use crate::db::{FileRow, UploadRow};
 use crate::domain::policy::UploadPolicy;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::sniff::SNIFF_LEN;
@@ -134,14 +133,9 @@ async fn commit_file(
     let plan = app.plan_of(&account).clone();
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
-    let ctx = CommitContext {
-        // An upload token's use, held since the creation, is counted now.
-        token: row
-            .created_by
-            .clone()
-            .filter(|by| ids::is_upload_token_id(by)),
-        ..commit_context(app, Some(row.id.clone()))
-    };
+    // (An upload token's use, held since the creation, is counted in the
+    // commit: the store knows the upload's creator.)
+    let ctx = commit_context(app, Some(row.id.clone()));
     let committed = commit(
         app,
         file,
