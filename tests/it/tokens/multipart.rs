@@ -552,6 +552,40 @@ async fn any_origin_reads_a_token_upload(b: Backend) {
         let f: Value = r.json().await.unwrap();
         assert!(f["id"].as_str().unwrap().starts_with("f_"));
     }
+    // tus too: the creation and a PATCH with the token, from any origin.
+    let r = tus_create(
+        &srv,
+        &t.token,
+        Some("https://anything.example"),
+        5,
+        &[("filename", "o.bin")],
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    assert_eq!(
+        r.headers()
+            .get("access-control-allow-origin")
+            .map(|v| v.to_str().unwrap()),
+        Some("https://anything.example"),
+        "tus creation"
+    );
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    let r = tus_request(&srv, reqwest::Method::PATCH, &url, &t.token)
+        .header("origin", "https://anything.example")
+        .header(OCTETS.0, OCTETS.1)
+        .header("upload-offset", 0)
+        .body(b"hello".to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        r.headers()
+            .get("access-control-allow-origin")
+            .map(|v| v.to_str().unwrap()),
+        Some("https://anything.example"),
+        "tus PATCH"
+    );
     // The preflight from that origin passes.
     let r = srv
         .http
