@@ -65,6 +65,9 @@ pub fn check(m: &Metadata) -> Result<(), String> {
     Ok(())
 }
 
+/// What [`valid_key`] accepts, as the OpenAPI document says it.
+pub const KEY_PATTERN: &str = "^[a-z0-9_-]{1,64}$";
+
 /// A key: 1–64 bytes of `[a-z0-9_-]`.
 pub fn valid_key(key: &str) -> bool {
     (1..=MAX_KEY_LEN).contains(&key.len())

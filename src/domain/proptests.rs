@@ -164,6 +164,45 @@ mod patterns_match_the_validators {
                 "folder {s:?}"
             );
         }
+        let mime = re(crate::domain::sniff::TYPE_PATTERN);
+        for s in [
+            "",
+            "image/png",
+            "Image/PNG",
+            "image/*",
+            "*/*",
+            "image",
+            "image/",
+            "/png",
+            "a/b/c",
+            "a b/c",
+            " image/png ",
+            "text/plain;x",
+            "application/vnd.a+json",
+        ] {
+            assert_eq!(
+                mime.is_match(s),
+                crate::domain::sniff::parse_type(s).is_ok(),
+                "type {s:?}"
+            );
+        }
+        let key = re(crate::domain::metadata::KEY_PATTERN);
+        for s in [
+            "",
+            "a",
+            "A",
+            "a-b_c9",
+            "a.b",
+            "é",
+            &"k".repeat(64),
+            &"k".repeat(65),
+        ] {
+            assert_eq!(
+                key.is_match(s),
+                crate::domain::metadata::valid_key(s),
+                "key {s:?}"
+            );
+        }
         let boolean = re(validate::BOOLEAN_PATTERN);
         for s in [
             "", "true", "TRUE", "No", "oFF", "1", "0", " true", "2", "yes ",

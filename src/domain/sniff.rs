@@ -50,10 +50,13 @@ pub fn allowed(allowed: &[String], sniffed: &str) -> bool {
     })
 }
 
+/// What [`parse_type`] accepts, as the OpenAPI document says it.
+pub const TYPE_PATTERN: &str = r"^[A-Za-z0-9!#$&^_.+-]{1,127}/([A-Za-z0-9!#$&^_.+-]{1,127}|\*)$";
+
 /// Whether `raw` is a policy's type: `type/subtype` or `type/*`, lowercase
 /// token characters. Returns it normalised (lowercase).
 pub fn parse_type(raw: &str) -> Result<String, String> {
-    let t = raw.trim().to_ascii_lowercase();
+    let t = raw.to_ascii_lowercase();
     let ok_part = |p: &str| {
         !p.is_empty()
             && p.len() <= 127

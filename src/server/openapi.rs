@@ -8,12 +8,14 @@ use crate::api::{
     OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, UploadToken, UploadTokenPolicy,
     UploadTokenRequest, Usage, UsageLimits,
 };
-use crate::domain::{digest, tus, validate};
+use crate::domain::{digest, metadata, sniff, tus, validate};
 use axum::Router;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
-use utoipa::openapi::schema::{ObjectBuilder, SchemaFormat, SchemaType, Type};
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayBuilder, ObjectBuilder, SchemaFormat, SchemaType, Type,
+};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
     ContentBuilder, KnownFormat, PathItem, Required, ResponseBuilder, ResponsesBuilder,
@@ -75,6 +77,9 @@ struct Additions;
 impl Modify for Additions {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
         let components = doc.components.get_or_insert_with(Default::default);
+        components
+            .schemas
+            .insert("UploadTokenRequest".into(), upload_token_request().into());
         components.add_security_scheme(
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
@@ -157,6 +162,83 @@ leading and trailing / are dropped; empty is the root",
         ))
         .pattern(Some(validate::FOLDER_PATTERN))
         .max_length(Some(255))
+}
+
+/// The body of `POST /v1/upload-tokens`, with the rules its derived schema
+/// cannot say (each property's pattern and range, null for "the default").
+fn upload_token_request() -> ObjectBuilder {
+    let nullable = |t: Type| SchemaType::from_iter([t, Type::Null]);
+    let integer = |min: u32, max: Option<u32>, description: &str| {
+        ObjectBuilder::new()
+            .schema_type(nullable(Type::Integer))
+            .minimum(Some(f64::from(min)))
+            .maximum(max.map(f64::from))
+            .description(Some(description))
+    };
+    let string = |t: Type| ObjectBuilder::new().schema_type(SchemaType::new(t));
+    let metadata = ObjectBuilder::new()
+        .schema_type(nullable(Type::Object))
+        .property_names(Some(
+            string(Type::String).pattern(Some(metadata::KEY_PATTERN)),
+        ))
+        .additional_properties(Some(string(Type::String)))
+        .max_properties(Some(metadata::MAX_KEYS))
+        .description(Some(
+            "Merged into every file's metadata (its keys win): string values, keys \
+[a-z0-9_-]{1,64}, at most 16, 4 KiB as compact JSON",
+        ));
+    let types = ArrayBuilder::new()
+        .schema_type(nullable(Type::Array))
+        .items(string(Type::String).pattern(Some(sniff::TYPE_PATTERN)))
+        .max_items(Some(32))
+        .description(Some(
+            "Allowed types, checked against the type sniffed from the bytes: type/subtype or \
+type/* (image/* excludes SVG); default any",
+        ));
+    ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::Object))
+        .property(
+            "folder",
+            folder_schema().schema_type(nullable(Type::String)),
+        )
+        .property(
+            "max_size",
+            integer(
+                1,
+                None,
+                "Bytes per file, at most the plan's maximum file size",
+            ),
+        )
+        .property("types", types)
+        .property(
+            "max_uploads",
+            integer(1, Some(1000), "How many files it may create (default 1)"),
+        )
+        .property(
+            "expires_in",
+            integer(1, Some(86_400), "Seconds it stays usable (default 3600)"),
+        )
+        .property(
+            "private",
+            ObjectBuilder::new().schema_type(nullable(Type::Boolean)),
+        )
+        .property(
+            "file_expires",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([
+                    Type::String,
+                    Type::Integer,
+                    Type::Null,
+                ]))
+                .pattern(Some(validate::expires_pattern()))
+                .minimum(Some(1.0))
+                .maximum(Some(validate::MAX_EXPIRES.as_secs_f64()))
+                .description(Some(
+                    "The files' `expires`: seconds, or a duration such as 7d (default permanent)",
+                )),
+        )
+        .property("metadata", metadata)
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)))
 }
 
 /// `multipart/form-data`: `file` (required), `folder`, `private`, `expires`,

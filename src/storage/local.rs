@@ -326,6 +326,23 @@ impl BlobStore for LocalStore {
         })
     }
 
+    async fn partial_head(&self, key: &str, _: &Partial, len: u64) -> Result<Bytes, StorageError> {
+        let path = partial_path(&self.path_of(key)?);
+        blocking(move || {
+            let file = match std::fs::File::open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(StorageError::NotFound(path.display().to_string()))
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let mut head = Vec::new();
+            file.take(len).read_to_end(&mut head)?;
+            Ok(Bytes::from(head))
+        })
+        .await
+    }
+
     async fn complete_partial(&self, key: &str, p: Partial) -> Result<(), StorageError> {
         let dest = self.path_of(key)?;
         blocking(move || {

@@ -87,6 +87,12 @@ pub trait BlobStore: Send + Sync + 'static {
         chunks: ByteStream,
     ) -> Result<Partial, StorageError>;
 
+    /// The first `len` bytes of the partial blob `p` (`len` at most
+    /// `p.offset`, and small: what a type is sniffed from). A store that
+    /// holds them where it cannot read them back (S3's uploaded parts, past
+    /// its first part) says [`StorageError::NotFound`].
+    async fn partial_head(&self, key: &str, p: &Partial, len: u64) -> Result<Bytes, StorageError>;
+
     /// Makes the partial blob, all of it received, the blob under `key`.
     async fn complete_partial(&self, key: &str, p: Partial) -> Result<(), StorageError>;
 

@@ -169,7 +169,7 @@ where
         state: row.store_state.clone(),
         tail: tail.map(Bytes::from),
     };
-    let body = sniff_first_bytes(body, policy, row);
+    let body = sniff_first_bytes(body, policy, row, sniffed_so_far(app, row, &before).await);
     let appended = app
         .store
         .append_partial(&row.blob_key, before, fed(body, feed.clone(), to_hasher))
@@ -268,25 +268,27 @@ async fn record(
     Ok(expires_at)
 }
 
-/// The body of a PATCH that starts the upload, when the policy checks
-/// types: once the first bytes (8 KiB, or the whole file) have passed, a
-/// type the policy does not allow ends the body with a 415 before the rest
-/// is stored. (An upload whose first PATCH brings fewer is judged at its
-/// completion, from the store: `complete`.)
+/// The body of a PATCH that brings some of the upload's first bytes (8
+/// KiB, or the whole file), when the policy checks types: `so_far` (what
+/// earlier PATCHes brought of them) and this body's, once they are all in,
+/// tell the type, and one the policy does not allow ends the body with a
+/// 415 before the rest is stored. (`complete` checks again from the
+/// store, for the case where `so_far` could not be read.)
 fn sniff_first_bytes<S>(
     body: S,
     policy: &UploadPolicy,
     row: &UploadRow,
+    so_far: Option<Bytes>,
 ) -> futures_util::stream::BoxStream<'static, Result<Bytes, ServiceError>>
 where
     S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
-    if row.received != 0 || !policy.checks_types() {
+    let (Some(so_far), true) = (so_far, policy.checks_types()) else {
         return body.boxed();
-    }
+    };
     let want = usize::try_from(row.length).map_or(SNIFF_LEN, |l| l.min(SNIFF_LEN));
     let (policy, declared) = (policy.clone(), row.content_type.clone());
-    let mut head: Option<Vec<u8>> = Some(Vec::with_capacity(want));
+    let mut head: Option<Vec<u8>> = Some(so_far.to_vec());
     body.map(move |chunk| {
         let chunk = chunk?;
         if let Some(h) = head.as_mut() {
@@ -299,4 +301,27 @@ where
         Ok(chunk)
     })
     .boxed()
+}
+
+/// The upload's first bytes that earlier PATCHes brought, when this PATCH
+/// brings the rest of the first 8 KiB (None when it brings none of them,
+/// or they cannot be read back: the completion judges then).
+async fn sniffed_so_far(app: &App, row: &UploadRow, before: &Partial) -> Option<Bytes> {
+    if row.received >= SNIFF_LEN as u64 || row.received >= row.length {
+        return None;
+    }
+    if row.received == 0 {
+        return Some(Bytes::new());
+    }
+    match app
+        .store
+        .partial_head(&row.blob_key, before, row.received)
+        .await
+    {
+        Ok(head) => Some(head),
+        Err(e) => {
+            tracing::warn!(upload = %row.id, error = %e, "first bytes not read back; typed at completion");
+            None
+        }
+    }
 }

@@ -262,6 +262,23 @@ impl BlobStore for S3Store {
         self.append(key, p, chunks).await
     }
 
+    async fn partial_head(
+        &self,
+        key: &str,
+        p: &Partial,
+        len: u64,
+    ) -> Result<bytes::Bytes, StorageError> {
+        // Before its first part is uploaded, every byte is in the tail.
+        match &p.tail {
+            Some(tail) if tail.len() as u64 == p.offset && len <= p.offset => {
+                Ok(tail.slice(..usize::try_from(len).unwrap_or(tail.len())))
+            }
+            _ => Err(StorageError::NotFound(format!(
+                "{key}: the partial blob's first bytes are in uploaded parts"
+            ))),
+        }
+    }
+
     async fn complete_partial(&self, key: &str, p: Partial) -> Result<(), StorageError> {
         self.complete(key, p).await
     }
