@@ -209,7 +209,7 @@ pub(crate) struct UploadTokenRequest {
     /// Whether its files are private (default false).
     pub private: Option<bool>,
     /// The `expires` of the files it creates: seconds, or a duration such
-    /// as `"7d"` (default: permanent).
+    /// as `"7d"` (default: the upload's own `expires`).
     #[schema(value_type = Option<String>, example = "7d")]
     pub file_expires: Option<serde_json::Value>,
     /// Metadata merged into every file's (its keys win).
@@ -225,7 +225,7 @@ pub(crate) struct UploadTokenPolicy {
     /// Empty: any type.
     pub types: Vec<String>,
     pub private: bool,
-    /// Seconds; null: the files are permanent.
+    /// Seconds; null: each upload's own `expires`.
     pub file_expires: Option<u64>,
     pub metadata: std::collections::BTreeMap<String, String>,
 }

@@ -75,9 +75,24 @@ impl TokenRow {
             .saturating_sub(self.uploads_open)
     }
 
-    /// Whether it may start an upload at `now`.
-    pub fn usable(&self, now: i64) -> bool {
-        self.revoked_at.is_none() && now < self.expires_at && self.uploads_left() > 0
+    /// Why it may not be used at `now`, if it may not: for a new upload
+    /// it must be unrevoked, unexpired and have an upload left (`retry`:
+    /// a request with an `Idempotency-Key`, which may be answered with what
+    /// an earlier one stored, needs none left; the commit counts exactly);
+    /// for the rest of a resumable upload it made (`continuing`), only
+    /// unrevoked (the upload holds its use and lives by its own expiry).
+    pub fn refusal(&self, now: i64, continuing: bool, retry: bool) -> Option<&'static str> {
+        if self.revoked_at.is_some() {
+            Some("this upload token was revoked")
+        } else if continuing {
+            None
+        } else if now >= self.expires_at {
+            Some("this upload token has expired")
+        } else if self.uploads_left() == 0 && !retry {
+            Some("this upload token is used up")
+        } else {
+            None
+        }
     }
 }
 
@@ -321,7 +336,44 @@ pub(crate) fn event_file(seq: i64, data: &str) -> Option<FileRow> {
 
 #[cfg(test)]
 mod tests {
-    use super::FileRow;
+
+    #[test]
+    fn an_upload_tokens_refusals() {
+        let t = TokenRow {
+            id: "ut_1".into(),
+            account_id: "acc".into(),
+            created_by: "key_1".into(),
+            policy: UploadPolicy::default(),
+            max_uploads: 2,
+            uploads_used: 1,
+            uploads_open: 1,
+            created_at: 0,
+            expires_at: 100,
+            revoked_at: None,
+        };
+        assert_eq!(t.uploads_left(), 0);
+        assert_eq!(
+            t.refusal(50, false, false),
+            Some("this upload token is used up")
+        );
+        // A retry may be answered with what an earlier request stored.
+        assert_eq!(t.refusal(50, false, true), None);
+        // Its own resumable upload goes on, used up or expired.
+        assert_eq!(t.refusal(500, true, false), None);
+        assert_eq!(
+            t.refusal(100, false, true),
+            Some("this upload token has expired")
+        );
+        let revoked = TokenRow {
+            revoked_at: Some(60),
+            ..t
+        };
+        assert_eq!(
+            revoked.refusal(70, true, false),
+            Some("this upload token was revoked")
+        );
+    }
+    use super::{FileRow, TokenRow, UploadPolicy};
 
     #[test]
     fn an_outbox_file_from_before_metadata_still_reads() {

@@ -218,7 +218,7 @@ pub trait TokenRepo: std::fmt::Debug + Send + Sync {
     /// The account's token `id` (revoked and expired ones too).
     async fn token(&self, account_id: &str, id: &str) -> Result<Option<TokenRow>, DbError>;
     /// The token whose secret hashes to `hash`, with its account (whatever
-    /// its state: the caller decides with [`TokenRow::usable`]).
+    /// its state: the caller decides with [`TokenRow::refusal`]).
     async fn token_by_hash(&self, hash: [u8; 32]) -> Result<Option<(TokenRow, Account)>, DbError>;
     /// Revokes the account's token `id` at `now`: false when there is none.
     /// Revoking a revoked token is true and keeps the first time.

@@ -99,6 +99,11 @@ pub fn is_upload_token_id(id: &str) -> bool {
     id.starts_with("ut_")
 }
 
+/// The upload token that created an upload (its `created_by`), if one did.
+pub fn upload_token_of(created_by: Option<&str>) -> Option<&str> {
+    created_by.filter(|c| is_upload_token_id(c))
+}
+
 /// What the database keeps of a key (and of an upload token's secret).
 pub fn key_hash(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()

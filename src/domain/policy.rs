@@ -6,6 +6,24 @@ use super::metadata::{self, Metadata};
 use super::sniff;
 use std::time::Duration;
 
+/// What an upload asks besides its bytes (None: it does not say).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Asked {
+    pub folder: Option<String>,
+    pub private: Option<bool>,
+    pub expires: Option<Duration>,
+    pub metadata: Metadata,
+}
+
+/// What an upload gets once its policy has decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Settled {
+    pub folder: Option<String>,
+    pub private: bool,
+    pub expires: Option<Duration>,
+    pub metadata: Metadata,
+}
+
 /// Everything optional: an empty policy allows what the plan allows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UploadPolicy {
@@ -24,6 +42,39 @@ pub struct UploadPolicy {
 }
 
 impl UploadPolicy {
+    /// An upload's fields as the policy settles them: folder, privacy and
+    /// lifetime may be repeated, not changed (the error is a 400's
+    /// message); the policy's metadata keys win.
+    pub(crate) fn settle(&self, asked: Asked) -> Result<Settled, String> {
+        Ok(Settled {
+            folder: self.folder(asked.folder)?,
+            private: self.private(asked.private)?,
+            expires: self.expires(asked.expires)?,
+            metadata: self.metadata(asked.metadata)?,
+        })
+    }
+
+    /// The type a file whose first bytes are `head` is stored as, when the
+    /// policy checks types (None: it does not, and the name and declared
+    /// type decide); the error (a 415's message) when it refuses the type.
+    pub(crate) fn type_of(
+        &self,
+        head: &[u8],
+        declared: Option<&str>,
+    ) -> Result<Option<String>, String> {
+        if !self.checks_types() {
+            return Ok(None);
+        }
+        let t = sniff::sniff(head, declared);
+        if !self.admits_type(&t) {
+            return Err(format!(
+                "the file's bytes are {t}; the upload policy allows {}",
+                self.types.join(", ")
+            ));
+        }
+        Ok(Some(t))
+    }
+
     /// The folder a file goes to: the policy's, which a request may repeat.
     pub(crate) fn folder(&self, asked: Option<String>) -> Result<Option<String>, String> {
         match (&self.folder, asked) {
@@ -156,6 +207,24 @@ mod tests {
             .map(|i| (format!("k{i}"), "v".to_string()))
             .collect();
         assert!(p.metadata(many).is_err(), "17 keys once merged");
+    }
+
+    #[test]
+    fn settle_and_type_of() {
+        let p = token();
+        let s = p.settle(Asked::default()).unwrap();
+        assert_eq!(s.folder.as_deref(), Some("avatars"));
+        assert!(s.private);
+        assert_eq!(s.metadata["user"], "u1");
+        let forged = Asked {
+            private: Some(false),
+            ..Asked::default()
+        };
+        assert!(p.settle(forged).is_err());
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        assert_eq!(p.type_of(png, None).unwrap().as_deref(), Some("image/png"));
+        assert!(p.type_of(b"<html></html>", Some("image/png")).is_err());
+        assert_eq!(UploadPolicy::default().type_of(b"<html>", None), Ok(None));
     }
 
     #[test]

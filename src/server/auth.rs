@@ -113,14 +113,17 @@ async fn authenticate(
     let from_query = if headers.contains_key(header::AUTHORIZATION) || path != TOKEN_IN_QUERY_PATH {
         None
     } else {
-        query_token(query)
+        // Only an upload token, never a key: a key in a URL ends up in
+        // histories and logs.
+        query_token(query).filter(|t| t.starts_with("upt_"))
     };
     let key = match &from_query {
         Some(t) => t.as_str(),
         None => bearer(headers)?,
     };
     if key.starts_with("upt_") {
-        return authenticate_token(app, key, access).await;
+        let retry = headers.contains_key("idempotency-key");
+        return authenticate_token(app, key, access, retry).await;
     }
     if !(key.starts_with("sk_") || key.starts_with("pk_")) || key.len() > 200 {
         return Err(ServiceError::Unauthorized("invalid API key".into()));
@@ -131,14 +134,12 @@ async fn authenticate(
         .ok_or_else(|| ServiceError::Unauthorized("invalid API key".into()))
 }
 
-/// An upload token: one that may start an upload (unrevoked, unexpired,
-/// with uploads left) for a new upload; for the rest of a resumable upload
-/// it made, one that is not revoked (its upload already holds its use, and
-/// lives by its own expiry).
+/// An upload token, as [`TokenRow::refusal`] admits it.
 async fn authenticate_token(
     app: &App,
     token: &str,
     access: Access,
+    retry: bool,
 ) -> Result<Caller, ServiceError> {
     let invalid = || ServiceError::Unauthorized("invalid upload token".into());
     if token.len() > 200 {
@@ -149,19 +150,8 @@ async fn authenticate_token(
         .token_by_hash(ids::key_hash(token))
         .await?
         .ok_or_else(invalid)?;
-    let now = app.clock.now_ms();
-    let refusal = if row.revoked_at.is_some() {
-        Some("this upload token was revoked")
-    } else if access == Access::UploadContinue {
-        None
-    } else if now >= row.expires_at {
-        Some("this upload token has expired")
-    } else if row.uploads_left() == 0 {
-        Some("this upload token is used up")
-    } else {
-        None
-    };
-    if let Some(why) = refusal {
+    let continuing = access == Access::UploadContinue;
+    if let Some(why) = row.refusal(app.clock.now_ms(), continuing, retry) {
         return Err(ServiceError::Unauthorized(why.into()));
     }
     Ok(token_caller(row, account))
@@ -334,5 +324,6 @@ mod tests {
         );
         assert_eq!(query_token(Some("tokens=upt_c")), None);
         assert_eq!(query_token(None), None);
+        assert_eq!(query_token(Some("a=1")), None);
     }
 }

@@ -39,11 +39,11 @@ pub(crate) async fn sweep(app: &App) {
     }
 }
 
-/// One pass: expire what is due, then delete the blobs that are due.
-/// Returns (files expired, blobs deleted).
 /// How long an expired upload token is kept.
 const TOKENS_KEPT_MS: i64 = 24 * 3600 * 1000;
 
+/// One pass: expire what is due, then delete the blobs that are due.
+/// Returns (files expired, blobs deleted).
 pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     let mut expired = 0;
     loop {

@@ -51,14 +51,6 @@ pub(crate) fn token_spent() -> ServiceError {
     ServiceError::Unauthorized("this upload token is used up or revoked".into())
 }
 
-/// A file whose sniffed type the policy does not allow.
-pub(crate) fn type_refused(sniffed: &str, policy: &UploadPolicy) -> ServiceError {
-    ServiceError::UnsupportedMediaType(format!(
-        "the file's bytes are {sniffed}; the upload policy allows {}",
-        policy.types.join(", ")
-    ))
-}
-
 pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ServiceError {
     ServiceError::StorageLimitExceeded(format!(
         "upload would exceed the storage quota ({used} of {quota} bytes used)"

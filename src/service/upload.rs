@@ -13,7 +13,7 @@
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
-use super::refusals::{refused, size_limit, storage_exceeded, type_refused};
+use super::refusals::{refused, size_limit, storage_exceeded};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, records, App};
 use crate::api::FileRecord;
@@ -23,9 +23,9 @@ use crate::db::{Account, CommitContext, FileRow};
 use crate::domain::digest::Sha256Digest;
 use crate::domain::ids::KeyKind;
 use crate::domain::metadata::Metadata;
-use crate::domain::policy::UploadPolicy;
+use crate::domain::policy::{Asked, Settled, UploadPolicy};
 use crate::domain::quota::{Ask, Quota};
-use crate::domain::sniff::{sniff, SNIFF_LEN};
+use crate::domain::sniff::SNIFF_LEN;
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::service::error::ServiceError;
 use bytes::Bytes;
@@ -165,14 +165,16 @@ impl Upload {
     /// The fields as the policy settles them: folder, privacy, lifetime and
     /// metadata (the policy's keys win).
     fn settled(&self, fields: &UploadFields) -> Result<Settled, ServiceError> {
-        let p = &self.req.policy;
-        let bad = ServiceError::BadRequest;
-        Ok(Settled {
-            folder: p.folder(fields.folder.clone()).map_err(bad)?,
-            private: p.private(fields.private).map_err(bad)?,
-            expires: p.expires(fields.expires).map_err(bad)?,
-            metadata: p.metadata(fields.metadata.clone()).map_err(bad)?,
-        })
+        let asked = Asked {
+            folder: fields.folder.clone(),
+            private: fields.private,
+            expires: fields.expires,
+            metadata: fields.metadata.clone(),
+        };
+        self.req
+            .policy
+            .settle(asked)
+            .map_err(ServiceError::BadRequest)
     }
 
     /// The digest the sender expects, if it gave one.
@@ -359,14 +361,6 @@ struct SpoolLimits {
     quota: Quota,
 }
 
-/// An upload's fields once its policy has settled them.
-struct Settled {
-    folder: Option<String>,
-    private: bool,
-    expires: Option<Duration>,
-    metadata: Metadata,
-}
-
 /// Keeps a file's first bytes while they stream in, when its policy checks
 /// types, and refuses it as soon as they tell a type the policy does not
 /// allow (before the rest is read).
@@ -411,11 +405,9 @@ impl Sniffer {
 
     fn decide(&mut self, policy: &UploadPolicy) -> Result<(), ServiceError> {
         let head = self.head.as_deref().unwrap_or_default();
-        let t = sniff(head, self.declared.as_deref());
-        if !policy.admits_type(&t) {
-            return Err(type_refused(&t, policy));
-        }
-        self.sniffed = Some(t);
+        self.sniffed = policy
+            .type_of(head, self.declared.as_deref())
+            .map_err(ServiceError::UnsupportedMediaType)?;
         Ok(())
     }
 }

@@ -168,7 +168,13 @@ async fn a_token_is_made_read_revoked_and_pruned() {
     assert_eq!(stored(s, &t).await.revoked_at, Some(50));
     assert!(!s.revoke_token(&acc, "ut_unknown", 60).await.unwrap());
     // A revoked token is still found by hash (the caller decides).
-    assert!(!s.token_by_hash(hash).await.unwrap().unwrap().0.usable(60));
+    let found = s.token_by_hash(hash).await.unwrap().unwrap().0;
+    assert_eq!(
+        found.refusal(60, false, false),
+        Some("this upload token was revoked")
+    );
+    // Revoked: not even the rest of an upload it made.
+    assert!(found.refusal(60, true, false).is_some());
     // Pruned once expired, unless an incomplete upload holds a use.
     let (held, _) = token(s, &acc, 1).await;
     let u = upload(&acc, "up_held", &held.id, 500_000);

@@ -6,13 +6,14 @@ use super::accounts::{lock_account, reserved, upload_count};
 use super::blobs::{schedule_by, unqueue};
 use super::outbox::enqueue;
 use super::tokens;
-use super::uploads::{mark_complete, token_of};
+use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
     CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, ListFilter, PageAfter,
     RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
+use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
@@ -114,7 +115,7 @@ async fn commit(
         // The use its creator (a token) held since its creation: a token
         // revoked or expired since does not stop an upload it admitted. An
         // Err rolls back.
-        if let Some(token) = token_of(Some(&creator)) {
+        if let Some(token) = upload_token_of(Some(&creator)) {
             if !tokens::convert(tx, token).await? {
                 return Err(DbError::Invalid(format!(
                     "upload {id} holds no use of token {token}"
@@ -363,8 +364,8 @@ impl FileRepo for PgStore {
                     );
                 }
             }
-            // The column is TEXT: read as `json`, not `jsonb`, so that only
-            // the member asked for is decoded.
+            // The column is TEXT, read as `json` (no NUL can be stored in a
+            // value: `domain::metadata::check`).
             for (key, value) in &filter.metadata {
                 let k = arg(&mut args, Box::new(key.clone()));
                 let v = arg(&mut args, Box::new(value.clone()));

@@ -15,7 +15,7 @@ use crate::db::model::{
     Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
 };
 use crate::db::store::UploadRepo;
-use crate::domain::ids::is_upload_token_id;
+use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
@@ -45,7 +45,7 @@ async fn create(
     }
     // The token's use is the first write: `in_tx!` commits an Ok outcome's
     // writes, and a token with none left must leave nothing written.
-    if let Some(token) = token_of(u.created_by.as_deref()) {
+    if let Some(token) = upload_token_of(u.created_by.as_deref()) {
         if !tokens::hold(tx, token, u.created_at).await? {
             return Ok(CreateOutcome::TokenSpent);
         }
@@ -85,11 +85,6 @@ async fn create(
     .await?;
     unqueue(tx, &u.blob_key).await?;
     Ok(CreateOutcome::Created)
-}
-
-/// The upload token an upload's creator is, if it is one.
-pub(super) fn token_of(created_by: Option<&str>) -> Option<&str> {
-    created_by.filter(|c| is_upload_token_id(c))
 }
 
 async fn replayed<C: GenericClient>(
@@ -141,7 +136,7 @@ async fn remove(tx: &Transaction<'_>, id: &str, now: i64) -> Result<Option<bool>
     if completed.is_none() {
         // Deleted at once by the termination: queued a lease ahead.
         schedule(tx, &blob_key, now + DELETION_LEASE_MS).await?;
-        if let Some(token) = token_of(created_by.as_deref()) {
+        if let Some(token) = upload_token_of(created_by.as_deref()) {
             tokens::give_back(tx, vec![token.to_string()]).await?;
         }
     }
@@ -305,7 +300,7 @@ impl UploadRepo for PgStore {
             for (blob_key, store_state, completed, _, created_by) in due {
                 if completed.is_none() {
                     schedule(&tx, &blob_key, now).await?;
-                    given_back.extend(token_of(created_by.as_deref()).map(str::to_string));
+                    given_back.extend(upload_token_of(created_by.as_deref()).map(str::to_string));
                     aborted.push((blob_key, store_state));
                 }
             }

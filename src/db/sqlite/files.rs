@@ -9,7 +9,7 @@ use crate::db::model::{
     RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
-use crate::domain::ids::is_upload_token_id;
+use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
@@ -81,7 +81,8 @@ fn commit_upload(
     }
     // The token's use is counted after the replay (a replay takes none) and
     // the quota's refusal (a refused upload takes none either), as the first
-    // write: as on PostgreSQL, where an Ok outcome commits what was written.
+    // write, in the same order as on PostgreSQL (where an Ok outcome commits
+    // what was written; here an early return rolls back).
     // A resumable upload's use (its creator's) moves from `uploads_open`
     // once it is marked complete, below.
     if let (Some(token), None) = (&ctx.token, &ctx.tus_upload) {
@@ -116,7 +117,7 @@ fn commit_upload(
         };
         // The use its creator (a token) held since its creation: a token
         // revoked or expired since does not stop an upload it admitted.
-        if is_upload_token_id(&creator) && !tokens::convert(&tx, &creator)? {
+        if upload_token_of(Some(&creator)).is_some() && !tokens::convert(&tx, &creator)? {
             return Err(DbError::Invalid(format!(
                 "upload {id} holds no use of token {creator}"
             )));

@@ -9,7 +9,7 @@ use super::{accounts, blobs, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
-use crate::domain::ids::is_upload_token_id;
+use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
@@ -73,7 +73,7 @@ fn create(
     }
     // The token's use, after every refusal and before any write (see
     // `files::commit_upload`).
-    if let Some(token) = token_of(u.created_by.as_deref()) {
+    if let Some(token) = upload_token_of(u.created_by.as_deref()) {
         if !tokens::hold(&tx, token, u.created_at)? {
             return Ok(CreateOutcome::TokenSpent);
         }
@@ -106,11 +106,6 @@ fn create(
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)
-}
-
-/// The upload token an upload's creator is, if it is one.
-fn token_of(created_by: Option<&str>) -> Option<&str> {
-    created_by.filter(|c| is_upload_token_id(c))
 }
 
 /// The upload an earlier creation with this `Idempotency-Key` made (it
@@ -148,7 +143,7 @@ fn remove(conn: &mut Connection, id: &str, now: i64) -> Result<Option<bool>, DbE
     if completed.is_none() {
         // Deleted at once by the termination: queued a lease ahead.
         blobs::schedule(&tx, &blob_key, now + DELETION_LEASE_MS)?;
-        if let Some(token) = token_of(created_by.as_deref()) {
+        if let Some(token) = upload_token_of(created_by.as_deref()) {
             tokens::give_back(&tx, token)?;
         }
     }
@@ -188,7 +183,7 @@ fn reap_expired(
             .execute([&id])?;
         if completed.is_none() {
             blobs::schedule(&tx, &blob_key, now)?;
-            if let Some(token) = token_of(created_by.as_deref()) {
+            if let Some(token) = upload_token_of(created_by.as_deref()) {
                 tokens::give_back(&tx, token)?;
             }
             aborted.push((blob_key, store_state));

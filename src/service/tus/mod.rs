@@ -28,14 +28,13 @@ use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
 use crate::domain::ids::KeyKind;
-use crate::domain::policy::UploadPolicy;
+use crate::domain::policy::{Asked, UploadPolicy};
 use crate::domain::sha256_state::ResumableSha256;
-use crate::domain::sniff::sniff;
 use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
 use crate::service::error::ServiceError;
-use crate::service::refusals::{refused, size_limit, token_spent, type_refused};
+use crate::service::refusals::{refused, size_limit, token_spent};
 use crate::service::App;
 use complete::complete;
 use lease::Lease;
@@ -153,13 +152,21 @@ pub(crate) async fn create(
 /// The creation's metadata as the caller's policy settles it: folder,
 /// privacy and lifetime may be repeated, not changed (400); the policy's
 /// metadata keys win.
-fn settle(policy: &UploadPolicy, mut meta: Metadata) -> Result<Metadata, ServiceError> {
-    let bad = ServiceError::BadRequest;
-    meta.folder = policy.folder(meta.folder).map_err(bad)?;
-    meta.private = Some(policy.private(meta.private).map_err(bad)?);
-    meta.expires = policy.expires(meta.expires).map_err(bad)?;
-    meta.metadata = policy.metadata(meta.metadata).map_err(bad)?;
-    Ok(meta)
+fn settle(policy: &UploadPolicy, meta: Metadata) -> Result<Metadata, ServiceError> {
+    let asked = Asked {
+        folder: meta.folder,
+        private: meta.private,
+        expires: meta.expires,
+        metadata: meta.metadata,
+    };
+    let s = policy.settle(asked).map_err(ServiceError::BadRequest)?;
+    Ok(Metadata {
+        folder: s.folder,
+        private: Some(s.private),
+        expires: s.expires,
+        metadata: s.metadata,
+        ..meta
+    })
 }
 
 /// The type a file starting with `head` is stored as when the policy checks
@@ -170,14 +177,9 @@ pub(super) fn sniffed_type(
     head: &[u8],
     declared: Option<&str>,
 ) -> Result<Option<String>, ServiceError> {
-    if !policy.checks_types() {
-        return Ok(None);
-    }
-    let t = sniff(head, declared);
-    if !policy.admits_type(&t) {
-        return Err(type_refused(&t, policy));
-    }
-    Ok(Some(t))
+    policy
+        .type_of(head, declared)
+        .map_err(ServiceError::UnsupportedMediaType)
 }
 
 /// The answer to a replayed creation: the upload (and its file, if

@@ -19,6 +19,7 @@ both_stores!(
     a_token_does_nothing_but_upload,
     any_origin_reads_a_token_upload,
     a_token_revoked_during_an_upload_stores_nothing,
+    a_retry_of_a_tokens_last_upload_gets_what_it_stored,
 );
 
 async fn a_token_uploads_under_its_policy(b: Backend) {
@@ -773,4 +774,68 @@ async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
         let left = u64::from(revoke);
         assert_eq!(uploads_left(&srv, &t.id).await, left, "revoked: {revoke}");
     }
+}
+
+/// A client whose answer was lost retries with its `Idempotency-Key`: the
+/// token's last use already made the file (or the resumable upload), and
+/// the retry is answered with it, not refused as used up. Another upload
+/// with the spent token is still refused, and stores nothing.
+async fn a_retry_of_a_tokens_last_upload_gets_what_it_stored(b: Backend) {
+    let s3 = s3_of(&b);
+    let srv = server(b).await;
+    let one = token(&srv, json!({})).await;
+    let send = |key: &'static str, via: Via| {
+        let req = match via {
+            Via::Query => srv
+                .http
+                .post(format!("{}?token={}", srv.url("/v1/upload"), one.token)),
+            Via::Bearer => srv.http.post(srv.url("/v1/upload")).bearer_auth(&one.token),
+        };
+        req.header("idempotency-key", key)
+            .multipart(TestServer::form("once.txt", b"once".to_vec(), &[]))
+            .send()
+    };
+    let first = send("k1", Via::Query).await.unwrap();
+    assert_eq!(first.status(), 201);
+    let first: Value = first.json().await.unwrap();
+    assert_eq!(uploads_left(&srv, &one.id).await, 0);
+    for via in BOTH_WAYS {
+        let again = send("k1", via).await.unwrap();
+        assert_eq!(again.status(), 201, "{via:?}");
+        let again: Value = again.json().await.unwrap();
+        assert_eq!(again["id"], first["id"]);
+    }
+    let before = held(&srv).await;
+    refused(send("k2", Via::Query).await.unwrap(), 401, "unauthorized").await;
+    nothing_stored(&srv, &before, s3.as_ref()).await;
+    // The same for a resumable upload: the retried creation gets its upload.
+    let tus = token(&srv, json!({})).await;
+    let create = || {
+        srv.http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&tus.token)
+            .header(TUS.0, TUS.1)
+            .header("upload-length", 10)
+            .header("idempotency-key", "t1")
+            .send()
+    };
+    let made = create().await.unwrap();
+    assert_eq!(made.status(), 201);
+    let again = create().await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(made.headers()["location"], again.headers()["location"]);
+    assert_eq!(uploads_left(&srv, &tus.id).await, 0);
+    // A key is never taken from the query string: only a token is.
+    let r = srv
+        .http
+        .post(format!(
+            "{}?token={}",
+            srv.url("/v1/upload"),
+            srv.secret_key
+        ))
+        .multipart(TestServer::form("key.txt", b"k".to_vec(), &[]))
+        .send()
+        .await
+        .unwrap();
+    refused(r, 401, "unauthorized").await;
 }
