@@ -75,19 +75,20 @@ impl TokenRow {
             .saturating_sub(self.uploads_open)
     }
 
-    /// Why it may not be used at `now`, if it may not: for a new upload
-    /// it must be unrevoked, unexpired and have an upload left (`retry`:
-    /// a request with an `Idempotency-Key`, which may be answered with what
-    /// an earlier one stored, needs none left; the commit counts exactly);
-    /// for the rest of a resumable upload it made (`continuing`), only
-    /// unrevoked (the upload holds its use and lives by its own expiry).
+    /// Why it may not be used at `now`, if it may not: it must be
+    /// unrevoked and unexpired, and for a new upload have one left (not for
+    /// the rest of a resumable upload it made, `continuing`, which holds its
+    /// use; nor for a `retry` with an `Idempotency-Key`, which may be
+    /// answered with what an earlier request stored: the commit counts
+    /// exactly). So nothing outlives a token's expiry by more than a
+    /// resumable upload's idle time.
     pub fn refusal(&self, now: i64, continuing: bool, retry: bool) -> Option<&'static str> {
         if self.revoked_at.is_some() {
             Some("this upload token was revoked")
-        } else if continuing {
-            None
         } else if now >= self.expires_at {
             Some("this upload token has expired")
+        } else if continuing {
+            None
         } else if self.uploads_left() == 0 && !retry {
             Some("this upload token is used up")
         } else {
@@ -358,8 +359,12 @@ mod tests {
         );
         // A retry may be answered with what an earlier request stored.
         assert_eq!(t.refusal(50, false, true), None);
-        // Its own resumable upload goes on, used up or expired.
-        assert_eq!(t.refusal(500, true, false), None);
+        // Its own resumable upload goes on, used up; not once it expired.
+        assert_eq!(t.refusal(50, true, false), None);
+        assert_eq!(
+            t.refusal(500, true, false),
+            Some("this upload token has expired")
+        );
         assert_eq!(
             t.refusal(100, false, true),
             Some("this upload token has expired")

@@ -39,6 +39,14 @@ pub struct UploadPolicy {
     pub file_expires: Option<Duration>,
     /// Merged under the request's metadata; these keys win.
     pub metadata: Metadata,
+    /// Whether an unset `folder` and `file_expires` still decide (the root,
+    /// permanent files), as an upload token's do; a public key's only
+    /// restrict what they name.
+    pub decides: bool,
+    /// At most this many of its uploads' bodies arriving at once (an
+    /// upload token's uploads left); None: the plan's `concurrent_uploads`
+    /// only.
+    pub at_once: Option<u64>,
 }
 
 impl UploadPolicy {
@@ -78,6 +86,9 @@ impl UploadPolicy {
     /// The folder a file goes to: the policy's, which a request may repeat.
     pub(crate) fn folder(&self, asked: Option<String>) -> Result<Option<String>, String> {
         match (&self.folder, asked) {
+            (None, Some(a)) if self.decides => Err(format!(
+                "folder {a:?} contradicts the upload policy (the root folder): leave it out"
+            )),
             (None, asked) => Ok(asked),
             (Some(f), None) => Ok(Some(f.clone())),
             (Some(f), Some(a)) if *f == a => Ok(Some(a)),
@@ -102,6 +113,9 @@ impl UploadPolicy {
     /// A file's lifetime: the policy's, which a request may repeat.
     pub(crate) fn expires(&self, asked: Option<Duration>) -> Result<Option<Duration>, String> {
         match (self.file_expires, asked) {
+            (None, Some(_)) if self.decides => {
+                Err("expires contradicts the upload policy (permanent files): leave it out".into())
+            }
             (None, asked) => Ok(asked),
             (Some(e), None) => Ok(Some(e)),
             (Some(e), Some(a)) if e == a => Ok(Some(a)),
@@ -169,6 +183,8 @@ mod tests {
             private: Some(true),
             file_expires: Some(Duration::from_hours(1)),
             metadata: [("user".to_string(), "u1".to_string())].into(),
+            decides: true,
+            at_once: None,
         }
     }
 
@@ -188,6 +204,14 @@ mod tests {
         assert!(p.expires(Some(Duration::from_mins(1))).is_err());
         let open = UploadPolicy::default();
         assert_eq!(open.folder(Some("x".into())).unwrap().as_deref(), Some("x"));
+        let decides = UploadPolicy {
+            decides: true,
+            ..UploadPolicy::default()
+        };
+        assert!(decides.folder(Some("x".into())).is_err());
+        assert_eq!(decides.folder(None).unwrap(), None);
+        assert!(decides.expires(Some(Duration::from_mins(1))).is_err());
+        assert_eq!(decides.expires(None).unwrap(), None);
         assert!(!open.private(None).unwrap());
         assert_eq!(open.expires(None).unwrap(), None);
     }

@@ -9,7 +9,7 @@
 //! post from any page). It needs no Origin: it is single-purpose, counted
 //! and short-lived, so its answers are readable from any origin.
 
-use crate::db::{Account, KeyRecord, TokenRow};
+use crate::db::{Account, KeyRecord, TokenRow, UploadPolicy};
 use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
 use crate::server::error::rate_limit_headers;
@@ -157,8 +157,10 @@ async fn authenticate_token(
     Ok(token_caller(row, account))
 }
 
-/// A token as a caller: a key of kind `Token` carrying its policy.
+/// A token as a caller: a key of kind `Token` carrying its policy, which
+/// decides folder and lifetime whether it names them or not.
 fn token_caller(row: TokenRow, account: Account) -> Caller {
+    let at_once = u64::from(row.uploads_left().max(1));
     Caller {
         key: KeyRecord {
             id: row.id,
@@ -168,7 +170,12 @@ fn token_caller(row: TokenRow, account: Account) -> Caller {
             origins: Vec::new(),
             created_at: row.created_at,
             revoked_at: row.revoked_at,
-            policy: row.policy,
+            // Its bodies at once: its uploads left (one for a retry of its
+            // last, which the commit answers or refuses).
+            policy: UploadPolicy {
+                at_once: Some(at_once),
+                ..row.policy
+            },
         },
         account,
     }

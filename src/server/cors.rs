@@ -31,7 +31,7 @@ const UPLOAD: Policy = Policy {
 const TUS: Policy = Policy {
     methods: "POST, GET, HEAD, PATCH, DELETE, OPTIONS",
     allow_headers: "authorization, content-type, tus-resumable, upload-length, upload-offset, \
-upload-metadata, upload-checksum, upload-defer-length, upload-concat, x-http-method-override, \
+upload-metadata, upload-checksum, upload-defer-length, upload-concat, idempotency-key, x-http-method-override, \
 x-requested-with",
     expose_headers: "location, upload-offset, upload-length, upload-expires, x-file-id, \
 tus-resumable, tus-version, tus-extension, tus-max-size, tus-checksum-algorithm, upload-metadata, \

@@ -72,12 +72,24 @@ impl InFlight {
     /// are arriving; else 429 `rate_limit_exceeded` with `Retry-After`
     /// (`now`: the unix second).
     pub fn slot(&self, account: &str, max: u64, now: i64) -> Result<Slot, ServiceError> {
+        self.slot_of(account, "account", max, now)
+    }
+
+    /// The same for one caller of an account (`key`: an upload token's id),
+    /// `whose` naming it in the refusal.
+    pub fn slot_of(
+        &self,
+        key: &str,
+        whose: &str,
+        max: u64,
+        now: i64,
+    ) -> Result<Slot, ServiceError> {
         let mut m = self.tally();
-        let n = m.uploads.entry(account.to_string()).or_default();
+        let n = m.uploads.entry(key.to_string()).or_default();
         if *n >= max {
             return Err(ServiceError::RateLimited {
                 message: format!(
-                    "too many uploads at once: {max} are arriving for this account; \
+                    "too many uploads at once: {max} are arriving for this {whose}; \
                      retry when one has ended"
                 ),
                 limit: max,
@@ -88,7 +100,7 @@ impl InFlight {
         *n += 1;
         Ok(Slot {
             map: self.clone(),
-            account: account.to_string(),
+            account: key.to_string(),
         })
     }
 

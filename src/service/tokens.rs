@@ -117,6 +117,8 @@ fn policy_of(req: UploadTokenRequest, plan_max: u64) -> Result<(UploadPolicy, u3
         private: Some(req.private.unwrap_or(false)),
         file_expires,
         metadata,
+        decides: true,
+        at_once: None,
     };
     Ok((policy, max_uploads, expires_in))
 }

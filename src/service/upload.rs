@@ -90,7 +90,7 @@ pub(crate) struct Upload {
     /// Its place among the account's uploads arriving at once, until the
     /// body is in ([`Upload::finish`] gives it back before the store and
     /// the commit: a slow database does not count as a slow body).
-    slot: Option<Slot>,
+    slot: Option<(Slot, Option<Slot>)>,
 }
 
 impl Upload {
@@ -103,11 +103,20 @@ impl Upload {
         mut req: UploadRequest,
     ) -> Result<Upload, ServiceError> {
         let plan = app.plan_of(&req.account).clone();
-        let slot = app.in_flight.slot(
-            &req.account.id,
-            plan.concurrent_uploads,
-            app.clock.now().timestamp(),
-        )?;
+        let now = app.clock.now().timestamp();
+        let slot = app
+            .in_flight
+            .slot(&req.account.id, plan.concurrent_uploads, now)?;
+        // A caller whose policy bounds its bodies at once (an upload
+        // token: its uploads left) cannot hold the account's slots with
+        // slow bodies it could never all commit.
+        let own_slot = match req.policy.at_once {
+            Some(max) => Some(
+                app.in_flight
+                    .slot_of(&req.key_id, "upload token", max, now)?,
+            ),
+            None => None,
+        };
         if let Some(key) = &req.idempotency_key {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
             req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
@@ -143,7 +152,7 @@ impl Upload {
             plan,
             replay,
             limits,
-            slot: Some(slot),
+            slot: Some((slot, own_slot)),
         })
     }
 

@@ -26,6 +26,8 @@ async fn token(store: &DynMetaStore, account: &str, max: u32) -> (TokenRow, [u8;
             private: Some(true),
             file_expires: Some(Duration::from_hours(168)),
             metadata: [("user".to_string(), "u1".to_string())].into(),
+            decides: true,
+            at_once: None,
         },
         max_uploads: max,
         uploads_used: 0,
@@ -158,6 +160,7 @@ async fn a_token_is_made_read_revoked_and_pruned() {
         read.policy,
         UploadPolicy {
             private: Some(false),
+            decides: true,
             ..UploadPolicy::default()
         }
     );

@@ -91,6 +91,8 @@ pub(crate) fn token(r: &Row) -> TokenRow {
                 .get::<_, Option<i64>>(10)
                 .map(|ms| Duration::from_millis(unsigned(ms))),
             metadata: metadata::from_stored(r.get::<_, &str>(11)),
+            decides: true,
+            at_once: None,
         },
         max_uploads: count(6),
         uploads_used: count(7),

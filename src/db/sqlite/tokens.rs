@@ -29,6 +29,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenRow> {
                 .get::<_, Option<i64>>(10)?
                 .map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0))),
             metadata: metadata::from_stored(&r.get::<_, String>(11)?),
+            decides: true,
+            at_once: None,
         },
         max_uploads: r.get(6)?,
         uploads_used: r.get(7)?,

@@ -50,10 +50,15 @@ async fn twenty_multipart_uploads_at_once_make_exactly_five_files(b: Backend) {
             5,
             "round {round}: exactly 5 created; refused {refused:?}"
         );
-        assert_eq!(
-            refused,
-            vec![(401, "unauthorized".to_string()); 15],
-            "round {round}"
+        // Used up (401), or refused at once because as many of its bodies
+        // as it has uploads left were arriving (429).
+        assert_eq!(refused.len(), 15, "round {round}");
+        assert!(
+            refused
+                .iter()
+                .all(|(status, code)| (*status == 401 && code == "unauthorized")
+                    || (*status == 429 && code == "rate_limit_exceeded")),
+            "round {round}: {refused:?}"
         );
         let files = listed(&srv, &format!("folder=race{round}")).await;
         assert_eq!(files.len(), 5);

@@ -20,6 +20,7 @@ both_stores!(
     any_origin_reads_a_token_upload,
     a_token_revoked_during_an_upload_stores_nothing,
     a_retry_of_a_tokens_last_upload_gets_what_it_stored,
+    a_token_has_no_more_bodies_arriving_than_uploads_left,
 );
 
 async fn a_token_uploads_under_its_policy(b: Backend) {
@@ -165,6 +166,20 @@ async fn a_contradicting_field_is_a_400_and_spends_no_use(b: Backend) {
             );
         }
     }
+    // A token that names no folder and no lifetime decides them too: the
+    // root, permanent files.
+    let bare = token(&srv, json!({})).await;
+    for via in BOTH_WAYS {
+        for fields in [vec![("folder", "releases/v1.2")], vec![("expires", "1s")]] {
+            let r = upload_with(&srv, &bare.token, via, "c.txt", b"c".to_vec(), &fields).await;
+            assert_eq!(
+                code_of(r).await,
+                (400, "bad_request".into()),
+                "bare token, {via:?} {fields:?}"
+            );
+        }
+    }
+    assert_eq!(uploads_left(&srv, &bare.id).await, 1, "no use spent");
     nothing_stored(&srv, &before, s3.as_ref()).await;
     assert_eq!(uploads_left(&srv, &public.id).await, 2, "no use spent");
     assert_eq!(uploads_left(&srv, &private.id).await, 2, "no use spent");
@@ -743,14 +758,19 @@ async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
             .await
             .unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut resumable = None;
         if revoke {
             assert_eq!(
                 delete_token_as(&srv, &srv.secret_key, &t.id).await.status(),
                 200
             );
         } else {
-            // The token's one use, taken by a quick upload.
-            upload_ok_with(&srv, &t.token, Via::Bearer, "quick.txt", b"q".to_vec(), &[]).await;
+            // The token's one use, taken by a resumable upload (a second
+            // multipart body would be refused at once: the token has as
+            // many arriving as it has uploads left).
+            let r = tus_create(&srv, &t.token, None, 10, &[]).await;
+            assert_eq!(r.status(), 201);
+            resumable = Some(r.headers()["location"].to_str().unwrap().to_string());
         }
         tx.send(bytes::Bytes::from(binary(100_000, 2)))
             .await
@@ -762,17 +782,23 @@ async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
             (401, "unauthorized".into()),
             "revoked: {revoke}"
         );
-        let mut want = before.clone();
-        if !revoke {
-            want.files += 1;
-            want.storage_bytes += 1;
-            want.upload_count += 1;
+        if let Some(location) = resumable {
+            // The resumable upload holds the one use; ended, it gives it
+            // back, and its bytes go.
+            assert_eq!(uploads_left(&srv, &t.id).await, 0);
+            let r = srv
+                .http
+                .delete(location)
+                .bearer_auth(&t.token)
+                .header(TUS.0, TUS.1)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 204);
         }
-        nothing_stored(&srv, &want, s3.as_ref()).await;
-        // The refused upload spent no use: a revoked token keeps its one
-        // (unusable), a used-up one has none.
-        let left = u64::from(revoke);
-        assert_eq!(uploads_left(&srv, &t.id).await, left, "revoked: {revoke}");
+        nothing_stored(&srv, &before, s3.as_ref()).await;
+        // The refused upload spent no use.
+        assert_eq!(uploads_left(&srv, &t.id).await, 1, "revoked: {revoke}");
     }
 }
 
@@ -838,4 +864,43 @@ async fn a_retry_of_a_tokens_last_upload_gets_what_it_stored(b: Backend) {
         .await
         .unwrap();
     refused(r, 401, "unauthorized").await;
+}
+
+/// Slow bodies sent with one token cannot hold the account's
+/// `concurrent_uploads`: a token has at most as many bodies arriving as it
+/// has uploads left, and the account's own keys upload meanwhile.
+async fn a_token_has_no_more_bodies_arriving_than_uploads_left(b: Backend) {
+    let srv = server(b).await;
+    let one = token(&srv, json!({})).await;
+    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
+    });
+    let form = Form::new().part(
+        "file",
+        Part::stream(reqwest::Body::wrap_stream(body)).file_name("slow.bin"),
+    );
+    let slow = tokio::spawn({
+        let (http, url) = (
+            srv.http.clone(),
+            format!("{}?token={}", srv.url("/v1/upload"), one.token),
+        );
+        async move { http.post(url).multipart(form).send().await.unwrap() }
+    });
+    tx.send(bytes::Bytes::from(binary(1000, 1))).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for via in BOTH_WAYS {
+        let r = upload_with(&srv, &one.token, via, "second.txt", b"2".to_vec(), &[]).await;
+        let (status, code) = code_of(r).await;
+        assert_eq!(
+            (status, code.as_str()),
+            (429, "rate_limit_exceeded"),
+            "{via:?}"
+        );
+    }
+    let f = srv.upload("mine.txt", b"mine".to_vec(), &[]).await;
+    assert_eq!(f.status(), 201);
+    drop(tx);
+    assert_eq!(slow.await.unwrap().status(), 201);
+    assert_eq!(uploads_left(&srv, &one.id).await, 0);
 }

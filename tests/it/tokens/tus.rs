@@ -15,6 +15,7 @@ both_stores!(
     a_sniff_refusal_ends_the_upload_and_gives_the_use_back,
     small_patches_are_sniffed_once_the_first_8_kib_are_in,
     an_idle_token_upload_expires_and_gives_its_use_back,
+    an_expired_token_cannot_keep_its_upload_going,
 );
 
 async fn a_token_creates_and_completes_its_own_upload(b: Backend) {
@@ -464,4 +465,28 @@ async fn an_idle_token_upload_expires_and_gives_its_use_back(b: Backend) {
     nothing_stored(&srv, &before, s3.as_ref()).await;
     // The use is there to take.
     upload_ok_with(&srv, &t.token, Via::Query, "late.txt", b"l".to_vec(), &[]).await;
+}
+
+/// A token's resumable upload goes on while the token is used up, but not
+/// past the token's expiry: a stranger cannot keep an upload (and the
+/// account's room it holds) alive by a byte every few minutes.
+async fn an_expired_token_cannot_keep_its_upload_going(b: Backend) {
+    let srv = server(b).await;
+    let t = token(&srv, json!({"expires_in": 60})).await;
+    let r = tus_create(&srv, &t.token, None, 10, &[]).await;
+    assert_eq!(r.status(), 201);
+    let url = r.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(uploads_left(&srv, &t.id).await, 0);
+    // Used up, not expired: its own upload goes on.
+    let r = tus_patch(&srv, &url, &t.token, 0, b"hello".to_vec()).await;
+    assert_eq!(r.status(), 204);
+    srv.clock.advance(std::time::Duration::from_secs(61));
+    let r = tus_patch(&srv, &url, &t.token, 5, b"world".to_vec()).await;
+    assert_eq!(code_of(r).await, (401, "unauthorized".into()));
+    // The account's secret key may still end it.
+    let r = tus_request(&srv, reqwest::Method::DELETE, &url, &srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
 }
