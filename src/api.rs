@@ -232,7 +232,7 @@ pub(crate) struct UploadTokenPolicy {
 
 /// An upload token, as `POST /v1/upload-tokens` (with `token` and `url`,
 /// the only time the secret is shown) and `GET /v1/upload-tokens/{id}`
-/// (without them) return it.
+/// (without them) return it. A revoked token is gone from the API (404).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct UploadToken {
     /// `ut_` and 24 hex digits: how it is read and revoked.
@@ -250,9 +250,6 @@ pub(crate) struct UploadToken {
     pub created_at: String,
     #[schema(format = DateTime)]
     pub expires_at: String,
-    /// Null while it is not revoked.
-    #[schema(format = DateTime)]
-    pub revoked_at: Option<String>,
     pub max_uploads: u32,
     /// Uploads it may still start: `max_uploads` less the files it created
     /// and its incomplete resumable uploads.

@@ -54,19 +54,22 @@ pub(crate) async fn create(
     Ok(record)
 }
 
-/// The account's token `id` (404 for another account's).
+/// The account's token `id`: 404 for another account's, and for a revoked
+/// one (deleted, as far as the API goes).
 pub(crate) async fn get(
     app: &App,
     account_id: &str,
     id: &str,
 ) -> Result<UploadToken, ServiceError> {
-    let row = app.meta.token(account_id, id).await?.ok_or_else(no_such)?;
-    Ok(record(&row))
+    Ok(record(&live(app, account_id, id).await?))
 }
 
 /// Revokes the account's token `id` at once: every node refuses it from
-/// the next request, and a commit not yet made with it is refused.
+/// the next request, and a commit not yet made with it is refused. Its row
+/// stays (the uploads it holds give their uses back to it) until it is
+/// pruned a day after it expires.
 pub(crate) async fn revoke(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
+    live(app, account_id, id).await?;
     if app
         .meta
         .revoke_token(account_id, id, app.clock.now_ms())
@@ -75,6 +78,14 @@ pub(crate) async fn revoke(app: &App, account_id: &str, id: &str) -> Result<(), 
         Ok(())
     } else {
         Err(no_such())
+    }
+}
+
+/// The account's unrevoked token `id`.
+async fn live(app: &App, account_id: &str, id: &str) -> Result<TokenRow, ServiceError> {
+    match app.meta.token(account_id, id).await? {
+        Some(row) if row.revoked_at.is_none() => Ok(row),
+        _ => Err(no_such()),
     }
 }
 
@@ -145,7 +156,6 @@ fn record(row: &TokenRow) -> UploadToken {
         url: None,
         created_at: rfc3339_ms(row.created_at),
         expires_at: rfc3339_ms(row.expires_at),
-        revoked_at: row.revoked_at.map(rfc3339_ms),
         max_uploads: row.max_uploads,
         uploads_left: row.uploads_left(),
         policy: UploadTokenPolicy {
