@@ -739,21 +739,7 @@ async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
     for revoke in [true, false] {
         let t = token(&srv, json!({"max_uploads": 1})).await;
         let before = held(&srv).await;
-        let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
-        let body = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
-        });
-        let form = Form::new().part(
-            "file",
-            Part::stream(reqwest::Body::wrap_stream(body)).file_name("slow.bin"),
-        );
-        let upload = tokio::spawn({
-            let (http, url) = (
-                srv.http.clone(),
-                format!("{}?token={}", srv.url("/v1/upload"), t.token),
-            );
-            async move { http.post(url).multipart(form).send().await.unwrap() }
-        });
+        let (tx, upload) = slow_upload(&srv, &t.token);
         tx.send(bytes::Bytes::from(binary(200_000, 1)))
             .await
             .unwrap();
@@ -877,21 +863,7 @@ async fn a_retry_of_a_tokens_last_upload_gets_what_it_stored(b: Backend) {
 async fn a_token_has_no_more_bodies_arriving_than_uploads_left(b: Backend) {
     let srv = server(b).await;
     let one = token(&srv, json!({})).await;
-    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
-    });
-    let form = Form::new().part(
-        "file",
-        Part::stream(reqwest::Body::wrap_stream(body)).file_name("slow.bin"),
-    );
-    let slow = tokio::spawn({
-        let (http, url) = (
-            srv.http.clone(),
-            format!("{}?token={}", srv.url("/v1/upload"), one.token),
-        );
-        async move { http.post(url).multipart(form).send().await.unwrap() }
-    });
+    let (tx, slow) = slow_upload(&srv, &one.token);
     tx.send(bytes::Bytes::from(binary(1000, 1))).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     for via in BOTH_WAYS {
@@ -908,4 +880,29 @@ async fn a_token_has_no_more_bodies_arriving_than_uploads_left(b: Backend) {
     drop(tx);
     assert_eq!(slow.await.unwrap().status(), 201);
     assert_eq!(uploads_left(&srv, &one.id).await, 0);
+}
+
+/// A multipart upload with token `t` whose file part arrives as the test
+/// sends it: the sender (dropped: the body ends) and the request's answer.
+fn slow_upload(
+    srv: &TestServer,
+    t: &str,
+) -> (
+    tokio::sync::mpsc::Sender<bytes::Bytes>,
+    tokio::task::JoinHandle<Response>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
+    });
+    let form = Form::new().part(
+        "file",
+        Part::stream(reqwest::Body::wrap_stream(body)).file_name("slow.bin"),
+    );
+    let (http, url) = (
+        srv.http.clone(),
+        format!("{}?token={t}", srv.url("/v1/upload")),
+    );
+    let answer = tokio::spawn(async move { http.post(url).multipart(form).send().await.unwrap() });
+    (tx, answer)
 }
