@@ -4,7 +4,7 @@
 //! bandwidth of a billing period). `get`, `add_storage`, `upload_count` and
 //! `add_upload` also run inside the transactions of files and uploads.
 
-use super::{owned, shared, signed, tokens, DbError, OptionalExtension, SqliteStore};
+use super::{owned, shared, signed, DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
     Account, BandwidthCount, Commitments, KeyRecord, UploadPolicy, UsageCounters,
 };
@@ -312,7 +312,7 @@ impl AccountRepo for SqliteStore {
                     key.created_at,
                     p.folder,
                     p.max_size.map(signed).transpose()?,
-                    tokens::types_json(&p.types)?,
+                    shared::types_json(&p.types)?,
                 ])?;
                 Ok(())
             })

@@ -64,3 +64,8 @@ pub(super) fn end_leases(conn: &Connection) -> Result<usize, DbError> {
         )?
         .execute([])?)
 }
+
+/// An upload policy's types as stored (a JSON list), on tokens and keys.
+pub(super) fn types_json(types: &[String]) -> Result<String, DbError> {
+    serde_json::to_string(types).map_err(|e| DbError::Invalid(e.to_string()))
+}

@@ -3,7 +3,7 @@
 //! their uses, which the transactions of files and uploads run (`take`,
 //! `hold`, `convert`, `give_back`). The single writer makes each exact.
 
-use super::{accounts, owned, signed, DbError, OptionalExtension, SqliteStore};
+use super::{accounts, owned, shared, signed, DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{Account, TokenRow, UploadPolicy};
 use crate::db::store::TokenRepo;
 use crate::domain::metadata;
@@ -41,11 +41,6 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenRow> {
     })
 }
 
-/// A policy's types as stored (a JSON list).
-pub(super) fn types_json(types: &[String]) -> Result<String, DbError> {
-    serde_json::to_string(types).map_err(|e| DbError::Invalid(e.to_string()))
-}
-
 fn insert(conn: &Connection, t: &TokenRow, hash: &[u8; 32]) -> Result<(), DbError> {
     let p = &t.policy;
     let max_size = p.max_size.map(signed).transpose()?;
@@ -63,7 +58,7 @@ fn insert(conn: &Connection, t: &TokenRow, hash: &[u8; 32]) -> Result<(), DbErro
         t.created_by,
         p.folder,
         max_size,
-        types_json(&p.types)?,
+        shared::types_json(&p.types)?,
         t.max_uploads,
         t.uploads_used,
         t.uploads_open,
