@@ -786,7 +786,7 @@ async fn a_token_revoked_during_an_upload_stores_nothing(b: Backend) {
         // The refused upload spent no use (a revoked token is gone from
         // the API: the store says).
         let row = srv.count(&format!(
-            "SELECT uploads_used + uploads_open FROM upload_tokens WHERE id = '{}'",
+            "SELECT CAST(uploads_used + uploads_open AS BIGINT) FROM upload_tokens WHERE id = '{}'",
             t.id
         ));
         assert_eq!(row, 0, "revoked: {revoke}");
