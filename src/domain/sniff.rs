@@ -50,6 +50,51 @@ pub fn allowed(allowed: &[String], sniffed: &str) -> bool {
     })
 }
 
+/// A file's first bytes as they stream in, kept until there are `want`
+/// of them (at most [`SNIFF_LEN`]): what both ways of uploading sniff.
+pub(crate) struct Head {
+    bytes: Vec<u8>,
+    want: usize,
+    given: bool,
+}
+
+impl Head {
+    /// A head of `want` bytes, of which `so_far` came already.
+    pub(crate) fn new(want: usize, so_far: &[u8]) -> Head {
+        let want = want.min(SNIFF_LEN);
+        let mut bytes = Vec::with_capacity(want);
+        bytes.extend_from_slice(&so_far[..so_far.len().min(want)]);
+        Head {
+            bytes,
+            want,
+            given: false,
+        }
+    }
+
+    /// Takes the next chunk; the head, the first time it is complete.
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Option<&[u8]> {
+        if self.given {
+            return None;
+        }
+        let take = chunk.len().min(self.want - self.bytes.len());
+        self.bytes.extend_from_slice(&chunk[..take]);
+        self.take_if(self.bytes.len() == self.want)
+    }
+
+    /// The file has ended: what came of the head, unless it was given.
+    pub(crate) fn end(&mut self) -> Option<&[u8]> {
+        self.take_if(true)
+    }
+
+    fn take_if(&mut self, ready: bool) -> Option<&[u8]> {
+        if self.given || !ready {
+            return None;
+        }
+        self.given = true;
+        Some(&self.bytes)
+    }
+}
+
 /// What [`parse_type`] accepts, as the OpenAPI document says it.
 pub const TYPE_PATTERN: &str = r"^[A-Za-z0-9!#$&^_.+-]{1,127}/([A-Za-z0-9!#$&^_.+-]{1,127}|\*)$";
 
@@ -209,6 +254,19 @@ mod tests {
         assert!(allowed(&list, "text/csv"));
         assert!(!allowed(&list, "application/octet-stream"));
         assert!(!allowed(&[], "image/png"));
+    }
+
+    #[test]
+    fn a_head_is_given_once_when_complete_or_at_the_end() {
+        let mut h = Head::new(4, b"a");
+        assert_eq!(h.push(b"b"), None);
+        assert_eq!(h.push(b"cdef"), Some(&b"abcd"[..]));
+        assert_eq!(h.push(b"g"), None);
+        assert_eq!(h.end(), None);
+        let mut short = Head::new(SNIFF_LEN, b"");
+        assert_eq!(short.push(b"xy"), None);
+        assert_eq!(short.end(), Some(&b"xy"[..]));
+        assert_eq!(short.end(), None);
     }
 
     #[test]

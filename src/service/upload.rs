@@ -25,7 +25,7 @@ use crate::domain::ids::KeyKind;
 use crate::domain::metadata::Metadata;
 use crate::domain::policy::{Asked, Settled, UploadPolicy};
 use crate::domain::quota::{Ask, Quota};
-use crate::domain::sniff::SNIFF_LEN;
+use crate::domain::sniff::{Head, SNIFF_LEN};
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
 use crate::service::error::ServiceError;
 use bytes::Bytes;
@@ -375,7 +375,7 @@ struct SpoolLimits {
 /// allow (before the rest is read).
 struct Sniffer {
     /// None when the policy allows any type.
-    head: Option<Vec<u8>>,
+    head: Option<Head>,
     declared: Option<String>,
     sniffed: Option<String>,
 }
@@ -383,40 +383,35 @@ struct Sniffer {
 impl Sniffer {
     fn new(policy: &UploadPolicy, declared: Option<&str>) -> Sniffer {
         Sniffer {
-            head: policy.checks_types().then(Vec::new),
+            head: policy.checks_types().then(|| Head::new(SNIFF_LEN, &[])),
             declared: declared.map(str::to_string),
             sniffed: None,
         }
     }
 
     fn feed(&mut self, chunk: &[u8], policy: &UploadPolicy) -> Result<(), ServiceError> {
-        let Some(head) = self.head.as_mut() else {
-            return Ok(());
-        };
-        if self.sniffed.is_some() {
-            return Ok(());
-        }
-        let take = chunk.len().min(SNIFF_LEN - head.len());
-        head.extend_from_slice(&chunk[..take]);
-        if head.len() == SNIFF_LEN {
-            self.decide(policy)?;
-        }
-        Ok(())
+        let head = self.head.as_mut().and_then(|h| h.push(chunk));
+        Self::decide(head, self.declared.as_deref(), policy, &mut self.sniffed)
     }
 
     /// The file has all arrived: its type, if the policy checks types.
     fn finish(mut self, policy: &UploadPolicy) -> Result<Option<String>, ServiceError> {
-        if self.head.is_some() && self.sniffed.is_none() {
-            self.decide(policy)?;
-        }
+        let head = self.head.as_mut().and_then(Head::end);
+        Self::decide(head, self.declared.as_deref(), policy, &mut self.sniffed)?;
         Ok(self.sniffed)
     }
 
-    fn decide(&mut self, policy: &UploadPolicy) -> Result<(), ServiceError> {
-        let head = self.head.as_deref().unwrap_or_default();
-        self.sniffed = policy
-            .type_of(head, self.declared.as_deref())
-            .map_err(ServiceError::UnsupportedMediaType)?;
+    fn decide(
+        head: Option<&[u8]>,
+        declared: Option<&str>,
+        policy: &UploadPolicy,
+        sniffed: &mut Option<String>,
+    ) -> Result<(), ServiceError> {
+        if let Some(head) = head {
+            *sniffed = policy
+                .type_of(head, declared)
+                .map_err(ServiceError::UnsupportedMediaType)?;
+        }
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use crate::api::FileRecord;
 use crate::db::{Progress, UploadRow};
 use crate::domain::policy::UploadPolicy;
 use crate::domain::sha256_state::ResumableSha256;
-use crate::domain::sniff::SNIFF_LEN;
+use crate::domain::sniff::{Head, SNIFF_LEN};
 use crate::domain::tus::{self as rules, Algorithm};
 use crate::service::error::ServiceError;
 use crate::service::App;
@@ -286,17 +286,13 @@ where
     let (Some(so_far), true) = (so_far, policy.checks_types()) else {
         return body.boxed();
     };
-    let want = usize::try_from(row.length).map_or(SNIFF_LEN, |l| l.min(SNIFF_LEN));
+    let want = usize::try_from(row.length).unwrap_or(usize::MAX);
     let (policy, declared) = (policy.clone(), row.content_type.clone());
-    let mut head: Option<Vec<u8>> = Some(so_far.to_vec());
+    let mut head = Head::new(want, &so_far);
     body.map(move |chunk| {
         let chunk = chunk?;
-        if let Some(h) = head.as_mut() {
-            h.extend_from_slice(&chunk[..chunk.len().min(want - h.len())]);
-            if h.len() == want {
-                let h = head.take().unwrap_or_default();
-                super::sniffed_type(&policy, &h, declared.as_deref())?;
-            }
+        if let Some(h) = head.push(&chunk) {
+            super::sniffed_type(&policy, h, declared.as_deref())?;
         }
         Ok(chunk)
     })
