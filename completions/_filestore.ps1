@@ -42,7 +42,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
             [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
+            [CompletionResult]::new('mv', 'mv', [CompletionResultType]::ParameterValue, 'Rename or move a file (its id, bytes and checksum stay)')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -261,7 +263,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;admin;webhook;create' {
             [CompletionResult]::new('--account', '--account', [CompletionResultType]::ParameterName, 'Account id or name')
             [CompletionResult]::new('--url', '--url', [CompletionResultType]::ParameterName, 'Where events are POSTed (http or https)')
-            [CompletionResult]::new('--event', '--event', [CompletionResultType]::ParameterName, 'file.created, file.deleted or file.expired; repeatable (default: all)')
+            [CompletionResult]::new('--event', '--event', [CompletionResultType]::ParameterName, 'file.created, file.deleted, file.expired or file.updated; repeatable (default: all)')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
             [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
@@ -545,13 +547,58 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;token;help;help' {
             break
         }
-        'filestore;delete' {
+        'filestore;mv' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The new folder ("" for the root)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The new name')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
             [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
             [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;delete' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Delete every file in this folder and below (needs --recursive)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'With --folder: its subfolders too (required: a folder goes whole)')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With --folder: its subfolders too (required: a folder goes whole)')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With --folder: do not ask on a terminal')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With --folder: do not ask on a terminal')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;sync' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The remote folder it is published to (its subdirectories become subfolders)')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded (and deleted) at the same time')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded (and deleted) at the same time')
+            [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, as with `upload`')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--delete', '--delete', [CompletionResultType]::ParameterName, 'Also delete remote files under FOLDER that have no local counterpart')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print what would be done; change nothing')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
@@ -619,7 +666,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
             [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
+            [CompletionResult]::new('mv', 'mv', [CompletionResultType]::ParameterValue, 'Rename or move a file (its id, bytes and checksum stay)')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -705,7 +754,13 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;help;token;create' {
             break
         }
+        'filestore;help;mv' {
+            break
+        }
         'filestore;help;delete' {
+            break
+        }
+        'filestore;help;sync' {
             break
         }
         'filestore;help;usage' {

@@ -43,11 +43,17 @@ _filestore() {
             filestore,login)
                 cmd="filestore__subcmd__login"
                 ;;
+            filestore,mv)
+                cmd="filestore__subcmd__mv"
+                ;;
             filestore,serve)
                 cmd="filestore__subcmd__serve"
                 ;;
             filestore,sign)
                 cmd="filestore__subcmd__sign"
+                ;;
+            filestore,sync)
+                cmd="filestore__subcmd__sync"
                 ;;
             filestore,token)
                 cmd="filestore__subcmd__token"
@@ -208,11 +214,17 @@ _filestore() {
             filestore__subcmd__help,login)
                 cmd="filestore__subcmd__help__subcmd__login"
                 ;;
+            filestore__subcmd__help,mv)
+                cmd="filestore__subcmd__help__subcmd__mv"
+                ;;
             filestore__subcmd__help,serve)
                 cmd="filestore__subcmd__help__subcmd__serve"
                 ;;
             filestore__subcmd__help,sign)
                 cmd="filestore__subcmd__help__subcmd__sign"
+                ;;
+            filestore__subcmd__help,sync)
+                cmd="filestore__subcmd__help__subcmd__sync"
                 ;;
             filestore__subcmd__help,token)
                 cmd="filestore__subcmd__help__subcmd__token"
@@ -281,7 +293,7 @@ _filestore() {
 
     case "${cmd}" in
         filestore)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign token delete usage health completions help"
+            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign token mv delete sync usage health completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1117,12 +1129,16 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__delete)
-            opts="-q -h -V --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -y -q -h -V --folder --recursive --yes --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --retries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1277,7 +1293,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help)
-            opts="serve admin login upload list get download sign token delete usage health completions help"
+            opts="serve admin login upload list get download sign token mv delete sync usage health completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1584,6 +1600,20 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__help__subcmd__mv)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1599,6 +1629,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__sign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__sync)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1760,6 +1804,52 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__mv)
+            opts="-q -h -V --folder --name --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__serve)
             opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1822,6 +1912,60 @@ _filestore() {
             fi
             case "${prev}" in
                 --expires)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__sync)
+            opts="-j -q -h -V --folder --delete --dry-run --concurrency --chunk-size --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

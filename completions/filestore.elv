@@ -39,7 +39,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand download 'Download a file''s content'
             cand sign 'Create a signed URL for a file (only the URL is printed)'
             cand token 'Upload tokens: URLs a browser uploads to without an API key'
+            cand mv 'Rename or move a file (its id, bytes and checksum stay)'
             cand delete 'Delete files permanently'
+            cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
             cand health 'Check the server''s health (exit 0 only when ok)'
             cand completions 'Print a shell completion script'
@@ -236,7 +238,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;webhook;create'= {
             cand --account 'Account id or name'
             cand --url 'Where events are POSTed (http or https)'
-            cand --event 'file.created, file.deleted or file.expired; repeatable (default: all)'
+            cand --event 'file.created, file.deleted, file.expired or file.updated; repeatable (default: all)'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -487,13 +489,56 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;token;help;help'= {
         }
-        &'filestore;delete'= {
+        &'filestore;mv'= {
+            cand --folder 'The new folder ("" for the root)'
+            cand --name 'The new name'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'
             cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
             cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;delete'= {
+            cand --folder 'Delete every file in this folder and below (needs --recursive)'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand -r 'With --folder: its subfolders too (required: a folder goes whole)'
+            cand --recursive 'With --folder: its subfolders too (required: a folder goes whole)'
+            cand -y 'With --folder: do not ask on a terminal'
+            cand --yes 'With --folder: do not ask on a terminal'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;sync'= {
+            cand --folder 'The remote folder it is published to (its subdirectories become subfolders)'
+            cand -j 'Files uploaded (and deleted) at the same time'
+            cand --concurrency 'Files uploaded (and deleted) at the same time'
+            cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, as with `upload`'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --delete 'Also delete remote files under FOLDER that have no local counterpart'
+            cand --dry-run 'Print what would be done; change nothing'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
@@ -557,7 +602,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand download 'Download a file''s content'
             cand sign 'Create a signed URL for a file (only the URL is printed)'
             cand token 'Upload tokens: URLs a browser uploads to without an API key'
+            cand mv 'Rename or move a file (its id, bytes and checksum stay)'
             cand delete 'Delete files permanently'
+            cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
             cand health 'Check the server''s health (exit 0 only when ok)'
             cand completions 'Print a shell completion script'
@@ -620,7 +667,11 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;help;token;create'= {
         }
+        &'filestore;help;mv'= {
+        }
         &'filestore;help;delete'= {
+        }
+        &'filestore;help;sync'= {
         }
         &'filestore;help;usage'= {
         }

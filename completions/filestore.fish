@@ -42,7 +42,9 @@ complete -c filestore -n "__fish_filestore_needs_command" -f -a "get" -d 'Show a
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "download" -d 'Download a file\'s content'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "token" -d 'Upload tokens: URLs a browser uploads to without an API key'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "mv" -d 'Rename or move a file (its id, bytes and checksum stay)'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "delete" -d 'Delete files permanently'
+complete -c filestore -n "__fish_filestore_needs_command" -f -a "sync" -d 'Publish a directory to a folder: upload what is new or changed, skip the rest'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "usage" -d 'Show the account\'s usage this billing period'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
 complete -c filestore -n "__fish_filestore_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -220,16 +222,46 @@ complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "create" -d 'Create an upload token; only its upload URL is printed (--json: the record)'
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l folder -d 'The new folder ("" for the root)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l name -d 'The new name' -r
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand mv" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -l folder -d 'Delete every file in this folder and below (needs --recursive)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -s r -l recursive -d 'With --folder: its subfolders too (required: a folder goes whole)'
+complete -c filestore -n "__fish_filestore_using_subcommand delete" -s y -l yes -d 'With --folder: do not ask on a terminal'
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand delete" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l folder -d 'The remote folder it is published to (its subdirectories become subfolders)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -s j -l concurrency -d 'Files uploaded (and deleted) at the same time' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l chunk-size -d 'Files of at least this size go through resumable (tus) uploads, as with `upload`' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l delete -d 'Also delete remote files under FOLDER that have no local counterpart'
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l dry-run -d 'Print what would be done; change nothing'
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand sync" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand usage" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand usage" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand usage" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
@@ -260,20 +292,22 @@ complete -c filestore -n "__fish_filestore_using_subcommand completions" -l json
 complete -c filestore -n "__fish_filestore_using_subcommand completions" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "serve" -d 'Run the server (API and CDN routes)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "admin" -d 'Operator commands: accounts and keys (on the server\'s data dir)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "upload" -d 'Upload files, directories (-r) or standard input (-)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "list" -d 'List files, newest first'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "get" -d 'Show a file\'s record'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "download" -d 'Download a file\'s content'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "token" -d 'Upload tokens: URLs a browser uploads to without an API key'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "delete" -d 'Delete files permanently'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "usage" -d 'Show the account\'s usage this billing period'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token delete usage health completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "serve" -d 'Run the server (API and CDN routes)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "admin" -d 'Operator commands: accounts and keys (on the server\'s data dir)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "upload" -d 'Upload files, directories (-r) or standard input (-)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "list" -d 'List files, newest first'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "get" -d 'Show a file\'s record'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "download" -d 'Download a file\'s content'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "sign" -d 'Create a signed URL for a file (only the URL is printed)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "token" -d 'Upload tokens: URLs a browser uploads to without an API key'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "mv" -d 'Rename or move a file (its id, bytes and checksum stay)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "delete" -d 'Delete files permanently'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "sync" -d 'Publish a directory to a folder: upload what is new or changed, skip the rest'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "usage" -d 'Show the account\'s usage this billing period'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "health" -d 'Check the server\'s health (exit 0 only when ok)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from serve admin login upload list get download sign token mv delete sync usage health completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'

@@ -41,6 +41,25 @@ pub(crate) struct FileList {
     pub cursor: Option<String>,
 }
 
+/// An immediate subfolder, as `GET /v1/folders` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct Folder {
+    /// The whole folder: the parent, `/`, the name (the name alone under the root).
+    #[schema(example = "releases/v1.2")]
+    pub path: String,
+    /// Its last segment.
+    #[schema(example = "v1.2")]
+    pub name: String,
+}
+
+/// One page of `GET /v1/folders`, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct FolderList {
+    pub folders: Vec<Folder>,
+    pub has_more: bool,
+    pub cursor: Option<String>,
+}
+
 /// Answer of `POST /v1/files/{id}/signed-url`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct SignedUrl {
@@ -56,6 +75,63 @@ pub(crate) struct SignedUrlRequest {
     /// Seconds the URL stays valid.
     #[schema(minimum = 1, maximum = 604_800)]
     pub expires_in: u64,
+}
+
+/// Body of `PATCH /v1/files/{id}`: a new name, a new folder, or both.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileUpdate {
+    /// The new name (no `/` or `\`, 1–255 bytes, no control characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The new folder (a string or null); null or `""` moves the file to
+    /// the root (kept as JSON: absent and null differ).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, nullable)]
+    pub folder: Option<serde_json::Value>,
+}
+
+/// A field that is there, null included (serde reads a null `Option` as
+/// absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+/// Body of `POST /v1/files/delete`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BulkDeleteRequest {
+    /// 1–1000 file ids.
+    #[schema(min_items = 1, max_items = 1000)]
+    pub ids: Vec<String>,
+}
+
+/// Answer of `POST /v1/files/delete`: each id asked for once, in the
+/// order asked (another account's file is `not_found`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct BulkDeleteResult {
+    pub deleted: Vec<String>,
+    pub not_found: Vec<String>,
+}
+
+/// Query of `DELETE /v1/folders` and `GET /v1/folders/zip`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct FolderTarget {
+    /// The folder (required, not the root): its files and its subfolders'.
+    pub folder: Option<String>,
+}
+
+/// Answer of `DELETE /v1/folders`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct FolderDeleteResult {
+    pub success: bool,
+    /// How many files went.
+    pub deleted: u64,
 }
 
 /// Answer of `DELETE /v1/files/{id}`.
@@ -185,6 +261,20 @@ pub(crate) struct ListParams {
     /// With `folder`: the files of its subfolders too (`true`/`false`, also
     /// 1/0, yes/no, on/off; its pattern is set in `server::openapi`).
     pub recursive: Option<String>,
+}
+
+/// Raw parameters of `GET /v1/folders`.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct FolderParams {
+    /// The folder whose subfolders are listed; empty or absent: the root.
+    /// (Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.)
+    pub parent: Option<String>,
+    /// Page size.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    pub limit: Option<String>,
+    /// The `cursor` of the previous page.
+    pub cursor: Option<String>,
 }
 
 /// Body of `POST /v1/upload-tokens`: every field optional.

@@ -110,7 +110,7 @@ pub(crate) enum WebhookCommand {
         /// Where events are POSTed (http or https)
         #[arg(long)]
         url: String,
-        /// file.created, file.deleted or file.expired; repeatable (default: all)
+        /// file.created, file.deleted, file.expired or file.updated; repeatable (default: all)
         #[arg(long = "event", value_name = "EVENT")]
         events: Vec<String>,
     },

@@ -1,5 +1,7 @@
 //! `filestore delete ID...`: deletes each file; a failure does not stop the
-//! others, and the exit status reports the first one.
+//! others, and the exit status reports the first one. `delete --folder F
+//! --recursive`: every file in F and below at once, after a question on a
+//! terminal (unless `--yes`).
 
 use super::context::{Ctx, NetArgs};
 use super::output::stderr_line;
@@ -10,8 +12,24 @@ use crate::client::ClientError;
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct DeleteArgs {
     /// File ids (f_…)
-    #[arg(value_name = "ID", required = true)]
+    #[arg(
+        value_name = "ID",
+        required_unless_present = "folder",
+        conflicts_with = "folder"
+    )]
     pub ids: Vec<String>,
+
+    /// Delete every file in this folder and below (needs --recursive)
+    #[arg(long, value_name = "FOLDER")]
+    pub folder: Option<String>,
+
+    /// With --folder: its subfolders too (required: a folder goes whole)
+    #[arg(short = 'r', long, requires = "folder")]
+    pub recursive: bool,
+
+    /// With --folder: do not ask on a terminal
+    #[arg(short = 'y', long, requires = "folder")]
+    pub yes: bool,
 
     #[command(flatten)]
     pub net: NetArgs,
@@ -19,6 +37,9 @@ pub(crate) struct DeleteArgs {
 
 /// Runs the command; gives the exit status.
 pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    if let Some(folder) = &args.folder {
+        return delete_folder(&args, folder, ctx).await;
+    }
     let client = ctx.client(&args.net)?;
     let mut status = 0;
     for id in &args.ids {
@@ -36,4 +57,35 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
         }
     }
     Ok(status)
+}
+
+/// `--folder F --recursive`: asks first on a terminal unless `--yes`.
+async fn delete_folder(args: &DeleteArgs, folder: &str, ctx: &Ctx) -> Result<u8, ClientError> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !args.recursive {
+        return Err(ClientError::usage(
+            "deleting a folder deletes its subfolders too: add --recursive",
+        ));
+    }
+    if !args.yes && std::io::stdin().is_terminal() {
+        let mut err = std::io::stderr();
+        let _ = write!(err, "delete every file in {folder} and below? [y/N] ");
+        let _ = err.flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Err(ClientError::usage("not deleted (answer y, or pass --yes)"));
+        }
+    }
+    let client = ctx.client(&args.net)?;
+    let fetched = client.delete_folder(folder).await?;
+    if ctx.out.is_json() {
+        ctx.out.record(&fetched.raw)?;
+    } else {
+        ctx.out.line(&format!(
+            "deleted {} files in {folder}",
+            fetched.record.deleted
+        ))?;
+    }
+    Ok(0)
 }

@@ -43,7 +43,9 @@ pub fn main() -> ExitCode {
         Command::Download(a) => client(&g, |ctx| async move { cli::download::run(a, &ctx).await }),
         Command::Sign(a) => client(&g, |ctx| async move { cli::sign::run(a, &ctx).await }),
         Command::Token(a) => client(&g, |ctx| async move { cli::token::run(a, &ctx).await }),
+        Command::Mv(a) => client(&g, |ctx| async move { cli::mv::run(a, &ctx).await }),
         Command::Delete(a) => client(&g, |ctx| async move { cli::delete::run(a, &ctx).await }),
+        Command::Sync(a) => client(&g, |ctx| async move { cli::sync::run(a, &ctx).await }),
         Command::Usage(a) => client(&g, |ctx| async move { cli::usage::run(a, &ctx).await }),
         Command::Health(a) => client(&g, |ctx| async move { cli::health::run(a, &ctx).await }),
     };

@@ -1,5 +1,5 @@
 //! The command line: `filestore serve | admin | login | upload | list | get |
-//! download | sign | token | delete | usage | health | completions`. Each client
+//! download | sign | token | delete | sync | usage | health | completions`. Each client
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
@@ -14,14 +14,17 @@ pub(crate) mod exit_codes;
 pub(crate) mod format;
 pub(crate) mod get;
 pub(crate) mod globals;
+pub(crate) mod hash_cache;
 pub(crate) mod health;
 pub(crate) mod list;
 pub(crate) mod logging;
 pub(crate) mod login;
+pub(crate) mod mv;
 pub(crate) mod output;
 pub(crate) mod progress;
 pub(crate) mod serve;
 pub(crate) mod sign;
+pub(crate) mod sync;
 pub(crate) mod token;
 pub(crate) mod upload;
 pub(crate) mod usage;
@@ -76,8 +79,18 @@ pub(crate) enum Command {
     Sign(sign::SignArgs),
     /// Upload tokens: URLs a browser uploads to without an API key
     Token(token::TokenArgs),
+    /// Rename or move a file (its id, bytes and checksum stay)
+    Mv(mv::MvArgs),
     /// Delete files permanently
     Delete(delete::DeleteArgs),
+    /// Publish a directory to a folder: upload what is new or changed, skip the rest
+    ///
+    /// One listing of the remote folder and a SHA-256 of each local file (remembered between
+    /// runs by path, size and modification time) decide what to send: a new path or a changed
+    /// content is uploaded, then the older remote file at that path is deleted. With --delete,
+    /// remote files without a local counterpart are deleted too. A run with nothing to do sends
+    /// no write request.
+    Sync(sync::SyncArgs),
     /// Show the account's usage this billing period
     Usage(usage::UsageArgs),
     /// Check the server's health (exit 0 only when ok)

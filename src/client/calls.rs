@@ -81,6 +81,35 @@ impl Client {
         }
     }
 
+    /// `PATCH /v1/files/{id}`: a rename or move (the same change twice
+    /// gives the same record, so it is retried as a read is).
+    pub(crate) async fn update_file(
+        &self,
+        id: &str,
+        body: &crate::api::FileUpdate,
+    ) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
+        let url = self.file_url(id, "");
+        let resp = self
+            .send(|| self.request(reqwest::Method::PATCH, &url).json(body))
+            .await?;
+        read_json(resp).await
+    }
+
+    /// `DELETE /v1/folders?folder=F`: every file in F and below (a retry
+    /// deletes what is left, so it is retried).
+    pub(crate) async fn delete_folder(
+        &self,
+        folder: &str,
+    ) -> Result<Fetched<crate::api::FolderDeleteResult>, ClientError> {
+        let mut url = reqwest::Url::parse(&self.url("folders"))
+            .map_err(|e| ClientError::usage(format!("invalid server URL: {e}")))?;
+        url.query_pairs_mut().append_pair("folder", folder);
+        let resp = self
+            .send(|| self.request(reqwest::Method::DELETE, url.as_str()))
+            .await?;
+        read_json(resp).await
+    }
+
     /// `POST /v1/files/{id}/signed-url`.
     pub(crate) async fn sign(
         &self,

@@ -158,6 +158,15 @@ pub struct PageAfter {
     pub id: String,
 }
 
+/// A rename or move of a file (`PATCH /v1/files/{id}`): a `None` name
+/// stays; with `moves`, the file goes to `folder` (None: the root).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileChange {
+    pub name: Option<String>,
+    pub moves: bool,
+    pub folder: Option<String>,
+}
+
 /// Which files a page lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListFilter {
@@ -307,7 +316,7 @@ pub struct OutboxEvent {
     pub webhook_id: String,
     pub url: String,
     pub secret: crate::domain::secret::Secret,
-    /// `file.created`, `file.deleted` or `file.expired`.
+    /// `file.created`, `file.deleted`, `file.expired` or `file.updated`.
     pub kind: String,
     /// The file as it was at the event.
     pub file: FileRow,
@@ -391,5 +400,260 @@ mod tests {
         g.metadata.insert("k".into(), "v".into());
         let back: FileRow = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
         assert_eq!(back, g);
+    }
+}
+
+/// A range of folders: from `lo` (itself included or not) up to `hi`
+/// (excluded), bytewise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FolderRange {
+    pub(crate) lo: String,
+    pub(crate) inclusive: bool,
+    pub(crate) hi: String,
+}
+
+/// What [`SubfolderSeek`] asks or finds next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SeekStep {
+    /// The smallest live folder in this range, please.
+    Probe(FolderRange),
+    /// The next subfolder's name.
+    Found(String),
+    /// No subfolder follows.
+    End,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stage {
+    Within,
+    Beyond,
+    Shorter { found: String, left: Vec<String> },
+}
+
+/// A loose index scan for the next immediate subfolder of a parent, by
+/// name, after `after`: a few "smallest live folder in a range" probes
+/// (one index seek each), however many files the folders hold.
+///
+/// Bytewise, a subfolder `s` holds `P/s` and `P/s/…`, but `P/s-x` and
+/// `P/s.x` (`-` and `.` sort before `/`) lie between the two. So from `s`
+/// the next folder is looked for first in (`P/s`, `P/s/`), then from `P/s0`
+/// (`0` follows `/`); and its segment `g` is not yet the answer: a name `h`
+/// that `g` extends with `-` or `.` (`h` < `g`) may hold only deeper
+/// folders (`P/h/…`, after `P/g`), so each such `h` > `s` is probed first;
+/// likewise a name that `s` extends is met after `s` and skipped.
+#[derive(Debug, Clone)]
+pub(crate) struct SubfolderSeek {
+    prefix: String,
+    hi: String,
+    after: Option<String>,
+    stage: Stage,
+}
+
+impl SubfolderSeek {
+    /// The subfolders of `parent` (None: the root) after the name `after`.
+    #[must_use]
+    pub(crate) fn new(parent: Option<&str>, after: Option<String>) -> Self {
+        let (prefix, hi) = match parent {
+            // Every folder starts with a character up to 'z'; '{' follows it.
+            None => (String::new(), "{".to_string()),
+            Some(p) => (format!("{p}/"), format!("{p}0")),
+        };
+        Self {
+            prefix,
+            hi,
+            after,
+            stage: Stage::Within,
+        }
+    }
+
+    /// The first probe.
+    #[must_use]
+    pub(crate) fn start(&self) -> FolderRange {
+        match &self.after {
+            None => FolderRange {
+                lo: self.prefix.clone(),
+                inclusive: true,
+                hi: self.hi.clone(),
+            },
+            Some(s) => FolderRange {
+                lo: format!("{}{s}", self.prefix),
+                inclusive: false,
+                hi: format!("{}{s}/", self.prefix),
+            },
+        }
+    }
+
+    /// Takes the answer of the last probe (the smallest live folder in its
+    /// range, if any) and says what comes next.
+    pub(crate) fn answer(&mut self, first: Option<String>) -> SeekStep {
+        match (std::mem::replace(&mut self.stage, Stage::Beyond), first) {
+            (Stage::Within, None) => match &self.after {
+                None => SeekStep::End,
+                Some(s) => SeekStep::Probe(FolderRange {
+                    lo: format!("{}{s}0", self.prefix),
+                    inclusive: true,
+                    hi: self.hi.clone(),
+                }),
+            },
+            (Stage::Beyond, None) => SeekStep::End,
+            (Stage::Within | Stage::Beyond, Some(folder)) => {
+                let rest = folder.get(self.prefix.len()..).unwrap_or_default();
+                let found = rest.split('/').next().unwrap_or_default().to_string();
+                if self.after.as_ref().is_some_and(|s| found <= *s) {
+                    // A name `s` extends (`s` = `found` + `-`/`.`…): its
+                    // deeper folders follow `s`'s; past them.
+                    return SeekStep::Probe(FolderRange {
+                        lo: format!("{}{found}0", self.prefix),
+                        inclusive: true,
+                        hi: self.hi.clone(),
+                    });
+                }
+                let mut left: Vec<String> = found
+                    .char_indices()
+                    .filter(|&(i, c)| i > 0 && (c == '-' || c == '.'))
+                    .map(|(i, _)| found[..i].to_string())
+                    .filter(|h| self.after.as_ref().is_none_or(|s| h > s))
+                    .collect();
+                left.reverse();
+                self.shorter(found, left)
+            }
+            (Stage::Shorter { found, left }, None) => self.shorter(found, left),
+            (Stage::Shorter { .. }, Some(folder)) => {
+                let rest = folder.get(self.prefix.len()..).unwrap_or_default();
+                SeekStep::Found(rest.split('/').next().unwrap_or_default().to_string())
+            }
+        }
+    }
+
+    /// Probes the next shorter name (`left` is in reverse order), or gives `found`.
+    fn shorter(&mut self, found: String, mut left: Vec<String>) -> SeekStep {
+        match left.pop() {
+            None => SeekStep::Found(found),
+            Some(h) => {
+                let range = FolderRange {
+                    lo: format!("{}{h}/", self.prefix),
+                    inclusive: true,
+                    hi: format!("{}{h}0", self.prefix),
+                };
+                self.stage = Stage::Shorter { found, left };
+                SeekStep::Probe(range)
+            }
+        }
+    }
+}
+
+/// Up to `limit + 1` immediate subfolder names of `parent` after `after`,
+/// by name, with `probe` answering each range probe.
+///
+/// # Errors
+///
+/// What `probe` returns.
+pub(crate) fn subfolder_names<E>(
+    parent: Option<&str>,
+    mut after: Option<String>,
+    limit: u32,
+    mut probe: impl FnMut(&FolderRange) -> Result<Option<String>, E>,
+) -> Result<Vec<String>, E> {
+    let mut names = Vec::new();
+    while names.len() <= limit as usize {
+        let mut seek = SubfolderSeek::new(parent, after.clone());
+        let mut range = seek.start();
+        let name = loop {
+            match seek.answer(probe(&range)?) {
+                SeekStep::Probe(r) => range = r,
+                SeekStep::Found(n) => break Some(n),
+                SeekStep::End => break None,
+            }
+        };
+        let Some(name) = name else { break };
+        after = Some(name.clone());
+        names.push(name);
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod subfolder_tests {
+    use super::*;
+
+    fn names(
+        folders: &[&str],
+        parent: Option<&str>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Vec<String> {
+        let mut sorted: Vec<&str> = folders.to_vec();
+        sorted.sort_unstable();
+        subfolder_names::<()>(parent, after.map(str::to_string), limit, |r| {
+            Ok(sorted
+                .iter()
+                .find(|f| {
+                    (if r.inclusive {
+                        **f >= r.lo.as_str()
+                    } else {
+                        **f > r.lo.as_str()
+                    }) && **f < r.hi.as_str()
+                })
+                .map(|f| (*f).to_string()))
+        })
+        .unwrap()
+    }
+
+    /// What a scan of every folder gives.
+    fn naive(folders: &[&str], parent: Option<&str>) -> Vec<String> {
+        let prefix = parent.map_or(String::new(), |p| format!("{p}/"));
+        let mut out: Vec<String> = folders
+            .iter()
+            .filter_map(|f| f.strip_prefix(prefix.as_str()))
+            .filter(|rest| !rest.is_empty())
+            .map(|rest| rest.split('/').next().unwrap().to_string())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn names_in_order_whatever_the_byte_order_of_their_folders() {
+        let folders = [
+            "a/x", "a-b", "a.c/d", "a0", "ab/c/d", "b", "a-b-c/q", "a-b.d", "z/y", "a-/k",
+        ];
+        assert_eq!(names(&folders, None, None, 100), naive(&folders, None));
+        assert_eq!(
+            names(&folders, None, None, 100),
+            ["a", "a-", "a-b", "a-b-c", "a-b.d", "a.c", "a0", "ab", "b", "z"]
+        );
+        assert_eq!(
+            names(&folders, None, Some("a-b"), 2),
+            ["a-b-c", "a-b.d", "a.c"]
+        );
+        assert_eq!(names(&folders, Some("a"), None, 10), ["x"]);
+        assert_eq!(names(&folders, Some("ab"), None, 10), ["c"]);
+        assert_eq!(names(&folders, Some("b"), None, 10), Vec::<String>::new());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_seek_finds_what_a_scan_finds(
+            folders in proptest::collection::vec("(p/)?[ab.-]{1,3}(/[ab.-]{1,2}){0,2}", 0..30),
+            limit in 1u32..5,
+        ) {
+            let folders: Vec<&str> = folders.iter().map(String::as_str).collect();
+            for parent in [None, Some("p")] {
+                let want = naive(&folders, parent);
+                // Page by page, as the cursor does.
+                let mut got = Vec::new();
+                let mut after: Option<String> = None;
+                loop {
+                    let mut page = names(&folders, parent, after.as_deref(), limit);
+                    let more = page.len() > limit as usize;
+                    page.truncate(limit as usize);
+                    after = page.last().cloned();
+                    got.extend(page);
+                    if !more { break; }
+                }
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
     }
 }

@@ -7,9 +7,9 @@
 
 use super::error::DbError;
 use super::model::{
-    Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileRow,
-    KeyRecord, ListFilter, OutboxEvent, PageAfter, PoolStats, Progress, Quota, RowWithData,
-    TokenRow, UploadRow, UsageCounters, WebhookRow,
+    Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileChange,
+    FileRow, KeyRecord, ListFilter, OutboxEvent, PageAfter, PoolStats, Progress, Quota,
+    RowWithData, TokenRow, UploadRow, UsageCounters, WebhookRow,
 };
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
@@ -89,6 +89,29 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError>;
 
+    /// Renames or moves a live file in one statement (its id, bytes,
+    /// sha256 and created_at stay) and queues `file.updated` in the same
+    /// transaction. None when absent.
+    async fn update_file(
+        &self,
+        account_id: &str,
+        id: &str,
+        change: FileChange,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError>;
+    /// Up to `limit + 1` names of the immediate subfolders of `parent` (None:
+    /// the root) that hold a live file at any depth, by name, after `after`:
+    /// a loose index scan ([`super::model::SubfolderSeek`]), one index seek
+    /// per probe, in one read.
+    async fn subfolders(
+        &self,
+        account_id: &str,
+        parent: Option<&str>,
+        after: Option<String>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<String>, DbError>;
+
     /// Removes a live file: its row goes, its bytes are given back and its
     /// blob is queued for deletion (due now). None when absent.
     async fn delete_file(
@@ -97,6 +120,22 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
         id: &str,
         now: i64,
     ) -> Result<Option<FileRow>, DbError>;
+
+    /// Removes the live files of `account_id` among `ids` (each once) in one
+    /// transaction, each as `delete_file` does; returns those removed.
+    async fn delete_files(
+        &self,
+        account_id: &str,
+        ids: Vec<String>,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError>;
+
+    /// Removes every live file of `account_id` in `folder` and below, set
+    /// by set (no statement per file) in one transaction: `file.deleted`
+    /// for each, their bytes given back, inline bytes gone, blobs queued
+    /// for the collector (due now). Returns how many went.
+    async fn delete_folder(&self, account_id: &str, folder: &str, now: i64)
+        -> Result<u64, DbError>;
 
     /// Removes up to `max` files whose time has come, as `delete_file` does.
     async fn reap_expired_files(&self, now: i64, max: u32) -> Result<Vec<FileRow>, DbError>;

@@ -119,6 +119,17 @@ pub fn limit(raw: Option<&str>) -> Result<u32, String> {
     }
 }
 
+/// A page size of `GET /v1/folders`: 1–1000, 100 when absent.
+pub fn folders_limit(raw: Option<&str>) -> Result<u32, String> {
+    match raw {
+        None => Ok(100),
+        Some(s) => match s.parse::<u32>() {
+            Ok(n) if (1..=1000).contains(&n) => Ok(n),
+            _ => Err(format!("limit {s:?}: use an integer from 1 to 1000")),
+        },
+    }
+}
+
 /// The OpenAPI `pattern` of a folder: exactly what [`folder`] accepts but
 /// for the length (the schema's `maxLength`). Empty is the root.
 pub(crate) const FOLDER_PATTERN: &str = concat!(
@@ -309,6 +320,11 @@ mod tests {
         assert_eq!(limit(Some("100")).unwrap(), 100);
         for bad in ["0", "101", "-1", "x"] {
             assert!(limit(Some(bad)).is_err());
+        }
+        assert_eq!(folders_limit(None).unwrap(), 100);
+        assert_eq!(folders_limit(Some("1000")).unwrap(), 1000);
+        for bad in ["0", "1001", "-1", "x", ""] {
+            assert!(folders_limit(Some(bad)).is_err());
         }
         assert!(expires_in(0).is_err());
         assert!(expires_in(604_801).is_err());

@@ -3,8 +3,9 @@
 
 use super::auth::Caller;
 use crate::api::{
-    DeleteResult, ErrorBody, FileList, FileRecord, Health, HealthCheck, ListParams, SignedUrl,
-    SignedUrlRequest, Usage,
+    BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileList, FileRecord, FileUpdate,
+    FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck, ListParams,
+    SignedUrl, SignedUrlRequest, Usage,
 };
 use crate::domain::{metadata, validate};
 use crate::service::ServiceError;
@@ -103,6 +104,27 @@ pub(crate) async fn list(
     ))
 }
 
+/// List the immediate subfolders of a folder that hold a file at any depth, by name.
+#[utoipa::path(get, path = "/v1/folders", tag = "files",
+    params(FolderParams),
+    responses(
+        (status = 200, description = "One page", body = FolderList),
+        (status = 400, description = "Invalid parent, limit or cursor", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn folders(
+    State(app): AppState,
+    caller: Caller,
+    params: Result<Query<FolderParams>, QueryRejection>,
+) -> Result<Json<FolderList>, ServiceError> {
+    let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
+    Ok(Json(
+        files::folders(&app, &caller.account.id, params).await?,
+    ))
+}
+
 /// A file's record.
 #[utoipa::path(get, path = "/v1/files/{id}", tag = "files",
     params(("id" = String, Path, description = "The file's id")),
@@ -139,6 +161,88 @@ pub(crate) async fn delete(
 ) -> Result<Json<DeleteResult>, ServiceError> {
     files::delete(&app, &caller.account.id, &id).await?;
     Ok(Json(DeleteResult { success: true }))
+}
+
+/// Rename or move a file; its id, bytes, sha256 and created_at stay, its
+/// url follows the new name (the old one is 404).
+#[utoipa::path(patch, path = "/v1/files/{id}", tag = "files",
+    params(("id" = String, Path, description = "The file's id")),
+    request_body(content = FileUpdate, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The file as it is now", body = FileRecord),
+        (status = 400, description = "No name or folder, an invalid one, or an unknown field", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+        (status = 404, description = "No such file", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn update(
+    State(app): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Json<FileRecord>, ServiceError> {
+    let req: FileUpdate = json_object(body, "{\"name\", \"folder\"}")?;
+    Ok(Json(
+        files::update(&app, &caller.account.id, &id, req).await?,
+    ))
+}
+
+/// Delete up to 1000 files at once (in one transaction).
+#[utoipa::path(post, path = "/v1/files/delete", tag = "files",
+    request_body(content = BulkDeleteRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Which ids were deleted, which were not found", body = BulkDeleteResult),
+        (status = 400, description = "Not 1 to 1000 ids, or an unknown field", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn delete_many(
+    State(app): AppState,
+    caller: Caller,
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+) -> Result<Json<BulkDeleteResult>, ServiceError> {
+    let req: BulkDeleteRequest = json_object(body, "{\"ids\": [...]}")?;
+    Ok(Json(
+        files::delete_many(&app, &caller.account.id, req).await?,
+    ))
+}
+
+/// Delete a folder: every file in it and below, at once.
+#[utoipa::path(delete, path = "/v1/folders", tag = "files",
+    params(FolderTarget),
+    responses(
+        (status = 200, description = "Deleted; the blobs go in the background", body = FolderDeleteResult),
+        (status = 400, description = "No folder, the root, or an invalid folder", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn delete_folder(
+    State(app): AppState,
+    caller: Caller,
+    params: Result<Query<FolderTarget>, QueryRejection>,
+) -> Result<Json<FolderDeleteResult>, ServiceError> {
+    let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
+    Ok(Json(
+        files::delete_folder(&app, &caller.account.id, params.folder.as_deref()).await?,
+    ))
+}
+
+/// A JSON object body (`shape` names its fields in the error): serde would
+/// also read a struct from an array.
+fn json_object<T: serde::de::DeserializeOwned>(
+    body: Result<Json<serde_json::Value>, JsonRejection>,
+    shape: &str,
+) -> Result<T, ServiceError> {
+    let expected =
+        |why: &str| ServiceError::BadRequest(format!("expected a JSON body {shape}: {why}"));
+    let Json(value) = body.map_err(|e| expected(&e.body_text()))?;
+    if !value.is_object() {
+        return Err(expected("not an object"));
+    }
+    serde_json::from_value(value).map_err(|e| expected(&e.to_string()))
 }
 
 /// A signed URL of a file on the CDN routes.

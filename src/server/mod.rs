@@ -74,10 +74,21 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             get(handlers::list).route_layer(guard(Access::Secret)),
         )
         .route(
+            "/v1/folders",
+            get(handlers::folders)
+                .delete(handlers::delete_folder)
+                .route_layer(guard(Access::Secret)),
+        )
+        .route(
             "/v1/files/{id}",
             get(handlers::get)
                 .delete(handlers::delete)
+                .patch(handlers::update)
                 .route_layer(guard(Access::Secret)),
+        )
+        .route(
+            "/v1/files/delete",
+            post(handlers::delete_many).route_layer(guard(Access::Secret)),
         )
         .route(
             "/v1/files/{id}/signed-url",

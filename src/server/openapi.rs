@@ -4,9 +4,10 @@
 //! from the binary, no outside network).
 
 use crate::api::{
-    DeleteResult, ErrorBody, ErrorDetail, FileList, FileRecord, Health, HealthCheck, OpenUpload,
-    OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, UploadToken, UploadTokenPolicy,
-    UploadTokenRequest, Usage, UsageLimits,
+    BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileList,
+    FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
+    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, UploadToken,
+    UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
 };
 use crate::domain::{digest, metadata, sniff, tus, validate};
 use axum::Router;
@@ -36,8 +37,12 @@ use utoipa_swagger_ui::SwaggerUi;
     paths(
         super::handlers::upload,
         super::handlers::list,
+        super::handlers::folders,
         super::handlers::get,
         super::handlers::delete,
+        super::handlers::update,
+        super::handlers::delete_many,
+        super::handlers::delete_folder,
         super::handlers::signed_url,
         super::handlers::usage,
         super::handlers::health,
@@ -53,7 +58,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tokens::revoke,
     ),
     components(schemas(
-        FileRecord, FileList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
+        FileRecord, FileList, FileUpdate, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
         UploadToken, UploadTokenRequest, UploadTokenPolicy
     )),
@@ -119,6 +124,17 @@ impl Modify for Additions {
                     );
                 }
                 _ => {}
+            }
+        }
+        let folder_params = doc
+            .paths
+            .paths
+            .get_mut("/v1/folders")
+            .and_then(|item| item.get.as_mut())
+            .and_then(|op| op.parameters.as_mut());
+        for p in folder_params.into_iter().flatten() {
+            if p.name == "parent" {
+                p.schema = Some(folder_schema().into());
             }
         }
         // Optional tus headers are absent or a string, never null.

@@ -3,13 +3,18 @@
 use super::blobs::delete_blob_now;
 use super::records::{cdn_path_url, record};
 use super::App;
-use crate::api::{FileList, ListParams, SignedUrl};
+use crate::api::{
+    BulkDeleteRequest, BulkDeleteResult, FileList, FileRecord, FileUpdate, Folder,
+    FolderDeleteResult, FolderList, FolderParams, ListParams, SignedUrl,
+};
 use crate::clock::rfc3339_ms;
-use crate::db::{FileRow, FolderFilter, ListFilter, PageAfter};
+use crate::db::{FileChange, FileRow, FolderFilter, ListFilter, PageAfter};
 use crate::domain::validate;
 use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use serde_json::Value;
+use std::sync::Arc;
 
 pub(crate) async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ServiceError> {
     app.meta
@@ -83,6 +88,106 @@ pub(crate) async fn list(
     })
 }
 
+/// Renames or moves a file (the name and folder checked as an upload's;
+/// a name with a directory part is refused rather than cut).
+pub(crate) async fn update(
+    app: &App,
+    account_id: &str,
+    id: &str,
+    req: FileUpdate,
+) -> Result<FileRecord, ServiceError> {
+    if req.name.is_none() && req.folder.is_none() {
+        return Err(ServiceError::bad_request("name or folder is required"));
+    }
+    let name = match req.name {
+        Some(n) if n.contains(['/', '\\']) => {
+            return Err(ServiceError::bad_request(
+                "name may not hold / or \\ (use folder to move a file)",
+            ))
+        }
+        Some(n) => Some(validate::file_name(&n).map_err(ServiceError::BadRequest)?),
+        None => None,
+    };
+    let folder = match &req.folder {
+        None | Some(Value::Null) => None,
+        Some(Value::String(f)) => validate::folder(f).map_err(ServiceError::BadRequest)?,
+        Some(_) => return Err(ServiceError::bad_request("folder must be a string or null")),
+    };
+    let change = FileChange {
+        name,
+        moves: req.folder.is_some(),
+        folder,
+    };
+    let row = app
+        .meta
+        .update_file(account_id, id, change, app.clock.now_ms())
+        .await?
+        .ok_or_else(ServiceError::not_found)?;
+    app.outbox.wake();
+    Ok(record(app, &row))
+}
+
+/// A folders cursor: the last name of the page.
+fn encode_folder_cursor(name: &str) -> String {
+    URL_SAFE_NO_PAD.encode(name)
+}
+
+/// A name a folders cursor holds: one folder segment, or nothing.
+fn decode_folder_cursor(s: &str) -> Option<String> {
+    let name = String::from_utf8(URL_SAFE_NO_PAD.decode(s).ok()?).ok()?;
+    let ok = !name.contains('/') && validate::folder(&name).ok()?.as_deref() == Some(&name);
+    ok.then_some(name)
+}
+
+/// The immediate subfolders of `parent` holding a live file at any depth, by name.
+pub(crate) async fn folders(
+    app: &App,
+    account_id: &str,
+    p: FolderParams,
+) -> Result<FolderList, ServiceError> {
+    let limit = validate::folders_limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
+    let parent = match p.parent.as_deref() {
+        None => None,
+        Some(f) => validate::folder(f).map_err(ServiceError::BadRequest)?,
+    };
+    let after = match p.cursor.as_deref() {
+        None | Some("") => None,
+        Some(c) => Some(
+            decode_folder_cursor(c)
+                .ok_or_else(|| ServiceError::bad_request("cursor is not valid"))?,
+        ),
+    };
+    let mut names = app
+        .meta
+        .subfolders(
+            account_id,
+            parent.as_deref(),
+            after,
+            limit,
+            app.clock.now_ms(),
+        )
+        .await?;
+    let has_more = names.len() > limit as usize;
+    names.truncate(limit as usize);
+    let cursor = match names.last() {
+        Some(last) if has_more => Some(encode_folder_cursor(last)),
+        _ => None,
+    };
+    Ok(FolderList {
+        folders: names
+            .into_iter()
+            .map(|name| Folder {
+                path: parent
+                    .as_ref()
+                    .map_or_else(|| name.clone(), |p| format!("{p}/{name}")),
+                name,
+            })
+            .collect(),
+        has_more,
+        cursor,
+    })
+}
+
 /// Deletes a file: the row and the bytes at once; the blob right after (or,
 /// if the store fails, by the collector later).
 pub(crate) async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
@@ -95,6 +200,84 @@ pub(crate) async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), 
     app.outbox.wake();
     delete_blob_now(app, &row.blob_key).await;
     Ok(())
+}
+
+/// The most files one `POST /v1/files/delete` names.
+const MAX_BULK_DELETE: usize = 1000;
+
+/// Deletes up to 1000 files in one transaction; their blobs (queued a
+/// lease ahead, as for one file) are deleted right after, in the
+/// background (or by the collector, should this node stop first).
+pub(crate) async fn delete_many(
+    app: &Arc<App>,
+    account_id: &str,
+    req: BulkDeleteRequest,
+) -> Result<BulkDeleteResult, ServiceError> {
+    if req.ids.is_empty() || req.ids.len() > MAX_BULK_DELETE {
+        return Err(ServiceError::bad_request(format!(
+            "ids must hold 1 to {MAX_BULK_DELETE} file ids"
+        )));
+    }
+    let mut ids = Vec::with_capacity(req.ids.len());
+    for id in req.ids {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let now = app.clock.now_ms();
+    let gone = app
+        .disk
+        .freeing(|| app.meta.delete_files(account_id, ids.clone(), now))
+        .await?;
+    app.outbox.wake();
+    let keys: Vec<String> = gone
+        .iter()
+        .filter(|r| !r.inline)
+        .map(|r| r.blob_key.clone())
+        .collect();
+    spawn_blob_deletions(app, keys);
+    let deleted: std::collections::HashSet<&str> = gone.iter().map(|r| r.id.as_str()).collect();
+    let (deleted, not_found) = ids
+        .into_iter()
+        .partition(|id| deleted.contains(id.as_str()));
+    Ok(BulkDeleteResult { deleted, not_found })
+}
+
+/// Deletes every file in a folder and below at once; the collector
+/// deletes their blobs in the background. The root is refused.
+pub(crate) async fn delete_folder(
+    app: &App,
+    account_id: &str,
+    folder: Option<&str>,
+) -> Result<FolderDeleteResult, ServiceError> {
+    let folder = validate::folder(folder.unwrap_or(""))
+        .map_err(ServiceError::BadRequest)?
+        .ok_or_else(|| {
+            ServiceError::bad_request("folder is required (the root cannot be deleted this way)")
+        })?;
+    let now = app.clock.now_ms();
+    let deleted = app
+        .disk
+        .freeing(|| app.meta.delete_folder(account_id, &folder, now))
+        .await?;
+    app.outbox.wake();
+    Ok(FolderDeleteResult {
+        success: true,
+        deleted,
+    })
+}
+
+/// Deletes freed blobs one after the other in the background.
+fn spawn_blob_deletions(app: &Arc<App>, keys: Vec<String>) {
+    if keys.is_empty() {
+        return;
+    }
+    let app = Arc::clone(app);
+    tokio::spawn(async move {
+        for key in keys {
+            delete_blob_now(&app, &key).await;
+        }
+    });
 }
 
 pub(crate) async fn sign(
@@ -137,6 +320,24 @@ mod tests {
                 proptest::prop_assert!(a.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
             }
         }
+    }
+
+    #[test]
+    fn folder_cursors_hold_one_segment() {
+        for name in ["a", "v1.2", "-x", ".hidden"] {
+            assert_eq!(
+                decode_folder_cursor(&encode_folder_cursor(name)).as_deref(),
+                Some(name)
+            );
+        }
+        for bad in ["a/b", "", "..", "é", "a b"] {
+            assert_eq!(
+                decode_folder_cursor(&encode_folder_cursor(bad)),
+                None,
+                "{bad}"
+            );
+        }
+        assert_eq!(decode_folder_cursor("!!"), None);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, ListFilter, PageAfter,
-    RowWithData, DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter, FolderRange,
+    ListFilter, PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
@@ -196,6 +196,43 @@ async fn replayed<C: GenericClient>(
         .map(|r| rows::file(&r)))
 }
 
+/// Renames or moves a live file in one statement and queues `file.updated`
+/// in the same transaction. None when absent.
+async fn update_live(
+    tx: &Transaction<'_>,
+    account_id: &str,
+    id: &str,
+    change: &FileChange,
+    now: i64,
+) -> Result<Option<FileRow>, DbError> {
+    let sql = format!(
+        "UPDATE files SET name = coalesce($1, name),
+             folder = CASE WHEN $2::BOOLEAN THEN $3 ELSE folder END
+         WHERE id = $4 AND account_id = $5 AND (expires_at IS NULL OR expires_at > $6)
+         RETURNING {}",
+        rows::FILE
+    );
+    let Some(row) = query_opt(
+        tx,
+        &sql,
+        &[
+            &change.name,
+            &change.moves,
+            &change.folder,
+            &id,
+            &account_id,
+            &now,
+        ],
+    )
+    .await?
+    else {
+        return Ok(None);
+    };
+    let row = rows::file(&row);
+    enqueue(tx, webhooks::FILE_UPDATED, &row, now).await?;
+    Ok(Some(row))
+}
+
 /// Removes a live file in one statement (a second node deleting it at
 /// once waits on the row, then finds it gone), then gives back its bytes.
 async fn delete_live(
@@ -254,6 +291,60 @@ async fn after_removal(
         schedule_by(tx, &row.blob_key, due, owner).await?;
     }
     Ok(())
+}
+
+/// The smallest folder of `account_id` in `range` holding a live file: one
+/// seek in `files_by_folder` (bytewise: the column is COLLATE "C"), then,
+/// past expired rows, the next entries.
+async fn first_live_folder<C: GenericClient>(
+    c: &C,
+    account_id: &str,
+    range: &FolderRange,
+    now: i64,
+) -> Result<Option<String>, DbError> {
+    let sql = if range.inclusive {
+        "SELECT folder FROM files WHERE account_id = $1 AND folder >= $2 AND folder < $3
+         AND (expires_at IS NULL OR expires_at > $4) ORDER BY folder LIMIT 1"
+    } else {
+        "SELECT folder FROM files WHERE account_id = $1 AND folder > $2 AND folder < $3
+         AND (expires_at IS NULL OR expires_at > $4) ORDER BY folder LIMIT 1"
+    };
+    let row = query_opt(c, sql, &[&account_id, &range.lo, &range.hi, &now]).await?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// [`crate::db::model::subfolder_names`] on one transaction (REPEATABLE
+/// READ: every probe sees the same files).
+async fn subfolders_in(
+    tx: &Transaction<'_>,
+    account_id: &str,
+    parent: Option<&str>,
+    mut after: Option<String>,
+    limit: u32,
+    now: i64,
+) -> Result<Vec<String>, DbError> {
+    execute(
+        tx,
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        &[],
+    )
+    .await?;
+    let mut names = Vec::new();
+    while names.len() <= limit as usize {
+        let mut seek = SubfolderSeek::new(parent, after.clone());
+        let mut range = seek.start();
+        let name = loop {
+            match seek.answer(first_live_folder(tx, account_id, &range, now).await?) {
+                SeekStep::Probe(r) => range = r,
+                SeekStep::Found(n) => break Some(n),
+                SeekStep::End => break None,
+            }
+        };
+        let Some(name) = name else { break };
+        after = Some(name.clone());
+        names.push(name);
+    }
+    Ok(names)
 }
 
 #[async_trait]
@@ -393,6 +484,34 @@ impl FileRepo for PgStore {
         })
     }
 
+    async fn update_file(
+        &self,
+        account_id: &str,
+        id: &str,
+        change: FileChange,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError> {
+        if has_nul(&[account_id, id]) {
+            return Ok(None);
+        }
+        in_tx!(self, |tx| update_live(&tx, account_id, id, &change, now)
+            .await)
+    }
+
+    async fn subfolders(
+        &self,
+        account_id: &str,
+        parent: Option<&str>,
+        after: Option<String>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<String>, DbError> {
+        in_tx!(self, |tx| subfolders_in(
+            &tx, account_id, parent, after, limit, now
+        )
+        .await)
+    }
+
     async fn delete_file(
         &self,
         account_id: &str,
@@ -404,6 +523,98 @@ impl FileRepo for PgStore {
         }
         in_tx!(self, |tx| delete_live(&tx, account_id, id, now, self.node)
             .await)
+    }
+
+    /// One statement removes them all, locked in id order (so two bulk
+    /// deletes never deadlock; rows another request is deleting are waited
+    /// on, then found gone); then what follows each, in id order.
+    async fn delete_files(
+        &self,
+        account_id: &str,
+        ids: Vec<String>,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        let ids: Vec<String> = ids.into_iter().filter(|id| !has_nul(&[id])).collect();
+        if has_nul(&[account_id]) || ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let node = self.node;
+        in_tx!(self, |tx| {
+            let sql = format!(
+                "DELETE FROM files WHERE id IN (
+                     SELECT id FROM files WHERE account_id = $1 AND id = ANY($2)
+                     AND (expires_at IS NULL OR expires_at > $3) ORDER BY id FOR UPDATE)
+                 RETURNING {}",
+                rows::FILE
+            );
+            let mut gone: Vec<FileRow> = query(&tx, &sql, &[&account_id, &ids, &now])
+                .await?
+                .iter()
+                .map(rows::file)
+                .collect();
+            gone.sort_by(|a, b| a.id.cmp(&b.id));
+            let due = now + DELETION_LEASE_MS;
+            for row in &gone {
+                after_removal(&tx, row, (now, due, Some(node)), webhooks::FILE_DELETED).await?;
+            }
+            Ok(gone)
+        })
+    }
+
+    /// One statement: the rows deleted (locked in id order), and from what
+    /// they were, the events (the file row as JSON, as `enqueue` writes
+    /// it), the blob queue (due now, no owner: the collector's), inline
+    /// bytes, idempotency keys and the account's bytes.
+    async fn delete_folder(
+        &self,
+        account_id: &str,
+        folder: &str,
+        now: i64,
+    ) -> Result<u64, DbError> {
+        if has_nul(&[account_id, folder]) {
+            return Ok(0);
+        }
+        let (under, after) = (format!("{folder}/"), format!("{folder}0"));
+        let sql = format!(
+            "WITH gone AS (
+                 DELETE FROM files WHERE id IN (
+                     SELECT id FROM files WHERE account_id = $1
+                     AND (folder = $2 OR (folder >= $3 AND folder < $4))
+                     AND (expires_at IS NULL OR expires_at > $5) ORDER BY id FOR UPDATE)
+                 RETURNING *),
+             events AS (
+                 INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+                 SELECT 'msg_' || replace(gen_random_uuid()::TEXT, '-', ''), w.id, g.id, '{event}',
+                     json_build_object('id', g.id, 'account_id', g.account_id, 'name', g.name,
+                         'folder', g.folder, 'size', g.size, 'content_type', g.content_type,
+                         'private', g.private, 'sha256', g.sha256, 'blob_key', g.blob_key,
+                         'created_at', g.created_at, 'expires_at', g.expires_at,
+                         'inline', g.inline,
+                         'metadata', (CASE WHEN g.metadata = '' THEN '{{}}' ELSE g.metadata END)::json
+                     )::TEXT, $5, $5
+                 FROM gone g JOIN webhooks w ON w.account_id = g.account_id
+                     AND '{event}' = ANY(string_to_array(w.events, ','))),
+             queued AS (
+                 INSERT INTO blob_deletions (blob_key, due_at, owner)
+                 SELECT DISTINCT blob_key, $5::BIGINT, NULL::INTEGER FROM gone WHERE NOT inline
+                 ON CONFLICT (blob_key)
+                 DO UPDATE SET due_at = LEAST(blob_deletions.due_at, EXCLUDED.due_at), owner = NULL),
+             inline AS (
+                 DELETE FROM inline_blobs WHERE blob_key IN (SELECT blob_key FROM gone WHERE inline)),
+             keys AS (
+                 DELETE FROM idempotency_keys WHERE file_id IN (SELECT id FROM gone)),
+             bytes AS (
+                 UPDATE accounts SET storage_bytes =
+                     GREATEST(0, storage_bytes - (SELECT coalesce(sum(size), 0) FROM gone))
+                 WHERE id = $1)
+             SELECT count(*) FROM gone",
+            event = webhooks::FILE_DELETED
+        );
+        in_tx!(self, |tx| {
+            let row = query_opt(&tx, &sql, &[&account_id, &folder, &under, &after, &now]).await?;
+            let n: i64 = row.map_or(0, |r| r.get(0));
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
     }
 
     /// Removes up to `max` expired files. Rows another node is reaping are

@@ -5,8 +5,8 @@
 use super::{accounts, blobs, outbox, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, Commitments, FileRow, FolderFilter, ListFilter, PageAfter,
-    RowWithData, DELETION_LEASE_MS,
+    subfolder_names, CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter,
+    FolderRange, ListFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
@@ -243,6 +243,64 @@ fn page(
     Ok(rows)
 }
 
+/// Renames or moves a live file in one statement and queues `file.updated`
+/// in the same transaction. None when absent.
+fn update_live(
+    conn: &mut Connection,
+    account_id: &str,
+    id: &str,
+    change: &FileChange,
+    now: i64,
+) -> Result<Option<FileRow>, DbError> {
+    let tx = write_tx(conn)?;
+    let row = tx
+        .prepare_cached(&format!(
+            "UPDATE files SET name = coalesce(?1, name),
+                 folder = CASE WHEN ?2 THEN ?3 ELSE folder END
+             WHERE id = ?4 AND account_id = ?5 AND (expires_at IS NULL OR expires_at > ?6)
+             RETURNING {COLUMNS}"
+        ))?
+        .query_row(
+            params![
+                change.name,
+                change.moves,
+                change.folder,
+                id,
+                account_id,
+                now
+            ],
+            from_row,
+        )
+        .optional()?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    outbox::enqueue(&tx, webhooks::FILE_UPDATED, &row, now)?;
+    tx.commit()?;
+    Ok(Some(row))
+}
+
+/// The smallest folder of `account_id` in `range` holding a live file: one
+/// seek in `files_by_folder` (then, past expired rows, the next entries).
+fn first_live_folder(
+    conn: &Connection,
+    account_id: &str,
+    range: &FolderRange,
+    now: i64,
+) -> Result<Option<String>, DbError> {
+    let sql = if range.inclusive {
+        "SELECT folder FROM files WHERE account_id = ?1 AND folder >= ?2 AND folder < ?3
+         AND (expires_at IS NULL OR expires_at > ?4) ORDER BY folder LIMIT 1"
+    } else {
+        "SELECT folder FROM files WHERE account_id = ?1 AND folder > ?2 AND folder < ?3
+         AND (expires_at IS NULL OR expires_at > ?4) ORDER BY folder LIMIT 1"
+    };
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row(params![account_id, range.lo, range.hi, now], |r| r.get(0))
+        .optional()?)
+}
+
 /// Removes a live file: its row goes, its bytes are given back and its blob is
 /// queued for deletion (due now), all in one transaction. None when absent.
 fn delete_live(
@@ -264,6 +322,100 @@ fn delete_live(
     )?;
     tx.commit()?;
     Ok(Some(row))
+}
+
+/// Removes the live files of `account_id` among `ids` in one write
+/// transaction, each as `delete_live` does.
+fn delete_many(
+    conn: &mut Connection,
+    account_id: &str,
+    ids: &[String],
+    now: i64,
+) -> Result<Vec<FileRow>, DbError> {
+    let tx = write_tx(conn)?;
+    let mut gone = Vec::new();
+    for id in ids {
+        if let Some(row) = get_live(&tx, account_id, id, now)? {
+            remove_in(
+                &tx,
+                &row,
+                (now, now + DELETION_LEASE_MS),
+                webhooks::FILE_DELETED,
+            )?;
+            gone.push(row);
+        }
+    }
+    tx.commit()?;
+    Ok(gone)
+}
+
+/// The live files of account `?1` in folder `?2` and below (`?3` = `?2/`,
+/// `?4` = `?2` + '0', the byte after '/'), at `?5`.
+const IN_FOLDER: &str = "account_id = ?1 AND (folder = ?2 OR (folder >= ?3 AND folder < ?4))
+     AND (expires_at IS NULL OR expires_at > ?5)";
+
+/// Removes every live file of `account_id` in `folder` and below, a few
+/// set-based statements in one write transaction: the events (the file
+/// row as JSON, as `outbox::enqueue` writes it), the blob queue, inline
+/// bytes, idempotency keys, the account's bytes, then the rows.
+fn delete_folder(
+    conn: &mut Connection,
+    account_id: &str,
+    folder: &str,
+    now: i64,
+) -> Result<u64, DbError> {
+    let tx = write_tx(conn)?;
+    let args = params![
+        account_id,
+        folder,
+        format!("{folder}/"),
+        format!("{folder}0"),
+        now
+    ];
+    tx.prepare_cached(&format!(
+        "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+         SELECT 'msg_' || lower(hex(randomblob(16))), w.id, f.id, '{event}',
+             json_object('id', f.id, 'account_id', f.account_id, 'name', f.name,
+                 'folder', f.folder, 'size', f.size, 'content_type', f.content_type,
+                 'private', json(CASE WHEN f.private THEN 'true' ELSE 'false' END),
+                 'sha256', f.sha256, 'blob_key', f.blob_key, 'created_at', f.created_at,
+                 'expires_at', f.expires_at,
+                 'inline', json(CASE WHEN f.inline THEN 'true' ELSE 'false' END),
+                 'metadata', json(CASE WHEN f.metadata = '' THEN '{{}}' ELSE f.metadata END)),
+             ?5, ?5
+         FROM (SELECT * FROM files WHERE {IN_FOLDER}) f
+         JOIN webhooks w ON w.account_id = f.account_id
+             AND instr(',' || w.events || ',', ',{event},') > 0
+         ORDER BY f.created_at, f.id",
+        event = webhooks::FILE_DELETED,
+    ))?
+    .execute(args)?;
+    tx.prepare_cached(&format!(
+        "INSERT INTO blob_deletions (blob_key, due_at)
+         SELECT blob_key, ?5 FROM files WHERE {IN_FOLDER} AND NOT inline
+         ON CONFLICT (blob_key) DO UPDATE SET due_at = MIN(due_at, excluded.due_at)"
+    ))?
+    .execute(args)?;
+    tx.prepare_cached(&format!(
+        "DELETE FROM inline_blobs WHERE blob_key IN
+             (SELECT blob_key FROM files WHERE {IN_FOLDER} AND inline)"
+    ))?
+    .execute(args)?;
+    tx.prepare_cached(&format!(
+        "DELETE FROM idempotency_keys WHERE file_id IN (SELECT id FROM files WHERE {IN_FOLDER})"
+    ))?
+    .execute(args)?;
+    let bytes: i64 = tx
+        .prepare_cached(&format!(
+            "SELECT coalesce(sum(size), 0) FROM files WHERE {IN_FOLDER}"
+        ))?
+        .query_row(args, |r| r.get(0))?;
+    accounts::add_storage(&tx, account_id, -bytes)?;
+    let n = tx
+        .prepare_cached(&format!("DELETE FROM files WHERE {IN_FOLDER}"))?
+        .execute(args)?;
+    tx.commit()?;
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
 /// Removes a file's row at `now`, gives back its bytes, frees its blob
@@ -380,6 +532,41 @@ impl FileRepo for SqliteStore {
             .await
     }
 
+    async fn update_file(
+        &self,
+        account_id: &str,
+        id: &str,
+        change: FileChange,
+        now: i64,
+    ) -> Result<Option<FileRow>, DbError> {
+        let (acc, id) = (owned(account_id), owned(id));
+        self.db
+            .write(move |c| update_live(c, &acc, &id, &change, now))
+            .await
+    }
+
+    async fn subfolders(
+        &self,
+        account_id: &str,
+        parent: Option<&str>,
+        after: Option<String>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<String>, DbError> {
+        let (acc, parent) = (owned(account_id), parent.map(str::to_string));
+        self.db
+            .run(move |c| {
+                // One transaction: every probe sees the same files.
+                let tx = c.transaction()?;
+                let names = subfolder_names(parent.as_deref(), after, limit, |r| {
+                    first_live_folder(&tx, &acc, r, now)
+                })?;
+                tx.commit()?;
+                Ok(names)
+            })
+            .await
+    }
+
     async fn delete_file(
         &self,
         account_id: &str,
@@ -388,6 +575,30 @@ impl FileRepo for SqliteStore {
     ) -> Result<Option<FileRow>, DbError> {
         let (acc, id) = (owned(account_id), owned(id));
         self.db.write(move |c| delete_live(c, &acc, &id, now)).await
+    }
+
+    async fn delete_files(
+        &self,
+        account_id: &str,
+        ids: Vec<String>,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        let acc = owned(account_id);
+        self.db
+            .write(move |c| delete_many(c, &acc, &ids, now))
+            .await
+    }
+
+    async fn delete_folder(
+        &self,
+        account_id: &str,
+        folder: &str,
+        now: i64,
+    ) -> Result<u64, DbError> {
+        let (acc, folder) = (owned(account_id), owned(folder));
+        self.db
+            .write(move |c| delete_folder(c, &acc, &folder, now))
+            .await
     }
 
     async fn reap_expired_files(&self, now: i64, max: u32) -> Result<Vec<FileRow>, DbError> {

@@ -10,9 +10,11 @@ use sha2::Sha256;
 pub const FILE_CREATED: &str = "file.created";
 pub const FILE_DELETED: &str = "file.deleted";
 pub const FILE_EXPIRED: &str = "file.expired";
+/// A rename or move (`PATCH /v1/files/{id}`): `data` is the file as it is now.
+pub const FILE_UPDATED: &str = "file.updated";
 
 /// Every event, in the order `events` lists them by default.
-pub const EVENTS: [&str; 3] = [FILE_CREATED, FILE_DELETED, FILE_EXPIRED];
+pub const EVENTS: [&str; 4] = [FILE_CREATED, FILE_DELETED, FILE_EXPIRED, FILE_UPDATED];
 /// The events a subscription asks for: every event when none is named;
 /// each named once, known, in the canonical order.
 pub fn events(asked: &[String]) -> Result<Vec<String>, String> {
@@ -113,7 +115,8 @@ mod tests {
             FILE_CREATED.to_string(),
         ];
         assert_eq!(events(&asked).unwrap(), [FILE_CREATED, FILE_EXPIRED]);
-        assert!(events(&["file.updated".to_string()]).is_err());
+        assert_eq!(events(&[FILE_UPDATED.to_string()]).unwrap(), [FILE_UPDATED]);
+        assert!(events(&["file.moved".to_string()]).is_err());
     }
 
     #[test]

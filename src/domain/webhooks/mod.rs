@@ -15,6 +15,6 @@ pub use limits::{
 };
 pub use message::{
     events, message_id, new_secret, signature, url, EVENTS, FILE_CREATED, FILE_DELETED,
-    FILE_EXPIRED,
+    FILE_EXPIRED, FILE_UPDATED,
 };
 pub use scheduler::{Scheduler, Started};

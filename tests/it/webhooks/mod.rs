@@ -38,6 +38,7 @@ mod two_nodes;
 const CREATED: &str = "file.created";
 const DELETED: &str = "file.deleted";
 const EXPIRED: &str = "file.expired";
+const UPDATED: &str = "file.updated";
 
 // ---------------------------------------------------------------------------
 // The admin CLI
@@ -98,7 +99,7 @@ impl Target {
         assert!(id.starts_with("wh_"), "{wh}");
         assert_eq!(wh["url"], url, "{wh}");
         let want: Vec<&str> = if events.is_empty() {
-            vec![CREATED, DELETED, EXPIRED]
+            vec![CREATED, DELETED, EXPIRED, UPDATED]
         } else {
             events.to_vec()
         };

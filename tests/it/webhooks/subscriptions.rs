@@ -36,7 +36,7 @@ async fn event_filter_accounts_and_deleted_webhooks() {
         "--url",
         &all.url(),
         "--event",
-        "file.updated",
+        "file.moved",
         "--json",
     ]);
     assert!(!refused.status.success(), "an unknown event was accepted");
