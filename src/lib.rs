@@ -6,7 +6,7 @@
 //!   HTTP, and the one mapping of a service error to a status and envelope.
 //! - `service`: the rules that touch I/O (uploads, tus, reads, the CDN's rules,
 //!   the collector, admin), with their own transport-free error.
-//! - `db`: the metadata seam (`MetaStore`, the sum of seven aggregate traits)
+//! - `db`: the metadata seam (`MetaStore`, the sum of eight aggregate traits)
 //!   and its SQLite and PostgreSQL implementations, one file per aggregate.
 //! - `storage`: the `BlobStore` trait with a local-disk and an S3 implementation.
 //! - `config`; `domain`: pure rules (validation, signing, the quota rule, …).

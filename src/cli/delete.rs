@@ -4,7 +4,7 @@
 //! terminal (unless `--yes`).
 
 use super::context::{Ctx, NetArgs};
-use super::output::stderr_line;
+use super::output::{self, stderr_line};
 use crate::client::ClientError;
 
 /// Delete files permanently
@@ -61,19 +61,15 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
 
 /// `--folder F --recursive`: asks first on a terminal unless `--yes`.
 async fn delete_folder(args: &DeleteArgs, folder: &str, ctx: &Ctx) -> Result<u8, ClientError> {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::IsTerminal;
     if !args.recursive {
         return Err(ClientError::usage(
             "deleting a folder deletes its subfolders too: add --recursive",
         ));
     }
     if !args.yes && std::io::stdin().is_terminal() {
-        let mut err = std::io::stderr();
-        let _ = write!(err, "delete every file in {folder} and below? [y/N] ");
-        let _ = err.flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().lock().read_line(&mut answer);
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        let answer = output::ask(&format!("delete every file in {folder} and below? [y/N] "));
+        if !matches!(answer.as_str(), "y" | "Y" | "yes") {
             return Err(ClientError::usage("not deleted (answer y, or pass --yes)"));
         }
     }

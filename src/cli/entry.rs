@@ -7,13 +7,13 @@
 use crate::cli::context::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::globals::GlobalArgs;
+use crate::cli::output::error_line;
 use crate::cli::{self, Cli, Command};
 use crate::client::error::exit;
 use crate::client::ClientError;
 use clap::Parser;
 use std::fmt::Write as _;
 use std::future::Future;
-use std::io::Write;
 use std::process::ExitCode;
 
 /// The whole program: parses the command line, runs the command, and gives
@@ -85,11 +85,6 @@ where
     // are already written or removed.
     rt.shutdown_background();
     report(result)
-}
-
-/// Prints one error line to stderr (never panicking when stderr is gone).
-fn error_line(code: &str, message: &str) {
-    let _ = writeln!(std::io::stderr(), "error: {code}: {message}");
 }
 
 /// The exit status of a command, printing its error (a closed stdout is

@@ -58,3 +58,21 @@ impl Printer {
 pub(crate) fn stderr_line(text: &str) {
     eprintln!("{text}");
 }
+
+/// The error line a failed command ends with, on stderr; never panics when
+/// stderr is gone (the command's status still says it failed).
+pub(crate) fn error_line(code: &str, message: &str) {
+    let _ = writeln!(std::io::stderr(), "error: {code}: {message}");
+}
+
+/// Asks the person at the terminal `question` (on stderr, no newline) and
+/// returns the answer's line, trimmed (empty when stdin is closed).
+pub(crate) fn ask(question: &str) -> String {
+    use std::io::BufRead;
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{question}");
+    let _ = err.flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    answer.trim().to_owned()
+}

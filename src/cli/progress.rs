@@ -321,7 +321,7 @@ mod tests {
             }
         }
         assert_eq!(seen, 32);
-        // The cases the contract spells out.
+        // The cases docs/decisions.md ("Command line") spells out.
         assert_eq!(Mode::choose(false, false, false, false, true), Mode::Bars);
         assert_eq!(Mode::choose(false, false, false, false, false), Mode::Lines);
         assert_eq!(Mode::choose(true, false, false, false, true), Mode::Quiet);

@@ -27,22 +27,10 @@ pub async fn open(
     database_url: Option<&str>,
     statement_timeout: std::time::Duration,
 ) -> Result<DynMetaStore, DbError> {
-    Ok(open_with_file(data_dir, database_url, statement_timeout)
-        .await?
-        .0)
-}
-
-/// As [`open`], with the SQLite database underneath when it is SQLite (for
-/// tests and tools that read the file itself).
-pub(crate) async fn open_with_file(
-    data_dir: &std::path::Path,
-    database_url: Option<&str>,
-    statement_timeout: std::time::Duration,
-) -> Result<(DynMetaStore, Option<sqlite::Db>), DbError> {
     if let Some(url) = database_url {
         let store = PgStore::connect_with(url, statement_timeout).await?;
-        return Ok((std::sync::Arc::new(store), None));
+        return Ok(std::sync::Arc::new(store));
     }
     let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;
-    Ok((std::sync::Arc::new(SqliteStore::new(db.clone())), Some(db)))
+    Ok(std::sync::Arc::new(SqliteStore::new(db)))
 }

@@ -1,4 +1,4 @@
-//! A file's metadata (CONTRACT.md §14, "File metadata"): a JSON object of
+//! A file's metadata (docs/api.md, the upload form's `metadata`): a JSON object of
 //! string values the client attaches to an upload, stored and returned with
 //! the file.
 

@@ -51,7 +51,7 @@ pub fn file_name(raw: &str) -> Result<String, String> {
     Ok(base.to_string())
 }
 
-/// Seconds of the contract's duration form: a non-negative integer and one
+/// Seconds of the duration form docs/api.md gives `expires`: a non-negative integer and one
 /// of `s m h d w` (`30s`, `15m`, `1h`, `7d`, `2w`); None for anything else
 /// (or an overflow). Shared by the server (`expires`) and the CLI.
 pub fn unit_duration_secs(raw: &str) -> Option<u64> {

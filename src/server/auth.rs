@@ -1,5 +1,5 @@
 //! Authentication and the access rules that come before any handler runs,
-//! in the contract's order: 401 (no or bad key or upload token, a token on
+//! in the order docs/api.md's "Errors" gives: 401 (no or bad key or upload token, a token on
 //! a route other than upload), then 403 (public key on a route other than
 //! upload, wrong origin, grace period), then the rate limit.
 //!

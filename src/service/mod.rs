@@ -27,7 +27,6 @@ pub(crate) mod webhooks;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};
-use crate::db::sqlite::Db;
 use crate::db::{Account, DbError, DynMetaStore};
 use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
@@ -57,8 +56,6 @@ pub struct App {
     pub(crate) tus_locks: tus_locks::Locks,
     /// Wakes the webhook sender.
     pub(crate) outbox: Arc<outbox::Outbox>,
-    /// The SQLite database underneath, when the metadata store is SQLite.
-    sqlite: Option<Db>,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -97,8 +94,7 @@ impl App {
         crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
         let url = config.database_url.as_ref().map(Secret::expose);
-        let (meta, sqlite) =
-            crate::db::open_with_file(&data_dir, url, config.statement_timeout).await?;
+        let meta = crate::db::open(&data_dir, url, config.statement_timeout).await?;
         let store: DynBlobStore = match config.storage.backend {
             BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
             BackendKind::Local => {
@@ -129,7 +125,6 @@ impl App {
             in_flight: inflight::InFlight::default(),
             tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
-            sqlite,
             spool_dir,
         }))
     }
@@ -142,12 +137,6 @@ impl App {
             .get(&account.plan)
             .or_else(|| self.config.plans.get(&self.config.default_plan))
             .expect("the default plan exists (checked when the config loads)")
-    }
-
-    /// The SQLite database underneath, when the metadata store is SQLite
-    /// (for tests and tools that read the file itself).
-    pub fn sqlite(&self) -> Option<&Db> {
-        self.sqlite.as_ref()
     }
 
     /// On an empty database: creates the `default` account and one secret key.

@@ -86,3 +86,16 @@ pub(crate) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan)
         now: now / 1000,
     }
 }
+
+/// The type a file starting with `head` is stored as when the policy checks
+/// types (None: it does not, and the name and declared type decide), or
+/// the policy's refusal (415).
+pub(crate) fn sniffed_type(
+    policy: &UploadPolicy,
+    head: &[u8],
+    declared: Option<&str>,
+) -> Result<Option<String>, ServiceError> {
+    policy
+        .type_of(head, declared)
+        .map_err(ServiceError::UnsupportedMediaType)
+}

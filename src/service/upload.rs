@@ -13,7 +13,7 @@
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
-use super::refusals::{refused, size_limit, storage_exceeded};
+use super::refusals::{refused, size_limit, sniffed_type, storage_exceeded};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, records, App};
 use crate::api::FileRecord;
@@ -408,9 +408,7 @@ impl Sniffer {
         sniffed: &mut Option<String>,
     ) -> Result<(), ServiceError> {
         if let Some(head) = head {
-            *sniffed = policy
-                .type_of(head, declared)
-                .map_err(ServiceError::UnsupportedMediaType)?;
+            *sniffed = sniffed_type(policy, head, declared)?;
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! Upload tokens, upload policies and file metadata on the command line
-//! (CONTRACT.md §14): `token create` (its URL takes a plain multipart POST
+//! (docs/api.md, "Upload tokens"): `token create` (its URL takes a plain multipart POST
 //! with no key), `upload --metadata` (multipart and resumable), `list
 //! --metadata`, and `admin key create --kind public` with a policy.
 

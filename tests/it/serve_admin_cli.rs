@@ -241,13 +241,8 @@ fn sigterm_with_a_stalled_client_exits_within_the_shutdown_timeout() {
     .unwrap();
     let port = free_port();
     let data = dir.path().join("data");
-    let (mut child, lines) = serve_with(&data, port, &["--config".as_ref(), config.as_os_str()]);
-    let key = lines
-        .iter()
-        .flat_map(|l| l.split_whitespace())
-        .find(|w| w.starts_with("sk_"))
-        .expect("the first start prints a key")
-        .to_string();
+    let (mut child, _) = serve_with(&data, port, &["--config".as_ref(), config.as_os_str()]);
+    let key = child.key();
     let mut stalled = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stalled,

@@ -11,6 +11,7 @@ use crate::domain::validate;
 use crate::service::blobs::delete_blob_now;
 use crate::service::commit::{commit, commit_context, PendingBlob};
 use crate::service::error::ServiceError;
+use crate::service::refusals::sniffed_type;
 use crate::service::App;
 use crate::storage::{Partial, StorageError};
 use futures_util::StreamExt;
@@ -91,7 +92,7 @@ async fn stored_type(
     while let Some(chunk) = bytes.next().await {
         head.extend_from_slice(&chunk.map_err(ServiceError::from_io)?);
     }
-    match super::sniffed_type(policy, &head, row.content_type.as_deref()) {
+    match sniffed_type(policy, &head, row.content_type.as_deref()) {
         Ok(t) => Ok(t),
         Err(refused) => {
             discard(app, row).await?;

@@ -34,7 +34,7 @@ use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
 use crate::service::error::ServiceError;
-use crate::service::refusals::{refused, size_limit, token_spent};
+use crate::service::refusals::{refused, size_limit, sniffed_type, token_spent};
 use crate::service::App;
 use complete::complete;
 use lease::Lease;
@@ -167,19 +167,6 @@ fn settle(policy: &UploadPolicy, meta: Metadata) -> Result<Metadata, ServiceErro
         metadata: s.metadata,
         ..meta
     })
-}
-
-/// The type a file starting with `head` is stored as when the policy checks
-/// types (None: it does not, and the name and declared type decide), or
-/// the policy's refusal (415).
-pub(super) fn sniffed_type(
-    policy: &UploadPolicy,
-    head: &[u8],
-    declared: Option<&str>,
-) -> Result<Option<String>, ServiceError> {
-    policy
-        .type_of(head, declared)
-        .map_err(ServiceError::UnsupportedMediaType)
 }
 
 /// The answer to a replayed creation: the upload (and its file, if

@@ -12,6 +12,7 @@ use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::sniff::{Head, SNIFF_LEN};
 use crate::domain::tus::{self as rules, Algorithm};
 use crate::service::error::ServiceError;
+use crate::service::refusals::sniffed_type;
 use crate::service::App;
 use crate::storage::{Partial, StorageError};
 use bytes::Bytes;
@@ -292,7 +293,7 @@ where
     body.map(move |chunk| {
         let chunk = chunk?;
         if let Some(h) = head.push(&chunk) {
-            super::sniffed_type(&policy, h, declared.as_deref())?;
+            sniffed_type(&policy, h, declared.as_deref())?;
         }
         Ok(chunk)
     })

@@ -50,7 +50,7 @@ impl Run {
         self
     }
 
-    /// Asserts the error line of the contract: `error: <code>: …`.
+    /// Asserts the CLI's error line (docs/decisions.md, "Command line"): `error: <code>: …`.
     #[track_caller]
     pub fn expect_error(&self, status: i32, code: &str) -> &Self {
         self.expect(status);

@@ -230,14 +230,27 @@ impl TestServer {
     /// True when this server's metadata is on PostgreSQL
     /// (`FILESTORE_TEST_DATABASE_URL`).
     pub fn on_postgres(&self) -> bool {
-        self.app.sqlite().is_none()
+        self.app.config.database_url.is_some()
+    }
+
+    /// A connection of the test's own to the server's SQLite database (None
+    /// on PostgreSQL): the file itself, beside the server's (WAL; a write
+    /// waits for the server's writer).
+    pub fn sqlite(&self) -> Option<rusqlite::Connection> {
+        if self.on_postgres() {
+            return None;
+        }
+        let conn = rusqlite::Connection::open(self.data_dir.join("filestore.db")).unwrap();
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        Some(conn)
     }
 
     /// The first column of the first row of `sql` as text, whichever store
     /// the server runs on (SQL that both dialects read alike).
     pub fn text(&self, sql: &str) -> String {
-        match self.app.sqlite() {
-            Some(db) => db.conn().unwrap().query_row(sql, [], |r| r.get(0)).unwrap(),
+        match self.sqlite() {
+            Some(db) => db.query_row(sql, [], |r| r.get(0)).unwrap(),
             None => pg::text(self.database_url(), sql),
         }
     }
@@ -421,8 +434,8 @@ impl TestServer {
     /// One number from the server's database (`SELECT COUNT(*) …`), on
     /// SQLite or PostgreSQL.
     pub fn count(&self, sql: &str) -> i64 {
-        match self.app.sqlite() {
-            Some(db) => count(db, sql),
+        match self.sqlite() {
+            Some(db) => db.query_row(sql, [], |r| r.get(0)).unwrap(),
             None => pg::count(self.database_url(), sql),
         }
     }

@@ -146,10 +146,7 @@ async fn folder_delete_of_100k_files_answers_within_2s() {
             ),
         );
     } else {
-        srv.app
-            .sqlite()
-            .unwrap()
-            .conn()
+        srv.sqlite()
             .unwrap()
             .execute_batch(&format!(
                 "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)

@@ -1,4 +1,4 @@
-//! Folder and bulk operations (CONTRACT §15): rename and move keeping the
+//! Folder and bulk operations (docs/api.md, "Folders"): rename and move keeping the
 //! id, with their webhook, on every store and database the suite runs.
 
 mod bulk;

@@ -1,4 +1,4 @@
-//! Upload tokens, upload policies and file metadata (CONTRACT §14, issue 21),
+//! Upload tokens, upload policies and file metadata (docs/api.md, "Upload tokens"),
 //! black-box over HTTP: the token routes and their refusals, multipart and
 //! tus uploads with a token, the policy's every rule (each refusal stores
 //! nothing and spends no use), public keys with a policy (made with
@@ -20,10 +20,12 @@ use reqwest::Response;
 use serde_json::{json, Value};
 
 mod exact;
+mod exposure;
 mod metadata;
 mod multipart;
 mod policy;
 mod routes;
+mod streaming;
 mod tus;
 
 /// The default plan (`free`) with room for every request a test makes at

@@ -184,14 +184,12 @@ fn stored_expiry(srv: &TestServer, id: &str) -> i64 {
 /// Makes `event` on `table` (e.g. `UPDATE OF lease_until`) fail, until
 /// [`allow`]: a database that refuses one kind of write.
 fn refuse(srv: &TestServer, name: &str, event: &str, table: &str) {
-    if let Some(db) = srv.app.sqlite() {
-        db.conn()
-            .unwrap()
-            .execute_batch(&format!(
-                "CREATE TRIGGER {name} BEFORE {event} ON {table}
+    if let Some(db) = srv.sqlite() {
+        db.execute_batch(&format!(
+            "CREATE TRIGGER {name} BEFORE {event} ON {table}
                  BEGIN SELECT RAISE(ABORT, '{name}'); END"
-            ))
-            .unwrap();
+        ))
+        .unwrap();
     } else {
         let url = srv.database_url();
         pg::execute(
@@ -212,12 +210,8 @@ fn refuse(srv: &TestServer, name: &str, event: &str, table: &str) {
 }
 
 fn allow(srv: &TestServer, name: &str, table: &str) {
-    match srv.app.sqlite() {
-        Some(db) => db
-            .conn()
-            .unwrap()
-            .execute_batch(&format!("DROP TRIGGER {name}"))
-            .unwrap(),
+    match srv.sqlite() {
+        Some(db) => db.execute_batch(&format!("DROP TRIGGER {name}")).unwrap(),
         None => pg::execute(
             srv.database_url(),
             &format!("DROP TRIGGER {name} ON {table}"),

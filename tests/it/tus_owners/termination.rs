@@ -54,9 +54,9 @@ async fn an_upload_ended_under_its_last_patch_answers_410() {
     let id = id_of(&url);
     let (tx, patching) = trickling(&srv, &secret, &url, &[1; 10]).await;
     let past = format!("UPDATE tus_uploads SET expires_at = 1 WHERE id = '{id}'");
-    match srv.app.sqlite() {
+    match srv.sqlite() {
         Some(db) => {
-            db.conn().unwrap().execute(&past, []).unwrap();
+            db.execute(&past, []).unwrap();
         }
         None => pg::execute(srv.database_url(), &past),
     }

@@ -1,4 +1,4 @@
--- Upload tokens (CONTRACT.md §14): a counted, short-lived permission to
+-- Upload tokens (docs/api.md, "Upload tokens"): a counted, short-lived permission to
 -- upload into one account; only the SHA-256 of the secret is kept. A
 -- resumable upload holds one use from its creation (`uploads_open`) until
 -- its file is created (then `uploads_used`) or it ends (given back). The
