@@ -9,7 +9,7 @@
 //!
 //! `filestore download --folder F -o DIR`: every file of F and below into
 //! DIR, the tree recreated (`sub/dir/name`, a repeated path numbered ` (2)`
-//! as the folder's zip names it: docs/api.md, "GET /v1/folders/zip"), each
+//! as the folder's zip names it: docs/api.md, "Folder zip"), each
 //! file downloaded as above, so a rerun resumes each one cut off and skips
 //! each one already there (same size and SHA-256).
 

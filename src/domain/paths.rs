@@ -1,5 +1,5 @@
 //! The relative paths of a folder's files, as a zip of the folder and a
-//! folder download write them (docs/api.md, "GET /v1/folders/zip"):
+//! folder download write them (docs/api.md, "Folder zip"):
 //! `sub/dir/name` under the folder, and a path already taken gets ` (2)`,
 //! ` (3)`… before its extension (`a.txt`, `a (2).txt`).
 

@@ -1,5 +1,5 @@
 //! A streamed ZIP archive of STORED (uncompressed) entries, zip64 throughout
-//! (docs/decisions.md, "Folder archives"): each entry is a local header, its
+//! (docs/api.md, "Folder zip"): each entry is a local header, its
 //! bytes as they come (CRC-32 computed on the way), then a zip64 data
 //! descriptor with the CRC and the sizes; the central directory and the
 //! zip64 end records close the archive. Nothing is ever sought back, so the

@@ -1,4 +1,4 @@
-//! A folder as a ZIP archive (docs/api.md, "GET /v1/folders/zip"): its live
+//! A folder as a ZIP archive (docs/api.md, "Folder zip"): its live
 //! files and its subfolders', paged through the metadata store, each one's
 //! bytes from the row (inline) or streamed from the blob store, written as
 //! STORED zip64 entries (`domain::zip`) to a small queue the response body
