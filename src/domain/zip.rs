@@ -342,6 +342,25 @@ mod tests {
     }
 
     #[test]
+    fn past_65535_entries_the_counts_are_in_the_zip64_record() {
+        let mut w = ZipWriter::new();
+        let mut len = 0u64;
+        for i in 0..70_000 {
+            len += w.start(&format!("{i}"), 0).len() as u64;
+        }
+        let tail: Vec<u8> = w.finish().flat_map(|b| b.to_vec()).collect();
+        let end = tail.len() - 22;
+        assert_eq!(u32_at(&tail, end), END);
+        assert_eq!(&tail[end + 8..end + 12], [0xFF; 4]);
+        let z64 = end - 20 - 56;
+        assert_eq!(u32_at(&tail, z64), ZIP64_END);
+        assert_eq!(u64_at(&tail, z64 + 24), 70_000);
+        assert_eq!(u64_at(&tail, z64 + 32), 70_000);
+        // The central directory starts right after the last data descriptor.
+        assert_eq!(u64_at(&tail, z64 + 48), len + 24);
+    }
+
+    #[test]
     fn dos_times() {
         // 2023-11-14 22:13:20 UTC.
         assert_eq!(

@@ -232,4 +232,36 @@ async fn folder_zip_streams_a_large_entry(b: Backend) {
             ("raw/large.bin".to_string(), (CHUNKS * MIB) as u64, want),
         ]
     );
+    let size = std::fs::metadata(&path).unwrap().len();
+    srv.eventually(5, "bandwidth of the zip", || async {
+        srv.usage().await["bandwidth_bytes"] == json!(size)
+    })
+    .await;
+
+    // A client that goes away after 1 MiB: the archive stops there, and
+    // what it was sent (far less than the whole) is counted.
+    let r = srv
+        .http
+        .get(srv.url("/v1/folders/zip?folder=media"))
+        .bearer_auth(&srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut body = r.bytes_stream();
+    let mut read = 0;
+    while read < MIB {
+        read += body.next().await.unwrap().unwrap().len();
+    }
+    drop(body);
+    srv.eventually(5, "bandwidth of the cut zip", || async {
+        srv.usage().await["bandwidth_bytes"].as_u64().unwrap() > size
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let counted = srv.usage().await["bandwidth_bytes"].as_u64().unwrap() - size;
+    assert!(
+        counted >= read as u64 && counted < size / 2,
+        "{counted} counted for a client that read {read} of {size}"
+    );
 }
