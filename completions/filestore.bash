@@ -1171,12 +1171,16 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__download)
-            opts="-o -f -q -h -V --output --force --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-o -f -q -h -V --folder --output --force --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

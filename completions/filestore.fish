@@ -168,14 +168,15 @@ complete -c filestore -n "__fish_filestore_using_subcommand get" -l json -d 'Mac
 complete -c filestore -n "__fish_filestore_using_subcommand get" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand get" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand download" -s o -l output -d 'Where to write: a file (replaced), a directory (the file\'s name in it, never replaced without --force), or "-" for standard output [default: the file\'s name in the current directory]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand download" -l folder -d 'Download every file of this folder and below into -o DIR, the tree recreated; a rerun resumes what was cut off and skips what is complete' -r
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s o -l output -d 'Where to write: a file (replaced), a directory (the file\'s name in it, never replaced without --force), or "-" for standard output [default: the file\'s name in the current directory]; with --folder, the directory to recreate the tree in' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
-complete -c filestore -n "__fish_filestore_using_subcommand download" -s f -l force -d 'Replace an existing file of the same name (in the current directory or -o DIR)'
+complete -c filestore -n "__fish_filestore_using_subcommand download" -s f -l force -d 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)'
 complete -c filestore -n "__fish_filestore_using_subcommand download" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -6,11 +6,21 @@
 //! file's are an error (`checksum_mismatch`, exit 6) and leave no file, not
 //! even the partial one. To standard output the check comes at the end, when
 //! the bytes are already written: the exit status is then the only sign.
+//!
+//! `filestore download --folder F -o DIR`: every file of F and below into
+//! DIR, the tree recreated (`sub/dir/name`, a repeated path numbered ` (2)`
+//! as the folder's zip names it: docs/api.md, "Folder zip"), each
+//! file downloaded as above, so a rerun resumes each one cut off and skips
+//! each one already there (same size and SHA-256).
 
 use super::context::{Ctx, NetArgs};
 use super::format;
+use super::progress::Progress;
+use crate::api::FileRecord;
 use crate::client::download::{hash_prefix, Downloaded, Sink};
-use crate::client::{ClientError, RetryNotice};
+use crate::client::{Client, ClientError, RetryNotice};
+use crate::domain::paths::{self, Unique};
+use crate::domain::validate;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -22,16 +32,27 @@ const SIGNED_DOWNLOAD_SECS: u64 = 3600;
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct DownloadArgs {
     /// File id (f_…)
-    #[arg(value_name = "ID")]
-    pub id: String,
+    #[arg(
+        value_name = "ID",
+        required_unless_present = "folder",
+        conflicts_with = "folder"
+    )]
+    pub id: Option<String>,
+
+    /// Download every file of this folder and below into -o DIR, the tree
+    /// recreated; a rerun resumes what was cut off and skips what is complete
+    #[arg(long, value_name = "FOLDER", requires = "output")]
+    pub folder: Option<String>,
 
     /// Where to write: a file (replaced), a directory (the file's name in it,
     /// never replaced without --force), or "-" for standard output [default:
-    /// the file's name in the current directory]
+    /// the file's name in the current directory]; with --folder, the
+    /// directory to recreate the tree in
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Replace an existing file of the same name (in the current directory or -o DIR)
+    /// Replace an existing file of the same name (in the current directory
+    /// or -o DIR; with --folder, a file in the tree whose bytes differ)
     #[arg(short, long)]
     pub force: bool,
 
@@ -41,19 +62,17 @@ pub(crate) struct DownloadArgs {
 
 /// Runs the command; gives the exit status.
 pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    if let Some(folder) = &args.folder {
+        return download_folder(&args, folder, ctx).await;
+    }
+    let id = args
+        .id
+        .as_deref()
+        .ok_or_else(|| ClientError::usage("a file id or --folder is required"))?;
     let client = ctx.client(&args.net)?;
-    let fetched = client.get_file(&args.id).await?;
+    let fetched = client.get_file(id).await?;
     let file = &fetched.record;
-    let url = match &file.url {
-        Some(u) => u.clone(),
-        None => {
-            client
-                .sign(&file.id, SIGNED_DOWNLOAD_SECS)
-                .await?
-                .record
-                .url
-        }
-    };
+    let url = file_url(&client, file).await?;
     let progress = ctx.progress();
     let on_retry = |n: &RetryNotice| progress.note(&n.describe(&file.id));
 
@@ -81,6 +100,37 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
     }
 
     let dest = destination(args.output.as_deref(), &file.name, args.force)?;
+    fetch(&client, file, &url, &dest, progress.as_ref()).await?;
+    if ctx.out.is_json() {
+        ctx.out.record(&fetched.raw)?;
+    }
+    Ok(0)
+}
+
+/// The URL of a file's bytes: its public URL, or a signed one.
+async fn file_url(client: &Client, file: &FileRecord) -> Result<String, ClientError> {
+    Ok(match &file.url {
+        Some(u) => u.clone(),
+        None => {
+            client
+                .sign(&file.id, SIGNED_DOWNLOAD_SECS)
+                .await?
+                .record
+                .url
+        }
+    })
+}
+
+/// Downloads `file` from `url` to `dest` through its partial file beside
+/// it (resumed if there), checked, then renamed into place; gives its size.
+async fn fetch(
+    client: &Client,
+    file: &FileRecord,
+    url: &str,
+    dest: &Path,
+    progress: &dyn Progress,
+) -> Result<u64, ClientError> {
+    let on_retry = |n: &RetryNotice| progress.note(&n.describe(&file.id));
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -140,7 +190,7 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
         Ok(Downloaded::already(start, hasher))
     } else {
         client
-            .download(&url, &mut sink, start, hasher, transfer.as_ref(), &on_retry)
+            .download(url, &mut sink, start, hasher, transfer.as_ref(), &on_retry)
             .await
     }
     .and_then(|got| check_length(got.size, file.size).map(|()| got));
@@ -156,7 +206,7 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
         }
         Err(e) => {
             drop(sink);
-            keep_or_remove(&part, progress.as_ref());
+            keep_or_remove(&part, progress);
             return Err(e);
         }
     };
@@ -166,7 +216,7 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
             .map_err(|e| ClientError::io("writing the download", e))?;
     }
     drop(sink);
-    std::fs::rename(&part, &dest)
+    std::fs::rename(&part, dest)
         .map_err(|e| ClientError::io(format!("renaming into {}", dest.display()), e))?;
     transfer.done(&format!(
         "downloaded {} ({}) to {}",
@@ -174,10 +224,165 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
         format::bytes(n),
         dest.display()
     ));
-    if ctx.out.is_json() {
-        ctx.out.record(&fetched.raw)?;
+    Ok(n)
+}
+
+/// Files listed per request.
+const LIST_PAGE: u32 = 100;
+
+/// `--folder F -o DIR`: lists F and below, then downloads each file to its
+/// path under DIR; a failure does not stop the others (the exit status is
+/// the first one's).
+async fn download_folder(args: &DownloadArgs, folder: &str, ctx: &Ctx) -> Result<u8, ClientError> {
+    let top = validate::folder(folder)
+        .map_err(ClientError::usage)?
+        .ok_or_else(|| ClientError::usage("--folder needs a folder (the root is not one)"))?;
+    let out_dir = args
+        .output
+        .as_deref()
+        .filter(|p| *p != Path::new("-"))
+        .ok_or_else(|| ClientError::usage("--folder needs -o DIR (a directory)"))?;
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(ClientError::usage(format!(
+            "{} is not a directory",
+            out_dir.display()
+        )));
     }
-    Ok(0)
+    let client = ctx.client(&args.net)?;
+    // The whole listing first (newest first, as the server's zip takes it):
+    // the paths, and the progress's total.
+    let mut files = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = client
+            .list(Some(&top), true, &[], LIST_PAGE, cursor.as_deref())
+            .await?
+            .record;
+        files.extend(page.files);
+        match page.cursor {
+            Some(c) if page.has_more => cursor = Some(c),
+            _ => break,
+        }
+    }
+    let mut names = Unique::new();
+    let mut planned = Vec::with_capacity(files.len());
+    for file in files {
+        let Some(rel) = paths::relative(&top, file.folder.as_deref(), &file.name) else {
+            return Err(ClientError::Protocol(format!(
+                "the listing of {top} holds {} of folder {:?}",
+                file.id, file.folder
+            )));
+        };
+        let rel = names.claim(&rel);
+        planned.push((safe_relative(&rel)?, rel, file));
+    }
+    let progress = ctx.progress();
+    progress.plan(
+        planned.len() as u64,
+        planned.iter().map(|(_, _, f)| f.size).sum(),
+    );
+    let (mut fetched, mut complete, mut status) = (0u64, 0u64, 0u8);
+    for (path, rel, file) in &planned {
+        let dest = out_dir.join(path);
+        match fetch_into_tree(&client, file, &dest, args.force, progress.as_ref()).await {
+            Ok(downloaded) => {
+                if downloaded {
+                    fetched += 1;
+                } else {
+                    complete += 1;
+                }
+                if ctx.out.is_json() {
+                    let mut line = serde_json::to_value(file)
+                        .map_err(|e| ClientError::Protocol(e.to_string()))?;
+                    line["path"] = rel.as_str().into();
+                    line["downloaded"] = downloaded.into();
+                    let mut printed = Ok(());
+                    progress.suspend(&mut || printed = ctx.out.record(&line));
+                    printed?;
+                }
+            }
+            Err(e) => {
+                let e = e.context(rel);
+                progress.error(&format!("error: {e}"));
+                if status == 0 {
+                    status = e.exit_code();
+                }
+            }
+        }
+    }
+    progress.finish();
+    if !ctx.out.is_json() {
+        ctx.out.line(&format!(
+            "downloaded {fetched} of {} files to {} ({complete} already complete)",
+            planned.len(),
+            out_dir.display()
+        ))?;
+    }
+    Ok(status)
+}
+
+/// One file of a folder download: nothing to do when `dest` already holds
+/// its bytes (same size and SHA-256: false), else downloaded (true). A
+/// different file at `dest` is replaced only with `force`.
+async fn fetch_into_tree(
+    client: &Client,
+    file: &FileRecord,
+    dest: &Path,
+    force: bool,
+    progress: &dyn Progress,
+) -> Result<bool, ClientError> {
+    if let Ok(meta) = std::fs::metadata(dest) {
+        if !meta.is_file() {
+            return Err(ClientError::usage(format!(
+                "{} exists and is not a file",
+                dest.display()
+            )));
+        }
+        if meta.len() == file.size && same_sha256(dest, file).await? {
+            let transfer = progress.start(&file.name, file.size);
+            transfer.add(file.size);
+            transfer.done(&format!("{} is complete in {}", file.id, dest.display()));
+            return Ok(false);
+        }
+        if !force {
+            return Err(ClientError::usage(format!(
+                "{} exists with other bytes: use --force to replace it",
+                dest.display()
+            )));
+        }
+    }
+    if let Some(dir) = dest.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ClientError::io(format!("creating {}", dir.display()), e))?;
+    }
+    let url = file_url(client, file).await?;
+    fetch(client, file, &url, dest, progress).await?;
+    Ok(true)
+}
+
+/// Whether the file at `path` has `file`'s SHA-256.
+async fn same_sha256(path: &Path, file: &FileRecord) -> Result<bool, ClientError> {
+    let mut handle = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| ClientError::io(format!("reading {}", path.display()), e))?;
+    let hasher = hash_prefix(&mut handle, file.size)
+        .await
+        .map_err(|e| ClientError::io(format!("reading {}", path.display()), e))?;
+    Ok(hex::encode(hasher.finalize()).eq_ignore_ascii_case(&file.sha256))
+}
+
+/// A relative path from the server as a local path: plain segments only
+/// (never absolute, never `..`).
+fn safe_relative(rel: &str) -> Result<PathBuf, ClientError> {
+    let path = PathBuf::from(rel);
+    let plain = !rel.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || rel.contains('\\') {
+        return Err(ClientError::Protocol(format!("unusable file path {rel:?}")));
+    }
+    Ok(path)
 }
 
 /// The path to write: `-o FILE` as given, else the file's name in `-o DIR`

@@ -5,6 +5,7 @@ pub mod digest;
 pub mod ids;
 pub mod metadata;
 pub(crate) mod origins;
+pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod quota;
 pub mod ratelimit;
@@ -15,6 +16,7 @@ pub mod sniff;
 pub mod tus;
 pub mod validate;
 pub mod webhooks;
+pub(crate) mod zip;
 
 /// Characters percent-encoded in a URL path segment: everything but RFC
 /// 3986's unreserved ones. The server builds File URLs with it and the client

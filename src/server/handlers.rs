@@ -9,7 +9,7 @@ use crate::api::{
 };
 use crate::domain::{metadata, validate};
 use crate::service::ServiceError;
-use crate::service::{files, records, upload, usage, App};
+use crate::service::{files, records, upload, usage, zip, App};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -228,6 +228,41 @@ pub(crate) async fn delete_folder(
     Ok(Json(
         files::delete_folder(&app, &caller.account.id, params.folder.as_deref()).await?,
     ))
+}
+
+/// Download a folder and everything below it as one ZIP archive (zip64,
+/// STORED entries), streamed as it is made.
+#[utoipa::path(get, path = "/v1/folders/zip", tag = "files",
+    params(FolderTarget),
+    responses(
+        (status = 200, description = "The archive: entries `sub/dir/name` relative to the folder, \
+a repeated path numbered ` (2)`, ` (3)`... before its extension; counted as bandwidth",
+            content_type = "application/zip", body = Vec<u8>, headers(
+            ("Content-Disposition" = String, description = "attachment; filename=\"<last segment of the folder>.zip\""))),
+        (status = 400, description = "No folder, the root, or an invalid folder", body = ErrorBody),
+        (status = 401, description = "No or unknown key", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+        (status = 404, description = "No file in the folder or below", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn folder_zip(
+    State(app): AppState,
+    caller: Caller,
+    params: Result<Query<FolderTarget>, QueryRejection>,
+) -> Result<Response, ServiceError> {
+    let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
+    let archive = zip::folder(&app, &caller.account.id, params.folder.as_deref()).await?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/zip".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}\"", archive.file_name),
+            ),
+        ],
+        axum::body::Body::from_stream(archive.body),
+    )
+        .into_response())
 }
 
 /// A JSON object body (`shape` names its fields in the error): serde would

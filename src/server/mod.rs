@@ -80,6 +80,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
                 .route_layer(guard(Access::Secret)),
         )
         .route(
+            "/v1/folders/zip",
+            get(handlers::folder_zip).route_layer(guard(Access::Secret)),
+        )
+        .route(
             "/v1/files/{id}",
             get(handlers::get)
                 .delete(handlers::delete)

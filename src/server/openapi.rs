@@ -43,6 +43,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::update,
         super::handlers::delete_many,
         super::handlers::delete_folder,
+        super::handlers::folder_zip,
         super::handlers::signed_url,
         super::handlers::usage,
         super::handlers::health,
@@ -134,6 +135,17 @@ impl Modify for Additions {
             .and_then(|op| op.parameters.as_mut());
         for p in folder_params.into_iter().flatten() {
             if p.name == "parent" {
+                p.schema = Some(folder_schema().into());
+            }
+        }
+        let zip_params = doc
+            .paths
+            .paths
+            .get_mut("/v1/folders/zip")
+            .and_then(|item| item.get.as_mut())
+            .and_then(|op| op.parameters.as_mut());
+        for p in zip_params.into_iter().flatten() {
+            if p.name == "folder" {
                 p.schema = Some(folder_schema().into());
             }
         }

@@ -86,12 +86,11 @@ impl Found {
                 StorageError::NotFound(_) => ServiceError::not_found(),
                 other => other.into(),
             })?;
-        Ok(Content::Stream(Counted {
-            inner: stream,
-            sent: 0,
-            account_id: row.account_id,
-            app: app.clone(),
-        }))
+        Ok(Content::Stream(Counted::new(
+            stream,
+            row.account_id,
+            app.clone(),
+        )))
     }
 }
 
@@ -126,6 +125,18 @@ pub(crate) struct Counted<S> {
     sent: u64,
     account_id: String,
     app: Arc<App>,
+}
+
+impl<S> Counted<S> {
+    /// `inner`, its bytes counted as `account_id`'s bandwidth.
+    pub(crate) fn new(inner: S, account_id: String, app: Arc<App>) -> Counted<S> {
+        Counted {
+            inner,
+            sent: 0,
+            account_id,
+            app,
+        }
+    }
 }
 
 impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {

@@ -24,6 +24,7 @@ pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;
 pub(crate) mod webhooks;
+pub(crate) mod zip;
 
 use crate::clock::Clock;
 use crate::config::{BackendKind, Config, Plan};

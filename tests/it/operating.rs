@@ -203,6 +203,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "GET /v1/files",
             "GET /v1/files/{id}",
             "GET /v1/folders",
+            "GET /v1/folders/zip",
             "GET /v1/health",
             "GET /v1/upload-tokens/{id}",
             "GET /v1/uploads",
@@ -229,6 +230,10 @@ async fn the_openapi_document_covers_every_route_and_validates() {
     assert!(schemas["Usage"]["properties"]["reserved_bytes"].is_object());
     assert!(schemas["OpenUpload"]["properties"]["created_by"].is_object());
     assert!(doc["paths"]["/v1/uploads/{id}"]["patch"]["responses"]["423"].is_object());
+    let zip = &doc["paths"]["/v1/folders/zip"]["get"];
+    assert!(zip["responses"]["200"]["content"]["application/zip"].is_object());
+    assert!(zip["responses"]["404"].is_object());
+    assert!(zip["parameters"][0]["schema"]["pattern"].is_string());
     let form = &doc["paths"]["/v1/upload"]["post"]["requestBody"]["content"]["multipart/form-data"]
         ["schema"];
     assert_eq!(form["required"], serde_json::json!(["file"]));

@@ -72,3 +72,115 @@ async fn delete_folder_recursive() {
         .await
         .expect_error(1, "bad_request");
 }
+
+/// `download --folder F -o DIR`: the tree recreated (a repeated path
+/// numbered as the folder's zip names it, a private file through a signed
+/// URL), a partial file resumed, a rerun downloading nothing, a different
+/// file replaced only with --force.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn download_folder_recreates_the_tree_and_resumes() {
+    use crate::cli_common::{pattern, write_file};
+    let srv = TestServer::start().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let big = pattern(300_000, 7);
+    srv.upload_ok("a.txt", b"A1".to_vec(), &[("folder", "t")])
+        .await;
+    srv.upload_ok("a.txt", b"A2".to_vec(), &[("folder", "t")])
+        .await;
+    let b = srv
+        .upload_ok("b.bin", big.clone(), &[("folder", "t/sub")])
+        .await;
+    srv.upload_ok("c.txt", b"deep".to_vec(), &[("folder", "t/sub/deep")])
+        .await;
+    srv.upload_ok(
+        "p.txt",
+        b"private".to_vec(),
+        &[("folder", "t"), ("private", "true")],
+    )
+    .await;
+    srv.upload_ok("x.txt", b"outside".to_vec(), &[("folder", "tt")])
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let want: [(&str, &[u8]); 5] = [
+        ("a.txt", b"A2"),
+        ("a (2).txt", b"A1"),
+        ("sub/b.bin", &big),
+        ("sub/deep/c.txt", b"deep"),
+        ("p.txt", b"private"),
+    ];
+    let check = || {
+        for (rel, bytes) in want {
+            assert_eq!(std::fs::read(out.join(rel)).unwrap(), bytes, "{rel}");
+        }
+    };
+
+    // Usage errors: an id with --folder, --folder without -o.
+    assert_eq!(
+        cli.run(&["download", "f_1", "--folder", "t", "-o", out_s])
+            .await
+            .status,
+        2
+    );
+    assert_eq!(cli.run(&["download", "--folder", "t"]).await.status, 2);
+
+    let r = cli
+        .run(&["download", "--folder", "/t/", "-o", out_s, "--json"])
+        .await;
+    r.expect(0);
+    let mut lines: Vec<(String, bool)> = r
+        .json_lines()
+        .iter()
+        .map(|l| {
+            (
+                l["path"].as_str().unwrap().to_string(),
+                l["downloaded"] == true,
+            )
+        })
+        .collect();
+    lines.sort();
+    let mut expected: Vec<(String, bool)> =
+        want.iter().map(|(p, _)| ((*p).to_string(), true)).collect();
+    expected.sort();
+    assert_eq!(lines, expected);
+    check();
+    assert!(!out.join("x.txt").exists());
+
+    // Cut off midway: the partial file is resumed, the rest skipped.
+    let b_id = b["id"].as_str().unwrap();
+    std::fs::remove_file(out.join("sub/b.bin")).unwrap();
+    write_file(
+        &out,
+        &format!("sub/.filestore-{b_id}.part"),
+        &big[..100_000],
+    );
+    let r = cli.run(&["download", "--folder", "t", "-o", out_s]).await;
+    r.expect(0);
+    assert!(r.stderr.contains("resuming"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("downloaded 1 of 5 files") && r.stdout.contains("4 already complete"),
+        "{}",
+        r.stdout
+    );
+    check();
+    assert!(!out.join(format!("sub/.filestore-{b_id}.part")).exists());
+
+    // A rerun downloads nothing.
+    let r = cli
+        .run(&["download", "--folder", "t", "-o", out_s, "--json"])
+        .await;
+    r.expect(0);
+    assert!(r.json_lines().iter().all(|l| l["downloaded"] == false));
+    assert_eq!(r.json_lines().len(), 5);
+
+    // Other bytes in the tree: refused (the others go on), replaced with --force.
+    std::fs::write(out.join("sub/deep/c.txt"), b"mine").unwrap();
+    let r = cli.run(&["download", "--folder", "t", "-o", out_s]).await;
+    assert_eq!(r.status, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    cli.run(&["download", "--folder", "t", "-o", out_s, "--force"])
+        .await
+        .expect(0);
+    check();
+}

@@ -5,3 +5,4 @@ mod bulk;
 mod cli;
 mod folder_delete;
 mod update;
+mod zip;

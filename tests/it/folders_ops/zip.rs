@@ -1,0 +1,267 @@
+//! `GET /v1/folders/zip?folder=F`: F and below as a streamed zip64 archive,
+//! read back with Python's `zipfile` (which checks every entry's CRC-32):
+//! names relative to F, inline and blob files, nested folders, a repeated
+//! path numbered ` (2)`, a 64 MiB entry streamed; the bytes sent counted as
+//! bandwidth; 400 for no folder or the root, 404 for an empty folder, 403
+//! for a public key.
+
+use crate::common::{Backend, TestServer};
+use futures_util::StreamExt;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use tokio::io::AsyncWriteExt;
+
+both_stores!(folder_zip_holds_the_tree, folder_zip_streams_a_large_entry);
+
+/// Reads the archive at `path` with Python's zipfile: each entry's name,
+/// size and SHA-256, in the archive's order. Reading an entry to its end
+/// checks its CRC-32.
+fn read_zip(path: &Path) -> Vec<(String, u64, String)> {
+    const SCRIPT: &str = r"
+import hashlib, json, sys, zipfile
+out = []
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for info in z.infolist():
+        h = hashlib.sha256()
+        with z.open(info) as f:
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    break
+                h.update(b)
+        out.append([info.filename, info.file_size, h.hexdigest()])
+print(json.dumps(out))
+";
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "zipfile: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Vec<(String, u64, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    v
+}
+
+/// GET /v1/folders/zip with `query` by `key`: the status, the headers, and
+/// the body written to a file in `dir` (never held in memory).
+async fn get_zip(
+    srv: &TestServer,
+    key: &str,
+    query: &str,
+    dir: &Path,
+) -> (u16, reqwest::header::HeaderMap, PathBuf) {
+    let r = srv
+        .http
+        .get(srv.url(&format!("/v1/folders/zip{query}")))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    let path = dir.join("answer.zip");
+    let mut file = tokio::fs::File::create(&path).await.unwrap();
+    let mut body = r.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        file.write_all(&chunk.unwrap()).await.unwrap();
+    }
+    file.flush().await.unwrap();
+    (status, headers, path)
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+async fn folder_zip_holds_the_tree(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let big = vec![9u8; 70_000];
+    // Oldest first: the newest of a repeated path keeps its name.
+    let files: [(&str, &str, Vec<u8>); 6] = [
+        ("rel", "a.txt", b"first a".to_vec()),
+        ("rel", "a.txt", b"second a".to_vec()),
+        ("rel", "big.bin", big.clone()),
+        ("rel/v1", "notes", b"nested".to_vec()),
+        ("rel/v1/deep", "z.tar.gz", b"deeper".to_vec()),
+        ("rel/v1/deep", "empty.txt", Vec::new()),
+    ];
+    for (folder, name, bytes) in &files {
+        srv.upload_ok(name, bytes.clone(), &[("folder", folder)])
+            .await;
+    }
+    // Outside: a sibling with the same prefix, the root, another account.
+    srv.upload_ok("x.txt", b"no".to_vec(), &[("folder", "rel-old")])
+        .await;
+    srv.upload_ok("x.txt", b"no".to_vec(), &[]).await;
+    let (_, other) = srv.new_account("mallory", "free").await;
+    let r = srv
+        .upload_as(&other, "m.txt", b"m".to_vec(), &[("folder", "rel")])
+        .await;
+    assert_eq!(r.status(), 201);
+
+    for query in ["", "?folder=", "?folder=/", "?folder=a/../b"] {
+        let (status, body) = srv
+            .get_json(&srv.secret_key, &format!("/v1/folders/zip{query}"))
+            .await;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (400, &json!("bad_request")),
+            "{query}"
+        );
+    }
+    let (status, body) = srv
+        .get_json(&srv.secret_key, "/v1/folders/zip?folder=nothing-here")
+        .await;
+    assert_eq!((status, &body["error"]["code"]), (404, &json!("not_found")));
+    let public = srv.new_key("public", &["https://a.example"]).await;
+    let (status, body) = srv.get_json(&public, "/v1/folders/zip?folder=rel").await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("forbidden")));
+    assert_eq!(srv.usage().await["bandwidth_bytes"], 0);
+
+    let (status, headers, path) = get_zip(&srv, &srv.secret_key, "?folder=/rel/", dir.path()).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "application/zip");
+    assert_eq!(
+        headers["content-disposition"],
+        "attachment; filename=\"rel.zip\""
+    );
+    let mut got = read_zip(&path);
+    got.sort();
+    let mut want: Vec<(String, u64, String)> = [
+        ("a (2).txt", b"first a".to_vec()),
+        ("a.txt", b"second a".to_vec()),
+        ("big.bin", big.clone()),
+        ("v1/notes", b"nested".to_vec()),
+        ("v1/deep/z.tar.gz", b"deeper".to_vec()),
+        ("v1/deep/empty.txt", Vec::new()),
+    ]
+    .into_iter()
+    .map(|(n, b)| (n.to_string(), b.len() as u64, hex_sha256(&b)))
+    .collect();
+    want.sort();
+    assert_eq!(got, want);
+
+    // Every byte sent is bandwidth.
+    let sent = std::fs::metadata(&path).unwrap().len();
+    srv.eventually(5, "bandwidth of the zip", || async {
+        srv.usage().await["bandwidth_bytes"] == json!(sent)
+    })
+    .await;
+
+    // A deeper folder: names relative to it, the archive named after its last segment.
+    let (status, headers, path) =
+        get_zip(&srv, &srv.secret_key, "?folder=rel/v1", dir.path()).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        headers["content-disposition"],
+        "attachment; filename=\"v1.zip\""
+    );
+    let mut names: Vec<String> = read_zip(&path).into_iter().map(|e| e.0).collect();
+    names.sort();
+    assert_eq!(names, ["deep/empty.txt", "deep/z.tar.gz", "notes"]);
+
+    // A blob gone from the store (the file deleted while the archive is
+    // made): its entry is left out, the rest is whole.
+    let (_, list) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=rel&recursive=true")
+        .await;
+    let big_id = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "big.bin")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let row = srv
+        .app
+        .meta
+        .file(&srv.account_id, &big_id, 0)
+        .await
+        .unwrap()
+        .unwrap();
+    if !row.inline {
+        srv.app.store.delete(&row.blob_key).await.unwrap();
+        let (status, _, path) = get_zip(&srv, &srv.secret_key, "?folder=rel", dir.path()).await;
+        assert_eq!(status, 200);
+        let names: Vec<String> = read_zip(&path).into_iter().map(|e| e.0).collect();
+        assert_eq!(names.len(), 5, "{names:?}");
+        assert!(!names.contains(&"big.bin".to_string()), "{names:?}");
+    }
+}
+
+async fn folder_zip_streams_a_large_entry(b: Backend) {
+    const MIB: usize = 1 << 20;
+    const CHUNKS: usize = 64;
+    let srv = TestServer::on(b).await;
+    srv.set_account(&srv.account_id, Some("pro"), None).await;
+    let dir = tempfile::tempdir().unwrap();
+    // 64 MiB made chunk by chunk as it is sent, never whole in memory.
+    let chunk = |i: usize| vec![u8::try_from(i % 251).unwrap(); MIB];
+    let mut want = Sha256::new();
+    for i in 0..CHUNKS {
+        want.update(chunk(i));
+    }
+    let want = hex::encode(want.finalize());
+    let body =
+        futures_util::stream::iter(0..CHUNKS).map(move |i| Ok::<_, std::io::Error>(chunk(i)));
+    let part =
+        reqwest::multipart::Part::stream(reqwest::Body::wrap_stream(body)).file_name("large.bin");
+    let form = reqwest::multipart::Form::new()
+        .text("folder", "media/raw")
+        .part("file", part);
+    let r = srv.post_form(&srv.secret_key, form).await;
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    srv.upload_ok("small.txt", b"small".to_vec(), &[("folder", "media")])
+        .await;
+
+    let (status, _, path) = get_zip(&srv, &srv.secret_key, "?folder=media", dir.path()).await;
+    assert_eq!(status, 200);
+    let got = read_zip(&path);
+    assert_eq!(
+        got,
+        [
+            ("small.txt".to_string(), 5, hex_sha256(b"small")),
+            ("raw/large.bin".to_string(), (CHUNKS * MIB) as u64, want),
+        ]
+    );
+    let size = std::fs::metadata(&path).unwrap().len();
+    srv.eventually(5, "bandwidth of the zip", || async {
+        srv.usage().await["bandwidth_bytes"] == json!(size)
+    })
+    .await;
+
+    // A client that goes away after 1 MiB: the archive stops there, and
+    // what it was sent (far less than the whole) is counted.
+    let r = srv
+        .http
+        .get(srv.url("/v1/folders/zip?folder=media"))
+        .bearer_auth(&srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut body = r.bytes_stream();
+    let mut read = 0;
+    while read < MIB {
+        read += body.next().await.unwrap().unwrap().len();
+    }
+    drop(body);
+    srv.eventually(5, "bandwidth of the cut zip", || async {
+        srv.usage().await["bandwidth_bytes"].as_u64().unwrap() > size
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let counted = srv.usage().await["bandwidth_bytes"].as_u64().unwrap() - size;
+    assert!(
+        counted >= read as u64 && counted < size / 2,
+        "{counted} counted for a client that read {read} of {size}"
+    );
+}
