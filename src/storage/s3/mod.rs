@@ -380,6 +380,14 @@ mod tests {
         );
     }
 
+    #[test]
+    fn copy_sources_are_percent_encoded_but_for_slashes() {
+        assert_eq!(
+            call::copy_source("bkt", "a b/ü+x/acc_1/f_2-3.~"),
+            "bkt/a%20b/%C3%BC%2Bx/acc_1/f_2-3.~"
+        );
+    }
+
     #[tokio::test]
     async fn half_credentials_are_refused() {
         let cfg = StorageConfig {

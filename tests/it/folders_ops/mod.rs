@@ -1,5 +1,6 @@
-//! Folder and bulk operations (CONTRACT §15): rename and move keeping the
-//! id, copies, with their webhooks, on every store and database the suite runs.
+//! Folder and bulk operations (docs/api.md, "Records"): rename and move
+//! keeping the id, copies, bulk and folder deletes, with their webhooks, on
+//! every store and database the suite runs.
 
 mod bulk;
 mod cli;
