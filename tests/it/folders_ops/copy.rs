@@ -14,6 +14,7 @@ both_stores!(
     copy_counts_as_an_upload_against_the_plan,
     concurrent_copies_never_pass_the_quota,
     copy_with_an_idempotency_key_is_made_once,
+    a_source_gone_from_the_store_is_404_and_leaves_nothing,
 );
 
 const PLANS: &str = r#"
@@ -349,4 +350,19 @@ async fn copy_with_an_idempotency_key_is_made_once(b: Backend) {
     assert_eq!(error_code(r).await, (400, "bad_request".into()));
     assert_eq!(srv.usage().await["upload_count"], 2);
     assert_eq!(srv.blob_count().await, 2);
+}
+
+async fn a_source_gone_from_the_store_is_404_and_leaves_nothing(b: Backend) {
+    // The source's blob went after its row was read (a delete racing the
+    // copy): the store finds nothing to copy, the copy's upload guard goes.
+    let srv = TestServer::on(b).await;
+    let f = srv.upload_ok("a.bin", vec![6; BIG], &[]).await;
+    let id = f["id"].as_str().unwrap();
+    let key = format!("{}/{id}", srv.account_id);
+    srv.app.store.delete(&key).await.unwrap();
+    let r = copy_as(&srv, &srv.secret_key, id, None).await;
+    assert_eq!(error_code(r).await, (404, "not_found".into()));
+    assert_eq!(srv.leftovers(), (1, 0, 0));
+    assert_eq!(srv.blob_count().await, 0);
+    assert_eq!(srv.usage().await["upload_count"], 1);
 }
