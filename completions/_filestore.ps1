@@ -43,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
             [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
             [CompletionResult]::new('mv', 'mv', [CompletionResultType]::ParameterValue, 'Rename or move a file (its id, bytes and checksum stay)')
+            [CompletionResult]::new('cp', 'cp', [CompletionResultType]::ParameterValue, 'Copy a file to a new one (a new id; the same bytes, copied by the server)')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
@@ -566,6 +567,24 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'filestore;cp' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The copy''s folder ("" for the root; default: the file''s)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The copy''s name (default: the file''s)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'filestore;delete' {
             [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Delete every file in this folder and below (needs --recursive)')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
@@ -668,6 +687,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
             [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
             [CompletionResult]::new('mv', 'mv', [CompletionResultType]::ParameterValue, 'Rename or move a file (its id, bytes and checksum stay)')
+            [CompletionResult]::new('cp', 'cp', [CompletionResultType]::ParameterValue, 'Copy a file to a new one (a new id; the same bytes, copied by the server)')
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
@@ -756,6 +776,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;mv' {
+            break
+        }
+        'filestore;help;cp' {
             break
         }
         'filestore;help;delete' {

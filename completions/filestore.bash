@@ -22,6 +22,9 @@ _filestore() {
             filestore,completions)
                 cmd="filestore__subcmd__completions"
                 ;;
+            filestore,cp)
+                cmd="filestore__subcmd__cp"
+                ;;
             filestore,delete)
                 cmd="filestore__subcmd__delete"
                 ;;
@@ -193,6 +196,9 @@ _filestore() {
             filestore__subcmd__help,completions)
                 cmd="filestore__subcmd__help__subcmd__completions"
                 ;;
+            filestore__subcmd__help,cp)
+                cmd="filestore__subcmd__help__subcmd__cp"
+                ;;
             filestore__subcmd__help,delete)
                 cmd="filestore__subcmd__help__subcmd__delete"
                 ;;
@@ -293,7 +299,7 @@ _filestore() {
 
     case "${cmd}" in
         filestore)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign token mv delete sync usage health completions help"
+            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign token mv cp delete sync usage health completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1128,6 +1134,52 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__cp)
+            opts="-q -h -V --folder --name --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__delete)
             opts="-r -y -q -h -V --folder --recursive --yes --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1297,7 +1349,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help)
-            opts="serve admin login upload list get download sign token mv delete sync usage health completions help"
+            opts="serve admin login upload list get download sign token mv cp delete sync usage health completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1493,6 +1545,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__cp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

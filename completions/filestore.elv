@@ -40,6 +40,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand sign 'Create a signed URL for a file (only the URL is printed)'
             cand token 'Upload tokens: URLs a browser uploads to without an API key'
             cand mv 'Rename or move a file (its id, bytes and checksum stay)'
+            cand cp 'Copy a file to a new one (a new id; the same bytes, copied by the server)'
             cand delete 'Delete files permanently'
             cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
@@ -507,6 +508,23 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'filestore;cp'= {
+            cand --folder 'The copy''s folder ("" for the root; default: the file''s)'
+            cand --name 'The copy''s name (default: the file''s)'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'filestore;delete'= {
             cand --folder 'Delete every file in this folder and below (needs --recursive)'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
@@ -604,6 +622,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand sign 'Create a signed URL for a file (only the URL is printed)'
             cand token 'Upload tokens: URLs a browser uploads to without an API key'
             cand mv 'Rename or move a file (its id, bytes and checksum stay)'
+            cand cp 'Copy a file to a new one (a new id; the same bytes, copied by the server)'
             cand delete 'Delete files permanently'
             cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
@@ -669,6 +688,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;token;create'= {
         }
         &'filestore;help;mv'= {
+        }
+        &'filestore;help;cp'= {
         }
         &'filestore;help;delete'= {
         }

@@ -95,6 +95,29 @@ pub(crate) struct FileUpdate {
     pub folder: Option<serde_json::Value>,
 }
 
+/// Body of `POST /v1/files/{id}/copy` (optional: no body copies the file
+/// as it is): what the copy changes from its source.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileCopy {
+    /// The copy's name (no `/` or `\`, 1–255 bytes, no control
+    /// characters); the source's when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The copy's folder (a string or null); null or `""` is the root; the
+    /// source's when absent (kept as JSON: absent and null differ).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>, nullable)]
+    pub folder: Option<serde_json::Value>,
+    /// Whether the copy is private; the source's when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private: Option<bool>,
+}
+
 /// A field that is there, null included (serde reads a null `Option` as
 /// absent).
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {

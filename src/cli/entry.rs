@@ -44,6 +44,7 @@ pub fn main() -> ExitCode {
         Command::Sign(a) => client(&g, |ctx| async move { cli::sign::run(a, &ctx).await }),
         Command::Token(a) => client(&g, |ctx| async move { cli::token::run(a, &ctx).await }),
         Command::Mv(a) => client(&g, |ctx| async move { cli::mv::run(a, &ctx).await }),
+        Command::Cp(a) => client(&g, |ctx| async move { cli::cp::run(a, &ctx).await }),
         Command::Delete(a) => client(&g, |ctx| async move { cli::delete::run(a, &ctx).await }),
         Command::Sync(a) => client(&g, |ctx| async move { cli::sync::run(a, &ctx).await }),
         Command::Usage(a) => client(&g, |ctx| async move { cli::usage::run(a, &ctx).await }),

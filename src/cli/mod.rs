@@ -5,6 +5,7 @@
 pub(crate) mod admin;
 pub(crate) mod completions;
 pub(crate) mod context;
+pub(crate) mod cp;
 pub(crate) mod delete;
 pub(crate) mod docs;
 pub(crate) mod download;
@@ -81,6 +82,11 @@ pub(crate) enum Command {
     Token(token::TokenArgs),
     /// Rename or move a file (its id, bytes and checksum stay)
     Mv(mv::MvArgs),
+    /// Copy a file to a new one (a new id; the same bytes, copied by the server)
+    ///
+    /// The copy counts as an upload (storage quota, monthly uploads) and keeps the file's type,
+    /// metadata, privacy and expiry; --folder and --name change where it goes.
+    Cp(cp::CpArgs),
     /// Delete files permanently
     Delete(delete::DeleteArgs),
     /// Publish a directory to a folder: upload what is new or changed, skip the rest

@@ -95,6 +95,26 @@ impl Client {
         read_json(resp).await
     }
 
+    /// `POST /v1/files/{id}/copy`: a new file with the same bytes. Sent
+    /// with one `Idempotency-Key` for all its attempts, so a retry whose
+    /// first answer was lost gets the same copy, made once.
+    pub(crate) async fn copy_file(
+        &self,
+        id: &str,
+        body: &crate::api::FileCopy,
+    ) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
+        let url = self.file_url(id, "/copy");
+        let key = super::upload::idempotency_key();
+        let resp = self
+            .send(|| {
+                self.request(reqwest::Method::POST, &url)
+                    .header("Idempotency-Key", key.as_str())
+                    .json(body)
+            })
+            .await?;
+        read_json(resp).await
+    }
+
     /// `DELETE /v1/folders?folder=F`: every file in F and below (a retry
     /// deletes what is left, so it is retried).
     pub(crate) async fn delete_folder(

@@ -3,13 +3,13 @@
 
 use super::auth::Caller;
 use crate::api::{
-    BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileList, FileRecord, FileUpdate,
-    FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck, ListParams,
-    SignedUrl, SignedUrlRequest, Usage,
+    BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileCopy, FileList, FileRecord,
+    FileUpdate, FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck,
+    ListParams, SignedUrl, SignedUrlRequest, Usage,
 };
 use crate::domain::{metadata, validate};
 use crate::service::ServiceError;
-use crate::service::{files, records, upload, usage, zip, App};
+use crate::service::{copy, files, records, upload, usage, zip, App};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -188,6 +188,73 @@ pub(crate) async fn update(
     ))
 }
 
+/// Copy a file: a new file (id, url) with the same bytes, sha256, type,
+/// metadata and expiry, counted and refused as an upload is; the blob store
+/// copies the bytes itself.
+#[utoipa::path(post, path = "/v1/files/{id}/copy", tag = "files",
+    params(("id" = String, Path, description = "The file's id"),
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$",
+        description = "1-255 visible ASCII characters: a retry with the same key within 24 h answers the same copy")),
+    request_body(content = Option<FileCopy>, content_type = "application/json",
+        description = "Optional: what the copy changes (no body keeps the source's name, folder and privacy)"),
+    responses(
+        (status = 201, description = "The new file", body = FileRecord, headers(
+            ("Location" = String, description = "/v1/files/{id} of the copy"),
+            ("X-RateLimit-Limit" = u64), ("X-RateLimit-Remaining" = u64), ("X-RateLimit-Reset" = u64))),
+        (status = 400, description = "An invalid name or folder, an unknown field, or a body that is not a JSON object", body = ErrorBody),
+        (status = 401, description = "No or unknown key; an upload token", body = ErrorBody),
+        (status = 403, description = "A public key, or grace period", body = ErrorBody),
+        (status = 404, description = "No such file (or another account's)", body = ErrorBody),
+        (status = 413, description = "The file is over the plan's maximum size, or the copy would pass the storage quota", body = ErrorBody),
+        (status = 429, description = "Rate limit or monthly uploads reached", body = ErrorBody),
+        (status = 503, description = "Blob store unavailable", body = ErrorBody),
+        (status = 507, description = "The server's disk is full", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn copy(
+    State(app): AppState,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ServiceError> {
+    // The body is optional: none (or only whitespace) copies as it is.
+    let req: FileCopy = if body.iter().all(u8::is_ascii_whitespace) {
+        FileCopy::default()
+    } else {
+        let shape = "{\"name\", \"folder\", \"private\"}";
+        let value = serde_json::from_slice(&body)
+            .map_err(|e| ServiceError::BadRequest(format!("expected a JSON body {shape}: {e}")))?;
+        object_of(value, shape)?
+    };
+    let folder = match req.folder {
+        None => None,
+        // The root.
+        Some(serde_json::Value::Null) => Some(String::new()),
+        Some(serde_json::Value::String(f)) => Some(f),
+        Some(_) => return Err(ServiceError::bad_request("folder must be a string or null")),
+    };
+    let req = copy::CopyRequest {
+        key_id: caller.key.id,
+        account: caller.account,
+        // Checked by the service (non-ASCII turns into characters it refuses).
+        idempotency_key: headers
+            .get("idempotency-key")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        name: req.name,
+        folder,
+        private: req.private,
+    };
+    let record = copy::copy(&app, &id, req).await?;
+    let location = format!("/v1/files/{}", record.id);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(record),
+    )
+        .into_response())
+}
+
 /// Delete up to 1000 files at once (in one transaction).
 #[utoipa::path(post, path = "/v1/files/delete", tag = "files",
     request_body(content = BulkDeleteRequest, content_type = "application/json"),
@@ -271,9 +338,19 @@ fn json_object<T: serde::de::DeserializeOwned>(
     body: Result<Json<serde_json::Value>, JsonRejection>,
     shape: &str,
 ) -> Result<T, ServiceError> {
+    let Json(value) = body.map_err(|e| {
+        ServiceError::BadRequest(format!("expected a JSON body {shape}: {}", e.body_text()))
+    })?;
+    object_of(value, shape)
+}
+
+/// A JSON object as `T` (serde would also read a struct from an array).
+fn object_of<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    shape: &str,
+) -> Result<T, ServiceError> {
     let expected =
         |why: &str| ServiceError::BadRequest(format!("expected a JSON body {shape}: {why}"));
-    let Json(value) = body.map_err(|e| expected(&e.body_text()))?;
     if !value.is_object() {
         return Err(expected("not an object"));
     }

@@ -95,6 +95,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
             post(handlers::delete_many).route_layer(guard(Access::Secret)),
         )
         .route(
+            "/v1/files/{id}/copy",
+            post(handlers::copy).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
             "/v1/files/{id}/signed-url",
             post(handlers::signed_url).route_layer(guard(Access::SecretLimited)),
         )

@@ -4,7 +4,7 @@
 //! from the binary, no outside network).
 
 use crate::api::{
-    BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileList,
+    BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
     OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, UploadToken,
     UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
@@ -41,6 +41,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::get,
         super::handlers::delete,
         super::handlers::update,
+        super::handlers::copy,
         super::handlers::delete_many,
         super::handlers::delete_folder,
         super::handlers::folder_zip,
@@ -59,7 +60,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tokens::revoke,
     ),
     components(schemas(
-        FileRecord, FileList, FileUpdate, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
+        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
         UploadToken, UploadTokenRequest, UploadTokenPolicy
     )),

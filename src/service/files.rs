@@ -99,18 +99,10 @@ pub(crate) async fn update(
     if req.name.is_none() && req.folder.is_none() {
         return Err(ServiceError::bad_request("name or folder is required"));
     }
-    let name = match req.name {
-        Some(n) if n.contains(['/', '\\']) => {
-            return Err(ServiceError::bad_request(
-                "name may not hold / or \\ (use folder to move a file)",
-            ))
-        }
-        Some(n) => Some(validate::file_name(&n).map_err(ServiceError::BadRequest)?),
-        None => None,
-    };
+    let name = req.name.as_deref().map(new_name).transpose()?;
     let folder = match &req.folder {
         None | Some(Value::Null) => None,
-        Some(Value::String(f)) => validate::folder(f).map_err(ServiceError::BadRequest)?,
+        Some(Value::String(f)) => new_folder(Some(f))?,
         Some(_) => return Err(ServiceError::bad_request("folder must be a string or null")),
     };
     let change = FileChange {
@@ -125,6 +117,22 @@ pub(crate) async fn update(
         .ok_or_else(ServiceError::not_found)?;
     app.outbox.wake();
     Ok(record(app, &row))
+}
+
+/// A file's new name (a rename, a copy): checked as an upload's, but one
+/// with a directory part is refused rather than cut.
+pub(crate) fn new_name(name: &str) -> Result<String, ServiceError> {
+    if name.contains(['/', '\\']) {
+        return Err(ServiceError::bad_request(
+            "name may not hold / or \\ (use folder to move a file)",
+        ));
+    }
+    validate::file_name(name).map_err(ServiceError::BadRequest)
+}
+
+/// A file's new folder, checked as an upload's: None (or `""`) is the root.
+pub(crate) fn new_folder(folder: Option<&str>) -> Result<Option<String>, ServiceError> {
+    validate::folder(folder.unwrap_or("")).map_err(ServiceError::BadRequest)
 }
 
 /// A folders cursor: the last name of the page.

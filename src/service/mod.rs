@@ -9,6 +9,7 @@ pub(crate) mod cdn;
 pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
+pub(crate) mod copy;
 pub(crate) mod disk;
 pub(crate) mod error;
 pub(crate) mod files;

@@ -41,6 +41,14 @@ pub trait BlobStore: Send + Sync + 'static {
         size: u64,
     ) -> Result<(), StorageError>;
 
+    /// Stores under `to` a copy of the blob `from` (`size` bytes) without
+    /// its bytes passing through this server: a hard link on the local
+    /// store (a byte copy only where links are unsupported), a store-side
+    /// copy on S3. Either blob may then be deleted without touching the
+    /// other. [`StorageError::NotFound`] when `from` is gone; on failure
+    /// nothing is left under `to`.
+    async fn copy(&self, from: &str, to: &str, size: u64) -> Result<(), StorageError>;
+
     /// Streams `len` bytes of the blob starting at `offset`.
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError>;
 

@@ -247,6 +247,41 @@ async fn large_blob_round_trip(f: Fixture) {
     f.store.delete(&k).await.expect("delete");
 }
 
+/// A copy holds the same bytes under its own key; deleting either leaves
+/// the other whole; a missing source is `NotFound` and leaves nothing.
+async fn copy_is_independent_of_its_source(f: Fixture) {
+    let data = Noise::new(7).take(300_000);
+    let (from, to) = (key("copy"), key("copy"));
+    let (spool, size) = f.spool(&data);
+    f.store.put_file(&from, spool, size).await.expect("put");
+    f.store.copy(&from, &to, size).await.expect("copy");
+    assert_eq!(
+        read_all(f.store.get(&to, 0, size).await.unwrap()).await,
+        data
+    );
+    f.store.delete(&from).await.expect("delete the source");
+    assert_eq!(
+        read_all(f.store.get(&to, 0, size).await.unwrap()).await,
+        data
+    );
+    let again = key("copy");
+    f.store
+        .copy(&to, &again, size)
+        .await
+        .expect("copy of a copy");
+    f.store.delete(&to).await.expect("delete the copy");
+    assert_eq!(
+        read_all(f.store.get(&again, 0, size).await.unwrap()).await,
+        data
+    );
+    let (gone, nothing) = (key("copy"), key("copy"));
+    let r = f.store.copy(&gone, &nothing, 10).await;
+    assert!(matches!(r, Err(StorageError::NotFound(_))), "{r:?}");
+    assert_eq!(f.store.size(&nothing).await.unwrap(), None);
+    assert!(f.store.copy("../x", &nothing, 1).await.is_err());
+    f.store.delete(&again).await.expect("delete");
+}
+
 macro_rules! on_both_stores {
     ($($name:ident),* $(,)?) => {
         mod local {
@@ -281,6 +316,7 @@ on_both_stores!(
     invalid_keys_are_refused,
     spool_is_removed_after_put,
     large_blob_round_trip,
+    copy_is_independent_of_its_source,
 );
 
 mod s3_only {
@@ -427,6 +463,32 @@ mod s3_only {
             .expect("put hangs");
         assert!(r.is_err(), "put of a truncated spool succeeded");
         assert!(!spool_path.exists(), "spool of a failed put still exists");
+        aborted_for_good(&cfg).await;
+    }
+
+    /// Over the store's single-copy size the copy goes in UploadPartCopy
+    /// parts (here 5 MiB, S3's least: 3 parts, the last one short); a
+    /// missing source aborts the multipart upload and leaves nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn large_copies_go_in_parts() {
+        let Some(cfg) = s3_config("large_copies_go_in_parts") else {
+            return;
+        };
+        let store = S3Store::connect(&cfg)
+            .await
+            .unwrap()
+            .with_copy_parts(5 * MIB, 5 * MIB);
+        let spool_dir = tempfile::tempdir().unwrap();
+        let (spool, size, digest) = spool_random_in(spool_dir.path(), 12 * MIB + 4321, 11);
+        let (from, to) = (key("pcopy"), key("pcopy"));
+        store.put_file(&from, spool, size).await.expect("put");
+        store.copy(&from, &to, size).await.expect("copy in parts");
+        let (len, got) = hash_stream(store.get(&to, 0, size).await.unwrap()).await;
+        assert_eq!((len, got), (size, digest));
+        store.delete(&from).await.unwrap();
+        store.delete(&to).await.unwrap();
+        let r = store.copy(&key("pcopy"), &key("pcopy"), size).await;
+        assert!(matches!(r, Err(StorageError::NotFound(_))), "{r:?}");
         aborted_for_good(&cfg).await;
     }
 

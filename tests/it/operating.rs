@@ -215,6 +215,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "PATCH /v1/files/{id}",
             "PATCH /v1/uploads/{id}",
             "POST /v1/files/delete",
+            "POST /v1/files/{id}/copy",
             "POST /v1/files/{id}/signed-url",
             "POST /v1/upload",
             "POST /v1/upload-tokens",

@@ -24,6 +24,9 @@ pub struct S3Store {
     pub(super) bucket: String,
     /// Empty, or ends with `/`.
     pub(super) prefix: String,
+    /// The largest blob copied in one CopyObject, and the least part of a
+    /// larger one's UploadPartCopy parts.
+    pub(super) copy_parts: (u64, u64),
 }
 
 impl std::fmt::Debug for S3Store {
@@ -94,4 +97,29 @@ where
         }
     };
     StorageError::Backend(format!("s3: {detail}"))
+}
+
+/// [`backend`], but a 404 is [`StorageError::NotFound`] of `key` (a copy
+/// whose source is gone).
+pub(super) fn not_found_or_backend<E>(e: SdkError<E, HttpResponse>, key: &str) -> StorageError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) {
+        StorageError::NotFound(key.to_string())
+    } else {
+        backend(e)
+    }
+}
+
+/// The `x-amz-copy-source` of `object` in `bucket`: `bucket/key`,
+/// percent-encoded but for its slashes.
+pub(super) fn copy_source(bucket: &str, object: &str) -> String {
+    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'/')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~');
+    percent_encoding::utf8_percent_encode(&format!("{bucket}/{object}"), KEEP).to_string()
 }

@@ -42,6 +42,33 @@ impl S3Store {
         path: &Path,
         size: u64,
     ) -> Result<(), StorageError> {
+        let source = PartSource::File(path.to_path_buf());
+        self.multipart(object, &source, size, part_size_for(size))
+            .await
+    }
+
+    /// Copies `size` bytes of the object `source` (its `x-amz-copy-source`)
+    /// to `object` in parts of `part_size` (UploadPartCopy, the store
+    /// copying), as a multipart upload aborted on any failure.
+    pub(super) async fn copy_multipart(
+        &self,
+        source: String,
+        object: &str,
+        size: u64,
+        part_size: u64,
+    ) -> Result<(), StorageError> {
+        let part_size = part_size.max(part_size_for(size));
+        self.multipart(object, &PartSource::Object(source), size, part_size)
+            .await
+    }
+
+    async fn multipart(
+        &self,
+        object: &str,
+        source: &PartSource,
+        size: u64,
+        part_size: u64,
+    ) -> Result<(), StorageError> {
         let mut upload = Upload {
             client: self.client.clone(),
             bucket: self.bucket.clone(),
@@ -75,7 +102,7 @@ impl S3Store {
             }
         };
         guard.upload = Some(upload.clone());
-        let result = upload_parts(&upload, path, size, &mut guard.parts).await;
+        let result = upload_parts(&upload, source, size, part_size, &mut guard.parts).await;
         if result.is_ok() {
             guard.upload = None;
         }
@@ -171,16 +198,26 @@ struct Incomplete {
 /// The part uploads of one multipart upload in flight.
 type Parts = JoinSet<Result<CompletedPart, StorageError>>;
 
+/// Where the parts' bytes come from.
+#[derive(Debug, Clone)]
+pub(super) enum PartSource {
+    /// Regions of a spool file, sent.
+    File(PathBuf),
+    /// Ranges of an object of the bucket (its `x-amz-copy-source`), which
+    /// the store copies itself.
+    Object(String),
+}
+
 /// Uploads the parts, [`PART_CONCURRENCY`] at a time, each as a task of
 /// `in_flight` (so that an abort can cancel the ones running), then
 /// completes the upload.
 async fn upload_parts(
     upload: &Upload,
-    path: &Path,
+    source: &PartSource,
     size: u64,
+    part_size: u64,
     in_flight: &mut Parts,
 ) -> Result<(), StorageError> {
-    let part_size = part_size_for(size);
     let count = size.div_ceil(part_size);
     let mut parts: Vec<CompletedPart> = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
     let mut next = 0u64;
@@ -190,7 +227,7 @@ async fn upload_parts(
             let len = part_size.min(size - offset);
             let part = upload
                 .clone()
-                .put_part(path.to_path_buf(), part_number(next), offset, len);
+                .put_part(source.clone(), part_number(next), offset, len);
             in_flight.spawn(part);
             next += 1;
         }
@@ -257,14 +294,18 @@ impl Upload {
         })
     }
 
-    /// Uploads part `number`: `len` bytes of the spool file from `offset`.
+    /// Uploads part `number`: `len` bytes of the source from `offset`.
     async fn put_part(
         self,
-        path: PathBuf,
+        source: PartSource,
         number: i32,
         offset: u64,
         len: u64,
     ) -> Result<CompletedPart, StorageError> {
+        let path = match source {
+            PartSource::File(path) => path,
+            PartSource::Object(from) => return self.copy_part(from, number, offset, len).await,
+        };
         let body = file_region(&path, offset, len).await?;
         let out = self
             .client
@@ -281,6 +322,34 @@ impl Upload {
         Ok(CompletedPart::builder()
             .part_number(number)
             .set_e_tag(out.e_tag().map(str::to_string))
+            .build())
+    }
+
+    /// Copies part `number`: `len` bytes of the object `from` from `offset`.
+    async fn copy_part(
+        self,
+        from: String,
+        number: i32,
+        offset: u64,
+        len: u64,
+    ) -> Result<CompletedPart, StorageError> {
+        let last = offset + len - 1;
+        let out = self
+            .client
+            .upload_part_copy()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .upload_id(&self.id)
+            .part_number(number)
+            .copy_source(&from)
+            .copy_source_range(format!("bytes={offset}-{last}"))
+            .send()
+            .await
+            .map_err(|e| super::call::not_found_or_backend(e, &from))?;
+        let e_tag = out.copy_part_result().and_then(|r| r.e_tag());
+        Ok(CompletedPart::builder()
+            .part_number(number)
+            .set_e_tag(e_tag.map(str::to_string))
             .build())
     }
 

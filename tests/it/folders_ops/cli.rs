@@ -1,4 +1,4 @@
-//! The CLI of folder and bulk operations: `mv`.
+//! The CLI of folder and bulk operations: `mv`, `cp`, `delete --folder`.
 
 use crate::cli_common::Cli;
 use crate::common::TestServer;
@@ -37,6 +37,47 @@ async fn mv_renames_and_moves_keeping_the_id() {
         .await
         .expect_error(4, "not_found");
     cli.run(&["mv", id, "--name", "a/b"])
+        .await
+        .expect_error(1, "bad_request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cp_copies_to_a_new_id() {
+    let srv = TestServer::start().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let f = srv
+        .upload_ok("a.txt", b"abc".to_vec(), &[("folder", "x")])
+        .await;
+    let id = f["id"].as_str().unwrap();
+    let r = cli
+        .run(&["cp", id, "--folder", "y/z", "--name", "b.txt", "--json"])
+        .await;
+    r.expect(0);
+    let copy = r.json();
+    assert_ne!(copy["id"], f["id"]);
+    assert_eq!(
+        (&copy["folder"], &copy["name"], &copy["sha256"]),
+        (&"y/z".into(), &"b.txt".into(), &f["sha256"])
+    );
+    // Without --json: one line naming the copy and its url.
+    let r = cli.run(&["cp", id]).await;
+    r.expect(0);
+    let (_, list) = srv.get_json(&srv.secret_key, "/v1/files?folder=x").await;
+    let newest = &list["files"][0];
+    assert_ne!(newest["id"], f["id"]);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "copied {id} to {} ({})\n",
+            newest["id"].as_str().unwrap(),
+            newest["url"].as_str().unwrap()
+        )
+    );
+    assert_eq!(srv.usage().await["upload_count"], 3);
+    cli.run(&["cp", "f_missing"])
+        .await
+        .expect_error(4, "not_found");
+    cli.run(&["cp", id, "--name", "a/b"])
         .await
         .expect_error(1, "bad_request");
 }

@@ -1,0 +1,137 @@
+//! Copying a file (`POST /v1/files/{id}/copy`, docs/api.md, "Records"):
+//! a new file with the source's bytes, committed as an upload is (the
+//! plan's quota and monthly count, `file.created`), whose bytes the blob
+//! store copies itself (`BlobStore::copy`) instead of receiving them again;
+//! inline bytes are copied with the row.
+
+use super::commit::{commit, commit_context, PendingBlob};
+use super::files::{new_folder, new_name};
+use super::refusals::{refused, size_limit};
+use super::{records, App};
+use crate::api::FileRecord;
+use crate::clock::period_of;
+use crate::db::{Account, CommitContext, FileRow};
+use crate::domain::policy::UploadPolicy;
+use crate::domain::quota::Ask;
+use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
+use crate::service::error::ServiceError;
+use crate::storage::StorageError;
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// A copy asked for: by whom, and what changes from the source.
+#[derive(Debug, Clone)]
+pub(crate) struct CopyRequest {
+    pub account: Account,
+    /// The id of the API key that sent it (idempotency keys are per key).
+    pub key_id: String,
+    /// The request's `Idempotency-Key`, unchecked.
+    pub idempotency_key: Option<String>,
+    /// The copy's name; None keeps the source's.
+    pub name: Option<String>,
+    /// The copy's folder, unchecked (`""`: the root); None keeps the
+    /// source's.
+    pub folder: Option<String>,
+    /// None keeps the source's.
+    pub private: Option<bool>,
+}
+
+/// Copies the live file `id` of the account: a new id, blob and url; the
+/// same bytes, sha256, size, type, metadata and expiry; the name, folder
+/// and privacy asked for, else the source's. Refused as an upload would be
+/// (grace period, the plan's file size, storage quota and monthly count);
+/// a refusal or failure leaves no blob.
+pub(crate) async fn copy(
+    app: &Arc<App>,
+    id: &str,
+    req: CopyRequest,
+) -> Result<FileRecord, ServiceError> {
+    if req.account.grace_period {
+        return Err(ServiceError::GracePeriod(
+            "the account is in its grace period: uploads and copies are paused".into(),
+        ));
+    }
+    let name = req.name.as_deref().map(new_name).transpose()?;
+    let folder = req
+        .folder
+        .as_deref()
+        .map(|f| new_folder(Some(f)))
+        .transpose()?;
+    let idempotency_key = match &req.idempotency_key {
+        Some(key) => {
+            validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
+            Some(validate::idempotency_scope(&req.key_id, key))
+        }
+        None => None,
+    };
+    let account = &req.account;
+    let now = app.clock.now_ms();
+    if let Some(key) = &idempotency_key {
+        let since = now - IDEMPOTENCY_WINDOW_MS;
+        if let Some(done) = app.meta.replayed_file(&account.id, key, since, now).await? {
+            return Ok(records::record(app, &done));
+        }
+    }
+    let (source, data) = app
+        .meta
+        .file_with_data(&account.id, id, now)
+        .await?
+        .ok_or_else(ServiceError::not_found)?;
+    let plan = app.plan_of(account).clone();
+    let (max_file_size, too_large) = size_limit(plan.max_file_size, &UploadPolicy::default());
+    if source.size > max_file_size {
+        return Err(ServiceError::FileTooLarge(too_large));
+    }
+    // Refused before the store copies anything when certain to be (the
+    // commit checks again, exactly).
+    let held = app
+        .meta
+        .commitments(&account.id, &period_of(app.clock.now()).key, now)
+        .await?;
+    if let Err(refusal) = plan
+        .quota()
+        .admit(held.holdings(account.storage_bytes), Ask::file(source.size))
+    {
+        return Err(refused(app, refusal, &plan, &account.id).await);
+    }
+    app.disk.check_room(0)?;
+    let file_id = ids::file_id();
+    let row = FileRow {
+        blob_key: format!("{}/{}", account.id, file_id),
+        id: file_id,
+        name: name.unwrap_or_else(|| source.name.clone()),
+        folder: folder.unwrap_or_else(|| source.folder.clone()),
+        private: req.private.unwrap_or(source.private),
+        created_at: now,
+        ..source.clone()
+    };
+    let ctx = CommitContext {
+        idempotency_key,
+        ..commit_context(app, None)
+    };
+    let mut pending = PendingBlob::new(app, &row.blob_key);
+    let inline = if source.inline {
+        let data = data.ok_or_else(|| {
+            ServiceError::internal(format!("inline file {} has no bytes", source.id))
+        })?;
+        Some(Bytes::from(data))
+    } else {
+        // Registered for collection before the store writes anything; the
+        // commit releases it.
+        pending.guard(now).await?;
+        if let Err(e) = app
+            .store
+            .copy(&source.blob_key, &row.blob_key, source.size)
+            .await
+        {
+            pending.discard().await;
+            return Err(match e {
+                // Deleted since it was read.
+                StorageError::NotFound(_) => ServiceError::not_found(),
+                e => e.into(),
+            });
+        }
+        None
+    };
+    commit(app, row, inline, &plan, ctx, pending).await
+}
