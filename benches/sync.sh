@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `filestore sync` against `rclone sync` and `aws s3 sync`, all three to one
-# SeaweedFS (`weed mini`) on this machine (filestore keeps its blobs in it
-# too), on the same tree: FILES files of 1-100 KiB from a fixed seed. Three
+# SeaweedFS (`weed mini`) on this machine (filestore-s3 keeps its blobs in
+# it too; filestore-local is the same server on its own local store), on the
+# same tree: FILES files of 1-100 KiB from a fixed seed. Three
 # runs each: first publish, a run with nothing to do, a run with 10 files
 # changed. Run by hand (not in CI); prints a table. Usage:
 #   benches/sync.sh [FILES] [TRANSFERS]
@@ -25,7 +26,7 @@ have_aws=$(command -v aws || true)
 work=$(mktemp -d)
 weed_pid= srv_pid= sockets=
 cleanup() {
-  [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null
+  [ -n "$srv_pid" ] && kill $srv_pid 2>/dev/null
   [ -n "$weed_pid" ] && kill "$weed_pid" 2>/dev/null
   wait 2>/dev/null || true
   for s in $sockets; do rm -f "$s"; done
@@ -66,18 +67,13 @@ for _ in $(seq 300); do
   sleep 0.2
 done
 
-# --- filestore, its blobs in the same SeaweedFS ---
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/filestore.toml" <<EOF
-[storage]
-backend = "s3"
-bucket = "$bucket"
-endpoint = "$endpoint"
-region = "us-east-1"
-prefix = "filestore"
-force_path_style = true
-access_key_id = "$access"
-secret_access_key = "$secret"
+# --- filestore twice: its blobs in the same SeaweedFS, and on its own
+# local store (its default, where it is the whole storage service) ---
+start_filestore() { # NAME BACKEND-TOML -> sets base_NAME, key_NAME
+  local name=$1 port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  cat > "$work/$name.toml" <<EOF
+$2
 
 [plans.bench]
 max_file_size = "1GB"
@@ -85,13 +81,26 @@ storage = "100GB"
 uploads = 1000000
 rate_limit = 1000000
 EOF
-FILESTORE_DEFAULT_PLAN=bench "$bin" serve --config "$work/filestore.toml" --data-dir "$work/data" \
-  --listen "127.0.0.1:$port" 2> "$work/serve.log" &
-srv_pid=$!
-base="http://127.0.0.1:$port"
-for _ in $(seq 300); do curl -fs "$base/v1/health" >/dev/null && break; sleep 0.2; done
-curl -fs "$base/v1/health" >/dev/null || { echo "filestore did not start:"; tail -20 "$work/serve.log"; exit 1; }
-key=$(grep -o 'sk_[0-9a-f]*' "$work/serve.log" | head -1)
+  FILESTORE_DEFAULT_PLAN=bench "$bin" serve --config "$work/$name.toml" --data-dir "$work/data-$name" \
+    --listen "127.0.0.1:$port" 2> "$work/serve-$name.log" &
+  srv_pid="$srv_pid $!"
+  local base="http://127.0.0.1:$port"
+  for _ in $(seq 300); do curl -fs "$base/v1/health" >/dev/null && break; sleep 0.2; done
+  curl -fs "$base/v1/health" >/dev/null || { echo "filestore did not start:"; tail -20 "$work/serve-$name.log"; exit 1; }
+  printf -v "base_$name" '%s' "$base"
+  printf -v "key_$name" '%s' "$(grep -o 'sk_[0-9a-f]*' "$work/serve-$name.log" | head -1)"
+}
+start_filestore s3 "[storage]
+backend = \"s3\"
+bucket = \"$bucket\"
+endpoint = \"$endpoint\"
+region = \"us-east-1\"
+prefix = \"filestore\"
+force_path_style = true
+access_key_id = \"$access\"
+secret_access_key = \"$secret\""
+start_filestore local "[storage]
+backend = \"local\""
 
 # --- the tree: FILES files of 1-100 KiB in 20 directories, fixed seed ---
 python3 - "$work/tree" "$files" <<'PY'
@@ -119,45 +128,52 @@ PY
 }
 
 # --- the three clients, configured by environment only ---
-fs_sync() {
+fs_sync() { # DIR NAME
+  local base=base_$2 key=key_$2
   HOME="$work/home" XDG_CACHE_HOME="$work/home/cache" XDG_CONFIG_HOME="$work/home/config" \
-    FILESTORE_URL="$base" FILESTORE_API_KEY="$key" \
+    FILESTORE_URL="${!base}" FILESTORE_API_KEY="${!key}" \
     "$bin" sync "$1" --folder bench -j "$transfers" -q > "$work/fs.out"
 }
 rclone_sync() {
-  RCLONE_CONFIG="$work/rclone.conf" RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=SeaweedFS \
+  # A CA bundle from the environment (AWS_CA_BUNDLE) makes rclone refuse its
+  # own transport; the endpoint is plain HTTP on loopback.
+  env -u AWS_CA_BUNDLE RCLONE_CONFIG="$work/rclone.conf" RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=SeaweedFS \
     RCLONE_CONFIG_BENCH_ENDPOINT="$endpoint" RCLONE_CONFIG_BENCH_ACCESS_KEY_ID="$access" \
     RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY="$secret" RCLONE_CONFIG_BENCH_REGION=us-east-1 \
     RCLONE_CACHE_DIR="$work/rclone-cache" \
     rclone sync --transfers "$transfers" "$1" "bench:$bucket/rclone"
 }
 aws_sync() {
-  AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials" \
+  env -u AWS_CA_BUNDLE AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials" \
     AWS_ACCESS_KEY_ID="$access" AWS_SECRET_ACCESS_KEY="$secret" AWS_DEFAULT_REGION=us-east-1 \
     aws --endpoint-url "$endpoint" s3 sync --only-show-errors "$1" "s3://$bucket/aws" > /dev/null
 }
 
 declare -A first nochange changed
-tools=(filestore)
+tools=(filestore-s3 filestore-local)
 [ -n "$have_rclone" ] && tools+=(rclone)
 [ -n "$have_aws" ] && tools+=(aws)
 for tool in "${tools[@]}"; do
-  case $tool in filestore) run=fs_sync ;; rclone) run=rclone_sync ;; aws) run=aws_sync ;; esac
+  case $tool in
+    filestore-*) run="fs_sync" arg=${tool#filestore-} ;;
+    rclone) run=rclone_sync arg= ;;
+    aws) run=aws_sync arg= ;;
+  esac
   tree="$work/tree-$tool"
   cp -a "$work/tree" "$tree"
-  a=$(now); $run "$tree"; b=$(now); first[$tool]=$(elapsed "$a" "$b")
-  a=$(now); $run "$tree"; b=$(now); nochange[$tool]=$(elapsed "$a" "$b")
+  a=$(now); $run "$tree" $arg; b=$(now); first[$tool]=$(elapsed "$a" "$b")
+  a=$(now); $run "$tree" $arg; b=$(now); nochange[$tool]=$(elapsed "$a" "$b")
   change10 "$tree"
-  a=$(now); $run "$tree"; b=$(now); changed[$tool]=$(elapsed "$a" "$b")
+  a=$(now); $run "$tree" $arg; b=$(now); changed[$tool]=$(elapsed "$a" "$b")
 done
 
 echo
 echo "sync of $files files (1-100 KiB), $transfers transfers, to SeaweedFS $(weed version 2>/dev/null | awk '{print $3}') on this machine; seconds"
-printf '%-10s %14s %10s %11s\n' tool first-publish no-change 10-changed
-for tool in filestore rclone aws; do
+printf '%-16s %14s %10s %11s\n' tool first-publish no-change 10-changed
+for tool in filestore-s3 filestore-local rclone aws; do
   if [ -n "${first[$tool]:-}" ]; then
-    printf '%-10s %14s %10s %11s\n' "$tool" "${first[$tool]}" "${nochange[$tool]}" "${changed[$tool]}"
+    printf '%-16s %14s %10s %11s\n' "$tool" "${first[$tool]}" "${nochange[$tool]}" "${changed[$tool]}"
   else
-    printf '%-10s %14s %10s %11s\n' "$tool" "missing" "-" "-"
+    printf '%-16s %14s %10s %11s\n' "$tool" "missing" "-" "-"
   fi
 done
