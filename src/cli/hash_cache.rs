@@ -1,18 +1,23 @@
-//! The local hash cache of `sync`: (absolute path, size, modification time
-//! in nanoseconds) → SHA-256, so a run over a tree that has not changed reads
-//! no file content at all.
+//! The local hash cache of `sync`: (absolute path, size, modification and
+//! change times in nanoseconds, inode) → SHA-256, so a run over a tree that
+//! has not changed reads no file content at all.
 //!
 //! Why: the goal of `sync` (issue 22) is a no-change run over 10,000 files in
 //! under 3 s, hashing included. Reading and hashing every byte of a large tree
 //! on every run cannot meet that, while a `stat` per file can; `rclone sync`
 //! makes the same bet by comparing size and modification time only. Here the
 //! decision stays content-based (the remote side is compared by SHA-256), and
-//! only the local hash is remembered: a file whose size or nanosecond mtime
-//! changed is hashed again. A stale, unreadable or corrupt cache is ignored
-//! (everything is hashed), never trusted in part.
+//! only the local hash is remembered: a file whose size, mtime, ctime or
+//! inode changed is hashed again. The ctime catches tools that restore the
+//! mtime of new content (`cp -p`, `rsync -t`, `tar x`), the inode a file
+//! replaced by a rename. A hash taken within [`RACY`] of the file's last
+//! change is not remembered: a write of the same size in the same clock
+//! tick would leave every time as it was (git's "racily clean" files). A
+//! stale, unreadable or corrupt cache is ignored (everything is hashed),
+//! never trusted in part.
 //!
 //! The file, one per synced directory under the user's cache dir, is a
-//! header line then `SHA256 \t SIZE \t MTIME_NS \t PATH` lines (paths with a
+//! header line then `SHA256 \t SIZE \t MTIME_NS \t CTIME_NS \t INODE \t PATH` lines (paths with a
 //! newline or a tab are not cached); it is replaced atomically (a temporary
 //! file renamed over it), and only when its content would change.
 
@@ -23,13 +28,21 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// First line of a cache file; another value means another format.
-const HEADER: &str = "filestore-sync-hashes 1";
+const HEADER: &str = "filestore-sync-hashes 2";
+
+/// A hash is remembered only when the file's mtime is at least this old
+/// when it is stored (coarse file-system clocks tick in up to 2 s).
+pub(crate) const RACY: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What identifies one version of a local file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
     pub size: u64,
     pub mtime_ns: u128,
+    /// The inode's change time (0 where the platform has none).
+    pub ctime_ns: u128,
+    /// The inode (0 where the platform has none).
+    pub ino: u64,
 }
 
 impl Stamp {
@@ -37,11 +50,36 @@ impl Stamp {
     pub(crate) fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
         let mtime = meta.modified().ok()?;
         let since = mtime.duration_since(std::time::UNIX_EPOCH).ok()?;
+        let (ctime_ns, ino) = change_and_inode(meta);
         Some(Stamp {
             size: meta.len(),
             mtime_ns: since.as_nanos(),
+            ctime_ns,
+            ino,
         })
     }
+
+    /// Whether the file was last modified at least [`RACY`] before `now`:
+    /// only then may its hash be remembered.
+    pub(crate) fn settled(&self, now: std::time::SystemTime) -> bool {
+        let Ok(now) = now.duration_since(std::time::UNIX_EPOCH) else {
+            return false;
+        };
+        now.as_nanos().saturating_sub(self.mtime_ns) >= RACY.as_nanos()
+    }
+}
+
+#[cfg(unix)]
+fn change_and_inode(meta: &std::fs::Metadata) -> (u128, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let secs = u128::try_from(meta.ctime()).unwrap_or(0);
+    let nanos = u128::try_from(meta.ctime_nsec()).unwrap_or(0);
+    (secs * 1_000_000_000 + nanos, meta.ino())
+}
+
+#[cfg(not(unix))]
+fn change_and_inode(_: &std::fs::Metadata) -> (u128, u64) {
+    (0, 0)
 }
 
 /// The cache of one synced directory: what was read, and what this run saw.
@@ -80,9 +118,10 @@ impl HashCache {
             .map(|(_, h)| h.clone())
     }
 
-    /// Remembers `sha256` for this version of `abs` (kept on [`save`](Self::save)).
+    /// Remembers `sha256` for this version of `abs` (kept on [`save`](Self::save)),
+    /// unless the file changed too recently to be sure of it ([`RACY`]).
     pub(crate) fn put(&mut self, abs: String, stamp: Stamp, sha256: String) {
-        if !abs.contains(['\n', '\t']) {
+        if !abs.contains(['\n', '\t']) && stamp.settled(std::time::SystemTime::now()) {
             self.fresh.insert(abs, (stamp, sha256));
         }
     }
@@ -105,7 +144,11 @@ impl HashCache {
         text.push_str(HEADER);
         text.push('\n');
         for (abs, (stamp, sha)) in entries {
-            let _ = writeln!(text, "{sha}\t{}\t{}\t{abs}", stamp.size, stamp.mtime_ns);
+            let _ = writeln!(
+                text,
+                "{sha}\t{}\t{}\t{}\t{}\t{abs}",
+                stamp.size, stamp.mtime_ns, stamp.ctime_ns, stamp.ino
+            );
         }
         let written = tempfile::NamedTempFile::new_in(dir).and_then(|mut tmp| {
             std::io::Write::write_all(&mut tmp, text.as_bytes())?;
@@ -127,10 +170,12 @@ fn parse(text: &str) -> Option<HashMap<String, (Stamp, String)>> {
     }
     let mut map = HashMap::new();
     for line in lines {
-        let mut parts = line.splitn(4, '\t');
+        let mut parts = line.splitn(6, '\t');
         let sha = parts.next()?;
         let size = parts.next()?.parse().ok()?;
         let mtime_ns = parts.next()?.parse().ok()?;
+        let ctime_ns = parts.next()?.parse().ok()?;
+        let ino = parts.next()?.parse().ok()?;
         let abs = parts.next()?;
         let valid = sha.len() == 64
             && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
@@ -138,7 +183,13 @@ fn parse(text: &str) -> Option<HashMap<String, (Stamp, String)>> {
         if !valid {
             return None;
         }
-        map.insert(abs.to_string(), (Stamp { size, mtime_ns }, sha.to_string()));
+        let stamp = Stamp {
+            size,
+            mtime_ns,
+            ctime_ns,
+            ino,
+        };
+        map.insert(abs.to_string(), (stamp, sha.to_string()));
     }
     Some(map)
 }
@@ -166,18 +217,61 @@ mod tests {
 
     #[test]
     fn a_cache_file_round_trips_and_a_bad_one_is_ignored() {
-        let text = format!("{HEADER}\n{SHA}\t0\t12\t/a/b c.txt\n");
+        let text = format!("{HEADER}\n{SHA}\t0\t12\t13\t7\t/a/b c.txt\n");
         let map = parse(&text).unwrap();
         let stamp = Stamp {
             size: 0,
             mtime_ns: 12,
+            ctime_ns: 13,
+            ino: 7,
         };
         assert_eq!(map.get("/a/b c.txt"), Some(&(stamp, SHA.to_string())));
         assert!(parse("garbage").is_none());
-        assert!(parse(&format!("{HEADER}\n{SHA}\tx\t12\t/a\n")).is_none());
-        assert!(parse(&format!("{HEADER}\nabc\t1\t12\t/a\n")).is_none());
-        assert!(parse(&format!("{HEADER}\n{SHA}\t1\t12\n")).is_none());
+        assert!(parse(&format!("{HEADER}\n{SHA}\tx\t12\t13\t7\t/a\n")).is_none());
+        assert!(parse(&format!("{HEADER}\nabc\t1\t12\t13\t7\t/a\n")).is_none());
+        assert!(parse(&format!("{HEADER}\n{SHA}\t1\t12\t13\t7\n")).is_none());
+        let v1 = format!("filestore-sync-hashes 1\n{SHA}\t0\t12\t/a\n");
+        assert!(parse(&v1).is_none(), "an older format is ignored");
         assert_eq!(parse(&format!("{HEADER}\n")).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_hash_of_a_file_changed_just_now_is_not_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"x").unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(&p).unwrap()).unwrap();
+        let now = std::time::SystemTime::now();
+        assert!(!stamp.settled(now), "written this instant");
+        assert!(stamp.settled(now + RACY));
+        let mut cache = HashCache::default();
+        cache.put("/f".into(), stamp, SHA.into());
+        assert!(
+            cache.fresh.is_empty(),
+            "a racily clean file is hashed again next run"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_content_under_an_old_mtime_changes_the_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"one").unwrap();
+        let before = Stamp::of(&std::fs::metadata(&p).unwrap()).unwrap();
+        let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+        // `cp -p`: same size, other bytes, the old mtime put back (ctime moves).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&p, b"two").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let after = Stamp::of(&std::fs::metadata(&p).unwrap()).unwrap();
+        assert_eq!((before.size, before.mtime_ns), (after.size, after.mtime_ns));
+        assert_ne!(before, after, "the ctime tells them apart");
     }
 
     #[test]

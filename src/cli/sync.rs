@@ -113,33 +113,48 @@ pub(crate) async fn run(args: SyncArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let remote = list_remote(&client, &folder).await?;
     let walk::Expansion {
         jobs,
-        errors,
+        mut errors,
         notes,
+        skipped_dirs,
     } = walk::expand(std::slice::from_ref(&root), true, Some(&folder));
     for note in &notes {
         progress.note(note);
+    }
+    let mut locals: Vec<Local> = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        match relative(&root, &job.source) {
+            // The server reads `\` in a name as a path separator: the file
+            // would be stored under another name, and sent again every run.
+            Some(_) if job.name.contains('\\') => errors.push(ClientError::usage(format!(
+                "{}: a name with \\ cannot be published as it is (the server takes \\ as a path separator)",
+                job.label
+            ))),
+            Some(rel) => locals.push(Local { job, rel }),
+            None => {}
+        }
     }
     let mut first_exit = None;
     for e in &errors {
         progress.error(&format!("error: {e}"));
         first_exit.get_or_insert(e.exit_code());
     }
-    let locals: Vec<Local> = jobs
-        .into_iter()
-        .filter_map(|job| {
-            let rel = relative(&root, &job.source)?;
-            Some(Local { job, rel })
-        })
+    // Remote files below a directory that was not walked are not deleted:
+    // what is there locally is unknown, not absent.
+    let kept: Vec<String> = skipped_dirs
+        .iter()
+        .filter_map(|d| relative(&root, d))
         .collect();
+    if args.delete && locals.is_empty() && errors.is_empty() && !remote.is_empty() {
+        return Err(ClientError::usage(format!(
+            "{}: no file to publish, and --delete would delete every file under {folder} \
+             (is it the right directory, or an unmounted one?)",
+            args.dir.display()
+        )));
+    }
 
     let mut cache = HashCache::open(&root);
-    let (actions, hash_errors) = decide(
-        locals,
-        &remote,
-        &mut cache,
-        args.delete && errors.is_empty(),
-    )
-    .await;
+    let deletes = (args.delete && errors.is_empty()).then_some(kept.as_slice());
+    let (actions, hash_errors) = decide(locals, &remote, &mut cache, deletes).await;
     for e in &hash_errors {
         progress.error(&format!("error: {e}"));
         first_exit.get_or_insert(e.exit_code());
@@ -297,12 +312,13 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
 }
 
 /// Compares the local files with the remote ones: what to upload, skip and
-/// (with `delete`) delete, and the local files that could not be read.
+/// (with `delete`: the relative directories whose remote files are kept)
+/// delete, and the local files that could not be read.
 async fn decide(
     locals: Vec<Local>,
     remote: &BTreeMap<String, Remote>,
     cache: &mut HashCache,
-    delete: bool,
+    delete: Option<&[String]>,
 ) -> (Vec<Action>, Vec<ClientError>) {
     let mut actions = Vec::new();
     let mut errors = Vec::new();
@@ -340,6 +356,8 @@ async fn decide(
                 s.unwrap_or(Stamp {
                     size: 0,
                     mtime_ns: 0,
+                    ctime_ns: 0,
+                    ino: 0,
                 }),
                 abs,
             )),
@@ -370,9 +388,9 @@ async fn decide(
         }
     }
 
-    if delete {
+    if let Some(kept) = delete {
         for (rel, r) in remote {
-            if seen.contains(rel) {
+            if seen.contains(rel) || kept.iter().any(|k| below(rel, k)) {
                 continue;
             }
             for f in r.newest.iter().chain(&r.older) {
@@ -385,6 +403,11 @@ async fn decide(
     }
     actions.sort_by(|a, b| a.rel().cmp(b.rel()));
     (actions, errors)
+}
+
+/// Whether the relative path `rel` is in the relative directory `dir` or below.
+fn below(rel: &str, dir: &str) -> bool {
+    rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }
 
 /// Upload or skip, as the local hash and the newest remote one compare.
@@ -510,6 +533,17 @@ impl Runner<'_> {
         let before = std::fs::metadata(&job.source)
             .ok()
             .and_then(|m| Stamp::of(&m));
+        // Its size decides how many bytes are sent: a file that changed size
+        // since it was listed would be stored cut (or fail mid-way).
+        if let Some(now) = before.filter(|b| b.size != job.size) {
+            return Err(self.report(ClientError::io(
+                &local.rel,
+                std::io::Error::other(format!(
+                    "changed during the run ({} bytes, then {}): run sync again",
+                    job.size, now.size
+                )),
+            )));
+        }
         let transfer: Arc<dyn Transfer> = self.progress.start(&local.rel, job.size);
         let meta = UploadMeta {
             name: job.name.clone(),
@@ -552,7 +586,7 @@ impl Runner<'_> {
         let after = std::fs::metadata(&job.source)
             .ok()
             .and_then(|m| Stamp::of(&m));
-        if let (Some(b), true) = (before, before == after) {
+        if let (Some(b), true) = (before, before == after && stored.size == job.size) {
             if let Ok(mut cache) = self.cache.lock() {
                 cache.put(
                     job.source.to_string_lossy().into_owned(),

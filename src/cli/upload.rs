@@ -105,6 +105,7 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         mut jobs,
         errors: problems,
         notes,
+        ..
     } = walk::expand(&files, args.recursive, args.folder.as_deref());
     for note in &notes {
         progress.note(note);

@@ -54,6 +54,9 @@ pub(crate) struct Expansion {
     pub errors: Vec<ClientError>,
     /// Informational lines for the user (skipped links to directories).
     pub notes: Vec<String>,
+    /// The directories not walked (links to directories): what is below
+    /// them is unknown, not absent.
+    pub skipped_dirs: Vec<PathBuf>,
 }
 
 /// Expands `paths` into jobs, errors and notes.
@@ -125,6 +128,7 @@ fn walk_dir(dir: &Path, rel: &mut Vec<String>, folder: Option<&str>, out: &mut E
             if matches!(link, Ok(true)) {
                 out.notes
                     .push(format!("skipped {label}: a symbolic link to a directory"));
+                out.skipped_dirs.push(path);
                 continue;
             }
             rel.push(name);
@@ -168,9 +172,10 @@ mod tests {
             jobs,
             errors,
             notes,
+            skipped_dirs,
         } = expand(std::slice::from_ref(&root), true, Some("rel"));
         assert!(
-            errors.is_empty() && notes.is_empty(),
+            errors.is_empty() && notes.is_empty() && skipped_dirs.is_empty(),
             "{errors:?} {notes:?}"
         );
         let got: Vec<_> = jobs
@@ -204,5 +209,6 @@ mod tests {
         assert_eq!(names, ["g.txt", "f.txt"], "files behind links are followed");
         assert_eq!(found.notes.len(), 1, "{:?}", found.notes);
         assert!(found.notes[0].contains("loop"), "{:?}", found.notes);
+        assert_eq!(found.skipped_dirs, [root.join("loop")]);
     }
 }

@@ -94,7 +94,10 @@ pub(crate) async fn copy(
     {
         return Err(refused(app, refusal, &plan, &account.id).await);
     }
-    app.disk.check_room(0)?;
+    // A local store links the blob, but copies its bytes where it cannot
+    // (another volume, too many links): room for that is asked first.
+    let on_disk = !source.inline && app.store.kind() == "local";
+    app.disk.check_room(if on_disk { source.size } else { 0 })?;
     let file_id = ids::file_id();
     let row = FileRow {
         blob_key: format!("{}/{}", account.id, file_id),
@@ -124,14 +127,28 @@ pub(crate) async fn copy(
             .copy(&source.blob_key, &row.blob_key, source.size)
             .await
         {
-            pending.discard().await;
             return Err(match e {
-                // Deleted since it was read.
-                StorageError::NotFound(_) => ServiceError::not_found(),
-                e => e.into(),
+                // Deleted since it was read: nothing was written.
+                StorageError::NotFound(_) => {
+                    pending.discard().await;
+                    ServiceError::not_found()
+                }
+                // The store may yet finish a copy it was asked for (a
+                // timed-out CopyObject): the queue deletes the key later,
+                // and only if no file took it.
+                e => {
+                    pending.defer().await;
+                    e.into()
+                }
             });
         }
         None
     };
+    // A source that expired while its bytes were copied is gone: its copy
+    // would be born expired.
+    if source.expires_at.is_some_and(|at| at <= app.clock.now_ms()) {
+        pending.discard().await;
+        return Err(ServiceError::not_found());
+    }
     commit(app, row, inline, &plan, ctx, pending).await
 }

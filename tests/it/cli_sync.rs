@@ -26,13 +26,27 @@ fn with_cache(mut cli: Cli) -> Cli {
 }
 
 /// A tree of five files, two of them nested.
+/// A file written, its mtime a minute back: old enough for the hash cache
+/// to remember it (a file modified just now is hashed again next run).
+fn settled_file(root: &std::path::Path, rel: &str, content: &[u8]) -> PathBuf {
+    let p = write_file(root, rel, content);
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    p
+}
+
 fn tree(cli: &Cli) -> PathBuf {
     let root = cli.cwd().join("site");
-    write_file(&root, "index.html", b"<h1>hi</h1>");
-    write_file(&root, "a.txt", &pattern(1000, 1));
-    write_file(&root, "b.txt", &pattern(2000, 2));
-    write_file(&root, "css/site.css", b"body{}");
-    write_file(&root, "css/img/logo.bin", &pattern(70_000, 3));
+    settled_file(&root, "index.html", b"<h1>hi</h1>");
+    settled_file(&root, "a.txt", &pattern(1000, 1));
+    settled_file(&root, "b.txt", &pattern(2000, 2));
+    settled_file(&root, "css/site.css", b"body{}");
+    settled_file(&root, "css/img/logo.bin", &pattern(70_000, 3));
     root
 }
 
@@ -139,9 +153,9 @@ async fn changes_upload_and_replace_and_delete_only_with_the_flag() {
         .collect();
 
     // Same size, other bytes (the hash decides), a new size, a new file, one gone.
-    write_file(&root, "a.txt", &pattern(1000, 9));
-    write_file(&root, "css/site.css", b"body{color:red}");
-    write_file(&root, "css/new.txt", b"new");
+    settled_file(&root, "a.txt", &pattern(1000, 9));
+    settled_file(&root, "css/site.css", b"body{color:red}");
+    settled_file(&root, "css/new.txt", b"new");
     std::fs::remove_file(root.join("b.txt")).unwrap();
 
     let run = sync(&cli, &root, &[]).await;
@@ -202,7 +216,7 @@ async fn dry_run_changes_nothing() {
     sync(&cli, &root, &[]).await.expect(0);
     let files = remote(&cli).await;
     std::fs::remove_file(root.join("a.txt")).unwrap();
-    write_file(&root, "index.html", b"<h1>changed</h1>");
+    settled_file(&root, "index.html", b"<h1>changed</h1>");
     let dry = sync(&cli, &root, &["--dry-run", "--delete", "--json"]).await;
     dry.expect(0);
     let lines = dry.json_lines();
@@ -296,7 +310,7 @@ async fn a_corrupt_hash_cache_is_ignored_and_rewritten() {
         1,
     );
     std::fs::write(&caches[0], stale).unwrap();
-    write_file(&root, "a.txt", &pattern(1000, 1));
+    settled_file(&root, "a.txt", &pattern(1000, 1));
     let run = sync(&cli, &root, &[]).await;
     run.expect(0);
     assert_eq!(
@@ -311,7 +325,7 @@ async fn a_corrupt_hash_cache_is_ignored_and_rewritten() {
 async fn duplicates_from_upload_are_noted_and_replaced_together() {
     let (srv, cli) = setup().await;
     let root = cli.cwd().join("site");
-    let f = write_file(&root, "sub/dup.txt", b"one");
+    let f = settled_file(&root, "sub/dup.txt", b"one");
     for _ in 0..2 {
         cli.run(&["upload", f.to_str().unwrap(), "--folder", "site/sub"])
             .await
@@ -329,7 +343,7 @@ async fn duplicates_from_upload_are_noted_and_replaced_together() {
         "{run:?}"
     );
 
-    write_file(&root, "sub/dup.txt", b"two");
+    settled_file(&root, "sub/dup.txt", b"two");
     let run = sync(&cli, &root, &["--json"]).await;
     run.expect(0);
     let up = &run.json_lines()[0];
@@ -358,4 +372,66 @@ async fn usage_errors() {
     cli.run(&["sync", "missing-dir", "--folder", "site"])
         .await
         .expect(1);
+}
+
+/// `--delete` deletes only what is known to be gone: nothing below a linked
+/// directory the walk skipped, and nothing at all from a directory that
+/// holds no file (an unmounted mount point looks like that).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn delete_spares_what_the_walk_could_not_see() {
+    let (_srv, cli) = setup().await;
+    let root = tree(&cli);
+    sync(&cli, &root, &[]).await.expect(0);
+    assert_eq!(remote(&cli).await.len(), 5);
+
+    // css/ becomes a link to a directory elsewhere: skipped, not absent.
+    let elsewhere = cli.cwd().join("elsewhere");
+    std::fs::rename(root.join("css"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join("css")).unwrap();
+    std::fs::remove_file(root.join("b.txt")).unwrap();
+    let run = sync(&cli, &root, &["--delete"]).await;
+    run.expect(0);
+    assert_eq!(
+        run.stdout.trim(),
+        "uploaded 0, skipped 2, deleted 1",
+        "{run:?}"
+    );
+    assert_eq!(
+        paths(&remote(&cli).await),
+        ["a.txt", "css/img/logo.bin", "css/site.css", "index.html"],
+        "only b.txt went; css/ was not walked"
+    );
+
+    // An empty directory: refused before anything is deleted.
+    let empty = cli.cwd().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    sync(&cli, &empty, &["--delete"])
+        .await
+        .expect_error(2, "usage");
+    assert_eq!(remote(&cli).await.len(), 4, "nothing deleted");
+    // Without --delete an empty directory is simply nothing to do.
+    let run = sync(&cli, &empty, &[]).await;
+    run.expect(0);
+    assert_eq!(run.stdout.trim(), "uploaded 0, skipped 0, deleted 0");
+}
+
+/// A local name with `\` would be stored under another name (the server
+/// takes `\` as a separator) and sent again on every run: it is refused,
+/// the rest is published, and `--delete` then deletes nothing.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_name_with_a_backslash_is_refused() {
+    let (_srv, cli) = setup().await;
+    let root = tree(&cli);
+    settled_file(&root, "odd\\name.txt", b"x");
+    let run = sync(&cli, &root, &["--delete"]).await;
+    assert_eq!(run.status, 2, "{run:?}");
+    assert!(run.stderr.contains("odd\\name.txt"), "{run:?}");
+    assert_eq!(
+        run.stdout.trim(),
+        "uploaded 5, skipped 0, deleted 0, failed 1",
+        "{run:?}"
+    );
+    assert!(!paths(&remote(&cli).await).contains(&"name.txt"));
 }
