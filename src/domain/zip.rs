@@ -4,13 +4,16 @@
 //! descriptor with the CRC and the sizes; the central directory and the
 //! zip64 end records close the archive. Nothing is ever sought back, so the
 //! archive goes out as it is made; what is kept is one small record per
-//! entry for the central directory, never any entry's bytes.
+//! entry for the central directory (40 bytes and the entry's name, an
+//! `Arc<str>` the caller may share, as `service::zip` does with its
+//! de-duplication set), never any entry's bytes.
 //!
 //! Every entry carries a zip64 extended information field (local header and
 //! central directory), so that entries and archives past 4 GiB and past
 //! 65,535 entries are valid without knowing any size up front.
 
 use bytes::{BufMut, Bytes, BytesMut};
+use std::sync::Arc;
 
 const LOCAL_HEADER: u32 = 0x0403_4b50;
 const DATA_DESCRIPTOR: u32 = 0x0807_4b50;
@@ -33,10 +36,11 @@ const FULL16: u16 = u16::MAX;
 /// How much of the central directory is encoded at a time.
 const CHUNK: usize = 64 * 1024;
 
-/// One entry as the central directory needs it.
+/// One entry as the central directory needs it: 40 bytes on 64-bit, the
+/// name shared rather than copied.
 #[derive(Debug)]
 struct Entry {
-    name: String,
+    name: Arc<str>,
     dos: (u16, u16),
     crc: u32,
     size: u64,
@@ -60,14 +64,19 @@ pub(crate) struct ZipWriter {
 }
 
 impl ZipWriter {
-    pub(crate) fn new() -> ZipWriter {
-        ZipWriter::default()
+    /// Room for `n` entries' records up front (more may still come).
+    pub(crate) fn with_capacity(n: usize) -> ZipWriter {
+        ZipWriter {
+            done: Vec::with_capacity(n),
+            ..ZipWriter::default()
+        }
     }
 
     /// Starts entry `name` (a relative path, `/` between segments) last
     /// modified at `modified_ms` (Unix milliseconds): its local header. An
     /// entry still open is ended first, its data descriptor ahead of the header.
-    pub(crate) fn start(&mut self, name: &str, modified_ms: i64) -> Bytes {
+    pub(crate) fn start(&mut self, name: impl Into<Arc<str>>, modified_ms: i64) -> Bytes {
+        let name: Arc<str> = name.into();
         let mut out = BytesMut::with_capacity(24 + 30 + name.len() + 20);
         // Counted in `offset` by `end`.
         let ended = self.end();
@@ -95,7 +104,7 @@ impl ZipWriter {
         self.offset += (out.len() - ended.len()) as u64;
         self.open = Some(Open {
             entry: Entry {
-                name: name.to_string(),
+                name,
                 dos: (time, date),
                 crc: 0,
                 size: 0,
@@ -269,10 +278,10 @@ mod tests {
     use super::*;
 
     fn archive(files: &[(&str, &[u8])]) -> Vec<u8> {
-        let mut w = ZipWriter::new();
+        let mut w = ZipWriter::default();
         let mut out = Vec::new();
         for (name, bytes) in files {
-            out.extend_from_slice(&w.start(name, 1_700_000_000_000));
+            out.extend_from_slice(&w.start(*name, 1_700_000_000_000));
             for chunk in bytes.chunks(3) {
                 w.data(chunk);
                 out.extend_from_slice(chunk);
@@ -337,16 +346,19 @@ mod tests {
 
     #[test]
     fn an_empty_archive_is_its_end_records() {
-        let zip: Vec<u8> = ZipWriter::new().finish().flat_map(|b| b.to_vec()).collect();
+        let zip: Vec<u8> = ZipWriter::default()
+            .finish()
+            .flat_map(|b| b.to_vec())
+            .collect();
         assert_eq!(zip.len(), 56 + 20 + 22);
     }
 
     #[test]
     fn past_65535_entries_the_counts_are_in_the_zip64_record() {
-        let mut w = ZipWriter::new();
+        let mut w = ZipWriter::default();
         let mut len = 0u64;
         for i in 0..70_000 {
-            len += w.start(&format!("{i}"), 0).len() as u64;
+            len += w.start(format!("{i}"), 0).len() as u64;
         }
         let tail: Vec<u8> = w.finish().flat_map(|b| b.to_vec()).collect();
         let end = tail.len() - 22;
@@ -358,6 +370,16 @@ mod tests {
         assert_eq!(u64_at(&tail, z64 + 32), 70_000);
         // The central directory starts right after the last data descriptor.
         assert_eq!(u64_at(&tail, z64 + 48), len + 24);
+    }
+
+    #[test]
+    fn an_entry_record_is_small_and_shares_its_name() {
+        assert_eq!(std::mem::size_of::<Entry>(), 40);
+        let name: Arc<str> = Arc::from("sub/a.txt");
+        let mut w = ZipWriter::with_capacity(1);
+        w.start(name.clone(), 0);
+        w.end();
+        assert!(Arc::ptr_eq(&w.done[0].name, &name));
     }
 
     #[test]

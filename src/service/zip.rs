@@ -2,10 +2,12 @@
 //! files and its subfolders', paged through the metadata store, each one's
 //! bytes from the row (inline) or streamed from the blob store, written as
 //! STORED zip64 entries (`domain::zip`) to a small queue the response body
-//! reads. Memory stays flat whatever the sizes: a page of rows, a few
-//! chunks in the queue, and one small record per entry for the central
-//! directory. The bytes sent count as the account's bandwidth, as the
-//! CDN's do. The client going away ends the work at the next chunk.
+//! reads. Memory is bounded: a page of rows, a few chunks in the queue, and
+//! one record per entry for the central directory (its name held once,
+//! shared with the de-duplication set), for at most [`MAX_ENTRIES`]
+//! entries, which is checked before the answer starts. The bytes sent count
+//! as the account's bandwidth, as the CDN's do. The client going away ends
+//! the work at the next chunk.
 
 use super::cdn::Counted;
 use super::error::ServiceError;
@@ -18,14 +20,28 @@ use crate::storage::{BlobStream, StorageError};
 use bytes::{Bytes, BytesMut};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
+use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Rows read from the metadata store at a time.
 const PAGE: u32 = 500;
+/// Rows read at a time while counting a large folder up front (counted,
+/// then dropped: a few MB at most).
+const COUNT_PAGE: u32 = 2_000;
 /// Chunks written ahead of the connection.
 const QUEUE: usize = 4;
+/// Entries written between two yields to the runtime.
+const YIELD_EVERY: usize = 256;
+/// The most files one archive holds. What an archive keeps until its end
+/// is about 100 bytes plus the entry's path per entry (docs/api.md): at
+/// this cap that is about 15 MB with paths of ~40 bytes, 60 MB at most
+/// with the longest paths (511 bytes), per request. 100,000 is also the
+/// scale the folder delete is measured at; a larger tree is zipped a
+/// subfolder at a time, or downloaded with `filestore download --folder`,
+/// which needs no central directory.
+pub(crate) const MAX_ENTRIES: usize = 100_000;
 
 /// The archive of a folder: its file name and its bytes, as they are made.
 pub(crate) struct FolderZip {
@@ -35,8 +51,10 @@ pub(crate) struct FolderZip {
 }
 
 /// Starts the archive of `folder` (required, not the root) and below: a
-/// 400 for no folder or an invalid one, a 404 when no live file is in it
-/// or below. The first page of files is read before answering.
+/// 400 for no folder or an invalid one, or one holding more than
+/// [`MAX_ENTRIES`] live files; a 404 when no live file is in it or below.
+/// Both are decided before answering: the first page of files is read,
+/// and a folder with more than one page is counted to the cap.
 pub(crate) async fn folder(
     app: &Arc<App>,
     account_id: &str,
@@ -60,6 +78,14 @@ pub(crate) async fn folder(
             "no file in folder {folder:?} or below"
         )));
     }
+    let count = count_within(&first, PAGE, COUNT_PAGE, MAX_ENTRIES, |after, limit| {
+        app.meta
+            .page(account_id, &filter, Some(after), limit, app.clock.now_ms())
+    })
+    .await?;
+    let Some(count) = count else {
+        return Err(ServiceError::bad_request(too_many(&folder, MAX_ENTRIES)));
+    };
     let file_name = format!("{}.zip", folder.rsplit('/').next().unwrap_or(&folder));
     let (tx, rx) = mpsc::channel(QUEUE);
     let job = Job {
@@ -67,9 +93,10 @@ pub(crate) async fn folder(
         account_id: account_id.to_string(),
         folder,
         filter,
+        max_entries: MAX_ENTRIES,
     };
     tokio::spawn(async move {
-        if let Err(Stop::Failed(e)) = job.run(first, &tx).await {
+        if let Err(Stop::Failed(e)) = job.run(first, count, &tx).await {
             tracing::warn!(folder = %job.folder, error = %e, "folder zip cut off");
             // The connection is then cut: the client sees an incomplete body.
             let _ = tx.send(Err(e)).await;
@@ -83,6 +110,52 @@ pub(crate) async fn folder(
         file_name,
         body: Counted::new(stream, account_id.to_string(), app.clone()),
     })
+}
+
+fn too_many(folder: &str, max: usize) -> String {
+    format!(
+        "folder {folder:?} holds more than {max} files, the most one archive holds: \
+         zip a subfolder, or use `filestore download --folder`"
+    )
+}
+
+/// How many rows a listing holds, or None when more than `max`: `first` is
+/// its first page (read with `first_limit`), `page(after, limit)` reads the
+/// next up to `limit + 1` rows after `after` (the last one only saying there
+/// are more). Pages are counted and dropped, and counting stops at the
+/// first row past `max`: memory stays one page, and a huge folder costs at
+/// most `max / limit` reads.
+async fn count_within<F, Fut, E>(
+    first: &[FileRow],
+    first_limit: u32,
+    limit: u32,
+    max: usize,
+    mut page: F,
+) -> Result<Option<usize>, E>
+where
+    F: FnMut(PageAfter, u32) -> Fut,
+    Fut: Future<Output = Result<Vec<FileRow>, E>>,
+{
+    let mut more = first.len() > first_limit as usize;
+    let mut counted = first.len().min(first_limit as usize);
+    let mut last = first[..counted].last().map(page_after);
+    while more && counted <= max {
+        let Some(from) = last else { break };
+        let rows = page(from, limit).await?;
+        more = rows.len() > limit as usize;
+        let kept = rows.len().min(limit as usize);
+        counted += kept;
+        last = rows[..kept].last().map(page_after);
+    }
+    Ok((counted <= max).then_some(counted))
+}
+
+/// Where the page after `row` starts.
+fn page_after(row: &FileRow) -> PageAfter {
+    PageAfter {
+        created_at: row.created_at,
+        id: row.id.clone(),
+    }
 }
 
 /// Why the archive stopped before its end.
@@ -117,23 +190,32 @@ struct Job {
     account_id: String,
     folder: String,
     filter: ListFilter,
+    /// Past this many entries the archive is cut off (the folder grew past
+    /// the cap after it was counted): memory stays bounded.
+    max_entries: usize,
 }
 
 impl Job {
     /// Writes every file, page after page (newest first, as `GET /v1/files`
-    /// lists them), then the central directory.
-    async fn run(&self, mut rows: Vec<FileRow>, tx: &Sender) -> Result<(), Stop> {
-        let mut zip = ZipWriter::new();
-        let mut names = Unique::new();
+    /// lists them), then the central directory. `count`: the files counted
+    /// up front, room made for them.
+    async fn run(&self, mut rows: Vec<FileRow>, count: usize, tx: &Sender) -> Result<(), Stop> {
+        let count = count.min(self.max_entries);
+        let mut zip = ZipWriter::with_capacity(count);
+        let mut names = Unique::with_capacity(count);
+        let mut seen = 0usize;
         loop {
             let more = rows.len() > PAGE as usize;
             rows.truncate(PAGE as usize);
-            let after = rows.last().map(|r| PageAfter {
-                created_at: r.created_at,
-                id: r.id.clone(),
-            });
+            let after = rows.last().map(page_after);
             for row in rows {
                 self.entry(&mut zip, &mut names, &row, tx).await?;
+                seen += 1;
+                if seen.is_multiple_of(YIELD_EVERY) {
+                    // Entries skipped or small can all be ready at once:
+                    // let the worker's other tasks run.
+                    tokio::task::yield_now().await;
+                }
             }
             if !more {
                 break;
@@ -151,8 +233,13 @@ impl Job {
                 .await
                 .map_err(failed)?;
         }
-        for chunk in zip.finish() {
+        // The names live on in the central directory's records only.
+        drop(names);
+        for (i, chunk) in zip.finish().enumerate() {
             send(tx, chunk).await?;
+            if i % 16 == 15 {
+                tokio::task::yield_now().await;
+            }
         }
         Ok(())
     }
@@ -168,11 +255,14 @@ impl Job {
         let Some(path) = paths::relative(&self.folder, row.folder.as_deref(), &row.name) else {
             return Ok(());
         };
+        if names.len() >= self.max_entries {
+            return Err(failed(too_many(&self.folder, self.max_entries)));
+        }
         let Some(source) = self.open(row).await? else {
             return Ok(());
         };
-        let name = names.claim(&path);
-        let header = zip.start(&name, row.created_at);
+        let name = names.claim_shared(&path);
+        let header = zip.start(name, row.created_at);
         match source {
             Source::Inline(data) => {
                 // Header, bytes and data descriptor in one chunk.
@@ -227,5 +317,69 @@ impl Job {
             Err(StorageError::NotFound(_)) => Ok(None),
             Err(e) => Err(failed(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// Up to `limit + 1` rows of a listing of `n` files (the i-th made at
+    /// `n - i`, newest first) after `after`, as the store pages it.
+    fn page_of(n: usize, after: Option<&PageAfter>, limit: u32) -> Vec<FileRow> {
+        let start = after.map_or(0, |a| n - usize::try_from(a.created_at).unwrap() + 1);
+        (start..n.min(start + limit as usize + 1))
+            .map(|i| FileRow {
+                id: format!("f_{i:08}"),
+                created_at: i64::try_from(n - i).unwrap(),
+                ..FileRow::default()
+            })
+            .collect()
+    }
+
+    /// Counts a listing of `n` files to `max`, the first page of 3 rows and
+    /// the next ones of 4: the count (None: over) and the pages read after
+    /// the first.
+    fn count(n: usize, max: usize) -> (Option<usize>, usize) {
+        let first = page_of(n, None, 3);
+        let reads = Cell::new(0);
+        let got = count_within(&first, 3, 4, max, |after, limit| {
+            reads.set(reads.get() + 1);
+            let rows = page_of(n, Some(&after), limit);
+            async move { Ok::<_, std::convert::Infallible>(rows) }
+        });
+        let got = futures_util::FutureExt::now_or_never(got).unwrap().unwrap();
+        (got, reads.get())
+    }
+
+    #[test]
+    fn a_folder_is_counted_to_the_cap() {
+        // One page: no further read.
+        assert_eq!(count(1, 10), (Some(1), 0));
+        assert_eq!(count(3, 10), (Some(3), 0));
+        // 3 + 4 + 3.
+        assert_eq!(count(10, 10), (Some(10), 2));
+        assert_eq!(count(11, 10), (None, 2));
+        // Over the cap in the first page.
+        assert_eq!(count(3, 2), (None, 0));
+        assert_eq!(count(4, 3), (None, 1));
+    }
+
+    #[test]
+    fn counting_stops_at_the_first_row_past_the_cap() {
+        // A million files, a cap of 10: 3 + 4 + 4 rows read, then stop.
+        assert_eq!(count(1_000_000, 10), (None, 2));
+        assert_eq!(count(1_000_000, 11), (None, 3));
+        assert_eq!(count(1_000_000, 14), (None, 3));
+        assert_eq!(count(1_000_000, 15), (None, 4));
+    }
+
+    #[test]
+    fn the_refusal_names_the_way_out() {
+        let msg = too_many("big/logs", MAX_ENTRIES);
+        assert!(msg.contains("100000 files"), "{msg}");
+        assert!(msg.contains("subfolder"), "{msg}");
+        assert!(msg.contains("filestore download --folder"), "{msg}");
     }
 }

@@ -30,7 +30,7 @@ fn with_cache(mut cli: Cli) -> Cli {
 /// to remember it (a file modified just now is hashed again next run).
 fn settled_file(root: &std::path::Path, rel: &str, content: &[u8]) -> PathBuf {
     let p = write_file(root, rel, content);
-    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let past = std::time::SystemTime::now() - std::time::Duration::from_mins(1);
     std::fs::File::options()
         .write(true)
         .open(&p)

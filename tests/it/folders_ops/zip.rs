@@ -3,7 +3,8 @@
 //! names relative to F, inline and blob files, nested folders, a repeated
 //! path numbered ` (2)`, a 64 MiB entry streamed; the bytes sent counted as
 //! bandwidth; 400 for no folder or the root, 404 for an empty folder, 403
-//! for a public key.
+//! for a public key; a folder over the cap of 100,000 files refused with
+//! 400 before any byte, one at the cap (100,000 copies of one path) whole.
 
 use crate::common::{Backend, TestServer};
 use futures_util::StreamExt;
@@ -72,6 +73,27 @@ async fn get_zip(
     }
     file.flush().await.unwrap();
     (status, headers, path)
+}
+
+/// The entry names of the archive at `path` (Python's zipfile, central
+/// directory only).
+fn zip_names(path: &Path) -> Vec<String> {
+    const SCRIPT: &str = r"
+import json, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    print(json.dumps(z.namelist()))
+";
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "zipfile: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
@@ -264,4 +286,79 @@ async fn folder_zip_streams_a_large_entry(b: Backend) {
         counted >= read as u64 && counted < size / 2,
         "{counted} counted for a client that read {read} of {size}"
     );
+}
+
+/// The cap (`service::zip::MAX_ENTRIES`, docs/api.md "Folder zip").
+const MAX_ENTRIES: usize = 100_000;
+
+/// 100,000 empty files named `latest.log` in `huge/a` and one in `huge/b`,
+/// inserted directly (empty files need no blob): `huge` (100,001 files) is
+/// refused with 400 and the error envelope before any byte of an archive,
+/// nothing counted as bandwidth; `huge/a` (exactly the cap) is zipped
+/// whole, its 100,000 names made unique (`latest (100000).log`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folder_zip_over_the_cap_is_refused_up_front() {
+    let srv = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let acc = &srv.account_id;
+    let columns = "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
+    let last = MAX_ENTRIES;
+    if srv.on_postgres() {
+        crate::common::pg::execute(
+            srv.database_url(),
+            &format!(
+                "INSERT INTO files ({columns}) SELECT 'f_' || lpad(to_hex(i), 44, '0'), '{acc}',
+                 'latest.log', CASE WHEN i = {last} THEN 'huge/b' ELSE 'huge/a' END, 0,
+                 'text/plain', false, '00', 'bk' || i, 1000 + i, NULL, false, '{{}}'
+                 FROM generate_series(0, {last}) i"
+            ),
+        );
+    } else {
+        srv.sqlite()
+            .unwrap()
+            .execute_batch(&format!(
+                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {last})
+                 INSERT INTO files ({columns}) SELECT printf('f_%044x', i), '{acc}', 'latest.log',
+                 CASE WHEN i = {last} THEN 'huge/b' ELSE 'huge/a' END, 0, 'text/plain', 0, '00',
+                 'bk' || i, 1000 + i, NULL, 0, '{{}}' FROM n"
+            ))
+            .unwrap();
+    }
+    assert_eq!(
+        srv.count("SELECT COUNT(*) FROM files"),
+        i64::try_from(MAX_ENTRIES + 1).unwrap()
+    );
+
+    let r = srv
+        .http
+        .get(srv.url("/v1/folders/zip?folder=huge"))
+        .bearer_auth(&srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "bad_request", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    for part in ["100000", "subfolder", "filestore download --folder"] {
+        assert!(message.contains(part), "{message}");
+    }
+    assert_eq!(srv.usage().await["bandwidth_bytes"], 0);
+
+    let (status, _, path) = get_zip(&srv, &srv.secret_key, "?folder=huge/a", dir.path()).await;
+    assert_eq!(status, 200);
+    let names = zip_names(&path);
+    assert_eq!(names.len(), MAX_ENTRIES);
+    assert_eq!(
+        names.iter().collect::<std::collections::HashSet<_>>().len(),
+        MAX_ENTRIES
+    );
+    // Newest first: the newest keeps the plain name, the oldest is last.
+    assert_eq!(names[0], "latest.log");
+    assert_eq!(names[1], "latest (2).log");
+    assert_eq!(names[MAX_ENTRIES - 1], "latest (100000).log");
 }
