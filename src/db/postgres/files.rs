@@ -653,7 +653,7 @@ impl FileRepo for PgStore {
             "WITH gone AS (
                  DELETE FROM files WHERE id IN (
                      SELECT id FROM files WHERE account_id = $1
-                     AND (folder = $2 OR (folder >= $3 AND folder < $4))
+                     AND folder >= $2 AND folder < $4 AND (folder = $2 OR folder >= $3)
                      AND (expires_at IS NULL OR expires_at > $5) ORDER BY id FOR UPDATE)
                  RETURNING *),
              events AS (
