@@ -86,14 +86,14 @@ BEGIN;
 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $del_files - 1)
 INSERT INTO files ($columns)
 SELECT printf('f_%044x', 100000000 + i), '$2', 'n' || i, 'big/' || (i % 100), 10,
-  'text/plain', 0, '00', '$2/b' || i, 1000 + i, NULL, 0, '{}' FROM n;
+  'text/plain', 0, '00', '$2/big' || i, 1000 + i, NULL, 0, '{}' FROM n;
 COMMIT;
 EOF
   else
     cat <<EOF
 INSERT INTO files ($columns)
 SELECT 'f_' || lpad(to_hex(100000000 + i), 44, '0'), '$2', 'n' || i, 'big/' || (i % 100), 10,
-  'text/plain', false, '00', '$2/b' || i, 1000 + i, NULL, false, '{}'
+  'text/plain', false, '00', '$2/big' || i, 1000 + i, NULL, false, '{}'
 FROM generate_series(0, $del_files - 1) i;
 ANALYZE;
 EOF
