@@ -421,7 +421,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;list' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match; with -r, its subfolders too)')
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root')
             [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many files')
             [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'Start after this cursor (from a previous listing)')

@@ -372,7 +372,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;list'= {
-            cand --folder 'Only files in this folder (exact match; with -r, its subfolders too)'
+            cand --folder 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root'
             cand --metadata 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match'
             cand --limit 'Show at most this many files'
             cand --cursor 'Start after this cursor (from a previous listing)'

@@ -143,7 +143,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand upload" -l json -d '
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match; with -r, its subfolders too)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l metadata -d 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l limit -d 'Show at most this many files' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l cursor -d 'Start after this cursor (from a previous listing)' -r

@@ -1,5 +1,6 @@
 //! `filestore list`: files newest first, a page or all of them (`--all`
-//! follows the cursors), as a table or JSON Lines.
+//! follows the cursors), as a table or JSON Lines; with `--folder F` (not
+//! recursive), F's subfolders first, as `aws s3 ls` shows prefixes.
 
 use super::context::{Ctx, NetArgs};
 use super::format;
@@ -10,11 +11,17 @@ use crate::client::ClientError;
 /// Largest page the API serves.
 const MAX_PAGE: u32 = 100;
 
+/// Largest page of folders the API serves (docs/api.md, "List folders").
+const MAX_FOLDER_PAGE: u32 = 1000;
+
 /// List files, newest first
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct ListArgs {
-    /// Only files in this folder (exact match; with -r, its subfolders too)
+    /// Only files in this folder (exact match; with -r, its subfolders too).
+    /// Without -r, its subfolders holding files come first, every one of
+    /// them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the
+    /// root
     #[arg(long, value_name = "FOLDER")]
     pub folder: Option<String>,
 
@@ -48,6 +55,14 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
     let now = chrono::Utc::now();
     let mut cursor = args.cursor.clone();
+    // Subfolders head the first page of a folder's own files only: a
+    // metadata filter is not theirs, and --cursor continues a listing.
+    let folders = match args.folder.as_deref() {
+        Some(f) if !args.recursive && args.metadata.is_empty() && cursor.is_none() => {
+            show_folders(&client, f, ctx).await?
+        }
+        _ => 0,
+    };
     let mut shown: u64 = 0;
     // Width of the ID column, from the first page (ids have one length).
     let mut id_width: Option<usize> = None;
@@ -103,10 +118,41 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             break;
         }
     }
-    if shown == 0 && !ctx.out.is_json() && !ctx.globals.quiet {
+    if shown == 0 && folders == 0 && !ctx.out.is_json() && !ctx.globals.quiet {
         stderr_line("no files");
     }
     Ok(0)
+}
+
+/// Prints every immediate subfolder of `parent` that holds a file, by
+/// name, following the cursors: `PRE name/`, or `{"folder": path}` (the
+/// path as the API gives it). Gives how many.
+async fn show_folders(
+    client: &crate::client::Client,
+    parent: &str,
+    ctx: &Ctx,
+) -> Result<u64, ClientError> {
+    let mut cursor: Option<String> = None;
+    let mut shown: u64 = 0;
+    loop {
+        let page = client
+            .folders(Some(parent), MAX_FOLDER_PAGE, cursor.as_deref())
+            .await?
+            .record;
+        for folder in &page.folders {
+            if ctx.out.is_json() {
+                ctx.out
+                    .record(&serde_json::json!({ "folder": folder.path }))?;
+            } else {
+                ctx.out.line(&format!("PRE {}/", folder.name))?;
+            }
+        }
+        shown += page.folders.len() as u64;
+        match page.cursor {
+            Some(c) if page.has_more && !page.folders.is_empty() => cursor = Some(c),
+            _ => return Ok(shown),
+        }
+    }
 }
 
 /// One table line: ID, SIZE, AGE, EXPIRES, ACCESS, NAME.

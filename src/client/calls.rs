@@ -1,4 +1,4 @@
-//! The small API calls: a file's record, the listing, deletion, signed
+//! The small API calls: a file's record, the listings, deletion, signed
 //! URLs, upload tokens and usage.
 
 use super::answer::{read_json, Fetched};
@@ -43,6 +43,32 @@ impl Client {
             }
             for (key, value) in metadata {
                 q.append_pair(&format!("metadata.{key}"), value);
+            }
+            if let Some(c) = cursor {
+                q.append_pair("cursor", c);
+            }
+        }
+        let resp = self
+            .send(|| self.request(reqwest::Method::GET, url.as_str()))
+            .await?;
+        read_json(resp).await
+    }
+
+    /// `GET /v1/folders?parent=P`: one page of the immediate subfolders of
+    /// `parent` (None: the root) that hold a file at any depth, by name.
+    pub(crate) async fn folders(
+        &self,
+        parent: Option<&str>,
+        limit: u32,
+        cursor: Option<&str>,
+    ) -> Result<Fetched<crate::api::FolderList>, ClientError> {
+        let mut url = reqwest::Url::parse(&self.url("folders"))
+            .map_err(|e| ClientError::usage(format!("invalid server URL: {e}")))?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("limit", &limit.to_string());
+            if let Some(p) = parent {
+                q.append_pair("parent", p);
             }
             if let Some(c) = cursor {
                 q.append_pair("cursor", c);

@@ -405,7 +405,7 @@ mod tests {
 
 /// A range of folders: from `lo` (itself included or not) up to `hi`
 /// (excluded), bytewise.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct FolderRange {
     pub(crate) lo: String,
     pub(crate) inclusive: bool,
@@ -464,6 +464,13 @@ impl SubfolderSeek {
             after,
             stage: Stage::Within,
         }
+    }
+
+    /// The parent's prefix (`P/`, empty at the root) and the end of its
+    /// range: every probe lies within them.
+    #[must_use]
+    pub(crate) fn bounds(&self) -> (&str, &str) {
+        (&self.prefix, &self.hi)
     }
 
     /// The first probe.

@@ -99,9 +99,8 @@ pub(crate) async fn list(
 ) -> Result<Json<FileList>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let metadata = metadata::filters(query.as_deref()).map_err(ServiceError::BadRequest)?;
-    Ok(Json(
-        files::list(&app, &caller.account.id, params, metadata).await?,
-    ))
+    let q = super::query::list(&params, metadata)?;
+    Ok(Json(files::list(&app, &caller.account.id, q).await?))
 }
 
 /// List the immediate subfolders of a folder that hold a file at any depth, by name.
@@ -120,9 +119,8 @@ pub(crate) async fn folders(
     params: Result<Query<FolderParams>, QueryRejection>,
 ) -> Result<Json<FolderList>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
-    Ok(Json(
-        files::folders(&app, &caller.account.id, params).await?,
-    ))
+    let q = super::query::folders(&params)?;
+    Ok(Json(files::folders(&app, &caller.account.id, q).await?))
 }
 
 /// A file's record.

@@ -13,6 +13,7 @@ pub(crate) mod handlers;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
+mod query;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 

@@ -5,7 +5,7 @@ use super::records::{cdn_path_url, record};
 use super::App;
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, FileList, FileRecord, FileUpdate, Folder,
-    FolderDeleteResult, FolderList, FolderParams, ListParams, SignedUrl,
+    FolderDeleteResult, FolderList, SignedUrl,
 };
 use crate::clock::rfc3339_ms;
 use crate::db::{FileChange, FileRow, FolderFilter, ListFilter, PageAfter};
@@ -39,28 +39,34 @@ pub fn decode_cursor(s: &str) -> Option<PageAfter> {
     })
 }
 
+/// What one `GET /v1/files` asks, checked (the handler parses the query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ListQuery {
+    /// None: every folder.
+    pub folder: Option<String>,
+    /// With `folder`: its subfolders too.
+    pub recursive: bool,
+    /// Page size, 1-100.
+    pub limit: u32,
+    /// The page starts after this file (a decoded cursor).
+    pub after: Option<PageAfter>,
+    /// `metadata.KEY=VALUE` pairs that must all match.
+    pub metadata: Vec<(String, String)>,
+}
+
+/// One page of files, newest first.
 pub(crate) async fn list(
     app: &App,
     account_id: &str,
-    p: ListParams,
-    metadata: Vec<(String, String)>,
+    q: ListQuery,
 ) -> Result<FileList, ServiceError> {
-    let limit = validate::limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
-    let folder = match p.folder.as_deref() {
-        None => None,
-        Some(f) => validate::folder(f).map_err(ServiceError::BadRequest)?,
-    };
-    let recursive = match p.recursive.as_deref() {
-        None => false,
-        Some(r) => validate::boolean(r)
-            .map_err(|_| ServiceError::BadRequest(format!("recursive {r:?}: use true or false")))?,
-    };
-    let after = match p.cursor.as_deref() {
-        None | Some("") => None,
-        Some(c) => {
-            Some(decode_cursor(c).ok_or_else(|| ServiceError::bad_request("cursor is not valid"))?)
-        }
-    };
+    let ListQuery {
+        folder,
+        recursive,
+        limit,
+        after,
+        metadata,
+    } = q;
     let folder = match (folder, recursive) {
         (None, _) => FolderFilter::All,
         (Some(f), false) => FolderFilter::Exactly(f),
@@ -141,30 +147,34 @@ fn encode_folder_cursor(name: &str) -> String {
 }
 
 /// A name a folders cursor holds: one folder segment, or nothing.
-fn decode_folder_cursor(s: &str) -> Option<String> {
+pub(crate) fn decode_folder_cursor(s: &str) -> Option<String> {
     let name = String::from_utf8(URL_SAFE_NO_PAD.decode(s).ok()?).ok()?;
     let ok = !name.contains('/') && validate::folder(&name).ok()?.as_deref() == Some(&name);
     ok.then_some(name)
+}
+
+/// What one `GET /v1/folders` asks, checked (the handler parses the query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FolderQuery {
+    /// None: the root.
+    pub parent: Option<String>,
+    /// Page size, 1-1000.
+    pub limit: u32,
+    /// The page starts after this subfolder name (a decoded cursor).
+    pub after: Option<String>,
 }
 
 /// The immediate subfolders of `parent` holding a live file at any depth, by name.
 pub(crate) async fn folders(
     app: &App,
     account_id: &str,
-    p: FolderParams,
+    q: FolderQuery,
 ) -> Result<FolderList, ServiceError> {
-    let limit = validate::folders_limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
-    let parent = match p.parent.as_deref() {
-        None => None,
-        Some(f) => validate::folder(f).map_err(ServiceError::BadRequest)?,
-    };
-    let after = match p.cursor.as_deref() {
-        None | Some("") => None,
-        Some(c) => Some(
-            decode_folder_cursor(c)
-                .ok_or_else(|| ServiceError::bad_request("cursor is not valid"))?,
-        ),
-    };
+    let FolderQuery {
+        parent,
+        limit,
+        after,
+    } = q;
     let mut names = app
         .meta
         .subfolders(

@@ -314,8 +314,11 @@ async fn list_pages_filters_and_formats() {
     // -r: a folder with its subfolders.
     srv.upload_ok("deep.txt", b"d".to_vec(), &[("folder", "b/v1.2")])
         .await;
+    // Without -r, the subfolder heads the folder's own files.
     let exact = cli.run(&["list", "--folder", "b", "--json"]).await;
-    assert_eq!(exact.json_lines().len(), 3);
+    let recs = exact.json_lines();
+    assert_eq!(recs.len(), 1 + 3);
+    assert_eq!(recs[0], serde_json::json!({"folder": "b/v1.2"}));
     let deep = cli
         .run(&["list", "--folder", "b", "-r", "--all", "--json"])
         .await;

@@ -313,8 +313,70 @@ async fn first_live_folder<C: GenericClient>(
     Ok(row.map(|r| r.get(0)))
 }
 
+/// Probe answers fetched ahead, by range: exact answers within the page's
+/// one snapshot, so the seek takes them as it would its own probes.
+type Ahead = std::collections::HashMap<FolderRange, Option<String>>;
+
+/// One statement for the common path of up to `steps` names after `name`:
+/// for each name `s`, the two probes a seek after `s` makes first (in
+/// (`P/s`, `P/s/`), then from `P/s0`), the next name being the segment
+/// found. A page's seeks then cost a round trip or two, not one per probe
+/// (docs/decisions.md, "Folder listing"); a probe off that path (a name
+/// extending another with `-` or `.`) is asked on its own.
+async fn fetch_ahead(
+    tx: &Transaction<'_>,
+    account_id: &str,
+    parent: Option<&str>,
+    name: &str,
+    steps: i32,
+    now: i64,
+    ahead: &mut Ahead,
+) -> Result<(), DbError> {
+    const LIVE: &str = "(expires_at IS NULL OR expires_at > $5)";
+    let probe_a = |s: &str| {
+        format!(
+            "(SELECT folder FROM files WHERE account_id = $1 AND folder > ($3 || {s}) COLLATE \"C\"
+              AND folder < ($3 || {s} || '/') COLLATE \"C\" AND {LIVE} ORDER BY folder LIMIT 1)"
+        )
+    };
+    let probe_b = |s: &str| {
+        format!(
+            "(SELECT folder FROM files WHERE account_id = $1 AND folder >= ($3 || {s} || '0') COLLATE \"C\"
+              AND folder < $4::TEXT COLLATE \"C\" AND {LIVE} ORDER BY folder LIMIT 1)"
+        )
+    };
+    let sql = format!(
+        "WITH RECURSIVE ahead(n, name, a, b) AS (
+             SELECT 0, $2::TEXT COLLATE \"C\", {a0}, {b0}
+             UNION ALL
+             SELECT ahead.n + 1, x.next, {a1}, {b1}
+             FROM ahead CROSS JOIN LATERAL (SELECT split_part(
+                 substr(coalesce(ahead.a, ahead.b), length($3::TEXT) + 1), '/', 1) AS next) x
+             WHERE coalesce(ahead.a, ahead.b) IS NOT NULL AND ahead.n < $6)
+         SELECT name, a, b FROM ahead",
+        a0 = probe_a("$2::TEXT"),
+        b0 = probe_b("$2::TEXT"),
+        a1 = probe_a("x.next"),
+        b1 = probe_b("x.next"),
+    );
+    let seek = SubfolderSeek::new(parent, None);
+    let (prefix, hi) = seek.bounds();
+    for row in query(tx, &sql, &[&account_id, &name, &prefix, &hi, &now, &steps]).await? {
+        let (name, a, b): (String, Option<String>, Option<String>) =
+            (row.get(0), row.get(1), row.get(2));
+        let mut seek = SubfolderSeek::new(parent, Some(name));
+        let first = seek.start();
+        if let SeekStep::Probe(second) = seek.answer(None) {
+            ahead.insert(second, b);
+        }
+        ahead.insert(first, a);
+    }
+    Ok(())
+}
+
 /// [`crate::db::model::subfolder_names`] on one transaction (REPEATABLE
-/// READ: every probe sees the same files).
+/// READ: every probe sees the same files), the probes of the common path
+/// fetched ahead ([`fetch_ahead`]).
 async fn subfolders_in(
     tx: &Transaction<'_>,
     account_id: &str,
@@ -329,12 +391,24 @@ async fn subfolders_in(
         &[],
     )
     .await?;
+    let mut ahead = Ahead::new();
     let mut names = Vec::new();
     while names.len() <= limit as usize {
         let mut seek = SubfolderSeek::new(parent, after.clone());
         let mut range = seek.start();
         let name = loop {
-            match seek.answer(first_live_folder(tx, account_id, &range, now).await?) {
+            if !ahead.contains_key(&range) {
+                if let (Some(s), false) = (&after, range.inclusive) {
+                    // A seek's first probe: the rest of the page ahead.
+                    let steps = i32::try_from(limit as usize + 1 - names.len()).unwrap_or(i32::MAX);
+                    fetch_ahead(tx, account_id, parent, s, steps, now, &mut ahead).await?;
+                }
+            }
+            let first = match ahead.get(&range) {
+                Some(found) => found.clone(),
+                None => first_live_folder(tx, account_id, &range, now).await?,
+            };
+            match seek.answer(first) {
                 SeekStep::Probe(r) => range = r,
                 SeekStep::Found(n) => break Some(n),
                 SeekStep::End => break None,
@@ -579,7 +653,7 @@ impl FileRepo for PgStore {
             "WITH gone AS (
                  DELETE FROM files WHERE id IN (
                      SELECT id FROM files WHERE account_id = $1
-                     AND (folder = $2 OR (folder >= $3 AND folder < $4))
+                     AND folder >= $2 AND folder < $4 AND (folder = $2 OR folder >= $3)
                      AND (expires_at IS NULL OR expires_at > $5) ORDER BY id FOR UPDATE)
                  RETURNING *),
              events AS (

@@ -351,8 +351,11 @@ fn delete_many(
 
 /// The live files of account `?1` in folder `?2` and below (`?3` = `?2/`,
 /// `?4` = `?2` + '0', the byte after '/'), at `?5`.
-const IN_FOLDER: &str = "account_id = ?1 AND (folder = ?2 OR (folder >= ?3 AND folder < ?4))
-     AND (expires_at IS NULL OR expires_at > ?5)";
+///
+/// One range of `files_by_folder`, [`F`, `F0`), then `F` itself or `F/…`
+/// (an OR of the two ranges made SQLite scan the whole account's entries).
+const IN_FOLDER: &str = "account_id = ?1 AND folder >= ?2 AND folder < ?4
+     AND (folder = ?2 OR folder >= ?3) AND (expires_at IS NULL OR expires_at > ?5)";
 
 /// Removes every live file of `account_id` in `folder` and below, a few
 /// set-based statements in one write transaction: the events (the file

@@ -1,4 +1,5 @@
-//! The CLI of folder and bulk operations: `mv`, `cp`, `delete --folder`.
+//! The CLI of folder and bulk operations: `mv`, `cp`, `delete --folder -r`,
+//! `download --folder`, `list --folder` with its subfolders first.
 
 use crate::cli_common::Cli;
 use crate::common::TestServer;
@@ -109,7 +110,7 @@ async fn delete_folder_recursive() {
         .await;
     r.expect(0);
     assert_eq!(r.json(), serde_json::json!({"success": true, "deleted": 1}));
-    cli.run(&["delete", "--folder", "/", "-r", "--yes"])
+    cli.run(&["delete", "--folder", "", "-r", "--yes"])
         .await
         .expect_error(1, "bad_request");
 }
@@ -224,4 +225,106 @@ async fn download_folder_recreates_the_tree_and_resumes() {
         .await
         .expect(0);
     check();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_subfolders_first() {
+    let srv = TestServer::start().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    for (name, folder) in [
+        ("a.bin", "releases/v1.2"),
+        ("b.bin", "releases/v1.2/deep"),
+        ("c.txt", "releases/alpha"),
+        ("notes.txt", "releases"),
+        ("x.txt", "releases-old"),
+        ("d.bin", "dist/v1.2"),
+    ] {
+        srv.upload_ok(name, b"abc".to_vec(), &[("folder", folder)])
+            .await;
+    }
+    srv.upload_ok("root.txt", b"abc".to_vec(), &[]).await;
+    let lines = |out: &str| out.lines().map(str::to_string).collect::<Vec<_>>();
+
+    // Subfolders by name, then the table of the folder's own files.
+    let r = cli.run(&["list", "--folder", "releases"]).await;
+    r.expect(0);
+    let out = lines(&r.stdout);
+    assert_eq!(out[..2], ["PRE alpha/", "PRE v1.2/"], "{}", r.stdout);
+    assert!(out[2].starts_with("ID "), "{}", r.stdout);
+    assert_eq!(out.len(), 4, "{}", r.stdout);
+    assert!(out[3].ends_with("releases/notes.txt"), "{}", r.stdout);
+
+    // A folder holding only deeper files is not "no files" (it was).
+    let r = cli.run(&["list", "--folder", "dist"]).await;
+    r.expect(0);
+    assert_eq!(r.stdout, "PRE v1.2/\n");
+    assert!(!r.stderr.contains("no files"), "{}", r.stderr);
+    let r = cli.run(&["list", "--folder", "nothing/here"]).await;
+    r.expect(0);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("no files"), "{}", r.stderr);
+
+    // JSON Lines: the folders' paths as the API gives them, then the files.
+    let r = cli.run(&["list", "--folder", "releases", "--json"]).await;
+    r.expect(0);
+    let recs = r.json_lines();
+    assert_eq!(
+        recs[..2],
+        [
+            serde_json::json!({"folder": "releases/alpha"}),
+            serde_json::json!({"folder": "releases/v1.2"})
+        ]
+    );
+    assert_eq!(recs.len(), 3, "{}", r.stdout);
+    assert_eq!(recs[2]["name"], "notes.txt");
+
+    // The root: its subfolders, then (the API has no root-only filter)
+    // every file.
+    let r = cli.run(&["list", "--folder", "", "--json"]).await;
+    r.expect(0);
+    let recs = r.json_lines();
+    assert_eq!(
+        recs[..3],
+        [
+            serde_json::json!({"folder": "dist"}),
+            serde_json::json!({"folder": "releases"}),
+            serde_json::json!({"folder": "releases-old"})
+        ]
+    );
+    assert_eq!(recs.len(), 3 + 7, "{}", r.stdout);
+
+    // Recursive, a metadata filter or a continued listing: files only.
+    let r = cli
+        .run(&["list", "--folder", "releases", "-r", "--json"])
+        .await;
+    r.expect(0);
+    let recs = r.json_lines();
+    assert_eq!(recs.len(), 4, "{}", r.stdout);
+    assert!(recs.iter().all(|f| f.get("id").is_some()), "{}", r.stdout);
+    let r = cli
+        .run(&["list", "--folder", "releases", "--metadata", "k=v"])
+        .await;
+    r.expect(0);
+    assert!(!r.stdout.contains("PRE"), "{}", r.stdout);
+
+    // --limit counts files: every subfolder still shows, then the hint.
+    let r = cli.run(&["list", "--folder", "", "--limit", "1"]).await;
+    r.expect(0);
+    let out = lines(&r.stdout);
+    assert_eq!(
+        out[..3],
+        ["PRE dist/", "PRE releases/", "PRE releases-old/"],
+        "{}",
+        r.stdout
+    );
+    assert_eq!(out.len(), 5, "{}", r.stdout);
+    assert!(r.stderr.contains("more files"), "{}", r.stderr);
+    let cursor = r.stderr.rsplit("--cursor ").next().unwrap().trim();
+    let r = cli
+        .run(&["list", "--folder", "", "--cursor", cursor, "--json"])
+        .await;
+    r.expect(0);
+    let recs = r.json_lines();
+    assert_eq!(recs.len(), 6, "{}", r.stdout);
+    assert!(recs.iter().all(|f| f.get("id").is_some()), "{}", r.stdout);
 }
