@@ -308,6 +308,8 @@ a repeated path numbered ` (2)`, ` (3)`... before its extension; counted as band
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "A public key", body = ErrorBody),
         (status = 404, description = "No file in the folder or below", body = ErrorBody),
+        (status = 429, description = "The key's rate limit, or 4 archives of the account \
+being sent at once (`Retry-After`)", body = ErrorBody),
     ),
     security(("bearer" = [])))]
 pub(crate) async fn folder_zip(

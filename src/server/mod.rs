@@ -82,7 +82,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         )
         .route(
             "/v1/folders/zip",
-            get(handlers::folder_zip).route_layer(guard(Access::Secret)),
+            get(handlers::folder_zip).route_layer(guard(Access::SecretLimited)),
         )
         .route(
             "/v1/files/{id}",

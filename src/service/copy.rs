@@ -60,7 +60,13 @@ pub(crate) async fn copy(
     let idempotency_key = match &req.idempotency_key {
         Some(key) => {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
-            Some(validate::idempotency_scope(&req.key_id, key))
+            // A copy's key is its source's: the same key sent with an
+            // upload, or with a copy of another file, is another request
+            // and never replays this one.
+            Some(validate::idempotency_scope(
+                &req.key_id,
+                &format!("copy/{id}/{key}"),
+            ))
         }
         None => None,
     };

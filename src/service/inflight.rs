@@ -84,14 +84,38 @@ impl InFlight {
         max: u64,
         now: i64,
     ) -> Result<Slot, ServiceError> {
+        self.take(key.to_string(), max, now, || {
+            format!(
+                "too many uploads at once: {max} are arriving for this {whose}; \
+                 retry when one has ended"
+            )
+        })
+    }
+
+    /// A place for one more folder archive being sent for `account`, if
+    /// fewer than `max` are; else 429 as for uploads. (Each holds a few
+    /// MiB of buffers while its client reads, however slowly.)
+    pub fn archive_slot(&self, account: &str, max: u64, now: i64) -> Result<Slot, ServiceError> {
+        self.take(format!("zip/{account}"), max, now, || {
+            format!(
+                "too many folder archives at once: {max} are being sent for this account; \
+                 retry when one has ended"
+            )
+        })
+    }
+
+    fn take(
+        &self,
+        key: String,
+        max: u64,
+        now: i64,
+        message: impl FnOnce() -> String,
+    ) -> Result<Slot, ServiceError> {
         let mut m = self.tally();
-        let n = m.uploads.entry(key.to_string()).or_default();
+        let n = m.uploads.entry(key.clone()).or_default();
         if *n >= max {
             return Err(ServiceError::RateLimited {
-                message: format!(
-                    "too many uploads at once: {max} are arriving for this {whose}; \
-                     retry when one has ended"
-                ),
+                message: message(),
                 limit: max,
                 reset: now + RETRY_AFTER_SECS,
                 now,
@@ -100,7 +124,7 @@ impl InFlight {
         *n += 1;
         Ok(Slot {
             map: self.clone(),
-            account: key.to_string(),
+            account: key,
         })
     }
 

@@ -43,6 +43,11 @@ const YIELD_EVERY: usize = 256;
 /// which needs no central directory.
 pub(crate) const MAX_ENTRIES: usize = 100_000;
 
+/// Folder archives one account may have being sent at once on a node: each
+/// holds a few MiB of buffers for as long as its client reads, however
+/// slowly, so the count is what bounds an account's share of memory.
+pub(crate) const MAX_AT_ONCE: u64 = 4;
+
 /// The archive of a folder: its file name and its bytes, as they are made.
 pub(crate) struct FolderZip {
     /// `<last segment of the folder>.zip`.
@@ -65,6 +70,11 @@ pub(crate) async fn folder(
         .ok_or_else(|| {
             ServiceError::bad_request("folder is required (the root cannot be zipped)")
         })?;
+    // Held by the task that makes the archive: given back when it ends
+    // (the archive sent, or its client gone).
+    let slot = app
+        .in_flight
+        .archive_slot(account_id, MAX_AT_ONCE, app.clock.now().timestamp())?;
     let filter = ListFilter {
         folder: FolderFilter::Under(folder.clone()),
         metadata: Vec::new(),
@@ -96,6 +106,7 @@ pub(crate) async fn folder(
         max_entries: MAX_ENTRIES,
     };
     tokio::spawn(async move {
+        let _slot = slot;
         if let Err(Stop::Failed(e)) = job.run(first, count, &tx).await {
             tracing::warn!(folder = %job.folder, error = %e, "folder zip cut off");
             // The connection is then cut: the client sees an incomplete body.

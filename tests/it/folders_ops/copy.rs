@@ -350,6 +350,43 @@ async fn copy_with_an_idempotency_key_is_made_once(b: Backend) {
     assert_eq!(error_code(r).await, (400, "bad_request".into()));
     assert_eq!(srv.usage().await["upload_count"], 2);
     assert_eq!(srv.blob_count().await, 2);
+
+    // The same key with a copy of another file, or with an upload, is
+    // another request: it never gets this copy.
+    let other = srv.upload_ok("b.bin", vec![6; BIG], &[]).await;
+    let other_id = other["id"].as_str().unwrap();
+    let r = srv
+        .http
+        .post(srv.url(&format!("/v1/files/{other_id}/copy")))
+        .bearer_auth(&srv.secret_key)
+        .header("idempotency-key", "copy-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let copied: Value = r.json().await.unwrap();
+    assert_ne!(copied["id"], first["id"]);
+    assert_eq!(copied["name"], "b.bin");
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(b"fresh".to_vec()).file_name("c.txt"),
+    );
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(&srv.secret_key)
+        .header("idempotency-key", "copy-1")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let uploaded: Value = r.json().await.unwrap();
+    assert_eq!(
+        uploaded["name"], "c.txt",
+        "the upload is stored, not replayed"
+    );
+    assert_eq!(srv.usage().await["upload_count"], 5);
 }
 
 async fn a_source_gone_from_the_store_is_404_and_leaves_nothing(b: Backend) {

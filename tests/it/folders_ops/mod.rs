@@ -8,3 +8,4 @@ mod copy;
 mod folder_delete;
 mod update;
 mod zip;
+mod zip_limits;
