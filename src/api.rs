@@ -274,7 +274,7 @@ pub(crate) struct OpenUploads {
 #[into_params(parameter_in = Query)]
 pub(crate) struct ListParams {
     /// Only the files of this folder (exact match); empty: every folder.
-    /// (Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.)
+    // Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.
     pub folder: Option<String>,
     /// Page size.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
@@ -291,7 +291,7 @@ pub(crate) struct ListParams {
 #[into_params(parameter_in = Query)]
 pub(crate) struct FolderParams {
     /// The folder whose subfolders are listed; empty or absent: the root.
-    /// (Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.)
+    // Its pattern is `validate::FOLDER_PATTERN`, set in `server::openapi`.
     pub parent: Option<String>,
     /// Page size.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
