@@ -8,8 +8,9 @@
 //! the bytes are already written: the exit status is then the only sign.
 //!
 //! `filestore download --folder F -o DIR`: every file of F and below into
-//! DIR, the tree recreated (`sub/dir/name`, a repeated path numbered ` (2)`
-//! as the folder's zip names it: docs/api.md, "Folder zip"), each
+//! DIR, the tree recreated (`sub/dir/name`, named as the folder's zip names
+//! it, `domain::paths::Unique`: safe on every OS, a repeated path numbered
+//! ` (2)`, docs/api.md, "Folder zip"), each
 //! file downloaded as above, so a rerun resumes each one cut off and skips
 //! each one already there (same size and SHA-256).
 

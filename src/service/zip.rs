@@ -36,9 +36,10 @@ const QUEUE: usize = 4;
 const YIELD_EVERY: usize = 256;
 /// The most files one archive holds. What an archive keeps until its end
 /// is about 100 bytes plus the entry's path per entry (docs/api.md): at
-/// this cap that is about 15 MB with paths of ~40 bytes, 60 MB at most
-/// with the longest paths (511 bytes), per request. 100,000 is also the
-/// scale the folder delete is measured at; a larger tree is zipped a
+/// this cap that is about 15 MB with paths of ~40 bytes, about 110 MB at
+/// most with the longest mixed-case paths (511 bytes, each also kept in
+/// lower case for comparing), per request. 100,000 is also the scale the
+/// folder delete is measured at; a larger tree is zipped a
 /// subfolder at a time, or downloaded with `filestore download --folder`,
 /// which needs no central directory.
 pub(crate) const MAX_ENTRIES: usize = 100_000;

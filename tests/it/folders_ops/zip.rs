@@ -4,7 +4,10 @@
 //! path numbered ` (2)`, a 64 MiB entry streamed; the bytes sent counted as
 //! bandwidth; 400 for no folder or the root, 404 for an empty folder, 403
 //! for a public key; a folder over the cap of 100,000 files refused with
-//! 400 before any byte, one at the cap (100,000 copies of one path) whole.
+//! 400 before any byte, one at the cap (100,000 copies of one path) whole;
+//! names unsafe on some disk (a file named as a folder, names alike but for
+//! case, `C:evil.bat`, `CON`, a trailing dot) made safe, so the archive
+//! extracts whole with `zipfile.extractall`.
 
 use crate::common::{Backend, TestServer};
 use futures_util::StreamExt;
@@ -13,7 +16,11 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokio::io::AsyncWriteExt;
 
-both_stores!(folder_zip_holds_the_tree, folder_zip_streams_a_large_entry);
+both_stores!(
+    folder_zip_holds_the_tree,
+    folder_zip_streams_a_large_entry,
+    folder_zip_extracts_whole
+);
 
 /// Reads the archive at `path` with Python's zipfile: each entry's name,
 /// size and SHA-256, in the archive's order. Reading an entry to its end
@@ -91,6 +98,38 @@ with zipfile.ZipFile(sys.argv[1]) as z:
     assert!(
         out.status.success(),
         "zipfile: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Extracts the archive at `path` into a new directory with Python's
+/// `zipfile.extractall`: each file extracted (its path relative to that
+/// directory, `/`-separated), its size and SHA-256, sorted.
+fn extract_all(path: &Path) -> Vec<(String, u64, String)> {
+    const SCRIPT: &str = r"
+import hashlib, json, os, sys, tempfile, zipfile
+out = []
+with tempfile.TemporaryDirectory() as d:
+    with zipfile.ZipFile(sys.argv[1]) as z:
+        z.extractall(d)
+    for root, _, files in os.walk(d):
+        for name in files:
+            full = os.path.join(root, name)
+            with open(full, 'rb') as f:
+                b = f.read()
+            rel = os.path.relpath(full, d).replace(os.sep, '/')
+            out.append([rel, len(b), hashlib.sha256(b).hexdigest()])
+print(json.dumps(sorted(out)))
+";
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "extractall: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
@@ -217,6 +256,49 @@ async fn folder_zip_holds_the_tree(b: Backend) {
         assert_eq!(names.len(), 5, "{names:?}");
         assert!(!names.contains(&"big.bin".to_string()), "{names:?}");
     }
+}
+
+/// Names that would lose files on extraction, or land outside the target
+/// on Windows: each entry is named safely and the archive extracts whole,
+/// every file with its bytes.
+async fn folder_zip_extracts_whole(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let big = vec![7u8; 70_000];
+    // Oldest first; the archive takes them newest first, and `want` is the
+    // entry each gets.
+    let files: [(&str, &str, Vec<u8>, &str); 10] = [
+        // A folder named as a file listed before it: the file is numbered.
+        ("z", "sub", b"file sub".to_vec(), "sub (2)"),
+        ("z/sub", "x.txt", b"in sub".to_vec(), "sub/x.txt"),
+        // A file named as a folder listed after it: the folder is renamed,
+        // all its files together.
+        ("z/t/deep", "y.bin", big.clone(), "t (2)/deep/y.bin"),
+        ("z/t", "x.txt", b"in t".to_vec(), "t (2)/x.txt"),
+        ("z", "t", b"file t".to_vec(), "t"),
+        // Alike but for case.
+        ("z", "a.txt", b"lower".to_vec(), "a (2).txt"),
+        ("z", "A.txt", b"upper".to_vec(), "A.txt"),
+        // A drive-relative path, a device name, a trailing dot on Windows.
+        ("z", "C:evil.bat", b"evil".to_vec(), "C_evil.bat"),
+        ("z", "CON", b"con".to_vec(), "_CON"),
+        ("z", "trail.", b"dot".to_vec(), "trail_"),
+    ];
+    for (folder, name, bytes, _) in &files {
+        srv.upload_ok(name, bytes.clone(), &[("folder", folder)])
+            .await;
+    }
+    let (status, _, path) = get_zip(&srv, &srv.secret_key, "?folder=z", dir.path()).await;
+    assert_eq!(status, 200);
+    let mut want: Vec<(String, u64, String)> = files
+        .iter()
+        .map(|(_, _, b, entry)| (entry.to_string(), b.len() as u64, hex_sha256(b)))
+        .collect();
+    want.sort();
+    let mut entries = read_zip(&path);
+    entries.sort();
+    assert_eq!(entries, want);
+    assert_eq!(extract_all(&path), want);
 }
 
 async fn folder_zip_streams_a_large_entry(b: Backend) {
