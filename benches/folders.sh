@@ -17,7 +17,8 @@
 # Rows are inserted straight with SQL (an INSERT ... SELECT over a
 # generated series), as uploads of non-inline files would leave them.
 # Usage: benches/folders.sh [sqlite|postgres|both]   (default both)
-# Env: FILES, FANOUT, DELETE_FILES, SAMPLES; PGBIN (default
+# Env: FILES, FANOUT, DELETE_FILES, SAMPLES; WEBHOOK=0 for an account with
+# no webhook (no file.deleted event queued); PGBIN (default
 # /usr/lib/postgresql/15/bin), PGPORT (default 55463) for the throwaway
 # PostgreSQL cluster (as root it runs as the `postgres` user, like
 # contrib/pg-test.sh). Needs python3, sqlite3, psql, curl.
@@ -118,7 +119,9 @@ measure() { # backend
   local acc key
   acc=$(adm account create --name folders --plan bench | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
   key=$(adm key create --account "$acc" --kind secret | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["key"])')
-  adm webhook create --account "$acc" --url https://hooks.example.invalid/filestore --event file.deleted >/dev/null
+  if [ "${WEBHOOK:-1}" = 1 ]; then
+    adm webhook create --account "$acc" --url https://hooks.example.invalid/filestore --event file.deleted >/dev/null
+  fi
   local t0
   t0=$(date +%s)
   seed_sql "$backend" "$acc" | sql

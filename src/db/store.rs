@@ -101,7 +101,7 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
     ) -> Result<Option<FileRow>, DbError>;
     /// Up to `limit + 1` names of the immediate subfolders of `parent` (None:
     /// the root) that hold a live file at any depth, by name, after `after`:
-    /// a loose index scan ([`super::model::SubfolderSeek`]), one index seek
+    /// a loose index scan (`db::model::SubfolderSeek`), one index seek
     /// per probe, in one read.
     async fn subfolders(
         &self,
