@@ -83,6 +83,11 @@ pub(crate) struct SignedUrlRequest {
 pub(crate) struct FileUpdate {
     /// The new name (no `/` or `\`, 1–255 bytes, no control characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^([^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*|\.[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*|\.\.[^/\\\x00-\x1f\x7f-\x9f]+)$"
+    )]
     pub name: Option<String>,
     /// The new folder (a string or null); null or `""` moves the file to
     /// the root (kept as JSON: absent and null differ).
@@ -103,6 +108,11 @@ pub(crate) struct FileCopy {
     /// The copy's name (no `/` or `\`, 1–255 bytes, no control
     /// characters); the source's when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^([^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*|\.[^./\\\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*|\.\.[^/\\\x00-\x1f\x7f-\x9f]+)$"
+    )]
     pub name: Option<String>,
     /// The copy's folder (a string or null); null or `""` is the root; the
     /// source's when absent (kept as JSON: absent and null differ).

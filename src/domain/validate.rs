@@ -139,6 +139,15 @@ pub(crate) const FOLDER_PATTERN: &str = concat!(
     r"/*)?$"
 );
 
+/// The OpenAPI `pattern` of a folder that is not the root: [`FOLDER_PATTERN`]
+/// without its empty alternative.
+pub(crate) const NON_ROOT_FOLDER_PATTERN: &str = concat!(
+    r"^/*",
+    r"([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+)",
+    r"(/([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+))*",
+    r"/*$"
+);
+
 /// The OpenAPI `pattern` of a form boolean: exactly what [`boolean`] accepts.
 pub(crate) const BOOLEAN_PATTERN: &str =
     "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0|[Yy][Ee][Ss]|[Nn][Oo]|[Oo][Nn]|[Oo][Ff][Ff])?$";

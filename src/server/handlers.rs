@@ -216,14 +216,19 @@ pub(crate) async fn copy(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Response, ServiceError> {
-    // The body is optional: none (or only whitespace) copies as it is.
+    // The body is optional: none (or only whitespace, or JSON null) copies
+    // as it is.
     let req: FileCopy = if body.iter().all(u8::is_ascii_whitespace) {
         FileCopy::default()
     } else {
         let shape = "{\"name\", \"folder\", \"private\"}";
-        let value = serde_json::from_slice(&body)
+        let value: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|e| ServiceError::BadRequest(format!("expected a JSON body {shape}: {e}")))?;
-        object_of(value, shape)?
+        if value.is_null() {
+            FileCopy::default()
+        } else {
+            object_of(value, shape)?
+        }
     };
     let folder = match req.folder {
         None => None,

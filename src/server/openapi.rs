@@ -139,15 +139,27 @@ impl Modify for Additions {
                 p.schema = Some(folder_schema().into());
             }
         }
-        let zip_params = doc
+        // The folder a folder delete or zip takes: required, not the root.
+        let targets = doc
             .paths
             .paths
-            .get_mut("/v1/folders/zip")
-            .and_then(|item| item.get.as_mut())
-            .and_then(|op| op.parameters.as_mut());
-        for p in zip_params.into_iter().flatten() {
-            if p.name == "folder" {
-                p.schema = Some(folder_schema().into());
+            .iter_mut()
+            .filter_map(|(path, item)| match path.as_str() {
+                "/v1/folders/zip" => item.get.as_mut(),
+                "/v1/folders" => item.delete.as_mut(),
+                _ => None,
+            });
+        for op in targets {
+            for p in op.parameters.iter_mut().flatten() {
+                if p.name == "folder" {
+                    p.required = utoipa::openapi::Required::True;
+                    p.schema = Some(
+                        folder_schema()
+                            .pattern(Some(validate::NON_ROOT_FOLDER_PATTERN))
+                            .min_length(Some(1))
+                            .into(),
+                    );
+                }
             }
         }
         // Optional tus headers are absent or a string, never null.
