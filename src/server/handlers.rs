@@ -181,9 +181,27 @@ pub(crate) async fn update(
     body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<FileRecord>, ServiceError> {
     let req: FileUpdate = json_object(body, "{\"name\", \"folder\"}")?;
-    Ok(Json(
-        files::update(&app, &caller.account.id, &id, req).await?,
-    ))
+    let folder = folder_field(req.folder)?;
+    let record = files::update(
+        &app,
+        &caller.account.id,
+        &id,
+        req.name.as_deref(),
+        folder.as_deref(),
+    )
+    .await?;
+    Ok(Json(record))
+}
+
+/// The `folder` field of a rename or copy: absent (None), `null` (the
+/// root, `""`) or a string, unchecked; anything else is 400.
+fn folder_field(field: Option<serde_json::Value>) -> Result<Option<String>, ServiceError> {
+    match field {
+        None => Ok(None),
+        Some(serde_json::Value::Null) => Ok(Some(String::new())),
+        Some(serde_json::Value::String(f)) => Ok(Some(f)),
+        Some(_) => Err(ServiceError::bad_request("folder must be a string or null")),
+    }
 }
 
 /// Copy a file: a new file (id, url) with the same bytes, sha256, type,
@@ -230,13 +248,7 @@ pub(crate) async fn copy(
             object_of(value, shape)?
         }
     };
-    let folder = match req.folder {
-        None => None,
-        // The root.
-        Some(serde_json::Value::Null) => Some(String::new()),
-        Some(serde_json::Value::String(f)) => Some(f),
-        Some(_) => return Err(ServiceError::bad_request("folder must be a string or null")),
-    };
+    let folder = folder_field(req.folder)?;
     let req = copy::CopyRequest {
         key_id: caller.key.id,
         account: caller.account,

@@ -4,8 +4,8 @@ use super::blobs::delete_blob_now;
 use super::records::{cdn_path_url, record};
 use super::App;
 use crate::api::{
-    BulkDeleteRequest, BulkDeleteResult, FileList, FileRecord, FileUpdate, Folder,
-    FolderDeleteResult, FolderList, SignedUrl,
+    BulkDeleteRequest, BulkDeleteResult, FileList, FileRecord, Folder, FolderDeleteResult,
+    FolderList, SignedUrl,
 };
 use crate::clock::rfc3339_ms;
 use crate::db::{FileChange, FileRow, FolderFilter, ListFilter, PageAfter};
@@ -13,7 +13,6 @@ use crate::domain::validate;
 use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) async fn get(app: &App, account_id: &str, id: &str) -> Result<FileRow, ServiceError> {
@@ -95,26 +94,22 @@ pub(crate) async fn list(
 }
 
 /// Renames or moves a file (the name and folder checked as an upload's;
-/// a name with a directory part is refused rather than cut).
+/// a name with a directory part is refused rather than cut): `folder`
+/// unchecked, `""` the root, None to stay where it is.
 pub(crate) async fn update(
     app: &App,
     account_id: &str,
     id: &str,
-    req: FileUpdate,
+    name: Option<&str>,
+    folder: Option<&str>,
 ) -> Result<FileRecord, ServiceError> {
-    if req.name.is_none() && req.folder.is_none() {
+    if name.is_none() && folder.is_none() {
         return Err(ServiceError::bad_request("name or folder is required"));
     }
-    let name = req.name.as_deref().map(new_name).transpose()?;
-    let folder = match &req.folder {
-        None | Some(Value::Null) => None,
-        Some(Value::String(f)) => new_folder(Some(f))?,
-        Some(_) => return Err(ServiceError::bad_request("folder must be a string or null")),
-    };
     let change = FileChange {
-        name,
-        moves: req.folder.is_some(),
-        folder,
+        name: name.map(new_name).transpose()?,
+        moves: folder.is_some(),
+        folder: folder.map(|f| new_folder(Some(f))).transpose()?.flatten(),
     };
     let row = app
         .meta
