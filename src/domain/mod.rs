@@ -13,6 +13,7 @@ pub mod secret;
 pub(crate) mod sha256_state;
 pub mod signing;
 pub mod sniff;
+pub mod transform;
 pub mod tus;
 pub mod validate;
 pub mod webhooks;
