@@ -75,6 +75,36 @@ pub(crate) struct SignedUrlRequest {
     /// Seconds the URL stays valid.
     #[schema(minimum = 1, maximum = 604_800)]
     pub expires_in: u64,
+    /// An image variant the URL is for (docs/api.md, "Image variants"): the
+    /// signature covers these parameters, which the URL then carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<TransformRequest>,
+}
+
+/// The parameters of an image variant, as `?w=&h=&fit=&format=&q=` take them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TransformRequest {
+    /// Width in pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 4096)]
+    pub w: Option<u32>,
+    /// Height in pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 4096)]
+    pub h: Option<u32>,
+    /// How the image fits the box (default `inside`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(cover|contain|inside|fill)$")]
+    pub fit: Option<String>,
+    /// The output format (default: the source's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(auto|webp|avif|jpeg|jpg|png)$")]
+    pub format: Option<String>,
+    /// Quality, 1–100 (default 80).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 100)]
+    pub q: Option<u8>,
 }
 
 /// Body of `PATCH /v1/files/{id}`: a new name, a new folder, or both.

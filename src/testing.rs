@@ -14,7 +14,7 @@ pub mod clock {
 
 pub mod config {
     pub use crate::config::{
-        BackendKind, Config, Env, FileConfig, LogFormat, Overrides, Secret, StorageConfig,
+        BackendKind, Config, Env, FileConfig, Images, LogFormat, Overrides, Secret, StorageConfig,
         DEFAULT_STATEMENT_TIMEOUT,
     };
 }
@@ -26,7 +26,7 @@ pub mod db {
         open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, CreateOutcome,
         DynMetaStore, FileRepo, FileRow, FolderFilter, KeyRecord, ListFilter, MetaStore, OpsRepo,
         OutboxEvent, OutboxRepo, PageAfter, PgStore, Quota, RateRepo, Refusal, TokenRepo, TokenRow,
-        UploadRepo, UploadRow, WebhookRow,
+        UploadRepo, UploadRow, VariantOutcome, VariantRepo, VariantRow, WebhookRow,
     };
     pub use crate::domain::policy::UploadPolicy;
     pub mod sqlite {
@@ -37,7 +37,8 @@ pub mod db {
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
     pub use crate::domain::{
-        digest, ids, metadata, ratelimit, secret, signing, sniff, tus, validate, webhooks,
+        digest, ids, metadata, ratelimit, secret, signing, sniff, transform, tus, validate,
+        webhooks,
     };
 }
 

@@ -8,8 +8,8 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|input: (&str, &str, i64, &str)| {
     let (file, sig, expires, account) = input;
     let s = Signer::new(Secret::new("a secret of enough length for the fuzzer"));
-    let good = s.sign(account, file, expires);
-    let verdict = s.verify(account, file, expires, sig, i64::MIN);
+    let good = s.sign(account, file, expires, None);
+    let verdict = s.verify(account, file, expires, None, sig, i64::MIN);
     let same = sig.to_ascii_lowercase() == good;
     assert_eq!(verdict == Verdict::Valid, same && expires > i64::MIN);
 });

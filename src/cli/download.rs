@@ -114,7 +114,7 @@ async fn file_url(client: &Client, file: &FileRecord) -> Result<String, ClientEr
         Some(u) => u.clone(),
         None => {
             client
-                .sign(&file.id, SIGNED_DOWNLOAD_SECS)
+                .sign(&file.id, SIGNED_DOWNLOAD_SECS, None)
                 .await?
                 .record
                 .url

@@ -161,9 +161,13 @@ impl Client {
         &self,
         id: &str,
         expires_in: u64,
+        transform: Option<crate::api::TransformRequest>,
     ) -> Result<Fetched<crate::api::SignedUrl>, ClientError> {
         let url = self.file_url(id, "/signed-url");
-        let body = crate::api::SignedUrlRequest { expires_in };
+        let body = crate::api::SignedUrlRequest {
+            expires_in,
+            transform,
+        };
         let resp = self
             .send(|| self.request(reqwest::Method::POST, &url).json(&body))
             .await?;

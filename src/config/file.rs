@@ -1,4 +1,4 @@
-//! The TOML file's layer: `[server]`, `[storage]`, `[database]` and `[plans]`
+//! The TOML file's layer: `[server]`, `[storage]`, `[database]`, `[images]` and `[plans]`
 //! as they are read, before the environment and the flags are laid over them.
 
 use super::plans::{self, opt_bytes, opt_duration, parse_bytes, PlanOverride};
@@ -19,6 +19,8 @@ pub struct FileConfig {
     pub plans: BTreeMap<String, PlanOverride>,
     #[serde(default)]
     pub database: DatabaseSection,
+    #[serde(default)]
+    pub images: super::images::ImagesSection,
 }
 
 /// Where the metadata lives (`[database]`): SQLite in the data dir when no

@@ -4,6 +4,7 @@
 mod env;
 mod error;
 mod file;
+mod images;
 mod limits;
 mod plans;
 #[cfg(test)]
@@ -16,6 +17,7 @@ pub(crate) use plans::{parse_bytes, Plan, Plans};
 
 pub use env::{Env, Overrides};
 pub use file::{BackendKind, FileConfig, LogFormat, StorageConfig};
+pub use images::Images;
 
 use file::parse_rate;
 use limits::MIN_UPLOAD_WINDOW;
@@ -46,6 +48,8 @@ pub struct Config {
     pub database_url: Option<Secret>,
     /// Deadline of every PostgreSQL call (`database.statement_timeout`).
     pub statement_timeout: Duration,
+    /// Image variants (`[images]`).
+    pub images: Images,
 }
 
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -254,7 +258,9 @@ impl Config {
             (None, Some(v)) => v.parse().map_err(ConfigError::Invalid)?,
             (None, None) => s.log_format.unwrap_or_default(),
         };
+        let images = file.images.resolve().map_err(ConfigError::Invalid)?;
         Ok(Config {
+            images,
             listen,
             base_url: base_url.trim_end_matches('/').to_string(),
             cdn_url: cdn_url.trim_end_matches('/').to_string(),

@@ -16,7 +16,7 @@ pub use postgres::PgStore;
 pub(crate) use sqlite::SqliteStore;
 pub use store::{
     AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, RateRepo,
-    TokenRepo, UploadRepo,
+    TokenRepo, UploadRepo, VariantRepo,
 };
 
 /// Opens (creating and migrating if needed) the metadata store: PostgreSQL

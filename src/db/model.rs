@@ -664,3 +664,28 @@ mod subfolder_tests {
         }
     }
 }
+
+/// A stored image variant of a file: its blob and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantRow {
+    pub file_id: String,
+    /// The settled parameters (`Transform::variant_key`).
+    pub key: String,
+    pub blob_key: String,
+    pub size: u64,
+    pub content_type: String,
+    pub created_at: i64,
+}
+
+/// What recording a rendered variant came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VariantOutcome {
+    /// Recorded; its blob's guard is released.
+    Stored,
+    /// Another render of the same variant was recorded first: that one.
+    Exists(VariantRow),
+    /// The file has its cap of variants already: nothing recorded.
+    Full,
+    /// The file is gone: nothing recorded.
+    FileGone,
+}

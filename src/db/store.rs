@@ -9,7 +9,7 @@ use super::error::DbError;
 use super::model::{
     Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileChange,
     FileRow, KeyRecord, ListFilter, OutboxEvent, PageAfter, PoolStats, Progress, Quota,
-    RowWithData, TokenRow, UploadRow, UsageCounters, WebhookRow,
+    RowWithData, TokenRow, UploadRow, UsageCounters, VariantOutcome, VariantRow, WebhookRow,
 };
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
@@ -21,12 +21,28 @@ pub type DynMetaStore = std::sync::Arc<dyn MetaStore>;
 /// `FullRepo` shape). The program holds it as [`DynMetaStore`]; a backend
 /// implements each aggregate in a file of its own (`db/<backend>/<aggregate>.rs`).
 pub trait MetaStore:
-    FileRepo + BlobRepo + AccountRepo + TokenRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
+    FileRepo
+    + BlobRepo
+    + AccountRepo
+    + TokenRepo
+    + UploadRepo
+    + OutboxRepo
+    + RateRepo
+    + OpsRepo
+    + VariantRepo
 {
 }
 
 impl<T> MetaStore for T where
-    T: FileRepo + BlobRepo + AccountRepo + TokenRepo + UploadRepo + OutboxRepo + RateRepo + OpsRepo
+    T: FileRepo
+        + BlobRepo
+        + AccountRepo
+        + TokenRepo
+        + UploadRepo
+        + OutboxRepo
+        + RateRepo
+        + OpsRepo
+        + VariantRepo
 {
 }
 
@@ -435,4 +451,22 @@ pub trait OpsRepo: std::fmt::Debug + Send + Sync {
 
     /// The pool's connections, for the metrics.
     fn pool_stats(&self) -> PoolStats;
+}
+
+/// Image variants: renders of a file kept in the blob store. They go with
+/// their file in the transaction that removes it (a trigger of the schema
+/// queues their blobs), so no deletion path has to know of them.
+#[async_trait]
+pub trait VariantRepo: std::fmt::Debug + Send + Sync {
+    /// The variant `key` of file `file_id`, and how many variants the file
+    /// has (to refuse a new one past the cap before rendering it).
+    async fn variant(&self, file_id: &str, key: &str)
+        -> Result<(Option<VariantRow>, u32), DbError>;
+
+    /// Records a rendered variant whose blob `upload_guard` registered, in
+    /// one transaction, exactly across nodes: only while its file exists and
+    /// has fewer than `cap` variants, the file's row held against a delete
+    /// until the commit. On [`VariantOutcome::Stored`] the blob's guard is
+    /// released; otherwise the guard stays and the collector takes the blob.
+    async fn put_variant(&self, v: VariantRow, cap: u32) -> Result<VariantOutcome, DbError>;
 }

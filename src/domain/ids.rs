@@ -18,6 +18,13 @@ pub fn file_id() -> String {
     format!("f_{:012x}{}", ms & 0xffff_ffff_ffff, random_hex(16))
 }
 
+/// An image variant's blob, of one render: `v_` and 128 random bits (hex).
+/// Two nodes rendering the same variant at once write two blobs; the one
+/// recorded second is collected.
+pub fn variant_blob_id() -> String {
+    format!("v_{}", random_hex(16))
+}
+
 /// A resumable upload's id: `u_` and 128 random bits (hex).
 pub fn upload_id() -> String {
     format!("u_{}", random_hex(16))

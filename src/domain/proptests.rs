@@ -67,17 +67,17 @@ proptest! {
         expires in 1i64..4_000_000_000, flip in 0usize..64, garbage in "\\PC{0,80}",
     ) {
         let s = Signer::new(crate::domain::secret::Secret::new("a secret that is long enough for hmac keys"));
-        let sig = s.sign(&acc, &file, expires);
-        prop_assert_eq!(s.verify(&acc, &file, expires, &sig, expires - 1), Verdict::Valid);
-        prop_assert_eq!(s.verify(&acc, &file, expires, &sig, expires), Verdict::Expired);
+        let sig = s.sign(&acc, &file, expires, None);
+        prop_assert_eq!(s.verify(&acc, &file, expires, None, &sig, expires - 1), Verdict::Valid);
+        prop_assert_eq!(s.verify(&acc, &file, expires, None, &sig, expires), Verdict::Expired);
         let mut tampered = sig.clone().into_bytes();
         tampered[flip] = if tampered[flip] == b'0' { b'1' } else { b'0' };
         let tampered = String::from_utf8(tampered).unwrap();
-        prop_assert_eq!(s.verify(&acc, &file, expires, &tampered, 0), Verdict::Invalid);
-        prop_assert_eq!(s.verify(&acc, &file, expires + 1, &sig, 0), Verdict::Invalid);
-        prop_assert_eq!(s.verify(&acc, "f_other", expires, &sig, 0), Verdict::Invalid);
+        prop_assert_eq!(s.verify(&acc, &file, expires, None, &tampered, 0), Verdict::Invalid);
+        prop_assert_eq!(s.verify(&acc, &file, expires + 1, None, &sig, 0), Verdict::Invalid);
+        prop_assert_eq!(s.verify(&acc, "f_other", expires, None, &sig, 0), Verdict::Invalid);
         if garbage.to_ascii_lowercase() != sig {
-            prop_assert_eq!(s.verify(&acc, &file, expires, &garbage, 0), Verdict::Invalid);
+            prop_assert_eq!(s.verify(&acc, &file, expires, None, &garbage, 0), Verdict::Invalid);
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Signed CDN URLs: `?expires=<unix>&signature=<hex HMAC-SHA256>` over the
-//! account, the file and the expiry; checked in constant time.
+//! account, the file, the expiry and, for an image variant, its canonical
+//! parameters (`Transform::canonical`: a signature for one variant is no
+//! signature for another, nor for the original); checked in constant time.
 
 use super::secret::Secret;
 use hmac::{Hmac, Mac};
@@ -25,16 +27,23 @@ impl Signer {
         Signer { secret }
     }
 
-    fn mac(&self, account_id: &str, file_id: &str, expires: i64) -> HmacSha256 {
+    fn mac(&self, account_id: &str, file_id: &str, expires: i64, scope: Option<&str>) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(self.secret.expose().as_bytes())
             .expect("HMAC takes any key length");
-        mac.update(format!("v1\n{account_id}\n{file_id}\n{expires}").as_bytes());
+        match scope {
+            None => mac.update(format!("v1\n{account_id}\n{file_id}\n{expires}").as_bytes()),
+            Some(scope) => mac.update(
+                format!("v2\n{account_id}\n{file_id}\n{expires}\n{scope}").as_bytes(),
+            ),
+        }
         mac
     }
 
-    pub fn sign(&self, account_id: &str, file_id: &str, expires: i64) -> String {
+    /// The signature of a URL of `file_id` until `expires`, of the file
+    /// itself (`scope` None) or of one variant of it.
+    pub fn sign(&self, account_id: &str, file_id: &str, expires: i64, scope: Option<&str>) -> String {
         hex::encode(
-            self.mac(account_id, file_id, expires)
+            self.mac(account_id, file_id, expires, scope)
                 .finalize()
                 .into_bytes(),
         )
@@ -46,6 +55,7 @@ impl Signer {
         account_id: &str,
         file_id: &str,
         expires: i64,
+        scope: Option<&str>,
         signature: &str,
         now: i64,
     ) -> Verdict {
@@ -53,7 +63,7 @@ impl Signer {
             return Verdict::Invalid;
         };
         let expected = self
-            .mac(account_id, file_id, expires)
+            .mac(account_id, file_id, expires, scope)
             .finalize()
             .into_bytes();
         if given.len() != expected.len() || !bool::from(expected.as_slice().ct_eq(&given)) {
@@ -74,20 +84,33 @@ mod tests {
     #[test]
     fn sign_verify_tamper_expire() {
         let s = Signer::new(Secret::new("k"));
-        let sig = s.sign("acc_1", "f_1", 1000);
-        assert_eq!(s.verify("acc_1", "f_1", 1000, &sig, 999), Verdict::Valid);
-        assert_eq!(s.verify("acc_1", "f_1", 1000, &sig, 1000), Verdict::Expired);
-        assert_eq!(s.verify("acc_1", "f_2", 1000, &sig, 1), Verdict::Invalid);
-        assert_eq!(s.verify("acc_1", "f_1", 1001, &sig, 1), Verdict::Invalid);
-        assert_eq!(s.verify("acc_1", "f_1", 1000, "zz", 1), Verdict::Invalid);
+        let sig = s.sign("acc_1", "f_1", 1000, None);
+        assert_eq!(s.verify("acc_1", "f_1", 1000, None, &sig, 999), Verdict::Valid);
+        assert_eq!(s.verify("acc_1", "f_1", 1000, None, &sig, 1000), Verdict::Expired);
+        assert_eq!(s.verify("acc_1", "f_2", 1000, None, &sig, 1), Verdict::Invalid);
+        assert_eq!(s.verify("acc_1", "f_1", 1001, None, &sig, 1), Verdict::Invalid);
+        assert_eq!(s.verify("acc_1", "f_1", 1000, None, "zz", 1), Verdict::Invalid);
         assert_eq!(
-            s.verify("acc_1", "f_1", 1000, &sig[..10], 1),
+            s.verify("acc_1", "f_1", 1000, None, &sig[..10], 1),
             Verdict::Invalid
         );
         let other = Signer::new(Secret::new("other"));
         assert_eq!(
-            other.verify("acc_1", "f_1", 1000, &sig, 1),
+            other.verify("acc_1", "f_1", 1000, None, &sig, 1),
             Verdict::Invalid
         );
+    }
+
+    #[test]
+    fn a_variant_signature_covers_its_parameters_only() {
+        let s = Signer::new(Secret::new("k"));
+        let w = "w=256&h=&fit=inside&format=&q=80";
+        let sig = s.sign("acc_1", "f_1", 1000, Some(w));
+        assert_eq!(s.verify("acc_1", "f_1", 1000, Some(w), &sig, 1), Verdict::Valid);
+        let other = "w=4096&h=&fit=inside&format=&q=80";
+        assert_eq!(s.verify("acc_1", "f_1", 1000, Some(other), &sig, 1), Verdict::Invalid);
+        assert_eq!(s.verify("acc_1", "f_1", 1000, None, &sig, 1), Verdict::Invalid);
+        let plain = s.sign("acc_1", "f_1", 1000, None);
+        assert_eq!(s.verify("acc_1", "f_1", 1000, Some(w), &plain, 1), Verdict::Invalid);
     }
 }

@@ -221,6 +221,41 @@ impl Transform {
         Ok(seen.iter().any(|s| *s).then_some(t))
     }
 
+    /// The `transform` object of a signed-URL request: `w`, `h` and `q`
+    /// whole numbers, `fit` and `format` strings, each optional, no other
+    /// key; ranges as in a query.
+    pub fn from_json(value: &serde_json::Value) -> Result<Transform, Refused> {
+        let serde_json::Value::Object(map) = value else {
+            return Err(Refused(
+                "transform must be an object of w, h, fit, format and q".into(),
+            ));
+        };
+        let mut t = Transform::default();
+        for (key, v) in map {
+            let text = match (key.as_str(), v) {
+                ("w" | "h" | "q", serde_json::Value::Number(n)) if n.is_u64() => n.to_string(),
+                ("fit" | "format", serde_json::Value::String(s)) => s.clone(),
+                ("w" | "h" | "q" | "fit" | "format", serde_json::Value::Null) => continue,
+                ("w" | "h" | "q", _) => {
+                    return Err(Refused(format!(
+                        "transform.{key} must be a whole number, not {v}"
+                    )))
+                }
+                ("fit" | "format", _) => {
+                    return Err(Refused(format!("transform.{key} must be a string, not {v}")))
+                }
+                _ => {
+                    return Err(Refused(format!(
+                        "transform has no {key:?}: it takes w, h, fit, format and q"
+                    )))
+                }
+            };
+            t.set(key, &text)
+                .map_err(|e| Refused(format!("transform.{e}")))?;
+        }
+        Ok(t)
+    }
+
     /// Sets one parameter from its text, as the query carries it.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), Refused> {
         match key {
@@ -412,6 +447,25 @@ mod tests {
             Format::Jpeg.resolve(SourceFormat::Png, Some(chrome)),
             Output::Jpeg
         );
+    }
+
+    #[test]
+    fn json_transforms() {
+        let t = Transform::from_json(&serde_json::json!({"w": 64, "fit": "cover", "h": null}))
+            .unwrap();
+        assert_eq!((t.w, t.h, t.fit), (Some(64), None, Fit::Cover));
+        for bad in [
+            serde_json::json!({"w": "64"}),
+            serde_json::json!({"w": 0}),
+            serde_json::json!({"w": 1.5}),
+            serde_json::json!({"q": -3}),
+            serde_json::json!({"fit": 3}),
+            serde_json::json!({"width": 3}),
+            serde_json::json!([1]),
+        ] {
+            let e = Transform::from_json(&bad).unwrap_err();
+            assert!(e.0.starts_with("transform"), "{bad}: {e}");
+        }
     }
 
     #[test]

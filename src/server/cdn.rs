@@ -9,7 +9,9 @@ use crate::service::cdn::{self, Content};
 use crate::service::App;
 use crate::service::ServiceError;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use super::variant;
+use crate::domain::transform::Transform;
+use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use headers::{ETag, HeaderMapExt, IfModifiedSince, IfNoneMatch, IfRange, LastModified};
@@ -43,8 +45,12 @@ pub(crate) async fn serve_file(
     method: Method,
     Path((account_id, file_id, name)): Path<(String, String, String)>,
     Query(query): Query<SignatureParams>,
+    RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ServiceError> {
+    let transform = Transform::from_query(raw.as_deref().unwrap_or(""))
+        .map_err(|e| ServiceError::BadRequest(e.0))?;
+    let scope = transform.map(|t| t.canonical());
     let found = cdn::open(
         &app,
         &account_id,
@@ -52,16 +58,68 @@ pub(crate) async fn serve_file(
         &name,
         query.expires,
         query.signature,
+        scope.as_deref(),
     )
     .await?;
+    if let Some(t) = transform {
+        return variant::serve(&app, &method, found, t, &headers).await;
+    }
     let row = &found.row;
     let etag = format!("\"{}\"", row.sha256);
-    let last_modified = httpdate(row.created_at);
+    let mut h = file_headers(row, &etag, &row.content_type, &row.name);
+    if not_modified(&headers, &etag, row.created_at) {
+        return Ok((StatusCode::NOT_MODIFIED, h).into_response());
+    }
+    let Some((status, offset, len)) = ranged(&mut h, &headers, &etag, row.created_at, row.size)?
+    else {
+        // The digest of the whole content (RFC 9530): never on a part.
+        if let Some(d) = digest::content_digest(&row.sha256) {
+            put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
+        }
+        return whole(&app, &method, found, h).await;
+    };
+    if method == Method::HEAD {
+        return Ok((status, h).into_response());
+    }
+    let body = body(found.content(&app, offset, len).await?);
+    Ok((status, h, body).into_response())
+}
+
+async fn whole(
+    app: &Arc<App>,
+    method: &Method,
+    found: cdn::Found,
+    mut h: HeaderMap,
+) -> Result<Response, ServiceError> {
+    let size = found.row.size;
+    put(&mut h, header::CONTENT_LENGTH, &size.to_string());
+    if method == Method::HEAD {
+        return Ok((StatusCode::OK, h).into_response());
+    }
+    let body = body(found.content(app, 0, size).await?);
+    Ok((StatusCode::OK, h, body).into_response())
+}
+
+fn body(content: Content) -> Body {
+    match content {
+        Content::Inline(bytes) => Body::from(bytes),
+        Content::Stream(counted) => Body::from_stream(counted),
+    }
+}
+
+/// The headers of a CDN answer of `row` (or of a variant of it, with its
+/// own ETag, type and name): validators, type, name, and the safe ones.
+pub(super) fn file_headers(
+    row: &crate::db::FileRow,
+    etag: &str,
+    content_type: &str,
+    name: &str,
+) -> HeaderMap {
     let mut h = HeaderMap::new();
-    put(&mut h, header::ETAG, &etag);
-    put(&mut h, header::LAST_MODIFIED, &last_modified);
-    put(&mut h, header::CONTENT_TYPE, &row.content_type);
-    put(&mut h, header::CONTENT_DISPOSITION, &disposition(&row.name));
+    put(&mut h, header::ETAG, etag);
+    put(&mut h, header::LAST_MODIFIED, &httpdate(row.created_at));
+    put(&mut h, header::CONTENT_TYPE, content_type);
+    put(&mut h, header::CONTENT_DISPOSITION, &disposition(name));
     put(&mut h, header::ACCEPT_RANGES, "bytes");
     put(&mut h, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     put(&mut h, header::CONTENT_SECURITY_POLICY, "sandbox");
@@ -74,34 +132,30 @@ pub(crate) async fn serve_file(
             "public, max-age=300"
         },
     );
+    h
+}
 
-    if not_modified(&headers, &etag, row.created_at) {
-        return Ok((StatusCode::NOT_MODIFIED, h).into_response());
-    }
-    let (status, offset, len) =
-        if let Some((start, end)) = requested_range(&headers, &etag, row.created_at, row.size)? {
-            put(
-                &mut h,
-                header::CONTENT_RANGE,
-                &format!("bytes {start}-{end}/{}", row.size),
-            );
-            (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
-        } else {
-            // The digest of the whole content (RFC 9530): never on a part.
-            if let Some(d) = digest::content_digest(&row.sha256) {
-                put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
-            }
-            (StatusCode::OK, 0, row.size)
-        };
-    put(&mut h, header::CONTENT_LENGTH, &len.to_string());
-    if method == Method::HEAD {
-        return Ok((status, h).into_response());
-    }
-    let body = match found.content(&app, offset, len).await? {
-        Content::Inline(bytes) => Body::from(bytes),
-        Content::Stream(counted) => Body::from_stream(counted),
+/// The part of `size` bytes a `Range` asks for, with its `Content-Range`
+/// and `Content-Length` set in `h`: (206, offset, length); None for the
+/// whole (no range, or one to ignore).
+pub(super) fn ranged(
+    h: &mut HeaderMap,
+    headers: &HeaderMap,
+    etag: &str,
+    created_at: i64,
+    size: u64,
+) -> Result<Option<(StatusCode, u64, u64)>, ServiceError> {
+    let Some((start, end)) = requested_range(headers, etag, created_at, size)? else {
+        return Ok(None);
     };
-    Ok((status, h, body).into_response())
+    put(
+        h,
+        header::CONTENT_RANGE,
+        &format!("bytes {start}-{end}/{size}"),
+    );
+    let len = end - start + 1;
+    put(h, header::CONTENT_LENGTH, &len.to_string());
+    Ok(Some((StatusCode::PARTIAL_CONTENT, start, len)))
 }
 
 /// Sets a header, skipping a value no header can carry.
@@ -118,7 +172,7 @@ pub(super) fn httpdate(ms: i64) -> String {
 }
 
 /// `inline` with an ASCII fallback name and the exact name in `filename*`.
-fn disposition(name: &str) -> String {
+pub(super) fn disposition(name: &str) -> String {
     let fallback: String = name
         .chars()
         .map(|c| {

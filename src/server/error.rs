@@ -87,6 +87,11 @@ impl IntoResponse for ServiceError {
                     HeaderValue::from((reset - now).max(1)),
                 );
             }
+            // A render queue that is full, a database or store that is
+            // away: worth trying again in a moment.
+            ServiceError::Unavailable(_) => {
+                headers.insert(axum::http::header::RETRY_AFTER, HeaderValue::from(1));
+            }
             ServiceError::Locked { retry_after, .. } => {
                 headers.insert(
                     axum::http::header::RETRY_AFTER,

@@ -7,6 +7,7 @@ use crate::api::{
     FileUpdate, FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck,
     ListParams, SignedUrl, SignedUrlRequest, Usage,
 };
+use crate::domain::transform::Transform;
 use crate::domain::{metadata, validate};
 use crate::service::ServiceError;
 use crate::service::{copy, files, records, upload, usage, zip, App};
@@ -407,8 +408,12 @@ pub(crate) async fn signed_url(
         ServiceError::bad_request("expires_in must be an integer from 1 to 604800")
     })?;
     let expires_in = validate::expires_in(expires_in).map_err(ServiceError::BadRequest)?;
+    let transform = match body.get("transform") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(t) => Some(Transform::from_json(t).map_err(|e| ServiceError::BadRequest(e.0))?),
+    };
     Ok(Json(
-        files::sign(&app, &caller.account.id, &id, expires_in).await?,
+        files::sign(&app, &caller.account.id, &id, expires_in, transform).await?,
     ))
 }
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod auth;
 pub(crate) mod cdn;
+mod variant;
 pub(crate) mod conn;
 pub(crate) mod cors;
 pub(crate) mod drain;

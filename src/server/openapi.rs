@@ -6,7 +6,7 @@
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
-    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, UploadStatus, UploadToken,
+    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus, UploadToken,
     UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
 };
 use crate::domain::{digest, metadata, sniff, tus, validate};
@@ -60,7 +60,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tokens::revoke,
     ),
     components(schemas(
-        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, DeleteResult, Usage, UsageLimits,
+        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
         UploadToken, UploadTokenRequest, UploadTokenPolicy
     )),
@@ -408,10 +408,12 @@ fn cdn_operation() -> utoipa::openapi::path::Operation {
     };
     OperationBuilder::new()
         .tag("cdn")
-        .summary(Some("A file's bytes"))
+        .summary(Some("A file's bytes, or an image variant of them"))
         .description(Some(
-            "Public files for anyone; private ones with a valid signed URL. One byte range \
-(206), conditional requests (304). No key: any key sent is ignored.",
+            "Public files for anyone; private ones with a valid signed URL (a variant's \
+signature covers its parameters). One byte range (206), conditional requests (304). No key: \
+any key sent is ignored. Any of w, h, fit, format, q asks for an image variant, rendered once \
+and kept.",
         ))
         .parameter(param(ParameterIn::Path, "account", "The account's id"))
         .parameter(param(ParameterIn::Path, "file", "The file's id"))
@@ -426,6 +428,23 @@ fn cdn_operation() -> utoipa::openapi::path::Operation {
             "signature",
             "Signed URLs: the signature",
         ))
+        .parameter(image_param("w", "Image variant: width in pixels", Some((1, 4096)), None))
+        .parameter(image_param("h", "Image variant: height in pixels", Some((1, 4096)), None))
+        .parameter(image_param(
+            "fit",
+            "Image variant: cover (crop to the box), contain (letterbox), inside (within the box, \
+never enlarged; the default), fill (stretch)",
+            None,
+            Some("^(cover|contain|inside|fill)$"),
+        ))
+        .parameter(image_param(
+            "format",
+            "Image variant: auto (AVIF or WebP as Accept allows, else the source's format; Vary: \
+Accept), webp, avif, jpeg, png; default the source's (PNG for a GIF)",
+            None,
+            Some("^(auto|webp|avif|jpeg|jpg|png)$"),
+        ))
+        .parameter(image_param("q", "Image variant: quality (default 80)", Some((1, 100)), None))
         .responses(
             ResponsesBuilder::new()
                 .response(
@@ -460,10 +479,47 @@ only on whole-file answers, never on 206 or 304",
                     "304",
                     ResponseBuilder::new().description("Not modified").build(),
                 )
+                .response(
+                    "400",
+                    error(
+                        "Image variant refused: a parameter out of range, not an image, a source \
+over images.max_source_pixels, the file's variants at their cap, or variants turned off",
+                    ),
+                )
                 .response("403", error("Private file without a valid signature"))
                 .response("404", error("No such file (or deleted, or expired)"))
-                .response("416", error("Range outside the file")),
+                .response("416", error("Range outside the file"))
+                .response(
+                    "503",
+                    error("Image variant: the render queue is full; Retry-After says when to retry"),
+                ),
         )
+        .build()
+}
+
+/// An optional query parameter of an image variant: a whole number in
+/// `range`, or a string matching `pattern`.
+fn image_param(
+    name: &str,
+    description: &str,
+    range: Option<(u32, u32)>,
+    pattern: Option<&str>,
+) -> utoipa::openapi::path::Parameter {
+    let schema = match range {
+        Some((min, max)) => ObjectBuilder::new()
+            .schema_type(SchemaType::new(Type::Integer))
+            .minimum(Some(min))
+            .maximum(Some(max)),
+        None => ObjectBuilder::new()
+            .schema_type(SchemaType::new(Type::String))
+            .pattern(pattern),
+    };
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(schema))
         .build()
 }
 

@@ -14,6 +14,7 @@ use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use tokio::io::AsyncWriteExt;
 
 /// A file the caller may have, with its bytes if the row holds them.
 #[derive(Debug)]
@@ -31,7 +32,9 @@ pub(crate) enum Content {
 
 /// The file `file_id` of `account_id`, if it is named `name` and the caller
 /// may read it: public, or private with a signature (`expires`, `signature`
-/// from the signed URL) that is valid and unexpired. One metadata lookup.
+/// from the signed URL) that is valid and unexpired and covers `scope` (the
+/// canonical image parameters of a variant, if one is asked for). One
+/// metadata lookup.
 pub(crate) async fn open(
     app: &App,
     account_id: &str,
@@ -39,6 +42,7 @@ pub(crate) async fn open(
     name: &str,
     expires: Option<String>,
     signature: Option<String>,
+    scope: Option<&str>,
 ) -> Result<Found, ServiceError> {
     let now = app.clock.now_ms();
     let (row, inline) = app
@@ -48,12 +52,41 @@ pub(crate) async fn open(
         .filter(|(r, _)| r.name == name)
         .ok_or_else(ServiceError::not_found)?;
     if row.private {
-        check_signature(app, &row, expires, signature)?;
+        check_signature(app, &row, expires, signature, scope)?;
     }
     Ok(Found { row, inline })
 }
 
 impl Found {
+    /// The file's bytes in a spool file of their own (an image's source,
+    /// read from the blob store at disk speed, not counted as bandwidth).
+    pub(crate) async fn spool(&self, app: &App) -> Result<tempfile::TempPath, ServiceError> {
+        let io = |e: std::io::Error| ServiceError::Internal(format!("spooling a source: {e}"));
+        let (file, path) = tempfile::Builder::new()
+            .prefix("source-")
+            .tempfile_in(&app.spool_dir)
+            .map_err(io)?
+            .into_parts();
+        let mut file = tokio::fs::File::from_std(file);
+        if let Some(data) = &self.inline {
+            file.write_all(data).await.map_err(io)?;
+        } else {
+            let mut stream = app
+                .store
+                .get(&self.row.blob_key, 0, self.row.size)
+                .await
+                .map_err(|e| match e {
+                    StorageError::NotFound(_) => ServiceError::not_found(),
+                    other => other.into(),
+                })?;
+            while let Some(chunk) = stream.next().await {
+                file.write_all(&chunk.map_err(io)?).await.map_err(io)?;
+            }
+        }
+        file.flush().await.map_err(io)?;
+        Ok(path)
+    }
+
     /// The `len` bytes from `offset` (within the file, as the range allows):
     /// inline bytes are counted at once, a blob's as they are sent.
     pub(crate) async fn content(
@@ -99,6 +132,7 @@ fn check_signature(
     row: &FileRow,
     expires: Option<String>,
     signature: Option<String>,
+    scope: Option<&str>,
 ) -> Result<(), ServiceError> {
     let denied = |why: &str| ServiceError::Forbidden(format!("private file: {why}"));
     let (Some(expires), Some(sig)) = (expires, signature) else {
@@ -109,6 +143,7 @@ fn check_signature(
         &row.account_id,
         &row.id,
         expires,
+        scope,
         &sig,
         app.clock.now().timestamp(),
     ) {

@@ -9,6 +9,7 @@ use crate::api::{
 };
 use crate::clock::rfc3339_ms;
 use crate::db::{FileChange, FileRow, FolderFilter, ListFilter, PageAfter};
+use crate::domain::transform::Transform;
 use crate::domain::validate;
 use crate::service::error::ServiceError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -298,6 +299,7 @@ pub(crate) async fn sign(
     account_id: &str,
     id: &str,
     expires_in: u64,
+    transform: Option<Transform>,
 ) -> Result<SignedUrl, ServiceError> {
     let row = get(app, account_id, id).await?;
     let expires = app
@@ -305,10 +307,14 @@ pub(crate) async fn sign(
         .now()
         .timestamp()
         .saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX));
-    let signature = app.signer.sign(&row.account_id, &row.id, expires);
+    let scope = transform.map(|t| t.canonical());
+    let signature = app
+        .signer
+        .sign(&row.account_id, &row.id, expires, scope.as_deref());
+    let variant = transform.map(|t| format!("{}&", t.query())).unwrap_or_default();
     Ok(SignedUrl {
         url: format!(
-            "{}?expires={expires}&signature={signature}",
+            "{}?{variant}expires={expires}&signature={signature}",
             cdn_path_url(app, &row)
         ),
         expires_at: rfc3339_ms(expires * 1000),

@@ -13,6 +13,7 @@ pub(crate) mod copy;
 pub(crate) mod disk;
 pub(crate) mod error;
 pub(crate) mod files;
+pub(crate) mod images;
 pub(crate) mod inflight;
 pub(crate) mod meter;
 pub(crate) mod outbox;
@@ -58,6 +59,8 @@ pub struct App {
     pub(crate) tus_locks: tus_locks::Locks,
     /// Wakes the webhook sender.
     pub(crate) outbox: Arc<outbox::Outbox>,
+    /// The image render pool.
+    pub(crate) renders: images::Renders,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -116,6 +119,7 @@ impl App {
         let spare = config.database_url.is_none();
         let disk = disk::Disk::new(&data_dir, config.storage.min_free_space, spare)
             .map_err(dir_error(&data_dir))?;
+        let config_concurrency = config.images.concurrency;
         Ok(Arc::new(App {
             signer: Signer::new(secret),
             config,
@@ -127,6 +131,7 @@ impl App {
             in_flight: inflight::InFlight::default(),
             tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
+            renders: images::Renders::new(config_concurrency),
             spool_dir,
         }))
     }

@@ -42,6 +42,7 @@ mod full_volume;
 mod generated_docs;
 mod hardening;
 mod http_edges;
+mod images;
 mod isolation;
 mod lifecycle;
 mod limits;

@@ -74,6 +74,7 @@ use node::{hold_node_lock, NodeSession};
 mod rows;
 mod tokens;
 mod uploads;
+mod variants;
 
 /// The PostgreSQL metadata store; each aggregate of
 /// [`MetaStore`](super::MetaStore) is implemented in a file of its own
@@ -135,6 +136,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_webhook_fairness.sql"),
     include_str!("migrations/0007_file_metadata.sql"),
     include_str!("migrations/0008_upload_tokens.sql"),
+    include_str!("migrations/0009_image_variants.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

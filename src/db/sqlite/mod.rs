@@ -24,6 +24,7 @@ mod rates;
 mod shared;
 mod tokens;
 mod uploads;
+mod variants;
 pub(crate) mod writer;
 
 use r2d2::PooledConnection;
@@ -93,6 +94,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0008_webhook_fairness.sql"),
     include_str!("migrations/0009_file_metadata.sql"),
     include_str!("migrations/0010_upload_tokens.sql"),
+    include_str!("migrations/0011_image_variants.sql"),
 ];
 
 #[derive(Clone)]

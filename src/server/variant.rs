@@ -1,0 +1,74 @@
+//! The HTTP of an image variant on the CDN route (`?w=&h=&fit=&format=&q=`):
+//! its own ETag (the file's SHA-256 and the settled parameters, known before
+//! any render, so a revalidation is a 304 at once), `Vary: Accept` when the
+//! format follows `Accept`, ranges and HEAD as for a file. What is rendered
+//! and stored is `service::images`'.
+
+use super::cdn::{file_headers, not_modified, put, ranged};
+use crate::domain::transform::{Format, Transform};
+use crate::service::cdn::Found;
+use crate::service::images;
+use crate::service::{App, ServiceError};
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+pub(super) async fn serve(
+    app: &Arc<App>,
+    method: &Method,
+    found: Found,
+    t: Transform,
+    headers: &HeaderMap,
+) -> Result<Response, ServiceError> {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let plan = images::plan(app, &found.row, t, accept)?;
+    let row = &found.row;
+    let name = renamed(&row.name, plan.output.name());
+    let mut h = file_headers(row, &plan.etag, plan.output.content_type(), &name);
+    if t.format == Format::Auto {
+        put(&mut h, header::VARY, "Accept");
+    }
+    if not_modified(headers, &plan.etag, row.created_at) {
+        return Ok((StatusCode::NOT_MODIFIED, h).into_response());
+    }
+    let v = images::variant(app, &found, &plan).await?;
+    let (status, offset, len) = match ranged(&mut h, headers, &plan.etag, row.created_at, v.size)?
+    {
+        Some(part) => part,
+        None => {
+            put(&mut h, header::CONTENT_LENGTH, &v.size.to_string());
+            (StatusCode::OK, 0, v.size)
+        }
+    };
+    if method == Method::HEAD {
+        return Ok((status, h).into_response());
+    }
+    let stream = images::content(app, &v, &row.account_id, offset, len).await?;
+    Ok((status, h, Body::from_stream(stream)).into_response())
+}
+
+/// The file's name with the variant's extension (`cat.jpg` as WebP is
+/// `cat.webp`; a name without one gets it added).
+fn renamed(name: &str, ext: &str) -> String {
+    let stem = match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem,
+        _ => name,
+    };
+    format!("{stem}.{ext}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renamed;
+
+    #[test]
+    fn names_take_the_variant_extension() {
+        assert_eq!(renamed("cat.jpg", "webp"), "cat.webp");
+        assert_eq!(renamed("a.b.png", "avif"), "a.b.avif");
+        assert_eq!(renamed("photo", "jpeg"), "photo.jpeg");
+        assert_eq!(renamed(".hidden", "png"), ".hidden.png");
+    }
+}

@@ -1,0 +1,328 @@
+//! Image variants on the CDN (docs/api.md, "Image variants"): which variant
+//! a request names, found in the blob store or rendered once and kept there.
+//!
+//! A render runs on the blocking pool under one of `images.concurrency`
+//! permits; a request that would wait behind too many others, or too long,
+//! gets 503 with `Retry-After`. Identical requests in flight share one
+//! render: the first renders while the others wait on the variant's lock,
+//! then find it stored. The source is spooled to a file and refused from its
+//! header (`images::probe`) before any pixel is decoded.
+
+use super::cdn::{Counted, Found};
+use super::error::ServiceError;
+use super::App;
+use crate::db::{FileRow, VariantOutcome, VariantRow};
+use crate::domain::ids;
+use crate::domain::transform::{Output, SourceFormat, Transform};
+use crate::images::{self, ImageError, Limits};
+use crate::storage::{BlobStream, StorageError};
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// Requests that may wait for a render permit, per permit.
+const WAITING_PER_RENDER: usize = 8;
+/// The longest a request waits for a render permit before its 503.
+const QUEUE_WAIT: Duration = Duration::from_secs(5);
+/// Bytes a source may have per pixel allowed (16-bit RGBA, uncompressed),
+/// beyond a slack for metadata: a larger file is refused unread.
+const SOURCE_BYTES_PER_PIXEL: u64 = 8;
+const SOURCE_SLACK: u64 = 16 << 20;
+
+/// The render pool's state: permits, waiters, and the variants being
+/// rendered now (one lock each, shared by the requests that want it).
+#[derive(Debug)]
+pub(crate) struct Renders {
+    permits: Arc<Semaphore>,
+    concurrency: usize,
+    waiting: AtomicUsize,
+    rendering: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl Renders {
+    pub(crate) fn new(concurrency: usize) -> Renders {
+        Renders {
+            permits: Arc::new(Semaphore::new(concurrency)),
+            concurrency,
+            waiting: AtomicUsize::new(0),
+            rendering: Mutex::default(),
+        }
+    }
+
+    /// The lock of one variant, made when nobody holds it.
+    fn lock_of(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self.rendering.lock().expect("render map lock");
+        if let Some(lock) = map.get(key).and_then(Weak::upgrade) {
+            return lock;
+        }
+        if map.len() >= 1024 {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        let lock = Arc::new(tokio::sync::Mutex::new(()));
+        map.insert(key.to_string(), Arc::downgrade(&lock));
+        lock
+    }
+
+    /// A render permit, waiting briefly; 503 when too many wait already or
+    /// none comes in time.
+    async fn permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
+        let busy = || {
+            ServiceError::Unavailable(
+                "the image renderer is busy; try again in a moment".to_string(),
+            )
+        };
+        let waiting = Waiting::enter(&self.waiting);
+        if waiting.ahead >= self.concurrency * WAITING_PER_RENDER {
+            return Err(busy());
+        }
+        tokio::time::timeout(QUEUE_WAIT, Arc::clone(&self.permits).acquire_owned())
+            .await
+            .map_err(|_| busy())?
+            .map_err(|_| busy())
+    }
+}
+
+/// One request counted among the waiters while it lives.
+struct Waiting<'a> {
+    count: &'a AtomicUsize,
+    ahead: usize,
+}
+
+impl<'a> Waiting<'a> {
+    fn enter(count: &'a AtomicUsize) -> Waiting<'a> {
+        let ahead = count.fetch_add(1, Ordering::SeqCst);
+        Waiting { count, ahead }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The variant a request asks for, settled: its output format, its key
+/// among the file's variants, and its ETag (known before any render, so a
+/// conditional request is answered 304 at once).
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) transform: Transform,
+    pub(crate) output: Output,
+    pub(crate) key: String,
+    pub(crate) etag: String,
+}
+
+/// Settles the variant `t` of `row` for a request that accepts `accept`:
+/// refused when variants are off or the file is not an image by its type.
+pub(crate) fn plan(
+    app: &App,
+    row: &FileRow,
+    t: Transform,
+    accept: Option<&str>,
+) -> Result<Plan, ServiceError> {
+    if !app.config.images.enabled {
+        return Err(ServiceError::bad_request(
+            "image variants are turned off on this server (images.enabled)",
+        ));
+    }
+    let source = source_format(&row.content_type).ok_or_else(|| {
+        ServiceError::BadRequest(format!(
+            "{} is not an image this service can transform (JPEG, PNG, WebP, GIF, AVIF)",
+            row.content_type
+        ))
+    })?;
+    let output = t.format.resolve(source, accept);
+    let key = t.variant_key(output);
+    let etag = format!("\"{}-{key}\"", row.sha256);
+    Ok(Plan {
+        transform: t,
+        output,
+        key,
+        etag,
+    })
+}
+
+/// The source format a content type names.
+fn source_format(content_type: &str) -> Option<SourceFormat> {
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    Some(match essence.to_ascii_lowercase().as_str() {
+        "image/jpeg" | "image/jpg" | "image/pjpeg" => SourceFormat::Jpeg,
+        "image/png" => SourceFormat::Png,
+        "image/webp" => SourceFormat::Webp,
+        "image/gif" => SourceFormat::Gif,
+        "image/avif" => SourceFormat::Avif,
+        _ => return None,
+    })
+}
+
+/// The stored variant `plan` of the file `found`, rendered and stored
+/// first when there is none yet.
+pub(crate) async fn variant(
+    app: &Arc<App>,
+    found: &Found,
+    plan: &Plan,
+) -> Result<VariantRow, ServiceError> {
+    let row = &found.row;
+    let cap = app.config.images.variants_per_file;
+    let (stored, count) = app.meta.variant(&row.id, &plan.key).await?;
+    if let Some(v) = stored {
+        return Ok(v);
+    }
+    if count >= cap {
+        return Err(too_many(cap));
+    }
+    let lock = app.renders.lock_of(&format!("{}/{}", row.id, plan.key));
+    let _rendering = lock.lock().await;
+    // Another request may have rendered it while this one waited.
+    if let (Some(v), _) = app.meta.variant(&row.id, &plan.key).await? {
+        return Ok(v);
+    }
+    let limits = Limits {
+        max_source_pixels: app.config.images.max_source_pixels,
+    };
+    let max_bytes = limits
+        .max_source_pixels
+        .saturating_mul(SOURCE_BYTES_PER_PIXEL)
+        .saturating_add(SOURCE_SLACK);
+    if row.size > max_bytes {
+        return Err(ServiceError::BadRequest(format!(
+            "the image is {} bytes, more than an image of at most {} pixels can hold",
+            row.size, limits.max_source_pixels
+        )));
+    }
+    let permit = app.renders.permit().await?;
+    let source = found.spool(app).await?;
+    let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
+    let rendered = tokio::task::spawn_blocking(move || {
+        let bytes = images::render(&source, &t, output, &limits)?;
+        let mut out = tempfile::Builder::new()
+            .prefix("variant-")
+            .tempfile_in(&dir)
+            .map_err(|e| ImageError::Encode(e.to_string()))?;
+        out.write_all(&bytes)
+            .and_then(|()| out.as_file().sync_data())
+            .map_err(|e| ImageError::Encode(e.to_string()))?;
+        Ok::<_, ImageError>((out.into_temp_path(), bytes.len() as u64))
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))?
+    .map_err(refusal)?;
+    drop(permit);
+    store(app, row, plan, rendered).await
+}
+
+/// Writes a rendered variant to the blob store and records it (its blob
+/// guarded meanwhile, so that a crash leaves nothing behind for good).
+async fn store(
+    app: &App,
+    row: &FileRow,
+    plan: &Plan,
+    (spool, size): (tempfile::TempPath, u64),
+) -> Result<VariantRow, ServiceError> {
+    let now = app.clock.now_ms();
+    let blob_key = format!("{}/{}", row.account_id, ids::variant_blob_id());
+    app.meta.guard_upload(&blob_key, now).await?;
+    app.store.put_file(&blob_key, spool, size).await?;
+    let v = VariantRow {
+        file_id: row.id.clone(),
+        key: plan.key.clone(),
+        blob_key: blob_key.clone(),
+        size,
+        content_type: plan.output.content_type().to_string(),
+        created_at: now,
+    };
+    let outcome = app
+        .meta
+        .put_variant(v.clone(), app.config.images.variants_per_file)
+        .await?;
+    if outcome != VariantOutcome::Stored {
+        // Ours is not recorded: its guard is still queued; make it due now.
+        app.meta.schedule_blob_deletion(&blob_key, now).await?;
+    }
+    match outcome {
+        VariantOutcome::Stored => Ok(v),
+        VariantOutcome::Exists(first) => Ok(first),
+        VariantOutcome::Full => Err(too_many(app.config.images.variants_per_file)),
+        VariantOutcome::FileGone => Err(ServiceError::not_found()),
+    }
+}
+
+fn too_many(cap: u32) -> ServiceError {
+    ServiceError::BadRequest(format!(
+        "this file has its {cap} image variants already (images.variants_per_file): \
+         use one of the sizes it has"
+    ))
+}
+
+/// A render's failure: the image's fault is a 400, ours a 500.
+fn refusal(e: ImageError) -> ServiceError {
+    match e {
+        ImageError::Encode(_) => ServiceError::Internal(e.to_string()),
+        _ => ServiceError::BadRequest(e.to_string()),
+    }
+}
+
+/// The `len` bytes from `offset` of a stored variant, counted as the
+/// account's bandwidth as they are sent.
+pub(crate) async fn content(
+    app: &Arc<App>,
+    v: &VariantRow,
+    account_id: &str,
+    offset: u64,
+    len: u64,
+) -> Result<Counted<BlobStream>, ServiceError> {
+    let stream = app
+        .store
+        .get(&v.blob_key, offset, len)
+        .await
+        .map_err(|e| match e {
+            StorageError::NotFound(_) => ServiceError::not_found(),
+            other => other.into(),
+        })?;
+    Ok(Counted::new(stream, account_id.to_string(), Arc::clone(app)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_name_their_format() {
+        assert_eq!(source_format("image/jpeg"), Some(SourceFormat::Jpeg));
+        assert_eq!(source_format("IMAGE/PNG; x=1"), Some(SourceFormat::Png));
+        assert_eq!(source_format("image/svg+xml"), None);
+        assert_eq!(source_format("text/plain"), None);
+    }
+
+    #[tokio::test]
+    async fn the_queue_is_bounded() {
+        let r = Renders::new(1);
+        let held = r.permit().await.unwrap();
+        // Eight may wait behind the one permit; the ninth is refused at once.
+        let count = &r.waiting;
+        let waiters: Vec<_> = (0..WAITING_PER_RENDER)
+            .map(|_| Waiting::enter(count))
+            .collect();
+        let refused = r.permit().await.unwrap_err();
+        assert!(matches!(refused, ServiceError::Unavailable(_)));
+        drop(waiters);
+        drop(held);
+        assert!(r.permit().await.is_ok());
+    }
+
+    #[test]
+    fn one_lock_per_variant_while_held() {
+        let r = Renders::new(2);
+        let a = r.lock_of("f/1");
+        let b = r.lock_of("f/1");
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = r.lock_of("f/2");
+        assert!(!Arc::ptr_eq(&a, &c));
+        drop((a, b));
+        let d = r.lock_of("f/1");
+        assert_eq!(Arc::strong_count(&d), 1);
+    }
+}

@@ -1,0 +1,102 @@
+//! Refusals: 400 in the envelope, quickly and without decoding: not an
+//! image, a parameter out of range, a source over the pixel cap (a bomb),
+//! a file past its cap of variants, variants turned off.
+
+use super::{get, png, png_claiming, with};
+use crate::common::{error_code, Backend, TestOptions, TestServer};
+use std::time::{Duration, Instant};
+
+both_stores!(refusals_are_400s_and_store_nothing);
+
+async fn refusals_are_400s_and_store_nothing(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        backend: Some(b),
+        plans_toml: Some("[images]\nvariants_per_file = 2\n".into()),
+        ..Default::default()
+    })
+    .await;
+    let img = srv.upload_ok("p.png", png(64, 48), &[]).await;
+    let url = img["url"].as_str().unwrap();
+    for query in [
+        "w=0",
+        "w=4097",
+        "h=-1",
+        "w=",
+        "w=1.5",
+        "fit=stretch",
+        "format=gif",
+        "format=",
+        "q=0",
+        "q=101",
+        "w=10&w=20",
+    ] {
+        let r = srv.http.get(with(url, query)).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{query}");
+        assert_eq!(error_code(r).await, "bad_request", "{query}");
+    }
+    // Not an image: by its type, and by its bytes under an image's type.
+    let text = srv.upload_ok("a.txt", b"hello".to_vec(), &[]).await;
+    let r = srv
+        .http
+        .get(with(text["url"].as_str().unwrap(), "w=10"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("not an image"), "{body}");
+    let fake = srv
+        .upload_ok("fake.png", b"\x89PNG\r\n\x1a\nnot really".to_vec(), &[])
+        .await;
+    let (status, _, _) = get(&srv, &with(fake["url"].as_str().unwrap(), "w=10"), None).await;
+    assert_eq!(status, 400);
+    // A bomb: a PNG of a few dozen bytes claiming 30000×30000 pixels is
+    // refused from its header, at once.
+    let bomb = srv.upload_ok("bomb.png", png_claiming(30_000, 30_000), &[]).await;
+    let started = Instant::now();
+    let r = srv
+        .http
+        .get(with(bomb["url"].as_str().unwrap(), "w=10"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("30000"), "{body}");
+    assert!(started.elapsed() < Duration::from_secs(2), "refused from the header");
+    // The original is still served as it is.
+    let (status, _, original) = get(&srv, bomb["url"].as_str().unwrap(), None).await;
+    assert_eq!((status, original.len() as u64), (200, bomb["size"].as_u64().unwrap()));
+    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 0);
+    // Two variants per file here: a third is refused, the two still served.
+    for q in ["w=10", "w=20"] {
+        assert_eq!(get(&srv, &with(url, q), None).await.0, 200);
+    }
+    let r = srv.http.get(with(url, "w=30")).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("variants_per_file"), "{body}");
+    assert_eq!(get(&srv, &with(url, "w=10"), None).await.0, 200);
+    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variants_can_be_turned_off() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[images]\nenabled = false\n".into()),
+        ..Default::default()
+    })
+    .await;
+    let img = srv.upload_ok("p.png", png(64, 48), &[]).await;
+    let r = srv
+        .http
+        .get(with(img["url"].as_str().unwrap(), "w=10"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("images.enabled"));
+    // Other query keys than the image parameters are not ours: served as is.
+    let (status, _, body) = get(&srv, &with(img["url"].as_str().unwrap(), "v=2"), None).await;
+    assert_eq!((status, body.len() as u64), (200, img["size"].as_u64().unwrap()));
+}

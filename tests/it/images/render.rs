@@ -1,0 +1,103 @@
+//! What a variant holds: each fit's size, each format, `format=auto` by
+//! `Accept`, EXIF orientation applied and metadata gone, a GIF's first frame.
+
+use super::{dimensions, get, jpeg, png, two_frame_gif, with, with_orientation};
+use crate::common::{Backend, TestServer};
+
+both_stores!(fits_and_sizes, formats_and_accept);
+
+async fn fits_and_sizes(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv.upload_ok("photo.png", png(400, 300), &[]).await;
+    let url = f["url"].as_str().unwrap();
+    for (query, want) in [
+        ("w=100", (100, 75)),
+        ("h=150", (200, 150)),
+        ("w=100&h=100", (100, 75)),
+        ("w=100&h=100&fit=inside", (100, 75)),
+        ("w=100&h=100&fit=cover", (100, 100)),
+        ("w=100&h=100&fit=contain", (100, 100)),
+        ("w=100&h=40&fit=fill", (100, 40)),
+        // Inside never enlarges.
+        ("w=1000", (400, 300)),
+        ("w=1000&h=1000", (400, 300)),
+        // Only a format: the same size, re-encoded.
+        ("format=png", (400, 300)),
+    ] {
+        let (status, headers, body) = get(&srv, &with(url, query), None).await;
+        assert_eq!(status, 200, "{query}: {}", String::from_utf8_lossy(&body));
+        assert_eq!(headers["content-type"], "image/png", "{query}");
+        assert_eq!(dimensions(&body), want, "{query}");
+        assert_eq!(headers["content-length"], body.len().to_string().as_str());
+        assert!(headers.get("vary").is_none(), "{query}");
+    }
+    // A cover crop keeps the middle: the left and right edges are cut.
+    let (_, _, body) = get(&srv, &with(url, "w=30&h=30&fit=cover"), None).await;
+    let img = image::load_from_memory(&body).unwrap().to_rgb8();
+    let left = img.get_pixel(0, 15)[0];
+    assert!(left > 30, "the crop starts past the left edge: red {left}");
+}
+
+async fn formats_and_accept(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv.upload_ok("photo.jpg", jpeg(320, 240), &[]).await;
+    let url = f["url"].as_str().unwrap();
+    for (query, accept, want) in [
+        ("w=64&format=webp", None, "image/webp"),
+        ("w=64&format=avif", None, "image/avif"),
+        ("w=64&format=png", None, "image/png"),
+        ("w=64&format=jpeg", None, "image/jpeg"),
+        ("w=64", None, "image/jpeg"),
+        (
+            "w=64&format=auto",
+            Some("image/avif,image/webp,image/apng,image/*,*/*;q=0.8"),
+            "image/avif",
+        ),
+        ("w=64&format=auto", Some("image/webp,*/*"), "image/webp"),
+        ("w=64&format=auto", Some("image/*"), "image/jpeg"),
+        ("w=64&format=auto", None, "image/jpeg"),
+    ] {
+        let (status, headers, body) = get(&srv, &with(url, query), accept).await;
+        assert_eq!(status, 200, "{query} {accept:?}");
+        assert_eq!(headers["content-type"], want, "{query} {accept:?}");
+        assert_eq!(dimensions(&body), (64, 48), "{query} {accept:?}");
+        let auto = query.contains("auto");
+        assert_eq!(
+            headers.get("vary").map(|v| v.to_str().unwrap()),
+            auto.then_some("Accept"),
+            "{query}"
+        );
+        let ext = want.trim_start_matches("image/");
+        assert!(
+            headers["content-disposition"]
+                .to_str()
+                .unwrap()
+                .contains(&format!("photo.{ext}")),
+            "{query}"
+        );
+    }
+    // EXIF orientation 6 (a phone held upright): the variant is turned, and
+    // carries no EXIF of its own.
+    let rotated = srv
+        .upload_ok("upright.jpg", with_orientation(&jpeg(320, 240), 6), &[])
+        .await;
+    let url = rotated["url"].as_str().unwrap();
+    for format in ["jpeg", "png", "webp"] {
+        let (status, _, body) = get(&srv, &with(url, &format!("w=120&format={format}")), None).await;
+        assert_eq!(status, 200);
+        assert_eq!(dimensions(&body), (120, 160), "{format}");
+        assert!(
+            !body.windows(6).any(|w| w == b"Exif\0\0"),
+            "{format}: metadata stripped"
+        );
+    }
+    // A GIF gives its first frame (red), as PNG by default.
+    let gif = srv.upload_ok("anim.gif", two_frame_gif(40, 20), &[]).await;
+    let (status, headers, body) = get(&srv, &with(gif["url"].as_str().unwrap(), "w=20"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "image/png");
+    let img = image::load_from_memory(&body).unwrap().to_rgb8();
+    assert_eq!((img.width(), img.height()), (20, 10));
+    let p = img.get_pixel(10, 5);
+    assert!(p[0] > 200 && p[2] < 50, "first frame is red: {p:?}");
+}
