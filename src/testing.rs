@@ -37,7 +37,8 @@ pub mod db {
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
     pub use crate::domain::{
-        digest, ids, metadata, ratelimit, secret, signing, sniff, tus, validate, webhooks,
+        digest, ids, metadata, ratelimit, secret, signing, sniff, transform, tus, validate,
+        webhooks,
     };
 }
 
