@@ -1,0 +1,183 @@
+//! Decoding a source image, its header already checked: a JPEG through
+//! `jpeg-decoder` at the smallest DCT scale that covers the size needed, the
+//! other formats through the `image` crate with its limits set. The first
+//! frame of an animation is the image.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use image::metadata::Orientation;
+use image::{DynamicImage, GrayImage, ImageBuffer, ImageDecoder, ImageReader, Luma, RgbImage};
+
+use super::probe::{corrupt, from_image, image_format, open};
+use super::{ImageError, Limits, Probe};
+use crate::domain::transform::SourceFormat;
+
+/// The bytes per pixel the decoders may allocate for the pixels themselves
+/// (RGBA, 8 bits a channel); more (16-bit channels) is over the limit.
+const BYTES_PER_PIXEL: u64 = 4;
+
+/// A source opened for decoding, its header and orientation read.
+pub(super) struct Source {
+    decoder: Decoder,
+    width: u32,
+    height: u32,
+    orientation: Orientation,
+    max: u64,
+    path: PathBuf,
+}
+
+enum Decoder {
+    Jpeg(Box<jpeg_decoder::Decoder<BufReader<File>>>),
+    Other(Box<dyn ImageDecoder>),
+}
+
+impl Source {
+    /// Opens `path` (whose header is `header`) with decoder limits drawn
+    /// from `limits`, and reads its orientation.
+    pub(super) fn open(path: &Path, header: Probe, limits: &Limits) -> Result<Source, ImageError> {
+        let max = limits.max_source_pixels;
+        let max_bytes = max.saturating_mul(BYTES_PER_PIXEL);
+        let side = u32::try_from(max).unwrap_or(u32::MAX);
+        let (decoder, orientation) = if header.format == SourceFormat::Jpeg {
+            let mut decoder = jpeg_decoder::Decoder::new(open(path)?);
+            decoder.set_max_decoding_buffer_size(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+            decoder.read_info().map_err(corrupt)?;
+            let orientation = decoder
+                .exif_data()
+                .and_then(Orientation::from_exif_chunk)
+                .unwrap_or(Orientation::NoTransforms);
+            (Decoder::Jpeg(Box::new(decoder)), orientation)
+        } else {
+            let mut reader = ImageReader::with_format(open(path)?, image_format(header.format));
+            let mut decoder_limits = image::Limits::default();
+            decoder_limits.max_image_width = Some(side);
+            decoder_limits.max_image_height = Some(side);
+            decoder_limits.max_alloc = Some(max_bytes);
+            reader.limits(decoder_limits);
+            let mut decoder: Box<dyn ImageDecoder> =
+                Box::new(reader.into_decoder().map_err(|e| from_image(path, e))?);
+            // An unreadable EXIF block is no reason to refuse the pixels.
+            let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+            (Decoder::Other(decoder), orientation)
+        };
+        Ok(Source {
+            decoder,
+            width: header.width,
+            height: header.height,
+            orientation,
+            max,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub(super) fn orientation(&self) -> Orientation {
+        self.orientation
+    }
+
+    /// The dimensions as displayed, after the EXIF orientation.
+    pub(super) fn oriented_size(&self) -> (u32, u32) {
+        if swaps_axes(self.orientation) {
+            (self.height, self.width)
+        } else {
+            (self.width, self.height)
+        }
+    }
+
+    /// Decodes the pixels, as stored (not yet oriented). A JPEG is decoded
+    /// at the smallest scale still at least `need_w`×`need_h`; the other
+    /// formats at full size.
+    pub(super) fn decode(self, need_w: u32, need_h: u32) -> Result<DynamicImage, ImageError> {
+        let too_large = || ImageError::TooLarge {
+            width: self.width,
+            height: self.height,
+            max: self.max,
+        };
+        match self.decoder {
+            Decoder::Other(decoder) => DynamicImage::from_decoder(decoder).map_err(|e| match e {
+                image::ImageError::Limits(_) => too_large(),
+                e => from_image(&self.path, e),
+            }),
+            Decoder::Jpeg(mut decoder) => {
+                let denominator = jpeg_scale(self.width, self.height, need_w, need_h);
+                if denominator > 1 {
+                    let scaled =
+                        |side: u32| u16::try_from(side.div_ceil(denominator)).unwrap_or(u16::MAX);
+                    decoder
+                        .scale(scaled(self.width), scaled(self.height))
+                        .map_err(corrupt)?;
+                }
+                let pixels = decoder.decode().map_err(|e| match e {
+                    jpeg_decoder::Error::Format(text)
+                        if text.contains("exceeds maximum allowed size") =>
+                    {
+                        too_large()
+                    }
+                    e => corrupt(e),
+                })?;
+                let info = decoder
+                    .info()
+                    .ok_or_else(|| ImageError::Corrupt("no JPEG frame header".into()))?;
+                jpeg_image(info, pixels)
+            }
+        }
+    }
+}
+
+/// The JPEG DCT scale to decode at, as a denominator (1, 2, 4 or 8): the
+/// largest whose result is still at least `need_w`×`need_h` (both sides).
+pub(super) fn jpeg_scale(width: u32, height: u32, need_w: u32, need_h: u32) -> u32 {
+    [8, 4, 2]
+        .into_iter()
+        .find(|d| width.div_ceil(*d) >= need_w && height.div_ceil(*d) >= need_h)
+        .unwrap_or(1)
+}
+
+/// Whether an orientation turns the image a quarter (width and height swap).
+pub(super) fn swaps_axes(orientation: Orientation) -> bool {
+    matches!(
+        orientation,
+        Orientation::Rotate90
+            | Orientation::Rotate270
+            | Orientation::Rotate90FlipH
+            | Orientation::Rotate270FlipH
+    )
+}
+
+/// `jpeg-decoder`'s pixels as an image.
+fn jpeg_image(info: jpeg_decoder::ImageInfo, pixels: Vec<u8>) -> Result<DynamicImage, ImageError> {
+    let (w, h) = (u32::from(info.width), u32::from(info.height));
+    let short = || ImageError::Corrupt("the JPEG decoder returned too few pixels".into());
+    Ok(match info.pixel_format {
+        jpeg_decoder::PixelFormat::L8 => {
+            DynamicImage::ImageLuma8(GrayImage::from_raw(w, h, pixels).ok_or_else(short)?)
+        }
+        jpeg_decoder::PixelFormat::L16 => {
+            let samples = pixels
+                .chunks_exact(2)
+                .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+                .collect();
+            DynamicImage::ImageLuma16(
+                ImageBuffer::<Luma<u16>, Vec<u16>>::from_raw(w, h, samples).ok_or_else(short)?,
+            )
+        }
+        jpeg_decoder::PixelFormat::RGB24 => {
+            DynamicImage::ImageRgb8(RgbImage::from_raw(w, h, pixels).ok_or_else(short)?)
+        }
+        jpeg_decoder::PixelFormat::CMYK32 => {
+            let rgb = pixels.chunks_exact(4).flat_map(cmyk_to_rgb).collect();
+            DynamicImage::ImageRgb8(RgbImage::from_raw(w, h, rgb).ok_or_else(short)?)
+        }
+    })
+}
+
+/// One CMYK pixel (as `jpeg-decoder` gives it, not inverted) as RGB.
+fn cmyk_to_rgb(cmyk: &[u8]) -> [u8; 3] {
+    let k = u32::from(cmyk[3]);
+    let channel = |c: u8| {
+        let v = (255 - u32::from(c)) * (255 - k) / 255;
+        u8::try_from(v).unwrap_or(u8::MAX)
+    };
+    [channel(cmyk[0]), channel(cmyk[1]), channel(cmyk[2])]
+}

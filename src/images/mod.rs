@@ -1,0 +1,126 @@
+//! The image render pipeline behind the CDN's variants: read a source image's
+//! header ([`probe`]), then decode, orient, resize and encode it ([`render`]).
+//! Pure and blocking (no HTTP, no database): the caller runs it off the async
+//! runtime.
+//!
+//! The service is public, so every input is hostile: the header's pixel
+//! count is checked against [`Limits`] before any pixel is allocated, the
+//! decoders carry their own limits as a second line of defence, a JPEG is
+//! decoded at the smallest DCT scale (1/8, 1/4, 1/2, 1) that still covers the
+//! size asked for, and a panic inside a codec is caught and reported as an
+//! error. AVIF sources are refused (no AV1 decoder fits this build: see
+//! [`probe`]); AVIF is written, by ravif.
+
+mod decode;
+mod encode;
+mod probe;
+mod resize;
+
+#[cfg(test)]
+mod tests;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use crate::domain::transform::{Output, SourceFormat, Transform};
+
+pub(crate) use probe::probe;
+
+/// What a render may take on (a struct, passed by reference, so that limits
+/// can be added without touching the callers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// The most pixels (width × height, as the header says) a source may have.
+    pub max_source_pixels: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_source_pixels: 50_000_000,
+        }
+    }
+}
+
+/// A source image's header: its format and its stored dimensions (before any
+/// EXIF orientation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Probe {
+    pub format: SourceFormat,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Why an image was not rendered. All but [`ImageError::Encode`] are the
+/// client's (400); `Encode` is ours (500).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ImageError {
+    #[error("the file is not an image this service can transform (JPEG, PNG, WebP, GIF)")]
+    NotAnImage,
+    #[error("the image is {width}×{height} pixels, over the {max} this service transforms")]
+    TooLarge { width: u32, height: u32, max: u64 },
+    #[error("the image could not be decoded: {0}")]
+    Corrupt(String),
+    #[error("the image could not be rendered: {0}")]
+    Encode(String),
+}
+
+/// The widest or tallest image written: WebP's own limit, which the other
+/// formats exceed.
+const MAX_OUTPUT_SIDE: u32 = 16_383;
+
+/// Blocking: decodes `path` (after probing it against `limits`), applies its
+/// EXIF orientation, takes the first frame of an animation, resizes it per
+/// `t` (w, h, fit), and encodes it as `output` at quality `t.q`, with no
+/// metadata. Returns the encoded bytes.
+pub(crate) fn render(
+    path: &Path,
+    t: &Transform,
+    output: Output,
+    limits: &Limits,
+) -> Result<Vec<u8>, ImageError> {
+    let header = probe(path)?;
+    check_pixels(header.width, header.height, limits.max_source_pixels)?;
+    let image = caught(
+        || {
+            let source = decode::Source::open(path, header, limits)?;
+            let (width, height) = source.oriented_size();
+            let plan = resize::plan(width, height, t);
+            let (out_w, out_h) = plan.output_size();
+            if out_w > MAX_OUTPUT_SIDE || out_h > MAX_OUTPUT_SIDE {
+                return Err(ImageError::TooLarge {
+                    width: out_w,
+                    height: out_h,
+                    max: limits.max_source_pixels,
+                });
+            }
+            check_pixels(out_w, out_h, limits.max_source_pixels)?;
+            let orientation = source.orientation();
+            let (need_w, need_h) = plan.source_size(orientation);
+            let image = source.decode(need_w, need_h)?;
+            resize::apply(image, &plan, orientation, output)
+        },
+        ImageError::Corrupt,
+    )??;
+    caught(|| encode::encode(image, output, t.q), ImageError::Encode)?
+}
+
+/// Refuses more than `max` pixels.
+fn check_pixels(width: u32, height: u32, max: u64) -> Result<(), ImageError> {
+    if u64::from(width) * u64::from(height) > max {
+        return Err(ImageError::TooLarge { width, height, max });
+    }
+    Ok(())
+}
+
+/// Runs `f`, turning a panic inside a codec into the error `wrap` makes.
+fn caught<T>(f: impl FnOnce() -> T, wrap: fn(String) -> ImageError) -> Result<T, ImageError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        let text = panic
+            .downcast_ref::<&str>()
+            .map(ToString::to_string)
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        wrap(format!("the codec failed: {text}"))
+    })
+}

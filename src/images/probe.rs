@@ -1,0 +1,137 @@
+//! An image's format (by its magic number) and dimensions (from its header),
+//! read without decoding a pixel.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+use image::{ImageDecoder, ImageFormat, ImageReader};
+
+use super::{ImageError, Probe};
+use crate::domain::transform::SourceFormat;
+
+/// The bytes that tell the formats apart.
+const MAGIC_LEN: usize = 16;
+
+/// Reads the header only of the file at `path`: its format and dimensions
+/// (EXIF orientation not applied). Never decodes pixels.
+///
+/// AVIF is recognised and refused ([`ImageError::NotAnImage`]): no AV1
+/// decoder builds here within the rules (pure Rust or vendored C, no system
+/// library, no unsafe in this crate, a licence compatible with MIT).
+pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
+    let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
+    let mut magic = [0u8; MAGIC_LEN];
+    let n = read_up_to(&mut file, &mut magic).map_err(|e| io_error(path, &e))?;
+    let format = sniff(&magic[..n]).ok_or(ImageError::NotAnImage)?;
+    drop(file);
+    let (width, height) = match format {
+        SourceFormat::Avif => return Err(ImageError::NotAnImage),
+        SourceFormat::Jpeg => {
+            let mut decoder = jpeg_decoder::Decoder::new(open(path)?);
+            let info = super::caught(
+                || decoder.read_info().map(|()| decoder.info()),
+                ImageError::Corrupt,
+            )?
+            .map_err(corrupt)?
+            .ok_or_else(|| ImageError::Corrupt("no JPEG frame header".into()))?;
+            (u32::from(info.width), u32::from(info.height))
+        }
+        SourceFormat::Png | SourceFormat::Gif | SourceFormat::Webp => {
+            // Only the header is read here: the limits apply to decoding.
+            let mut reader = ImageReader::with_format(open(path)?, image_format(format));
+            reader.no_limits();
+            let decoder = super::caught(|| reader.into_decoder(), ImageError::Corrupt)?
+                .map_err(|e| from_image(path, e))?;
+            decoder.dimensions()
+        }
+    };
+    if width == 0 || height == 0 {
+        return Err(ImageError::Corrupt(format!(
+            "the header says {width}×{height} pixels"
+        )));
+    }
+    Ok(Probe {
+        format,
+        width,
+        height,
+    })
+}
+
+/// The format whose magic number `bytes` start with.
+pub(super) fn sniff(bytes: &[u8]) -> Option<SourceFormat> {
+    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some(SourceFormat::Jpeg)
+    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(SourceFormat::Png)
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some(SourceFormat::Gif)
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some(SourceFormat::Webp)
+    } else if bytes.len() >= 12
+        && &bytes[4..8] == b"ftyp"
+        && matches!(&bytes[8..12], b"avif" | b"avis")
+    {
+        Some(SourceFormat::Avif)
+    } else {
+        None
+    }
+}
+
+/// The `image` crate's name for a format it decodes.
+pub(super) fn image_format(format: SourceFormat) -> ImageFormat {
+    match format {
+        SourceFormat::Jpeg => ImageFormat::Jpeg,
+        SourceFormat::Png => ImageFormat::Png,
+        SourceFormat::Gif => ImageFormat::Gif,
+        SourceFormat::Webp => ImageFormat::WebP,
+        SourceFormat::Avif => ImageFormat::Avif,
+    }
+}
+
+/// The file, buffered, for a decoder.
+pub(super) fn open(path: &Path) -> Result<BufReader<File>, ImageError> {
+    File::open(path)
+        .map(BufReader::new)
+        .map_err(|e| io_error(path, &e))
+}
+
+/// A decoder's error: a file cut short or malformed is the client's, a
+/// failure to read it is ours, a decoder's limit is a too-large image.
+pub(super) fn from_image(path: &Path, e: image::ImageError) -> ImageError {
+    match e {
+        image::ImageError::IoError(e) => io_error(path, &e),
+        image::ImageError::Limits(e) => ImageError::Corrupt(format!("over a decoder limit: {e}")),
+        image::ImageError::Unsupported(e) => ImageError::Corrupt(e.to_string()),
+        e => corrupt(e),
+    }
+}
+
+/// A decode failure of a file that claimed to be an image.
+pub(super) fn corrupt(e: impl std::fmt::Display) -> ImageError {
+    ImageError::Corrupt(e.to_string())
+}
+
+/// A read error: the end of the file too soon is the file's fault, anything
+/// else (the file gone, the disk failing) is ours.
+pub(super) fn io_error(path: &Path, e: &io::Error) -> ImageError {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        ImageError::Corrupt("the file ends too soon".into())
+    } else {
+        ImageError::Encode(format!("reading {}: {e}", path.display()))
+    }
+}
+
+/// Fills `buf` as far as the reader goes; the count read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}

@@ -1,0 +1,259 @@
+//! The geometry of a variant ([`plan`], in the displayed orientation) and its
+//! making ([`apply`]): resize as stored, crop, orient, then pad, so the
+//! quarter turn and the flips touch the small image, not the source.
+
+use fast_image_resize::images::Image;
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use image::imageops;
+use image::metadata::Orientation;
+use image::{DynamicImage, GenericImageView, Rgb, RgbImage, Rgba, RgbaImage};
+
+use super::decode::swaps_axes;
+use super::ImageError;
+use crate::domain::transform::{Fit, Output, Transform};
+
+/// What is done to the whole image, in the displayed orientation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Plan {
+    /// The whole image is scaled to this size (aspect kept or not).
+    pub scale_to: (u32, u32),
+    /// Then cropped, centred, to this size (`cover`).
+    pub crop: Option<(u32, u32)>,
+    /// Then padded, centred, to this size (`contain`).
+    pub canvas: Option<(u32, u32)>,
+}
+
+impl Plan {
+    fn scaled(width: u32, height: u32) -> Plan {
+        Plan {
+            scale_to: (width, height),
+            crop: None,
+            canvas: None,
+        }
+    }
+
+    /// The size of the variant.
+    pub(super) fn output_size(&self) -> (u32, u32) {
+        self.canvas.or(self.crop).unwrap_or(self.scale_to)
+    }
+
+    /// The size the stored (not yet oriented) image is scaled to.
+    pub(super) fn source_size(&self, orientation: Orientation) -> (u32, u32) {
+        transpose_if(self.scale_to, swaps_axes(orientation))
+    }
+}
+
+/// The plan for an image displayed `width`×`height` and the variant `t`.
+pub(super) fn plan(width: u32, height: u32, t: &Transform) -> Plan {
+    let never_enlarge = t.fit == Fit::Inside;
+    match (t.w, t.h) {
+        (None, None) => Plan::scaled(width, height),
+        (Some(w), None) => {
+            let w = if never_enlarge { w.min(width) } else { w };
+            Plan::scaled(w, ratio(height, w, width))
+        }
+        (None, Some(h)) => {
+            let h = if never_enlarge { h.min(height) } else { h };
+            Plan::scaled(ratio(width, h, height), h)
+        }
+        (Some(w), Some(h)) => match t.fit {
+            Fit::Fill => Plan::scaled(w, h),
+            Fit::Inside if width <= w && height <= h => Plan::scaled(width, height),
+            Fit::Inside => {
+                let (w, h) = within(width, height, w, h);
+                Plan::scaled(w, h)
+            }
+            Fit::Contain => Plan {
+                scale_to: within(width, height, w, h),
+                crop: None,
+                canvas: Some((w, h)),
+            },
+            Fit::Cover => Plan {
+                scale_to: covering(width, height, w, h),
+                crop: Some((w, h)),
+                canvas: None,
+            },
+        },
+    }
+}
+
+/// `side × num / den`, rounded, at least 1.
+fn ratio(side: u32, num: u32, den: u32) -> u32 {
+    let (side, num, den) = (u64::from(side), u64::from(num), u64::from(den.max(1)));
+    u32::try_from((2 * side * num + den) / (2 * den))
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
+/// The largest size of `width`×`height`'s aspect within `w`×`h`.
+fn within(width: u32, height: u32, w: u32, h: u32) -> (u32, u32) {
+    if u64::from(width) * u64::from(h) <= u64::from(height) * u64::from(w) {
+        (ratio(width, h, height).min(w), h)
+    } else {
+        (w, ratio(height, w, width).min(h))
+    }
+}
+
+/// The smallest size of `width`×`height`'s aspect that covers `w`×`h`.
+fn covering(width: u32, height: u32, w: u32, h: u32) -> (u32, u32) {
+    if u64::from(width) * u64::from(h) >= u64::from(height) * u64::from(w) {
+        (ratio(width, h, height).max(w), h)
+    } else {
+        (w, ratio(height, w, width).max(h))
+    }
+}
+
+fn transpose_if((w, h): (u32, u32), swap: bool) -> (u32, u32) {
+    if swap {
+        (h, w)
+    } else {
+        (w, h)
+    }
+}
+
+/// Makes the variant of the stored (not yet oriented) `image` per `plan`:
+/// 8-bit RGB or RGBA, alpha flattened onto white for a JPEG.
+pub(super) fn apply(
+    image: DynamicImage,
+    plan: &Plan,
+    orientation: Orientation,
+    output: Output,
+) -> Result<DynamicImage, ImageError> {
+    let swap = swaps_axes(orientation);
+    let (w, h) = transpose_if(plan.scale_to, swap);
+    let mut image = resize(image, w, h)?;
+    if let Some(crop) = plan.crop {
+        let (cw, ch) = transpose_if(crop, swap);
+        image = image.crop_imm((w - cw.min(w)) / 2, (h - ch.min(h)) / 2, cw, ch);
+    }
+    image.apply_orientation(orientation);
+    if output == Output::Jpeg {
+        image = DynamicImage::ImageRgb8(flatten(image));
+    }
+    let Some((cw, ch)) = plan.canvas else {
+        return Ok(image);
+    };
+    let (x, y) = (
+        i64::from((cw - image.width().min(cw)) / 2),
+        i64::from((ch - image.height().min(ch)) / 2),
+    );
+    Ok(if output == Output::Jpeg {
+        let mut canvas = RgbImage::from_pixel(cw, ch, Rgb([255, 255, 255]));
+        imageops::replace(&mut canvas, &image.into_rgb8(), x, y);
+        DynamicImage::ImageRgb8(canvas)
+    } else {
+        let mut canvas = RgbaImage::from_pixel(cw, ch, Rgba([0, 0, 0, 0]));
+        imageops::replace(&mut canvas, &image.into_rgba8(), x, y);
+        DynamicImage::ImageRgba8(canvas)
+    })
+}
+
+/// `image` as 8-bit RGB or RGBA (as it has alpha or not), scaled to `w`×`h`
+/// (Lanczos3, alpha premultiplied while resampling).
+fn resize(image: DynamicImage, w: u32, h: u32) -> Result<DynamicImage, ImageError> {
+    let alpha = image.color().has_alpha();
+    let (sw, sh) = image.dimensions();
+    if (sw, sh) == (w, h) {
+        return Ok(if alpha {
+            DynamicImage::ImageRgba8(image.into_rgba8())
+        } else {
+            DynamicImage::ImageRgb8(image.into_rgb8())
+        });
+    }
+    let fail = |e: &dyn std::fmt::Display| ImageError::Encode(format!("resizing: {e}"));
+    let (pixel_type, pixels) = if alpha {
+        (PixelType::U8x4, image.into_rgba8().into_raw())
+    } else {
+        (PixelType::U8x3, image.into_rgb8().into_raw())
+    };
+    let src = Image::from_vec_u8(sw, sh, pixels, pixel_type).map_err(|e| fail(&e))?;
+    let mut dst = Image::new(w, h, pixel_type);
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+    Resizer::new()
+        .resize(&src, &mut dst, &options)
+        .map_err(|e| fail(&e))?;
+    let pixels = dst.into_vec();
+    let built = if alpha {
+        RgbaImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgba8)
+    } else {
+        RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8)
+    };
+    built.ok_or_else(|| fail(&"the resized buffer has the wrong size"))
+}
+
+/// `image` without alpha: its pixels composed over white.
+fn flatten(image: DynamicImage) -> RgbImage {
+    if !image.color().has_alpha() {
+        return image.into_rgb8();
+    }
+    let rgba = image.into_rgba8();
+    let mut rgb = RgbImage::new(rgba.width(), rgba.height());
+    for (out, px) in rgb.pixels_mut().zip(rgba.pixels()) {
+        let a = u32::from(px[3]);
+        let over_white = |c: u8| {
+            let v = (u32::from(c) * a + 255 * (255 - a) + 127) / 255;
+            u8::try_from(v).unwrap_or(u8::MAX)
+        };
+        *out = Rgb([over_white(px[0]), over_white(px[1]), over_white(px[2])]);
+    }
+    rgb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(w: Option<u32>, h: Option<u32>, fit: Fit) -> Transform {
+        Transform {
+            w,
+            h,
+            fit,
+            ..Transform::default()
+        }
+    }
+
+    #[test]
+    fn output_sizes_per_fit() {
+        use Fit::{Contain, Cover, Fill, Inside};
+        let cases = [
+            // (source, w, h, fit, output)
+            ((400, 200), None, None, Inside, (400, 200)),
+            ((400, 200), None, None, Cover, (400, 200)),
+            ((400, 200), Some(100), Some(100), Inside, (100, 50)),
+            ((200, 400), Some(100), Some(100), Inside, (50, 100)),
+            ((400, 200), Some(1000), Some(1000), Inside, (400, 200)),
+            ((400, 200), Some(1000), None, Inside, (400, 200)),
+            ((400, 200), None, Some(50), Inside, (100, 50)),
+            ((400, 200), Some(100), Some(100), Cover, (100, 100)),
+            ((400, 200), Some(1000), Some(1000), Cover, (1000, 1000)),
+            ((400, 200), Some(100), Some(100), Contain, (100, 100)),
+            ((400, 200), Some(1000), Some(900), Contain, (1000, 900)),
+            ((400, 200), Some(100), Some(30), Fill, (100, 30)),
+            ((400, 200), Some(800), None, Contain, (800, 400)),
+            ((400, 200), None, Some(100), Cover, (200, 100)),
+            ((400, 200), Some(40), None, Fill, (40, 20)),
+            ((3, 1000), Some(1), None, Inside, (1, 333)),
+            ((1000, 1), Some(10), None, Inside, (10, 1)),
+        ];
+        for ((sw, sh), w, h, fit, want) in cases {
+            let p = plan(sw, sh, &t(w, h, fit));
+            assert_eq!(p.output_size(), want, "{sw}x{sh} {w:?} {h:?} {fit:?}");
+        }
+    }
+
+    #[test]
+    fn cover_scales_then_crops_and_contain_pads() {
+        let p = plan(400, 200, &t(Some(100), Some(100), Fit::Cover));
+        assert_eq!((p.scale_to, p.crop), ((200, 100), Some((100, 100))));
+        let p = plan(400, 200, &t(Some(100), Some(100), Fit::Contain));
+        assert_eq!((p.scale_to, p.canvas), ((100, 50), Some((100, 100))));
+    }
+
+    #[test]
+    fn source_size_is_transposed_for_a_quarter_turn() {
+        let p = plan(3000, 4000, &t(Some(300), None, Fit::Inside));
+        assert_eq!(p.output_size(), (300, 400));
+        assert_eq!(p.source_size(Orientation::Rotate90), (400, 300));
+        assert_eq!(p.source_size(Orientation::FlipHorizontal), (300, 400));
+    }
+}

@@ -1,0 +1,168 @@
+//! Hostile input: bombs, broken files, random bytes; the scaled JPEG decode.
+
+use std::time::{Duration, Instant};
+
+use image::ImageFormat;
+use rand::{Rng, SeedableRng};
+
+use super::super::decode::{jpeg_scale, Source};
+use super::*;
+
+/// A PNG claiming `w`×`h` RGBA: its signature, IHDR, a few bytes of IDAT
+/// and IEND.
+fn png_header(w: u32, h: u32) -> Vec<u8> {
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [
+        (b"IHDR", &ihdr[..]),
+        (b"IDAT", &b"\x78\x9c\x63\x00\x00"[..]),
+        (b"IEND", &[][..]),
+    ] {
+        let mut chunk = kind.to_vec();
+        chunk.extend_from_slice(data);
+        out.extend_from_slice(&u32::try_from(data.len()).unwrap().to_be_bytes());
+        out.extend_from_slice(&chunk);
+        out.extend_from_slice(&crc32fast::hash(&chunk).to_be_bytes());
+    }
+    out
+}
+
+#[test]
+fn a_bomb_header_is_too_large_at_once() {
+    let bomb = png_header(30_000, 30_000);
+    assert!(bomb.len() < 64);
+    let f = file(&bomb);
+    assert_eq!(probe(f.path()).unwrap().width, 30_000);
+    let started = Instant::now();
+    let e = render(
+        f.path(),
+        &Transform::default(),
+        Output::Webp,
+        &Limits::default(),
+    );
+    assert!(started.elapsed() < Duration::from_millis(200));
+    let Err(ImageError::TooLarge { width, height, max }) = e else {
+        panic!("{e:?}");
+    };
+    assert_eq!((width, height, max), (30_000, 30_000, 50_000_000));
+    assert!(ImageError::TooLarge { width, height, max }
+        .to_string()
+        .contains("30000×30000"));
+}
+
+#[test]
+fn a_variant_too_large_to_write_is_refused() {
+    let png = encoded(&halves(2, 200), ImageFormat::Png);
+    let t = transform(Some(4096), None, Fit::Contain);
+    let e = render_bytes(&png, &t, Output::Png).unwrap_err();
+    assert!(
+        matches!(e, ImageError::TooLarge { width: 4096, .. }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn not_images_and_broken_images() {
+    let text = b"hello, this is a text file and not an image at all\n";
+    for bytes in [
+        &text[..],
+        b"",
+        b"\xFF",
+        b"\0\0\0\x1cftypavif\0\0\0\0mif1avif",
+    ] {
+        let e = render_bytes(bytes, &Transform::default(), Output::Png).unwrap_err();
+        assert!(matches!(e, ImageError::NotAnImage), "{bytes:?}: {e:?}");
+        assert!(matches!(
+            probe(file(bytes).path()),
+            Err(ImageError::NotAnImage)
+        ));
+    }
+    for format in [
+        ImageFormat::Png,
+        ImageFormat::Jpeg,
+        ImageFormat::Gif,
+        ImageFormat::WebP,
+    ] {
+        let whole = encoded(&halves(64, 48), format);
+        for cut in [3, 14, 20, 30] {
+            let e = render_bytes(&whole[..cut], &Transform::default(), Output::Png).unwrap_err();
+            let short_of_magic = cut < 12 && matches!(e, ImageError::NotAnImage);
+            assert!(
+                short_of_magic || matches!(e, ImageError::Corrupt(_)),
+                "{format:?} cut at {cut}: {e:?}"
+            );
+        }
+        let mut garbage = whole.clone();
+        garbage[16..].fill(0xAB);
+        match render_bytes(&garbage, &Transform::default(), Output::Png) {
+            Err(ImageError::Corrupt(_) | ImageError::TooLarge { .. }) => {}
+            other => panic!("{format:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_big_jpeg_is_decoded_scaled_down() {
+    assert_eq!(jpeg_scale(4000, 3000, 256, 192), 8);
+    assert_eq!(jpeg_scale(4000, 3000, 600, 450), 4);
+    assert_eq!(jpeg_scale(4000, 3000, 1500, 1125), 2);
+    assert_eq!(jpeg_scale(4000, 3000, 3000, 2250), 1);
+    // Both sides must be covered (cover of a panorama needs its height).
+    assert_eq!(jpeg_scale(4000, 1000, 200, 400), 2);
+    let source = encoded(&halves(1600, 1200), ImageFormat::Jpeg);
+    let f = file(&source);
+    let header = probe(f.path()).unwrap();
+    let opened = Source::open(f.path(), header, &Limits::default()).unwrap();
+    let decoded = opened.decode(200, 150).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (200, 150));
+    let t = transform(Some(256), None, Fit::Inside);
+    let out = render_bytes(&source, &t, Output::Jpeg).unwrap();
+    assert_eq!(dimensions(&out, Output::Jpeg), (256, 192));
+}
+
+#[test]
+fn random_bytes_after_a_magic_number_never_panic() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let limits = Limits {
+        max_source_pixels: 1_000_000,
+    };
+    let valid: Vec<Vec<u8>> = [
+        ImageFormat::Png,
+        ImageFormat::Jpeg,
+        ImageFormat::Gif,
+        ImageFormat::WebP,
+    ]
+    .into_iter()
+    .map(|format| encoded(&halves(32, 24), format))
+    .collect();
+    let magics: [&[u8]; 5] = [
+        b"\xFF\xD8\xFF",
+        b"\x89PNG\r\n\x1a\n",
+        b"GIF89a",
+        b"RIFF\0\0\0\0WEBPVP8 ",
+        b"\0\0\0\x1cftypavif",
+    ];
+    let t = transform(Some(16), Some(16), Fit::Cover);
+    for i in 0..2000 {
+        let bytes = if i % 2 == 0 {
+            let mut bytes = magics[i / 2 % magics.len()].to_vec();
+            let len = rng.random_range(0..400);
+            bytes.extend((0..len).map(|_| rng.random::<u8>()));
+            bytes
+        } else {
+            let mut bytes = valid[i / 2 % valid.len()].clone();
+            for _ in 0..rng.random_range(1..8) {
+                let at = rng.random_range(0..bytes.len());
+                bytes[at] = rng.random();
+            }
+            bytes.truncate(rng.random_range(1..=bytes.len()));
+            bytes
+        };
+        let f = file(&bytes);
+        if let Err(ImageError::Encode(e)) = render(f.path(), &t, Output::Png, &limits) {
+            panic!("case {i}: an internal error for a broken input: {e}");
+        }
+    }
+}
