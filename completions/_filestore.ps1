@@ -482,6 +482,11 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         }
         'filestore;sign' {
             [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'An image variant of this width in pixels (1-4096)')
+            [CompletionResult]::new('--height', '--height', [CompletionResultType]::ParameterName, 'An image variant of this height in pixels (1-4096)')
+            [CompletionResult]::new('--fit', '--fit', [CompletionResultType]::ParameterName, 'How the variant fits WxH [default: inside]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The variant''s format (auto: AVIF or WebP as the browser accepts) [default: the source''s]')
+            [CompletionResult]::new('--quality', '--quality', [CompletionResultType]::ParameterName, 'The variant''s quality (1-100) [default: 80]')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
             [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')

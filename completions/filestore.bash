@@ -1975,13 +1975,33 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__sign)
-            opts="-q -h -V --expires --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --expires --width --height --fit --format --quality --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --expires)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --height)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fit)
+                    COMPREPLY=($(compgen -W "cover contain inside fill" -- "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "auto webp avif jpeg png" -- "${cur}"))
+                    return 0
+                    ;;
+                --quality)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

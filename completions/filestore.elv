@@ -430,6 +430,11 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;sign'= {
             cand --expires 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days'
+            cand --width 'An image variant of this width in pixels (1-4096)'
+            cand --height 'An image variant of this height in pixels (1-4096)'
+            cand --fit 'How the variant fits WxH [default: inside]'
+            cand --format 'The variant''s format (auto: AVIF or WebP as the browser accepts) [default: the source''s]'
+            cand --quality 'The variant''s quality (1-100) [default: 80]'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'

@@ -183,6 +183,18 @@ complete -c filestore -n "__fish_filestore_using_subcommand download" -s q -l qu
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l expires -d 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l width -d 'An image variant of this width in pixels (1-4096)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l height -d 'An image variant of this height in pixels (1-4096)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l fit -d 'How the variant fits WxH [default: inside]' -r -f -a "cover\t''
+contain\t''
+inside\t''
+fill\t''"
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l format -d 'The variant\'s format (auto: AVIF or WebP as the browser accepts) [default: the source\'s]' -r -f -a "auto\t''
+webp\t''
+avif\t''
+jpeg\t''
+png\t''"
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l quality -d 'The variant\'s quality (1-100) [default: 80]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F

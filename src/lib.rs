@@ -21,10 +21,7 @@ mod clock;
 mod config;
 mod db;
 mod domain;
-// The CDN's variants render through it; until its handler lands only the
-// tests call it.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) mod images;
+mod images;
 mod server;
 mod service;
 mod storage;

@@ -37,9 +37,7 @@ impl ImagesSection {
         let images = Images {
             enabled: self.enabled.unwrap_or(true),
             max_source_pixels: self.max_source_pixels.unwrap_or(DEFAULT_MAX_SOURCE_PIXELS),
-            variants_per_file: self
-                .variants_per_file
-                .unwrap_or(DEFAULT_VARIANTS_PER_FILE),
+            variants_per_file: self.variants_per_file.unwrap_or(DEFAULT_VARIANTS_PER_FILE),
             concurrency: self.concurrency.unwrap_or(cores),
         };
         if images.max_source_pixels == 0 {

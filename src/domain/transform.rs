@@ -242,7 +242,9 @@ impl Transform {
                     )))
                 }
                 ("fit" | "format", _) => {
-                    return Err(Refused(format!("transform.{key} must be a string, not {v}")))
+                    return Err(Refused(format!(
+                        "transform.{key} must be a string, not {v}"
+                    )))
                 }
                 _ => {
                     return Err(Refused(format!(
@@ -451,8 +453,8 @@ mod tests {
 
     #[test]
     fn json_transforms() {
-        let t = Transform::from_json(&serde_json::json!({"w": 64, "fit": "cover", "h": null}))
-            .unwrap();
+        let t =
+            Transform::from_json(&serde_json::json!({"w": 64, "fit": "cover", "h": null})).unwrap();
         assert_eq!((t.w, t.h, t.fit), (Some(64), None, Fit::Cover));
         for bad in [
             serde_json::json!({"w": "64"}),

@@ -4,13 +4,13 @@
 //! (ETag, Last-Modified), single byte ranges, safe headers for untrusted
 //! content, and the file's SHA-256 as `Content-Digest` on a whole-file 200.
 
+use super::variant;
 use crate::domain::digest;
+use crate::domain::transform::Transform;
 use crate::service::cdn::{self, Content};
 use crate::service::App;
 use crate::service::ServiceError;
 use axum::body::Body;
-use super::variant;
-use crate::domain::transform::Transform;
 use axum::extract::{Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -3,7 +3,6 @@
 
 pub(crate) mod auth;
 pub(crate) mod cdn;
-mod variant;
 pub(crate) mod conn;
 pub(crate) mod cors;
 pub(crate) mod drain;
@@ -17,6 +16,7 @@ pub(crate) mod openapi;
 mod query;
 pub(crate) mod tokens;
 pub(crate) mod tus;
+mod variant;
 
 use crate::service::{bandwidth, collector, webhooks, App, StartError};
 use auth::Access;

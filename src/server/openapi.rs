@@ -6,8 +6,8 @@
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
-    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus, UploadToken,
-    UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
+    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
+    UploadToken, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
 };
 use crate::domain::{digest, metadata, sniff, tus, validate};
 use axum::Router;
@@ -428,8 +428,18 @@ and kept.",
             "signature",
             "Signed URLs: the signature",
         ))
-        .parameter(image_param("w", "Image variant: width in pixels", Some((1, 4096)), None))
-        .parameter(image_param("h", "Image variant: height in pixels", Some((1, 4096)), None))
+        .parameter(image_param(
+            "w",
+            "Image variant: width in pixels",
+            Some((1, 4096)),
+            None,
+        ))
+        .parameter(image_param(
+            "h",
+            "Image variant: height in pixels",
+            Some((1, 4096)),
+            None,
+        ))
         .parameter(image_param(
             "fit",
             "Image variant: cover (crop to the box), contain (letterbox), inside (within the box, \
@@ -444,7 +454,12 @@ Accept), webp, avif, jpeg, png; default the source's (PNG for a GIF)",
             None,
             Some("^(auto|webp|avif|jpeg|jpg|png)$"),
         ))
-        .parameter(image_param("q", "Image variant: quality (default 80)", Some((1, 100)), None))
+        .parameter(image_param(
+            "q",
+            "Image variant: quality (default 80)",
+            Some((1, 100)),
+            None,
+        ))
         .responses(
             ResponsesBuilder::new()
                 .response(
@@ -491,7 +506,9 @@ over images.max_source_pixels, the file's variants at their cap, or variants tur
                 .response("416", error("Range outside the file"))
                 .response(
                     "503",
-                    error("Image variant: the render queue is full; Retry-After says when to retry"),
+                    error(
+                        "Image variant: the render queue is full; Retry-After says when to retry",
+                    ),
                 ),
         )
         .build()

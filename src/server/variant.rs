@@ -21,9 +21,7 @@ pub(super) async fn serve(
     t: Transform,
     headers: &HeaderMap,
 ) -> Result<Response, ServiceError> {
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let plan = images::plan(app, &found.row, t, accept)?;
     let row = &found.row;
     let name = renamed(&row.name, plan.output.name());
@@ -35,8 +33,7 @@ pub(super) async fn serve(
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
     let v = images::variant(app, &found, &plan).await?;
-    let (status, offset, len) = match ranged(&mut h, headers, &plan.etag, row.created_at, v.size)?
-    {
+    let (status, offset, len) = match ranged(&mut h, headers, &plan.etag, row.created_at, v.size)? {
         Some(part) => part,
         None => {
             put(&mut h, header::CONTENT_LENGTH, &v.size.to_string());

@@ -311,7 +311,9 @@ pub(crate) async fn sign(
     let signature = app
         .signer
         .sign(&row.account_id, &row.id, expires, scope.as_deref());
-    let variant = transform.map(|t| format!("{}&", t.query())).unwrap_or_default();
+    let variant = transform
+        .map(|t| format!("{}&", t.query()))
+        .unwrap_or_default();
     Ok(SignedUrl {
         url: format!(
             "{}?{variant}expires={expires}&signature={signature}",

@@ -282,7 +282,11 @@ pub(crate) async fn content(
             StorageError::NotFound(_) => ServiceError::not_found(),
             other => other.into(),
         })?;
-    Ok(Counted::new(stream, account_id.to_string(), Arc::clone(app)))
+    Ok(Counted::new(
+        stream,
+        account_id.to_string(),
+        Arc::clone(app),
+    ))
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ def main():
 
             page.on("response", seen)
             page.goto(fs.url + "/v1/health")
-            page.evaluate(PAGE_JS)
+            page.evaluate("() => {" + PAGE_JS + "}")
             page.evaluate("() => { document.body.innerHTML = '<h1>variants</h1>'; }")
 
             # 1. A public photo in a srcset: Chromium picks the 320w candidate, gets AVIF.

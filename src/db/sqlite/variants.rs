@@ -30,9 +30,10 @@ fn get(c: &Connection, file_id: &str, key: &str) -> Result<Option<VariantRow>, D
 }
 
 fn count(c: &Connection, file_id: &str) -> Result<u32, DbError> {
-    Ok(c
-        .prepare_cached("SELECT COUNT(*) FROM image_variants WHERE file_id = ?1")?
-        .query_row([file_id], |r| r.get(0))?)
+    Ok(
+        c.prepare_cached("SELECT COUNT(*) FROM image_variants WHERE file_id = ?1")?
+            .query_row([file_id], |r| r.get(0))?,
+    )
 }
 
 #[async_trait]

@@ -24,12 +24,18 @@ async fn a_variant_is_kept_and_served_like_a_file(b: Backend) {
     assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 1);
     // Served again from the store: the same bytes, no second row.
     let (_, again, body2) = get(&srv, &url, None).await;
-    assert_eq!((again["etag"].to_str().unwrap(), &body2), (etag.as_str(), &body));
+    assert_eq!(
+        (again["etag"].to_str().unwrap(), &body2),
+        (etag.as_str(), &body)
+    );
     assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 1);
     // The same parameters spelled otherwise are the same variant.
     let (_, same, _) = get(
         &srv,
-        &with(f["url"].as_str().unwrap(), "format=webp&q=80&fit=inside&w=90&x=1"),
+        &with(
+            f["url"].as_str().unwrap(),
+            "format=webp&q=80&fit=inside&w=90&x=1",
+        ),
         None,
     )
     .await;
@@ -59,7 +65,10 @@ async fn a_variant_is_kept_and_served_like_a_file(b: Backend) {
     assert_eq!(&r.bytes().await.unwrap()[..], &body[..10]);
     let r = srv.http.head(&url).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-length"], body.len().to_string().as_str());
+    assert_eq!(
+        r.headers()["content-length"],
+        body.len().to_string().as_str()
+    );
     // Bandwidth counts what was sent (two whole bodies and ten bytes); the
     // variant takes no storage.
     let sent = 3 * body.len() as u64 + 10;
@@ -105,7 +114,9 @@ async fn variants_go_with_their_file(b: Backend) {
     assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 6);
     assert_eq!(srv.blob_count().await, base + 6);
     // A delete, a folder delete and a bulk delete each take the variants.
-    let r = srv.delete_as(&srv.secret_key, one["id"].as_str().unwrap()).await;
+    let r = srv
+        .delete_as(&srv.secret_key, one["id"].as_str().unwrap())
+        .await;
     assert_eq!(r.status(), 200);
     let r = srv
         .http

@@ -83,7 +83,8 @@ async fn formats_and_accept(b: Backend) {
         .await;
     let url = rotated["url"].as_str().unwrap();
     for format in ["jpeg", "png", "webp"] {
-        let (status, _, body) = get(&srv, &with(url, &format!("w=120&format={format}")), None).await;
+        let (status, _, body) =
+            get(&srv, &with(url, &format!("w=120&format={format}")), None).await;
         assert_eq!(status, 200);
         assert_eq!(dimensions(&body), (120, 160), "{format}");
         assert!(
@@ -93,7 +94,8 @@ async fn formats_and_accept(b: Backend) {
     }
     // A GIF gives its first frame (red), as PNG by default.
     let gif = srv.upload_ok("anim.gif", two_frame_gif(40, 20), &[]).await;
-    let (status, headers, body) = get(&srv, &with(gif["url"].as_str().unwrap(), "w=20"), None).await;
+    let (status, headers, body) =
+        get(&srv, &with(gif["url"].as_str().unwrap(), "w=20"), None).await;
     assert_eq!(status, 200);
     assert_eq!(headers["content-type"], "image/png");
     let img = image::load_from_memory(&body).unwrap().to_rgb8();
