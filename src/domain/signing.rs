@@ -39,7 +39,7 @@ impl Signer {
         match scope {
             None => mac.update(format!("v1\n{account_id}\n{file_id}\n{expires}").as_bytes()),
             Some(scope) => {
-                mac.update(format!("v2\n{account_id}\n{file_id}\n{expires}\n{scope}").as_bytes())
+                mac.update(format!("v2\n{account_id}\n{file_id}\n{expires}\n{scope}").as_bytes());
             }
         }
         mac

@@ -33,13 +33,13 @@ pub(super) async fn serve(
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
     let v = images::variant(app, &found, &plan).await?;
-    let (status, offset, len) = match ranged(&mut h, headers, &plan.etag, row.created_at, v.size)? {
-        Some(part) => part,
-        None => {
+    let (status, offset, len) =
+        if let Some(part) = ranged(&mut h, headers, &plan.etag, row.created_at, v.size)? {
+            part
+        } else {
             put(&mut h, header::CONTENT_LENGTH, &v.size.to_string());
             (StatusCode::OK, 0, v.size)
-        }
-    };
+        };
     if method == Method::HEAD {
         return Ok((status, h).into_response());
     }

@@ -209,7 +209,7 @@ pub(crate) async fn variant(
     })
     .await
     .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))?
-    .map_err(refusal)?;
+    .map_err(|e| refusal(&e))?;
     drop(permit);
     store(app, row, plan, rendered).await
 }
@@ -258,7 +258,7 @@ fn too_many(cap: u32) -> ServiceError {
 }
 
 /// A render's failure: the image's fault is a 400, ours a 500.
-fn refusal(e: ImageError) -> ServiceError {
+fn refusal(e: &ImageError) -> ServiceError {
     match e {
         ImageError::Encode(_) => ServiceError::Internal(e.to_string()),
         _ => ServiceError::BadRequest(e.to_string()),
@@ -319,14 +319,14 @@ mod tests {
 
     #[test]
     fn one_lock_per_variant_while_held() {
-        let r = Renders::new(2);
-        let a = r.lock_of("f/1");
-        let b = r.lock_of("f/1");
-        assert!(Arc::ptr_eq(&a, &b));
-        let c = r.lock_of("f/2");
-        assert!(!Arc::ptr_eq(&a, &c));
-        drop((a, b));
-        let d = r.lock_of("f/1");
-        assert_eq!(Arc::strong_count(&d), 1);
+        let renders = Renders::new(2);
+        let first = renders.lock_of("f/1");
+        let again = renders.lock_of("f/1");
+        assert!(Arc::ptr_eq(&first, &again));
+        let other = renders.lock_of("f/2");
+        assert!(!Arc::ptr_eq(&first, &other));
+        drop((first, again));
+        let fresh = renders.lock_of("f/1");
+        assert_eq!(Arc::strong_count(&fresh), 1);
     }
 }
