@@ -104,16 +104,19 @@ async fn variants_go_with_their_file(b: Backend) {
         .upload_ok("two.png", png(200, 100), &[("folder", "pics/a")])
         .await;
     let three = srv.upload_ok("three.png", png(200, 100), &[]).await;
+    let four = srv
+        .upload_ok("four.png", png(200, 100), &[("expires", "1h")])
+        .await;
     let base = srv.blob_count().await;
-    for f in [&one, &two, &three] {
+    for f in [&one, &two, &three, &four] {
         for q in ["w=10", "w=20&format=webp"] {
             let (status, _, _) = get(&srv, &with(f["url"].as_str().unwrap(), q), None).await;
             assert_eq!(status, 200);
         }
     }
-    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 6);
-    assert_eq!(srv.blob_count().await, base + 6);
-    // A delete, a folder delete and a bulk delete each take the variants.
+    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 8);
+    assert_eq!(srv.blob_count().await, base + 8);
+    // A delete, a folder delete, a bulk delete and expiry each take the variants.
     let r = srv
         .delete_as(&srv.secret_key, one["id"].as_str().unwrap())
         .await;
@@ -135,7 +138,12 @@ async fn variants_go_with_their_file(b: Backend) {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 0);
+    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 2);
+    srv.clock.advance(std::time::Duration::from_secs(3601));
+    srv.eventually(30, "the expired file's variants gone", || async {
+        srv.count("SELECT COUNT(*) FROM image_variants") == 0
+    })
+    .await;
     srv.eventually(30, "every blob collected", || async {
         srv.count("SELECT COUNT(*) FROM blob_deletions") == 0 && srv.blob_count().await == 0
     })
