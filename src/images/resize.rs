@@ -2,8 +2,9 @@
 //! making ([`apply`]): resize as stored, crop, orient, then pad, so the
 //! quarter turn and the flips touch the small image, not the source.
 
-use fast_image_resize::images::Image;
-use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use fast_image_resize::images::{TypedImage, TypedImageRef};
+use fast_image_resize::pixels::{U8x3, U8x4};
+use fast_image_resize::{FilterType, PixelTrait, ResizeAlg, ResizeOptions, Resizer};
 use image::imageops;
 use image::metadata::Orientation;
 use image::{DynamicImage, GenericImageView, Rgb, RgbImage, Rgba, RgbaImage};
@@ -149,36 +150,50 @@ pub(super) fn apply(
 }
 
 /// `image` as 8-bit RGB or RGBA (as it has alpha or not), scaled to `w`×`h`
-/// (Lanczos3, alpha premultiplied while resampling).
+/// (Lanczos3, alpha premultiplied while resampling). Only these two pixel
+/// types: `fast_image_resize`'s generic code is built in this crate, some
+/// 20 s of release build for each type asked for.
 fn resize(image: DynamicImage, w: u32, h: u32) -> Result<DynamicImage, ImageError> {
     let alpha = image.color().has_alpha();
     let (sw, sh) = image.dimensions();
-    if (sw, sh) == (w, h) {
-        return Ok(if alpha {
-            DynamicImage::ImageRgba8(image.into_rgba8())
-        } else {
-            DynamicImage::ImageRgb8(image.into_rgb8())
-        });
-    }
-    let fail = |e: &dyn std::fmt::Display| ImageError::Encode(format!("resizing: {e}"));
-    let (pixel_type, pixels) = if alpha {
-        (PixelType::U8x4, image.into_rgba8().into_raw())
-    } else {
-        (PixelType::U8x3, image.into_rgb8().into_raw())
-    };
-    let src = Image::from_vec_u8(sw, sh, pixels, pixel_type).map_err(|e| fail(&e))?;
-    let mut dst = Image::new(w, h, pixel_type);
-    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
-    Resizer::new()
-        .resize(&src, &mut dst, &options)
-        .map_err(|e| fail(&e))?;
-    let pixels = dst.into_vec();
-    let built = if alpha {
+    if alpha {
+        let source = image.into_rgba8();
+        if (sw, sh) == (w, h) {
+            return Ok(DynamicImage::ImageRgba8(source));
+        }
+        let pixels = resample::<U8x4>(source.as_raw(), (sw, sh), (w, h), true)?;
         RgbaImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgba8)
     } else {
+        let source = image.into_rgb8();
+        if (sw, sh) == (w, h) {
+            return Ok(DynamicImage::ImageRgb8(source));
+        }
+        let pixels = resample::<U8x3>(source.as_raw(), (sw, sh), (w, h), false)?;
         RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8)
-    };
-    built.ok_or_else(|| fail(&"the resized buffer has the wrong size"))
+    }
+    .ok_or_else(|| ImageError::Encode("resizing: the buffer has the wrong size".into()))
+}
+
+/// `pixels` (`from` in size, of pixel type `P`) resampled to `to`.
+fn resample<P: PixelTrait>(
+    pixels: &[u8],
+    from: (u32, u32),
+    to: (u32, u32),
+    alpha: bool,
+) -> Result<Vec<u8>, ImageError> {
+    let fail = |e: &dyn std::fmt::Display| ImageError::Encode(format!("resizing: {e}"));
+    let len = u64::from(to.0) * u64::from(to.1) * u64::try_from(P::size()).unwrap_or(4);
+    let mut out = vec![0u8; usize::try_from(len).map_err(|e| fail(&e))?];
+    let src = TypedImageRef::<P>::from_buffer(from.0, from.1, pixels).map_err(|e| fail(&e))?;
+    let mut dst = TypedImage::<P>::from_buffer(to.0, to.1, &mut out).map_err(|e| fail(&e))?;
+    let options = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3))
+        .use_alpha(alpha);
+    Resizer::new()
+        .resize_typed(&src, &mut dst, &options)
+        .map_err(|e| fail(&e))?;
+    drop(dst);
+    Ok(out)
 }
 
 /// `image` without alpha: its pixels composed over white.

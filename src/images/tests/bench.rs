@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use super::*;
 
 /// Times a 12-megapixel photo (noise, the worst case for a codec) rendered
-/// to a 256-px WebP and AVIF, the two at once as two requests would be.
+/// to a 256-px (or $FILESTORE_BENCH_WIDTH) WebP and AVIF, the two at once as two requests would be.
 /// By hand, in release: `cargo test --release --lib render_12_megapixels --
 /// --ignored --nocapture`; the photo is made on the first run (at
 /// $FILESTORE_12MP_JPEG, else in the temporary folder) so that a second run,
@@ -41,11 +41,16 @@ fn render_12_megapixels() {
             path.display()
         );
     }
-    let t = transform(Some(256), None, Fit::Inside);
+    // FILESTORE_BENCH_WIDTH: another width (2100 decodes the JPEG at full size).
+    let width = std::env::var("FILESTORE_BENCH_WIDTH")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(256);
+    let t = transform(Some(width), None, Fit::Inside);
     let one = |output: Output| {
         let started = Instant::now();
         let out = render(&path, &t, output, &Limits::default()).unwrap();
-        assert_eq!(dimensions(&out, output), (256, 192));
+        assert_eq!(dimensions(&out, output), (width, width * 3 / 4));
         (output, started.elapsed(), out.len())
     };
     for output in [Output::Webp, Output::Avif] {
