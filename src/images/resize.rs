@@ -47,7 +47,8 @@ impl Plan {
 /// The plan for an image displayed `width`×`height` and the variant `t`.
 pub(super) fn plan(width: u32, height: u32, t: &Transform) -> Plan {
     let never_enlarge = t.fit == Fit::Inside;
-    match (t.w, t.h) {
+    // A side of 0 is refused where the query is read; here it is 1.
+    match (t.w.map(|w| w.max(1)), t.h.map(|h| h.max(1))) {
         (None, None) => Plan::scaled(width, height),
         (Some(w), None) => {
             let w = if never_enlarge { w.min(width) } else { w };
