@@ -58,3 +58,40 @@ async fn signatures_cover_the_parameters(b: Backend) {
         assert_eq!(r.status(), 400, "{bad}");
     }
 }
+
+/// `filestore sign ID --width …`: the URL of that variant, signed; a bad
+/// value is a usage error before any request.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cli_signs_a_variant() {
+    let srv = TestServer::start().await;
+    let cli = crate::cli_common::Cli::new(&srv.base_url, &srv.secret_key);
+    let f = srv
+        .upload_ok("s.png", png(200, 100), &[("private", "true")])
+        .await;
+    let id = f["id"].as_str().unwrap();
+    let out = cli
+        .run(&[
+            "sign", id, "--width", "40", "--fit", "cover", "--height", "40", "--format", "webp",
+        ])
+        .await;
+    out.expect(0);
+    let url = out.stdout.trim();
+    assert!(url.contains("w=40") && url.contains("fit=cover"), "{url}");
+    let (status, headers, body) = get(&srv, url, None).await;
+    assert_eq!(
+        (status, &headers["content-type"]),
+        (200, &"image/webp".parse().unwrap())
+    );
+    assert_eq!(dimensions(&body), (40, 40));
+    for bad in [
+        vec!["--width", "0"],
+        vec!["--width", "4097"],
+        vec!["--quality", "101"],
+        vec!["--height", "x"],
+    ] {
+        let mut args = vec!["sign", id];
+        args.extend(bad.iter().copied());
+        cli.run(&args).await.expect_error(2, "usage");
+    }
+    cli.run(&["sign", id, "--fit", "crop"]).await.expect(2);
+}
