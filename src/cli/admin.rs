@@ -3,14 +3,15 @@
 
 use super::error::CliError;
 use super::globals::GlobalArgs;
-use super::output::Printer;
+use super::output::{stderr_line, Printer};
 use crate::client::ClientError;
 use crate::clock::Clock;
-use crate::config::{Config, Overrides};
+use crate::config::{Config, Overrides, Plan};
 use crate::db::MetaStore;
 use crate::domain::ids::KeyKind;
 use crate::domain::secret::Secret;
 use crate::service::admin::{self, AccountView, KeyLimits, KeyView, WebhookView};
+use crate::service::plans;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -33,6 +34,65 @@ pub(crate) enum AdminCommand {
     /// Create, list and delete webhook subscriptions (file events)
     #[command(subcommand)]
     Webhook(WebhookCommand),
+    /// List the plans every node enforces, or write this config's plans to the database
+    #[command(subcommand)]
+    Plan(PlanCommand),
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum PlanCommand {
+    /// The plans in the database (JSON Lines with --json)
+    List,
+    /// Write the config's [plans.*] to the database (every node enforces them
+    /// within one collector pass); prints what changed
+    Apply,
+}
+
+/// A plan as `admin plan list --json` prints it.
+#[derive(Debug, Serialize)]
+struct PlanView {
+    name: String,
+    max_file_size: u64,
+    storage: u64,
+    bandwidth: u64,
+    uploads: u64,
+    rate_limit: u64,
+    rate_window: String,
+    concurrent_uploads: u64,
+    open_uploads: u64,
+}
+
+impl From<&Plan> for PlanView {
+    fn from(p: &Plan) -> PlanView {
+        PlanView {
+            name: p.name.clone(),
+            max_file_size: p.max_file_size,
+            storage: p.storage,
+            bandwidth: p.bandwidth,
+            uploads: p.uploads,
+            rate_limit: p.rate_limit,
+            rate_window: humantime::format_duration(p.rate_window).to_string(),
+            concurrent_uploads: p.concurrent_uploads,
+            open_uploads: p.open_uploads,
+        }
+    }
+}
+
+fn plan_line(p: &PlanView) -> String {
+    let size = super::format::bytes;
+    format!(
+        "{}  max_file_size={}  storage={}  bandwidth={}/month  uploads={}/month  rate={}/{}  \
+         concurrent_uploads={}  open_uploads={}",
+        p.name,
+        size(p.max_file_size),
+        size(p.storage),
+        size(p.bandwidth),
+        p.uploads,
+        p.rate_limit,
+        p.rate_window,
+        p.concurrent_uploads,
+        p.open_uploads
+    )
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -324,6 +384,23 @@ async fn command(
                 Ok(())
             }
         },
+        AdminCommand::Plan(cmd) => {
+            let apply = matches!(cmd, PlanCommand::Apply);
+            let (plans, changes) = plans::sync(meta, config, apply, now).await?;
+            if apply {
+                for c in &changes {
+                    stderr_line(&format!("plan {} changed: {}", c.after.name, c.describe()));
+                }
+                if changes.is_empty() {
+                    stderr_line("the database's plans already match this config");
+                }
+            }
+            for p in plans.iter() {
+                let v = PlanView::from(p);
+                emit(*out, &v, &plan_line(&v))?;
+            }
+            Ok(())
+        }
         AdminCommand::Webhook(cmd) => match cmd {
             WebhookCommand::Create {
                 account,

@@ -50,6 +50,10 @@ pub struct Config {
     pub statement_timeout: Duration,
     /// Image variants (`[images]`).
     pub images: Images,
+    /// The plans this config names in `[plans.*]` (written to the database
+    /// at start; the built-in ones it does not name are written only where
+    /// the database has none).
+    pub configured_plans: Vec<String>,
 }
 
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -260,6 +264,7 @@ impl Config {
         };
         let images = file.images.resolve().map_err(ConfigError::Invalid)?;
         Ok(Config {
+            configured_plans: file.plans.keys().cloned().collect(),
             images,
             listen,
             base_url: base_url.trim_end_matches('/').to_string(),

@@ -99,6 +99,54 @@ impl Plan {
     }
 }
 
+/// A plan's limits as the database keeps them (`plans.spec`): JSON, so a new
+/// limit is a new key. A key a spec lacks takes `free`'s value.
+#[derive(Debug, serde::Serialize, Deserialize)]
+struct Spec {
+    max_file_size: u64,
+    storage: u64,
+    bandwidth: u64,
+    uploads: u64,
+    rate_limit: u64,
+    rate_window_ms: u64,
+    concurrent_uploads: u64,
+    open_uploads: u64,
+}
+
+impl Plan {
+    /// The limits as stored.
+    pub fn spec(&self) -> String {
+        serde_json::to_string(&Spec {
+            max_file_size: self.max_file_size,
+            storage: self.storage,
+            bandwidth: self.bandwidth,
+            uploads: self.uploads,
+            rate_limit: self.rate_limit,
+            rate_window_ms: u64::try_from(self.rate_window.as_millis()).unwrap_or(u64::MAX),
+            concurrent_uploads: self.concurrent_uploads,
+            open_uploads: self.open_uploads,
+        })
+        .expect("a plan serializes")
+    }
+
+    /// The plan `name` of a stored spec; an unreadable one is an error.
+    pub fn from_spec(name: &str, spec: &str) -> Result<Plan, String> {
+        let s: Spec = serde_json::from_str(spec)
+            .map_err(|e| format!("plan {name:?} in the database: {e}"))?;
+        Ok(Plan {
+            name: name.to_string(),
+            max_file_size: s.max_file_size,
+            storage: s.storage,
+            bandwidth: s.bandwidth,
+            uploads: s.uploads,
+            rate_limit: s.rate_limit.max(1),
+            rate_window: Duration::from_millis(s.rate_window_ms.max(1)),
+            concurrent_uploads: s.concurrent_uploads.max(1),
+            open_uploads: s.open_uploads.max(1),
+        })
+    }
+}
+
 /// Every plan in force, by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plans(BTreeMap<String, Plan>);
@@ -144,6 +192,21 @@ impl Plans {
 
     pub fn get(&self, name: &str) -> Option<&Plan> {
         self.0.get(name)
+    }
+
+    /// The plans of `list`, by name.
+    pub fn from_list(list: impl IntoIterator<Item = Plan>) -> Plans {
+        Plans(list.into_iter().map(|p| (p.name.clone(), p)).collect())
+    }
+
+    /// Every plan, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &Plan> {
+        self.0.values()
+    }
+
+    /// The built-in plans' names (free, hobby, pro).
+    pub fn builtin_names() -> [&'static str; 3] {
+        ["free", "hobby", "pro"]
     }
 
     pub fn names(&self) -> Vec<String> {

@@ -15,8 +15,8 @@ pub use model::*;
 pub use postgres::PgStore;
 pub(crate) use sqlite::SqliteStore;
 pub use store::{
-    AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, RateRepo,
-    TokenRepo, UploadRepo, VariantRepo,
+    AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, PlanRepo,
+    RateRepo, TokenRepo, UploadRepo, VariantRepo,
 };
 
 /// Opens (creating and migrating if needed) the metadata store: PostgreSQL

@@ -689,3 +689,20 @@ pub enum VariantOutcome {
     /// The file is gone: nothing recorded.
     FileGone,
 }
+
+/// A plan as the database keeps it: its name and its limits as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPlan {
+    pub name: String,
+    pub spec: String,
+    pub updated_at: i64,
+}
+
+/// A plan some accounts are on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanUse {
+    pub plan: String,
+    pub accounts: u64,
+    /// One of those accounts, by name.
+    pub example: String,
+}

@@ -8,8 +8,9 @@
 use super::error::DbError;
 use super::model::{
     Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileChange,
-    FileRow, KeyRecord, ListFilter, OutboxEvent, PageAfter, PoolStats, Progress, Quota,
-    RowWithData, TokenRow, UploadRow, UsageCounters, VariantOutcome, VariantRow, WebhookRow,
+    FileRow, KeyRecord, ListFilter, OutboxEvent, PageAfter, PlanUse, PoolStats, Progress, Quota,
+    RowWithData, StoredPlan, TokenRow, UploadRow, UsageCounters, VariantOutcome, VariantRow,
+    WebhookRow,
 };
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
@@ -30,6 +31,7 @@ pub trait MetaStore:
     + RateRepo
     + OpsRepo
     + VariantRepo
+    + PlanRepo
 {
 }
 
@@ -43,6 +45,7 @@ impl<T> MetaStore for T where
         + RateRepo
         + OpsRepo
         + VariantRepo
+        + PlanRepo
 {
 }
 
@@ -469,4 +472,27 @@ pub trait VariantRepo: std::fmt::Debug + Send + Sync {
     /// until the commit. On [`VariantOutcome::Stored`] the blob's guard is
     /// released; otherwise the guard stays and the collector takes the blob.
     async fn put_variant(&self, v: VariantRow, cap: u32) -> Result<VariantOutcome, DbError>;
+}
+
+/// Plans: the limits every node enforces, kept in the database so that all
+/// nodes read the same (docs/decisions.md, "Plans in the database").
+#[async_trait]
+pub trait PlanRepo: std::fmt::Debug + Send + Sync {
+    /// Every stored plan.
+    async fn plans(&self) -> Result<Vec<StoredPlan>, DbError>;
+
+    /// Stores `spec` as plan `name`'s limits (only when it has none, with
+    /// `only_new`); the spec it had before, if any and different. One
+    /// statement: nodes starting at once each write whole plans.
+    async fn put_plan(
+        &self,
+        name: &str,
+        spec: &str,
+        only_new: bool,
+        now: i64,
+    ) -> Result<Option<String>, DbError>;
+
+    /// The plans accounts are on: each with its number of accounts and the
+    /// name of one of them.
+    async fn plan_uses(&self) -> Result<Vec<PlanUse>, DbError>;
 }

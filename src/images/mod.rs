@@ -1,5 +1,5 @@
 //! The image render pipeline behind the CDN's variants: read a source image's
-//! header ([`probe`]), then decode, orient, resize and encode it ([`render`]).
+//! header ([`probe()`]), then decode, orient, resize and encode it ([`render`]).
 //! Pure and blocking (no HTTP, no database): the caller runs it off the async
 //! runtime.
 //!
@@ -9,7 +9,7 @@
 //! decoded at the smallest DCT scale (1/8, 1/4, 1/2, 1) that still covers the
 //! size asked for, and a panic inside a codec is caught and reported as an
 //! error. AVIF sources are refused (no AV1 decoder fits this build: see
-//! [`probe`]); AVIF is written, by ravif.
+//! [`probe()`]); AVIF is written, by ravif.
 
 mod decode;
 mod encode;

@@ -129,11 +129,19 @@ pub struct NewKey {
     pub types: Vec<String>,
 }
 
-fn check_plan(config: &Config, plan: &str) -> Result<(), AdminError> {
-    if config.plans.get(plan).is_none() {
+/// A plan the database has (every node enforces those; the built-in ones
+/// are written there at the first start of any node or admin command).
+async fn check_plan(meta: &dyn MetaStore, config: &Config, plan: &str) -> Result<(), AdminError> {
+    let mut plans = super::plans::load(meta).await?;
+    if plans.iter().next().is_none() {
+        // A database no node has started on yet: the built-in plans.
+        plans = super::plans::sync(meta, config, false, 0).await?.0;
+    }
+    if plans.get(plan).is_none() {
         return Err(AdminError::Invalid(format!(
-            "unknown plan {plan:?} (plans: {})",
-            config.plans.names().join(", ")
+            "unknown plan {plan:?}: the database has {} (a new plan: define it under \
+             [plans.NAME] in the config, then `filestore admin plan apply`)",
+            plans.names().join(", ")
         )));
     }
     Ok(())
@@ -153,7 +161,7 @@ pub async fn create_account(
     now: i64,
 ) -> Result<Account, AdminError> {
     let plan = plan.unwrap_or(&config.default_plan).to_string();
-    check_plan(config, &plan)?;
+    check_plan(meta, config, &plan).await?;
     let id = ids::account_id();
     let name = name.map_or_else(|| id.clone(), str::to_string);
     if name.is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
@@ -187,7 +195,7 @@ pub async fn set_account(
 ) -> Result<Account, AdminError> {
     let account = find_account(meta, id_or_name).await?;
     if let Some(plan) = plan {
-        check_plan(config, plan)?;
+        check_plan(meta, config, plan).await?;
     }
     meta.set_account(&account.id, plan.map(str::to_string), grace_period)
         .await?

@@ -119,6 +119,7 @@ pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<(
                 last_sweep = Some(tokio::time::Instant::now());
                 sweep(&app).await;
             }
+            app.reload_plans().await;
             let (expired, deleted) = run_once(&app).await;
             if expired + deleted > 0 {
                 tracing::info!(expired, deleted, "collector pass");

@@ -17,6 +17,7 @@ pub(crate) mod images;
 pub(crate) mod inflight;
 pub(crate) mod meter;
 pub(crate) mod outbox;
+pub(crate) mod plans;
 pub(crate) mod records;
 pub(crate) mod refusals;
 pub(crate) mod spool;
@@ -29,7 +30,7 @@ pub(crate) mod webhooks;
 pub(crate) mod zip;
 
 use crate::clock::Clock;
-use crate::config::{BackendKind, Config, Plan};
+use crate::config::{BackendKind, Config, Plan, Plans};
 use crate::db::{Account, DbError, DynMetaStore};
 use crate::domain::secret::Secret;
 use crate::domain::signing::Signer;
@@ -61,6 +62,10 @@ pub struct App {
     pub(crate) outbox: Arc<outbox::Outbox>,
     /// The image render pool.
     pub(crate) renders: images::Renders,
+    /// The plans in force: the database's, read at start and again at every
+    /// collector pass (so a plan applied on one node holds on all of them
+    /// within `server.reap_interval`).
+    plans: std::sync::RwLock<Arc<Plans>>,
 }
 
 /// What the first start of a server created, to be shown once.
@@ -84,6 +89,9 @@ pub enum StartError {
     Store(#[from] StorageError),
     #[error("metrics: {0}")]
     Metrics(String),
+    /// Accounts on plans nobody defines.
+    #[error("{0}")]
+    Plans(String),
 }
 
 impl App {
@@ -119,6 +127,17 @@ impl App {
         let spare = config.database_url.is_none();
         let disk = disk::Disk::new(&data_dir, config.storage.min_free_space, spare)
             .map_err(dir_error(&data_dir))?;
+        let (plans, changes) = plans::sync(&*meta, &config, true, clock.now_ms()).await?;
+        for c in &changes {
+            tracing::warn!(
+                plan = %c.after.name,
+                change = %c.describe(),
+                "this node's config changed a plan in the database: every node enforces it now"
+            );
+        }
+        if let Some(why) = plans::unknown_in_use(&*meta, &plans).await? {
+            return Err(StartError::Plans(why));
+        }
         let config_concurrency = config.images.concurrency;
         Ok(Arc::new(App {
             signer: Signer::new(secret),
@@ -132,21 +151,37 @@ impl App {
             tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
             renders: images::Renders::new(config_concurrency),
+            plans: std::sync::RwLock::new(Arc::new(plans)),
             spool_dir,
         }))
     }
 
-    /// The plan in force for an account; an account whose plan was removed
-    /// from the config falls back to the default plan.
-    pub fn plan_of(&self, account: &Account) -> &Plan {
-        self.config
-            .plans
+    /// The plan in force for an account: its plan as the database has it;
+    /// an account on a plan that is gone takes the default plan (start-up
+    /// refuses to run with such accounts, so this is a plan removed since).
+    pub fn plan_of(&self, account: &Account) -> Plan {
+        let plans = self.plans();
+        plans
             .get(&account.plan)
+            .or_else(|| plans.get(&self.config.default_plan))
             .or_else(|| self.config.plans.get(&self.config.default_plan))
-            .expect("the default plan exists (checked when the config loads)")
+            .cloned()
+            .expect("the default plan is in the config")
     }
 
-    /// On an empty database: creates the `default` account and one secret key.
+    /// The plans in force.
+    pub fn plans(&self) -> Arc<Plans> {
+        Arc::clone(&self.plans.read().expect("plans lock"))
+    }
+
+    /// Reads the plans again from the database (each collector pass).
+    pub(crate) async fn reload_plans(&self) {
+        match plans::load(&*self.meta).await {
+            Ok(p) => *self.plans.write().expect("plans lock") = Arc::new(p),
+            Err(e) => tracing::warn!(error = %e, "reading the plans failed; keeping the last ones"),
+        }
+    }
+
     pub async fn bootstrap(&self) -> Result<Option<Bootstrap>, AdminError> {
         let meta = &*self.meta;
         if meta.count_accounts().await? > 0 {

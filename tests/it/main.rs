@@ -50,6 +50,7 @@ mod multinode;
 mod operating;
 mod outbox;
 mod pg_deadlines;
+mod plans;
 mod postgres;
 mod s3_dead_node;
 mod s3_outage;

@@ -71,6 +71,7 @@ mod outbox;
 mod rates;
 pub(crate) use node::NODE_LOCK;
 use node::{hold_node_lock, NodeSession};
+mod plans;
 mod rows;
 mod tokens;
 mod uploads;
@@ -137,6 +138,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_file_metadata.sql"),
     include_str!("migrations/0008_upload_tokens.sql"),
     include_str!("migrations/0009_image_variants.sql"),
+    include_str!("migrations/0010_plans.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

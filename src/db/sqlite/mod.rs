@@ -20,6 +20,7 @@ mod blobs;
 mod files;
 mod ops;
 mod outbox;
+mod plans;
 mod rates;
 mod shared;
 mod tokens;
@@ -95,6 +96,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_file_metadata.sql"),
     include_str!("migrations/0010_upload_tokens.sql"),
     include_str!("migrations/0011_image_variants.sql"),
+    include_str!("migrations/0012_plans.sql"),
 ];
 
 #[derive(Clone)]
