@@ -4,6 +4,11 @@
 //! writes through a background thread (`tracing-appender`), so a request
 //! never waits on a log write: at tens of thousands of requests a second the
 //! access log is one buffered stream, not one blocking write per line.
+//!
+//! The process's own lines (`serve`'s start-up, first-start key, warning and
+//! shutdown lines, the error a command ends with, a panic) take the same
+//! form: with `--log-format json` every line on stderr is one JSON object
+//! ([`notice`], [`json_line`]).
 
 use super::output::stderr_line;
 use crate::config::LogFormat;
