@@ -4,9 +4,16 @@
 //! writes through a background thread (`tracing-appender`), so a request
 //! never waits on a log write: at tens of thousands of requests a second the
 //! access log is one buffered stream, not one blocking write per line.
+//!
+//! The process's own lines (`serve`'s start-up, first-start key, warning and
+//! shutdown lines, the error a command ends with, a panic) take the same
+//! form: with `--log-format json` every line on stderr is one JSON object
+//! ([`notice`], [`json_line`]).
 
+use super::output::stderr_line;
 use crate::config::LogFormat;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::EnvFilter;
 
 /// Keeps the background writer running; dropping it flushes what is left.
@@ -18,6 +25,7 @@ pub(crate) struct LogGuard {
 /// Installs the process's subscriber (a second call changes nothing).
 /// `background`: write from a thread of its own (the server).
 pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> LogGuard {
+    use_format(format);
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let (writer, guard) = if background {
@@ -43,12 +51,111 @@ pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> 
         LogFormat::Text => builder
             .with_ansi(std::io::stderr().is_terminal())
             .try_init(),
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
-            .with_span_list(false)
-            .try_init(),
+        LogFormat::Json => {
+            json_panics();
+            builder
+                .json()
+                .flatten_event(true)
+                .with_current_span(false)
+                .with_span_list(false)
+                .try_init()
+        }
     };
     LogGuard { _worker: guard }
+}
+
+/// Whether the process's own lines (`serve`'s start-up, key, warning and
+/// shutdown lines, its error line, a panic) are JSON objects: set by
+/// [`use_format`] as soon as `serve` knows its log format.
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Writes the process's own lines in `format` from now on.
+pub(crate) fn use_format(format: LogFormat) {
+    JSON.store(matches!(format, LogFormat::Json), Ordering::Relaxed);
+}
+
+/// Whether the process's own lines are JSON objects.
+pub(crate) fn is_json() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// The level of one of the process's own lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+        }
+    }
+}
+
+/// One line of the server's own on stderr, shown whatever `RUST_LOG` says
+/// (start-up, the first start's key, warnings, shutdown): `text` as it is,
+/// or with `--log-format json` one object in the form of the log's own
+/// lines: `timestamp`, `level`, `message` (`text` without its `filestore: `
+/// or `warning: ` prefix), `fields`, and `target` `filestore::serve`.
+/// Written at once, not through the background writer: it must not wait for
+/// (or be lost with) the log, and it comes before any request's line.
+pub(crate) fn notice(level: Level, text: &str, fields: &[(&str, serde_json::Value)]) {
+    if is_json() {
+        stderr_line(&json_line(level, "filestore::serve", text, fields));
+    } else {
+        stderr_line(text);
+    }
+}
+
+/// `text` and `fields` as one JSON log line (no newline).
+pub(crate) fn json_line(
+    level: Level,
+    target: &str,
+    text: &str,
+    fields: &[(&str, serde_json::Value)],
+) -> String {
+    use tracing_subscriber::fmt::time::FormatTime as _;
+    let mut timestamp = String::new();
+    // The log's own clock and form (RFC 3339, UTC); writing to a String
+    // cannot fail.
+    let _ = tracing_subscriber::fmt::time::SystemTime.format_time(
+        &mut tracing_subscriber::fmt::format::Writer::new(&mut timestamp),
+    );
+    let message = text.strip_prefix("filestore: ").unwrap_or(text);
+    let message = message.strip_prefix("warning: ").unwrap_or(message);
+    let mut line = serde_json::Map::new();
+    line.insert("timestamp".into(), timestamp.into());
+    line.insert("level".into(), level.as_str().into());
+    line.insert("message".into(), message.into());
+    for (name, value) in fields {
+        line.insert((*name).to_string(), value.clone());
+    }
+    line.insert("target".into(), target.into());
+    serde_json::Value::Object(line).to_string()
+}
+
+/// With JSON logs, a panic is one `ERROR` object too (message and
+/// location), not the standard hook's text.
+fn json_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info.payload_as_str().unwrap_or("panic");
+        let mut fields = vec![(
+            "thread",
+            serde_json::Value::from(std::thread::current().name().unwrap_or("unnamed")),
+        )];
+        if let Some(at) = info.location() {
+            fields.push(("location", at.to_string().into()));
+        }
+        stderr_line(&json_line(
+            Level::Error,
+            "filestore::panic",
+            &format!("panicked: {message}"),
+            &fields,
+        ));
+    }));
 }

@@ -61,8 +61,20 @@ pub(crate) fn stderr_line(text: &str) {
 
 /// The error line a failed command ends with, on stderr; never panics when
 /// stderr is gone (the command's status still says it failed).
+/// With `serve --log-format json`, it is one `ERROR` object of the log
+/// (its `code` and `message`) like every other line there.
 pub(crate) fn error_line(code: &str, message: &str) {
-    let _ = writeln!(std::io::stderr(), "error: {code}: {message}");
+    let line = if super::logging::is_json() {
+        super::logging::json_line(
+            super::logging::Level::Error,
+            "filestore",
+            message,
+            &[("code", code.into())],
+        )
+    } else {
+        format!("error: {code}: {message}")
+    };
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Asks the person at the terminal `question` (on stderr, no newline) and

@@ -2,7 +2,7 @@
 
 use super::error::CliError;
 use super::globals::GlobalArgs;
-use super::output::stderr_line;
+use super::logging::{self, notice, Level};
 use crate::clock::Clock;
 use crate::config::{Config, LogFormat, Overrides};
 use crate::service::App;
@@ -31,6 +31,15 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
+    // A config that cannot be read is reported in the form the flag or the
+    // environment asks for (the file's `server.log_format` is not known yet).
+    if let Some(format) = args.log_format.or_else(|| {
+        std::env::var("FILESTORE_LOG_FORMAT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    }) {
+        logging::use_format(format);
+    }
     let mut config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),
@@ -40,7 +49,7 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
         metrics_listen: args.metrics_listen,
         log_format: args.log_format,
     })?;
-    let _logs = super::logging::init(config.log_format, "info", true);
+    let logs = logging::init(config.log_format, "info", true);
     let listen_error = |source| CliError::Listen {
         addr: config.listen.clone(),
         source,
@@ -71,39 +80,72 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
     let app = App::open(config, Clock::new()).await?;
     let base_url = app.config.base_url.clone();
     if let Some(boot) = app.bootstrap().await? {
-        stderr_line(&format!(
-            "filestore: first start: created account \"{}\" ({}) on plan {}",
-            boot.account.name, boot.account.id, boot.account.plan
-        ));
-        stderr_line(&format!(
-            "filestore: its secret key, shown only this once: {}",
-            boot.secret_key.expose()
-        ));
-        stderr_line(&format!(
-            "filestore login --server {base_url} --api-key {}",
-            boot.secret_key.expose()
-        ));
+        let key = boot.secret_key.expose();
+        notice(
+            Level::Info,
+            &format!(
+                "filestore: first start: created account \"{}\" ({}) on plan {}",
+                boot.account.name, boot.account.id, boot.account.plan
+            ),
+            &[
+                ("account", boot.account.id.as_str().into()),
+                ("account_name", boot.account.name.as_str().into()),
+                ("plan", boot.account.plan.as_str().into()),
+            ],
+        );
+        notice(
+            Level::Info,
+            &format!("filestore: its secret key, shown only this once: {key}"),
+            &[("key", key.into())],
+        );
+        // The line to paste; in JSON its `login` field carries the command
+        // (`jq -r 'select(.login).login'`) and `key` the key alone.
+        let login = format!("filestore login --server {base_url} --api-key {key}");
+        notice(
+            Level::Info,
+            &login,
+            &[("login", login.clone().into()), ("key", key.into())],
+        );
     }
     let shared = app.config.database_url.is_some();
-    stderr_line(&format!(
-        "filestore: serving {base_url} on {bound} (data {}, {} blob store, metadata in {})",
-        app.config.data_dir.display(),
-        app.store.kind(),
-        if shared { "PostgreSQL" } else { "SQLite" }
-    ));
+    let data_dir = app.config.data_dir.display().to_string();
+    let metadata = if shared { "PostgreSQL" } else { "SQLite" };
+    notice(
+        Level::Info,
+        &format!(
+            "filestore: serving {base_url} on {bound} (data {data_dir}, {} blob store, metadata in {metadata})",
+            app.store.kind(),
+        ),
+        &[
+            ("base_url", base_url.clone().into()),
+            ("listen", bound.to_string().into()),
+            ("data_dir", data_dir.into()),
+            ("blob_store", app.store.kind().into()),
+            ("metadata", metadata.into()),
+        ],
+    );
     if shared && app.store.kind() == "local" {
-        stderr_line(
+        notice(
+            Level::Warn,
             "filestore: warning: blobs on this machine's disk with a shared database: \
              other nodes cannot serve them (several nodes need storage.backend = \"s3\")",
+            &[],
         );
     }
     if let Some(m) = &metrics {
         if let Ok(addr) = m.local_addr() {
-            stderr_line(&format!("filestore: metrics at http://{addr}/metrics"));
+            let url = format!("http://{addr}/metrics");
+            notice(
+                Level::Info,
+                &format!("filestore: metrics at {url}"),
+                &[("metrics_url", url.into())],
+            );
         }
     }
     crate::server::run(app, listener, metrics, shutdown_signal()).await?;
-    stderr_line("filestore: stopped");
+    // The log's last lines (requests that finished while draining) first.
+    drop(logs);
+    notice(Level::Info, "filestore: stopped", &[]);
     Ok(())
 }
 
@@ -127,5 +169,9 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = term => {}
     }
-    stderr_line("filestore: shutting down, finishing requests in flight");
+    notice(
+        Level::Info,
+        "filestore: shutting down, finishing requests in flight",
+        &[],
+    );
 }

@@ -9,12 +9,16 @@
 //! - `filestore_db_pool_connections`, `filestore_db_pool_idle_connections`;
 //! - `filestore_webhook_outbox_events` (events not delivered yet, read at
 //!   scrape time), `filestore_webhook_deliveries_total{result}` (`ok`,
-//!   `failed`: to be retried, `dropped`: given up after 24 h).
+//!   `failed`: to be retried, `dropped`: given up after 24 h);
+//! - `filestore_build_info{version}`, always 1.
+//!
+//! Each has its `# HELP` and `# TYPE` lines ([`describe`]).
 
 use crate::service::App;
 use axum::http::header;
 use axum::routing::get;
 use axum::Router;
+use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -30,11 +34,15 @@ pub(crate) fn recorder() -> Result<&'static PrometheusHandle, String> {
     static HANDLE: OnceLock<Result<PrometheusHandle, String>> = OnceLock::new();
     HANDLE
         .get_or_init(|| {
-            PrometheusBuilder::new()
+            let handle = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
                 .map_err(|e| e.to_string())?
                 .install_recorder()
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string())?;
+            describe();
+            metrics::gauge!("filestore_build_info", "version" => env!("CARGO_PKG_VERSION"))
+                .set(1.0);
+            Ok(handle)
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -78,4 +86,68 @@ async fn render(app: &App, handle: &PrometheusHandle) -> String {
     metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
     metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));
     handle.render()
+}
+
+/// The `# HELP` text (and unit) of every series: a series recorded anywhere
+/// in the crate is described here, once, when the recorder is installed.
+fn describe() {
+    describe_counter!(
+        "filestore_http_requests_total",
+        Unit::Count,
+        "HTTP requests answered, by method, route template and status."
+    );
+    describe_histogram!(
+        "filestore_http_request_duration_seconds",
+        Unit::Seconds,
+        "Time from a request's arrival to its response head, by route template."
+    );
+    describe_counter!(
+        "filestore_http_request_bytes_total",
+        Unit::Bytes,
+        "Request body bytes read, by route template."
+    );
+    describe_counter!(
+        "filestore_http_response_bytes_total",
+        Unit::Bytes,
+        "Response body bytes announced (Content-Length), by route template."
+    );
+    describe_counter!(
+        "filestore_uploads_total",
+        Unit::Count,
+        "Uploads committed (a file stored and recorded)."
+    );
+    describe_counter!(
+        "filestore_upload_bytes_total",
+        Unit::Bytes,
+        "Bytes of the uploads committed."
+    );
+    describe_counter!(
+        "filestore_store_errors_total",
+        Unit::Count,
+        "Blob store operations that failed."
+    );
+    describe_gauge!(
+        "filestore_db_pool_connections",
+        Unit::Count,
+        "Connections open in the metadata database pool."
+    );
+    describe_gauge!(
+        "filestore_db_pool_idle_connections",
+        Unit::Count,
+        "Idle connections in the metadata database pool."
+    );
+    describe_gauge!(
+        "filestore_webhook_outbox_events",
+        Unit::Count,
+        "Webhook events not delivered yet (read at scrape time)."
+    );
+    describe_counter!(
+        "filestore_webhook_deliveries_total",
+        Unit::Count,
+        "Webhook delivery attempts, by result: ok, failed (to be retried), dropped (given up)."
+    );
+    describe_gauge!(
+        "filestore_build_info",
+        "Always 1; the version label is the running binary's."
+    );
 }

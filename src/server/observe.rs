@@ -96,7 +96,7 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         status,
         bytes_in,
         bytes_out,
-        duration_ms = elapsed.as_secs_f64() * 1000.0,
+        duration_ms = millis(elapsed),
         account = %account,
     );
     let labels = [
@@ -111,6 +111,14 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         .increment(bytes_in);
     metrics::counter!("filestore_http_response_bytes_total", "route" => route).increment(bytes_out);
     response
+}
+
+/// A duration in milliseconds rounded to the microsecond: `0.207`, never
+/// `0.20746900000000001` (a whole number of microseconds divided by 1000 is
+/// the double nearest that decimal, which prints with at most 3 decimals in
+/// text and in JSON).
+fn millis(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
 }
 
 /// The method as a metric label: the standard ones by name, any other as
@@ -143,6 +151,27 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
 mod tests {
     use super::*;
     use axum::http::Method;
+
+    #[test]
+    fn durations_print_with_at_most_three_decimals() {
+        use std::time::Duration;
+        assert_eq!(millis(Duration::from_nanos(207_469)).to_string(), "0.207");
+        assert_eq!(
+            format!("{:?}", millis(Duration::from_nanos(207_469))),
+            "0.207"
+        );
+        assert_eq!(millis(Duration::from_nanos(1_500_500)).to_string(), "1.501");
+        assert_eq!(format!("{:?}", millis(Duration::from_secs(2))), "2000.0");
+        assert_eq!(
+            serde_json::json!(millis(Duration::from_nanos(12_345_678))).to_string(),
+            "12.346"
+        );
+        for nanos in (0..5_000_000_u64).step_by(7_919) {
+            let text = format!("{:?}", millis(Duration::from_nanos(nanos)));
+            let decimals = text.split_once('.').map_or(0, |(_, d)| d.len());
+            assert!(decimals <= 3, "{nanos} ns printed as {text}");
+        }
+    }
 
     #[test]
     fn unknown_methods_share_one_label() {

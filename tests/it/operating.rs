@@ -145,6 +145,217 @@ async fn json_access_log_and_prometheus_metrics() {
     assert!(served.terminate().success());
 }
 
+/// Every metric family on `/metrics` has its `# HELP` and `# TYPE` lines,
+/// and `filestore_build_info{version}` is 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_metric_has_help_and_the_build_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = free_port();
+    let mut served = Serve::new(dir.path()).metrics(metrics_port).start();
+    let key = served.key();
+    let http = reqwest::Client::new();
+    let form = upload_form("a.txt", b"hello".to_vec(), &[]);
+    let up = http
+        .post(served.url("/v1/upload"))
+        .bearer_auth(&key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(up.status(), 201);
+    let text = http
+        .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut families: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let name = l.split(['{', ' ']).next().unwrap();
+            ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|s| {
+                    name.strip_suffix(s)
+                        .filter(|base| text.contains(&format!("# TYPE {base} histogram")))
+                })
+                .unwrap_or(name)
+        })
+        .collect();
+    families.sort_unstable();
+    families.dedup();
+    for want in [
+        "filestore_build_info",
+        "filestore_db_pool_connections",
+        "filestore_db_pool_idle_connections",
+        "filestore_http_request_bytes_total",
+        "filestore_http_request_duration_seconds",
+        "filestore_http_requests_total",
+        "filestore_http_response_bytes_total",
+        "filestore_upload_bytes_total",
+        "filestore_uploads_total",
+        "filestore_webhook_outbox_events",
+    ] {
+        assert!(families.contains(&want), "{want} not in:\n{text}");
+    }
+    for family in &families {
+        let help = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("# HELP {family} ")))
+            .unwrap_or_else(|| panic!("no # HELP for {family}:\n{text}"));
+        assert!(help.len() > 10, "{family}: {help:?}");
+        assert!(
+            text.contains(&format!("# TYPE {family} ")),
+            "no # TYPE for {family}:\n{text}"
+        );
+    }
+    for (family, kind) in [
+        ("filestore_http_requests_total", "counter"),
+        ("filestore_http_request_duration_seconds", "histogram"),
+        ("filestore_build_info", "gauge"),
+        ("filestore_db_pool_connections", "gauge"),
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {family} {kind}\n")),
+            "{family} is not a {kind}:\n{text}"
+        );
+    }
+    let build = format!(
+        "filestore_build_info{{version=\"{}\"}} 1\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(text.contains(&build), "{build:?} not in:\n{text}");
+    assert!(served.terminate().success());
+}
+
+/// `serve --log-format json`: every line on stderr, from the first start's
+/// key to the last line after SIGTERM, is one JSON object with a timestamp,
+/// a level and a target; the key and the `filestore login` command are
+/// fields of their lines; durations have at most 3 decimals.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_logs_are_json_on_every_line_from_start_to_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = free_port();
+    let mut served = Serve::new(dir.path())
+        .metrics(metrics_port)
+        .args(&["--log-format", "json"])
+        .start();
+    let key = served.key();
+    let account = served.account.clone().expect("the first start's account");
+    let http = reqwest::Client::new();
+    let form = upload_form("a.txt", b"hello".to_vec(), &[]);
+    let up = http
+        .post(served.url("/v1/upload"))
+        .bearer_auth(&key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(up.status(), 201);
+    served.wait_for(|l| l.contains("\"route\":\"/v1/upload\""));
+    assert!(served.terminate().success());
+    served.wait_for(|l| l.contains("\"message\":\"stopped\""));
+
+    let raw = served.lines();
+    let lines: Vec<serde_json::Value> = raw
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}\nlog:\n{}", raw.join("\n")));
+            assert!(v.is_object(), "not an object: {l}");
+            for field in ["timestamp", "level", "target"] {
+                assert!(v[field].is_string(), "no {field} in {l}");
+            }
+            v
+        })
+        .collect();
+    let position = |what: &str| {
+        lines
+            .iter()
+            .position(|v| v["message"].as_str().is_some_and(|m| m.starts_with(what)))
+            .unwrap_or_else(|| panic!("no {what:?} line in:\n{}", raw.join("\n")))
+    };
+    let created = &lines[position("first start: created account")];
+    assert_eq!(created["account"], account.as_str());
+    assert_eq!(created["account_name"], "default");
+    assert_eq!(created["plan"], "free");
+    assert_eq!(created["level"], "INFO");
+    assert_eq!(created["target"], "filestore::serve");
+    let login = lines
+        .iter()
+        .find(|v| v["login"].is_string())
+        .expect("a line with the login command");
+    assert_eq!(
+        login["login"],
+        format!("filestore login --server {} --api-key {key}", served.base)
+    );
+    assert_eq!(login["key"], key.as_str());
+    let serving = &lines[position("serving ")];
+    assert_eq!(serving["base_url"], served.base.as_str());
+    assert_eq!(serving["listen"], format!("127.0.0.1:{}", served.port));
+    assert_eq!(serving["blob_store"], "local");
+    assert_eq!(serving["metadata"], "SQLite");
+    assert_eq!(
+        lines[position("metrics at ")]["metrics_url"],
+        format!("http://127.0.0.1:{metrics_port}/metrics")
+    );
+    assert!(position("serving ") < position("shutting down"));
+    assert_eq!(
+        position("stopped"),
+        lines.len() - 1,
+        "stopped is the last line"
+    );
+
+    let upload = lines
+        .iter()
+        .find(|v| v["route"] == "/v1/upload")
+        .expect("the upload's access line");
+    assert!(upload["duration_ms"].is_number(), "{upload}");
+    let access = raw
+        .iter()
+        .find(|l| l.contains("\"route\":\"/v1/upload\""))
+        .unwrap();
+    let duration = access
+        .split("\"duration_ms\":")
+        .nth(1)
+        .and_then(|rest| rest.split([',', '}']).next())
+        .unwrap();
+    assert!(
+        duration.split_once('.').is_none_or(|(_, d)| d.len() <= 3),
+        "duration_ms {duration} in {access}"
+    );
+}
+
+/// `serve --log-format json` that cannot start: its error line is a JSON
+/// object too (level ERROR, the error's code), and the exit status 1.
+#[test]
+fn json_logs_keep_a_failed_start_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let out = crate::common::process::filestore()
+        .args(["serve", "--log-format", "json", "--data-dir"])
+        .arg(dir.path())
+        .args(["--listen", &taken.local_addr().unwrap().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
+        .collect();
+    let last = lines.last().expect("an error line");
+    assert_eq!(last["level"], "ERROR", "{stderr}");
+    assert!(last["code"].is_string(), "{stderr}");
+    assert!(
+        last["message"].as_str().unwrap().contains("127.0.0.1"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn text_logs_carry_no_colour_on_a_pipe() {
     use std::io::{Read, Write};
@@ -162,6 +373,17 @@ fn text_logs_carry_no_colour_on_a_pipe() {
     assert!(line.contains("route=/v1/health"), "{line}");
     assert!(line.contains("status=200"), "{line}");
     assert!(!line.contains('\u{1b}'), "ANSI escape in {line:?}");
+    // `duration_ms=0.207`, never `0.20746900000000001`.
+    let duration = line
+        .split("duration_ms=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no duration_ms in {line}"));
+    assert!(duration.parse::<f64>().is_ok(), "{line}");
+    assert!(
+        duration.split_once('.').is_none_or(|(_, d)| d.len() <= 3),
+        "duration_ms={duration} in {line}"
+    );
     assert!(served.terminate().success());
 }
 

@@ -194,6 +194,11 @@ class Filestore:
             for line in self.log.read().splitlines():
                 if line.startswith("filestore login "):
                     self.secret = line.split()[-1]
+                elif line.startswith("{"):  # --log-format json: the key is a field
+                    try:
+                        self.secret = json.loads(line).get("key") or self.secret
+                    except ValueError:
+                        pass
             time.sleep(0.05)
         if not (self.secret or "").startswith("sk_"):
             raise RuntimeError(f"filestore serve printed no secret key:\n{self.log_tail()}")

@@ -197,19 +197,28 @@ impl Serve {
             return Err(process.log_text());
         }
         let startup = process.lines();
-        process.key = startup
-            .iter()
-            .flat_map(|l| l.split_whitespace())
-            .find(|w| w.starts_with("sk_"))
-            .map(String::from);
+        process.key = startup.iter().find_map(|l| startup_field(l, "key", "sk_"));
         process.account = startup
             .iter()
             .filter(|l| l.contains("first start: created account"))
-            .flat_map(|l| l.split(['(', ')', ' ', '"']))
-            .find(|w| w.starts_with("acc_"))
-            .map(String::from);
+            .find_map(|l| startup_field(l, "account", "acc_"));
         Ok(process)
     }
+}
+
+/// A value a start-up line carries: with `--log-format json` its `field`,
+/// else the word of the text line that starts with `prefix`.
+pub fn startup_field(line: &str, field: &str, prefix: &str) -> Option<String> {
+    if let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(line) {
+        return obj
+            .get(field)
+            .and_then(serde_json::Value::as_str)
+            .filter(|v| v.starts_with(prefix))
+            .map(String::from);
+    }
+    line.split(['(', ')', ' ', '"'])
+        .find(|w| w.starts_with(prefix))
+        .map(String::from)
 }
 
 /// A running `filestore serve`; killed (-9) when dropped.
