@@ -419,7 +419,11 @@ impl HandshakeError {
             CertificateError::NotValidForNameContext { presented, .. } => format!(
                 "TLS: the server's certificate is not valid for the host name {host} \
                  (sslmode=verify-full); it names {}",
-                presented.join(", ")
+                presented
+                    .iter()
+                    .map(|n| plain_name(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
                 "TLS: the server's certificate has expired".into()
@@ -431,6 +435,17 @@ impl HandshakeError {
             other => format!("TLS: the server's certificate is refused: {other}"),
         })
     }
+}
+
+/// A name rustls presents as `DnsName("host")` or `IpAddress(1.2.3.4)`, as
+/// it is written.
+fn plain_name(presented: &str) -> &str {
+    for prefix in ["DnsName(\"", "IpAddress(", "UniformResourceIdentifier(\""] {
+        if let Some(inner) = presented.strip_prefix(prefix) {
+            return inner.trim_end_matches(')').trim_end_matches('"');
+        }
+    }
+    presented
 }
 
 /// Explains a failure to connect with `tls`'s settings: the driver's own
@@ -671,5 +686,12 @@ mod tests {
         assert_eq!(signature_oid(&cert), Some(&oid[..]));
         assert_eq!(end_point_hash(&cert).map(|h| h.len()), Some(48), "SHA-384");
         assert_eq!(signature_oid(&cert[..cert.len() - 1]), None, "truncated");
+    }
+
+    #[test]
+    fn presented_names_are_written_plainly() {
+        assert_eq!(plain_name("DnsName(\"localhost\")"), "localhost");
+        assert_eq!(plain_name("IpAddress(127.0.0.1)"), "127.0.0.1");
+        assert_eq!(plain_name("other"), "other");
     }
 }
