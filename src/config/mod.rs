@@ -166,6 +166,7 @@ impl Config {
             if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
                 return Err("database.url must start with postgres:// or postgresql://".into());
             }
+            crate::db::postgres::check_tls(u).map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
         let reap_interval = s.reap_interval.unwrap_or(Duration::from_secs(5));
         if reap_interval.is_zero() {

@@ -200,3 +200,20 @@ fn the_database_url_comes_from_the_env_or_the_file_and_is_checked() {
     )
     .contains("hunter2"));
 }
+
+#[test]
+fn the_database_urls_tls_settings_are_checked_with_the_config() {
+    let resolve = |url: &str| {
+        let file: FileConfig = toml::from_str(&format!("[database]\nurl = \"{url}\"\n")).unwrap();
+        Config::resolve(file, &Env::empty(), &Overrides::default()).map_err(|e| e.to_string())
+    };
+    assert!(resolve("postgres://h/d?sslmode=require").is_ok());
+    let e = resolve("postgres://h/d?sslmode=verify").unwrap_err();
+    assert!(e.contains("sslmode=\"verify\" is not one of"), "{e}");
+    let e =
+        resolve("postgres://h/d?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem").unwrap_err();
+    assert!(
+        e.contains("sslrootcert /nonexistent/ca.pem") && e.contains("No such file"),
+        "{e}"
+    );
+}

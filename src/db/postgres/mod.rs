@@ -1,6 +1,6 @@
 //! The metadata store on PostgreSQL, for several stateless `serve` nodes
-//! sharing one database. A deadpool of tokio-postgres connections (no TLS
-//! yet: `NoTls`; run the database on a trusted network or a local socket).
+//! sharing one database. A deadpool of tokio-postgres connections, over TLS
+//! as the URL's `sslmode` and `sslrootcert` say (see [`tls`]).
 //! Every [`MetaStore`](super::MetaStore) method is one transaction; the
 //! rules that SQLite keeps with its single writer are kept here with row
 //! locks: a quota check locks the account row first (`SELECT … FOR
@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row};
+use tokio_postgres::Row;
 
 /// Runs `$body` with `$c` a pooled connection, within the call's deadline
 /// (checkout included); past it, the connection is dropped, not pooled.
@@ -73,6 +73,7 @@ pub(crate) use node::NODE_LOCK;
 use node::{hold_node_lock, NodeSession};
 mod plans;
 mod rows;
+mod tls;
 mod tokens;
 mod uploads;
 mod variants;
@@ -102,16 +103,21 @@ impl std::fmt::Debug for PgStore {
 }
 
 impl PgStore {
-    /// Connects to `url` (`postgres://…`, without TLS) and migrates, with
-    /// the default deadline on every call.
+    /// Connects to `url` (`postgres://…`, TLS as its `sslmode` says) and
+    /// migrates, with the default deadline on every call.
     pub async fn connect(url: &str) -> Result<PgStore, DbError> {
         PgStore::connect_with(url, DEFAULT_STATEMENT_TIMEOUT).await
     }
 
     /// Connects to `url` and migrates; every call gives up after `limit`.
     pub async fn connect_with(url: &str, limit: Duration) -> Result<PgStore, DbError> {
-        let pool = connect(url, limit).await?;
-        let (node, session) = hold_node_lock(settings(url, limit)?, limit).await?;
+        let (pg, tls) = settings(url, limit)?;
+        let pool = connect(pg.clone(), tls.clone(), limit)
+            .await
+            .map_err(|e| tls::explain(e, tls.settings()))?;
+        let (node, session) = hold_node_lock(pg, tls.clone(), limit)
+            .await
+            .map_err(|e| tls::explain(e, tls.settings()))?;
         Ok(PgStore {
             pool,
             limit,
@@ -223,10 +229,27 @@ pub(crate) fn has_nul(keys: &[&str]) -> bool {
 /// host's session ends, and with it its locks) and
 /// `idle_in_transaction_session_timeout` at twice the deadline (a client
 /// that froze inside a transaction does not hold its row locks for longer).
-pub(crate) fn settings(url: &str, limit: Duration) -> Result<tokio_postgres::Config, DbError> {
+/// With them, the TLS connector of the URL's `sslmode` and `sslrootcert`
+/// (its CA certificates read now: a bad one fails here, before connecting).
+pub(crate) fn settings(
+    url: &str,
+    limit: Duration,
+) -> Result<(tokio_postgres::Config, tls::MakeTls), DbError> {
+    let (url, mut tls_settings) = tls::split_url(url)?;
     let mut pg: tokio_postgres::Config = url
         .parse()
         .map_err(|e| DbError::Invalid(format!("database.url: {e}")))?;
+    // No TLS on a Unix socket (the server refuses it there): libpq ignores
+    // sslmode for one.
+    if !pg.get_hosts().is_empty()
+        && pg
+            .get_hosts()
+            .iter()
+            .all(|h| !matches!(h, tokio_postgres::config::Host::Tcp(_)))
+    {
+        tls_settings.mode = tls::SslMode::Disable;
+    }
+    pg.ssl_mode(tls::driver_mode(tls_settings.mode));
     let ms = |d: Duration| d.as_millis().max(1);
     let mut options = format!(
         "-c statement_timeout={} -c idle_in_transaction_session_timeout={} \
@@ -246,16 +269,28 @@ pub(crate) fn settings(url: &str, limit: Duration) -> Result<tokio_postgres::Con
         .keepalives_idle(KEEPALIVE_IDLE)
         .keepalives_interval(KEEPALIVE_INTERVAL)
         .keepalives_retries(KEEPALIVE_PROBES);
-    Ok(pg)
+    Ok((pg, tls::MakeTls::new(tls_settings)?))
 }
 
-/// Connects the pool to `url` and migrates the database. Waiting for a
-/// connection, opening one and checking one before reuse each give up
+/// Checks the TLS settings of `url` (`sslmode`, `sslrootcert`, whose CA
+/// certificates are read), as the configuration is read: a bad one is a
+/// configuration error at start, before any connection.
+pub(crate) fn check_tls(url: &str) -> Result<(), DbError> {
+    let (_, settings) = tls::split_url(url)?;
+    tls::MakeTls::new(settings).map(drop)
+}
+
+/// Connects the pool to `pg` over `tls` and migrates the database. Waiting
+/// for a connection, opening one and checking one before reuse each give up
 /// after `limit`.
-pub(crate) async fn connect(url: &str, limit: Duration) -> Result<Pool, DbError> {
+pub(crate) async fn connect(
+    pg: tokio_postgres::Config,
+    tls: tls::MakeTls,
+    limit: Duration,
+) -> Result<Pool, DbError> {
     let manager = Manager::from_config(
-        settings(url, limit)?,
-        NoTls,
+        pg,
+        tls,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -389,7 +424,7 @@ mod tests {
     #[test]
     fn every_session_gets_the_deadline_and_keepalives() {
         let url = "postgres://u@db/app?options=-c%20search_path%3Dother";
-        let pg = settings(url, Duration::from_millis(1500)).unwrap();
+        let (pg, _) = settings(url, Duration::from_millis(1500)).unwrap();
         let options = pg.get_options().unwrap();
         assert!(
             options.starts_with("-c statement_timeout=1500 "),

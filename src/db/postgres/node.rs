@@ -2,10 +2,10 @@
 //! nodes this one is alive, held (and taken again after a cut) for as long
 //! as the process runs.
 
+use super::tls::MakeTls;
 use crate::db::error::DbError;
 use std::time::Duration;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::NoTls;
 
 /// The first key of the session advisory lock each running node holds (its
 /// second key is the node's number): "fsnd".
@@ -20,14 +20,15 @@ pub(crate) const NODE_LOCK: i32 = 0x6673_6e64;
 /// same lock again; aborting it (the store dropped) ends the session.
 pub(crate) async fn hold_node_lock(
     pg: tokio_postgres::Config,
+    tls: MakeTls,
     limit: Duration,
 ) -> Result<(i32, NodeSession), DbError> {
-    let (client, conn) = pg.connect(NoTls).await?;
+    let (client, conn) = pg.connect(tls.clone()).await?;
     let conn = tokio::spawn(conn);
     loop {
         let node = rand::random_range(1..i32::MAX);
         if try_node_lock(&client, node, limit).await? {
-            let task = tokio::spawn(keep_node_lock(pg, limit, node, client, conn));
+            let task = tokio::spawn(keep_node_lock(pg, tls, limit, node, client, conn));
             return Ok((node, NodeSession(task)));
         }
     }
@@ -52,6 +53,7 @@ type Connection = tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>;
 /// holding node `node`'s lock again (every 2 s until it succeeds).
 async fn keep_node_lock(
     pg: tokio_postgres::Config,
+    tls: MakeTls,
     limit: Duration,
     node: i32,
     client: tokio_postgres::Client,
@@ -70,7 +72,7 @@ async fn keep_node_lock(
         }
         loop {
             tokio::time::sleep(Duration::from_secs(2)).await;
-            let Ok((client, c)) = pg.connect(NoTls).await else {
+            let Ok((client, c)) = pg.connect(tls.clone()).await else {
                 continue;
             };
             let c = tokio::spawn(c);

@@ -16,6 +16,7 @@ mod outages;
 mod races;
 mod serve;
 mod startup;
+mod tls;
 
 /// `n` stores on one new database, connected at once (migrating at once).
 async fn nodes(n: usize) -> Option<(tempfile::TempDir, Vec<Arc<PgStore>>)> {
