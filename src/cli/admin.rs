@@ -111,7 +111,8 @@ pub(crate) enum WebhookCommand {
         #[arg(long)]
         url: String,
         /// file.created, file.deleted, file.expired or file.updated; repeatable (default: all)
-        #[arg(long = "event", value_name = "EVENT")]
+        #[arg(long = "event", value_name = "EVENT",
+              value_parser = clap::builder::PossibleValuesParser::new(crate::domain::webhooks::EVENTS))]
         events: Vec<String>,
     },
     /// List subscriptions (never their secrets)

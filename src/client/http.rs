@@ -327,7 +327,11 @@ mod tests {
         // something): the same delay fails them.
         let err = client.usage().await.unwrap_err();
         assert_eq!(err.code(), "network", "{err}");
-        assert!(err.message().contains("timed out"), "{err}");
+        assert!(
+            err.message()
+                .starts_with(&format!("no answer from {base}/v1/usage: timed out")),
+            "{err}"
+        );
         server.abort();
     }
 
@@ -344,6 +348,49 @@ mod tests {
         let err = client.health().await.unwrap_err();
         assert_eq!(err.code(), "protocol", "{err}");
         assert_eq!(err.exit_code(), 6);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn network_errors_are_one_line_with_the_url_and_the_cause() {
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let client = Client::new(&format!("http://{closed}"), None, RetryPolicy::new(0)).unwrap();
+        let err = client.usage().await.unwrap_err();
+        assert_eq!((err.code(), err.exit_code()), ("network", 6));
+        assert_eq!(
+            err.message(),
+            format!("cannot connect to http://{closed}/v1/usage: connection refused")
+        );
+
+        let client = Client::new("http://nowhere.invalid", None, RetryPolicy::new(0)).unwrap();
+        let err = client.usage().await.unwrap_err();
+        assert!(
+            err.message().starts_with(
+                "cannot connect to http://nowhere.invalid/v1/usage: DNS lookup of nowhere.invalid failed"
+            ),
+            "{err}"
+        );
+
+        // TLS to a server that speaks plain HTTP.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route("/v1/usage", axum::routing::get(|| async { "x" }));
+        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client = Client::new(&format!("https://{addr}"), None, RetryPolicy::new(0)).unwrap();
+        let err = client.usage().await.unwrap_err();
+        assert!(
+            err.message().starts_with(&format!(
+                "cannot connect to https://{addr}/v1/usage: TLS handshake with 127.0.0.1 failed"
+            )),
+            "{err}"
+        );
+        for e in [&err] {
+            assert!(!e.message().contains("error sending request"), "{e}");
+            assert!(!e.message().contains('\n'), "{e}");
+        }
         server.abort();
     }
 
