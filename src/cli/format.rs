@@ -5,9 +5,10 @@ use chrono::{DateTime, Utc};
 /// Longest signed URL validity (docs/api.md): 7 days.
 pub(crate) const MAX_SIGN_SECS: u64 = 604_800;
 
-/// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`.
+/// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`; the
+/// server words its limits with the same formatter.
 pub(crate) fn bytes(n: u64) -> String {
-    indicatif::DecimalBytes(n).to_string()
+    crate::domain::units::human_bytes(n)
 }
 
 use crate::domain::validate;
@@ -429,6 +430,25 @@ mod tests {
         assert_eq!(until(Some("2025-01-12T00:00:00Z"), now), "in 2d");
         assert_eq!(until(Some("2025-01-01T00:00:00Z"), now), "expired");
         assert_eq!(until(None, now), "-");
+    }
+
+    #[test]
+    fn sizes_read_as_the_progress_bars_show_them() {
+        for n in [
+            0,
+            1,
+            999,
+            1000,
+            1001,
+            999_994,
+            999_995,
+            1_000_000,
+            123_456_789,
+            10u64.pow(12),
+            u64::MAX,
+        ] {
+            assert_eq!(bytes(n), indicatif::DecimalBytes(n).to_string(), "{n}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::answer::{
 use super::error::ClientError;
 use super::retry::{Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::domain::secret::Secret;
+use crate::service::refusals::PLAN_MAX_FILE_SIZE;
 use crate::domain::PATH_SEGMENT;
 use percent_encoding::utf8_percent_encode;
 use reqwest::{RequestBuilder, Response, StatusCode};
@@ -23,6 +24,10 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// Added to the 413 of a file over the plan's maximum file size.
+pub(crate) const PLAN_HINT: &str = "; an operator raises it by moving the account to a plan \
+with a larger max_file_size: `filestore admin account set ACCOUNT --plan PLAN`";
 
 /// The timeouts of a [`Client`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +61,9 @@ pub(crate) struct Client {
     upload_http: reqwest::Client,
     server: String,
     api_key: Option<Secret>,
+    /// Where the key came from (`the --api-key flag`…), named when the
+    /// server refuses it.
+    key_source: Option<Arc<str>>,
     policy: RetryPolicy,
     /// Shared by every request of this client: after a 429 with a wait,
     /// no request starts before then (so parallel transfers hold off together
@@ -95,9 +103,35 @@ impl Client {
             upload_http: build(builder())?,
             server: server.trim_end_matches('/').to_string(),
             api_key: api_key.map(Secret::new),
+            key_source: None,
             policy,
             rate_pause: Arc::default(),
         })
+    }
+
+    /// This client, naming `source` as where its key came from when the
+    /// server refuses the key (401).
+    #[must_use]
+    pub(crate) fn with_key_source(mut self, source: &str) -> Client {
+        self.key_source = Some(source.into());
+        self
+    }
+
+    /// `e`, with what the person can do about it: where the key came from
+    /// when the server refuses it (`invalid API key (the key from
+    /// FILESTORE_API_KEY)`), and how the plan's maximum file size is raised
+    /// when a file is over it.
+    pub(crate) fn explain(&self, e: ClientError) -> ClientError {
+        match &self.key_source {
+            Some(source) if e.status() == Some(401) && e.code() == "unauthorized" => {
+                return e.map_message(|m| format!("{m} (the key from {source})"));
+            }
+            _ => {}
+        }
+        if e.code() == "file_too_large" && e.message().starts_with(PLAN_MAX_FILE_SIZE) {
+            return e.map_message(|m| format!("{m}{PLAN_HINT}"));
+        }
+        e
     }
 
     /// The server base URL.
@@ -189,7 +223,10 @@ impl Client {
                 Ok(resp) => status_failure(resp).await,
                 Err(e) => Failure::transport(&e),
             };
-            retrier.after(failure).await?;
+            retrier
+                .after(failure)
+                .await
+                .map_err(|e| self.explain(e))?;
         }
     }
 
