@@ -210,6 +210,7 @@ fn webhook_line(w: &WebhookView) -> String {
 }
 
 pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
+    super::globals::refuse_client_flags("admin", g, &args.ignored)?;
     let config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),

@@ -28,9 +28,13 @@ pub(crate) struct ServeArgs {
     pub log_format: Option<LogFormat>,
     #[command(flatten)]
     pub ignored: super::globals::IgnoredClientFlags,
+    #[command(flatten)]
+    pub output: super::globals::IgnoredOutputFlags,
 }
 
 pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
+    super::globals::refuse_client_flags("serve", g, &args.ignored)?;
+    super::globals::refuse_output_flags(g, &args.output)?;
     let mut config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),
