@@ -151,10 +151,7 @@ fn usage_message(rendered: &str) -> String {
                 u.push(' ');
                 u.push_str(line);
             }
-        } else if let Some(values) = line
-            .strip_prefix('[')
-            .and_then(|l| l.strip_suffix(']'))
-        {
+        } else if let Some(values) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             // `[possible values: a, b]`
             let _ = write!(msg, "; {values}");
         } else if msg.ends_with(':') {

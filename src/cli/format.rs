@@ -57,10 +57,7 @@ pub(crate) fn duration_secs(s: &str) -> Result<u64, String> {
             _ => return Err(bad()),
         };
         let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-        if whole.is_empty() && fraction.is_empty()
-            || fraction.contains('.')
-            || fraction.len() > 9
-        {
+        if whole.is_empty() && fraction.is_empty() || fraction.contains('.') || fraction.len() > 9 {
             return Err(bad());
         }
         let too_long = || format!("invalid duration {s:?}: too long");
@@ -203,8 +200,7 @@ pub(crate) const MAX_WAIT_SECS: u64 = 365 * 86_400;
 
 /// A wait (`health --wait --timeout`): [`duration_secs`], from 0 to 365 days.
 pub(crate) fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
-    seconds_within(s, 0, MAX_WAIT_SECS, "at most 365 days")
-        .map(std::time::Duration::from_secs)
+    seconds_within(s, 0, MAX_WAIT_SECS, "at most 365 days").map(std::time::Duration::from_secs)
 }
 
 /// Parses an RFC 3339 timestamp of the API.
@@ -290,19 +286,24 @@ mod tests {
             assert_eq!(duration_secs(given), Ok(secs), "{given}");
         }
         for bad in [
-            "", "h", "1.5", "1.5s", "1 h", "1h 30m", "-1h", "1y", "1ms", "1..5h", "1.2.3h",
-            "soon", "1h-",
+            "", "h", "1.5", "1.5s", "1 h", "1h 30m", "-1h", "1y", "1ms", "1..5h", "1.2.3h", "soon",
+            "1h-",
         ] {
             let err = duration_secs(bad).unwrap_err();
             assert!(err.starts_with("invalid duration"), "{bad}: {err}");
         }
-        assert!(duration_secs("1.5s").unwrap_err().contains("whole number of seconds"));
+        assert!(duration_secs("1.5s")
+            .unwrap_err()
+            .contains("whole number of seconds"));
         assert!(duration_secs("99999999999999999999999w").is_err());
         // Every flag reads the same forms, within its own bounds.
         assert_eq!(sign_seconds("1m30s"), Ok(90));
         assert_eq!(token_seconds("1m30s"), Ok(90));
         assert_eq!(upload_expires("1m30s").as_deref(), Ok("90s"));
-        assert_eq!(file_expires("1.5h", "--file-expires").as_deref(), Ok("5400s"));
+        assert_eq!(
+            file_expires("1.5h", "--file-expires").as_deref(),
+            Ok("5400s")
+        );
         assert_eq!(
             wait_duration("1m30s"),
             Ok(std::time::Duration::from_secs(90))

@@ -77,8 +77,7 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         let page = if all {
             MAX_PAGE
         } else {
-            u32::try_from((u64::from(limit) - shown).min(u64::from(MAX_PAGE)))
-                .unwrap_or(MAX_PAGE)
+            u32::try_from((u64::from(limit) - shown).min(u64::from(MAX_PAGE))).unwrap_or(MAX_PAGE)
         };
         let fetched = client
             .list(

@@ -16,8 +16,8 @@ use super::answer::{
 use super::error::ClientError;
 use super::retry::{Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::domain::secret::Secret;
-use crate::service::refusals::PLAN_MAX_FILE_SIZE;
 use crate::domain::PATH_SEGMENT;
+use crate::service::refusals::PLAN_MAX_FILE_SIZE;
 use percent_encoding::utf8_percent_encode;
 use reqwest::{RequestBuilder, Response, StatusCode};
 use std::future::Future;
@@ -223,10 +223,7 @@ impl Client {
                 Ok(resp) => status_failure(resp).await,
                 Err(e) => Failure::transport(&e),
             };
-            retrier
-                .after(failure)
-                .await
-                .map_err(|e| self.explain(e))?;
+            retrier.after(failure).await.map_err(|e| self.explain(e))?;
         }
     }
 
