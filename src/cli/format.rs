@@ -13,6 +13,9 @@ pub(crate) fn bytes(n: u64) -> String {
 
 use crate::domain::validate;
 
+/// Nanoseconds in a second: [`duration_secs`] adds fractions up exactly in them.
+const NANOS: u128 = 1_000_000_000;
+
 /// What [`duration_secs`] takes, for its error messages and the help texts.
 pub(crate) const DURATION_FORMS: &str =
     "seconds (90) or numbers with units s, m, h, d, w (90s, 1m30s, 1.5h, 7d)";
@@ -36,7 +39,6 @@ pub(crate) fn duration_secs(s: &str) -> Result<u64, String> {
             .parse::<u64>()
             .map_err(|_| format!("invalid duration {s:?}: too long"));
     }
-    const NANOS: u128 = 1_000_000_000;
     let mut total: u128 = 0;
     let mut rest = s;
     while !rest.is_empty() {
@@ -81,7 +83,7 @@ pub(crate) fn duration_secs(s: &str) -> Result<u64, String> {
         total = total.checked_add(term).ok_or_else(too_long)?;
         rest = next;
     }
-    if total % NANOS != 0 {
+    if !total.is_multiple_of(NANOS) {
         return Err(format!(
             "invalid duration {s:?}: must be a whole number of seconds"
         ));
