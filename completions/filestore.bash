@@ -367,12 +367,24 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account)
-            opts="-q -h -V --config --data-dir --json --quiet --help --version create list set help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list set help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -389,7 +401,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__create)
-            opts="-q -h -V --name --plan --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --name --plan --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -400,6 +412,18 @@ _filestore() {
                     return 0
                     ;;
                 --plan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -489,12 +513,24 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__list)
-            opts="-q -h -V --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -511,7 +547,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__set)
-            opts="-q -h -V --plan --grace-period --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --plan --grace-period --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -523,6 +559,18 @@ _filestore() {
                     ;;
                 --grace-period)
                     COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -737,12 +785,24 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key)
-            opts="-q -h -V --config --data-dir --json --quiet --help --version create list revoke help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -759,7 +819,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__create)
-            opts="-q -h -V --account --kind --origin --max-size --type --folder --name --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --account --kind --origin --max-size --type --folder --name --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -790,6 +850,18 @@ _filestore() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -879,13 +951,25 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__list)
-            opts="-q -h -V --account --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --account --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -905,12 +989,24 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__revoke)
-            opts="-q -h -V --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -927,12 +1023,24 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__webhook)
-            opts="-q -h -V --config --data-dir --json --quiet --help --version create list delete help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -949,7 +1057,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__webhook__subcmd__create)
-            opts="-q -h -V --account --url --event --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --account --url --event --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -964,6 +1072,18 @@ _filestore() {
                     return 0
                     ;;
                 --event)
+                    COMPREPLY=($(compgen -W "file.created file.deleted file.expired file.updated" -- "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -983,12 +1103,24 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__webhook__subcmd__delete)
-            opts="-q -h -V --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1075,13 +1207,25 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__webhook__subcmd__list)
-            opts="-q -h -V --account --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --account --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --account)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1921,7 +2065,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__serve)
-            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --server --api-key --profile --json --quiet --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -59,9 +59,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
+            cand --json 'json'
+            cand -q 'q'
+            cand --quiet 'quiet'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -86,6 +86,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -103,6 +106,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;account;create'= {
             cand --name 'Unique name (default: the account''s id)'
             cand --plan 'Plan (default: server.default_plan)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -114,6 +120,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;admin;account;list'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -127,6 +136,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;account;set'= {
             cand --plan 'plan'
             cand --grace-period 'In grace period, uploads are refused (403 grace_period)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -152,6 +164,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;account;help;help'= {
         }
         &'filestore;admin;key'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -174,6 +189,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --type 'A public key''s allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)'
             cand --folder 'The folder of a public key''s files (an upload may repeat it, not change it)'
             cand --name 'name'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -186,6 +204,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;admin;key;list'= {
             cand --account 'Only the keys of this account (id or name)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -197,6 +218,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;admin;key;revoke'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -222,6 +246,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;key;help;help'= {
         }
         &'filestore;admin;webhook'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -240,6 +267,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --account 'Account id or name'
             cand --url 'Where events are POSTed (http or https)'
             cand --event 'file.created, file.deleted, file.expired or file.updated; repeatable (default: all)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -252,6 +282,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;admin;webhook;list'= {
             cand --account 'Only the subscriptions of this account (id or name)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -263,6 +296,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;admin;webhook;delete'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -347,7 +383,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;upload'= {
             cand --folder 'Folder to store the files in (directory contents go below it)'
             cand --name 'Name to store the file under (one input only; default for stdin: "stdin")'
-            cand --expires 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)'
+            cand --expires 'Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)'
             cand --content-type 'Content type of the files (default: guessed by the server from the name)'
             cand --metadata 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value'
             cand -j 'Files uploaded at the same time'
@@ -374,7 +410,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;list'= {
             cand --folder 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root'
             cand --metadata 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match'
-            cand --limit 'Show at most this many files'
+            cand --limit 'Show at most this many files [default: 50; with --json, every file, so that a script never reads a list cut short]'
             cand --cursor 'Start after this cursor (from a previous listing)'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
@@ -429,7 +465,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;sign'= {
-            cand --expires 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days'
+            cand --expires 'Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)'
             cand --width 'An image variant of this width in pixels (1-4096)'
             cand --height 'An image variant of this height in pixels (1-4096)'
             cand --fit 'How the variant fits WxH [default: inside]'
@@ -470,8 +506,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --max-size 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)'
             cand --type 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)'
             cand --max-uploads 'How many files it may upload'
-            cand --expires 'How long it may be used: 900, 15m, 1h30m... (at most 1 day)'
-            cand --file-expires 'Delete its files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)'
+            cand --expires 'How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)'
+            cand --file-expires 'Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)'
             cand --metadata 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s'
             cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
@@ -587,7 +623,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --version 'Print version'
         }
         &'filestore;health'= {
-            cand --timeout 'How long --wait waits: 60s, 5m, 90 (seconds); at most 365d'
+            cand --timeout 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'

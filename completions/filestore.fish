@@ -61,8 +61,8 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l api-key -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
-complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l server -r
@@ -78,6 +78,9 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fis
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -88,6 +91,9 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "list" -d 'List accounts (JSON Lines with --json)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "set" -d 'Change an account\'s plan or grace period'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -98,6 +104,9 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "list" -d 'List keys (never their secrets)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "revoke" -d 'Revoke a key at once'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
@@ -125,7 +134,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand login" -s h -l help 
 complete -c filestore -n "__fish_filestore_using_subcommand login" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l folder -d 'Folder to store the files in (directory contents go below it)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l name -d 'Name to store the file under (one input only; default for stdin: "stdin")' -r
-complete -c filestore -n "__fish_filestore_using_subcommand upload" -l expires -d 'Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand upload" -l expires -d 'Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l content-type -d 'Content type of the files (default: guessed by the server from the name)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -l metadata -d 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value' -r
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s j -l concurrency -d 'Files uploaded at the same time' -r
@@ -145,7 +154,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand upload" -s h -l help
 complete -c filestore -n "__fish_filestore_using_subcommand upload" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l folder -d 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l metadata -d 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match' -r
-complete -c filestore -n "__fish_filestore_using_subcommand list" -l limit -d 'Show at most this many files' -r
+complete -c filestore -n "__fish_filestore_using_subcommand list" -l limit -d 'Show at most this many files [default: 50; with --json, every file, so that a script never reads a list cut short]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l cursor -d 'Start after this cursor (from a previous listing)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand list" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
@@ -182,7 +191,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand download" -l json -d
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand download" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand sign" -l expires -d 'Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days' -r
+complete -c filestore -n "__fish_filestore_using_subcommand sign" -l expires -d 'Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l width -d 'An image variant of this width in pixels (1-4096)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l height -d 'An image variant of this height in pixels (1-4096)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand sign" -l fit -d 'How the variant fits WxH [default: inside]' -r -f -a "cover\t''
@@ -220,8 +229,8 @@ complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l max-size -d 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan\'s)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l type -d 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l max-uploads -d 'How many files it may upload' -r
-complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l expires -d 'How long it may be used: 900, 15m, 1h30m... (at most 1 day)' -r
-complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l file-expires -d 'Delete its files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l expires -d 'How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l file-expires -d 'Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l metadata -d 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader\'s' -r
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand token; and __fish_seen_subcommand_from create" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
@@ -298,7 +307,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand usage" -l json -d 'M
 complete -c filestore -n "__fish_filestore_using_subcommand usage" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand usage" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand health" -l timeout -d 'How long --wait waits: 60s, 5m, 90 (seconds); at most 365d' -r
+complete -c filestore -n "__fish_filestore_using_subcommand health" -l timeout -d 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand health" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand health" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand health" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r

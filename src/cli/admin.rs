@@ -171,7 +171,8 @@ pub(crate) enum WebhookCommand {
         #[arg(long)]
         url: String,
         /// file.created, file.deleted, file.expired or file.updated; repeatable (default: all)
-        #[arg(long = "event", value_name = "EVENT")]
+        #[arg(long = "event", value_name = "EVENT",
+              value_parser = clap::builder::PossibleValuesParser::new(crate::domain::webhooks::EVENTS))]
         events: Vec<String>,
     },
     /// List subscriptions (never their secrets)
@@ -269,6 +270,7 @@ fn webhook_line(w: &WebhookView) -> String {
 }
 
 pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
+    super::globals::refuse_client_flags("admin", g, &args.ignored)?;
     let config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),

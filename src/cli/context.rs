@@ -69,7 +69,11 @@ impl Ctx {
     pub(crate) fn client(&self, net: &NetArgs) -> Result<Client, ClientError> {
         let server = self.settings.require_server()?;
         let key = self.settings.require_key()?;
-        Client::new(server, Some(key), RetryPolicy::new(net.retries))
+        let client = Client::new(server, Some(key), RetryPolicy::new(net.retries))?;
+        Ok(match &self.settings.key_source {
+            Some(source) => client.with_key_source(&source.describe(&self.config_path)),
+            None => client,
+        })
     }
 
     /// A client with the server only (health).

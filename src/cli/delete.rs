@@ -44,7 +44,7 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
     let mut status = 0;
     for id in &args.ids {
         match client.delete(id).await {
-            Ok(fetched) if ctx.out.is_json() => ctx.out.record(&fetched.raw)?,
+            Ok(fetched) if ctx.out.is_json() => ctx.out.record(&with_id(id, fetched.raw))?,
             Ok(_) => ctx.out.line(&format!("deleted {id}"))?,
             Err(e) if args.ids.len() == 1 => return Err(e),
             Err(e) => {
@@ -57,6 +57,25 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
         }
     }
     Ok(status)
+}
+
+/// The API's answer to a delete (`{"success": true}`) with the id it is
+/// about first: `{"id": "f_…", "success": true}`, so that each JSON line
+/// of `delete A B C` says which file it is.
+fn with_id(id: &str, raw: serde_json::Value) -> serde_json::Value {
+    let mut record = serde_json::Map::new();
+    record.insert("id".into(), id.into());
+    match raw {
+        serde_json::Value::Object(fields) => {
+            for (k, v) in fields {
+                record.entry(k).or_insert(v);
+            }
+        }
+        other => {
+            record.insert("result".into(), other);
+        }
+    }
+    serde_json::Value::Object(record)
 }
 
 /// `--folder F --recursive`: asks first on a terminal unless `--yes`.

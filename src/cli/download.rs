@@ -70,6 +70,9 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
         .id
         .as_deref()
         .ok_or_else(|| ClientError::usage("a file id or --folder is required"))?;
+    if let Some(out) = args.output.as_deref().filter(|p| *p != Path::new("-")) {
+        target_dir_exists(out)?;
+    }
     let client = ctx.client(&args.net)?;
     let fetched = client.get_file(id).await?;
     let file = &fetched.record;
@@ -409,6 +412,37 @@ fn destination(output: Option<&Path>, name: &str, force: bool) -> Result<PathBuf
     Ok(target)
 }
 
+/// The directory `-o PATH` writes into (PATH itself when it ends with a
+/// separator) must be there, before anything is asked of the server: the
+/// partial file goes there too.
+fn target_dir_exists(output: &Path) -> Result<(), ClientError> {
+    if output.is_dir() {
+        return Ok(());
+    }
+    let names_a_dir = output
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    let dir = if names_a_dir {
+        Some(output)
+    } else {
+        output.parent().filter(|d| !d.as_os_str().is_empty())
+    };
+    match dir {
+        Some(d) if d.exists() && !d.is_dir() => Err(ClientError::usage(format!(
+            "cannot write {}: {} is not a directory",
+            output.display(),
+            d.display()
+        ))),
+        Some(d) if !d.exists() => Err(ClientError::usage(format!(
+            "cannot write {}: directory {} does not exist",
+            output.display(),
+            d.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The partial file of file `id`: `.filestore-<id>.part`. The id comes from
 /// the server, so it must be a plain name.
 fn part_name(id: &str) -> Result<String, ClientError> {
@@ -473,5 +507,32 @@ mod tests {
         );
         let existing = dir.path().join("a.txt");
         assert_eq!(destination(Some(&existing), "b", false).unwrap(), existing);
+    }
+
+    #[test]
+    fn a_target_in_a_missing_directory_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(target_dir_exists(dir.path()).is_ok());
+        assert!(target_dir_exists(&dir.path().join("f")).is_ok());
+        assert!(target_dir_exists(Path::new("f")).is_ok());
+        let missing = dir.path().join("missing/dir");
+        let err = target_dir_exists(&missing.join("f")).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.message()
+                .ends_with(&format!("directory {} does not exist", missing.display())),
+            "{err}"
+        );
+        assert!(!err.message().contains(".part"), "{err}");
+        let slash = format!("{}/", missing.display());
+        assert!(target_dir_exists(Path::new(&slash))
+            .unwrap_err()
+            .message()
+            .contains("does not exist"));
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        assert!(target_dir_exists(&dir.path().join("file/f"))
+            .unwrap_err()
+            .message()
+            .contains("is not a directory"));
     }
 }

@@ -121,26 +121,74 @@ fn parse_error(e: &clap::Error) -> u8 {
     }
 }
 
-/// Folds clap's multi-line error into one line: the message, any tip, and
-/// the usage synopsis.
+/// Folds clap's multi-line error into one line: the message with what it
+/// lists on the lines below it (the missing arguments, the possible values),
+/// any tip, and the usage synopsis.
 fn usage_message(rendered: &str) -> String {
-    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut lines = rendered.lines().map(str::trim);
     let first = lines.next().unwrap_or("invalid usage");
     let mut msg = first
         .strip_prefix("error:")
         .unwrap_or(first)
         .trim()
         .to_string();
-    let mut usage = None;
+    let mut usage: Option<String> = None;
+    let mut in_usage = false;
     for line in lines {
-        if let Some(tip) = line.strip_prefix("tip:") {
+        if line.starts_with("For more information") {
+            continue;
+        }
+        if line.is_empty() {
+            in_usage = false;
+        } else if let Some(tip) = line.strip_prefix("tip:") {
             let _ = write!(msg, "; tip: {}", tip.trim());
         } else if let Some(u) = line.strip_prefix("Usage:") {
             usage = Some(u.trim().to_string());
+            in_usage = true;
+        } else if in_usage {
+            // A synopsis clap wrapped over several lines.
+            if let Some(u) = usage.as_mut() {
+                u.push(' ');
+                u.push_str(line);
+            }
+        } else if let Some(values) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            // `[possible values: a, b]`
+            let _ = write!(msg, "; {values}");
+        } else if msg.ends_with(':') {
+            // The first thing listed below `…were not provided:`.
+            let _ = write!(msg, " {line}");
+        } else {
+            let _ = write!(msg, ", {line}");
         }
     }
     match usage {
         Some(u) => format!("{msg} (usage: {u}; see --help)"),
         None => format!("{msg} (see --help)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usage_message;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    fn message(args: &[&str]) -> String {
+        let e = Cli::try_parse_from(args).unwrap_err();
+        usage_message(&e.render().to_string())
+    }
+
+    #[test]
+    fn usage_errors_name_what_is_missing_and_what_is_allowed() {
+        let m = message(&["filestore", "upload"]);
+        assert!(
+            m.starts_with("the following required arguments were not provided: <PATH>..."),
+            "{m}"
+        );
+        let m = message(&["filestore", "sign", "f_1", "--fit", "bogus"]);
+        assert!(
+            m.contains("possible values: cover, contain, inside, fill"),
+            "{m}"
+        );
     }
 }

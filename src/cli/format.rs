@@ -5,16 +5,114 @@ use chrono::{DateTime, Utc};
 /// Longest signed URL validity (docs/api.md): 7 days.
 pub(crate) const MAX_SIGN_SECS: u64 = 604_800;
 
-/// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`.
+/// Sizes in decimal units, as the plans are written: `512 B`, `1.50 MB`; the
+/// server words its limits with the same formatter.
 pub(crate) fn bytes(n: u64) -> String {
-    indicatif::DecimalBytes(n).to_string()
+    crate::domain::units::human_bytes(n)
 }
 
-use crate::domain::validate::{self, unit_duration_secs as simple_duration};
+use crate::domain::validate;
 
-/// An upload's `--expires`, checked before any request with the server's own
-/// rule, as the text to send: `30s`, `15m`, `1h`, `7d`, `2w`, or bare seconds
-/// (`3600`, as `sign --expires` takes them), positive and at most 365 days.
+/// Nanoseconds in a second: [`duration_secs`] adds fractions up exactly in them.
+const NANOS: u128 = 1_000_000_000;
+
+/// What [`duration_secs`] takes, for its error messages and the help texts.
+pub(crate) const DURATION_FORMS: &str =
+    "seconds (90) or numbers with units s, m, h, d, w (90s, 1m30s, 1.5h, 7d)";
+
+/// The one duration syntax of every flag that takes a duration (CONTRACT §17):
+/// whole seconds (`90`), or one or more numbers each followed by a unit, with
+/// no spaces: `90s`, `1m30s`, `1h`, `1.5h`, `7d`, `2w`. A number may have a
+/// decimal fraction (`1.5h`, `0.5d`) as long as the whole is a number of
+/// seconds (`1.5s` is refused). Units: `s` (`sec`, `secs`, `second`,
+/// `seconds`), `m` (`min`, `mins`, `minute`, `minutes`), `h` (`hr`, `hrs`,
+/// `hour`, `hours`), `d` (`day`, `days`), `w` (`week`, `weeks`). Each flag
+/// checks its own bounds on the seconds this gives.
+pub(crate) fn duration_secs(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let bad = || format!("invalid duration {s:?}: expected {DURATION_FORMS}");
+    if s.is_empty() {
+        return Err(bad());
+    }
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse::<u64>()
+            .map_err(|_| format!("invalid duration {s:?}: too long"));
+    }
+    let mut total: u128 = 0;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let (number, tail) = rest.split_at(digits);
+        let letters = tail
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(letters);
+        let per: u128 = match unit {
+            "s" | "sec" | "secs" | "second" | "seconds" => 1,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3_600,
+            "d" | "day" | "days" => 86_400,
+            "w" | "week" | "weeks" => 604_800,
+            _ => return Err(bad()),
+        };
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if whole.is_empty() && fraction.is_empty() || fraction.contains('.') || fraction.len() > 9 {
+            return Err(bad());
+        }
+        let too_long = || format!("invalid duration {s:?}: too long");
+        let whole: u128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| too_long())?
+        };
+        // The fraction in nanoseconds of the unit: `.5` is 500_000_000.
+        let fraction_nanos: u128 = if fraction.is_empty() {
+            0
+        } else {
+            let scale = 10u128.pow(9 - u32::try_from(fraction.len()).unwrap_or(9));
+            fraction.parse::<u128>().map_err(|_| bad())? * scale
+        };
+        let term = whole
+            .checked_mul(NANOS)
+            .and_then(|n| n.checked_add(fraction_nanos))
+            .and_then(|n| n.checked_mul(per))
+            .ok_or_else(too_long)?;
+        total = total.checked_add(term).ok_or_else(too_long)?;
+        rest = next;
+    }
+    if !total.is_multiple_of(NANOS) {
+        return Err(format!(
+            "invalid duration {s:?}: must be a whole number of seconds"
+        ));
+    }
+    u64::try_from(total / NANOS).map_err(|_| format!("invalid duration {s:?}: too long"))
+}
+
+/// [`duration_secs`], from `min` to `max` seconds; `too_long` says why more
+/// is refused.
+fn seconds_within(s: &str, min: u64, max: u64, too_long: &str) -> Result<u64, String> {
+    match duration_secs(s)? {
+        n if n < min => Err(format!(
+            "invalid duration {:?}: must be at least {min} second{}",
+            s.trim(),
+            if min == 1 { "" } else { "s" }
+        )),
+        n if n > max => Err(format!("invalid duration {:?}: {too_long}", s.trim())),
+        n => Ok(n),
+    }
+}
+
+/// Longest file lifetime (`upload --expires`, `token create --file-expires`):
+/// 365 days, the API's `expires` bound.
+pub(crate) const MAX_FILE_EXPIRES_SECS: u64 = 365 * 86_400;
+
+/// An upload's `--expires`, checked before any request, as the text to send
+/// in the API's `expires` form: given as the API takes it (`30s`, `15m`,
+/// `1h`, `7d`, `2w`) it is sent as it is, any other [`duration_secs`] form
+/// (`3600`, `1m30s`, `1.5h`) as its seconds (`5400s`); 1 second to 365 days.
 pub(crate) fn upload_expires(s: &str) -> Result<String, String> {
     file_expires(s, "--expires")
 }
@@ -23,21 +121,25 @@ pub(crate) fn upload_expires(s: &str) -> Result<String, String> {
 /// --file-expires`): [`upload_expires`]'s rule.
 pub(crate) fn file_expires(s: &str, flag: &str) -> Result<String, String> {
     let s = s.trim();
-    let form = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        format!("{s}s")
-    } else {
-        s.to_string()
-    };
-    validate::expires(&form)
-        .map(|_| form)
-        .map_err(|e| format!("invalid {flag}: {e}"))
+    if validate::expires(s).is_ok() {
+        return Ok(s.to_string());
+    }
+    seconds_within(
+        s,
+        1,
+        MAX_FILE_EXPIRES_SECS,
+        "a file lasts at most 365 days (31536000 seconds)",
+    )
+    .map(|secs| format!("{secs}s"))
+    .map_err(|e| format!("invalid {flag}: {e}"))
 }
 
-/// Parses a signed-URL validity: `3600` (seconds), `90s`, `1h`, `7d`, or a
-/// humantime span like `1h30m`. Between 1 second and 7 days.
+/// A signed URL's validity (`sign --expires`): [`duration_secs`], from 1
+/// second to 7 days.
 pub(crate) fn sign_seconds(s: &str) -> Result<u64, String> {
     seconds_within(
         s,
+        1,
         MAX_SIGN_SECS,
         "a signed URL is valid for at most 7 days (604800 seconds)",
     )
@@ -46,38 +148,15 @@ pub(crate) fn sign_seconds(s: &str) -> Result<u64, String> {
 /// Longest upload token lifetime (docs/api.md, "Upload tokens"): 1 day.
 pub(crate) const MAX_TOKEN_SECS: u64 = 86_400;
 
-/// Parses an upload token's lifetime (`token create --expires`): like
-/// [`sign_seconds`], between 1 second and 1 day.
+/// An upload token's lifetime (`token create --expires`): [`duration_secs`],
+/// from 1 second to 1 day.
 pub(crate) fn token_seconds(s: &str) -> Result<u64, String> {
     seconds_within(
         s,
+        1,
         MAX_TOKEN_SECS,
         "an upload token lasts at most 1 day (86400 seconds)",
     )
-}
-
-/// Seconds (`3600`), a number and a unit (`90s`, `1h`, `7d`) or a humantime
-/// span (`1h30m`), from 1 to `max`; `too_long` says why more is refused.
-fn seconds_within(s: &str, max: u64, too_long: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let secs = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse::<u64>().ok()
-    } else {
-        simple_duration(s).or_else(|| {
-            humantime::parse_duration(s)
-                .ok()
-                .filter(|d| d.subsec_nanos() == 0)
-                .map(|d| d.as_secs())
-        })
-    };
-    match secs {
-        None => Err(format!(
-            "invalid duration {s:?}: expected seconds or a number and a unit, e.g. 3600, 90s, 1h, 7d"
-        )),
-        Some(0) => Err(format!("invalid duration {s:?}: must be at least 1 second")),
-        Some(n) if n > max => Err(format!("invalid duration {s:?}: {too_long}")),
-        Some(n) => Ok(n),
-    }
 }
 
 /// A size flag (`--max-size`): bytes, or `10MB`, `5MiB`…; at least 1 byte.
@@ -121,20 +200,9 @@ pub(crate) fn metadata(
 /// Longest wait of `health --wait --timeout`: 365 days.
 pub(crate) const MAX_WAIT_SECS: u64 = 365 * 86_400;
 
-/// Parses a wait such as `60s`, `2m` or `90` (seconds), at most 365 days.
+/// A wait (`health --wait --timeout`): [`duration_secs`], from 0 to 365 days.
 pub(crate) fn wait_duration(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    let d = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse::<u64>()
-            .map(std::time::Duration::from_secs)
-            .map_err(|e| format!("invalid duration {s:?}: {e}"))?
-    } else {
-        humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))?
-    };
-    if d > std::time::Duration::from_secs(MAX_WAIT_SECS) {
-        return Err(format!("invalid duration {s:?}: at most 365 days"));
-    }
-    Ok(d)
+    seconds_within(s, 0, MAX_WAIT_SECS, "at most 365 days").map(std::time::Duration::from_secs)
 }
 
 /// Parses an RFC 3339 timestamp of the API.
@@ -198,6 +266,51 @@ pub(crate) fn percent(used: u64, of: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_duration_syntax() {
+        for (given, secs) in [
+            ("90", 90),
+            ("90s", 90),
+            ("1m30s", 90),
+            ("1h", 3_600),
+            ("7d", 604_800),
+            ("2w", 1_209_600),
+            ("1.5h", 5_400),
+            ("0.5d", 43_200),
+            (".5m", 30),
+            ("1h30m15s", 5_415),
+            ("2hours", 7_200),
+            ("10min", 600),
+            (" 45s ", 45),
+            ("0", 0),
+        ] {
+            assert_eq!(duration_secs(given), Ok(secs), "{given}");
+        }
+        for bad in [
+            "", "h", "1.5", "1.5s", "1 h", "1h 30m", "-1h", "1y", "1ms", "1..5h", "1.2.3h", "soon",
+            "1h-",
+        ] {
+            let err = duration_secs(bad).unwrap_err();
+            assert!(err.starts_with("invalid duration"), "{bad}: {err}");
+        }
+        assert!(duration_secs("1.5s")
+            .unwrap_err()
+            .contains("whole number of seconds"));
+        assert!(duration_secs("99999999999999999999999w").is_err());
+        // Every flag reads the same forms, within its own bounds.
+        assert_eq!(sign_seconds("1m30s"), Ok(90));
+        assert_eq!(token_seconds("1m30s"), Ok(90));
+        assert_eq!(upload_expires("1m30s").as_deref(), Ok("90s"));
+        assert_eq!(
+            file_expires("1.5h", "--file-expires").as_deref(),
+            Ok("5400s")
+        );
+        assert_eq!(
+            wait_duration("1m30s"),
+            Ok(std::time::Duration::from_secs(90))
+        );
+    }
 
     #[test]
     fn sign_durations() {
@@ -272,11 +385,15 @@ mod tests {
             ("365d", "365d"),
             ("3600", "3600s"),
             (" 1h ", "1h"),
+            ("1m30s", "90s"),
+            ("1.5h", "5400s"),
+            ("1h30m", "5400s"),
+            ("31536000", "31536000s"),
         ] {
             assert_eq!(upload_expires(given).as_deref(), Ok(sent), "{given}");
         }
         for bad in [
-            "0h", "0", "366d", "31536001", "1y", "h", "1.5h", "-1h", "1 h", "1h30m", "",
+            "0h", "0", "366d", "31536001", "1y", "h", "-1h", "1 h", "1.5s", "",
         ] {
             assert!(upload_expires(bad).is_err(), "{bad}");
         }
@@ -316,6 +433,25 @@ mod tests {
         assert_eq!(until(Some("2025-01-12T00:00:00Z"), now), "in 2d");
         assert_eq!(until(Some("2025-01-01T00:00:00Z"), now), "expired");
         assert_eq!(until(None, now), "-");
+    }
+
+    #[test]
+    fn sizes_read_as_the_progress_bars_show_them() {
+        for n in [
+            0,
+            1,
+            999,
+            1000,
+            1001,
+            999_994,
+            999_995,
+            1_000_000,
+            123_456_789,
+            10u64.pow(12),
+            u64::MAX,
+        ] {
+            assert_eq!(bytes(n), indicatif::DecimalBytes(n).to_string(), "{n}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub(crate) struct HealthArgs {
     #[arg(long)]
     pub wait: bool,
 
-    /// How long --wait waits: 60s, 5m, 90 (seconds); at most 365d
+    /// How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)
     #[arg(long, value_name = "DURATION", default_value = "60s",
           value_parser = format::wait_duration)]
     pub timeout: Duration,

@@ -33,10 +33,10 @@ pub(crate) struct ListArgs {
     #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = format::metadata_pair)]
     pub metadata: Vec<(String, String)>,
 
-    /// Show at most this many files
-    #[arg(long, value_name = "N", default_value_t = 50,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub limit: u32,
+    /// Show at most this many files [default: 50; with --json, every file, so
+    /// that a script never reads a list cut short]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: Option<u32>,
 
     /// Show every file, following the cursors (ignores --limit)
     #[arg(long)]
@@ -50,9 +50,16 @@ pub(crate) struct ListArgs {
     pub net: NetArgs,
 }
 
+/// Files shown without --limit (and without --json).
+const DEFAULT_LIMIT: u32 = 50;
+
 /// Runs the command; gives the exit status.
 pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
+    // JSON Lines without --limit are every file: a script piping them on
+    // never gets a silently cut list.
+    let all = args.all || (ctx.out.is_json() && args.limit.is_none());
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     let now = chrono::Utc::now();
     let mut cursor = args.cursor.clone();
     // Subfolders head the first page of a folder's own files only: a
@@ -67,11 +74,10 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     // Width of the ID column, from the first page (ids have one length).
     let mut id_width: Option<usize> = None;
     loop {
-        let page = if args.all {
+        let page = if all {
             MAX_PAGE
         } else {
-            u32::try_from((u64::from(args.limit) - shown).min(u64::from(MAX_PAGE)))
-                .unwrap_or(MAX_PAGE)
+            u32::try_from((u64::from(limit) - shown).min(u64::from(MAX_PAGE))).unwrap_or(MAX_PAGE)
         };
         let fetched = client
             .list(
@@ -105,7 +111,7 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         if !more {
             break;
         }
-        if !args.all && shown >= u64::from(args.limit) {
+        if !all && shown >= u64::from(limit) {
             if !ctx.globals.quiet {
                 stderr_line(&format!(
                     "more files: use --all, or --cursor {}",

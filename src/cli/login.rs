@@ -26,6 +26,9 @@ pub(crate) struct LoginArgs {
 pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let server = ctx.settings.require_server()?.to_string();
     let key = ctx.settings.require_key()?.to_string();
+    if key.starts_with(crate::domain::ids::KeyKind::Public.prefix()) {
+        return Err(public_key_refused());
+    }
     let kind = if args.no_verify {
         "unverified"
     } else {
@@ -57,13 +60,23 @@ pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     Ok(0)
 }
 
-/// Asks the server about the key: `secret` when it reads usage, `public`
-/// when it is refused with 403 (public keys may only upload); 401 fails.
+/// A public key saved as a profile would fail every command but `upload`
+/// (and that only from a browser page of its origins): refused.
+fn public_key_refused() -> ClientError {
+    ClientError::usage(
+        "a public key (pk_…) only uploads from browser pages of its origins, so every \
+command here would be refused with it: log in with a secret key (sk_…)",
+    )
+}
+
+/// Asks the server about the key: `secret` when it reads usage; a 403
+/// `forbidden` there is a public key (which may only upload), refused; 401
+/// fails.
 async fn verify(ctx: &Ctx, net: &NetArgs) -> Result<&'static str, ClientError> {
     let client = ctx.client(net)?;
     match client.usage().await {
         Ok(_) => Ok("secret"),
-        Err(e) if e.status() == Some(403) => Ok("public"),
+        Err(e) if e.status() == Some(403) && e.code() == "forbidden" => Err(public_key_refused()),
         Err(e) => Err(e.context("checking the key (use --no-verify to save it anyway)")),
     }
 }

@@ -28,9 +28,13 @@ pub(crate) struct ServeArgs {
     pub log_format: Option<LogFormat>,
     #[command(flatten)]
     pub ignored: super::globals::IgnoredClientFlags,
+    #[command(flatten)]
+    pub output: super::globals::IgnoredOutputFlags,
 }
 
 pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
+    super::globals::refuse_client_flags("serve", g, &args.ignored)?;
+    super::globals::refuse_output_flags(g, &args.output)?;
     // A config that cannot be read is reported in the form the flag or the
     // environment asks for (the file's `server.log_format` is not known yet).
     if let Some(format) = args.log_format.or_else(|| {

@@ -16,7 +16,7 @@ pub(crate) struct SignArgs {
     #[arg(value_name = "ID")]
     pub id: String,
 
-    /// Validity: seconds (3600) or a duration (90s, 15m, 1h, 7d); at most 7 days
+    /// Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)
     #[arg(long, value_name = "DURATION", default_value = "1h")]
     pub expires: String,
 

@@ -47,11 +47,11 @@ pub(crate) struct CreateArgs {
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_uploads: u32,
 
-    /// How long it may be used: 900, 15m, 1h30m... (at most 1 day)
+    /// How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)
     #[arg(long, value_name = "DURATION", default_value = "1h")]
     pub expires: String,
 
-    /// Delete its files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)
+    /// Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)
     #[arg(long, value_name = "DURATION")]
     pub file_expires: Option<String>,
 

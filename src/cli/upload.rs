@@ -39,7 +39,7 @@ pub(crate) struct UploadArgs {
     #[arg(long)]
     pub private: bool,
 
-    /// Delete the files automatically after this long: 30s, 15m, 1h, 7d, 2w (at most 365d)
+    /// Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)
     #[arg(long, value_name = "DURATION")]
     pub expires: Option<String>,
 

@@ -66,11 +66,38 @@ impl Env {
     }
 }
 
+/// Where the API key came from, to name it when the server refuses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeySource {
+    /// `--api-key KEY` (or `--api-key -`, read from stdin).
+    Flag,
+    /// `FILESTORE_API_KEY`.
+    Env,
+    /// The profile of this name in the config file.
+    Profile(String),
+}
+
+impl KeySource {
+    /// The source in words: `the --api-key flag`, `FILESTORE_API_KEY`,
+    /// `profile "ci" in /home/me/.config/filestore/config.toml`.
+    pub(crate) fn describe(&self, config_path: &Path) -> String {
+        match self {
+            KeySource::Flag => "the --api-key flag".into(),
+            KeySource::Env => "FILESTORE_API_KEY".into(),
+            KeySource::Profile(name) => {
+                format!("profile {name:?} in {}", config_path.display())
+            }
+        }
+    }
+}
+
 /// The resolved settings a client command runs with.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub server: Option<String>,
     pub api_key: Option<Secret>,
+    /// Where `api_key` came from.
+    pub key_source: Option<KeySource>,
     /// The profile name that was looked up.
     pub profile: String,
     /// Whether that profile was named (flag or env) but is not in the file.
@@ -190,15 +217,20 @@ pub(crate) fn resolve(
         .or(profile.server)
         .map(|s| normalize_server(&s))
         .transpose()?;
-    let api_key = flags
-        .api_key
-        .clone()
-        .or_else(|| env.api_key.clone())
-        .or(profile.api_key)
-        .map(|k| Secret::new(k.expose().trim()));
+    let (api_key, key_source) = if let Some(k) = &flags.api_key {
+        (Some(k.clone()), Some(KeySource::Flag))
+    } else if let Some(k) = &env.api_key {
+        (Some(k.clone()), Some(KeySource::Env))
+    } else if let Some(k) = profile.api_key {
+        (Some(k), Some(KeySource::Profile(name.clone())))
+    } else {
+        (None, None)
+    };
+    let api_key = api_key.map(|k| Secret::new(k.expose().trim()));
     Ok(Settings {
         server,
         api_key,
+        key_source,
         profile: name,
         profile_missing,
     })
@@ -260,9 +292,21 @@ mod tests {
         let s = resolve(&flags, &env, &file).unwrap();
         assert_eq!(s.server.as_deref(), Some("http://f:1"));
         assert_eq!(s.api_key.as_ref().map(Secret::expose), Some("sk_e"));
+        assert_eq!(s.key_source, Some(KeySource::Env));
         let s = resolve(&Flags::default(), &Env::default(), &file).unwrap();
         assert_eq!(s.server.as_deref(), Some("http://p:1"));
         assert_eq!(s.api_key.as_ref().map(Secret::expose), Some("sk_p"));
+        assert_eq!(s.key_source, Some(KeySource::Profile("default".into())));
+        assert_eq!(
+            s.key_source.unwrap().describe(Path::new("/c/config.toml")),
+            "profile \"default\" in /c/config.toml"
+        );
+        let flags = Flags {
+            api_key: Some(Secret::new("sk_f")),
+            ..Default::default()
+        };
+        let s = resolve(&flags, &env, &file).unwrap();
+        assert_eq!(s.key_source, Some(KeySource::Flag));
     }
 
     #[test]

@@ -75,19 +75,25 @@ impl ClientError {
         ClientError::Io(format!("{context}: {err}"))
     }
 
-    /// A transport error from reqwest, with its whole cause chain.
+    /// A transport error from reqwest as one line: the URL (without its
+    /// query, which may carry a signature) and the cause in a few words
+    /// (connection refused, DNS lookup failed, TLS, timed out), not the HTTP
+    /// library's chain of wrappers.
     pub(crate) fn network(err: &reqwest::Error) -> Self {
-        let mut msg = err.to_string();
-        let mut source = std::error::Error::source(err);
-        while let Some(s) = source {
-            let text = s.to_string();
-            if !msg.contains(&text) {
-                msg.push_str(": ");
-                msg.push_str(&text);
-            }
-            source = s.source();
-        }
-        ClientError::Network(msg)
+        let cause = network_cause(err);
+        let Some(url) = err.url() else {
+            return ClientError::Network(cause);
+        };
+        let mut url = url.clone();
+        url.set_query(None);
+        url.set_fragment(None);
+        ClientError::Network(if err.is_connect() {
+            format!("cannot connect to {url}: {cause}")
+        } else if err.is_timeout() {
+            format!("no answer from {url}: {cause}")
+        } else {
+            format!("request to {url} failed: {cause}")
+        })
     }
 
     /// The machine-readable code printed in `error: <code>: <message>`.
@@ -169,6 +175,60 @@ impl ClientError {
             ClientError::BrokenPipe => ClientError::BrokenPipe,
             ClientError::Interrupted => ClientError::Interrupted,
         }
+    }
+}
+
+/// The cause of a transport error in a few words, from its chain of
+/// sources: the innermost one says what happened, the outer ones where.
+fn network_cause(err: &reqwest::Error) -> String {
+    let mut chain: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        chain.push(s);
+        source = s.source();
+    }
+    let texts: Vec<String> = chain.iter().map(ToString::to_string).collect();
+    let all = texts.join(": ").to_ascii_lowercase();
+    let innermost = texts.last().cloned().unwrap_or_else(|| err.to_string());
+    let io_kind = chain
+        .iter()
+        .rev()
+        .find_map(|e| e.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    let host = err
+        .url()
+        .and_then(|u| u.host_str())
+        .unwrap_or("the host")
+        .to_string();
+    if err.is_timeout() || io_kind == Some(std::io::ErrorKind::TimedOut) {
+        return "timed out".into();
+    }
+    if all.contains("dns error") || all.contains("failed to lookup address") {
+        return format!("DNS lookup of {host} failed ({innermost})");
+    }
+    if all.contains("certificate")
+        || all.contains("tls")
+        || all.contains("handshake")
+        || all.contains("received corrupt message")
+    {
+        return format!("TLS handshake with {host} failed ({innermost})");
+    }
+    match io_kind {
+        Some(std::io::ErrorKind::ConnectionRefused) => "connection refused".into(),
+        Some(std::io::ErrorKind::ConnectionReset) => "connection reset by the server".into(),
+        Some(std::io::ErrorKind::ConnectionAborted) => "connection aborted".into(),
+        Some(std::io::ErrorKind::UnexpectedEof) => "connection closed by the server".into(),
+        _ if all.contains("connection closed")
+            || all.contains("incomplete message")
+            || all.contains("channel closed") =>
+        {
+            "connection closed by the server before its answer was complete".into()
+        }
+        // `Network is unreachable (os error 101)`: the words only.
+        _ => match innermost.find(" (os error ") {
+            Some(i) => innermost[..i].to_string(),
+            None => innermost,
+        },
     }
 }
 

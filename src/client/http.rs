@@ -17,12 +17,17 @@ use super::error::ClientError;
 use super::retry::{Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::domain::secret::Secret;
 use crate::domain::PATH_SEGMENT;
+use crate::service::refusals::PLAN_MAX_FILE_SIZE;
 use percent_encoding::utf8_percent_encode;
 use reqwest::{RequestBuilder, Response, StatusCode};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// Added to the 413 of a file over the plan's maximum file size.
+pub(crate) const PLAN_HINT: &str = "; an operator raises it by moving the account to a plan \
+with a larger max_file_size: `filestore admin account set ACCOUNT --plan PLAN`";
 
 /// The timeouts of a [`Client`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +61,9 @@ pub(crate) struct Client {
     upload_http: reqwest::Client,
     server: String,
     api_key: Option<Secret>,
+    /// Where the key came from (`the --api-key flag`…), named when the
+    /// server refuses it.
+    key_source: Option<Arc<str>>,
     policy: RetryPolicy,
     /// Shared by every request of this client: after a 429 with a wait,
     /// no request starts before then (so parallel transfers hold off together
@@ -95,9 +103,35 @@ impl Client {
             upload_http: build(builder())?,
             server: server.trim_end_matches('/').to_string(),
             api_key: api_key.map(Secret::new),
+            key_source: None,
             policy,
             rate_pause: Arc::default(),
         })
+    }
+
+    /// This client, naming `source` as where its key came from when the
+    /// server refuses the key (401).
+    #[must_use]
+    pub(crate) fn with_key_source(mut self, source: &str) -> Client {
+        self.key_source = Some(source.into());
+        self
+    }
+
+    /// `e`, with what the person can do about it: where the key came from
+    /// when the server refuses it (`invalid API key (the key from
+    /// FILESTORE_API_KEY)`), and how the plan's maximum file size is raised
+    /// when a file is over it.
+    pub(crate) fn explain(&self, e: ClientError) -> ClientError {
+        match &self.key_source {
+            Some(source) if e.status() == Some(401) && e.code() == "unauthorized" => {
+                return e.map_message(|m| format!("{m} (the key from {source})"));
+            }
+            _ => {}
+        }
+        if e.code() == "file_too_large" && e.message().starts_with(PLAN_MAX_FILE_SIZE) {
+            return e.map_message(|m| format!("{m}{PLAN_HINT}"));
+        }
+        e
     }
 
     /// The server base URL.
@@ -189,7 +223,7 @@ impl Client {
                 Ok(resp) => status_failure(resp).await,
                 Err(e) => Failure::transport(&e),
             };
-            retrier.after(failure).await?;
+            retrier.after(failure).await.map_err(|e| self.explain(e))?;
         }
     }
 
@@ -327,7 +361,11 @@ mod tests {
         // something): the same delay fails them.
         let err = client.usage().await.unwrap_err();
         assert_eq!(err.code(), "network", "{err}");
-        assert!(err.message().contains("timed out"), "{err}");
+        assert!(
+            err.message()
+                .starts_with(&format!("no answer from {base}/v1/usage: timed out")),
+            "{err}"
+        );
         server.abort();
     }
 
@@ -344,6 +382,47 @@ mod tests {
         let err = client.health().await.unwrap_err();
         assert_eq!(err.code(), "protocol", "{err}");
         assert_eq!(err.exit_code(), 6);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn network_errors_are_one_line_with_the_url_and_the_cause() {
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let client = Client::new(&format!("http://{closed}"), None, RetryPolicy::new(0)).unwrap();
+        let err = client.usage().await.unwrap_err();
+        assert_eq!((err.code(), err.exit_code()), ("network", 6));
+        assert_eq!(
+            err.message(),
+            format!("cannot connect to http://{closed}/v1/usage: connection refused")
+        );
+
+        let client = Client::new("http://nowhere.invalid", None, RetryPolicy::new(0)).unwrap();
+        let err = client.usage().await.unwrap_err();
+        assert!(
+            err.message().starts_with(
+                "cannot connect to http://nowhere.invalid/v1/usage: DNS lookup of nowhere.invalid failed"
+            ),
+            "{err}"
+        );
+
+        // TLS to a server that speaks plain HTTP.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route("/v1/usage", axum::routing::get(|| async { "x" }));
+        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client = Client::new(&format!("https://{addr}"), None, RetryPolicy::new(0)).unwrap();
+        let err = client.usage().await.unwrap_err();
+        assert!(
+            err.message().starts_with(&format!(
+                "cannot connect to https://{addr}/v1/usage: TLS handshake with 127.0.0.1 failed"
+            )),
+            "{err}"
+        );
+        assert!(!err.message().contains("error sending request"), "{err}");
+        assert!(!err.message().contains('\n'), "{err}");
         server.abort();
     }
 

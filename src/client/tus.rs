@@ -51,6 +51,21 @@ impl Client {
         meter: Arc<dyn Meter>,
         on_retry: &(dyn Fn(&RetryNotice) + Sync),
     ) -> Result<Fetched<FileRecord>, ClientError> {
+        self.resumable(path, size, meta, chunk, meter, on_retry)
+            .await
+            .map_err(|e| self.explain(e))
+    }
+
+    /// [`Client::upload_resumable`], its errors as the server gave them.
+    async fn resumable(
+        &self,
+        path: &Path,
+        size: u64,
+        meta: &UploadMeta,
+        chunk: u64,
+        meter: Arc<dyn Meter>,
+        on_retry: &(dyn Fn(&RetryNotice) + Sync),
+    ) -> Result<Fetched<FileRecord>, ClientError> {
         let memo = Memo::new(self, path, size, meta)?;
         let (url, mut offset) = if let Some(found) = self.resume(&memo).await? {
             found

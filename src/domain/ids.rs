@@ -75,7 +75,8 @@ impl KeyKind {
         }
     }
 
-    fn prefix(self) -> &'static str {
+    /// How a key of this kind begins: `sk_`, `pk_`, `upt_`.
+    pub fn prefix(self) -> &'static str {
         match self {
             KeyKind::Secret => "sk_",
             KeyKind::Public => "pk_",

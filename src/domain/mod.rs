@@ -15,6 +15,7 @@ pub mod signing;
 pub mod sniff;
 pub mod transform;
 pub mod tus;
+pub(crate) mod units;
 pub mod validate;
 pub mod webhooks;
 pub(crate) mod zip;

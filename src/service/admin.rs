@@ -237,6 +237,13 @@ pub async fn create_key_with(
             "--kind is secret or public (upload tokens come from `filestore token create`)".into(),
         ));
     }
+    if kind == KeyKind::Public && origin_patterns.is_empty() {
+        return Err(AdminError::Invalid(
+            "--origin is required for public keys: a public key uploads only from browser \
+pages of its origins (--origin https://app.example.com; repeatable)"
+                .into(),
+        ));
+    }
     if kind == KeyKind::Secret && !origin_patterns.is_empty() {
         return Err(AdminError::Invalid(
             "--origin is for public keys only".into(),
@@ -425,6 +432,13 @@ mod tests {
             create_key(m, "team", KeyKind::Public, &["nope".into()], None, 2)
                 .await
                 .is_err()
+        );
+        let no_origin = create_key(m, "team", KeyKind::Public, &[], None, 2)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&no_origin, AdminError::Invalid(m) if m.starts_with("--origin is required for public keys")),
+            "{no_origin:?}"
         );
         let (found, account) = m
             .key_by_hash(ids::key_hash(k.secret.expose()))

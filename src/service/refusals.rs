@@ -7,6 +7,7 @@ use crate::clock::period_of;
 use crate::config::Plan;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Refusal;
+use crate::domain::units::human_bytes;
 use crate::service::error::ServiceError;
 
 /// The error of a refusal of the quota rule. An `OpenUploads` refusal says
@@ -37,12 +38,19 @@ pub(crate) async fn refused(
 pub(crate) fn size_limit(plan_max: u64, policy: &UploadPolicy) -> (u64, String) {
     let max = policy.max_size(plan_max);
     let message = if max < plan_max {
-        format!("file exceeds the upload policy's maximum size of {max} bytes")
+        format!(
+            "file exceeds the upload policy's maximum size of {}",
+            human_bytes(max)
+        )
     } else {
-        format!("file exceeds the plan's maximum file size of {max} bytes")
+        format!("{PLAN_MAX_FILE_SIZE} {}", human_bytes(max))
     };
     (max, message)
 }
+
+/// How the 413 of a file over the plan's maximum file size begins (the
+/// client adds how an operator raises it).
+pub(crate) const PLAN_MAX_FILE_SIZE: &str = "file exceeds the plan's maximum file size of";
 
 /// The refusal of an upload token used up or revoked since its request
 /// was admitted (counted exactly in the transaction that creates the file
@@ -53,7 +61,9 @@ pub(crate) fn token_spent() -> ServiceError {
 
 pub(crate) fn storage_exceeded(used: u64, quota: u64) -> ServiceError {
     ServiceError::StorageLimitExceeded(format!(
-        "upload would exceed the storage quota ({used} of {quota} bytes used)"
+        "upload would exceed the storage quota ({} of {} used)",
+        human_bytes(used),
+        human_bytes(quota)
     ))
 }
 

@@ -102,7 +102,8 @@ fn policy_of(req: UploadTokenRequest, plan_max: u64) -> Result<(UploadPolicy, u3
     let max_size = match req.max_size {
         Some(n) if n == 0 || n > plan_max => {
             return Err(format!(
-                "max_size must be from 1 to the plan's maximum file size, {plan_max} bytes"
+                "max_size must be from 1 to the plan's maximum file size, {plan_max} bytes ({})",
+                crate::domain::units::human_bytes(plan_max)
             ))
         }
         other => other,

@@ -116,7 +116,8 @@ async fn login_refuses_a_bad_key_and_saves_nothing() {
         .await;
     r.expect_error(3, "unauthorized");
     assert!(!cli.config_file().exists());
-    // A public key is valid, for uploads only.
+    // A public key only uploads from browser pages: a profile of it would
+    // fail every command (cli_frictions::login_refuses_a_public_key).
     let pk = srv.new_key("public", &["https://x.example"]).await;
     let r = cli
         .run_bare(
@@ -131,8 +132,8 @@ async fn login_refuses_a_bad_key_and_saves_nothing() {
             None,
         )
         .await;
-    r.expect(0);
-    assert_eq!(r.json()["key_kind"], "public");
+    r.expect_error(2, "usage");
+    assert!(!cli.config_file().exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]

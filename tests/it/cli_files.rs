@@ -96,7 +96,7 @@ async fn upload_get_download_delete_roundtrip() {
 
     let del = cli.run(&["delete", &id, "--json"]).await;
     del.expect(0);
-    assert_eq!(del.json(), serde_json::json!({"success": true}));
+    assert_eq!(del.json(), serde_json::json!({"id": id, "success": true}));
     cli.run(&["get", &id]).await.expect_error(4, "not_found");
     cli.run(&["delete", &id]).await.expect_error(4, "not_found");
 }

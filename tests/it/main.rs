@@ -31,6 +31,7 @@ mod cli_checksums;
 mod cli_config;
 mod cli_errors;
 mod cli_files;
+mod cli_frictions;
 mod cli_retry;
 mod cli_sync;
 mod cli_tokens;

@@ -80,8 +80,8 @@ pub(crate) async fn create(
     room_on_disk(app, length)?;
     if length > app.store.max_partial() {
         return Err(ServiceError::FileTooLarge(format!(
-            "the blob store takes resumable uploads of at most {} bytes",
-            app.store.max_partial()
+            "the blob store takes resumable uploads of at most {}",
+            crate::domain::units::human_bytes(app.store.max_partial())
         )));
     }
     let period = period_of(app.clock.now()).key;
