@@ -88,6 +88,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
             [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
+            [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'List the plans every node enforces, or write this config''s plans to the database')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -356,10 +357,74 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;admin;webhook;help;help' {
             break
         }
+        'filestore;admin;plan' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The plans in the database (JSON Lines with --json)')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;plan;list' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;plan;apply' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;plan;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The plans in the database (JSON Lines with --json)')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;admin;plan;help;list' {
+            break
+        }
+        'filestore;admin;plan;help;apply' {
+            break
+        }
+        'filestore;admin;plan;help;help' {
+            break
+        }
         'filestore;admin;help' {
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
             [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
+            [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'List the plans every node enforces, or write this config''s plans to the database')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -406,6 +471,17 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;help;webhook;delete' {
+            break
+        }
+        'filestore;admin;help;plan' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The plans in the database (JSON Lines with --json)')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed')
+            break
+        }
+        'filestore;admin;help;plan;list' {
+            break
+        }
+        'filestore;admin;help;plan;apply' {
             break
         }
         'filestore;admin;help;help' {
@@ -744,6 +820,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
             [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
+            [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'List the plans every node enforces, or write this config''s plans to the database')
             break
         }
         'filestore;help;admin;account' {
@@ -789,6 +866,17 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;webhook;delete' {
+            break
+        }
+        'filestore;help;admin;plan' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The plans in the database (JSON Lines with --json)')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed')
+            break
+        }
+        'filestore;help;admin;plan;list' {
+            break
+        }
+        'filestore;help;admin;plan;apply' {
             break
         }
         'filestore;help;login' {

@@ -76,6 +76,9 @@ _filestore() {
             filestore__subcmd__admin,key)
                 cmd="filestore__subcmd__admin__subcmd__key"
                 ;;
+            filestore__subcmd__admin,plan)
+                cmd="filestore__subcmd__admin__subcmd__plan"
+                ;;
             filestore__subcmd__admin,webhook)
                 cmd="filestore__subcmd__admin__subcmd__webhook"
                 ;;
@@ -112,6 +115,9 @@ _filestore() {
             filestore__subcmd__admin__subcmd__help,key)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key"
                 ;;
+            filestore__subcmd__admin__subcmd__help,plan)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__plan"
+                ;;
             filestore__subcmd__admin__subcmd__help,webhook)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook"
                 ;;
@@ -132,6 +138,12 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__help__subcmd__key,revoke)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke"
+                ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__plan,apply)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__plan__subcmd__apply"
+                ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__plan,list)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__plan__subcmd__list"
                 ;;
             filestore__subcmd__admin__subcmd__help__subcmd__webhook,create)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook__subcmd__create"
@@ -165,6 +177,24 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__key__subcmd__help,revoke)
                 cmd="filestore__subcmd__admin__subcmd__key__subcmd__help__subcmd__revoke"
+                ;;
+            filestore__subcmd__admin__subcmd__plan,apply)
+                cmd="filestore__subcmd__admin__subcmd__plan__subcmd__apply"
+                ;;
+            filestore__subcmd__admin__subcmd__plan,help)
+                cmd="filestore__subcmd__admin__subcmd__plan__subcmd__help"
+                ;;
+            filestore__subcmd__admin__subcmd__plan,list)
+                cmd="filestore__subcmd__admin__subcmd__plan__subcmd__list"
+                ;;
+            filestore__subcmd__admin__subcmd__plan__subcmd__help,apply)
+                cmd="filestore__subcmd__admin__subcmd__plan__subcmd__help__subcmd__apply"
+                ;;
+            filestore__subcmd__admin__subcmd__plan__subcmd__help,help)
+                cmd="filestore__subcmd__admin__subcmd__plan__subcmd__help__subcmd__help"
+                ;;
+            filestore__subcmd__admin__subcmd__plan__subcmd__help,list)
+                cmd="filestore__subcmd__admin__subcmd__plan__subcmd__help__subcmd__list"
                 ;;
             filestore__subcmd__admin__subcmd__webhook,create)
                 cmd="filestore__subcmd__admin__subcmd__webhook__subcmd__create"
@@ -247,6 +277,9 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin,key)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key"
                 ;;
+            filestore__subcmd__help__subcmd__admin,plan)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__plan"
+                ;;
             filestore__subcmd__help__subcmd__admin,webhook)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook"
                 ;;
@@ -267,6 +300,12 @@ _filestore() {
                 ;;
             filestore__subcmd__help__subcmd__admin__subcmd__key,revoke)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke"
+                ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__plan,apply)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__plan__subcmd__apply"
+                ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__plan,list)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__plan__subcmd__list"
                 ;;
             filestore__subcmd__help__subcmd__admin__subcmd__webhook,create)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__create"
@@ -333,7 +372,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -589,7 +628,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help)
-            opts="account key webhook help"
+            opts="account key webhook plan help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -715,6 +754,48 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__plan)
+            opts="list apply"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__plan__subcmd__apply)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__plan__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -989,6 +1070,164 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__revoke)
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan)
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version list apply help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan__subcmd__apply)
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan__subcmd__help)
+            opts="list apply help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan__subcmd__help__subcmd__apply)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__plan__subcmd__list)
             opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1507,7 +1746,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin)
-            opts="account key webhook"
+            opts="account key webhook plan"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1619,6 +1858,48 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__plan)
+            opts="list apply"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__plan__subcmd__apply)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__plan__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -83,6 +83,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
+            cand plan 'List the plans every node enforces, or write this config''s plans to the database'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account'= {
@@ -323,10 +324,67 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;admin;webhook;help;help'= {
         }
+        &'filestore;admin;plan'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'The plans in the database (JSON Lines with --json)'
+            cand apply 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;plan;list'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;plan;apply'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;plan;help'= {
+            cand list 'The plans in the database (JSON Lines with --json)'
+            cand apply 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;admin;plan;help;list'= {
+        }
+        &'filestore;admin;plan;help;apply'= {
+        }
+        &'filestore;admin;plan;help;help'= {
+        }
         &'filestore;admin;help'= {
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
+            cand plan 'List the plans every node enforces, or write this config''s plans to the database'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;help;account'= {
@@ -361,6 +419,14 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;help;webhook;list'= {
         }
         &'filestore;admin;help;webhook;delete'= {
+        }
+        &'filestore;admin;help;plan'= {
+            cand list 'The plans in the database (JSON Lines with --json)'
+            cand apply 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed'
+        }
+        &'filestore;admin;help;plan;list'= {
+        }
+        &'filestore;admin;help;plan;apply'= {
         }
         &'filestore;admin;help;help'= {
         }
@@ -677,6 +743,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
+            cand plan 'List the plans every node enforces, or write this config''s plans to the database'
         }
         &'filestore;help;admin;account'= {
             cand create 'Create an account'
@@ -710,6 +777,14 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin;webhook;list'= {
         }
         &'filestore;help;admin;webhook;delete'= {
+        }
+        &'filestore;help;admin;plan'= {
+            cand list 'The plans in the database (JSON Lines with --json)'
+            cand apply 'Write the config''s [plans.*] to the database (every node enforces them within one collector pass); prints what changed'
+        }
+        &'filestore;help;admin;plan;list'= {
+        }
+        &'filestore;help;admin;plan;apply'= {
         }
         &'filestore;help;login'= {
         }

@@ -65,19 +65,20 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l server -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l api-key -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l profile -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -s h -l help -d 'Print help'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "account" -d 'Create, list and change accounts'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "key" -d 'Create, list and revoke API keys'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l server -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l api-key -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l profile -r
@@ -117,9 +118,22 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "list" -d 'List subscriptions (never their secrets)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "delete" -d 'Delete a subscription (its undelivered events are dropped)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from webhook" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -f -a "list" -d 'The plans in the database (JSON Lines with --json)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -f -a "apply" -d 'Write the config\'s [plans.*] to the database (every node enforces them within one collector pass); prints what changed'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand login" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand login" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
@@ -347,4 +361,5 @@ complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "create" -d 'Create an upload token; only its upload URL is printed (--json: the record)'
