@@ -76,6 +76,9 @@ _filestore() {
             filestore__subcmd__admin,key)
                 cmd="filestore__subcmd__admin__subcmd__key"
                 ;;
+            filestore__subcmd__admin,migrate)
+                cmd="filestore__subcmd__admin__subcmd__migrate"
+                ;;
             filestore__subcmd__admin,plan)
                 cmd="filestore__subcmd__admin__subcmd__plan"
                 ;;
@@ -114,6 +117,9 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__help,key)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key"
+                ;;
+            filestore__subcmd__admin__subcmd__help,migrate)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__migrate"
                 ;;
             filestore__subcmd__admin__subcmd__help,plan)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__plan"
@@ -277,6 +283,9 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin,key)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key"
                 ;;
+            filestore__subcmd__help__subcmd__admin,migrate)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__migrate"
+                ;;
             filestore__subcmd__help__subcmd__admin,plan)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__plan"
                 ;;
@@ -372,7 +381,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan migrate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -628,7 +637,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help)
-            opts="account key webhook plan help"
+            opts="account key webhook plan migrate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -756,6 +765,20 @@ _filestore() {
         filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__migrate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1072,6 +1095,40 @@ _filestore() {
         filestore__subcmd__admin__subcmd__key__subcmd__revoke)
             opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__migrate)
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1746,7 +1803,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin)
-            opts="account key webhook plan"
+            opts="account key webhook plan migrate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1860,6 +1917,20 @@ _filestore() {
         filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__migrate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2346,7 +2417,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__serve)
-            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --server --api-key --profile --json --quiet --config --data-dir --help --version"
+            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --migrate --server --api-key --profile --json --quiet --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

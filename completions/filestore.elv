@@ -59,6 +59,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --profile 'profile'
             cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
             cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --migrate 'On PostgreSQL, migrate an existing older schema (without it, serve refuses to start on one and names `filestore admin migrate`; an empty database is always set up)'
             cand --json 'json'
             cand -q 'q'
             cand --quiet 'quiet'
@@ -84,6 +85,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand plan 'List the plans every node enforces, or write this config''s plans to the database'
+            cand migrate 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account'= {
@@ -380,11 +382,26 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;admin;plan;help;help'= {
         }
+        &'filestore;admin;migrate'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'filestore;admin;help'= {
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand plan 'List the plans every node enforces, or write this config''s plans to the database'
+            cand migrate 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;help;account'= {
@@ -427,6 +444,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;help;plan;list'= {
         }
         &'filestore;admin;help;plan;apply'= {
+        }
+        &'filestore;admin;help;migrate'= {
         }
         &'filestore;admin;help;help'= {
         }
@@ -744,6 +763,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand plan 'List the plans every node enforces, or write this config''s plans to the database'
+            cand migrate 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
         }
         &'filestore;help;admin;account'= {
             cand create 'Create an account'
@@ -785,6 +805,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin;plan;list'= {
         }
         &'filestore;help;admin;plan;apply'= {
+        }
+        &'filestore;help;admin;migrate'= {
         }
         &'filestore;help;login'= {
         }

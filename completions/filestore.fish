@@ -61,24 +61,26 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l api-key -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l profile -r
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand serve" -l migrate -d 'On PostgreSQL, migrate an existing older schema (without it, serve refuses to start on one and names `filestore admin migrate`; an empty database is always set up)'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l server -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l api-key -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l profile -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -s h -l help -d 'Print help'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "account" -d 'Create, list and change accounts'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "key" -d 'Create, list and revoke API keys'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l server -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l api-key -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l profile -r
@@ -130,10 +132,20 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -f -a "list" -d 'The plans in the database (JSON Lines with --json)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -f -a "apply" -d 'Write the config\'s [plans.*] to the database (every node enforces them within one collector pass); prints what changed'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from plan" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand login" -l retries -d 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After' -r
 complete -c filestore -n "__fish_filestore_using_subcommand login" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
@@ -362,4 +374,5 @@ complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_see
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "create" -d 'Create an upload token; only its upload URL is printed (--json: the record)'

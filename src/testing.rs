@@ -24,10 +24,10 @@ pub mod config {
 pub mod db {
     pub use crate::db::{
         open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, CreateOutcome,
-        DynMetaStore, FileRepo, FileRow, FolderFilter, KeyRecord, ListFilter, MetaStore, OpsRepo,
-        OutboxEvent, OutboxRepo, PageAfter, PgStore, PlanRepo, PlanUse, Quota, RateRepo, Refusal,
-        StoredPlan, TokenRepo, TokenRow, UploadRepo, UploadRow, VariantOutcome, VariantRepo,
-        VariantRow, WebhookRow,
+        DynMetaStore, FileRepo, FileRow, FolderFilter, KeyRecord, ListFilter, MetaStore, Migrate,
+        OpsRepo, OutboxEvent, OutboxRepo, PageAfter, PgStore, PlanRepo, PlanUse, Quota, RateRepo,
+        Refusal, StoredPlan, TokenRepo, TokenRow, UploadRepo, UploadRow, VariantOutcome,
+        VariantRepo, VariantRow, WebhookRow,
     };
     pub use crate::domain::policy::UploadPolicy;
     pub mod sqlite {

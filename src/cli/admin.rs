@@ -37,6 +37,9 @@ pub(crate) enum AdminCommand {
     /// List the plans every node enforces, or write this config's plans to the database
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Apply the schema migrations the database lacks (other commands, and serve without
+    /// --migrate, refuse to move an existing PostgreSQL schema)
+    Migrate,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -291,10 +294,16 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         .build()
         .map_err(|e| ClientError::io("starting the async runtime", e))?;
     runtime.block_on(async {
-        let meta = crate::db::open(
+        let migrate = if matches!(args.command, AdminCommand::Migrate) {
+            crate::db::Migrate::Always
+        } else {
+            crate::db::Migrate::OnlyEmpty
+        };
+        let meta = crate::db::open_with(
             &config.data_dir,
             config.database_url.as_ref().map(Secret::expose),
             config.statement_timeout,
+            migrate,
         )
         .await?;
         command(args.command, &*meta, &config, g).await
@@ -386,6 +395,12 @@ async fn command(
                 Ok(())
             }
         },
+        AdminCommand::Migrate => {
+            // Opening the store applied what the database lacked.
+            let done = serde_json::json!({"migrated": true});
+            emit(*out, &done, "the database's schema is this binary's")?;
+            Ok(())
+        }
         AdminCommand::Plan(cmd) => {
             let apply = matches!(cmd, PlanCommand::Apply);
             let (plans, changes) = plans::sync(meta, config, apply, now).await?;

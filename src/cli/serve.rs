@@ -26,6 +26,11 @@ pub(crate) struct ServeArgs {
     /// Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
+
+    /// On PostgreSQL, migrate an existing older schema (without it, serve refuses to start on
+    /// one and names `filestore admin migrate`; an empty database is always set up)
+    #[arg(long)]
+    pub migrate: bool,
     #[command(flatten)]
     pub ignored: super::globals::IgnoredClientFlags,
     #[command(flatten)]
@@ -81,6 +86,7 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
         ),
         None => None,
     };
+    config.migrate = args.migrate;
     let app = App::open(config, Clock::new()).await?;
     let base_url = app.config.base_url.clone();
     if let Some(boot) = app.bootstrap().await? {

@@ -54,6 +54,10 @@ pub struct Config {
     /// at start; the built-in ones it does not name are written only where
     /// the database has none).
     pub configured_plans: Vec<String>,
+    /// Whether opening a PostgreSQL database may migrate an existing older
+    /// schema (`serve --migrate`); an empty one is always created. True
+    /// unless `serve` says otherwise.
+    pub migrate: bool,
 }
 
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -266,6 +270,7 @@ impl Config {
         let images = file.images.resolve().map_err(ConfigError::Invalid)?;
         Ok(Config {
             configured_plans: file.plans.keys().cloned().collect(),
+            migrate: true,
             images,
             listen,
             base_url: base_url.trim_end_matches('/').to_string(),

@@ -12,7 +12,7 @@ pub(crate) mod store;
 
 pub(crate) use error::DbError;
 pub use model::*;
-pub use postgres::PgStore;
+pub use postgres::{Migrate, PgStore};
 pub(crate) use sqlite::SqliteStore;
 pub use store::{
     AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, PlanRepo,
@@ -27,8 +27,19 @@ pub async fn open(
     database_url: Option<&str>,
     statement_timeout: std::time::Duration,
 ) -> Result<DynMetaStore, DbError> {
+    open_with(data_dir, database_url, statement_timeout, Migrate::Always).await
+}
+
+/// [`open`], migrating PostgreSQL as `migrate` allows (SQLite, one node's
+/// own file, always migrates).
+pub(crate) async fn open_with(
+    data_dir: &std::path::Path,
+    database_url: Option<&str>,
+    statement_timeout: std::time::Duration,
+    migrate: Migrate,
+) -> Result<DynMetaStore, DbError> {
     if let Some(url) = database_url {
-        let store = PgStore::connect_with(url, statement_timeout).await?;
+        let store = PgStore::open(url, statement_timeout, migrate).await?;
         return Ok(std::sync::Arc::new(store));
     }
     let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;

@@ -232,8 +232,12 @@ impl Transform {
         };
         let mut t = Transform::default();
         for (key, v) in map {
+            let whole = super::validate::json_integer(v);
             let text = match (key.as_str(), v) {
-                ("w" | "h" | "q", serde_json::Value::Number(n)) if n.is_u64() => n.to_string(),
+                // JSON Schema's integers include 64.0.
+                ("w" | "h" | "q", serde_json::Value::Number(_)) if whole.is_some() => {
+                    whole.unwrap_or_default().to_string()
+                }
                 ("fit" | "format", serde_json::Value::String(s)) => s.clone(),
                 ("w" | "h" | "q" | "fit" | "format", serde_json::Value::Null) => continue,
                 ("w" | "h" | "q", _) => {

@@ -107,7 +107,12 @@ impl App {
         crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
         let url = config.database_url.as_ref().map(Secret::expose);
-        let meta = crate::db::open(&data_dir, url, config.statement_timeout).await?;
+        let migrate = if config.migrate {
+            crate::db::Migrate::Always
+        } else {
+            crate::db::Migrate::OnlyEmpty
+        };
+        let meta = crate::db::open_with(&data_dir, url, config.statement_timeout, migrate).await?;
         let store: DynBlobStore = match config.storage.backend {
             BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
             BackendKind::Local => {

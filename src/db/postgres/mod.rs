@@ -111,8 +111,14 @@ impl PgStore {
 
     /// Connects to `url` and migrates; every call gives up after `limit`.
     pub async fn connect_with(url: &str, limit: Duration) -> Result<PgStore, DbError> {
+        PgStore::open(url, limit, Migrate::Always).await
+    }
+
+    /// Connects to `url`, migrating as `migrate` allows; every call gives up
+    /// after `limit`.
+    pub async fn open(url: &str, limit: Duration, migrate: Migrate) -> Result<PgStore, DbError> {
         let (pg, tls) = settings(url, limit)?;
-        let pool = connect(pg.clone(), tls.clone(), limit)
+        let pool = connect(pg.clone(), tls.clone(), limit, migrate)
             .await
             .map_err(|e| tls::explain(e, tls.settings()))?;
         let (node, session) = hold_node_lock(pg, tls.clone(), limit)
@@ -287,6 +293,7 @@ pub(crate) async fn connect(
     pg: tokio_postgres::Config,
     tls: tls::MakeTls,
     limit: Duration,
+    policy: Migrate,
 ) -> Result<Pool, DbError> {
     let manager = Manager::from_config(
         pg,
@@ -303,7 +310,7 @@ pub(crate) async fn connect(
         .recycle_timeout(Some(limit))
         .build()
         .map_err(|e| DbError::Pool(Box::new(e)))?;
-    migrate(&pool).await?;
+    migrate(&pool, policy).await?;
     Ok(pool)
 }
 
@@ -335,11 +342,24 @@ pub(crate) fn settle<T>(
     }
 }
 
+/// When opening a database may change its schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migrate {
+    /// Apply whatever migrations the database lacks (`admin migrate`,
+    /// `serve --migrate`, tests).
+    Always,
+    /// Create the schema of an empty database, but refuse to start on an
+    /// existing older one, naming the command that migrates it (`serve`
+    /// without `--migrate`, other `admin` commands): in a rolling upgrade,
+    /// the operator decides when the shared schema moves.
+    OnlyEmpty,
+}
+
 /// Applies the migrations this database lacks, in one transaction that
 /// holds an advisory lock: of several nodes starting at once, the first
 /// migrates and the others then find nothing to do. A migration may take
 /// long on a big database: no statement_timeout in it.
-async fn migrate(pool: &Pool) -> Result<(), DbError> {
+async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
@@ -358,8 +378,31 @@ async fn migrate(pool: &Pool) -> Result<(), DbError> {
         .get(0);
     let version = usize::try_from(version).unwrap_or(0);
     if version > MIGRATIONS.len() {
+        // A newer release migrated: this node runs on only if that release
+        // says its schema is still readable by this one (expand, then
+        // contract a release later).
+        let readable_from: Option<i32> = tx
+            .query_opt("SELECT readable_from FROM schema_compat", &[])
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.get(0));
+        let readable_from = readable_from.and_then(|v| usize::try_from(v).ok());
+        if readable_from.is_some_and(|from| from <= MIGRATIONS.len()) {
+            tx.commit().await?;
+            return Ok(());
+        }
         return Err(DbError::Invalid(format!(
-            "database schema version {version} is newer than this binary ({})",
+            "database schema version {version} is newer than this binary's ({}) and not \
+             readable by it: run the newer release",
+            MIGRATIONS.len()
+        )));
+    }
+    if policy == Migrate::OnlyEmpty && version > 0 && version < MIGRATIONS.len() {
+        return Err(DbError::Invalid(format!(
+            "the database's schema is at version {version} and this binary's at {}: \
+             migrate it with `filestore admin migrate` (or start one node with \
+             `filestore serve --migrate`) when the rollout allows (README, \"Upgrades\")",
             MIGRATIONS.len()
         )));
     }
@@ -373,9 +416,21 @@ async fn migrate(pool: &Pool) -> Result<(), DbError> {
         )
         .await?;
     }
+    tx.batch_execute(&format!(
+        "CREATE TABLE IF NOT EXISTS schema_compat (readable_from INTEGER NOT NULL);
+         DELETE FROM schema_compat;
+         INSERT INTO schema_compat (readable_from) VALUES ({READABLE_FROM})"
+    ))
+    .await?;
     tx.commit().await?;
     Ok(())
 }
+
+/// The oldest schema version whose binaries still work on this binary's
+/// schema, recorded with it (`schema_compat`) for them to read: migrations 9
+/// (image variants: a table and a trigger on files) and 10 (plans: a table)
+/// only add, so a node of schema 8 runs on.
+const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).
 pub(crate) async fn query<C: GenericClient>(
