@@ -4,7 +4,7 @@
 //! format follows `Accept`, ranges and HEAD as for a file. What is rendered
 //! and stored is `service::images`'.
 
-use super::cdn::{file_headers, not_modified, put, ranged};
+use super::cdn::{disposition, file_headers, not_modified, put, ranged};
 use crate::domain::transform::{Format, Transform};
 use crate::service::cdn::Found;
 use crate::service::images;
@@ -33,6 +33,15 @@ pub(super) async fn serve(
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
     let v = images::variant(app, &found, &plan).await?;
+    // The type written (format=auto may have settled on WebP for a large
+    // variant) names the body and its file name.
+    put(&mut h, header::CONTENT_TYPE, &v.content_type);
+    let ext = v.content_type.trim_start_matches("image/");
+    put(
+        &mut h,
+        header::CONTENT_DISPOSITION,
+        &disposition(&renamed(&row.name, ext)),
+    );
     let (status, offset, len) =
         if let Some(part) = ranged(&mut h, headers, &plan.etag, row.created_at, v.size)? {
             part

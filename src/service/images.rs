@@ -204,7 +204,7 @@ pub(crate) async fn variant(
     let source = found.spool(app).await?;
     let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
     let rendered = tokio::task::spawn_blocking(move || {
-        let bytes = images::render(&source, &t, output, &limits)?;
+        let (bytes, output) = images::render(&source, &t, output, &limits)?;
         let mut out = tempfile::Builder::new()
             .prefix("variant-")
             .tempfile_in(&dir)
@@ -212,7 +212,7 @@ pub(crate) async fn variant(
         out.write_all(&bytes)
             .and_then(|()| out.as_file().sync_data())
             .map_err(|e| ImageError::Encode(e.to_string()))?;
-        Ok::<_, ImageError>((out.into_temp_path(), bytes.len() as u64))
+        Ok::<_, ImageError>((out.into_temp_path(), bytes.len() as u64, output))
     })
     .await
     .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))?
@@ -227,7 +227,7 @@ async fn store(
     app: &App,
     row: &FileRow,
     plan: &Plan,
-    (spool, size): (tempfile::TempPath, u64),
+    (spool, size, output): (tempfile::TempPath, u64, Output),
 ) -> Result<VariantRow, ServiceError> {
     let now = app.clock.now_ms();
     let blob_key = format!("{}/{}", row.account_id, ids::variant_blob_id());
@@ -238,7 +238,9 @@ async fn store(
         key: plan.key.clone(),
         blob_key: blob_key.clone(),
         size,
-        content_type: plan.output.content_type().to_string(),
+        // What was written: `format=auto` writes WebP where AVIF would be
+        // too large to encode (images::MAX_AVIF_PIXELS).
+        content_type: output.content_type().to_string(),
         created_at: now,
     };
     let outcome = app

@@ -49,7 +49,7 @@ fn render_12_megapixels() {
     let t = transform(Some(width), None, Fit::Inside);
     let one = |output: Output| {
         let started = Instant::now();
-        let out = render(&path, &t, output, &Limits::default()).unwrap();
+        let (out, _) = render(&path, &t, output, &Limits::default()).unwrap();
         assert_eq!(dimensions(&out, output), (width, width * 3 / 4));
         (output, started.elapsed(), out.len())
     };

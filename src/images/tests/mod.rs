@@ -64,7 +64,9 @@ fn transform(w: Option<u32>, h: Option<u32>, fit: Fit) -> Transform {
 }
 
 fn render_bytes(bytes: &[u8], t: &Transform, output: Output) -> Result<Vec<u8>, ImageError> {
-    render(file(bytes).path(), t, output, &Limits::default())
+    let (bytes, written) = render(file(bytes).path(), t, output, &Limits::default())?;
+    assert_eq!(written, output, "the format asked for is the one written");
+    Ok(bytes)
 }
 
 /// The dimensions an encoded variant says: decoded for all but AVIF, whose

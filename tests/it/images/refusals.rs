@@ -120,3 +120,47 @@ async fn variants_can_be_turned_off() {
         (200, img["size"].as_u64().unwrap())
     );
 }
+
+/// AVIF is slow to encode: past images::MAX_AVIF_PIXELS an explicit
+/// `format=avif` is a 400, and `format=auto` writes WebP instead (its type
+/// and name say so, and the same request gets the same variant again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_avif_variants_are_refused_or_written_as_webp() {
+    let srv = TestServer::start().await;
+    let img = srv.upload_ok("tiny.png", png(20, 10), &[]).await;
+    let url = img["url"].as_str().unwrap();
+    let r = srv
+        .http
+        .get(with(url, "w=2048&h=1024&fit=fill&format=avif"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("AVIF") && body.contains("2048"), "{body}");
+    let avif = "image/avif,image/webp,*/*";
+    for _ in 0..2 {
+        let (status, headers, body) = get(
+            &srv,
+            &with(url, "w=2048&h=1024&fit=fill&format=auto"),
+            Some(avif),
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["content-type"], "image/webp");
+        assert!(headers["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("tiny.webp"));
+        assert_eq!(super::dimensions(&body), (2048, 1024));
+    }
+    // A small one is AVIF as asked.
+    let (_, headers, _) = get(
+        &srv,
+        &with(url, "w=64&h=32&fit=fill&format=auto"),
+        Some(avif),
+    )
+    .await;
+    assert_eq!(headers["content-type"], "image/avif");
+    assert_eq!(srv.count("SELECT COUNT(*) FROM image_variants"), 2);
+}
