@@ -96,7 +96,14 @@ async fn hung_store_fails_the_check_in_seconds() {
         .expect("connect");
     store.check().await.expect("check while up");
     weed.pause();
+    // A fresh client as well as the one whose connection was open: neither
+    // may get an answer from a stopped store.
+    let fresh = S3Store::connect(&weed.config("hung"))
+        .await
+        .expect("connect");
     let r = bounded("check of a hung store", store.check()).await;
+    assert!(r.is_err(), "check succeeded with the store hung");
+    let r = bounded("check of a hung store, new client", fresh.check()).await;
     weed.resume();
     assert!(r.is_err(), "check succeeded with the store hung");
     store.check().await.expect("check after the store resumed");

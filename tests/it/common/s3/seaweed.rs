@@ -189,6 +189,22 @@ impl Seaweed {
     /// never answered, like a hung store. [`Seaweed::resume`] undoes it.
     pub fn pause(&self) {
         self.signal("STOP");
+        // SIGSTOP is delivered asynchronously: wait until every thread of
+        // the process has stopped (state T in /proc) before going on.
+        let pid = std::fs::read_to_string(self.dir.path().join("weed.pid")).expect("weed.pid");
+        let stat = format!("/proc/{}/stat", pid.trim());
+        for _ in 0..200 {
+            let state = std::fs::read_to_string(&stat).unwrap_or_default();
+            // The state follows the command name's closing parenthesis.
+            if state
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('T'))
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("weed did not stop after SIGSTOP: {stat}");
     }
 
     /// Lets a paused `weed` run again (SIGCONT).
