@@ -37,7 +37,7 @@ pub(crate) struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            max_source_pixels: 50_000_000,
+            max_source_pixels: crate::config::DEFAULT_MAX_SOURCE_PIXELS,
         }
     }
 }

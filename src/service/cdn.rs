@@ -71,14 +71,7 @@ impl Found {
         if let Some(data) = &self.inline {
             file.write_all(data).await.map_err(io)?;
         } else {
-            let mut stream = app
-                .store
-                .get(&self.row.blob_key, 0, self.row.size)
-                .await
-                .map_err(|e| match e {
-                    StorageError::NotFound(_) => ServiceError::not_found(),
-                    other => other.into(),
-                })?;
+            let mut stream = blob(app, &self.row.blob_key, 0, self.row.size).await?;
             while let Some(chunk) = stream.next().await {
                 file.write_all(&chunk.map_err(io)?).await.map_err(io)?;
             }
@@ -111,14 +104,7 @@ impl Found {
             count_bandwidth(app, &row.account_id, len);
             return Ok(Content::Inline(body));
         }
-        let stream = app
-            .store
-            .get(&row.blob_key, offset, len)
-            .await
-            .map_err(|e| match e {
-                StorageError::NotFound(_) => ServiceError::not_found(),
-                other => other.into(),
-            })?;
+        let stream = blob(app, &row.blob_key, offset, len).await?;
         Ok(Content::Stream(Counted::new(
             stream,
             row.account_id,
@@ -151,6 +137,20 @@ fn check_signature(
         Verdict::Expired => Err(denied("the signed URL has expired")),
         Verdict::Invalid => Err(denied("invalid signature")),
     }
+}
+
+/// `len` bytes from `offset` of the blob `key`; a blob the store does not
+/// have is a 404 (its file went while the request was under way).
+pub(crate) async fn blob(
+    app: &App,
+    key: &str,
+    offset: u64,
+    len: u64,
+) -> Result<BlobStream, ServiceError> {
+    app.store.get(key, offset, len).await.map_err(|e| match e {
+        StorageError::NotFound(_) => ServiceError::not_found(),
+        other => other.into(),
+    })
 }
 
 /// A body stream that counts the bytes it hands to the connection and books

@@ -8,14 +8,14 @@
 //! then find it stored. The source is spooled to a file and refused from its
 //! header (`images::probe`) before any pixel is decoded.
 
-use super::cdn::{Counted, Found};
+use super::cdn::{self, Counted, Found};
 use super::error::ServiceError;
 use super::App;
 use crate::db::{FileRow, VariantOutcome, VariantRow};
 use crate::domain::ids;
 use crate::domain::transform::{Output, SourceFormat, Transform};
 use crate::images::{self, ImageError, Limits};
-use crate::storage::{BlobStream, StorageError};
+use crate::storage::BlobStream;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -283,14 +283,7 @@ pub(crate) async fn content(
     offset: u64,
     len: u64,
 ) -> Result<Counted<BlobStream>, ServiceError> {
-    let stream = app
-        .store
-        .get(&v.blob_key, offset, len)
-        .await
-        .map_err(|e| match e {
-            StorageError::NotFound(_) => ServiceError::not_found(),
-            other => other.into(),
-        })?;
+    let stream = cdn::blob(app, &v.blob_key, offset, len).await?;
     Ok(Counted::new(
         stream,
         account_id.to_string(),
