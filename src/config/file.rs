@@ -120,7 +120,7 @@ pub struct StorageConfig {
     /// A file holding `secret_access_key` (instead of the value itself).
     pub secret_access_key_file: Option<PathBuf>,
     /// Files up to this size keep their bytes in the metadata database
-    /// instead of the blob store (default 64 KiB; 0 turns it off).
+    /// instead of the blob store (default 128 KiB; 0 turns it off).
     #[serde(default, deserialize_with = "opt_bytes")]
     pub inline_max: Option<u64>,
     /// Free space the local store keeps on its volume: an upload that would

@@ -90,7 +90,7 @@ async fn records_carry_the_sha256_of_their_bytes(b: Backend) {
 
 async fn the_cdn_sends_content_digest_on_whole_file_answers_only(b: Backend) {
     let srv = TestServer::on(b).await;
-    let content = bytes(70_000, 3);
+    let content = bytes(140_000, 3);
     let f = srv.upload_ok("data.bin", content.clone(), &[]).await;
     let url = f["url"].as_str().unwrap();
     let want = content_digest(&content);

@@ -64,7 +64,7 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
     for round in ids.chunks(10) {
         assert_eq!(srv.app.disk.spare_held(), sqlite);
         fill(&filler);
-        let r = srv.upload("more.bin", vec![b'b'; 100_000], &[]).await;
+        let r = srv.upload("more.bin", vec![b'b'; 140_000], &[]).await;
         assert_eq!(r.status().as_u16(), 507, "uploads are refused");
         let (status, health) = srv.get_json("", "/v1/health").await;
         assert_eq!(status, 503);
@@ -93,6 +93,6 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
     let usage = srv.usage().await;
     assert_eq!(usage["storage_bytes"], 0);
     std::fs::remove_file(&filler).unwrap();
-    srv.upload_ok("after.bin", vec![b'c'; 100_000], &[]).await;
+    srv.upload_ok("after.bin", vec![b'c'; 140_000], &[]).await;
     srv.stop().await;
 }

@@ -245,12 +245,12 @@ async fn below_the_free_space_reserve_uploads_get_507_and_deletes_work() {
     };
     let srv = TestServer::start_with(with_reserve("0")).await;
     let kept = srv.upload_ok("kept.txt", b"kept".to_vec(), &[]).await;
-    let gone = srv.upload_ok("gone.txt", vec![9u8; 100_000], &[]).await;
+    let gone = srv.upload_ok("gone.txt", vec![9u8; 140_000], &[]).await;
     srv.stop().await;
 
     // More than any volume here has free.
     let srv = TestServer::start_with(with_reserve("\"1000TB\"")).await;
-    for body in [b"x".to_vec(), vec![5u8; 100_000]] {
+    for body in [b"x".to_vec(), vec![5u8; 140_000]] {
         let r = srv.upload_as(&srv.secret_key, "new.bin", body, &[]).await;
         assert_eq!(error_code(r).await, (507, "insufficient_storage".into()));
     }

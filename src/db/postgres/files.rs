@@ -636,8 +636,8 @@ impl FileRepo for PgStore {
     }
 
     /// One statement: the rows deleted (locked in id order), and from what
-    /// they were, the events (the file row as JSON, as `enqueue` writes
-    /// it), the blob queue (due now, no owner: the collector's), inline
+    /// they were, the events (the file rows as JSON, as `enqueue` writes
+    /// one, `EVENT_BATCH` to an outbox batch), the blob queue (due now, no owner: the collector's), inline
     /// bytes, idempotency keys and the account's bytes.
     async fn delete_folder(
         &self,
@@ -657,17 +657,19 @@ impl FileRepo for PgStore {
                      AND (expires_at IS NULL OR expires_at > $5) ORDER BY id FOR UPDATE)
                  RETURNING *),
              events AS (
-                 INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
-                 SELECT 'msg_' || replace(gen_random_uuid()::TEXT, '-', ''), w.id, g.id, '{event}',
-                     json_build_object('id', g.id, 'account_id', g.account_id, 'name', g.name,
+                 INSERT INTO webhook_event_batches (webhook_id, type, data, events, created_at)
+                 SELECT w.id, '{event}',
+                     json_agg(json_build_object('id', g.id, 'account_id', g.account_id, 'name', g.name,
                          'folder', g.folder, 'size', g.size, 'content_type', g.content_type,
                          'private', g.private, 'sha256', g.sha256, 'blob_key', g.blob_key,
                          'created_at', g.created_at, 'expires_at', g.expires_at,
                          'inline', g.inline,
                          'metadata', (CASE WHEN g.metadata = '' THEN '{{}}' ELSE g.metadata END)::json
-                     )::TEXT, $5, $5
-                 FROM gone g JOIN webhooks w ON w.account_id = g.account_id
-                     AND '{event}' = ANY(string_to_array(w.events, ','))),
+                     ))::TEXT, count(*), $5
+                 FROM (SELECT *, (row_number() OVER () - 1) / {batch} AS batch FROM gone) g
+                 JOIN webhooks w ON w.account_id = g.account_id
+                     AND '{event}' = ANY(string_to_array(w.events, ','))
+                 GROUP BY w.id, g.batch),
              queued AS (
                  INSERT INTO blob_deletions (blob_key, due_at, owner)
                  SELECT DISTINCT blob_key, $5::BIGINT, NULL::INTEGER FROM gone WHERE NOT inline
@@ -682,7 +684,8 @@ impl FileRepo for PgStore {
                      GREATEST(0, storage_bytes - (SELECT coalesce(sum(size), 0) FROM gone))
                  WHERE id = $1)
              SELECT count(*) FROM gone",
-            event = webhooks::FILE_DELETED
+            event = webhooks::FILE_DELETED,
+            batch = webhooks::EVENT_BATCH
         );
         in_tx!(self, |tx| {
             let row = query_opt(&tx, &sql, &[&account_id, &folder, &under, &after, &now]).await?;

@@ -151,6 +151,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0008_upload_tokens.sql"),
     include_str!("migrations/0009_image_variants.sql"),
     include_str!("migrations/0010_plans.sql"),
+    include_str!("migrations/0011_event_batches.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -428,8 +429,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 
 /// The oldest schema version whose binaries still work on this binary's
 /// schema, recorded with it (`schema_compat`) for them to read: migrations 9
-/// (image variants: a table and a trigger on files) and 10 (plans: a table)
-/// only add, so a node of schema 8 runs on.
+/// (image variants: a table and a trigger on files), 10 (plans: a table) and
+/// 11 (a folder delete's event batches: a table, which a newer node
+/// expands) only add, so a node of schema 8 runs on.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

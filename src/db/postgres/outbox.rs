@@ -111,10 +111,32 @@ async fn candidates<C: GenericClient>(
         .collect())
 }
 
+/// Turns up to `max` of the oldest event batches (a folder delete's) into
+/// their events, one row each in the batch's order, due when the delete was
+/// made; the batches go. Batches another node is expanding are skipped.
+async fn expand_batches<C: GenericClient>(c: &C, max: u32) -> Result<(), DbError> {
+    execute(
+        c,
+        "WITH b AS (
+             DELETE FROM webhook_event_batches WHERE seq IN (
+                 SELECT seq FROM webhook_event_batches ORDER BY seq LIMIT $1
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING *)
+         INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+         SELECT 'msg_' || replace(gen_random_uuid()::TEXT, '-', ''), b.webhook_id,
+             j.value ->> 'id', b.type, j.value::TEXT, b.created_at, b.created_at
+         FROM b CROSS JOIN LATERAL json_array_elements(b.data::json) WITH ORDINALITY AS j(value, n)
+         ORDER BY b.seq, j.n",
+        &[&i64::from(max)],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Claims events due at `now` within `budget`, taken round-robin across
 /// subscriptions (`webhooks::fair_pick`); see `MetaStore::claim_events`.
 /// Inside a transaction: the candidates stay locked (other nodes step over
-/// them) until the claim commits.
+/// them) until the claim commits. The oldest batches are expanded first.
 async fn claim<C: GenericClient>(
     c: &C,
     now: i64,
@@ -122,6 +144,7 @@ async fn claim<C: GenericClient>(
     budget: &Budget,
     node: i32,
 ) -> Result<Vec<OutboxEvent>, DbError> {
+    expand_batches(c, webhooks::EXPANDED_PER_CLAIM).await?;
     let picked = webhooks::fair_pick(&candidates(c, now, budget, true).await?, budget);
     if picked.is_empty() {
         return Ok(Vec::new());
@@ -266,16 +289,28 @@ impl OutboxRepo for PgStore {
     /// Whether a claim at `now` within `budget` would take any event (a read:
     /// the sender claims, which writes, only then).
     async fn any_due_events(&self, now: i64, budget: &Budget) -> Result<bool, DbError> {
-        on_conn!(self, |c| Ok(!candidates(c, now, budget, false)
+        on_conn!(self, |c| {
+            let batch: bool = query_one(
+                c,
+                "SELECT EXISTS (SELECT 1 FROM webhook_event_batches)",
+                &[],
+            )
             .await?
-            .is_empty()))
+            .get(0);
+            Ok(batch || !candidates(c, now, budget, false).await?.is_empty())
+        })
     }
 
     async fn pending_events(&self) -> Result<u64, DbError> {
         on_conn!(self, |c| {
-            let n: i64 = query_one(c, "SELECT COUNT(*) FROM webhook_events", &[])
-                .await?
-                .get(0);
+            let n: i64 = query_one(
+                c,
+                "SELECT (SELECT COUNT(*) FROM webhook_events)
+                     + (SELECT coalesce(sum(events), 0) FROM webhook_event_batches)::BIGINT",
+                &[],
+            )
+            .await?
+            .get(0);
             Ok(unsigned(n))
         })
     }

@@ -359,8 +359,9 @@ const IN_FOLDER: &str = "account_id = ?1 AND folder >= ?2 AND folder < ?4
 
 /// Removes every live file of `account_id` in `folder` and below, a few
 /// set-based statements in one write transaction: the events (the file
-/// row as JSON, as `outbox::enqueue` writes it), the blob queue, inline
-/// bytes, idempotency keys, the account's bytes, then the rows.
+/// rows as JSON, as `outbox::enqueue` writes one, `EVENT_BATCH` to an
+/// outbox batch), the blob queue, inline bytes, idempotency keys, the
+/// account's bytes, then the rows.
 fn delete_folder(
     conn: &mut Connection,
     account_id: &str,
@@ -376,21 +377,23 @@ fn delete_folder(
         now
     ];
     tx.prepare_cached(&format!(
-        "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
-         SELECT 'msg_' || lower(hex(randomblob(16))), w.id, f.id, '{event}',
-             json_object('id', f.id, 'account_id', f.account_id, 'name', f.name,
+        "INSERT INTO webhook_event_batches (webhook_id, type, data, events, created_at)
+         SELECT w.id, '{event}',
+             json_group_array(json_object('id', f.id, 'account_id', f.account_id, 'name', f.name,
                  'folder', f.folder, 'size', f.size, 'content_type', f.content_type,
                  'private', json(CASE WHEN f.private THEN 'true' ELSE 'false' END),
                  'sha256', f.sha256, 'blob_key', f.blob_key, 'created_at', f.created_at,
                  'expires_at', f.expires_at,
                  'inline', json(CASE WHEN f.inline THEN 'true' ELSE 'false' END),
-                 'metadata', json(CASE WHEN f.metadata = '' THEN '{{}}' ELSE f.metadata END)),
-             ?5, ?5
-         FROM (SELECT * FROM files WHERE {IN_FOLDER}) f
-         JOIN webhooks w ON w.account_id = f.account_id
-             AND instr(',' || w.events || ',', ',{event},') > 0
-         ORDER BY f.created_at, f.id",
+                 'metadata', json(CASE WHEN f.metadata = '' THEN '{{}}' ELSE f.metadata END))),
+             count(*), ?5
+         FROM webhooks w
+         JOIN (SELECT *, (row_number() OVER () - 1) / {batch} AS batch
+               FROM files WHERE {IN_FOLDER}) f
+             ON w.account_id = f.account_id AND instr(',' || w.events || ',', ',{event},') > 0
+         GROUP BY w.id, f.batch",
         event = webhooks::FILE_DELETED,
+        batch = webhooks::EVENT_BATCH,
     ))?
     .execute(args)?;
     tx.prepare_cached(&format!(

@@ -38,6 +38,36 @@ pub(super) fn enqueue(tx: &Connection, kind: &str, row: &FileRow, now: i64) -> R
     Ok(())
 }
 
+/// Turns up to `max` of the oldest event batches (a folder delete's, see
+/// `webhook_event_batches`) into their events, one row each in the batch's
+/// order, due when the delete was made; the batches go.
+fn expand_batches(conn: &Connection, max: u32) -> Result<(), DbError> {
+    let batches = conn
+        .prepare_cached("SELECT seq FROM webhook_event_batches ORDER BY seq LIMIT ?1")?
+        .query_map([max], |r| r.get::<_, i64>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    for seq in batches {
+        conn.prepare_cached(
+            "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+             SELECT 'msg_' || lower(hex(randomblob(16))), b.webhook_id,
+                 json_extract(j.value, '$.id'), b.type, j.value, b.created_at, b.created_at
+             FROM webhook_event_batches b, json_each(b.data) j WHERE b.seq = ?1
+             ORDER BY j.key",
+        )?
+        .execute([seq])?;
+        conn.prepare_cached("DELETE FROM webhook_event_batches WHERE seq = ?1")?
+            .execute([seq])?;
+    }
+    Ok(())
+}
+
+/// Whether a folder delete's events wait in a batch.
+fn any_batch(conn: &Connection) -> Result<bool, DbError> {
+    Ok(conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhook_event_batches)")?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// The subscriptions with events in the outbox, in id order: a skip scan,
 /// one index probe per subscription however long its backlog.
 const SUBSCRIPTIONS: &str = "WITH RECURSIVE subs(id) AS (
@@ -98,13 +128,14 @@ fn candidates(
 /// Claims events due at `now` within `budget`, taken round-robin across
 /// subscriptions (`webhooks::fair_pick`), each the oldest undelivered of its
 /// file for its subscription: their next attempt moves to `lease_until` and
-/// their attempts count one more.
+/// their attempts count one more. The oldest batches are expanded first.
 fn claim(
     conn: &Connection,
     now: i64,
     lease_until: i64,
     budget: &Budget,
 ) -> Result<Vec<OutboxEvent>, DbError> {
+    expand_batches(conn, webhooks::EXPANDED_PER_CLAIM)?;
     let picked = webhooks::fair_pick(&candidates(conn, now, budget, false)?, budget);
     let mut stmt = conn.prepare_cached(
         "UPDATE webhook_events SET next_at = ?2, attempts = attempts + 1 WHERE seq = ?1
@@ -212,6 +243,8 @@ impl OutboxRepo for SqliteStore {
             .write(move |c| {
                 c.prepare_cached("DELETE FROM webhook_events WHERE webhook_id = ?1")?
                     .execute([&id])?;
+                c.prepare_cached("DELETE FROM webhook_event_batches WHERE webhook_id = ?1")?
+                    .execute([&id])?;
                 Ok(c.prepare_cached(&format!(
                     "DELETE FROM webhooks WHERE id = ?1 RETURNING {COLUMNS}"
                 ))?
@@ -256,16 +289,19 @@ impl OutboxRepo for SqliteStore {
     async fn any_due_events(&self, now: i64, budget: &Budget) -> Result<bool, DbError> {
         let budget = budget.clone();
         self.db
-            .run(move |c| Ok(!candidates(c, now, &budget, true)?.is_empty()))
+            .run(move |c| Ok(any_batch(c)? || !candidates(c, now, &budget, true)?.is_empty()))
             .await
     }
 
-    /// Events not delivered yet.
+    /// Events not delivered yet (those still in a batch too).
     async fn pending_events(&self) -> Result<u64, DbError> {
         self.db
             .run(|c| {
-                Ok(c.prepare_cached("SELECT COUNT(*) FROM webhook_events")?
-                    .query_row([], |r| r.get(0))?)
+                Ok(c.prepare_cached(
+                    "SELECT (SELECT COUNT(*) FROM webhook_events)
+                         + (SELECT coalesce(sum(events), 0) FROM webhook_event_batches)",
+                )?
+                .query_row([], |r| r.get(0))?)
             })
             .await
     }

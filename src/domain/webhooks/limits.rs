@@ -18,6 +18,15 @@ pub const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// an attempt): a node that dies mid-attempt leaves it to be sent again.
 pub const CLAIM_LEASE: Duration = Duration::from_mins(1);
 
+/// A folder delete writes its events this many files to a row (a batch),
+/// which the sender expands into one event each before it claims
+/// ([`EXPANDED_PER_CLAIM`] batches at a time): the delete answers without
+/// writing an outbox row per file.
+pub const EVENT_BATCH: u32 = 1000;
+
+/// Batches a claim expands before it picks (see [`EVENT_BATCH`]).
+pub const EXPANDED_PER_CLAIM: u32 = 2;
+
 /// Attempts of one subscription in flight at once, per node: a receiver
 /// that hangs holds this many of the sender's attempts, never more.
 pub const PER_SUBSCRIPTION: u32 = 4;

@@ -10,8 +10,9 @@ mod scheduler;
 
 pub use claim::{fair_pick, Budget, Candidate};
 pub use limits::{
-    retry_at, CIRCUIT, CLAIM_LEASE, DELIVERY_TIMEOUT, FAILING_SHARE, GIVE_UP_AFTER, NODE_IN_FLIGHT,
-    PER_SUBSCRIPTION, PROBE, RETRY, STALLED, TRIP_AFTER,
+    retry_at, CIRCUIT, CLAIM_LEASE, DELIVERY_TIMEOUT, EVENT_BATCH, EXPANDED_PER_CLAIM,
+    FAILING_SHARE, GIVE_UP_AFTER, NODE_IN_FLIGHT, PER_SUBSCRIPTION, PROBE, RETRY, STALLED,
+    TRIP_AFTER,
 };
 pub use message::{
     events, message_id, new_secret, signature, url, EVENTS, FILE_CREATED, FILE_DELETED,

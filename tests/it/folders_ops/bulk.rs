@@ -27,7 +27,7 @@ async fn bulk_delete_reports_each_id(b: Backend) {
     let mut ids = Vec::new();
     for i in 0..4 {
         // Two in the blob store, two inline.
-        let bytes = if i < 2 { vec![i; 70_000] } else { vec![i; 10] };
+        let bytes = if i < 2 { vec![i; 140_000] } else { vec![i; 10] };
         let f = srv.upload_ok(&format!("{i}.bin"), bytes, &[]).await;
         ids.push(f["id"].as_str().unwrap().to_string());
     }

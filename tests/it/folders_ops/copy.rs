@@ -34,7 +34,7 @@ rate_window = "1m"
 "#;
 
 /// Over the local store's `inline_max`: a blob in every store.
-const BIG: usize = 70_000;
+const BIG: usize = 140_000;
 
 async fn copy_as(srv: &TestServer, key: &str, id: &str, body: Option<&Value>) -> reqwest::Response {
     let mut req = srv

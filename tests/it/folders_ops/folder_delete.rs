@@ -8,6 +8,104 @@ use serde_json::{json, Value};
 
 both_stores!(folder_delete_takes_the_tree);
 
+/// The `file.deleted` events of the outbox, those still in a folder
+/// delete's batches too.
+const DELETED_EVENTS: &str =
+    "SELECT (SELECT COUNT(*) FROM webhook_events WHERE type = 'file.deleted')
+     + (SELECT coalesce(sum(events), 0) FROM webhook_event_batches WHERE type = 'file.deleted')";
+
+/// Claims events until `n` have come (the server's own dispatcher may hold
+/// some for a moment, and PostgreSQL claims skip locked rows). A claim moves
+/// an event past this far-future lease, so none comes twice.
+async fn claim_all(srv: &TestServer, n: usize) -> Vec<filestore::testing::db::OutboxEvent> {
+    let mut claimed = Vec::new();
+    for _ in 0..200 {
+        claimed.extend(
+            srv.app
+                .meta
+                .claim_events(
+                    i64::MAX / 2,
+                    i64::MAX / 2 + 1,
+                    &filestore::testing::domain::webhooks::Budget::new(1000, 1000),
+                )
+                .await
+                .unwrap(),
+        );
+        if claimed.len() >= n {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    claimed
+}
+
+/// `n` files of 10 bytes under `big/` (100 subfolders), inserted directly.
+fn insert_files(srv: &TestServer, n: usize) {
+    let acc = &srv.account_id;
+    let last = n - 1;
+    let columns = "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
+    if srv.on_postgres() {
+        crate::common::pg::execute(
+            srv.database_url(),
+            &format!(
+                "INSERT INTO files ({columns}) SELECT 'f_' || lpad(to_hex(i), 44, '0'), '{acc}',
+                 'n' || i, 'big/' || (i % 100), 10, 'text/plain', false, '00', 'bk' || i,
+                 1000 + i, NULL, false, '{{}}' FROM generate_series(0, {last}) i"
+            ),
+        );
+    } else {
+        srv.sqlite()
+            .unwrap()
+            .execute_batch(&format!(
+                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {last})
+                 INSERT INTO files ({columns}) SELECT printf('f_%044x', i), '{acc}', 'n' || i,
+                 'big/' || (i % 100), 10, 'text/plain', 0, '00', 'bk' || i, 1000 + i, NULL, 0,
+                 '{{}}' FROM n"
+            ))
+            .unwrap();
+    }
+    assert_eq!(srv.count("SELECT COUNT(*) FROM files"), n as i64);
+}
+
+/// A folder delete writes its events a thousand files to a batch; claims
+/// expand the batches, and every file's event comes once, with its record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_deletes_events_come_from_batches_each_once() {
+    let srv = TestServer::start().await;
+    webhook(&srv.app.meta, &srv.account_id, &["file.deleted"]).await;
+    insert_files(&srv, 2500);
+    let (status, body) = delete_folder(&srv, &srv.secret_key, "?folder=big").await;
+    assert_eq!(
+        (status, body),
+        (200, json!({"success": true, "deleted": 2500}))
+    );
+    assert_eq!(srv.count(DELETED_EVENTS), 2500);
+    assert_eq!(srv.app.meta.pending_events().await.unwrap(), 2500);
+    let claimed = claim_all(&srv, 2500).await;
+    let mut ids: Vec<&str> = claimed.iter().map(|e| e.file.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!((claimed.len(), ids.len()), (2500, 2500));
+    let mut events: Vec<&str> = claimed.iter().map(|e| e.id.as_str()).collect();
+    events.sort_unstable();
+    events.dedup();
+    assert_eq!(events.len(), 2500, "each event its own webhook-id");
+    let e = claimed
+        .iter()
+        .find(|e| e.file.id == format!("f_{:044x}", 1234))
+        .unwrap();
+    assert_eq!(
+        (
+            e.kind.as_str(),
+            e.file.name.as_str(),
+            e.file.folder.as_deref(),
+            e.file.size
+        ),
+        ("file.deleted", "n1234", Some("big/34"), 10)
+    );
+    assert_eq!(srv.count("SELECT COUNT(*) FROM webhook_event_batches"), 0);
+}
+
 async fn delete_folder(srv: &TestServer, key: &str, query: &str) -> (u16, Value) {
     let r = srv
         .http
@@ -26,7 +124,7 @@ async fn folder_delete_takes_the_tree(b: Backend) {
     let mut gone = Vec::new();
     for (i, folder) in ["rel", "rel", "rel/v1", "rel/v1/deep"].iter().enumerate() {
         let bytes = if i % 2 == 0 {
-            vec![1; 70_000]
+            vec![1; 140_000]
         } else {
             vec![2; 7]
         };
@@ -89,29 +187,8 @@ async fn folder_delete_takes_the_tree(b: Backend) {
     }
     assert_eq!(srv.usage().await["storage_bytes"], 16);
     // One event per file, carrying the file as it was.
-    let events = srv.count("SELECT COUNT(*) FROM webhook_events WHERE type = 'file.deleted'");
-    assert_eq!(events, 4);
-    // The server's own dispatcher may hold some of them for a moment
-    // (PostgreSQL claims skip locked rows): claim until all four came. A
-    // claim moves an event past this far-future lease, so none comes twice.
-    let mut claimed = Vec::new();
-    for _ in 0..100 {
-        claimed.extend(
-            srv.app
-                .meta
-                .claim_events(
-                    i64::MAX / 2,
-                    i64::MAX / 2 + 1,
-                    &filestore::testing::domain::webhooks::Budget::new(100, 100),
-                )
-                .await
-                .unwrap(),
-        );
-        if claimed.len() >= 4 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    assert_eq!(srv.count(DELETED_EVENTS), 4);
+    let claimed = claim_all(&srv, 4).await;
     let mut ids: Vec<&str> = claimed.iter().map(|e| e.file.id.as_str()).collect();
     ids.sort_unstable();
     let mut want: Vec<&str> = gone.iter().map(|f| f["id"].as_str().unwrap()).collect();
@@ -145,29 +222,7 @@ async fn folder_delete_takes_the_tree(b: Backend) {
 async fn folder_delete_of_100k_files_answers_within_2s() {
     let srv = TestServer::start().await;
     webhook(&srv.app.meta, &srv.account_id, &["file.deleted"]).await;
-    let acc = &srv.account_id;
-    let columns = "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
-    if srv.on_postgres() {
-        crate::common::pg::execute(
-            srv.database_url(),
-            &format!(
-                "INSERT INTO files ({columns}) SELECT 'f_' || lpad(to_hex(i), 44, '0'), '{acc}',
-                 'n' || i, 'big/' || (i % 100), 10, 'text/plain', false, '00', 'bk' || i,
-                 1000 + i, NULL, false, '{{}}' FROM generate_series(0, 99999) i"
-            ),
-        );
-    } else {
-        srv.sqlite()
-            .unwrap()
-            .execute_batch(&format!(
-                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
-                 INSERT INTO files ({columns}) SELECT printf('f_%044x', i), '{acc}', 'n' || i,
-                 'big/' || (i % 100), 10, 'text/plain', 0, '00', 'bk' || i, 1000 + i, NULL, 0,
-                 '{{}}' FROM n"
-            ))
-            .unwrap();
-    }
-    assert_eq!(srv.count("SELECT COUNT(*) FROM files"), 100_000);
+    insert_files(&srv, 100_000);
     let started = std::time::Instant::now();
     let (status, body) = delete_folder(&srv, &srv.secret_key, "?folder=big").await;
     let took = started.elapsed();
@@ -183,9 +238,6 @@ async fn folder_delete_of_100k_files_answers_within_2s() {
             "SQLite"
         }
     );
-    assert_eq!(
-        srv.count("SELECT COUNT(*) FROM webhook_events WHERE type = 'file.deleted'"),
-        100_000
-    );
+    assert_eq!(srv.count(DELETED_EVENTS), 100_000);
     assert!(took < std::time::Duration::from_secs(2), "{took:?}");
 }

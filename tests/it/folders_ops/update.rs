@@ -28,7 +28,7 @@ async fn rename_and_move_keep_the_file(b: Backend) {
     let srv = TestServer::on(b).await;
     webhook(&srv.app.meta, &srv.account_id, &["file.updated"]).await;
     // A blob-store file and an inline one.
-    let big = vec![7u8; 70_000];
+    let big = vec![7u8; 140_000];
     for (bytes, name) in [(big, "a.bin"), (b"hello".to_vec(), "a.txt")] {
         let f = srv
             .upload_ok(name, bytes.clone(), &[("folder", "docs/x")])

@@ -142,7 +142,7 @@ fn hex_sha256(bytes: &[u8]) -> String {
 async fn folder_zip_holds_the_tree(b: Backend) {
     let srv = TestServer::on(b).await;
     let dir = tempfile::tempdir().unwrap();
-    let big = vec![9u8; 70_000];
+    let big = vec![9u8; 140_000];
     // Oldest first: the newest of a repeated path keeps its name.
     let files: [(&str, &str, Vec<u8>); 6] = [
         ("rel", "a.txt", b"first a".to_vec()),
@@ -264,7 +264,7 @@ async fn folder_zip_holds_the_tree(b: Backend) {
 async fn folder_zip_extracts_whole(b: Backend) {
     let srv = TestServer::on(b).await;
     let dir = tempfile::tempdir().unwrap();
-    let big = vec![7u8; 70_000];
+    let big = vec![7u8; 140_000];
     // Oldest first; the archive takes them newest first, and `want` is the
     // entry each gets.
     let files: [(&str, &str, Vec<u8>, &str); 10] = [

@@ -32,7 +32,7 @@ const ORIGIN: &str = "https://app.example";
 /// Bytes sent at once before the trickle: past the inline limit, so that
 /// each multipart upload has its spool file (and each PATCH its partial blob
 /// being written).
-const HEAD_BYTES: usize = 70 * 1024;
+const HEAD_BYTES: usize = 140 * 1024;
 
 fn host(srv: &TestServer) -> &str {
     srv.base_url.trim_start_matches("http://")

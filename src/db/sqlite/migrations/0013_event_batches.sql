@@ -1,0 +1,15 @@
+-- A folder delete's events, `EVENT_BATCH` files a row (docs/decisions.md,
+-- "Folder listing"): written in the delete's transaction, so the delete does
+-- not write an outbox row and its five index entries per file; the sender
+-- expands a batch into its `webhook_events` rows (one transaction) before it
+-- claims. `data` is a JSON array of file rows, each as `webhook_events.data`
+-- holds one; `events` their number.
+CREATE TABLE webhook_event_batches (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    type       TEXT NOT NULL,
+    data       TEXT NOT NULL,
+    events     INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX webhook_event_batches_subscription ON webhook_event_batches(webhook_id);
