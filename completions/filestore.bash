@@ -1575,7 +1575,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__cp)
-            opts="-q -h -V --folder --name --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --folder --name --private --public --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

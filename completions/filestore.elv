@@ -643,6 +643,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'
             cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
             cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --private 'Make the copy private (default: as the file is)'
+            cand --public 'Make the copy public (default: as the file is)'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'

@@ -291,6 +291,8 @@ complete -c filestore -n "__fish_filestore_using_subcommand cp" -l data-dir -d '
 complete -c filestore -n "__fish_filestore_using_subcommand cp" -l server -d 'Server URL for client commands [env: FILESTORE_URL]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand cp" -l api-key -d 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]' -r
 complete -c filestore -n "__fish_filestore_using_subcommand cp" -l profile -d 'Client profile in the config file [env: FILESTORE_PROFILE]' -r
+complete -c filestore -n "__fish_filestore_using_subcommand cp" -l private -d 'Make the copy private (default: as the file is)'
+complete -c filestore -n "__fish_filestore_using_subcommand cp" -l public -d 'Make the copy public (default: as the file is)'
 complete -c filestore -n "__fish_filestore_using_subcommand cp" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand cp" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand cp" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -1,5 +1,6 @@
-//! `filestore cp ID [--folder F] [--name N]`: copies a file to a new one
-//! (a new id and url, the same bytes; the server copies them).
+//! `filestore cp ID [--folder F] [--name N] [--private | --public]`: copies
+//! a file to a new one (a new id and url, the same bytes; the server copies
+//! them).
 
 use super::context::{Ctx, NetArgs};
 use crate::api::FileCopy;
@@ -21,6 +22,14 @@ pub(crate) struct CpArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
 
+    /// Make the copy private (default: as the file is)
+    #[arg(long, conflicts_with = "public")]
+    pub private: bool,
+
+    /// Make the copy public (default: as the file is)
+    #[arg(long)]
+    pub public: bool,
+
     #[command(flatten)]
     pub net: NetArgs,
 }
@@ -31,7 +40,7 @@ pub(crate) async fn run(args: CpArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let body = FileCopy {
         name: args.name,
         folder: args.folder.map(serde_json::Value::String),
-        private: None,
+        private: (args.private || args.public).then_some(args.private),
     };
     let fetched = client.copy_file(&args.id, &body).await?;
     if ctx.out.is_json() {

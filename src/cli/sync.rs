@@ -295,20 +295,31 @@ async fn list_remote(
 }
 
 /// `name` in `file_folder`, relative to `folder`; `None` when outside it.
+/// In NFC, as [`relative`]: a path matches whatever normalization its
+/// publisher's file system gave it (macOS writes names in NFD, Linux keeps
+/// what it is given, mostly NFC).
 fn remote_relative(folder: &str, file_folder: Option<&str>, name: &str) -> Option<String> {
-    let file_folder = file_folder.unwrap_or("").trim_matches('/');
+    let (folder, name) = (nfc(folder), nfc(name));
+    let file_folder = nfc(file_folder.unwrap_or("").trim_matches('/'));
     if file_folder == folder {
-        return Some(name.to_string());
+        return Some(name);
     }
-    let sub = file_folder.strip_prefix(folder)?.strip_prefix('/')?;
+    let sub = file_folder.strip_prefix(&folder)?.strip_prefix('/')?;
     Some(format!("{sub}/{name}"))
 }
 
-/// `path` relative to `root`, joined with `/`; `None` when not below it or not UTF-8.
+/// `path` relative to `root`, joined with `/`, in NFC; `None` when not below
+/// it or not UTF-8.
 fn relative(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
+    Some(nfc(&parts?.join("/")))
+}
+
+/// `s` in Unicode normalization form C.
+fn nfc(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    s.nfc().collect()
 }
 
 /// Compares the local files with the remote ones: what to upload, skip and
@@ -644,6 +655,29 @@ mod tests {
         );
         assert_eq!(remote_relative("site", Some("site2"), "a.txt"), None);
         assert_eq!(remote_relative("site", None, "a.txt"), None);
+    }
+
+    #[test]
+    fn paths_compare_in_nfc_whatever_the_publisher_wrote() {
+        let (composed, decomposed) = ("caf\u{e9}", "cafe\u{301}");
+        let want = Some(format!("{composed}/menu.txt"));
+        assert_eq!(
+            remote_relative("m", Some(&format!("m/{decomposed}")), "menu.txt"),
+            want
+        );
+        assert_eq!(
+            remote_relative("m", Some(&format!("m/{composed}")), "menu.txt"),
+            want
+        );
+        assert_eq!(
+            remote_relative(decomposed, Some(composed), decomposed),
+            Some(composed.to_string())
+        );
+        let root = Path::new("/r");
+        assert_eq!(
+            relative(root, &root.join(decomposed).join("menu.txt")),
+            want
+        );
     }
 
     #[test]

@@ -259,18 +259,30 @@ impl Unique {
     }
 }
 
+/// The longest name of one path segment most file systems take (bytes).
+const MAX_SEGMENT: usize = 255;
+
 /// `dir/stem (n).ext` for a file: the extension is what follows the last
 /// dot of the last segment, unless that dot starts it (`.bashrc (2)`);
-/// `dir/name (n)` for a directory.
+/// `dir/name (n)` for a directory. The stem is cut (on a character
+/// boundary) so that the segment stays within [`MAX_SEGMENT`] bytes.
 fn numbered(path: &str, n: u64, kind: Kind) -> String {
     let base_at = path.rfind('/').map_or(0, |i| i + 1);
-    match path[base_at..].rfind('.') {
-        Some(dot) if dot > 0 && kind == Kind::File => {
-            let dot = base_at + dot;
-            format!("{} ({n}){}", &path[..dot], &path[dot..])
+    let base = &path[base_at..];
+    let suffix = format!(" ({n})");
+    let (stem, ext) = match base.rfind('.') {
+        Some(dot)
+            if dot > 0 && kind == Kind::File && base.len() - dot + suffix.len() < MAX_SEGMENT =>
+        {
+            base.split_at(dot)
         }
-        _ => format!("{path} ({n})"),
+        _ => (base, ""),
+    };
+    let mut end = stem.len().min(MAX_SEGMENT - suffix.len() - ext.len());
+    while !stem.is_char_boundary(end) {
+        end -= 1;
     }
+    format!("{}{}{suffix}{ext}", &path[..base_at], &stem[..end])
 }
 
 #[cfg(test)]
@@ -324,6 +336,30 @@ mod tests {
         assert_eq!(u.claim("s/t.tar.gz"), "s/t.tar.gz");
         assert_eq!(u.claim("s/t.tar.gz"), "s/t.tar (2).gz");
         assert_eq!(u.len(), 10);
+    }
+
+    #[test]
+    fn a_numbered_name_stays_within_255_bytes() {
+        let mut u = Unique::default();
+        let long = format!("d/{}.txt", "a".repeat(251));
+        assert_eq!(u.claim(&long), long);
+        let second = u.claim(&long);
+        assert_eq!(second, format!("d/{} (2).txt", "a".repeat(247)));
+        assert_eq!(second.len() - 2, 255);
+        // Multi-byte characters are never split.
+        let accents = format!("{}.bin", "\u{e9}".repeat(125));
+        assert_eq!(u.claim(&accents), accents);
+        let again = u.claim(&accents);
+        assert!(again.len() <= 255 && again.ends_with(" (2).bin"), "{again}");
+        assert_eq!(again, format!("{} (2).bin", "\u{e9}".repeat(123)));
+        // A name that is all extension is cut whole.
+        let dotted = format!(".{}", "x".repeat(254));
+        u.claim(&dotted);
+        let cut = u.claim(&dotted);
+        assert!(cut.len() == 255 && cut.ends_with(" (2)"), "{cut}");
+        for _ in 0..20 {
+            assert!(u.claim(&long).len() - 2 <= 255);
+        }
     }
 
     #[test]

@@ -435,3 +435,35 @@ async fn a_name_with_a_backslash_is_refused() {
     );
     assert!(!paths(&remote(&cli).await).contains(&"name.txt"));
 }
+
+/// A tree published with names in NFD (as macOS writes them) is the same
+/// tree as one with those names in NFC (as Linux keeps them): nothing to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn names_match_whatever_their_unicode_normalization() {
+    let (srv, cli) = setup().await;
+    // (A folder holds ASCII only: the names are what differ.)
+    let (composed, decomposed) = ("men\u{fc}.txt", "menu\u{308}.txt");
+    let mac = cli.cwd().join("mac");
+    settled_file(&mac, &format!("cafe/{decomposed}"), b"soup");
+    sync(&cli, &mac, &[]).await.expect(0);
+    let linux = cli.cwd().join("linux");
+    settled_file(&linux, &format!("cafe/{composed}"), b"soup");
+    let again = sync(&cli, &linux, &["--delete"]).await;
+    again.expect(0);
+    assert_eq!(
+        again.stdout.trim(),
+        "uploaded 0, skipped 1, deleted 0",
+        "{again:?}"
+    );
+    assert_eq!(srv.usage().await["upload_count"], 1);
+    // A change is a replacement of that one file, not a second one.
+    settled_file(&linux, &format!("cafe/{composed}"), b"stew");
+    let changed = sync(&cli, &linux, &["--delete"]).await;
+    changed.expect(0);
+    assert_eq!(
+        changed.stdout.trim(),
+        "uploaded 1, skipped 0, deleted 0",
+        "{changed:?}"
+    );
+    assert_eq!(remote(&cli).await.len(), 1);
+}

@@ -83,6 +83,36 @@ async fn cp_copies_to_a_new_id() {
         .expect_error(1, "bad_request");
 }
 
+async fn cp_json(cli: &Cli, args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = ["cp", "--json"].iter().chain(args).copied().collect();
+    let r = cli.run(&args).await;
+    r.expect(0);
+    r.json()
+}
+
+/// `cp --private` and `--public` set the copy's access; by default the copy
+/// is as its file is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cp_sets_the_copys_access() {
+    let srv = TestServer::start().await;
+    let cli = Cli::new(&srv.base_url, &srv.secret_key);
+    let f = srv.upload_ok("a.txt", b"abc".to_vec(), &[]).await;
+    let id = f["id"].as_str().unwrap();
+    let copy = cp_json(&cli, &[id, "--private"]).await;
+    assert_eq!(
+        (&copy["private"], &copy["url"]),
+        (&true.into(), &serde_json::Value::Null)
+    );
+    let copy_id = copy["id"].as_str().unwrap();
+    let back = cp_json(&cli, &[copy_id, "--public"]).await;
+    assert_eq!(back["private"], false);
+    assert!(back["url"].is_string());
+    assert_eq!(cp_json(&cli, &[id]).await["private"], false);
+    assert_eq!(cp_json(&cli, &[copy_id]).await["private"], true);
+    let both = cli.run(&["cp", id, "--private", "--public"]).await;
+    assert_eq!(both.status, 2, "{}", both.stderr);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_folder_recursive() {
     let srv = TestServer::start().await;
