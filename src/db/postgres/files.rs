@@ -635,10 +635,13 @@ impl FileRepo for PgStore {
         })
     }
 
-    /// One statement: the rows deleted (locked in id order), and from what
+    /// One statement: the rows deleted (locked in id order, then found by
+    /// their key: a hash join would read the whole table), and from what
     /// they were, the events (the file rows as JSON, as `enqueue` writes
-    /// one, `EVENT_BATCH` to an outbox batch), the blob queue (due now, no owner: the collector's), inline
-    /// bytes, idempotency keys and the account's bytes.
+    /// one, `EVENT_BATCH` to an outbox batch), the blob queue (due now, no
+    /// owner: the collector's), inline bytes and the account's bytes. Their
+    /// idempotency keys are left to expire: a key whose file is gone
+    /// answers nothing.
     async fn delete_folder(
         &self,
         account_id: &str,
@@ -651,10 +654,10 @@ impl FileRepo for PgStore {
         let (under, after) = (format!("{folder}/"), format!("{folder}0"));
         let sql = format!(
             "WITH gone AS (
-                 DELETE FROM files WHERE id IN (
+                 DELETE FROM files WHERE id = ANY(ARRAY(
                      SELECT id FROM files WHERE account_id = $1
                      AND folder >= $2 AND folder < $4 AND (folder = $2 OR folder >= $3)
-                     AND (expires_at IS NULL OR expires_at > $5) ORDER BY id FOR UPDATE)
+                     AND (expires_at IS NULL OR expires_at > $5) ORDER BY id FOR UPDATE))
                  RETURNING *),
              events AS (
                  INSERT INTO webhook_event_batches (webhook_id, type, data, events, created_at)
@@ -672,13 +675,11 @@ impl FileRepo for PgStore {
                  GROUP BY w.id, g.batch),
              queued AS (
                  INSERT INTO blob_deletions (blob_key, due_at, owner)
-                 SELECT DISTINCT blob_key, $5::BIGINT, NULL::INTEGER FROM gone WHERE NOT inline
+                 SELECT blob_key, $5::BIGINT, NULL::INTEGER FROM gone WHERE NOT inline
                  ON CONFLICT (blob_key)
                  DO UPDATE SET due_at = LEAST(blob_deletions.due_at, EXCLUDED.due_at), owner = NULL),
              inline AS (
                  DELETE FROM inline_blobs WHERE blob_key IN (SELECT blob_key FROM gone WHERE inline)),
-             keys AS (
-                 DELETE FROM idempotency_keys WHERE file_id IN (SELECT id FROM gone)),
              bytes AS (
                  UPDATE accounts SET storage_bytes =
                      GREATEST(0, storage_bytes - (SELECT coalesce(sum(size), 0) FROM gone))
@@ -688,6 +689,10 @@ impl FileRepo for PgStore {
             batch = webhooks::EVENT_BATCH
         );
         in_tx!(self, |tx| {
+            // Sorts and hashes of a large folder in memory, and no JIT
+            // compile (tens of ms) for a statement run once.
+            tx.batch_execute("SET LOCAL work_mem = '64MB'; SET LOCAL jit = off")
+                .await?;
             let row = query_opt(&tx, &sql, &[&account_id, &folder, &under, &after, &now]).await?;
             let n: i64 = row.map_or(0, |r| r.get(0));
             Ok(u64::try_from(n).unwrap_or(0))

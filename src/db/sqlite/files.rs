@@ -357,11 +357,13 @@ fn delete_many(
 const IN_FOLDER: &str = "account_id = ?1 AND folder >= ?2 AND folder < ?4
      AND (folder = ?2 OR folder >= ?3) AND (expires_at IS NULL OR expires_at > ?5)";
 
-/// Removes every live file of `account_id` in `folder` and below, a few
-/// set-based statements in one write transaction: the events (the file
-/// rows as JSON, as `outbox::enqueue` writes one, `EVENT_BATCH` to an
-/// outbox batch), the blob queue, inline bytes, idempotency keys, the
-/// account's bytes, then the rows.
+/// Removes every live file of `account_id` in `folder` and below, in one
+/// write transaction: one pass over the rows queues their blobs (or drops
+/// their inline bytes), sums their bytes and writes their events (as
+/// `outbox::enqueue` writes one, [`webhooks::EVENT_BATCH`] to an outbox
+/// batch); then the account's bytes and one statement for the rows. Their
+/// idempotency keys are left to expire: a key whose file is gone answers
+/// nothing.
 fn delete_folder(
     conn: &mut Connection,
     account_id: &str,
@@ -376,46 +378,40 @@ fn delete_folder(
         format!("{folder}0"),
         now
     ];
-    tx.prepare_cached(&format!(
-        "INSERT INTO webhook_event_batches (webhook_id, type, data, events, created_at)
-         SELECT w.id, '{event}',
-             json_group_array(json_object('id', f.id, 'account_id', f.account_id, 'name', f.name,
-                 'folder', f.folder, 'size', f.size, 'content_type', f.content_type,
-                 'private', json(CASE WHEN f.private THEN 'true' ELSE 'false' END),
-                 'sha256', f.sha256, 'blob_key', f.blob_key, 'created_at', f.created_at,
-                 'expires_at', f.expires_at,
-                 'inline', json(CASE WHEN f.inline THEN 'true' ELSE 'false' END),
-                 'metadata', json(CASE WHEN f.metadata = '' THEN '{{}}' ELSE f.metadata END))),
-             count(*), ?5
-         FROM webhooks w
-         JOIN (SELECT *, (row_number() OVER () - 1) / {batch} AS batch
-               FROM files WHERE {IN_FOLDER}) f
-             ON w.account_id = f.account_id AND instr(',' || w.events || ',', ',{event},') > 0
-         GROUP BY w.id, f.batch",
-        event = webhooks::FILE_DELETED,
-        batch = webhooks::EVENT_BATCH,
-    ))?
-    .execute(args)?;
-    tx.prepare_cached(&format!(
-        "INSERT INTO blob_deletions (blob_key, due_at)
-         SELECT blob_key, ?5 FROM files WHERE {IN_FOLDER} AND NOT inline
-         ON CONFLICT (blob_key) DO UPDATE SET due_at = MIN(due_at, excluded.due_at)"
-    ))?
-    .execute(args)?;
-    tx.prepare_cached(&format!(
-        "DELETE FROM inline_blobs WHERE blob_key IN
-             (SELECT blob_key FROM files WHERE {IN_FOLDER} AND inline)"
-    ))?
-    .execute(args)?;
-    tx.prepare_cached(&format!(
-        "DELETE FROM idempotency_keys WHERE file_id IN (SELECT id FROM files WHERE {IN_FOLDER})"
-    ))?
-    .execute(args)?;
-    let bytes: i64 = tx
-        .prepare_cached(&format!(
-            "SELECT coalesce(sum(size), 0) FROM files WHERE {IN_FOLDER}"
-        ))?
-        .query_row(args, |r| r.get(0))?;
+    let subscriptions = outbox::subscriptions(&tx, account_id, webhooks::FILE_DELETED)?;
+    let mut batch = outbox::Batch::new(&subscriptions, webhooks::FILE_DELETED, now);
+    // Without a subscription, only what the blobs and the bytes need.
+    let columns = if subscriptions.is_empty() {
+        "size, blob_key, inline"
+    } else {
+        COLUMNS
+    };
+    let mut stmt = tx.prepare_cached(&format!("SELECT {columns} FROM files WHERE {IN_FOLDER}"))?;
+    let mut rows = stmt.query(args)?;
+    let mut bytes = 0i64;
+    while let Some(r) = rows.next()? {
+        let (size, blob_key, inline) = if subscriptions.is_empty() {
+            (
+                r.get::<_, u64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+            )
+        } else {
+            let row = from_row(r)?;
+            batch.push(&tx, &row)?;
+            (row.size, row.blob_key, row.inline)
+        };
+        bytes = bytes.saturating_add(signed(size)?);
+        if inline {
+            tx.prepare_cached("DELETE FROM inline_blobs WHERE blob_key = ?1")?
+                .execute([&blob_key])?;
+        } else {
+            blobs::schedule(&tx, &blob_key, now)?;
+        }
+    }
+    drop(rows);
+    drop(stmt);
+    batch.flush(&tx)?;
     accounts::add_storage(&tx, account_id, -bytes)?;
     let n = tx
         .prepare_cached(&format!("DELETE FROM files WHERE {IN_FOLDER}"))?

@@ -97,7 +97,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_upload_tokens.sql"),
     include_str!("migrations/0011_image_variants.sql"),
     include_str!("migrations/0012_plans.sql"),
-    include_str!("migrations/0013_event_batches.sql"),
+    include_str!("migrations/0013_folder_delete.sql"),
 ];
 
 #[derive(Clone)]

@@ -38,6 +38,80 @@ pub(super) fn enqueue(tx: &Connection, kind: &str, row: &FileRow, now: i64) -> R
     Ok(())
 }
 
+/// The ids of `account_id`'s subscriptions to `kind`.
+pub(super) fn subscriptions(
+    tx: &Connection,
+    account_id: &str,
+    kind: &str,
+) -> Result<Vec<String>, DbError> {
+    let ids = tx
+        .prepare_cached(
+            "SELECT id FROM webhooks WHERE account_id = ?1
+             AND instr(',' || events || ',', ',' || ?2 || ',') > 0 ORDER BY id",
+        )?
+        .query_map(params![account_id, kind], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(ids)
+}
+
+/// Events of one kind for many files, written [`webhooks::EVENT_BATCH`] to
+/// a row of `webhook_event_batches` for each subscription (inside the
+/// caller's transaction); memory holds one batch.
+pub(super) struct Batch<'a> {
+    subscriptions: &'a [String],
+    kind: &'a str,
+    now: i64,
+    data: String,
+    events: u32,
+}
+
+impl<'a> Batch<'a> {
+    pub(super) fn new(subscriptions: &'a [String], kind: &'a str, now: i64) -> Batch<'a> {
+        Batch {
+            subscriptions,
+            kind,
+            now,
+            data: String::new(),
+            events: 0,
+        }
+    }
+
+    /// Adds `row`'s event; writes the batch once full.
+    pub(super) fn push(&mut self, tx: &Connection, row: &FileRow) -> Result<(), DbError> {
+        self.data.push(if self.events == 0 { '[' } else { ',' });
+        self.data.push_str(&event_data(row)?);
+        self.events += 1;
+        if self.events == webhooks::EVENT_BATCH {
+            self.flush(tx)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is held (nothing when empty).
+    pub(super) fn flush(&mut self, tx: &Connection) -> Result<(), DbError> {
+        if self.events == 0 {
+            return Ok(());
+        }
+        self.data.push(']');
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO webhook_event_batches (webhook_id, type, data, events, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for webhook_id in self.subscriptions {
+            insert.execute(params![
+                webhook_id,
+                self.kind,
+                self.data,
+                self.events,
+                self.now
+            ])?;
+        }
+        self.data.clear();
+        self.events = 0;
+        Ok(())
+    }
+}
+
 /// Turns up to `max` of the oldest event batches (a folder delete's, see
 /// `webhook_event_batches`) into their events, one row each in the batch's
 /// order, due when the delete was made; the batches go.

@@ -83,6 +83,10 @@ impl VariantRepo for SqliteStore {
                     v.content_type,
                     v.created_at
                 ])?;
+                // The trigger that takes variants with their file runs
+                // for the files marked so.
+                c.prepare_cached("UPDATE files SET variants = 1 WHERE id = ?1 AND variants = 0")?
+                    .execute([&v.file_id])?;
                 blobs::done(c, &v.blob_key)?;
                 Ok(VariantOutcome::Stored)
             })
