@@ -6,7 +6,7 @@
 
 use super::cdn::{disposition, file_headers, not_modified, put, ranged};
 use crate::domain::transform::{Format, Transform};
-use crate::service::cdn::Found;
+use crate::service::cdn::{self, Found};
 use crate::service::images;
 use crate::service::{App, ServiceError};
 use axum::body::Body;
@@ -32,7 +32,7 @@ pub(super) async fn serve(
     if not_modified(headers, &plan.etag, row.created_at) {
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
-    let v = images::variant(app, &found, &plan).await?;
+    let (v, bytes) = images::variant_with_bytes(app, &found, &plan).await?;
     // The type written (format=auto may have settled on WebP for a large
     // variant) names the body and its file name.
     put(&mut h, header::CONTENT_TYPE, &v.content_type);
@@ -51,6 +51,17 @@ pub(super) async fn serve(
         };
     if method == Method::HEAD {
         return Ok((status, h).into_response());
+    }
+    if let Some(bytes) = bytes {
+        // Both ends are within the variant, whose length is `bytes`'.
+        let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        cdn::count_bandwidth(app, &row.account_id, len);
+        return Ok((
+            status,
+            h,
+            Body::from(bytes.slice(at(offset)..at(offset + len))),
+        )
+            .into_response());
     }
     let stream = images::content(app, &v, &row.account_id, offset, len).await?;
     Ok((status, h, Body::from_stream(stream)).into_response())

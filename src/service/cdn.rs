@@ -33,8 +33,9 @@ pub(crate) enum Content {
 /// The file `file_id` of `account_id`, if it is named `name` and the caller
 /// may read it: public, or private with a signature (`expires`, `signature`
 /// from the signed URL) that is valid and unexpired and covers `scope` (the
-/// canonical image parameters of a variant, if one is asked for). One
-/// metadata lookup.
+/// canonical image parameters of a variant, if one is asked for: then only
+/// the row is read, as a variant's request needs the file's bytes only to
+/// render). One metadata lookup.
 pub(crate) async fn open(
     app: &App,
     account_id: &str,
@@ -45,10 +46,15 @@ pub(crate) async fn open(
     scope: Option<&str>,
 ) -> Result<Found, ServiceError> {
     let now = app.clock.now_ms();
-    let (row, inline) = app
-        .meta
-        .file_with_data(account_id, file_id, now)
-        .await?
+    let found = if scope.is_some() {
+        app.meta
+            .file(account_id, file_id, now)
+            .await?
+            .map(|row| (row, None))
+    } else {
+        app.meta.file_with_data(account_id, file_id, now).await?
+    };
+    let (row, inline) = found
         .filter(|(r, _)| r.name == name)
         .ok_or_else(ServiceError::not_found)?;
     if row.private {
@@ -68,8 +74,18 @@ impl Found {
             .map_err(io)?
             .into_parts();
         let mut file = tokio::fs::File::from_std(file);
-        if let Some(data) = &self.inline {
-            file.write_all(data).await.map_err(io)?;
+        if self.row.inline {
+            // Opened for a variant: the row only, the bytes now.
+            let data = match &self.inline {
+                Some(data) => data.clone(),
+                None => app
+                    .meta
+                    .file_with_data(&self.row.account_id, &self.row.id, app.clock.now_ms())
+                    .await?
+                    .and_then(|(_, data)| data)
+                    .ok_or_else(ServiceError::not_found)?,
+            };
+            file.write_all(&data).await.map_err(io)?;
         } else {
             let mut stream = blob(app, &self.row.blob_key, 0, self.row.size).await?;
             while let Some(chunk) = stream.next().await {
@@ -192,7 +208,8 @@ impl<S> Drop for Counted<S> {
     }
 }
 
-fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
+/// Books `bytes` sent as `account_id`'s bandwidth.
+pub(crate) fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
     let period = period_of(app.clock.now()).key;
     app.bandwidth.add(account_id, &period, bytes);
 }

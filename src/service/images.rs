@@ -16,6 +16,8 @@ use crate::domain::ids;
 use crate::domain::transform::{Output, SourceFormat, Transform};
 use crate::images::{self, ImageError, Limits};
 use crate::storage::BlobStream;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,14 +34,27 @@ const QUEUE_WAIT: Duration = Duration::from_secs(5);
 const SOURCE_BYTES_PER_PIXEL: u64 = 8;
 const SOURCE_SLACK: u64 = 16 << 20;
 
-/// The render pool's state: permits, waiters, and the variants being
-/// rendered now (one lock each, shared by the requests that want it).
+/// Bytes of small variants kept in memory, all together.
+const CACHE_BYTES: u64 = 32 << 20;
+/// A variant larger than this is streamed from the store each time.
+const CACHE_ITEM_MAX: u64 = 256 << 10;
+
+/// A stored variant with its bytes.
+type Cached = Arc<(VariantRow, Bytes)>;
+
+/// The render pool's state: permits, waiters, the variants being rendered
+/// now (one lock each, shared by the requests that want it), and the small
+/// variants served lately, by file and key. A variant's bytes never change
+/// (a file's never do, and its id is never reused), and each request still
+/// looks the file up first, so a kept variant of a file deleted since is
+/// never served.
 #[derive(Debug)]
 pub(crate) struct Renders {
     permits: Arc<Semaphore>,
     concurrency: usize,
     waiting: AtomicUsize,
     rendering: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+    cached: moka::sync::Cache<String, Cached>,
 }
 
 impl Renders {
@@ -49,6 +64,10 @@ impl Renders {
             concurrency,
             waiting: AtomicUsize::new(0),
             rendering: Mutex::default(),
+            cached: moka::sync::Cache::builder()
+                .max_capacity(CACHE_BYTES)
+                .weigher(|_, v: &Cached| u32::try_from(v.1.len() + 256).unwrap_or(u32::MAX))
+                .build(),
         }
     }
 
@@ -276,6 +295,45 @@ fn refusal(e: &ImageError) -> ServiceError {
 
 /// The `len` bytes from `offset` of a stored variant, counted as the
 /// account's bandwidth as they are sent.
+/// The variant `plan` names, and its bytes when it is small enough to be
+/// kept in memory (from there when it is: no metadata or store read).
+pub(crate) async fn variant_with_bytes(
+    app: &Arc<App>,
+    found: &Found,
+    plan: &Plan,
+) -> Result<(VariantRow, Option<Bytes>), ServiceError> {
+    let key = format!("{}/{}", found.row.id, plan.key);
+    if let Some(hit) = app.renders.cached.get(&key) {
+        return Ok((hit.0.clone(), Some(hit.1.clone())));
+    }
+    let v = variant(app, found, plan).await?;
+    if v.size > CACHE_ITEM_MAX {
+        return Ok((v, None));
+    }
+    let mut stream = cdn::blob(app, &v.blob_key, 0, v.size).await?;
+    let mut buf = BytesMut::with_capacity(usize::try_from(v.size).unwrap_or(0));
+    while let Some(chunk) = stream.next().await {
+        buf.extend_from_slice(
+            &chunk.map_err(|e| {
+                ServiceError::Internal(format!("reading variant {}: {e}", v.blob_key))
+            })?,
+        );
+    }
+    if buf.len() as u64 != v.size {
+        return Err(ServiceError::Internal(format!(
+            "variant {} is {} bytes in the store, not {}",
+            v.blob_key,
+            buf.len(),
+            v.size
+        )));
+    }
+    let bytes = buf.freeze();
+    app.renders
+        .cached
+        .insert(key, Arc::new((v.clone(), bytes.clone())));
+    Ok((v, Some(bytes)))
+}
+
 pub(crate) async fn content(
     app: &Arc<App>,
     v: &VariantRow,

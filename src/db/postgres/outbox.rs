@@ -111,21 +111,26 @@ async fn candidates<C: GenericClient>(
         .collect())
 }
 
-/// Turns up to `max` of the oldest event batches (a folder delete's) into
-/// their events, one row each in the batch's order, due when the delete was
-/// made; the batches go. Batches another node is expanding are skipped.
+/// Turns the oldest event batch (a folder delete's) of up to `max`
+/// subscriptions, the longest waiting first, into their events, one row
+/// each in the batch's order, due when the delete was made; the batches go.
+/// Batches another node is expanding are skipped; an element without an id
+/// (never written so) is dropped.
 async fn expand_batches<C: GenericClient>(c: &C, max: u32) -> Result<(), DbError> {
     execute(
         c,
         "WITH b AS (
              DELETE FROM webhook_event_batches WHERE seq IN (
-                 SELECT seq FROM webhook_event_batches ORDER BY seq LIMIT $1
+                 SELECT seq FROM webhook_event_batches WHERE seq IN (
+                     SELECT min(seq) FROM webhook_event_batches GROUP BY webhook_id
+                     ORDER BY 1 LIMIT $1)
                  FOR UPDATE SKIP LOCKED)
              RETURNING *)
          INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
          SELECT 'msg_' || replace(gen_random_uuid()::TEXT, '-', ''), b.webhook_id,
              j.value ->> 'id', b.type, j.value::TEXT, b.created_at, b.created_at
          FROM b CROSS JOIN LATERAL json_array_elements(b.data::json) WITH ORDINALITY AS j(value, n)
+         WHERE j.value ->> 'id' IS NOT NULL
          ORDER BY b.seq, j.n",
         &[&i64::from(max)],
     )
@@ -244,14 +249,23 @@ impl OutboxRepo for PgStore {
     }
 
     /// Removes a subscription (its undelivered events go with it: ON DELETE
-    /// CASCADE); it as it was.
+    /// CASCADE); it as it was. Its batches go first, before its row is
+    /// locked: a claim expanding one holds the batch, then takes the
+    /// subscription's row for the events' foreign key, so the other order
+    /// would deadlock with it.
     async fn delete_webhook(&self, id: &str) -> Result<Option<WebhookRow>, DbError> {
         if has_nul(&[id]) {
             return Ok(None);
         }
-        on_conn!(self, |c| {
+        in_tx!(self, |tx| {
+            execute(
+                &tx,
+                "DELETE FROM webhook_event_batches WHERE webhook_id = $1",
+                &[&id],
+            )
+            .await?;
             Ok(query_opt(
-                c,
+                &tx,
                 &format!("DELETE FROM webhooks WHERE id = $1 RETURNING {COLUMNS}"),
                 &[&id],
             )

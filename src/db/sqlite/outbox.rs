@@ -112,12 +112,17 @@ impl<'a> Batch<'a> {
     }
 }
 
-/// Turns up to `max` of the oldest event batches (a folder delete's, see
-/// `webhook_event_batches`) into their events, one row each in the batch's
-/// order, due when the delete was made; the batches go.
+/// Turns the oldest event batch (a folder delete's, see
+/// `webhook_event_batches`) of up to `max` subscriptions, the longest
+/// waiting first, into their events, one row each in the batch's order, due
+/// when the delete was made; the batches go. A batch that is not JSON, or
+/// an element without an id (never written so), is dropped, logged.
 fn expand_batches(conn: &Connection, max: u32) -> Result<(), DbError> {
     let batches = conn
-        .prepare_cached("SELECT seq FROM webhook_event_batches ORDER BY seq LIMIT ?1")?
+        .prepare_cached(
+            "SELECT min(seq) FROM webhook_event_batches GROUP BY webhook_id
+             ORDER BY 1 LIMIT ?1",
+        )?
         .query_map([max], |r| r.get::<_, i64>(0))?
         .collect::<Result<Vec<_>, _>>()?;
     for seq in batches {
@@ -125,10 +130,17 @@ fn expand_batches(conn: &Connection, max: u32) -> Result<(), DbError> {
             "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
              SELECT 'msg_' || lower(hex(randomblob(16))), b.webhook_id,
                  json_extract(j.value, '$.id'), b.type, j.value, b.created_at, b.created_at
-             FROM webhook_event_batches b, json_each(b.data) j WHERE b.seq = ?1
+             FROM webhook_event_batches b, json_each(b.data) j
+             WHERE b.seq = ?1 AND json_valid(b.data) AND json_extract(j.value, '$.id') IS NOT NULL
              ORDER BY j.key",
         )?
         .execute([seq])?;
+        let valid: bool = conn
+            .prepare_cached("SELECT json_valid(data) FROM webhook_event_batches WHERE seq = ?1")?
+            .query_row([seq], |r| r.get(0))?;
+        if !valid {
+            tracing::error!(seq, "an outbox batch is not JSON; its events are dropped");
+        }
         conn.prepare_cached("DELETE FROM webhook_event_batches WHERE seq = ?1")?
             .execute([seq])?;
     }

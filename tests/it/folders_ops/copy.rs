@@ -19,8 +19,8 @@ both_stores!(
 
 const PLANS: &str = r#"
 [plans.free]
-max_file_size = 100000
-storage = 150000
+max_file_size = 200000
+storage = 300000
 uploads = 4
 rate_limit = 1000
 rate_window = "1m"

@@ -14,29 +14,33 @@ const DELETED_EVENTS: &str =
     "SELECT (SELECT COUNT(*) FROM webhook_events WHERE type = 'file.deleted')
      + (SELECT coalesce(sum(events), 0) FROM webhook_event_batches WHERE type = 'file.deleted')";
 
-/// Claims events until `n` have come (the server's own dispatcher may hold
-/// some for a moment, and PostgreSQL claims skip locked rows). A claim moves
-/// an event past this far-future lease, so none comes twice.
+/// Claims events until `n` different ones have come (the server's own
+/// dispatcher may hold some for a moment, and PostgreSQL claims skip locked
+/// rows). A claim moves an event past this far-future lease, but the
+/// dispatcher's failed attempt may make one it held due again: an event is
+/// kept once, by its place in the outbox.
 async fn claim_all(srv: &TestServer, n: usize) -> Vec<filestore::testing::db::OutboxEvent> {
-    let mut claimed = Vec::new();
+    let mut claimed = std::collections::BTreeMap::new();
     for _ in 0..200 {
-        claimed.extend(
-            srv.app
-                .meta
-                .claim_events(
-                    i64::MAX / 2,
-                    i64::MAX / 2 + 1,
-                    &filestore::testing::domain::webhooks::Budget::new(1000, 1000),
-                )
-                .await
-                .unwrap(),
-        );
+        for e in srv
+            .app
+            .meta
+            .claim_events(
+                i64::MAX / 2,
+                i64::MAX / 2 + 1,
+                &filestore::testing::domain::webhooks::Budget::new(1000, 1000),
+            )
+            .await
+            .unwrap()
+        {
+            claimed.entry(e.seq).or_insert(e);
+        }
         if claimed.len() >= n {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    claimed
+    claimed.into_values().collect()
 }
 
 /// `n` files of 10 bytes under `big/` (100 subfolders), inserted directly.
@@ -72,16 +76,27 @@ fn insert_files(srv: &TestServer, n: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_folder_deletes_events_come_from_batches_each_once() {
     let srv = TestServer::start().await;
-    webhook(&srv.app.meta, &srv.account_id, &["file.deleted"]).await;
+    let kept = webhook(&srv.app.meta, &srv.account_id, &["file.deleted"]).await;
+    let dropped = webhook(&srv.app.meta, &srv.account_id, &["file.deleted"]).await;
     insert_files(&srv, 2500);
     let (status, body) = delete_folder(&srv, &srv.secret_key, "?folder=big").await;
     assert_eq!(
         (status, body),
         (200, json!({"success": true, "deleted": 2500}))
     );
+    // Three batches for each subscription (or, for a moment, their events).
+    assert_eq!(srv.count(DELETED_EVENTS), 5000);
+    assert_eq!(srv.app.meta.pending_events().await.unwrap(), 5000);
+    // A subscription deleted meanwhile takes its waiting batches with it.
+    srv.app
+        .meta
+        .delete_webhook(&dropped)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(srv.count(DELETED_EVENTS), 2500);
-    assert_eq!(srv.app.meta.pending_events().await.unwrap(), 2500);
     let claimed = claim_all(&srv, 2500).await;
+    assert!(claimed.iter().all(|e| e.webhook_id == kept));
     let mut ids: Vec<&str> = claimed.iter().map(|e| e.file.id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();

@@ -78,7 +78,7 @@ async fn rename_and_move_keep_the_file(b: Backend) {
         srv.count("SELECT COUNT(*) FROM webhook_events WHERE type = 'file.updated'"),
         10
     );
-    assert_eq!(srv.usage().await["storage_bytes"], 70_005);
+    assert_eq!(srv.usage().await["storage_bytes"], 140_005);
     assert_eq!(srv.blob_count().await, 2);
 }
 

@@ -5,9 +5,12 @@
 use super::*;
 use crate::common::process::{admin, filestore, Serve};
 
+/// The migrations since the previous release's schema (8).
+const SINCE_RELEASE: i64 = 3;
+
 /// This binary's migrations, and SQL that takes a database back to the
-/// schema before the last two (what the previous release left).
-fn back_two_migrations(url: &str) -> i64 {
+/// previous release's schema (before the last [`SINCE_RELEASE`]).
+fn back_to_the_release(url: &str) -> i64 {
     let migrations = std::fs::read_dir(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/src/db/postgres/migrations"
@@ -15,6 +18,7 @@ fn back_two_migrations(url: &str) -> i64 {
     .unwrap()
     .count() as i64;
     for sql in [
+        "DROP TABLE webhook_event_batches",
         "DROP TABLE plans",
         "DROP TRIGGER image_variants_go_with_their_file ON files",
         "DROP FUNCTION image_variants_go_with_their_file()",
@@ -26,7 +30,7 @@ fn back_two_migrations(url: &str) -> i64 {
         url,
         &format!(
             "DELETE FROM schema_version WHERE version > {}",
-            migrations - 2
+            migrations - SINCE_RELEASE
         ),
     );
     migrations
@@ -42,7 +46,7 @@ async fn an_older_schema_moves_only_when_asked() {
     // An empty database is set up by serve itself.
     let mut first = Serve::new(dir.path()).database_url(Some(&url)).start();
     assert!(first.terminate().success());
-    let migrations = back_two_migrations(&url);
+    let migrations = back_to_the_release(&url);
     // serve without --migrate refuses, naming the command; nothing moves.
     let out = filestore()
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -53,14 +57,14 @@ async fn an_older_schema_moves_only_when_asked() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(&format!("version {}", migrations - 2))
+        err.contains(&format!("version {}", migrations - SINCE_RELEASE))
             && err.contains("filestore admin migrate")
             && err.contains("--migrate"),
         "{err}"
     );
     assert_eq!(
         pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version"),
-        migrations - 2
+        migrations - SINCE_RELEASE
     );
     // Other admin commands do not move it either.
     let out = admin(dir.path(), Some(&url), &["account", "list"]);
@@ -79,7 +83,7 @@ async fn an_older_schema_moves_only_when_asked() {
     let mut again = Serve::new(dir.path()).database_url(Some(&url)).start();
     assert!(again.terminate().success());
     // serve --migrate moves it too.
-    back_two_migrations(&url);
+    back_to_the_release(&url);
     let mut migrating = Serve::new(dir.path())
         .database_url(Some(&url))
         .args(&["--migrate"])
