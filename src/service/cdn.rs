@@ -14,13 +14,65 @@ use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 /// A file the caller may have, with its bytes if the row holds them.
 #[derive(Debug)]
 pub(crate) struct Found {
     pub(crate) row: FileRow,
-    inline: Option<Vec<u8>>,
+    inline: Option<Bytes>,
+}
+
+/// How long a file served by this node is answered from memory: a change
+/// made on another node (a delete, a rename) is seen within this; one made
+/// on this node at once ([`Recent::forget`]).
+const RECENT_TTL: Duration = Duration::from_secs(1);
+/// Bytes of rows and inline bytes kept, all together.
+const RECENT_BYTES: u64 = 64 << 20;
+
+/// A file served lately: its row and, when the row holds them, its bytes.
+type Seen = Arc<(FileRow, Option<Bytes>)>;
+
+/// The files this node served in the last [`RECENT_TTL`], by account and id,
+/// so that a hot file costs no metadata lookup (a round trip, on a database
+/// server). Only a file found is kept; what the row says is checked on
+/// every request as on a lookup (its name, its expiry, a private file's
+/// signature), and a name that does not match asks the database.
+#[derive(Debug)]
+pub(crate) struct Recent {
+    seen: moka::sync::Cache<String, Seen>,
+}
+
+impl Default for Recent {
+    fn default() -> Recent {
+        Recent {
+            seen: moka::sync::Cache::builder()
+                .max_capacity(RECENT_BYTES)
+                .time_to_live(RECENT_TTL)
+                .weigher(|_, v: &Seen| {
+                    let bytes = v.1.as_ref().map_or(0, Bytes::len);
+                    u32::try_from(bytes + 512).unwrap_or(u32::MAX)
+                })
+                .build(),
+        }
+    }
+}
+
+impl Recent {
+    fn key(account_id: &str, file_id: &str) -> String {
+        format!("{account_id}/{file_id}")
+    }
+
+    /// A file changed or went on this node: not answered from memory again.
+    pub(crate) fn forget(&self, account_id: &str, file_id: &str) {
+        self.seen.invalidate(&Self::key(account_id, file_id));
+    }
+
+    /// Files went that are not named one by one (a folder delete).
+    pub(crate) fn forget_all(&self) {
+        self.seen.invalidate_all();
+    }
 }
 
 /// The bytes to send: a slice of the row's inline bytes, or the blob store's
@@ -46,13 +98,28 @@ pub(crate) async fn open(
     scope: Option<&str>,
 ) -> Result<Found, ServiceError> {
     let now = app.clock.now_ms();
-    let found = if scope.is_some() {
+    let key = Recent::key(account_id, file_id);
+    let seen = app
+        .recent
+        .seen
+        .get(&key)
+        .filter(|s| s.0.name == name && s.0.expires_at.is_none_or(|at| at > now));
+    let found = if let Some(seen) = seen {
+        Some((seen.0.clone(), seen.1.clone()))
+    } else if scope.is_some() {
         app.meta
             .file(account_id, file_id, now)
             .await?
             .map(|row| (row, None))
     } else {
-        app.meta.file_with_data(account_id, file_id, now).await?
+        let found = app.meta.file_with_data(account_id, file_id, now).await?;
+        found.map(|(row, data)| {
+            let data = data.map(Bytes::from);
+            app.recent
+                .seen
+                .insert(key, Arc::new((row.clone(), data.clone())));
+            (row, data)
+        })
     };
     let (row, inline) = found
         .filter(|(r, _)| r.name == name)
@@ -83,6 +150,7 @@ impl Found {
                     .file_with_data(&self.row.account_id, &self.row.id, app.clock.now_ms())
                     .await?
                     .and_then(|(_, data)| data)
+                    .map(Bytes::from)
                     .ok_or_else(ServiceError::not_found)?,
             };
             file.write_all(&data).await.map_err(io)?;
@@ -116,7 +184,7 @@ impl Found {
             }
             // Both ends are within `data`, whose length is the row's size.
             let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-            let body = Bytes::from(data).slice(at(offset)..at(offset + len));
+            let body = data.slice(at(offset)..at(offset + len));
             count_bandwidth(app, &row.account_id, len);
             return Ok(Content::Inline(body));
         }

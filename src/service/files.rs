@@ -117,6 +117,7 @@ pub(crate) async fn update(
         .update_file(account_id, id, change, app.clock.now_ms())
         .await?
         .ok_or_else(ServiceError::not_found)?;
+    app.recent.forget(account_id, id);
     app.outbox.wake();
     Ok(record(app, &row))
 }
@@ -211,6 +212,7 @@ pub(crate) async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), 
         .freeing(|| app.meta.delete_file(account_id, id, now))
         .await?
         .ok_or_else(ServiceError::not_found)?;
+    app.recent.forget(account_id, id);
     app.outbox.wake();
     delete_blob_now(app, &row.blob_key).await;
     Ok(())
@@ -243,6 +245,9 @@ pub(crate) async fn delete_many(
         .disk
         .freeing(|| app.meta.delete_files(account_id, ids.clone(), now))
         .await?;
+    for row in &gone {
+        app.recent.forget(account_id, &row.id);
+    }
     app.outbox.wake();
     let keys: Vec<String> = gone
         .iter()
@@ -274,6 +279,7 @@ pub(crate) async fn delete_folder(
         .disk
         .freeing(|| app.meta.delete_folder(account_id, &folder, now))
         .await?;
+    app.recent.forget_all();
     app.outbox.wake();
     Ok(FolderDeleteResult {
         success: true,

@@ -62,6 +62,8 @@ pub struct App {
     pub(crate) outbox: Arc<outbox::Outbox>,
     /// The image render pool.
     pub(crate) renders: images::Renders,
+    /// Files the CDN served lately, answered from memory for a second.
+    pub(crate) recent: cdn::Recent,
     /// The plans in force: the database's, read at start and again at every
     /// collector pass (so a plan applied on one node holds on all of them
     /// within `server.reap_interval`).
@@ -156,6 +158,7 @@ impl App {
             tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
             renders: images::Renders::new(config_concurrency),
+            recent: cdn::Recent::default(),
             plans: std::sync::RwLock::new(Arc::new(plans)),
             spool_dir,
         }))

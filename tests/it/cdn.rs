@@ -11,7 +11,74 @@ both_stores!(
     signed_url_errors,
     bandwidth_counts_bytes_sent_only,
     bandwidth_is_flushed_in_batches_and_at_shutdown,
+    a_change_on_this_node_reaches_the_cdn_at_once,
 );
+
+/// The CDN answers a file it served in the last second from memory; a
+/// delete, bulk delete, folder delete or rename made on this node is seen
+/// by the next request all the same, and an expiry at its time.
+async fn a_change_on_this_node_reaches_the_cdn_at_once(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let status = |url: String| {
+        let http = srv.http.clone();
+        async move { http.get(url).send().await.unwrap().status().as_u16() }
+    };
+    let url = |f: &serde_json::Value| f["url"].as_str().unwrap().to_string();
+    let id = |f: &serde_json::Value| f["id"].as_str().unwrap().to_string();
+    let one = srv.upload_ok("one.txt", b"one".to_vec(), &[]).await;
+    let two = srv.upload_ok("two.bin", vec![2; 140_000], &[]).await;
+    let three = srv
+        .upload_ok("three.txt", b"three".to_vec(), &[("folder", "gone")])
+        .await;
+    let four = srv.upload_ok("four.txt", b"four".to_vec(), &[]).await;
+    let five = srv
+        .upload_ok("five.txt", b"five".to_vec(), &[("expires", "1h")])
+        .await;
+    for f in [&one, &two, &three, &four, &five] {
+        assert_eq!(status(url(f)).await, 200);
+        assert_eq!(status(url(f)).await, 200);
+    }
+    assert_eq!(
+        srv.delete_as(&srv.secret_key, &id(&one)).await.status(),
+        200
+    );
+    assert_eq!(status(url(&one)).await, 404);
+    let r = srv
+        .http
+        .post(srv.url("/v1/files/delete"))
+        .bearer_auth(&srv.secret_key)
+        .json(&serde_json::json!({"ids": [id(&two)]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(status(url(&two)).await, 404);
+    let r = srv
+        .http
+        .delete(srv.url("/v1/folders?folder=gone"))
+        .bearer_auth(&srv.secret_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(status(url(&three)).await, 404);
+    let r = srv
+        .http
+        .patch(srv.url(&format!("/v1/files/{}", id(&four))))
+        .bearer_auth(&srv.secret_key)
+        .json(&serde_json::json!({"name": "renamed.txt"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let renamed: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(status(url(&four)).await, 404);
+    let r = srv.http.get(url(&renamed)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(&r.bytes().await.unwrap()[..], b"four");
+    srv.clock.advance(Duration::from_secs(3601));
+    assert_eq!(status(url(&five)).await, 404);
+}
 
 fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 7 % 251) as u8).collect()

@@ -70,3 +70,55 @@ async fn admin_works_on_the_database_url_without_a_data_dir() {
     let found = srv.app.meta.find_account("acme").await.unwrap().unwrap();
     assert_eq!(acc["id"].as_str(), Some(found.id.as_str()));
 }
+
+/// A node answers a file its CDN served in the last second from memory: a
+/// delete made on another node reaches it within that second, and a rename
+/// at once (a name it does not know asks the database).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_on_another_node_reaches_the_cdn_within_a_second() {
+    if pg::admin_url().is_none() {
+        return skipped();
+    }
+    let a = TestServer::start().await;
+    let b = second_node(&a, TestOptions::default()).await;
+    let on_b = |f: &serde_json::Value| f["url"].as_str().unwrap().replace(&a.base_url, &b.base_url);
+    let status = |url: String| {
+        let http = b.http.clone();
+        async move { http.get(url).send().await.unwrap().status().as_u16() }
+    };
+    let gone = a.upload_ok("gone.txt", b"gone".to_vec(), &[]).await;
+    let moved = a.upload_ok("moved.txt", b"moved".to_vec(), &[]).await;
+    for f in [&gone, &moved] {
+        assert_eq!(status(on_b(f)).await, 200);
+    }
+    let r = a
+        .delete_as(&a.secret_key, gone["id"].as_str().unwrap())
+        .await;
+    assert_eq!(r.status(), 200);
+    let deleted = std::time::Instant::now();
+    let r = a
+        .http
+        .patch(a.url(&format!("/v1/files/{}", moved["id"].as_str().unwrap())))
+        .bearer_auth(&a.secret_key)
+        .json(&serde_json::json!({"name": "new.txt"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let renamed: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(status(on_b(&renamed)).await, 200, "the new name at once");
+    loop {
+        if status(on_b(&gone)).await == 404 {
+            break;
+        }
+        assert!(
+            deleted.elapsed() < std::time::Duration::from_millis(1500),
+            "a delete on A still served by B after {:?}",
+            deleted.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Within the second the old name too is gone.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(status(on_b(&moved)).await, 404);
+}
