@@ -19,7 +19,14 @@
 # BENCH_ACCOUNTS (16; 1 = the one-account rows only),
 # BENCH_THREADS (2 wrk threads, in all), BENCH_PG_FSYNC (on; off for a
 # throwaway-speed database), PGBIN (/usr/lib/postgresql/15/bin), BENCH_NO_BUILD=1
-# (use target/release/filestore as it is). Needs wrk, curl, python3.
+# (use target/release/filestore as it is), BENCH_NODE_CPU (e.g. 0.5: each
+# node in a cgroup v1 CPU group of its own with that many CPUs, through
+# cpu.cfs_quota_us under /sys/fs/cgroup/cpu, so that the nodes and not
+# PostgreSQL or wrk are the bottleneck; empty = no cap).
+# On PostgreSQL it also prints, per upload, the top-level statements
+# (pg_stat_statements: every statement the nodes ran during the uploads,
+# background work included, over the uploads counted) and the WAL flushes
+# (pg_stat_wal.wal_sync). Needs wrk, curl, python3.
 # Everything it starts is stopped on exit; its work dir is removed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +35,11 @@ CONNS=${BENCH_CONNS:-16}
 THREADS=${BENCH_THREADS:-2}
 PG_FSYNC=${BENCH_PG_FSYNC:-on}
 ACCOUNTS=${BENCH_ACCOUNTS:-16}
+NODE_CPU=${BENCH_NODE_CPU:-}
+CGROOT=/sys/fs/cgroup/cpu
+if [ -n "$NODE_CPU" ]; then
+  [ -w "$CGROOT" ] || { echo "nodes.sh: BENCH_NODE_CPU needs a writable $CGROOT (cgroup v1, root)" >&2; exit 1; }
+fi
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 for t in wrk curl python3 timeout; do
   command -v "$t" >/dev/null || { echo "nodes.sh: needs $t" >&2; exit 1; }
@@ -46,6 +58,7 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   [ "$PG_UP" = 1 ] && as_pg "$PGBIN/pg_ctl -D $WORK/pg/data -m immediate stop" >/dev/null 2>&1
+  for g in "$CGROOT"/filestore-nodes-$$-*; do [ -d "$g" ] && rmdir "$g" 2>/dev/null; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -62,13 +75,28 @@ mkdir -p "$WORK/pg"
 [ "$(id -u)" = 0 ] && chown postgres "$WORK/pg"
 chmod 755 "$WORK"
 as_pg "$PGBIN/initdb -D $WORK/pg/data -A trust -U postgres" >/dev/null
-as_pg "$PGBIN/pg_ctl -D $WORK/pg/data -l $WORK/pg/log -w -o '-p $PG_PORT -k /tmp -c fsync=$PG_FSYNC -c max_connections=200' start" >/dev/null
+as_pg "$PGBIN/pg_ctl -D $WORK/pg/data -l $WORK/pg/log -w -o '-p $PG_PORT -k /tmp -c fsync=$PG_FSYNC -c max_connections=200 -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top' start" >/dev/null
 PG_UP=1
 PG_ADMIN="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 log "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $NF}') on port $PG_PORT (fsync=$PG_FSYNC)"
 new_database() { # NAME -> URL
   "$PGBIN/psql" -q -d "$PG_ADMIN" -c "CREATE DATABASE $1" >/dev/null
+  "$PGBIN/psql" -q -d "postgres://postgres@127.0.0.1:$PG_PORT/$1" -c "CREATE EXTENSION pg_stat_statements" >/dev/null
   printf 'postgres://postgres@127.0.0.1:%s/%s' "$PG_PORT" "$1"
+}
+pg_value() { # URL SQL -> one value
+  "$PGBIN/psql" -qtA -d "$1" -c "$2"
+}
+# cap PID N: node N's own CPU group of NODE_CPU CPUs (its threads with it).
+cap() {
+  [ -n "$NODE_CPU" ] || return 0
+  local g="$CGROOT/filestore-nodes-$$-$2"
+  mkdir -p "$g"
+  echo 100000 >"$g/cpu.cfs_period_us"
+  local quota
+  quota=$(python3 -c "print(int($NODE_CPU * 100000))")
+  echo "$quota" >"$g/cpu.cfs_quota_us"
+  echo "$1" >"$g/cgroup.procs"
 }
 
 # ---------------------------------------------------------------- load
@@ -171,6 +199,7 @@ start_nodes() {
       "$bin" serve --config "$d/config.toml" --data-dir "$d/node$i" --listen "127.0.0.1:$port" \
       >"$d/node$i.log" 2>&1 </dev/null &
     PIDS+=($!)
+    cap "$!" "$i"
     for _ in $(seq 300); do
       curl -fs -o /dev/null "http://127.0.0.1:$port/v1/health" && break
       kill -0 "${PIDS[-1]}" 2>/dev/null || { echo "node $i of $name exited:" >&2; tail -5 "$d/node$i.log" >&2; exit 1; }
@@ -214,14 +243,30 @@ measure() {
     curl -fsS "${urls[-1]}" | cmp -s - "$WORK/small.bin" || { echo "$name: GET on $b gave other bytes" >&2; exit 1; }
   done
   log "$name: 4 KiB uploads, ${DURATION}s, $CONNS connections over ${#BASES[@]} node(s)"
+  local before=0 after=0 stmts=- flushes=- wal0=0 wal1=0
+  if [ -n "$url" ]; then
+    before=$(pg_value "$url" "SELECT count(*) FROM files")
+    pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
+    wal0=$(pg_value "$url" "SELECT wal_sync FROM pg_stat_wal")
+  fi
   up=$(wrk_all "$name-up" upload.lua "${BASES[@]/%//v1/upload}")
+  if [ -n "$url" ]; then
+    after=$(pg_value "$url" "SELECT count(*) FROM files")
+    wal1=$(pg_value "$url" "SELECT wal_sync FROM pg_stat_wal")
+    local calls
+    calls=$(pg_value "$url" "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND query NOT LIKE '%pg_stat_statements%'")
+    stmts=$(python3 -c "n=$after-$before; print(f'{$calls/n:.1f}' if n else '-')")
+    flushes=$(python3 -c "n=$after-$before; print(f'{($wal1-$wal0)/n:.2f}' if n else '-')")
+  fi
   while read -r k; do # what the nodes counted, all accounts together
     stored=$((stored + $(curl -fsS -H "Authorization: Bearer $k" "${BASES[-1]}/v1/usage" | json_field upload_count)))
   done <"$KEYS"
   log "$name: CDN GETs of one 4 KiB file, ${DURATION}s"
   get=$(wrk_all "$name-get" get.lua "${urls[@]}")
   stop_nodes
-  ROWS+=("$name|$count|$accounts|$up|$get|$stored")
+  ROWS+=("$name|$count|$accounts|$up|$get|$stored|$stmts|$flushes")
 }
 
 for accounts in $( ( echo 1; echo "$ACCOUNTS" ) | sort -nu); do
@@ -233,12 +278,13 @@ done
 # ---------------------------------------------------------------- table
 printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s connections and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
   "$DURATION" "$CONNS" "$THREADS" "$(nproc)" "$PG_FSYNC"
-printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted"
+[ -n "$NODE_CPU" ] && printf 'each node held to %s CPU (cgroup v1 cpu.cfs_quota_us); PostgreSQL and wrk outside\n\n' "$NODE_CPU"
+printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload"
 for r in "${ROWS[@]}"; do
-  IFS='|' read -r name count accounts up get stored <<<"$r"
+  IFS='|' read -r name count accounts up get stored stmts flushes <<<"$r"
   read -r ur ub us u50 u99 <<<"$up"
   read -r gr gb gs g50 g99 <<<"$get"
   case $name in sqlite*) db=SQLite ;; *) db=PostgreSQL ;; esac
-  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored"
+  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %s, %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts" "$flushes"
   [ "$us" = 0 ] && [ "$gs" = 0 ] || log "$name: socket errors: uploads $us, GETs $gs"
 done
