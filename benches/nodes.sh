@@ -26,7 +26,8 @@
 # On PostgreSQL it also prints, per upload, the top-level statements
 # (pg_stat_statements: every statement the nodes ran during the uploads,
 # background work included, over the uploads counted) and the WAL flushes
-# (pg_stat_wal.wal_sync). Needs wrk, curl, python3.
+# (pg_stat_wal.wal_sync); BENCH_PG_TOP=1 lists the statements behind that
+# figure. Needs wrk, curl, python3.
 # Everything it starts is stopped on exit; its work dir is removed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -258,6 +259,14 @@ measure() {
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND query NOT LIKE '%pg_stat_statements%'")
     stmts=$(python3 -c "n=$after-$before; print(f'{$calls/n:.1f}' if n else '-')")
+    if [ "${BENCH_PG_TOP:-0}" = 1 ]; then # the statements behind the figure
+      log "$name: statements per upload, most called first"
+      pg_value "$url" "SELECT round(calls::numeric / greatest($after - $before, 1), 2) || '  ' ||
+          regexp_replace(left(query, 110), '\s+', ' ', 'g')
+        FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 25" >&2
+    fi
     flushes=$(python3 -c "n=$after-$before; print(f'{($wal1-$wal0)/n:.2f}' if n else '-')")
   fi
   while read -r k; do # what the nodes counted, all accounts together

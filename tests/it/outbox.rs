@@ -127,6 +127,81 @@ async fn events_come_with_their_change_in_order_per_file_and_leave_when_done() {
 
 /// Several nodes claiming at once (on SQLite, several handles on one file):
 /// each event is handed to one of them.
+/// A folder delete's events wait in a batch: the sender sees it as work
+/// (`any_due_events`), a claim expands it, and a file's earlier event still
+/// goes first: its `file.deleted` only once its `file.created` is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_deletes_batch_is_due_expanded_by_a_claim_and_keeps_each_files_order() {
+    let (_dir, s) = stores(1).await;
+    let s = &s[0];
+    let acc = account(&**s).await;
+    let mut files = Vec::new();
+    for i in 0..3 {
+        let mut f = inline_file(&acc, i, 3, None);
+        f.folder = Some("rel".into());
+        let out = commit(s.clone(), f.clone(), Quota::UNLIMITED).await;
+        assert!(matches!(out, CommitOutcome::Committed(_)));
+        files.push(f);
+    }
+    let budget = Budget::new(100, 100);
+    // Subscribed after the uploads: only the deletes are told.
+    let hook = webhook(s, &acc, &["file.deleted"]).await;
+    assert!(!s.any_due_events(3_000, &budget).await.unwrap());
+    assert_eq!(s.delete_folder(&acc, "rel", 3_000).await.unwrap(), 3);
+    assert_eq!(s.pending_events().await.unwrap(), 3);
+    assert!(
+        s.any_due_events(3_000, &budget).await.unwrap(),
+        "a batch is work"
+    );
+    let claimed = s.claim_events(3_001, 63_001, &budget).await.unwrap();
+    let mut ids: Vec<&str> = claimed.iter().map(|e| e.file.id.as_str()).collect();
+    ids.sort_unstable();
+    let mut want: Vec<&str> = files.iter().map(|f| f.id.as_str()).collect();
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    assert!(claimed
+        .iter()
+        .all(|e| e.kind == "file.deleted" && e.webhook_id == hook && e.created_at == 3_000));
+    let f = claimed.iter().find(|e| e.file.id == files[1].id).unwrap();
+    assert_eq!(f.file, files[1], "the file row as it was");
+    for e in &claimed {
+        s.event_done(e.seq).await.unwrap();
+    }
+    assert_eq!(s.pending_events().await.unwrap(), 0);
+    assert!(!s.any_due_events(70_000, &budget).await.unwrap());
+
+    // A file whose file.created is still undelivered to a subscription: its
+    // file.deleted (from a batch) waits behind it there, not elsewhere.
+    let both = webhook(s, &acc, &["file.created", "file.deleted"]).await;
+    let mut g = inline_file(&acc, 9, 3, None);
+    g.folder = Some("rel2".into());
+    commit(s.clone(), g.clone(), Quota::UNLIMITED).await;
+    let created = s.claim_events(80_000, 140_000, &budget).await.unwrap();
+    assert_eq!(created.len(), 1);
+    assert_eq!(
+        (created[0].kind.as_str(), created[0].webhook_id.as_str()),
+        ("file.created", both.as_str())
+    );
+    assert_eq!(s.delete_folder(&acc, "rel2", 80_001).await.unwrap(), 1);
+    let deleted = s.claim_events(80_002, 140_002, &budget).await.unwrap();
+    assert_eq!(deleted.len(), 1, "{deleted:?}");
+    assert_eq!(
+        (deleted[0].kind.as_str(), deleted[0].webhook_id.as_str()),
+        ("file.deleted", hook.as_str())
+    );
+    s.event_done(created[0].seq).await.unwrap();
+    let after = s.claim_events(80_003, 140_003, &budget).await.unwrap();
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(
+        (
+            after[0].kind.as_str(),
+            after[0].webhook_id.as_str(),
+            after[0].file.id.as_str()
+        ),
+        ("file.deleted", both.as_str(), g.id.as_str())
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_claiming_at_once_take_each_event_once() {
     let (_dir, s) = stores(3).await;

@@ -84,8 +84,12 @@ macro_rules! candidates {
 /// What a claim takes, locked: other nodes step over it until it commits.
 const CLAIMABLE: &str = candidates!("FOR UPDATE OF e SKIP LOCKED", "");
 
-/// Whether there is anything to claim.
-const ANY_DUE: &str = candidates!("", "LIMIT 1");
+/// Whether there is anything to claim: a due event, or a batch to expand
+/// (a row with no subscription, in the same statement).
+const ANY_DUE: &str = concat!(
+    candidates!("", ""),
+    " UNION ALL SELECT 0, 0, '' WHERE EXISTS (SELECT 1 FROM webhook_event_batches) LIMIT 1"
+);
 
 async fn candidates<C: GenericClient>(
     c: &C,
@@ -303,16 +307,9 @@ impl OutboxRepo for PgStore {
     /// Whether a claim at `now` within `budget` would take any event (a read:
     /// the sender claims, which writes, only then).
     async fn any_due_events(&self, now: i64, budget: &Budget) -> Result<bool, DbError> {
-        on_conn!(self, |c| {
-            let batch: bool = query_one(
-                c,
-                "SELECT EXISTS (SELECT 1 FROM webhook_event_batches)",
-                &[],
-            )
+        on_conn!(self, |c| Ok(!candidates(c, now, budget, false)
             .await?
-            .get(0);
-            Ok(batch || !candidates(c, now, budget, false).await?.is_empty())
-        })
+            .is_empty()))
     }
 
     async fn pending_events(&self) -> Result<u64, DbError> {
