@@ -24,37 +24,32 @@ pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Resu
     Ok(unsigned(row.get(0)))
 }
 
-/// What incomplete, unexpired uploads of an account hold: (bytes, uploads).
-pub(super) async fn reserved<C: GenericClient>(
-    c: &C,
-    account_id: &str,
-    now: i64,
-    except: Option<&str>,
-) -> Result<(u64, u64), DbError> {
-    let row = query_one(
-        c,
-        "SELECT COALESCE(SUM(length), 0)::BIGINT, COUNT(*) FROM tus_uploads
-         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2
-           AND id IS DISTINCT FROM $3",
-        &[&account_id, &now, &except],
-    )
-    .await?;
-    Ok((unsigned(row.get(0)), unsigned(row.get(1))))
-}
-
-/// Uploads committed in the period.
-pub(super) async fn upload_count<C: GenericClient>(
+/// What an account has committed to at `now`, in one statement: the
+/// uploads of `period`, and what its incomplete, unexpired resumable uploads
+/// hold (bytes, uploads), but for upload `except`.
+pub(super) async fn commitments<C: GenericClient>(
     c: &C,
     account_id: &str,
     period: &str,
-) -> Result<u64, DbError> {
-    Ok(query_opt(
+    now: i64,
+    except: Option<&str>,
+) -> Result<Commitments, DbError> {
+    let row = query_one(
         c,
-        "SELECT upload_count FROM usage_periods WHERE account_id = $1 AND period = $2",
-        &[&account_id, &period],
+        "SELECT COALESCE((SELECT upload_count FROM usage_periods
+                           WHERE account_id = $1 AND period = $2), 0)::BIGINT,
+             COALESCE(SUM(length), 0)::BIGINT, COUNT(*)
+         FROM tus_uploads
+         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $3
+           AND id IS DISTINCT FROM $4",
+        &[&account_id, &period, &now, &except],
     )
-    .await?
-    .map_or(0, |r| unsigned(r.get(0))))
+    .await?;
+    Ok(Commitments {
+        upload_count: unsigned(row.get(0)),
+        reserved_bytes: unsigned(row.get(1)),
+        pending_uploads: unsigned(row.get(2)),
+    })
 }
 
 /// An account by its id or its (unique) name; the id wins.
@@ -96,15 +91,8 @@ impl AccountRepo for PgStore {
         period: &str,
         now: i64,
     ) -> Result<Commitments, DbError> {
-        on_conn!(self, |c| {
-            let upload_count = upload_count(c, account_id, period).await?;
-            let (reserved_bytes, pending_uploads) = reserved(c, account_id, now, None).await?;
-            Ok(Commitments {
-                upload_count,
-                reserved_bytes,
-                pending_uploads,
-            })
-        })
+        on_conn!(self, |c| commitments(c, account_id, period, now, None)
+            .await)
     }
 
     /// The account's stored bytes and the period's counters, in one statement

@@ -2,15 +2,15 @@
 //! quota checks (under the account row's lock), lookups that hide expired
 //! files, keyset pages, deletion and expiry, idempotency keys.
 
-use super::accounts::{lock_account, reserved, upload_count};
+use super::accounts::{commitments, lock_account};
 use super::blobs::{schedule_by, unqueue};
 use super::outbox::enqueue;
 use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter, FolderRange,
-    ListFilter, PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange, ListFilter,
+    PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
@@ -44,16 +44,17 @@ async fn commit(
             return Ok(CommitOutcome::Replayed(existing));
         }
     }
-    let (reserved, pending) =
-        reserved(tx, &f.account_id, f.created_at, ctx.tus_upload.as_deref()).await?;
     // A resumable upload was admitted at its creation and holds its room.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
-        let held = Commitments {
-            upload_count: upload_count(tx, &f.account_id, &ctx.period).await?,
-            reserved_bytes: reserved,
-            pending_uploads: pending,
-        }
+        let held = commitments(
+            tx,
+            &f.account_id,
+            &ctx.period,
+            f.created_at,
+            ctx.tus_upload.as_deref(),
+        )
+        .await?
         .holdings(stored);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
             return Ok(CommitOutcome::Refused(refusal));

@@ -5,15 +5,13 @@
 //! ([`UploadRepo`]); and the completion of an upload, which its commit
 //! makes.
 
-use super::accounts::{lock_account, reserved, upload_count};
+use super::accounts::{commitments, lock_account};
 use super::blobs::{schedule, unqueue};
 use super::tokens;
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, DbError, PgStore, NODE_LOCK,
 };
-use crate::db::model::{
-    Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS,
-};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KEEP_COMPLETED_MS};
 use crate::db::store::UploadRepo;
 use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
@@ -33,13 +31,9 @@ async fn create(
             return Ok(CreateOutcome::Replayed(Box::new(earlier)));
         }
     }
-    let (bytes, pending) = reserved(tx, &u.account_id, u.created_at, None).await?;
-    let held = Commitments {
-        upload_count: upload_count(tx, &u.account_id, period).await?,
-        reserved_bytes: bytes,
-        pending_uploads: pending,
-    }
-    .holdings(stored);
+    let held = commitments(tx, &u.account_id, period, u.created_at, None)
+        .await?
+        .holdings(stored);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }
