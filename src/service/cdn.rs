@@ -12,6 +12,7 @@ use crate::storage::{BlobStream, StorageError};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -42,6 +43,9 @@ type Seen = Arc<(FileRow, Option<Bytes>)>;
 #[derive(Debug)]
 pub(crate) struct Recent {
     seen: moka::sync::Cache<String, Seen>,
+    /// Changes made on this node so far: a row read before a change and
+    /// kept after it is dropped again (see [`Recent::keep`]).
+    changes: AtomicU64,
 }
 
 impl Default for Recent {
@@ -50,13 +54,38 @@ impl Default for Recent {
             seen: moka::sync::Cache::builder()
                 .max_capacity(RECENT_BYTES)
                 .time_to_live(RECENT_TTL)
-                .weigher(|_, v: &Seen| {
-                    let bytes = v.1.as_ref().map_or(0, Bytes::len);
-                    u32::try_from(bytes + 512).unwrap_or(u32::MAX)
+                .weigher(|k: &String, v: &Seen| {
+                    u32::try_from(k.len() + weight(&v.0, v.1.as_ref())).unwrap_or(u32::MAX)
                 })
                 .build(),
+            changes: AtomicU64::new(0),
         }
     }
+}
+
+/// About what a kept file takes in memory.
+fn weight(row: &FileRow, data: Option<&Bytes>) -> usize {
+    let strings = [
+        &row.id,
+        &row.account_id,
+        &row.name,
+        &row.content_type,
+        &row.sha256,
+        &row.blob_key,
+    ]
+    .iter()
+    .map(|s| s.len())
+    .sum::<usize>();
+    let metadata: usize = row
+        .metadata
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 64)
+        .sum();
+    strings
+        + row.folder.as_ref().map_or(0, String::len)
+        + metadata
+        + data.map_or(0, Bytes::len)
+        + 256
 }
 
 impl Recent {
@@ -65,13 +94,26 @@ impl Recent {
     }
 
     /// A file changed or went on this node: not answered from memory again.
+    /// The count moves first, so a lookup in flight that read the file
+    /// before the change drops what it keeps.
     pub(crate) fn forget(&self, account_id: &str, file_id: &str) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
         self.seen.invalidate(&Self::key(account_id, file_id));
     }
 
     /// Files went that are not named one by one (a folder delete).
     pub(crate) fn forget_all(&self) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
         self.seen.invalidate_all();
+    }
+
+    /// Keeps `found`, read when the change count was `before`; drops it
+    /// again when a change was made on this node meanwhile.
+    fn keep(&self, key: &str, found: Seen, before: u64) {
+        self.seen.insert(key.to_string(), found);
+        if self.changes.load(Ordering::SeqCst) != before {
+            self.seen.invalidate(key);
+        }
     }
 }
 
@@ -112,12 +154,12 @@ pub(crate) async fn open(
             .await?
             .map(|row| (row, None))
     } else {
+        let before = app.recent.changes.load(Ordering::SeqCst);
         let found = app.meta.file_with_data(account_id, file_id, now).await?;
         found.map(|(row, data)| {
             let data = data.map(Bytes::from);
             app.recent
-                .seen
-                .insert(key, Arc::new((row.clone(), data.clone())));
+                .keep(&key, Arc::new((row.clone(), data.clone())), before);
             (row, data)
         })
     };
@@ -280,4 +322,50 @@ impl<S> Drop for Counted<S> {
 pub(crate) fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
     let period = period_of(app.clock.now()).key;
     app.bandwidth.add(account_id, &period, bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(name: &str) -> Seen {
+        Arc::new((
+            FileRow {
+                name: name.into(),
+                ..FileRow::default()
+            },
+            Some(Bytes::from_static(b"abc")),
+        ))
+    }
+
+    /// A row read before a change on this node, kept after it, is dropped:
+    /// whatever the interleaving, a delete or rename here is seen at once.
+    #[test]
+    fn a_row_read_before_a_change_is_not_kept() {
+        let r = Recent::default();
+        let before = r.changes.load(Ordering::SeqCst);
+        r.keep("acc/f", seen("a.txt"), before);
+        assert!(r.seen.get("acc/f").is_some());
+        let before = r.changes.load(Ordering::SeqCst);
+        r.forget("acc", "f");
+        assert!(r.seen.get("acc/f").is_none());
+        // The lookup that started before the forget stores its (old) row late.
+        r.keep("acc/f", seen("a.txt"), before);
+        assert!(r.seen.get("acc/f").is_none());
+        let before = r.changes.load(Ordering::SeqCst);
+        r.forget_all();
+        r.keep("acc/g", seen("b.txt"), before);
+        assert!(r.seen.get("acc/g").is_none());
+    }
+
+    #[test]
+    fn a_kept_file_weighs_its_strings_and_bytes() {
+        let mut row = FileRow {
+            name: "n".repeat(200),
+            ..FileRow::default()
+        };
+        row.metadata.insert("k".repeat(40), "v".repeat(500));
+        let w = weight(&row, Some(&Bytes::from(vec![0; 1000])));
+        assert!(w >= 200 + 540 + 1000, "{w}");
+    }
 }

@@ -112,12 +112,13 @@ pub(crate) async fn update(
         moves: folder.is_some(),
         folder: folder.map(|f| new_folder(Some(f))).transpose()?.flatten(),
     };
-    let row = app
+    let updated = app
         .meta
         .update_file(account_id, id, change, app.clock.now_ms())
-        .await?
-        .ok_or_else(ServiceError::not_found)?;
+        .await;
+    // Forgotten whatever the answer: a commit may have landed all the same.
     app.recent.forget(account_id, id);
+    let row = updated?.ok_or_else(ServiceError::not_found)?;
     app.outbox.wake();
     Ok(record(app, &row))
 }
@@ -207,12 +208,13 @@ pub(crate) async fn folders(
 /// if the store fails, by the collector later).
 pub(crate) async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
     let now = app.clock.now_ms();
-    let row = app
+    let deleted = app
         .disk
         .freeing(|| app.meta.delete_file(account_id, id, now))
-        .await?
-        .ok_or_else(ServiceError::not_found)?;
+        .await;
+    // Forgotten whatever the answer: a commit may have landed all the same.
     app.recent.forget(account_id, id);
+    let row = deleted?.ok_or_else(ServiceError::not_found)?;
     app.outbox.wake();
     delete_blob_now(app, &row.blob_key).await;
     Ok(())
@@ -244,10 +246,12 @@ pub(crate) async fn delete_many(
     let gone = app
         .disk
         .freeing(|| app.meta.delete_files(account_id, ids.clone(), now))
-        .await?;
-    for row in &gone {
-        app.recent.forget(account_id, &row.id);
+        .await;
+    // Forgotten whatever the answer: a commit may have landed all the same.
+    for id in &ids {
+        app.recent.forget(account_id, id);
     }
+    let gone = gone?;
     app.outbox.wake();
     let keys: Vec<String> = gone
         .iter()
@@ -278,8 +282,10 @@ pub(crate) async fn delete_folder(
     let deleted = app
         .disk
         .freeing(|| app.meta.delete_folder(account_id, &folder, now))
-        .await?;
+        .await;
+    // Forgotten whatever the answer: a commit may have landed all the same.
     app.recent.forget_all();
+    let deleted = deleted?;
     app.outbox.wake();
     Ok(FolderDeleteResult {
         success: true,

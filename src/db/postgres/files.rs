@@ -47,15 +47,9 @@ async fn commit(
     // A resumable upload was admitted at its creation and holds its room.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
-        let held = commitments(
-            tx,
-            &f.account_id,
-            &ctx.period,
-            f.created_at,
-            ctx.tus_upload.as_deref(),
-        )
-        .await?
-        .holdings(stored);
+        let held = commitments(tx, &f.account_id, &ctx.period, f.created_at, None)
+            .await?
+            .holdings(stored);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
             return Ok(CommitOutcome::Refused(refusal));
         }

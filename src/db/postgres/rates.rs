@@ -21,11 +21,8 @@ impl RateRepo for PgStore {
     /// upsert that moves the window as `Window::at` + `Window::count` do (the
     /// window goes on until it ends, else a new one opens at `now`); the row
     /// is locked for the statement, so requests on every node count one by
-    /// one. Its commit does not wait for the WAL flush (`synchronous_commit`
-    /// off for that statement's own transaction): a count is no stored
-    /// data, and a database crash forgets at most the last fraction of a
-    /// second of counts. Without, the window of `key_id` at `now`, counting
-    /// nothing.
+    /// one (`rate_windows` is unlogged: its writes wait for no WAL flush).
+    /// Without, the window of `key_id` at `now`, counting nothing.
     async fn rate_window(
         &self,
         key_id: &str,
@@ -39,8 +36,7 @@ impl RateRepo for PgStore {
                 let row = query_one(
                     c,
                     "INSERT INTO rate_windows AS w (key_id, window_start, window_end, used)
-                     SELECT $1::TEXT, $2::BIGINT, $3::BIGINT, 1
-                     FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+                     VALUES ($1, $2, $3, 1)
                      ON CONFLICT (key_id) DO UPDATE SET
                          used = CASE WHEN $2 < w.window_end THEN w.used + 1 ELSE 1 END,
                          window_start = CASE WHEN $2 < w.window_end THEN w.window_start ELSE $2 END,
