@@ -54,14 +54,8 @@ pub(super) async fn serve(
     }
     if let Some(bytes) = bytes {
         // Both ends are within the variant, whose length is `bytes`'.
-        let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        cdn::count_bandwidth(app, &row.account_id, len);
-        return Ok((
-            status,
-            h,
-            Body::from(bytes.slice(at(offset)..at(offset + len))),
-        )
-            .into_response());
+        let body = cdn::held_slice(app, &row.account_id, &bytes, offset, len);
+        return Ok((status, h, Body::from(body)).into_response());
     }
     let stream = images::content(app, &v, &row.account_id, offset, len).await?;
     Ok((status, h, Body::from_stream(stream)).into_response())

@@ -225,10 +225,13 @@ impl Found {
                 )));
             }
             // Both ends are within `data`, whose length is the row's size.
-            let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-            let body = data.slice(at(offset)..at(offset + len));
-            count_bandwidth(app, &row.account_id, len);
-            return Ok(Content::Inline(body));
+            return Ok(Content::Inline(held_slice(
+                app,
+                &row.account_id,
+                &data,
+                offset,
+                len,
+            )));
         }
         let stream = blob(app, &row.blob_key, offset, len).await?;
         Ok(Content::Stream(Counted::new(
@@ -318,8 +321,23 @@ impl<S> Drop for Counted<S> {
     }
 }
 
+/// The `len` bytes from `offset` of bytes held in memory (a file's inline
+/// bytes, a kept variant), booked at once as `account_id`'s bandwidth. The
+/// caller has checked both ends are within `data`.
+pub(crate) fn held_slice(
+    app: &App,
+    account_id: &str,
+    data: &Bytes,
+    offset: u64,
+    len: u64,
+) -> Bytes {
+    let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    count_bandwidth(app, account_id, len);
+    data.slice(at(offset)..at(offset + len))
+}
+
 /// Books `bytes` sent as `account_id`'s bandwidth.
-pub(crate) fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
+fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
     let period = period_of(app.clock.now()).key;
     app.bandwidth.add(account_id, &period, bytes);
 }

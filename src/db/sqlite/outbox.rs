@@ -126,19 +126,20 @@ fn expand_batches(conn: &Connection, max: u32) -> Result<(), DbError> {
         .query_map([max], |r| r.get::<_, i64>(0))?
         .collect::<Result<Vec<_>, _>>()?;
     for seq in batches {
-        conn.prepare_cached(
-            "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
-             SELECT 'msg_' || lower(hex(randomblob(16))), b.webhook_id,
-                 json_extract(j.value, '$.id'), b.type, j.value, b.created_at, b.created_at
-             FROM webhook_event_batches b, json_each(b.data) j
-             WHERE b.seq = ?1 AND json_valid(b.data) AND json_extract(j.value, '$.id') IS NOT NULL
-             ORDER BY j.key",
-        )?
-        .execute([seq])?;
         let valid: bool = conn
             .prepare_cached("SELECT json_valid(data) FROM webhook_event_batches WHERE seq = ?1")?
             .query_row([seq], |r| r.get(0))?;
-        if !valid {
+        if valid {
+            conn.prepare_cached(
+                "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+                 SELECT 'msg_' || lower(hex(randomblob(16))), b.webhook_id,
+                     json_extract(j.value, '$.id'), b.type, j.value, b.created_at, b.created_at
+                 FROM webhook_event_batches b, json_each(b.data) j
+                 WHERE b.seq = ?1 AND json_extract(j.value, '$.id') IS NOT NULL
+                 ORDER BY j.key",
+            )?
+            .execute([seq])?;
+        } else {
             tracing::error!(seq, "an outbox batch is not JSON; its events are dropped");
         }
         conn.prepare_cached("DELETE FROM webhook_event_batches WHERE seq = ?1")?
