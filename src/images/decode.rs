@@ -1,5 +1,6 @@
-//! Decoding a source image, its header already checked: a JPEG through
-//! `jpeg-decoder` at the smallest DCT scale that covers the size needed, the
+//! Decoding a source image, its header already checked: a JPEG at the
+//! smallest DCT scale that covers the size needed (1/8 by `jpeg_dc`, the
+//! others by `jpeg-decoder`), an AVIF by `filestore-avif` (rav1d), the
 //! other formats through the `image` crate with its limits set. The first
 //! frame of an animation is the image.
 
@@ -8,9 +9,11 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use image::metadata::Orientation;
-use image::{DynamicImage, GrayImage, ImageBuffer, ImageDecoder, ImageReader, Luma, RgbImage};
+use image::{
+    DynamicImage, GrayImage, ImageBuffer, ImageDecoder, ImageReader, Luma, RgbImage, RgbaImage,
+};
 
-use super::probe::{corrupt, from_image, image_format, open};
+use super::probe::{avif_bytes, corrupt, from_avif, from_image, image_format, open};
 use super::{ImageError, Limits, Probe};
 use crate::domain::transform::SourceFormat;
 
@@ -30,6 +33,8 @@ pub(super) struct Source {
 
 enum Decoder {
     Jpeg(Box<jpeg_decoder::Decoder<BufReader<File>>>),
+    /// Decoded when opened: its orientation is known only then.
+    Avif(Box<DynamicImage>),
     Other(Box<dyn ImageDecoder>),
 }
 
@@ -49,6 +54,12 @@ impl Source {
                 .and_then(Orientation::from_exif_chunk)
                 .unwrap_or(Orientation::NoTransforms);
             (Decoder::Jpeg(Box::new(decoder)), orientation)
+        } else if header.format == SourceFormat::Avif {
+            let image =
+                filestore_avif::decode(&avif_bytes(path)?, max).map_err(|e| from_avif(e, max))?;
+            let orientation = Orientation::from_exif(image.exif_orientation())
+                .unwrap_or(Orientation::NoTransforms);
+            (Decoder::Avif(Box::new(avif_image(image)?)), orientation)
         } else {
             let mut reader = ImageReader::with_format(open(path)?, image_format(header.format));
             let mut decoder_limits = image::Limits::default();
@@ -95,12 +106,18 @@ impl Source {
             max: self.max,
         };
         match self.decoder {
+            Decoder::Avif(image) => Ok(*image),
             Decoder::Other(decoder) => DynamicImage::from_decoder(decoder).map_err(|e| match e {
                 image::ImageError::Limits(_) => too_large(),
                 e => from_image(&self.path, e),
             }),
             Decoder::Jpeg(mut decoder) => {
                 let denominator = jpeg_scale(self.width, self.height, need_w, need_h);
+                if denominator == 8 {
+                    if let Some(image) = super::jpeg_dc::decode(open(&self.path)?, self.max)? {
+                        return Ok(image);
+                    }
+                }
                 if denominator > 1 {
                     let scaled =
                         |side: u32| u16::try_from(side.div_ceil(denominator)).unwrap_or(u16::MAX);
@@ -143,6 +160,17 @@ pub(super) fn swaps_axes(orientation: Orientation) -> bool {
             | Orientation::Rotate90FlipH
             | Orientation::Rotate270FlipH
     )
+}
+
+/// The AVIF decoder's pixels as an image.
+fn avif_image(image: filestore_avif::Image) -> Result<DynamicImage, ImageError> {
+    let (w, h) = (image.width, image.height);
+    let short = || ImageError::Corrupt("the AVIF decoder returned too few pixels".into());
+    Ok(if image.has_alpha {
+        DynamicImage::ImageRgba8(RgbaImage::from_raw(w, h, image.pixels).ok_or_else(short)?)
+    } else {
+        DynamicImage::ImageRgb8(RgbImage::from_raw(w, h, image.pixels).ok_or_else(short)?)
+    })
 }
 
 /// `jpeg-decoder`'s pixels as an image.

@@ -8,11 +8,12 @@
 //! decoders carry their own limits as a second line of defence, a JPEG is
 //! decoded at the smallest DCT scale (1/8, 1/4, 1/2, 1) that still covers the
 //! size asked for, and a panic inside a codec is caught and reported as an
-//! error. AVIF sources are refused (no AV1 decoder fits this build: see
-//! [`probe()`]); AVIF is written, by ravif.
+//! error. AVIF is read by `filestore-avif` (rav1d, in a crate of its own
+//! that may call its C-style API) and written by ravif.
 
 mod decode;
 mod encode;
+mod jpeg_dc;
 mod probe;
 mod resize;
 
@@ -55,7 +56,7 @@ pub(crate) struct Probe {
 /// client's (400); `Encode` is ours (500).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ImageError {
-    #[error("the file is not an image this service can transform (JPEG, PNG, WebP, GIF)")]
+    #[error("the file is not an image this service can transform (JPEG, PNG, WebP, GIF, AVIF)")]
     NotAnImage,
     #[error("the image is {width}×{height} pixels, over the {max} this service transforms")]
     TooLarge { width: u32, height: u32, max: u64 },

@@ -13,12 +13,12 @@ use crate::domain::transform::SourceFormat;
 /// The bytes that tell the formats apart.
 const MAGIC_LEN: usize = 16;
 
+/// The largest AVIF source read: AVIF is decoded from memory (its boxes may
+/// put the pixels before the header), so the file is read whole.
+pub(super) const MAX_AVIF_BYTES: u64 = 64 << 20;
+
 /// Reads the header only of the file at `path`: its format and dimensions
 /// (EXIF orientation not applied). Never decodes pixels.
-///
-/// AVIF is recognised and refused ([`ImageError::NotAnImage`]): no AV1
-/// decoder builds here within the rules (pure Rust or vendored C, no system
-/// library, no unsafe in this crate, a licence compatible with MIT).
 pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
     let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
     let mut magic = [0u8; MAGIC_LEN];
@@ -26,7 +26,11 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
     let format = sniff(&magic[..n]).ok_or(ImageError::NotAnImage)?;
     drop(file);
     let (width, height) = match format {
-        SourceFormat::Avif => return Err(ImageError::NotAnImage),
+        SourceFormat::Avif => {
+            let data = avif_bytes(path)?;
+            super::caught(|| filestore_avif::dimensions(&data), ImageError::Corrupt)?
+                .map_err(|e| from_avif(e, 0))?
+        }
         SourceFormat::Jpeg => {
             let mut decoder = jpeg_decoder::Decoder::new(open(path)?);
             let info = super::caught(
@@ -103,6 +107,33 @@ pub(super) fn from_image(path: &Path, e: image::ImageError) -> ImageError {
         image::ImageError::IoError(e) => io_error(path, &e),
         image::ImageError::Limits(e) => ImageError::Corrupt(format!("over a decoder limit: {e}")),
         image::ImageError::Unsupported(e) => ImageError::Corrupt(e.to_string()),
+        e => corrupt(e),
+    }
+}
+
+/// The whole of an AVIF file, at most [`MAX_AVIF_BYTES`].
+pub(super) fn avif_bytes(path: &Path) -> Result<Vec<u8>, ImageError> {
+    let file = File::open(path).map_err(|e| io_error(path, &e))?;
+    let mut data = Vec::new();
+    file.take(MAX_AVIF_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| io_error(path, &e))?;
+    if data.len() as u64 > MAX_AVIF_BYTES {
+        return Err(ImageError::Corrupt(format!(
+            "an AVIF file over {} MiB is not transformed here",
+            MAX_AVIF_BYTES >> 20
+        )));
+    }
+    Ok(data)
+}
+
+/// The AVIF decoder's error (`max`: the pixel limit it was given).
+pub(super) fn from_avif(e: filestore_avif::AvifError, max: u64) -> ImageError {
+    match e {
+        filestore_avif::AvifError::NotAvif => ImageError::NotAnImage,
+        filestore_avif::AvifError::TooLarge { width, height } => {
+            ImageError::TooLarge { width, height, max }
+        }
         e => corrupt(e),
     }
 }

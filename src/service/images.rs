@@ -149,17 +149,10 @@ pub(crate) fn plan(
     }
     let source = source_format(&row.content_type).ok_or_else(|| {
         ServiceError::BadRequest(format!(
-            "{} is not an image this service can transform (JPEG, PNG, WebP, GIF)",
+            "{} is not an image this service can transform (JPEG, PNG, WebP, GIF, AVIF)",
             row.content_type
         ))
     })?;
-    if source == SourceFormat::Avif {
-        // No AV1 decoder builds within this project's rules (docs/decisions.md,
-        // "AVIF sources"): AVIF is written, not read.
-        return Err(ServiceError::bad_request(
-            "AVIF images cannot be transformed by this server (AVIF is an output format only)",
-        ));
-    }
     let output = t.format.resolve(source, accept);
     let key = t.variant_key(output);
     let etag = format!("\"{}-{key}\"", row.sha256);

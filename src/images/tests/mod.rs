@@ -1,6 +1,7 @@
 //! The pipeline end to end, on images made here.
 
 mod bench;
+mod jpeg_dc;
 mod safety;
 
 use std::io::{Cursor, Write};

@@ -66,18 +66,25 @@ fn a_variant_too_large_to_write_is_refused() {
 #[test]
 fn not_images_and_broken_images() {
     let text = b"hello, this is a text file and not an image at all\n";
-    for bytes in [
-        &text[..],
-        b"",
-        b"\xFF",
-        b"\0\0\0\x1cftypavif\0\0\0\0mif1avif",
-    ] {
+    for bytes in [&text[..], b"", b"\xFF"] {
         let e = render_bytes(bytes, &Transform::default(), Output::Png).unwrap_err();
         assert!(matches!(e, ImageError::NotAnImage), "{bytes:?}: {e:?}");
         assert!(matches!(
             probe(file(bytes).path()),
             Err(ImageError::NotAnImage)
         ));
+    }
+    // An AVIF's first bytes, cut inside its ftyp box, and one with no boxes
+    // after it.
+    for bytes in [
+        &b"\0\0\0\x1cftypavif\0\0\0\0mif1avif"[..],
+        b"\0\0\0\x18ftypavif\0\0\0\0mif1avif",
+    ] {
+        let e = render_bytes(bytes, &Transform::default(), Output::Png).unwrap_err();
+        assert!(
+            matches!(e, ImageError::NotAnImage | ImageError::Corrupt(_)),
+            "{e:?}"
+        );
     }
     for format in [
         ImageFormat::Png,

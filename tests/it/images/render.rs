@@ -3,8 +3,9 @@
 
 use super::{dimensions, get, jpeg, png, two_frame_gif, with, with_orientation};
 use crate::common::{Backend, TestServer};
+use image::GenericImageView;
 
-both_stores!(fits_and_sizes, formats_and_accept);
+both_stores!(fits_and_sizes, formats_and_accept, avif_sources);
 
 async fn fits_and_sizes(b: Backend) {
     let srv = TestServer::on(b).await;
@@ -102,4 +103,44 @@ async fn formats_and_accept(b: Backend) {
     assert_eq!((img.width(), img.height()), (20, 10));
     let p = img.get_pixel(10, 5);
     assert!(p[0] > 200 && p[2] < 50, "first frame is red: {p:?}");
+}
+
+/// An AVIF source (made by this server: AVIF is also an output) is read:
+/// resized to each format, its colours kept, as AVIF again by default.
+async fn avif_sources(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let f = srv.upload_ok("photo.png", png(160, 120), &[]).await;
+    let (status, _, avif) = get(&srv, &with(f["url"].as_str().unwrap(), "format=avif"), None).await;
+    assert_eq!(status, 200);
+    let a = srv.upload_ok("photo.avif", avif, &[]).await;
+    let url = a["url"].as_str().unwrap();
+    let (status, headers, body) = get(&srv, &with(url, "w=40&format=png"), None).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(headers["content-type"], "image/png");
+    let from_avif = image::load_from_memory(&body).unwrap();
+    assert_eq!(from_avif.dimensions(), (40, 30));
+    // The same pixels as the PNG's own 40-px variant, but for the AVIF's loss.
+    let (_, _, direct) = get(
+        &srv,
+        &with(f["url"].as_str().unwrap(), "w=40&format=png"),
+        None,
+    )
+    .await;
+    let direct = image::load_from_memory(&direct).unwrap().to_rgb8();
+    let from_avif = from_avif.to_rgb8();
+    let diffs: Vec<u32> = direct
+        .pixels()
+        .zip(from_avif.pixels())
+        .flat_map(|(a, b)| {
+            a.0.into_iter()
+                .zip(b.0)
+                .map(|(x, y)| u32::from(x.abs_diff(y)))
+        })
+        .collect();
+    let mean = diffs.iter().sum::<u32>() / u32::try_from(diffs.len()).unwrap();
+    assert!(mean <= 12, "the AVIF's pixels are off by {mean} on average");
+    let (status, headers, body) = get(&srv, &with(url, "w=40"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "image/avif");
+    assert_eq!(dimensions(&body), (40, 30));
 }

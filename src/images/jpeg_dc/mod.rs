@@ -1,0 +1,308 @@
+//! A JPEG at 1/8 scale from its DC coefficients alone: one pixel a block,
+//! each the block's mean. This is what shrink-on-load gives a thumbnail of a
+//! large photo, and its cost is the entropy decoding: the AC coefficients are
+//! only skipped (one table lookup for one or two of them, no dequantising,
+//! no IDCT). `jpeg-decoder`'s scaled path decodes them in full, at about 1.6
+//! times the time. Baseline sequential Huffman JPEGs (SOF0, SOF1), 8-bit,
+//! grey or three components, in one interleaved scan or a scan a component,
+//! are decoded here; anything else (progressive, arithmetic, 12-bit, CMYK)
+//! is left to `jpeg-decoder` ([`decode`] answers `None`).
+
+mod bits;
+mod header;
+
+use std::io::Read;
+
+use image::{DynamicImage, GrayImage, RgbImage};
+
+use self::bits::{Bits, Input};
+use self::header::{Header, Huffman, Scan, Skip, ENTRIES, LOOKAHEAD, MASK};
+use super::ImageError;
+
+/// Decodes the JPEG read from `input` at 1/8 scale: `ceil(width / 8)` ×
+/// `ceil(height / 8)` pixels. `None` when the file uses a feature this
+/// decoder leaves to `jpeg-decoder`; an error when it is malformed or has
+/// more than `max_pixels`.
+pub(super) fn decode(
+    input: impl Read,
+    max_pixels: u64,
+) -> Result<Option<DynamicImage>, ImageError> {
+    let mut input = Input::new(input);
+    let mut header = Header::default();
+    let mut planes: Vec<Plane> = Vec::new();
+    if input.marker()? != 0xD8 {
+        return Err(corrupt("no start of image"));
+    }
+    loop {
+        match input.marker()? {
+            0xC0 | 0xC1 => {
+                if !header.frame(&input.segment()?)? {
+                    return Ok(None);
+                }
+                let side = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+                super::check_pixels(side(header.width), side(header.height), max_pixels)?;
+                planes = Plane::all(&header);
+            }
+            // Progressive, lossless, hierarchical, arithmetic: not here.
+            0xC2..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF => return Ok(None),
+            0xC4 => header.huffman(&input.segment()?)?,
+            0xDB => header.quantization(&input.segment()?)?,
+            0xDD => header.restart_interval(&input.segment()?)?,
+            0xEE => header.adobe(&input.segment()?),
+            0xDA => {
+                let Some(scan) = header.scan(&input.segment()?)? else {
+                    return Ok(None);
+                };
+                decode_scan(&mut input, &header, &scan, &mut planes)?;
+                // Past the scan's last bits, to the next marker.
+                input.skip_to_marker()?;
+            }
+            0xD9 => break,
+            0xD0..=0xD7 | 0x01 => {}
+            _ => {
+                input.segment()?;
+            }
+        }
+    }
+    if planes.is_empty() || planes.iter().any(|p| !p.decoded) {
+        return Err(corrupt("the image ends before its pixels"));
+    }
+    Ok(Some(image_of(&planes, &header)))
+}
+
+fn corrupt(what: &str) -> ImageError {
+    ImageError::Corrupt(format!("JPEG: {what}"))
+}
+
+/// One component's block means.
+struct Plane {
+    width: usize,
+    values: Vec<u8>,
+    /// Its sampling (1×1 in a frame of one component).
+    h: usize,
+    v: usize,
+    /// Its blocks, across and down, in a scan of its own.
+    blocks: (usize, usize),
+    decoded: bool,
+}
+
+impl Plane {
+    /// The frame's planes, sized for its MCUs.
+    fn all(header: &Header) -> Vec<Plane> {
+        let (hmax, vmax) = header.max_sampling();
+        let (mcus_x, mcus_y) = header.mcus();
+        let single = header.components.len() == 1;
+        header
+            .components
+            .iter()
+            .map(|c| {
+                let (h, v) = if single { (1, 1) } else { (c.h, c.v) };
+                let across = (header.width * c.h).div_ceil(hmax).div_ceil(8);
+                let down = (header.height * c.v).div_ceil(vmax).div_ceil(8);
+                Plane {
+                    width: mcus_x * h,
+                    values: vec![0; mcus_x * h * mcus_y * v],
+                    h,
+                    v,
+                    blocks: (across, down),
+                    decoded: false,
+                }
+            })
+            .collect()
+    }
+}
+
+/// One component of a scan, as the block decoder needs it.
+struct Part<'a> {
+    plane: usize,
+    dc: &'a Huffman,
+    ac: &'a Huffman,
+    quant: i32,
+    prediction: i32,
+}
+
+/// Decodes one scan into `planes`: all the components interleaved by MCU,
+/// or one component block by block.
+fn decode_scan<R: Read>(
+    input: &mut Input<R>,
+    header: &Header,
+    scan: &Scan,
+    planes: &mut [Plane],
+) -> Result<(), ImageError> {
+    let missing = || corrupt("a scan uses a table not defined");
+    let mut parts = Vec::with_capacity(scan.components.len());
+    for &(index, dc, ac) in &scan.components {
+        let component = header.components[index];
+        parts.push(Part {
+            plane: index,
+            dc: header.dc_tables[dc].as_ref().ok_or_else(missing)?,
+            ac: header.ac_tables[ac].as_ref().ok_or_else(missing)?,
+            quant: header.dc_quant[component.quant].ok_or_else(missing)?,
+            prediction: 0,
+        });
+    }
+    // An MCU is every component's blocks, or one block of a lone component.
+    let (units_x, units_y) = match parts.as_slice() {
+        [one] => planes[one.plane].blocks,
+        _ => header.mcus(),
+    };
+    let interleaved = parts.len() > 1;
+    let mut bits = Bits::default();
+    let mut until_restart = header.restart_interval;
+    for my in 0..units_y {
+        for mx in 0..units_x {
+            if header.restart_interval > 0 {
+                if until_restart == 0 {
+                    bits.restart(input)?;
+                    for part in &mut parts {
+                        part.prediction = 0;
+                    }
+                    until_restart = header.restart_interval;
+                }
+                until_restart -= 1;
+            }
+            for part in &mut parts {
+                let plane = &mut planes[part.plane];
+                let (h, v) = if interleaved {
+                    (plane.h, plane.v)
+                } else {
+                    (1, 1)
+                };
+                for by in 0..v {
+                    for bx in 0..h {
+                        let value = block(part, &mut bits, input)?;
+                        let at = (my * v + by) * plane.width + mx * h + bx;
+                        plane.values[at] = value;
+                    }
+                }
+            }
+        }
+    }
+    if bits.padding > bits.count {
+        return Err(corrupt("the file ends too soon"));
+    }
+    for part in &parts {
+        planes[part.plane].decoded = true;
+    }
+    Ok(())
+}
+
+/// Decodes one block: its mean, as a sample; its AC coefficients skipped.
+#[inline]
+fn block<R: Read>(
+    part: &mut Part<'_>,
+    bits: &mut Bits,
+    input: &mut Input<R>,
+) -> Result<u8, ImageError> {
+    bits.fill(input)?;
+    let size = part.dc.symbol(bits)?;
+    if size > 11 {
+        return Err(corrupt("a DC difference out of range"));
+    }
+    let diff = bits.extend(u32::from(size));
+    part.prediction = part.prediction.wrapping_add(diff);
+    // The hot loop, on the bits held in locals (a call to refill them hands
+    // them back): nearly every code is found by one lookup, often with the
+    // next one, and the coefficients' bits are skipped unread.
+    let skip: &[Skip; ENTRIES] = &part.ac.skip;
+    let (mut word, mut count) = (bits.word, bits.count);
+    let mut k = 1u32;
+    while k < 64 {
+        if count < 32 {
+            (bits.word, bits.count) = (word, count);
+            bits.fill(input)?;
+            (word, count) = (bits.word, bits.count);
+        }
+        let entry = skip[usize::try_from(word >> (64 - LOOKAHEAD)).unwrap_or(0) & MASK];
+        let (skipped, covers) = entry.first;
+        if skipped > 0 {
+            // At most 16 + 15 bits, of the 32 or more held.
+            word <<= skipped;
+            count -= u32::from(skipped);
+            if covers == 0 {
+                break;
+            }
+            k += u32::from(covers);
+            let (skipped, covers) = entry.second;
+            if skipped > 0 && k < 64 {
+                // The code within the `LOOKAHEAD` bits, then up to 15 more.
+                word <<= skipped;
+                count -= u32::from(skipped);
+                if covers == 0 {
+                    break;
+                }
+                k += u32::from(covers);
+            }
+            continue;
+        }
+        (bits.word, bits.count) = (word, count);
+        let symbol = part.ac.symbol(bits)?;
+        let (run, size) = (u32::from(symbol >> 4), u32::from(symbol & 15));
+        bits.consume(size);
+        (word, count) = (bits.word, bits.count);
+        if size == 0 && run != 15 {
+            break;
+        }
+        k += run + 1;
+    }
+    (bits.word, bits.count) = (word, count);
+    // The block's mean: DC × step / 8, around 128.
+    let mean = (part.prediction.saturating_mul(part.quant) + 4).div_euclid(8) + 128;
+    Ok(clamp(mean))
+}
+
+/// The planes as pixels: chroma by nearest sample, YCbCr to RGB (JFIF)
+/// unless the file says its components are RGB.
+fn image_of(planes: &[Plane], header: &Header) -> DynamicImage {
+    let (out_w, out_h) = (header.width.div_ceil(8), header.height.div_ceil(8));
+    let (width, height) = (
+        u32::try_from(out_w).unwrap_or(0),
+        u32::try_from(out_h).unwrap_or(0),
+    );
+    if let [p] = planes {
+        let mut gray = Vec::with_capacity(out_w * out_h);
+        for y in 0..out_h {
+            gray.extend_from_slice(&p.values[y * p.width..y * p.width + out_w]);
+        }
+        return DynamicImage::ImageLuma8(
+            GrayImage::from_raw(width, height, gray).unwrap_or_default(),
+        );
+    }
+    let (hmax, vmax) = header.max_sampling();
+    let rgb = header.is_rgb();
+    let mut pixels = Vec::with_capacity(out_w * out_h * 3);
+    for y in 0..out_h {
+        let rows: Vec<&[u8]> = planes
+            .iter()
+            .map(|p| {
+                let row = y * p.v / vmax;
+                &p.values[row * p.width..(row + 1) * p.width]
+            })
+            .collect();
+        for x in 0..out_w {
+            let sample = |i: usize| i32::from(rows[i][x * planes[i].h / hmax]);
+            let (a, b, c) = (sample(0), sample(1), sample(2));
+            if rgb {
+                pixels.extend([a, b, c].map(clamp));
+            } else {
+                pixels.extend(ycbcr_to_rgb(a, b, c));
+            }
+        }
+    }
+    DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, pixels).unwrap_or_default())
+}
+
+fn clamp(v: i32) -> u8 {
+    u8::try_from(v.clamp(0, 255)).unwrap_or(0)
+}
+
+/// JFIF's YCbCr to RGB, in 16-bit fixed point.
+fn ycbcr_to_rgb(y: i32, cb: i32, cr: i32) -> [u8; 3] {
+    let (cb, cr) = (cb - 128, cr - 128);
+    let y = (y << 16) + (1 << 15);
+    [
+        clamp((y + 91_881 * cr) >> 16),
+        clamp((y - 22_554 * cb - 46_802 * cr) >> 16),
+        clamp((y + 116_130 * cb) >> 16),
+    ]
+}

@@ -1,0 +1,224 @@
+//! The 1/8-scale JPEG decoder against a full decode by `jpeg-decoder`: each
+//! of its pixels is its 8×8 block's mean, for every layout it takes on; the
+//! layouts it leaves alone are left; hostile bytes are refused, never a
+//! panic.
+
+use image::DynamicImage;
+use jpeg_encoder::{ColorType, Encoder, SamplingFactor};
+use proptest::prelude::*;
+
+use super::super::jpeg_dc::decode;
+use super::super::ImageError;
+
+/// A smooth picture with a little noise: what a photo's blocks look like.
+fn picture(w: u16, h: u16, channels: usize) -> Vec<u8> {
+    let mut seed = 12_345u32;
+    let (w, h) = (u32::from(w), u32::from(h));
+    let mut out = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..u32::try_from(channels).unwrap() {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let noise = (seed >> 16) % 9;
+                let v = 20 + x * 100 / w + y * 60 / h + c * 20 + noise;
+                out.push(u8::try_from(v).unwrap());
+            }
+        }
+    }
+    out
+}
+
+struct Layout {
+    color: ColorType,
+    sampling: SamplingFactor,
+    restart: u16,
+    optimized: bool,
+    progressive: bool,
+}
+
+fn jpeg(w: u16, h: u16, layout: &Layout) -> Vec<u8> {
+    let channels = match layout.color {
+        ColorType::Luma => 1,
+        ColorType::Cmyk => 4,
+        _ => 3,
+    };
+    let mut out = Vec::new();
+    let mut encoder = Encoder::new(&mut out, 90);
+    encoder.set_sampling_factor(layout.sampling);
+    encoder.set_restart_interval(layout.restart);
+    encoder.set_optimized_huffman_tables(layout.optimized);
+    encoder.set_progressive(layout.progressive);
+    encoder
+        .encode(&picture(w, h, channels), w, h, layout.color)
+        .unwrap();
+    out
+}
+
+/// The full decode's mean over each 8×8 block, per channel; `None` for a
+/// block within 32 pixels of the right or bottom edge, where the encoder's
+/// padding weighs in the block (or its MCU's chroma).
+fn block_means(bytes: &[u8]) -> (u32, u32, usize, Vec<Option<u8>>) {
+    // jpeg-decoder, not the image crate's zune-jpeg: that one decodes a
+    // scan a component wrongly.
+    let mut decoder = jpeg_decoder::Decoder::new(bytes);
+    let full = decoder.decode().unwrap();
+    let info = decoder.info().unwrap();
+    let (w, h) = (u32::from(info.width), u32::from(info.height));
+    let channels = u32::try_from(full.len()).unwrap() / (w * h);
+    let pixels = image::GrayImage::from_raw(w * channels, h, full).unwrap();
+    let (ow, oh) = (w.div_ceil(8), h.div_ceil(8));
+    let mut out = Vec::new();
+    for by in 0..oh {
+        for bx in 0..ow {
+            for c in 0..channels {
+                if bx * 8 + 32 > w || by * 8 + 32 > h {
+                    out.push(None);
+                    continue;
+                }
+                let mut sum = 0u32;
+                for y in by * 8..by * 8 + 8 {
+                    for x in bx * 8..bx * 8 + 8 {
+                        sum += u32::from(pixels.get_pixel(x * channels + c, y).0[0]);
+                    }
+                }
+                out.push(Some(u8::try_from((sum + 32) / 64).unwrap()));
+            }
+        }
+    }
+    (ow, oh, usize::try_from(channels).unwrap(), out)
+}
+
+fn samples(image: &DynamicImage) -> Vec<u8> {
+    match image {
+        DynamicImage::ImageLuma8(g) => g.as_raw().clone(),
+        DynamicImage::ImageRgb8(rgb) => rgb.as_raw().clone(),
+        other => panic!("unexpected pixels {:?}", other.color()),
+    }
+}
+
+#[test]
+fn every_baseline_layout_gives_the_block_means() {
+    let samplings = [
+        SamplingFactor::F_1_1,
+        SamplingFactor::F_2_1,
+        SamplingFactor::F_1_2,
+        SamplingFactor::F_2_2,
+        SamplingFactor::F_4_1,
+        SamplingFactor::F_4_2,
+    ];
+    let mut failures = Vec::new();
+    for (w, h) in [(203, 157), (64, 48), (9, 17), (1, 1)] {
+        for color in [ColorType::Rgb, ColorType::Luma] {
+            for sampling in samplings {
+                for (restart, optimized) in [(0, false), (1, false), (7, false), (0, true)] {
+                    let layout = Layout {
+                        color,
+                        sampling,
+                        restart,
+                        // jpeg-encoder's optimised tables (one scan a component) fail on small images.
+                        optimized: optimized && w >= 64,
+                        progressive: false,
+                    };
+                    let bytes = jpeg(w, h, &layout);
+                    let image = decode(&bytes[..], u64::MAX).unwrap().unwrap();
+                    let (ow, oh, channels, means) = block_means(&bytes);
+                    assert_eq!((image.width(), image.height()), (ow, oh));
+                    let ours = samples(&image);
+                    assert_eq!(ours.len(), means.len());
+                    // Luma is exact but for rounding; colour differs by the
+                    // chroma's spread over its (larger) block.
+                    let tolerance = if channels == 1 { 2 } else { 8 };
+                    let worst = ours
+                        .iter()
+                        .zip(&means)
+                        .filter_map(|(a, b)| Some(a.abs_diff((*b)?)))
+                        .max()
+                        .unwrap_or(0);
+                    if worst > tolerance {
+                        failures.push(format!(
+                            "{w}x{h} {color:?} {sampling:?} restart {restart}: off by {worst}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn progressive_and_cmyk_are_left_to_the_full_decoder() {
+    let progressive = Layout {
+        color: ColorType::Rgb,
+        sampling: SamplingFactor::F_2_2,
+        restart: 0,
+        optimized: false,
+        progressive: true,
+    };
+    assert!(decode(&jpeg(64, 64, &progressive)[..], u64::MAX)
+        .unwrap()
+        .is_none());
+    let cmyk = Layout {
+        color: ColorType::Cmyk,
+        progressive: false,
+        ..progressive
+    };
+    assert!(decode(&jpeg(64, 64, &cmyk)[..], u64::MAX)
+        .unwrap()
+        .is_none());
+}
+
+fn baseline() -> Vec<u8> {
+    jpeg(
+        96,
+        80,
+        &Layout {
+            color: ColorType::Rgb,
+            sampling: SamplingFactor::F_2_2,
+            restart: 3,
+            optimized: false,
+            progressive: false,
+        },
+    )
+}
+
+#[test]
+fn a_cut_file_is_refused() {
+    let bytes = baseline();
+    for len in [2, 20, 200, bytes.len() / 2, bytes.len() - 40] {
+        let result = decode(&bytes[..len], u64::MAX);
+        assert!(
+            matches!(result, Err(ImageError::Corrupt(_))),
+            "cut at {len}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn more_pixels_than_allowed_are_refused_from_the_header() {
+    let bytes = baseline();
+    assert!(matches!(
+        decode(&bytes[..], 96 * 80 - 1),
+        Err(ImageError::TooLarge {
+            width: 96,
+            height: 80,
+            ..
+        })
+    ));
+    assert!(decode(&bytes[..], 96 * 80).unwrap().is_some());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Bytes changed anywhere: an image or an error, never a panic.
+    #[test]
+    fn changed_bytes_never_panic(changes in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8)) {
+        let mut bytes = baseline();
+        for (at, byte) in changes {
+            let at = at % bytes.len();
+            bytes[at] = byte;
+        }
+        let _ = decode(&bytes[..], 1 << 24);
+    }
+}
