@@ -52,6 +52,43 @@ fn a_bomb_header_is_too_large_at_once() {
         .contains("30000×30000"));
 }
 
+/// An AVIF (written by this service) whose `ispe` box is changed to claim
+/// 30000×30000: refused from its header, before the AV1 decoder runs.
+#[test]
+fn an_avif_bomb_header_is_too_large_at_once() {
+    let png = encoded(&halves(64, 48), ImageFormat::Png);
+    let mut avif = render_bytes(&png, &Transform::default(), Output::Avif).unwrap();
+    let at = avif.windows(4).position(|w| w == b"ispe").unwrap();
+    avif[at + 8..at + 12].copy_from_slice(&30_000u32.to_be_bytes());
+    avif[at + 12..at + 16].copy_from_slice(&30_000u32.to_be_bytes());
+    let f = file(&avif);
+    assert_eq!(probe(f.path()).unwrap().width, 30_000);
+    let e = render(
+        f.path(),
+        &Transform::default(),
+        Output::Webp,
+        &Limits::default(),
+    );
+    let Err(ImageError::TooLarge { width, height, .. }) = e else {
+        panic!("{e:?}");
+    };
+    assert_eq!((width, height), (30_000, 30_000));
+    // Under the cap, the header lies about the AV1 frame: refused too.
+    let mut liar = avif.clone();
+    liar[at + 8..at + 12].copy_from_slice(&640u32.to_be_bytes());
+    liar[at + 12..at + 16].copy_from_slice(&480u32.to_be_bytes());
+    let small = Limits {
+        max_source_pixels: 640 * 480,
+    };
+    let e = render(
+        file(&liar).path(),
+        &Transform::default(),
+        Output::Webp,
+        &small,
+    );
+    assert!(e.is_err(), "{e:?}");
+}
+
 #[test]
 fn a_variant_too_large_to_write_is_refused() {
     let png = encoded(&halves(2, 200), ImageFormat::Png);
