@@ -163,7 +163,12 @@ fn exif_orientation_6_and_8_turn_the_image() {
         let source = jpeg_with_orientation(&halves(80, 40), orientation);
         let probed = probe(file(&source).path()).unwrap();
         assert_eq!((probed.width, probed.height), (80, 40), "the header's own");
-        for t in [Transform::default(), transform(Some(20), None, Fit::Inside)] {
+        // Full size, 1/2 scale (jpeg-decoder), 1/8 scale (jpeg_dc).
+        for t in [
+            Transform::default(),
+            transform(Some(20), None, Fit::Inside),
+            transform(Some(5), None, Fit::Inside),
+        ] {
             let out = render_bytes(&source, &t, Output::Png).unwrap();
             let out = image::load_from_memory(&out).unwrap().into_rgb8();
             let (w, h) = out.dimensions();
