@@ -8,6 +8,12 @@ pub mod cli {
     pub use crate::cli::docs::{completion_scripts, man_pages};
 }
 
+/// The image pipeline's AVIF decoder, a child process: the tests name the
+/// `filestore` binary it runs.
+pub mod images {
+    pub use crate::images::isolated::use_program;
+}
+
 pub mod clock {
     pub use crate::clock::{period_of, Clock};
 }

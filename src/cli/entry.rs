@@ -19,6 +19,10 @@ use std::process::ExitCode;
 /// The whole program: parses the command line, runs the command, and gives
 /// its exit status.
 pub fn main() -> ExitCode {
+    // This binary as the server's AVIF decoder (a child process of its own).
+    if let Some(status) = crate::images::isolated::child_main() {
+        return status;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(parse_error(&e)),

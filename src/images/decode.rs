@@ -13,7 +13,7 @@ use image::{
     DynamicImage, GrayImage, ImageBuffer, ImageDecoder, ImageReader, Luma, RgbImage, RgbaImage,
 };
 
-use super::probe::{avif_bytes, corrupt, from_avif, from_image, image_format, open};
+use super::probe::{corrupt, from_image, image_format, open};
 use super::{ImageError, Limits, Probe};
 use crate::domain::transform::SourceFormat;
 
@@ -55,10 +55,9 @@ impl Source {
                 .unwrap_or(Orientation::NoTransforms);
             (Decoder::Jpeg(Box::new(decoder)), orientation)
         } else if header.format == SourceFormat::Avif {
-            let image =
-                filestore_avif::decode(&avif_bytes(path)?, max).map_err(|e| from_avif(e, max))?;
-            let orientation = Orientation::from_exif(image.exif_orientation())
-                .unwrap_or(Orientation::NoTransforms);
+            let image = super::isolated::decode(path, max)?;
+            let orientation =
+                Orientation::from_exif(image.orientation).unwrap_or(Orientation::NoTransforms);
             (Decoder::Avif(Box::new(avif_image(image)?)), orientation)
         } else {
             let mut reader = ImageReader::with_format(open(path)?, image_format(header.format));
@@ -73,10 +72,15 @@ impl Source {
             let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
             (Decoder::Other(decoder), orientation)
         };
+        // An AVIF is decoded already (and cropped): its own size.
+        let (width, height) = match &decoder {
+            Decoder::Avif(image) => (image.width(), image.height()),
+            _ => (header.width, header.height),
+        };
         Ok(Source {
             decoder,
-            width: header.width,
-            height: header.height,
+            width,
+            height,
             orientation,
             max,
             path: path.to_path_buf(),
@@ -118,6 +122,7 @@ impl Source {
                         return Ok(image);
                     }
                 }
+                super::jpeg_dc::check_scans(open(&self.path)?)?;
                 if denominator > 1 {
                     let scaled =
                         |side: u32| u16::try_from(side.div_ceil(denominator)).unwrap_or(u16::MAX);
@@ -162,14 +167,21 @@ pub(super) fn swaps_axes(orientation: Orientation) -> bool {
     )
 }
 
-/// The AVIF decoder's pixels as an image.
-fn avif_image(image: filestore_avif::Image) -> Result<DynamicImage, ImageError> {
+/// The AVIF decoder's pixels as an image, cropped to its clean aperture
+/// (`clap`) if it has one (before its rotation, as the box means).
+fn avif_image(image: super::isolated::Decoded) -> Result<DynamicImage, ImageError> {
     let (w, h) = (image.width, image.height);
     let short = || ImageError::Corrupt("the AVIF decoder returned too few pixels".into());
-    Ok(if image.has_alpha {
+    let pixels = if image.has_alpha {
         DynamicImage::ImageRgba8(RgbaImage::from_raw(w, h, image.pixels).ok_or_else(short)?)
     } else {
         DynamicImage::ImageRgb8(RgbImage::from_raw(w, h, image.pixels).ok_or_else(short)?)
+    };
+    Ok(match image.crop {
+        Some([x, y, cw, ch]) if cw > 0 && ch > 0 && (cw, ch) != (w, h) => {
+            pixels.crop_imm(x, y, cw, ch)
+        }
+        _ => pixels,
     })
 }
 

@@ -13,6 +13,7 @@
 
 mod decode;
 mod encode;
+pub(crate) mod isolated;
 mod jpeg_dc;
 mod probe;
 mod resize;

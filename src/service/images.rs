@@ -216,6 +216,9 @@ pub(crate) async fn variant(
     let source = found.spool(app).await?;
     let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
     let rendered = tokio::task::spawn_blocking(move || {
+        // Held by the render itself, not by the request: a client that hangs
+        // up drops the request, but the render runs on and stays counted.
+        let _permit = permit;
         let (bytes, output) = images::render(&source, &t, output, &limits)?;
         let mut out = tempfile::Builder::new()
             .prefix("variant-")
@@ -229,7 +232,6 @@ pub(crate) async fn variant(
     .await
     .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))?
     .map_err(|e| refusal(&e))?;
-    drop(permit);
     store(app, row, plan, rendered).await
 }
 

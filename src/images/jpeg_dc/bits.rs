@@ -96,6 +96,11 @@ impl Bits {
     /// At a restart marker: drops the bits left, and reads up to and past
     /// the marker.
     pub(super) fn restart<R: Read>(&mut self, input: &mut Input<R>) -> Result<(), ImageError> {
+        // An interval decoded from made-up bits: its data is missing (and a
+        // file of markers alone would cost a whole decode a few bytes).
+        if self.padding > self.count {
+            return Err(corrupt("a restart interval's data is missing"));
+        }
         *self = Bits::default();
         input.skip_to_marker()?;
         match input.marker()? {
@@ -172,6 +177,13 @@ impl<R: Read> Input<R> {
     pub(super) fn skip_to_marker(&mut self) -> Result<(), ImageError> {
         loop {
             self.ensure(2)?;
+            // Straight to the next 0xFF.
+            let rest = &self.buf[self.pos..self.end];
+            if rest.len() > 2 {
+                let skip = memchr::memchr(0xFF, &rest[..rest.len() - 1]).unwrap_or(rest.len() - 1);
+                self.pos += skip;
+                self.ensure(2)?;
+            }
             match self.peek2() {
                 (Some(0xFF), Some(0x00)) => self.pos += 2,
                 (Some(0xFF), Some(0xFF)) => self.pos += 1,

@@ -70,6 +70,59 @@ pub(super) fn decode(
     Ok(Some(image_of(&planes, &header)))
 }
 
+/// The most scans a progressive JPEG may have: encoders write about ten
+/// (libjpeg's default script 10, mozjpeg's about 12); each costs a pass over
+/// every block, and a scan of made-up bits takes a few bytes.
+pub(super) const MAX_PROGRESSIVE_SCANS: usize = 64;
+
+/// Walks the JPEG's markers (not decoding a bit) and refuses one with more
+/// scans than a decoder should pass over: a sequential frame with more
+/// scans than components, a progressive one with more than
+/// [`MAX_PROGRESSIVE_SCANS`]. For the files left to `jpeg-decoder`, which
+/// would decode each.
+pub(super) fn check_scans(input: impl Read) -> Result<(), ImageError> {
+    match count_scans(&mut Input::new(input)) {
+        Ok(true) => Err(corrupt("more scans than a decoder passes over")),
+        // A file cut short or malformed is the decoder's to judge.
+        Ok(false) | Err(_) => Ok(()),
+    }
+}
+
+/// Whether the scans go past the frame's limit.
+fn count_scans<R: Read>(input: &mut Input<R>) -> Result<bool, ImageError> {
+    if input.marker()? != 0xD8 {
+        return Ok(false);
+    }
+    let (mut limit, mut scans) = (None, 0usize);
+    loop {
+        match input.marker()? {
+            code @ (0xC0..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF) => {
+                let frame = input.segment()?;
+                let components = usize::from(*frame.get(5).unwrap_or(&0));
+                let progressive = matches!(code, 0xC2 | 0xC6 | 0xCA | 0xCE);
+                limit = Some(if progressive {
+                    MAX_PROGRESSIVE_SCANS
+                } else {
+                    components
+                });
+            }
+            0xDA => {
+                input.segment()?;
+                scans += 1;
+                if limit.is_some_and(|limit| scans > limit) {
+                    return Ok(true);
+                }
+                input.skip_to_marker()?;
+            }
+            0xD9 => return Ok(false),
+            0xD0..=0xD7 | 0x01 => {}
+            _ => {
+                input.segment()?;
+            }
+        }
+    }
+}
+
 fn corrupt(what: &str) -> ImageError {
     ImageError::Corrupt(format!("JPEG: {what}"))
 }
@@ -132,6 +185,10 @@ fn decode_scan<R: Read>(
     let missing = || corrupt("a scan uses a table not defined");
     let mut parts = Vec::with_capacity(scan.components.len());
     for &(index, dc, ac) in &scan.components {
+        if planes[index].decoded {
+            // Another whole decode for a few bytes of markers.
+            return Err(corrupt("a component in two scans"));
+        }
         let component = header.components[index];
         parts.push(Part {
             plane: index,
@@ -247,7 +304,8 @@ fn block<R: Read>(
     }
     (bits.word, bits.count) = (word, count);
     // The block's mean: DC × step / 8, around 128.
-    let mean = (part.prediction.saturating_mul(part.quant) + 4).div_euclid(8) + 128;
+    let mean = i64::from(part.prediction) * i64::from(part.quant);
+    let mean = i32::try_from((mean + 4).div_euclid(8) + 128).unwrap_or(i32::MAX);
     Ok(clamp(mean))
 }
 

@@ -222,3 +222,90 @@ proptest! {
         let _ = decode(&bytes[..], 1 << 24);
     }
 }
+
+/// Where each scan (its SOS marker) starts, and where the EOI is.
+fn scans_and_end(bytes: &[u8]) -> (Vec<usize>, usize) {
+    let sos = bytes
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| *w == [0xFF, 0xDA])
+        .map(|(i, _)| i)
+        .collect();
+    (sos, bytes.len() - 2)
+}
+
+/// A scan of made-up bits costs a few bytes: a component decoded twice,
+/// a restart interval with no data, are refused, not decoded again.
+#[test]
+fn repeated_scans_and_empty_intervals_are_refused() {
+    let grey = Layout {
+        color: ColorType::Luma,
+        sampling: SamplingFactor::F_1_1,
+        restart: 0,
+        optimized: false,
+        progressive: false,
+    };
+    let bytes = jpeg(64, 64, &grey);
+    let (sos, end) = scans_and_end(&bytes);
+    let mut twice = bytes[..end].to_vec();
+    twice.extend_from_slice(&bytes[sos[0]..]);
+    assert!(matches!(
+        decode(&twice[..], u64::MAX),
+        Err(ImageError::Corrupt(e)) if e.contains("two scans")
+    ));
+    assert!(matches!(
+        super::super::jpeg_dc::check_scans(&twice[..]),
+        Err(ImageError::Corrupt(_))
+    ));
+    // The first restart interval's data cut out: its blocks would come
+    // from made-up bits.
+    let bytes = jpeg(64, 64, &Layout { restart: 1, ..grey });
+    let (sos, _) = scans_and_end(&bytes);
+    let header_len = usize::from(u16::from_be_bytes([bytes[sos[0] + 2], bytes[sos[0] + 3]]));
+    let data = sos[0] + 2 + header_len;
+    let first_rst = data
+        + bytes[data..]
+            .windows(2)
+            .position(|w| w[0] == 0xFF && (0xD0..=0xD7).contains(&w[1]))
+            .unwrap();
+    let mut cut = bytes[..data].to_vec();
+    cut.extend_from_slice(&bytes[first_rst..]);
+    assert!(matches!(
+        decode(&cut[..], u64::MAX),
+        Err(ImageError::Corrupt(e)) if e.contains("restart interval")
+    ));
+}
+
+/// A progressive JPEG of many scans (each one more pass over every block
+/// for `jpeg-decoder`) is refused from its markers; a usual one is not.
+#[test]
+fn a_progressive_file_of_too_many_scans_is_refused() {
+    let layout = Layout {
+        color: ColorType::Rgb,
+        sampling: SamplingFactor::F_2_2,
+        restart: 0,
+        optimized: false,
+        progressive: true,
+    };
+    let bytes = jpeg(64, 64, &layout);
+    super::super::jpeg_dc::check_scans(&bytes[..]).unwrap();
+    let (sos, end) = scans_and_end(&bytes);
+    let last = &bytes[*sos.last().unwrap()..end];
+    let mut many = bytes[..end].to_vec();
+    for _ in 0..super::super::jpeg_dc::MAX_PROGRESSIVE_SCANS {
+        many.extend_from_slice(last);
+    }
+    many.extend_from_slice(&[0xFF, 0xD9]);
+    let e = super::render_bytes(
+        &many,
+        &super::transform(Some(8), None, crate::domain::transform::Fit::Inside),
+        crate::domain::transform::Output::Png,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, ImageError::Corrupt(ref m) if m.contains("scans")),
+        "{e:?}"
+    );
+    // A file cut short is still the decoder's to judge.
+    super::super::jpeg_dc::check_scans(&bytes[..bytes.len() / 2]).unwrap();
+}

@@ -121,6 +121,8 @@ impl TestServer {
     }
 
     pub async fn start_with(opts: TestOptions) -> TestServer {
+        // AVIF sources are decoded by the binary, in a child process.
+        filestore::testing::images::use_program(env!("CARGO_BIN_EXE_filestore").into());
         let (dir, data_dir) = if let Some(d) = opts.data_dir.clone() {
             (None, d)
         } else {
