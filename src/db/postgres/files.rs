@@ -9,8 +9,8 @@ use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    event_data, Commitments, CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange, ListFilter,
-    PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
+    event_data, CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter,
+    FolderRange, ListFilter, PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
@@ -259,7 +259,9 @@ fn refusal_of(
                 .filter_map(|n| n.parse().ok())
                 .collect();
             let [stored, upload_count, reserved_bytes, pending_uploads] = held[..] else {
-                return Err(DbError::Invalid(format!("quota refusal without holdings: {db}")));
+                return Err(DbError::Invalid(format!(
+                    "quota refusal without holdings: {db}"
+                )));
             };
             let held = Commitments {
                 upload_count,
