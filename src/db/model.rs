@@ -197,12 +197,17 @@ pub struct Commitments {
     pub reserved_bytes: u64,
     /// Incomplete, unexpired resumable uploads (each counts as one upload).
     pub pending_uploads: u64,
+    /// The account's stored bytes, when read with the rest (PostgreSQL,
+    /// whose nodes may hold an account row read up to a second ago); None:
+    /// the caller's account row is as fresh.
+    pub stored_bytes: Option<u64>,
 }
 
 impl Commitments {
     /// What the account holds, as the quota rule reads it, with its stored
-    /// bytes (`stored`).
+    /// bytes (`stored`, unless these were read with the rest).
     pub fn holdings(&self, stored: u64) -> crate::domain::quota::Holdings {
+        let stored = self.stored_bytes.unwrap_or(stored);
         crate::domain::quota::Holdings {
             used: stored.saturating_add(self.reserved_bytes),
             uploads: self.upload_count.saturating_add(self.pending_uploads),

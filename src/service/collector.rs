@@ -104,8 +104,30 @@ pub(crate) async fn recover(app: &App) {
     }
 }
 
-/// Runs the collector until the app is dropped by everyone else.
+/// How long a node enforces the plans it read (or the collector's
+/// interval, if shorter): a plan applied anywhere holds on every node
+/// within it. One read of a small table a second.
+const PLANS_FRESH: Duration = Duration::from_secs(1);
+
+/// Reads the plans back every [`PLANS_FRESH`] (or `every`, if shorter)
+/// until the app is dropped by everyone else.
+fn spawn_plans(app: &Arc<App>, every: Duration) {
+    let weak = Arc::downgrade(app);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every.min(PLANS_FRESH));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(app) = weak.upgrade() else { return };
+            app.reload_plans().await;
+        }
+    });
+}
+
+/// Runs the collector until the app is dropped by everyone else (and,
+/// beside it, the reading of the plans).
 pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<()> {
+    spawn_plans(&app, every);
     let weak = Arc::downgrade(&app);
     drop(app);
     tokio::spawn(async move {
@@ -119,7 +141,6 @@ pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<(
                 last_sweep = Some(tokio::time::Instant::now());
                 sweep(&app).await;
             }
-            app.reload_plans().await;
             let (expired, deleted) = run_once(&app).await;
             if expired + deleted > 0 {
                 tracing::info!(expired, deleted, "collector pass");

@@ -40,7 +40,9 @@ pub(crate) async fn commit(
     match outcome {
         Ok(CommitOutcome::Committed(row)) => {
             pending.armed = false;
-            app.outbox.wake();
+            if app.meta.take_queued_events() {
+                app.outbox.wake();
+            }
             metrics::counter!("filestore_uploads_total").increment(1);
             metrics::counter!("filestore_upload_bytes_total").increment(row.size);
             Ok(records::record(app, &row))

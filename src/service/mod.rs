@@ -64,9 +64,9 @@ pub struct App {
     pub(crate) renders: images::Renders,
     /// Files the CDN served lately, answered from memory for a second.
     pub(crate) recent: cdn::Recent,
-    /// The plans in force: the database's, read at start and again at every
-    /// collector pass (so a plan applied on one node holds on all of them
-    /// within `server.reap_interval`).
+    /// The plans in force: the database's, read at start and again every
+    /// second (so a plan applied on one node holds on all of them within
+    /// it).
     plans: std::sync::RwLock<Arc<Plans>>,
 }
 
@@ -182,7 +182,7 @@ impl App {
         Arc::clone(&self.plans.read().expect("plans lock"))
     }
 
-    /// Reads the plans again from the database (each collector pass).
+    /// Reads the plans again from the database (every second).
     pub(crate) async fn reload_plans(&self) {
         match plans::load(&*self.meta).await {
             Ok(p) => *self.plans.write().expect("plans lock") = Arc::new(p),

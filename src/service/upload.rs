@@ -135,15 +135,15 @@ impl Upload {
         // already, so the quota must not refuse it (the first reply may have
         // been lost).
         // What incomplete resumable uploads hold counts as used.
-        let (quota, reserved) = match replay {
-            Some(_) => (Quota::UNLIMITED, 0),
+        let (quota, used) = match replay {
+            Some(_) => (Quota::UNLIMITED, req.account.storage_bytes),
             None => (plan.quota(), precheck_limits(app, &req, &plan).await?),
         };
         let limits = SpoolLimits {
             account: req.account.id.clone(),
             max_file_size,
             too_large,
-            used: req.account.storage_bytes.saturating_add(reserved),
+            used,
             quota,
         };
         Ok(Upload {
@@ -342,7 +342,8 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
 }
 
 /// Refuses before reading the body what is certain to be refused (counting
-/// what incomplete resumable uploads hold); gives the bytes those hold.
+/// what incomplete resumable uploads hold); gives the bytes the account
+/// uses (stored, and held by those).
 async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ServiceError> {
     let key = period_of(app.clock.now()).key;
     let held = app
@@ -354,7 +355,7 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
         .map_or(0, |l| l.saturating_sub(FORM_OVERHEAD));
     let holdings = held.holdings(req.account.storage_bytes);
     match plan.quota().admit(holdings, Ask::file(least)) {
-        Ok(()) => Ok(held.reserved_bytes),
+        Ok(()) => Ok(holdings.used),
         Err(refusal) => Err(refused(app, refusal, plan, &req.account.id).await),
     }
 }

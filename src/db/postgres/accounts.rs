@@ -10,6 +10,9 @@ use crate::db::model::{Account, BandwidthCount, Commitments, KeyRecord, UsageCou
 use crate::db::store::AccountRepo;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Locks the account row for the rest of the transaction (every check of a
 /// quota of this account, on any node, waits here); its stored bytes.
@@ -24,8 +27,8 @@ pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Resu
     Ok(unsigned(row.get(0)))
 }
 
-/// What an account has committed to at `now`, in one statement: the
-/// uploads of `period`, and what its incomplete, unexpired resumable uploads
+/// What an account has committed to at `now`, in one statement: its
+/// stored bytes, the uploads of `period`, and what its incomplete, unexpired resumable uploads
 /// hold (bytes, uploads), but for upload `except`.
 pub(super) async fn commitments<C: GenericClient>(
     c: &C,
@@ -38,7 +41,8 @@ pub(super) async fn commitments<C: GenericClient>(
         c,
         "SELECT COALESCE((SELECT upload_count FROM usage_periods
                            WHERE account_id = $1 AND period = $2), 0)::BIGINT,
-             COALESCE(SUM(length), 0)::BIGINT, COUNT(*)
+             COALESCE(SUM(length), 0)::BIGINT, COUNT(*),
+             (SELECT storage_bytes FROM accounts WHERE id = $1)
          FROM tus_uploads
          WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $3
            AND id IS DISTINCT FROM $4",
@@ -49,7 +53,56 @@ pub(super) async fn commitments<C: GenericClient>(
         upload_count: unsigned(row.get(0)),
         reserved_bytes: unsigned(row.get(1)),
         pending_uploads: unsigned(row.get(2)),
+        stored_bytes: row.get::<_, Option<i64>>(3).map(unsigned),
     })
+}
+
+/// How long a node answers a key from what it read (`KeyCache`): a key
+/// revoked, or an account put in its grace period or on another plan, on
+/// another node (or by `admin`) is seen by every node within this.
+const KEY_FRESH: Duration = Duration::from_secs(1);
+
+/// Keys kept at most: past it, what is older than [`KEY_FRESH`] goes, and
+/// all of them if that is not enough.
+const KEY_CACHE_MAX: usize = 10_000;
+
+/// The keys this node found (with their accounts) in the last
+/// [`KEY_FRESH`], by the hash of their secret: a request of a key seen
+/// within it costs no round trip. A miss is not kept (a key made on another
+/// node works there at once), and a revocation or an account change made
+/// on this node forgets them all at once.
+#[derive(Default)]
+pub(super) struct KeyCache {
+    entries: Mutex<HashMap<[u8; 32], (Instant, KeyRecord, Account)>>,
+}
+
+impl KeyCache {
+    fn get(&self, hash: &[u8; 32]) -> Option<(KeyRecord, Account)> {
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .get(hash)
+            .filter(|(at, ..)| at.elapsed() < KEY_FRESH)
+            .map(|(_, key, account)| (key.clone(), account.clone()))
+    }
+
+    /// Keeps what was read at `at` (before the statement that read it went).
+    fn put(&self, hash: [u8; 32], at: Instant, found: &(KeyRecord, Account)) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() >= KEY_CACHE_MAX {
+            entries.retain(|_, (at, ..)| at.elapsed() < KEY_FRESH);
+            if entries.len() >= KEY_CACHE_MAX {
+                entries.clear();
+            }
+        }
+        entries.insert(hash, (at, found.0.clone(), found.1.clone()));
+    }
+
+    fn forget(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
 }
 
 /// An account by its id or its (unique) name; the id wins.
@@ -81,6 +134,24 @@ async fn create_account(tx: &Transaction<'_>, a: &Account) -> Result<bool, DbErr
     )
     .await?;
     Ok(inserted == 1)
+}
+
+impl PgStore {
+    /// The live key whose secret hashes to `hash`, with its account, from
+    /// the database.
+    async fn read_key(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM api_keys k JOIN accounts a ON a.id = k.account_id
+                 WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+                rows::KEY_AND_ACCOUNT
+            );
+            query_opt(c, &sql, &[&&hash[..]])
+                .await?
+                .map(|r| rows::key_and_account(&r))
+                .transpose()
+        })
+    }
 }
 
 #[async_trait]
@@ -138,19 +209,18 @@ impl AccountRepo for PgStore {
         })
     }
 
-    /// The live key whose secret hashes to `hash`, with its account (one join).
+    /// The live key whose secret hashes to `hash`, with its account (one
+    /// join), as read in the last second ([`KeyCache`]).
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
-        on_conn!(self, |c| {
-            let sql = format!(
-                "SELECT {} FROM api_keys k JOIN accounts a ON a.id = k.account_id
-                 WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
-                rows::KEY_AND_ACCOUNT
-            );
-            query_opt(c, &sql, &[&&hash[..]])
-                .await?
-                .map(|r| rows::key_and_account(&r))
-                .transpose()
-        })
+        if let Some(found) = self.keys.get(&hash) {
+            return Ok(Some(found));
+        }
+        let at = Instant::now();
+        let found = self.read_key(hash).await?;
+        if let Some(found) = &found {
+            self.keys.put(hash, at, found);
+        }
+        Ok(found)
     }
 
     async fn public_origins(&self) -> Result<Vec<String>, DbError> {
@@ -228,6 +298,7 @@ impl AccountRepo for PgStore {
                 .await?
                 .map(|r| rows::account(&r)))
         })
+        .inspect(|_| self.keys.forget())
     }
 
     async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
@@ -303,5 +374,6 @@ impl AccountRepo for PgStore {
             .await?
                 == 1)
         })
+        .inspect(|_| self.keys.forget())
     }
 }

@@ -9,8 +9,8 @@ use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange, ListFilter,
-    PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
+    event_data, CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter,
+    FolderRange, ListFilter, PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use deadpool_postgres::{GenericClient, Transaction};
 use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
 use tokio_postgres::types::ToSql;
 
 /// Commits an upload's file: the account row locked first (see
@@ -169,6 +170,116 @@ async fn commit(
     }
     enqueue(tx, webhooks::FILE_CREATED, f, f.created_at).await?;
     Ok(CommitOutcome::Committed(f.clone()))
+}
+
+/// A multipart upload's commit in one statement (its own transaction, one
+/// round trip): `filestore_commit_upload` (migration 0012) does what
+/// [`commit`] does, the account row locked last, for the one statement's
+/// end. Also whether it queued events (the sender is woken only then).
+/// None: the file its idempotency key replays was deleted before it was
+/// read (the key is stale now: ask again).
+async fn commit_in_one<C: GenericClient>(
+    c: &C,
+    f: &FileRow,
+    inline: Option<&[u8]>,
+    limits: Quota,
+    ctx: &CommitContext,
+) -> Result<Option<(CommitOutcome, bool)>, DbError> {
+    if f.inline != inline.is_some() {
+        return Err(DbError::Invalid(format!(
+            "file {} is inline only if its bytes come with it",
+            f.id
+        )));
+    }
+    let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let size = signed(f.size)?;
+    let event = event_data(f)?;
+    let metadata = metadata::to_json(&f.metadata);
+    let stmt = c
+        .prepare_cached(
+            "SELECT replayed, queued FROM filestore_commit_upload($1, $2, $3, $4, $5, $6, $7,
+                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+        )
+        .await?;
+    let params: [&(dyn ToSql + Sync); 21] = [
+        &f.id,
+        &f.account_id,
+        &f.name,
+        &f.folder,
+        &size,
+        &f.content_type,
+        &f.private,
+        &f.sha256,
+        &f.blob_key,
+        &f.created_at,
+        &f.expires_at,
+        &f.inline,
+        &metadata,
+        &inline,
+        &event,
+        &ctx.period,
+        &ctx.idempotency_key,
+        &ctx.idempotency_since,
+        &ctx.token,
+        &clamp(limits.storage),
+        &clamp(limits.uploads_per_period),
+    ];
+    let row = match c.query_one(&stmt, &params).await {
+        Ok(row) => row,
+        Err(e) => return refusal_of(e, limits, f.size).map(Some),
+    };
+    let replayed: Option<String> = row.get(0);
+    let queued: i32 = row.get(1);
+    if let Some(id) = replayed {
+        let sql = format!("SELECT {} FROM files WHERE id = $1", rows::FILE);
+        let found = query_opt(c, &sql, &[&id]).await?;
+        return Ok(found.map(|r| (CommitOutcome::Replayed(rows::file(&r)), false)));
+    }
+    Ok(Some((CommitOutcome::Committed(f.clone()), queued > 0)))
+}
+
+/// The outcome a failed `filestore_commit_upload` stands for: a refusal of
+/// the quota (its holdings in the DETAIL, judged again by the one quota
+/// rule) or of a spent upload token; any other error is one.
+fn refusal_of(
+    e: tokio_postgres::Error,
+    limits: Quota,
+    size: u64,
+) -> Result<(CommitOutcome, bool), DbError> {
+    let Some(db) = e.as_db_error() else {
+        return Err(e.into());
+    };
+    match db.code().code() {
+        "FS002" => Ok((CommitOutcome::TokenSpent, false)),
+        "FS001" => {
+            let held: Vec<u64> = db
+                .detail()
+                .unwrap_or_default()
+                .split(' ')
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            let [stored, upload_count, reserved_bytes, pending_uploads] = held[..] else {
+                return Err(DbError::Invalid(format!(
+                    "quota refusal without holdings: {db}"
+                )));
+            };
+            let held = Commitments {
+                upload_count,
+                reserved_bytes,
+                pending_uploads,
+                stored_bytes: None,
+            }
+            .holdings(stored);
+            match limits.admit(held, Ask::file(size)) {
+                Err(refusal) => Ok((CommitOutcome::Refused(refusal), false)),
+                Ok(()) => Err(DbError::Invalid(format!(
+                    "the commit refused what the quota admits: {db}"
+                ))),
+            }
+        }
+        "FS003" => Err(DbError::Invalid(db.message().to_string())),
+        _ => Err(e.into()),
+    }
 }
 
 /// The live file an idempotency key (used since `since`) points to.
@@ -425,8 +536,34 @@ impl FileRepo for PgStore {
         limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
-        in_tx!(self, |tx| commit(&tx, &f, inline.as_deref(), limits, &ctx)
-            .await)
+        if ctx.tus_upload.is_some() {
+            // A resumable upload's, as before (its row and its token's use).
+            let out = in_tx!(self, |tx| commit(&tx, &f, inline.as_deref(), limits, &ctx)
+                .await);
+            self.queued_events.store(true, Ordering::Release);
+            return out;
+        }
+        let committed = on_conn!(self, |c| {
+            // A replayed file deleted before it was read: the key is stale
+            // now, and the upload commits as a new one.
+            let mut tries = 0;
+            loop {
+                match commit_in_one(c, &f, inline.as_deref(), limits, &ctx).await? {
+                    Some(done) => break Ok::<_, DbError>(done),
+                    None if tries < 3 => tries += 1,
+                    None => {
+                        break Err(DbError::Invalid(format!(
+                            "idempotency key of {} replays a file deleted, again and again",
+                            f.id
+                        )))
+                    }
+                }
+            }
+        })?;
+        if let (CommitOutcome::Committed(_), true) = &committed {
+            self.queued_events.store(true, Ordering::Release);
+        }
+        Ok(committed.0)
     }
 
     async fn file(&self, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {

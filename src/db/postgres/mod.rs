@@ -19,6 +19,7 @@ use deadpool_postgres::{
     GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
 };
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -94,6 +95,10 @@ pub struct PgStore {
     _node_session: Arc<NodeSession>,
     /// The nodes owning upload guards seen without a session, and since when.
     gone: Arc<Mutex<HashMap<i32, std::time::Instant>>>,
+    /// An upload's commit queued webhook events since the sender last asked.
+    queued_events: Arc<AtomicBool>,
+    /// Keys and their accounts as recently read (`accounts::KeyCache`).
+    keys: Arc<accounts::KeyCache>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -130,6 +135,8 @@ impl PgStore {
             node,
             _node_session: Arc::new(session),
             gone: Arc::default(),
+            queued_events: Arc::default(),
+            keys: Arc::default(),
         })
     }
 
@@ -152,6 +159,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_image_variants.sql"),
     include_str!("migrations/0010_plans.sql"),
     include_str!("migrations/0011_event_batches.sql"),
+    include_str!("migrations/0012_commit_function.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -429,9 +437,10 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 
 /// The oldest schema version whose binaries still work on this binary's
 /// schema, recorded with it (`schema_compat`) for them to read: migrations 9
-/// (image variants: a table and a trigger on files), 10 (plans: a table) and
+/// (image variants: a table and a trigger on files), 10 (plans: a table),
 /// 11 (a folder delete's event batches: a table, which a newer node
-/// expands) only add, so a node of schema 8 runs on.
+/// expands) and 12 (the upload's commit as a function, which an older node
+/// never calls) only add, so a node of schema 8 runs on.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

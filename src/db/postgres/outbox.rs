@@ -213,6 +213,11 @@ async fn done<C: GenericClient>(c: &C, seq: i64) -> Result<(), DbError> {
 
 #[async_trait]
 impl OutboxRepo for PgStore {
+    fn take_queued_events(&self) -> bool {
+        self.queued_events
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+    }
+
     async fn create_webhook(&self, w: WebhookRow) -> Result<(), DbError> {
         on_conn!(self, |c| {
             execute(

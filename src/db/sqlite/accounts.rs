@@ -140,6 +140,7 @@ impl AccountRepo for SqliteStore {
                     upload_count,
                     reserved_bytes,
                     pending_uploads,
+                    stored_bytes: None,
                 })
             })
             .await

@@ -73,6 +73,7 @@ fn commit_upload(
             upload_count: accounts::upload_count(&tx, &f.account_id, &ctx.period)?,
             reserved_bytes: reserved,
             pending_uploads: pending,
+            stored_bytes: None,
         }
         .holdings(account.storage_bytes);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {

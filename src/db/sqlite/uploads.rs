@@ -66,6 +66,7 @@ fn create(
         upload_count: accounts::upload_count(&tx, &u.account_id, period)?,
         reserved_bytes: bytes,
         pending_uploads: pending,
+        stored_bytes: None,
     }
     .holdings(account.storage_bytes);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {

@@ -2,6 +2,7 @@
 //! the signing secret; admin needs no data dir.
 
 use super::*;
+use crate::common::error_code;
 
 /// Two `serve` nodes on one database (small files inline, so the bytes are
 /// in the database too): what one stores, signs or revokes, the other sees.
@@ -121,4 +122,74 @@ async fn a_change_on_another_node_reaches_the_cdn_within_a_second() {
     // Within the second the old name too is gone.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     assert_eq!(status(on_b(&moved)).await, 404);
+}
+
+/// Each node keeps the keys it found for at most a second: a key revoked
+/// on one node is refused there at once and on the other within the
+/// second (after it served the key from memory), as is an account put in
+/// its grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_reaches_every_node_within_a_second() {
+    if pg::admin_url().is_none() {
+        return skipped();
+    }
+    let a = TestServer::start().await;
+    let b = second_node(&a, TestOptions::default()).await;
+    let key = a.new_key("secret", &[]).await;
+    for srv in [&a, &b] {
+        let r = srv.upload_as(&key, "k.txt", b"k".to_vec(), &[]).await;
+        assert_eq!(r.status(), 201);
+    }
+    let key_id = a
+        .app
+        .meta
+        .key_by_hash(filestore::testing::domain::ids::key_hash(&key))
+        .await
+        .unwrap()
+        .expect("the key is live")
+        .0
+        .id;
+    filestore::testing::service::admin::revoke_key(&*a.app.meta, &key_id, 0)
+        .await
+        .unwrap();
+    let revoked = std::time::Instant::now();
+    let r = a.upload_as(&key, "k.txt", b"k".to_vec(), &[]).await;
+    assert_eq!(error_code(r).await, (401, "unauthorized".into()), "at once");
+    loop {
+        let r = b.upload_as(&key, "k.txt", b"k".to_vec(), &[]).await;
+        if r.status() == 401 {
+            break;
+        }
+        assert_eq!(r.status(), 201);
+        assert!(
+            revoked.elapsed() < std::time::Duration::from_millis(1100),
+            "still served {:?} after the revocation",
+            revoked.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The grace period, set on B, holds on A within the second too.
+    assert_eq!(
+        a.upload_as(&a.secret_key, "g.txt", b"g".to_vec(), &[])
+            .await
+            .status(),
+        201
+    );
+    b.set_account(&a.account_id, None, Some(true)).await;
+    let set = std::time::Instant::now();
+    loop {
+        let r = a
+            .upload_as(&a.secret_key, "g.txt", b"g".to_vec(), &[])
+            .await;
+        if r.status() == 403 {
+            break;
+        }
+        assert_eq!(r.status(), 201);
+        assert!(
+            set.elapsed() < std::time::Duration::from_millis(1100),
+            "uploads still taken {:?} after the grace period",
+            set.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
