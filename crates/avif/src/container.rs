@@ -1,9 +1,21 @@
 //! The AVIF container (ISOBMFF / HEIF, ISO/IEC 14496-12 and 23008-12): the
-//! few boxes a still AVIF needs, each read with bounds checks. Nothing here
-//! allocates more than a small multiple of the input's size, and the lists
-//! read from counts in the file are capped.
+//! few boxes a still AVIF needs, each read with bounds checks.
+//!
+//! Memory: every list read from the file (items, locations, extents,
+//! references, properties, associations) is capped at [`MAX_ENTRIES`]
+//! entries of at most 40 bytes, and every entry costs at least one byte of
+//! the input (an extent at least 4 when an item has several), so the parsed
+//! boxes take at most a few MiB and a small multiple of the input. An
+//! item's data is borrowed from the input, or, when it is split in several
+//! extents, copied once into a buffer of at most the size of its source
+//! (the file or `idat`): extents adding up to more are refused before
+//! anything is allocated. [`Container::item_head`] reads the first bytes of
+//! an item (a grid descriptor) without allocating. Lookups by item ID are
+//! binary searches (the lists are sorted once, after parsing), so no count
+//! in the file makes them quadratic.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use crate::AvifError;
 
@@ -155,8 +167,9 @@ pub(crate) enum Property<'a> {
     /// `auxC`: the auxiliary type URN (without its nul).
     Auxiliary(&'a [u8]),
     /// `clap`: clean aperture, as (numerator, denominator) pairs: width,
-    /// height, horizontal and vertical offset of the centre.
-    CleanAperture([(i64, i64); 4]),
+    /// height, horizontal and vertical offset of the centre. Boxed, to keep
+    /// every property (of which a file may declare many) small.
+    CleanAperture(Box<[(i64, i64); 4]>),
     /// `av1C` and `pixi`: read by the decoder itself, or not needed.
     Known,
     /// Anything else (its type), which must not be essential.
@@ -196,7 +209,7 @@ impl Property<'_> {
                     };
                     *pair = (n, i64::from(d));
                 }
-                Property::CleanAperture(pairs)
+                Property::CleanAperture(Box::new(pairs))
             }
             b"auxC" => {
                 r.full_box()?;
@@ -205,8 +218,8 @@ impl Property<'_> {
                 Property::Auxiliary(urn)
             }
             // Read by the decoder (av1C), informative (pixi, pasp, light
-            // levels), or for layered images where the first operating
-            // point and all layers are what rav1d outputs anyway.
+            // levels), or for layered images, which are refused anyway when
+            // an item holds more than one frame (see the `obu` module).
             b"av1C" | b"pixi" | b"pasp" | b"clli" | b"mdcv" | b"cclv" | b"amve" | b"a1op"
             | b"a1lx" | b"lsel" => Property::Known,
             _ => Property::Other(kind),
@@ -257,12 +270,23 @@ pub(crate) struct FirstSample<'a> {
     pub(crate) nclx: Option<Nclx>,
 }
 
-/// The parsed boxes of an AVIF file, borrowing from it.
+/// Where an item's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Source {
+    File,
+    Idat,
+}
+
+/// The parsed boxes of an AVIF file, borrowing from it. `items`,
+/// `locations` and `associations` are sorted by item ID (stably: for the
+/// same ID, file order) once parsed.
 pub(crate) struct Container<'a> {
     file: &'a [u8],
     primary: Option<u32>,
     items: Vec<ItemInfo>,
     locations: Vec<Location>,
+    /// Extents in `locations`, all together (capped at `MAX_ENTRIES`).
+    extent_count: usize,
     idat: Option<&'a [u8]>,
     references: Vec<Reference>,
     properties: Vec<Property<'a>>,
@@ -295,6 +319,7 @@ impl<'a> Container<'a> {
             primary: None,
             items: Vec::new(),
             locations: Vec::new(),
+            extent_count: 0,
             idat: None,
             references: Vec::new(),
             properties: Vec::new(),
@@ -316,6 +341,11 @@ impl<'a> Container<'a> {
             None if container.moov.is_some() => {}
             None => return Err(corrupt("no meta box (truncated file?)")),
         }
+        // Stable sorts: the first of duplicate IDs stays first, and an
+        // item's associations stay in ipma order.
+        container.items.sort_by_key(|i| i.id);
+        container.locations.sort_by_key(|l| l.id);
+        container.associations.sort_by_key(|a| a.item);
         Ok(container)
     }
 
@@ -323,15 +353,16 @@ impl<'a> Container<'a> {
         let mut r = Reader::new(ftyp);
         let major = r.fourcc().map_err(|_| AvifError::NotAvif)?;
         r.u32().map_err(|_| AvifError::NotAvif)?;
-        let mut brands = vec![major];
+        let is_avif = |b: &FourCc| b == b"avif" || b == b"avis";
+        if is_avif(&major) {
+            return Ok(());
+        }
         while let Ok(brand) = r.fourcc() {
-            brands.push(brand);
+            if is_avif(&brand) {
+                return Ok(());
+            }
         }
-        if brands.iter().any(|b| b == b"avif" || b == b"avis") {
-            Ok(())
-        } else {
-            Err(AvifError::NotAvif)
-        }
+        Err(AvifError::NotAvif)
     }
 
     fn parse_meta(&mut self, meta: &'a [u8]) -> Result<(), AvifError> {
@@ -384,7 +415,6 @@ impl<'a> Container<'a> {
         } else {
             r.u32()?
         };
-        let mut total_extents = 0usize;
         for _ in 0..count {
             let id = r.item_id(version == 2)?;
             let construction_method = if version > 0 {
@@ -395,6 +425,14 @@ impl<'a> Container<'a> {
             let data_reference_index = r.u16()?;
             let base_offset = r.sized(base_offset_size)?;
             let extent_count = r.u16()?;
+            // With no length field, every extent is "to the end" (and, with
+            // no offset field either, costs no byte of the file): more
+            // than one is a way to repeat the file, never a real image.
+            if length_size == 0 && extent_count > 1 {
+                return Err(corrupt(
+                    "an item of several extents, each to the end of the file",
+                ));
+            }
             let mut extents = Vec::new();
             for _ in 0..extent_count {
                 if index_size > 0 {
@@ -402,8 +440,8 @@ impl<'a> Container<'a> {
                 }
                 let offset = r.sized(offset_size)?;
                 let length = r.sized(length_size)?;
-                total_extents += 1;
-                if total_extents > MAX_ENTRIES {
+                self.extent_count += 1;
+                if self.extent_count > MAX_ENTRIES {
                     return Err(AvifError::Unsupported("too many extents".into()));
                 }
                 extents.push((offset, length));
@@ -517,15 +555,18 @@ impl<'a> Container<'a> {
 
     /// An item's type (`av01`, `grid`, ...), if `iinf` lists it.
     pub(crate) fn item_kind(&self, id: u32) -> Option<FourCc> {
-        self.items.iter().find(|i| i.id == id).map(|i| i.kind)
+        let at = self.items.partition_point(|i| i.id < id);
+        self.items.get(at).filter(|i| i.id == id).map(|i| i.kind)
     }
 
     /// The properties associated with an item, in `ipma` order, with their
     /// essential flag. An index pointing nowhere is an error.
     pub(crate) fn properties(&self, id: u32) -> Result<Vec<(&Property<'a>, bool)>, AvifError> {
-        self.associations
+        let start = self.associations.partition_point(|a| a.item < id);
+        let end = start + self.associations[start..].partition_point(|a| a.item == id);
+        self.associations[start..end]
             .iter()
-            .filter(|a| a.item == id && a.index != 0)
+            .filter(|a| a.index != 0)
             .map(|a| {
                 self.properties
                     .get(usize::from(a.index) - 1)
@@ -576,56 +617,114 @@ impl<'a> Container<'a> {
             .collect()
     }
 
-    /// An item's bytes: borrowed when it is one extent, else concatenated.
-    pub(crate) fn item_data(&self, id: u32) -> Result<Cow<'a, [u8]>, AvifError> {
+    /// An item's location, with the bytes its extents index (the file or
+    /// `idat`).
+    fn locate(&self, id: u32) -> Result<(Source, &'a [u8], &Location), AvifError> {
+        let at = self.locations.partition_point(|l| l.id < id);
         let location = self
             .locations
-            .iter()
-            .find(|l| l.id == id)
+            .get(at)
+            .filter(|l| l.id == id)
             .ok_or_else(|| corrupt("an item has no location"))?;
         if location.data_reference_index != 0 {
             return Err(AvifError::Unsupported("item data in another file".into()));
         }
-        let source = match location.construction_method {
-            0 => self.file,
-            1 => self
-                .idat
-                .ok_or_else(|| corrupt("item in idat, but no idat box"))?,
-            _ => {
-                return Err(AvifError::Unsupported(
-                    "item data built from other items".into(),
-                ))
+        match location.construction_method {
+            0 => Ok((Source::File, self.file, location)),
+            1 => {
+                let idat = self
+                    .idat
+                    .ok_or_else(|| corrupt("item in idat, but no idat box"))?;
+                Ok((Source::Idat, idat, location))
             }
-        };
-        let extent = |&(offset, length): &(u64, u64)| -> Result<&'a [u8], AvifError> {
-            let start = location
-                .base_offset
-                .checked_add(offset)
-                .and_then(|s| usize::try_from(s).ok())
-                .filter(|&s| s <= source.len())
-                .ok_or_else(|| corrupt("item data is past the end of the file (truncated?)"))?;
-            let end = if length == 0 {
-                source.len()
-            } else {
-                usize::try_from(length)
-                    .ok()
-                    .and_then(|l| start.checked_add(l))
-                    .filter(|&e| e <= source.len())
-                    .ok_or_else(|| corrupt("item data is past the end of the file (truncated?)"))?
-            };
-            Ok(&source[start..end])
-        };
+            _ => Err(AvifError::Unsupported(
+                "item data built from other items".into(),
+            )),
+        }
+    }
+
+    /// An item's bytes: borrowed when it is one extent, else concatenated
+    /// into a buffer of at most the size of its source (extents adding up to
+    /// more are refused before anything is allocated).
+    pub(crate) fn item_data(&self, id: u32) -> Result<Cow<'a, [u8]>, AvifError> {
+        let (_, source, location) = self.locate(id)?;
+        let range =
+            |extent, several| extent_range(source.len(), location.base_offset, extent, several);
         match location.extents.as_slice() {
             [] => Err(corrupt("an item has no extent")),
-            [one] => Ok(Cow::Borrowed(extent(one)?)),
+            &[one] => Ok(Cow::Borrowed(&source[range(one, false)?])),
             many => {
+                let mut total = 0usize;
+                for &extent in many {
+                    total = total
+                        .checked_add(range(extent, true)?.len())
+                        .filter(|&total| total <= source.len())
+                        .ok_or_else(|| corrupt("an item's extents add up to more than the file"))?;
+                }
                 let mut out = Vec::new();
-                for e in many {
-                    out.extend_from_slice(extent(e)?);
+                out.try_reserve_exact(total).map_err(|_| {
+                    AvifError::Unsupported("not enough memory for an item's data".into())
+                })?;
+                for &extent in many {
+                    out.extend_from_slice(&source[range(extent, true)?]);
                 }
                 Ok(Cow::Owned(out))
             }
         }
+    }
+
+    /// The first bytes of an item (up to `N`: a grid descriptor), copied
+    /// from its extents without allocating; with how many there are.
+    pub(crate) fn item_head<const N: usize>(&self, id: u32) -> Result<([u8; N], usize), AvifError> {
+        let (_, source, location) = self.locate(id)?;
+        if location.extents.is_empty() {
+            return Err(corrupt("an item has no extent"));
+        }
+        let several = location.extents.len() > 1;
+        let mut head = [0; N];
+        let mut filled = 0;
+        for &extent in &location.extents {
+            if filled == N {
+                break;
+            }
+            let bytes = &source[extent_range(source.len(), location.base_offset, extent, several)?];
+            let n = bytes.len().min(N - filled);
+            head[filled..filled + n].copy_from_slice(&bytes[..n]);
+            filled += n;
+        }
+        Ok((head, filled))
+    }
+
+    /// Refuses items whose data overlap, or the same item listed twice:
+    /// each image (each tile of a grid, the alpha) is decoded from bytes of
+    /// its own, so the file's size bounds the work of decoding it.
+    pub(crate) fn check_disjoint(&self, ids: &[u32]) -> Result<(), AvifError> {
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+            return Err(corrupt("an image lists the same item twice"));
+        }
+        let mut ranges: Vec<(Source, Range<usize>)> = Vec::new();
+        for &id in &sorted {
+            let (kind, source, location) = self.locate(id)?;
+            let several = location.extents.len() > 1;
+            for &extent in &location.extents {
+                let range = extent_range(source.len(), location.base_offset, extent, several)?;
+                if !range.is_empty() {
+                    ranges.push((kind, range));
+                }
+            }
+        }
+        ranges.sort_unstable_by_key(|(kind, range)| (*kind, range.start));
+        if ranges
+            .windows(2)
+            .any(|pair| pair[0].0 == pair[1].0 && pair[0].1.end > pair[1].1.start)
+        {
+            return Err(corrupt(
+                "images (grid tiles, alpha) or extents overlapping in the file",
+            ));
+        }
+        Ok(())
     }
 
     /// The first frame of the first AV1 video track (for an image sequence
@@ -749,6 +848,37 @@ impl<'a> Container<'a> {
     }
 }
 
+/// The bytes of `source` (of `source_len` bytes) an iloc extent (offset,
+/// length) covers from `base`. A length of 0 means "to the end", which
+/// only an item's single extent may use.
+fn extent_range(
+    source_len: usize,
+    base: u64,
+    (offset, length): (u64, u64),
+    several: bool,
+) -> Result<Range<usize>, AvifError> {
+    let past_the_end = || corrupt("item data is past the end of the file (truncated?)");
+    let start = base
+        .checked_add(offset)
+        .and_then(|s| usize::try_from(s).ok())
+        .filter(|&s| s <= source_len)
+        .ok_or_else(past_the_end)?;
+    let end = match length {
+        0 if several => {
+            return Err(corrupt(
+                "an extent \"to the end of the file\" among several",
+            ))
+        }
+        0 => source_len,
+        _ => usize::try_from(length)
+            .ok()
+            .and_then(|l| start.checked_add(l))
+            .filter(|&e| e <= source_len)
+            .ok_or_else(past_the_end)?,
+    };
+    Ok(start..end)
+}
+
 /// The payload of the first child box of type `kind`.
 fn child(parent: &[u8], kind: FourCc) -> Result<Option<&[u8]>, AvifError> {
     let mut r = Reader::new(parent);
@@ -770,6 +900,10 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
+    /// The largest descriptor: version, flags, rows, columns, and 32-bit
+    /// width and height.
+    pub(crate) const MAX_LEN: usize = 12;
+
     pub(crate) fn parse(data: &[u8]) -> Result<Self, AvifError> {
         let mut r = Reader::new(data);
         if r.u8()? != 0 {
@@ -809,5 +943,74 @@ mod tests {
         assert_eq!(r.next_box().unwrap().unwrap().1.len(), 0);
         assert!(r.next_box().unwrap().is_none());
         assert!(r.u8().is_err());
+    }
+
+    fn with_extents(file: &[u8], extents: Vec<(u64, u64)>) -> Container<'_> {
+        Container {
+            file,
+            primary: Some(1),
+            items: Vec::new(),
+            extent_count: extents.len(),
+            locations: vec![Location {
+                id: 1,
+                construction_method: 0,
+                data_reference_index: 0,
+                base_offset: 2,
+                extents,
+            }],
+            idat: None,
+            references: Vec::new(),
+            properties: Vec::new(),
+            associations: Vec::new(),
+            moov: None,
+        }
+    }
+
+    #[test]
+    fn entries_are_small() {
+        // As the module documentation says.
+        assert!(std::mem::size_of::<Property<'_>>() <= 24);
+        assert!(std::mem::size_of::<Location>() <= 40);
+        assert!(std::mem::size_of::<Reference>() <= 40);
+        assert!(std::mem::size_of::<ItemInfo>() <= 40);
+        assert!(std::mem::size_of::<Association>() <= 40);
+    }
+
+    #[test]
+    fn item_data_is_bounded_by_its_source() {
+        let file: Vec<u8> = (0..100).collect();
+        let data = |extents| {
+            with_extents(&file, extents)
+                .item_data(1)
+                .map(Cow::into_owned)
+        };
+        assert_eq!(data(vec![(0, 3)]).unwrap(), [2, 3, 4]);
+        assert_eq!(data(vec![(95, 0)]).unwrap(), [97, 98, 99]);
+        assert_eq!(data(vec![(0, 2), (10, 1)]).unwrap(), [2, 3, 12]);
+        // Each extent inside, together more than the file: refused before
+        // allocating (65,535 of them would ask for 6.5 MB here, 64 GiB
+        // over a 1 MiB file).
+        let result = data(vec![(0, 98); 65_535]);
+        assert!(matches!(result, Err(AvifError::Corrupt(_))), "{result:?}");
+        // "To the end" among several, past the end, overflowing.
+        for extents in [
+            vec![(0, 1), (5, 0)],
+            vec![(0, 99)],
+            vec![(99, 0)],
+            vec![(u64::MAX - 1, 1)],
+            vec![(0, u64::MAX)],
+            vec![],
+        ] {
+            assert!(data(extents.clone()).is_err(), "{extents:?}");
+        }
+        // The head of an item, across its extents, without allocating.
+        let container = with_extents(&file, vec![(0, 2), (10, 1), (20, 5)]);
+        assert_eq!(container.item_head::<4>(1).unwrap(), ([2, 3, 12, 22], 4));
+        assert_eq!(container.item_head::<12>(1).unwrap().1, 8);
+        // Disjoint: overlapping extents of one item are refused too.
+        assert!(container.check_disjoint(&[1]).is_ok());
+        let overlapping = with_extents(&file, vec![(0, 10), (9, 1)]);
+        assert!(overlapping.check_disjoint(&[1]).is_err());
+        assert!(container.check_disjoint(&[1, 1]).is_err());
     }
 }

@@ -3,11 +3,15 @@
 //!
 //! Everything here is single-shot: one context per `decode` call, flushed
 //! between the images it decodes (the tiles of a grid), the first operating
-//! point and its highest layer only, film grain applied, no logging, and the
-//! frame size capped by `frame_size_limit` (checked by rav1d on the frame
-//! header, before it allocates the frame). Two frame contexts and threads,
-//! not one: see [`Decoder::open`]. The picture's planes are lent out as
-//! bounds-checked byte slices tied to the [`Frame`] that owns the picture.
+//! point and its highest layer only, film grain not applied (it adds
+//! nothing to a thumbnail, and applying it copies the whole picture), no
+//! logging, and the frame size capped by `frame_size_limit` (checked by
+//! rav1d on the frame header, before it allocates the frame). What is sent
+//! has been checked to hold a single frame (the `obu` module), and to fit
+//! the memory budget (the crate documentation, "Limits"). Two frame
+//! contexts and threads, not one: see [`Decoder::open`]. The picture's
+//! planes are lent out as bounds-checked byte slices tied to the [`Frame`]
+//! that owns the picture.
 #![allow(unsafe_code)]
 
 use std::mem::MaybeUninit;
@@ -76,6 +80,9 @@ pub(crate) struct SequenceInfo {
     /// ISO/IEC 23091-4 colour primaries (2 when unspecified).
     pub(crate) primaries: u16,
     pub(crate) full_range: bool,
+    /// Samples of 10 or 12 bits (two bytes each in a decoded picture).
+    pub(crate) high_bit_depth: bool,
+    pub(crate) layout: Layout,
 }
 
 /// rav1d's results are negative errno values (`-EAGAIN` means "feed more
@@ -125,6 +132,9 @@ pub(crate) fn sequence_header(obus: &[u8]) -> Result<SequenceInfo, AvifError> {
         matrix: u16::try_from(header.mtrx).unwrap_or(2),
         primaries: u16::try_from(header.pri).unwrap_or(2),
         full_range: header.color_range != 0,
+        high_bit_depth: header.hbd != 0,
+        layout: Layout::from_dav1d(header.layout)
+            .ok_or_else(|| AvifError::Corrupt("bad AV1 chroma layout".into()))?,
     })
 }
 
@@ -152,7 +162,9 @@ impl Decoder {
         // error; that needs a thread each. The picture is then drained.
         settings.n_threads = 2;
         settings.max_frame_delay = 2;
-        settings.apply_grain = 1;
+        // Film grain is noise for display: not worth a copy of the picture
+        // (rav1d applies it into a second picture) for a thumbnail.
+        settings.apply_grain = 0;
         settings.operating_point = 0;
         settings.all_layers = 0;
         // 0 would mean "no limit": callers never pass 0.
@@ -280,6 +292,8 @@ impl Drop for Decoder {
 }
 
 /// Bytes handed to rav1d (a copy it owns and refcounts), released on drop.
+/// Their size is that of an item's data (at most its source, the file or
+/// `idat`) or of a track's first sample and configOBUs (parts of the file).
 struct Data {
     data: Dav1dData,
 }

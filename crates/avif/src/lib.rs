@@ -43,14 +43,49 @@
 //!   reported in the [`Image`], not applied: crop to [`Image::crop`], then
 //!   turn by [`Image::rotation`], then flip by [`Image::mirror`] (or apply
 //!   [`Image::exif_orientation`] after the crop).
+//! - Not decoded: layered (progressive) images, whose item holds one frame
+//!   per layer ([`AvifError::Unsupported`]: see "Limits").
 //!
 //! # Limits
 //!
-//! [`decode`] takes a pixel cap. The declared size (`ispe`, grid) and each
-//! AV1 sequence header are checked against it before anything is decoded,
-//! and rav1d itself refuses a frame header over it before allocating the
-//! frame, so a crafted file cannot make the decoder allocate more than the
-//! cap allows. Tiles are decoded one at a time into the output.
+//! The input is hostile (anyone may upload a file), so what a call costs is
+//! bounded by the pixel cap [`decode`] takes and by the file's size, and
+//! checked before rav1d is given anything:
+//!
+//! - Pixels: the declared size (`ispe`, grid) and each AV1 sequence header
+//!   are checked against the cap, and rav1d itself refuses a frame header
+//!   over it before allocating the frame. The tiles of a grid count
+//!   together: all of them, as large as the sequence headers allow,
+//!   overhang included.
+//! - Frames: the OBUs of each AV1 item (and of a sequence's first sample)
+//!   are walked first, and data holding more than one frame is refused, so
+//!   there are no hidden frames to decode before the shown one (nor
+//!   reference frames kept). Each image decoded (a tile, the alpha) must
+//!   have bytes of its own in the file: tiles sharing an extent are
+//!   refused. Tiles are decoded one at a time into the output. So a call
+//!   decodes at most the cap's worth of pixels for the colour and as much
+//!   for the alpha.
+//! - Memory: the peak of a decode is estimated from each sequence header
+//!   (size, bit depth, chroma layout) and refused ([`AvifError::TooLarge`])
+//!   over 24 bytes per pixel of the cap, plus 16 MiB. It is rav1d's (for
+//!   the frame rounded up to whole 128x128 superblocks: its planes, 1 to 3
+//!   samples a pixel at 1 byte each, 2 over 8 bits, three times over, as
+//!   picture and as the coefficients its two frame threads keep between
+//!   their passes, and about 6 bytes a pixel of block state), the output
+//!   (3 or 4 bytes a pixel) and a copy of the AV1 data. Peaks measured
+//!   (resident memory, 4000x3000, rav1d 1.1.0), in bytes a pixel: 8-bit
+//!   4:0:0 10.8, 4:2:0 13, 4:4:4 17.5 (18.7 with alpha); 10-bit 4:2:0 17.8;
+//!   10 or 12-bit 4:4:4 27.8. So every 8-bit image, and 10 and 12-bit 4:2:0
+//!   and 4:2:2 ones, decode up to the cap; 10 and 12-bit 4:4:4 up to about
+//!   85% of it. Film grain is not applied (that would take a second
+//!   picture).
+//! - The container: the parsed boxes take at most a few MiB and a small
+//!   multiple of the file; an item split in several extents is copied
+//!   once, into at most the file's size (extents adding up to more are
+//!   refused before allocating). [`dimensions`] reads boxes only, never an
+//!   item's data.
+//!
+//! The file itself is the caller's, on top.
 //!
 //! # Licences of the dependencies
 //!
@@ -67,12 +102,13 @@
 mod container;
 mod convert;
 mod dav1d;
+mod obu;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use container::{Container, Grid, Nclx, Property};
 use convert::{Canvas, Colour, Matrix};
-use dav1d::{Decoder, Frame, SequenceInfo};
+use dav1d::{Decoder, Frame, Layout, SequenceInfo};
 
 /// Why a file could not be read or decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,12 +119,15 @@ pub enum AvifError {
     /// An AVIF file whose boxes or AV1 data are malformed or truncated.
     #[error("corrupt AVIF file: {0}")]
     Corrupt(String),
-    /// The image (or one of its AV1 frames) has more pixels than allowed.
+    /// The image (or one of its AV1 frames, or a grid's tiles together) has
+    /// more pixels than allowed, or would take more memory to decode than
+    /// the cap allows (see the crate documentation, "Limits").
     #[error("AVIF image of {width}x{height} pixels is over the pixel limit")]
     TooLarge {
-        /// Width declared by the file.
+        /// Width declared by the file (the frame's or, for a grid's
+        /// tiles, all of them side by side).
         width: u32,
-        /// Height declared by the file.
+        /// Height declared by the file (likewise).
         height: u32,
     },
     /// A valid AVIF using a feature this decoder does not handle.
@@ -211,7 +250,9 @@ pub fn dimensions(data: &[u8]) -> Result<(u32, u32), AvifError> {
 
 /// Decodes the primary image to 8-bit RGB, or RGBA when it has an alpha
 /// channel, refusing with [`AvifError::TooLarge`] an image (or any AV1 frame
-/// in it) of more than `max_pixels` pixels, before decoding it.
+/// in it, or a grid's tiles together) of more than `max_pixels` pixels, or
+/// one that would take more memory than the cap allows (see "Limits"),
+/// before decoding it.
 pub fn decode(data: &[u8], max_pixels: u64) -> Result<Image, AvifError> {
     // A bug of this crate's own (a slice index, an overflow) on a hostile
     // file is then an error for that file, not a crash of the caller;
@@ -245,7 +286,7 @@ fn item_size(container: &Container<'_>, id: u32) -> Result<(u32, u32), AvifError
     let (width, height) = match spatial {
         Some(size) => size,
         None if container.item_kind(id) == Some(*b"grid") => {
-            let grid = Grid::parse(&container.item_data(id)?)?;
+            let grid = grid_of(container, id)?;
             (grid.width, grid.height)
         }
         None if container.item_kind(id).is_none() => {
@@ -257,6 +298,93 @@ fn item_size(container: &Container<'_>, id: u32) -> Result<(u32, u32), AvifError
         return Err(AvifError::Corrupt("an image of 0 pixels".into()));
     }
     Ok((width, height))
+}
+
+/// A grid item's descriptor, read from its first bytes (never copying the
+/// item's data, whatever its extents say).
+fn grid_of(container: &Container<'_>, id: u32) -> Result<Grid, AvifError> {
+    let (head, len) = container.item_head::<{ Grid::MAX_LEN }>(id)?;
+    Grid::parse(&head[..len])
+}
+
+/// The `av01` items an image item is decoded from: itself, or the tiles of
+/// a grid (checked: their number and type, their essential properties).
+fn av1_items(container: &Container<'_>, id: u32) -> Result<Vec<u32>, AvifError> {
+    let kind = container
+        .item_kind(id)
+        .ok_or_else(|| AvifError::Corrupt("an image item is not in iinf".into()))?;
+    match &kind {
+        b"av01" => Ok(vec![id]),
+        b"grid" => {
+            let grid = grid_of(container, id)?;
+            let tiles = container.references_from(id, *b"dimg");
+            let (rows, columns) = (usize_of(grid.rows), usize_of(grid.columns));
+            if tiles.len() != rows * columns {
+                return Err(AvifError::Corrupt(format!(
+                    "a {rows}x{columns} grid with {} tiles",
+                    tiles.len()
+                )));
+            }
+            for &tile in &tiles {
+                if container.item_kind(tile) != Some(*b"av01") {
+                    return Err(AvifError::Unsupported(
+                        "grid tiles that are not AV1 images".into(),
+                    ));
+                }
+                container.check_essentials(tile)?;
+            }
+            Ok(tiles)
+        }
+        other => Err(AvifError::Unsupported(format!(
+            "image item of type {}",
+            String::from_utf8_lossy(other)
+        ))),
+    }
+}
+
+/// Bytes a decode may take per pixel of the cap, beyond [`BUDGET_SLACK`]:
+/// see the crate documentation, "Limits".
+const BUDGET_BYTES_PER_PIXEL: u64 = 24;
+/// Bytes a decode may take whatever the cap: room for small images, which
+/// rav1d handles in whole 128x128 superblocks.
+const BUDGET_SLACK: u64 = 16 << 20;
+
+/// What rav1d 1.1.0 (with two frame contexts) holds at its peak decoding a
+/// frame as large as `sequence` allows, as measured, over the frame rounded
+/// up to whole 128x128 superblocks: the picture's planes (luma and chroma
+/// as laid out, 1 byte a sample or 2 over 8 bits), twice that again for
+/// the coefficients the frame threads keep between their two passes, and
+/// about 6 bytes a pixel of block state (modes, loop filter levels).
+fn rav1d_bytes(sequence: &SequenceInfo) -> u64 {
+    let w = u64::from(sequence.max_width).next_multiple_of(128);
+    let h = u64::from(sequence.max_height).next_multiple_of(128);
+    let chroma = match sequence.layout {
+        Layout::I400 => 0,
+        layout => {
+            let (sx, sy) = layout.shifts();
+            2 * (w >> sx) * (h >> sy)
+        }
+    };
+    let planes = (w * h + chroma) << u8::from(sequence.high_bit_depth);
+    3 * planes + 6 * w * h
+}
+
+/// Whether decoding a frame of `sequence` into a canvas of `canvas_bytes`
+/// stays within the memory budget of a `max_pixels` cap: rav1d's peak, the
+/// canvas, and the copy of the AV1 data (`data_bytes`) rav1d takes.
+fn fits_memory_budget(
+    sequence: &SequenceInfo,
+    canvas_bytes: u64,
+    data_bytes: u64,
+    max_pixels: u64,
+) -> bool {
+    let peak = rav1d_bytes(sequence)
+        .saturating_add(canvas_bytes)
+        .saturating_add(data_bytes);
+    let budget = max_pixels
+        .saturating_mul(BUDGET_BYTES_PER_PIXEL)
+        .saturating_add(BUDGET_SLACK);
+    peak <= budget
 }
 
 const ALPHA_URNS: [&[u8]; 2] = [
@@ -304,11 +432,43 @@ struct Painter<'c, 'a> {
 }
 
 impl Painter<'_, '_> {
-    /// Decodes one AV1 image, refusing it first if its sequence header says
-    /// it may be larger than the cap.
-    fn decode_av1(&mut self, obus: &[u8]) -> Result<(Frame, SequenceInfo), AvifError> {
+    /// Decodes one AV1 image, one of the `columns` x `rows` tiles of an
+    /// image (1 x 1 for an image of its own), into a canvas of
+    /// `canvas_bytes` (`None`: an RGB one the size of the frame). Refuses
+    /// it first, with rav1d not called yet, when its OBUs hold more than one
+    /// frame, when its sequence header allows frames larger than the cap
+    /// (all the tiles together, as large as this one), or when the decoded
+    /// picture and the canvas together may take more than the memory
+    /// budget: [`BUDGET_BYTES_PER_PIXEL`] bytes per pixel of the cap, plus
+    /// [`BUDGET_SLACK`].
+    fn decode_av1(
+        &mut self,
+        obus: &[u8],
+        (columns, rows): (u64, u64),
+        canvas_bytes: Option<u64>,
+    ) -> Result<(Frame, SequenceInfo), AvifError> {
+        obu::check_single_frame(obus)?;
         let sequence = dav1d::sequence_header(obus)?;
-        check_size(sequence.max_width, sequence.max_height, self.max_pixels)?;
+        let (max_width, max_height) = (
+            u64::from(sequence.max_width),
+            u64::from(sequence.max_height),
+        );
+        // At most 65,536 x 256 each way: no overflow.
+        let (width, height) = (max_width * columns, max_height * rows);
+        if width * height > self.max_pixels {
+            return Err(AvifError::TooLarge {
+                width: u32::try_from(width).unwrap_or(u32::MAX),
+                height: u32::try_from(height).unwrap_or(u32::MAX),
+            });
+        }
+        let canvas_bytes = canvas_bytes.unwrap_or(3 * max_width * max_height);
+        let data_bytes = u64::try_from(obus.len()).unwrap_or(u64::MAX);
+        if !fits_memory_budget(&sequence, canvas_bytes, data_bytes, self.max_pixels) {
+            return Err(AvifError::TooLarge {
+                width: sequence.max_width,
+                height: sequence.max_height,
+            });
+        }
         let frame = self.decoder.decode(obus)?;
         Ok((frame, sequence))
     }
@@ -321,31 +481,28 @@ impl Painter<'_, '_> {
         channel: Channel,
         canvas: &mut Canvas,
     ) -> Result<(), AvifError> {
-        let kind = self
-            .container
-            .item_kind(id)
-            .ok_or_else(|| AvifError::Corrupt("an image item is not in iinf".into()))?;
-        match &kind {
-            b"av01" => {
-                let obus = self.container.item_data(id)?;
-                let (frame, sequence) = self.decode_av1(&obus)?;
-                if (frame.width(), frame.height()) != (canvas.width, canvas.height) {
-                    return Err(AvifError::Corrupt(format!(
-                        "the AV1 frame is {}x{}, the file says {}x{}",
-                        frame.width(),
-                        frame.height(),
-                        canvas.width,
-                        canvas.height
-                    )));
-                }
-                paint_frame(&frame, sequence, channel, canvas, 0, 0)
+        match self.container.item_kind(id) {
+            Some(kind) if &kind == b"grid" => return self.paint_grid(id, channel, canvas),
+            Some(kind) if &kind == b"av01" => {}
+            _ => {
+                return Err(AvifError::Unsupported(
+                    "an image item that is not AV1".into(),
+                ))
             }
-            b"grid" => self.paint_grid(id, channel, canvas),
-            other => Err(AvifError::Unsupported(format!(
-                "image item of type {}",
-                String::from_utf8_lossy(other)
-            ))),
         }
+        let obus = self.container.item_data(id)?;
+        let canvas_bytes = u64::try_from(canvas.pixels.len()).unwrap_or(u64::MAX);
+        let (frame, sequence) = self.decode_av1(&obus, (1, 1), Some(canvas_bytes))?;
+        if (frame.width(), frame.height()) != (canvas.width, canvas.height) {
+            return Err(AvifError::Corrupt(format!(
+                "the AV1 frame is {}x{}, the file says {}x{}",
+                frame.width(),
+                frame.height(),
+                canvas.width,
+                canvas.height
+            )));
+        }
+        paint_frame(&frame, sequence, channel, canvas, 0, 0)
     }
 
     fn paint_grid(
@@ -354,28 +511,22 @@ impl Painter<'_, '_> {
         channel: Channel,
         canvas: &mut Canvas,
     ) -> Result<(), AvifError> {
-        let grid = Grid::parse(&self.container.item_data(id)?)?;
+        let grid = grid_of(self.container, id)?;
         if (usize_of(grid.width), usize_of(grid.height)) != (canvas.width, canvas.height) {
             return Err(AvifError::Corrupt("the grid's size is not its ispe".into()));
         }
-        let tiles = self.container.references_from(id, *b"dimg");
+        // Checked (number, type) by `av1_items`, before anything decoded.
+        let tiles = av1_items(self.container, id)?;
         let (rows, columns) = (usize_of(grid.rows), usize_of(grid.columns));
-        if tiles.len() != rows * columns {
-            return Err(AvifError::Corrupt(format!(
-                "a {rows}x{columns} grid with {} tiles",
-                tiles.len()
-            )));
-        }
+        let canvas_bytes = u64::try_from(canvas.pixels.len()).unwrap_or(u64::MAX);
         let mut tile_size = None;
         for (index, &tile) in tiles.iter().enumerate() {
-            if self.container.item_kind(tile) != Some(*b"av01") {
-                return Err(AvifError::Unsupported(
-                    "grid tiles that are not AV1 images".into(),
-                ));
-            }
-            self.container.check_essentials(tile)?;
             let obus = self.container.item_data(tile)?;
-            let (frame, sequence) = self.decode_av1(&obus)?;
+            let (frame, sequence) = self.decode_av1(
+                &obus,
+                (u64::from(grid.columns), u64::from(grid.rows)),
+                Some(canvas_bytes),
+            )?;
             let size = (frame.width(), frame.height());
             match tile_size {
                 None => {
@@ -479,10 +630,18 @@ fn decode_primary(data: &[u8], max_pixels: u64) -> Result<Image, AvifError> {
     let nclx = nclx_of(&container, primary)?;
     let crop = container
         .property(primary, |p| match p {
-            Property::CleanAperture(clap) => Some(*clap),
+            Property::CleanAperture(clap) => Some(**clap),
             _ => None,
         })?
         .and_then(|clap| Crop::from_clean_aperture(clap, width, height));
+
+    // Every AV1 image this decodes, from bytes of its own (no tile twice,
+    // no tiles sharing an extent): the file's size bounds the work.
+    let mut images = av1_items(&container, primary)?;
+    if let Some(alpha) = alpha {
+        images.extend(av1_items(&container, alpha)?);
+    }
+    container.check_disjoint(&images)?;
 
     let channels = if alpha.is_some() { 4 } else { 3 };
     let mut canvas = Canvas::new(usize_of(width), usize_of(height), channels)?;
@@ -516,7 +675,10 @@ fn decode_first_frame(container: &Container<'_>, max_pixels: u64) -> Result<Imag
         return Err(AvifError::Corrupt("no primary item and no track".into()));
     };
     check_size(sample.width, sample.height, max_pixels)?;
-    let mut obus = Vec::with_capacity(sample.config_obus.len() + sample.sample.len());
+    // Both are parts of the file: at most its size.
+    let mut obus = Vec::new();
+    obus.try_reserve_exact(sample.config_obus.len() + sample.sample.len())
+        .map_err(|_| AvifError::Unsupported("not enough memory for the first frame".into()))?;
     obus.extend_from_slice(sample.config_obus);
     obus.extend_from_slice(sample.sample);
     let mut painter = Painter {
@@ -524,7 +686,7 @@ fn decode_first_frame(container: &Container<'_>, max_pixels: u64) -> Result<Imag
         decoder: Decoder::open(u32::try_from(max_pixels).unwrap_or(u32::MAX))?,
         max_pixels,
     };
-    let (frame, sequence) = painter.decode_av1(&obus)?;
+    let (frame, sequence) = painter.decode_av1(&obus, (1, 1), None)?;
     let mut canvas = Canvas::new(frame.width(), frame.height(), 3)?;
     paint_frame(
         &frame,
@@ -582,6 +744,64 @@ mod tests {
         ] {
             assert_eq!(Crop::from_clean_aperture(clap, 100, 50), None, "{clap:?}");
         }
+    }
+
+    #[test]
+    fn memory_budget_by_format() {
+        // A 4000x3000 frame under a cap of exactly its pixels.
+        let (width, height) = (4000u32, 3000u32);
+        let pixels = u64::from(width) * u64::from(height);
+        let sequence = |layout, high_bit_depth| SequenceInfo {
+            max_width: width,
+            max_height: height,
+            matrix: 1,
+            primaries: 1,
+            full_range: true,
+            high_bit_depth,
+            layout,
+        };
+        let fits = |layout, high_bit_depth, channels: u64| {
+            fits_memory_budget(
+                &sequence(layout, high_bit_depth),
+                channels * pixels,
+                1 << 20,
+                pixels,
+            )
+        };
+        // Everything 8-bit, and 10/12-bit 4:2:0 and 4:2:2, even with alpha.
+        for layout in [Layout::I400, Layout::I420, Layout::I422, Layout::I444] {
+            assert!(fits(layout, false, 4), "{layout:?}");
+        }
+        assert!(fits(Layout::I420, true, 4));
+        assert!(fits(Layout::I422, true, 4));
+        // 10/12-bit 4:4:4 only under about 85% of the cap.
+        assert!(!fits(Layout::I444, true, 3));
+        assert!(fitting_share(&sequence(Layout::I444, true)) > 0.8);
+
+        // A frame of 1 row still costs rav1d a 128-row superblock.
+        let thin = SequenceInfo {
+            max_width: 65_536,
+            max_height: 16,
+            ..sequence(Layout::I420, false)
+        };
+        assert!(!fits_memory_budget(&thin, 3 << 20, 0, 1 << 20));
+    }
+
+    /// The share of the cap a frame of `sequence` may have and fit.
+    fn fitting_share(sequence: &SequenceInfo) -> f64 {
+        let pixels = u64::from(sequence.max_width) * u64::from(sequence.max_height);
+        let (mut low, mut high) = (pixels / 2, pixels * 2);
+        while low + 1 < high {
+            let cap = u64::midpoint(low, high);
+            if fits_memory_budget(sequence, 3 * pixels, 0, cap) {
+                high = cap;
+            } else {
+                low = cap;
+            }
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let share = pixels as f64 / high as f64;
+        share
     }
 
     #[test]

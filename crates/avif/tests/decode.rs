@@ -259,6 +259,9 @@ struct Item {
     in_idat: bool,
     /// (1-based index into the properties, essential)
     properties: Vec<(u8, bool)>,
+    /// iloc extents (offset from the start of the mdat payload or idat,
+    /// length) written instead of the one of `data`, which is still stored.
+    extents: Vec<(u32, u32)>,
 }
 
 impl Item {
@@ -269,6 +272,7 @@ impl Item {
             data,
             in_idat: false,
             properties: properties.to_vec(),
+            extents: Vec::new(),
         }
     }
 }
@@ -313,14 +317,21 @@ fn meta(
         iloc.extend_from_slice(&item.id.to_be_bytes());
         iloc.extend_from_slice(&u16::from(item.in_idat).to_be_bytes());
         iloc.extend_from_slice(&0u16.to_be_bytes());
-        iloc.extend_from_slice(&1u16.to_be_bytes());
-        let offset = if item.in_idat {
-            &mut idat_offset
+        let (base, offset) = if item.in_idat {
+            (0, &mut idat_offset)
         } else {
-            &mut mdat_offset
+            (mdat_start, &mut mdat_offset)
         };
-        iloc.extend_from_slice(&offset.to_be_bytes());
-        iloc.extend_from_slice(&(item.data.len() as u32).to_be_bytes());
+        let extents = if item.extents.is_empty() {
+            vec![(*offset, item.data.len() as u32)]
+        } else {
+            item.extents.iter().map(|&(o, l)| (base + o, l)).collect()
+        };
+        iloc.extend_from_slice(&(extents.len() as u16).to_be_bytes());
+        for (extent_offset, length) in extents {
+            iloc.extend_from_slice(&extent_offset.to_be_bytes());
+            iloc.extend_from_slice(&length.to_be_bytes());
+        }
         *offset += item.data.len() as u32;
         if item.in_idat {
             idat.extend_from_slice(&item.data);
@@ -1051,4 +1062,370 @@ fn sequence_first_frame() {
         decode(&file, 100),
         Err(AvifError::TooLarge { .. })
     ));
+}
+
+// ---------------------------------------------------------------------------
+// Hostile files that would cost memory or time out of proportion to their
+// size: each must be refused quickly.
+
+/// Refusals must not wait for a decode (debug build, shared machine).
+const QUICK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `decode`'s result and how long it took.
+fn timed_decode(file: &[u8], cap: u64) -> (Result<Image, AvifError>, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let result = decode(file, cap);
+    (result, started.elapsed())
+}
+
+/// A file whose one `av01` item (64x64 by its ispe) has `count` extents,
+/// each written as `extent` with the iloc field sizes `sizes` (offset size
+/// in the high nibble, length size in the low one), over an mdat of
+/// `mdat_len` zero bytes.
+fn many_extents_file(sizes: u8, extent: &[u8], count: u16, mdat_len: usize) -> Vec<u8> {
+    let mut iloc = vec![sizes, 0x00];
+    iloc.extend_from_slice(&1u16.to_be_bytes()); // item count
+    iloc.extend_from_slice(&1u16.to_be_bytes()); // item ID
+    iloc.extend_from_slice(&0u16.to_be_bytes()); // construction method
+    iloc.extend_from_slice(&0u16.to_be_bytes()); // data reference index
+    iloc.extend_from_slice(&count.to_be_bytes());
+    for _ in 0..count {
+        iloc.extend_from_slice(extent);
+    }
+    let mut infe = 1u16.to_be_bytes().to_vec();
+    infe.extend_from_slice(&0u16.to_be_bytes());
+    infe.extend_from_slice(b"av01\0");
+    let iinf = full_box(
+        b"iinf",
+        0,
+        0,
+        &[1u16.to_be_bytes().to_vec(), full_box(b"infe", 2, 0, &infe)].concat(),
+    );
+    let ipma = full_box(b"ipma", 0, 0, &[0, 0, 0, 1, 0, 1, 2, 1, 0x82]);
+    let iprp = bx(
+        b"iprp",
+        &[bx(b"ipco", &[ispe(64, 64), av1c()].concat()), ipma].concat(),
+    );
+    let meta = full_box(
+        b"meta",
+        0,
+        0,
+        &[
+            hdlr(b"pict"),
+            full_box(b"pitm", 0, 0, &1u16.to_be_bytes()),
+            full_box(b"iloc", 1, 0, &iloc),
+            iinf,
+            iprp,
+        ]
+        .concat(),
+    );
+    [ftyp(b"avif"), meta, bx(b"mdat", &vec![0; mdat_len])].concat()
+}
+
+#[test]
+fn extents_repeating_the_file_are_refused_quickly() {
+    const MIB: usize = 1 << 20;
+    // 65,535 extents of no bytes in the file (offset and length fields of
+    // size 0): each one "the whole file", 64 GiB together.
+    let file = many_extents_file(0x00, &[], 65_535, MIB);
+    assert!(file.len() < MIB + 1024);
+    let (result, took) = timed_decode(&file, CAP);
+    assert!(matches!(result, Err(AvifError::Corrupt(_))), "{result:?}");
+    assert!(took < QUICK, "{took:?}");
+    assert!(matches!(dimensions(&file), Err(AvifError::Corrupt(_))));
+
+    // The same with 4-byte fields, each extent 1 MiB of the file: refused
+    // when the item is read, before anything is allocated; `dimensions`
+    // reads no item data.
+    let extent = [0u32.to_be_bytes(), (MIB as u32).to_be_bytes()].concat();
+    let file = many_extents_file(0x44, &extent, 65_535, MIB);
+    let (result, took) = timed_decode(&file, CAP);
+    assert!(matches!(result, Err(AvifError::Corrupt(_))), "{result:?}");
+    assert!(took < QUICK, "{took:?}");
+    assert_eq!(dimensions(&file), Ok((64, 64)));
+
+    // "To the end" (length 0) is only for an item of one extent.
+    let extent = [0u32.to_be_bytes(), 0u32.to_be_bytes()].concat();
+    let file = many_extents_file(0x44, &extent, 2, 1024);
+    assert!(matches!(decode(&file, CAP), Err(AvifError::Corrupt(_))));
+}
+
+#[test]
+fn dimensions_reads_only_boxes() {
+    // A grid (no ispe) whose descriptor item declares extents adding up to
+    // more than idat holds: reading its data is refused, but its size is
+    // in its first bytes, which is all `dimensions` (and `decode`) read.
+    let tiles = [RED, BLUE, GREEN, GREY].map(|c| solid_obus(64, 64, c));
+    let mut grid = Item::new(1, b"grid", grid_descriptor(2, 2, 120, 100), &[]);
+    grid.in_idat = true;
+    grid.extents = vec![(0, 8), (0, 8)];
+    let mut items = vec![grid];
+    for (i, obus) in tiles.into_iter().enumerate() {
+        items.push(Item::new(
+            2 + i as u16,
+            b"av01",
+            obus,
+            &[(1, false), (2, true)],
+        ));
+    }
+    let file = avif(
+        1,
+        &items,
+        &[ispe(64, 64), av1c()],
+        &[(b"dimg", 1, vec![2, 3, 4, 5])],
+    );
+    assert_eq!(dimensions(&file), Ok((120, 100)));
+    let image = decode(&file, CAP).unwrap();
+    assert_near(pixel(&image, 100, 90), &GREY, 6, "grid pixel");
+}
+
+/// The OBUs of a low-overhead AV1 stream (all with size fields, as rav1e
+/// writes them): (type, the whole OBU).
+fn split_obus(mut data: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        let header_len = 1 + usize::from(data[0] & 4 != 0);
+        assert!(data[0] & 2 != 0, "rav1e writes OBU sizes");
+        let (mut size, mut at) = (0usize, header_len);
+        loop {
+            let byte = data[at];
+            size |= usize::from(byte & 0x7f) << (7 * (at - header_len));
+            at += 1;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        out.push(((data[0] >> 3) & 0x0f, data[..at + size].to_vec()));
+        data = &data[at + size..];
+    }
+    out
+}
+
+#[test]
+fn av1_data_of_more_than_one_frame_is_refused() {
+    let obus = solid_obus(64, 64, RED);
+    let units = split_obus(&obus);
+    let of_type = |kind: u8| {
+        units
+            .iter()
+            .find(|(t, _)| *t == kind)
+            .map(|(_, obu)| obu.clone())
+            .expect("rav1e writes it")
+    };
+    let (sequence, frame) = (of_type(1), of_type(6));
+    // Sequence header and frame alone: the image.
+    let one = [&sequence[..], &frame].concat();
+    let image = decode(&single_item_avif(64, 64, one, &[]), CAP).unwrap();
+    assert_near(pixel(&image, 10, 10), &RED, 6, "pixel");
+
+    // The frame twice (as hidden frames before a shown one would be), or
+    // many times: refused before rav1d sees it.
+    for copies in [2, 100] {
+        let mut many = sequence.clone();
+        for _ in 0..copies {
+            many.extend_from_slice(&frame);
+        }
+        let file = single_item_avif(64, 64, many.clone(), &[]);
+        let (result, took) = timed_decode(&file, CAP);
+        assert!(
+            matches!(result, Err(AvifError::Unsupported(_))),
+            "{result:?}"
+        );
+        assert!(took < QUICK, "{took:?}");
+        assert_eq!(dimensions(&file), Ok((64, 64)));
+        // The first frame of a sequence, likewise.
+        let file = sequence_avif(&many, 64, 64);
+        assert!(matches!(decode(&file, CAP), Err(AvifError::Unsupported(_))));
+    }
+
+    // An OBU whose size runs past the item's end.
+    let mut cut = [&sequence[..], &frame].concat();
+    cut.pop();
+    assert!(matches!(
+        decode(&single_item_avif(64, 64, cut, &[]), CAP),
+        Err(AvifError::Corrupt(_))
+    ));
+    // A sequence header without a size field runs to the end: it swallows
+    // the frame, and there is none left.
+    let mut unsized_sequence = sequence[0..1].to_vec();
+    unsized_sequence[0] &= !2;
+    unsized_sequence.extend_from_slice(&sequence[2..]);
+    assert!(sequence[1] < 0x80, "a one-byte size");
+    let file = single_item_avif(64, 64, [&unsized_sequence[..], &frame].concat(), &[]);
+    assert!(matches!(decode(&file, CAP), Err(AvifError::Corrupt(_))));
+}
+
+/// A tile's data, and the iloc extents to write instead (see `Item`).
+type Tile = (Vec<u8>, Vec<(u32, u32)>);
+
+/// A 2x2 grid (ispe `width` x `height`) of four 64x64 tiles, items 2 to 5,
+/// whose data are `tiles` (empty for a tile given `extents` instead).
+fn grid_of_tiles(width: u32, height: u32, tiles: Vec<Tile>) -> Vec<u8> {
+    let mut grid = Item::new(
+        1,
+        b"grid",
+        grid_descriptor(2, 2, width as u16, height as u16),
+        &[(1, false)],
+    );
+    grid.in_idat = true;
+    let mut items = vec![grid];
+    for (i, (data, extents)) in tiles.into_iter().enumerate() {
+        let mut tile = Item::new(2 + i as u16, b"av01", data, &[(2, false), (3, true)]);
+        tile.extents = extents;
+        items.push(tile);
+    }
+    avif(
+        1,
+        &items,
+        &[ispe(width, height), ispe(64, 64), av1c()],
+        &[(b"dimg", 1, vec![2, 3, 4, 5])],
+    )
+}
+
+#[test]
+fn images_sharing_data_are_refused() {
+    let red = solid_obus(64, 64, RED);
+    let len = red.len() as u32;
+    // Four tiles, all pointing at the first one's bytes.
+    let mut tiles = vec![(red.clone(), Vec::new())];
+    tiles.extend((0..3).map(|_| (Vec::new(), vec![(0, len)])));
+    let file = grid_of_tiles(120, 100, tiles);
+    let (result, took) = timed_decode(&file, CAP);
+    assert!(matches!(result, Err(AvifError::Corrupt(_))), "{result:?}");
+    assert!(took < QUICK, "{took:?}");
+    // Overlapping only in part.
+    let mut tiles = vec![(red.clone(), Vec::new())];
+    tiles.extend((0..3).map(|i| (Vec::new(), vec![(i + 1, len - i - 1)])));
+    let file = grid_of_tiles(120, 100, tiles);
+    assert!(matches!(decode(&file, CAP), Err(AvifError::Corrupt(_))));
+    // Each tile its own bytes: fine.
+    let file = grid_of_tiles(
+        120,
+        100,
+        (0..4).map(|_| (red.clone(), Vec::new())).collect(),
+    );
+    assert!(decode(&file, CAP).is_ok());
+
+    // The same tile four times.
+    let mut file = grid_of_tiles(
+        120,
+        100,
+        (0..4).map(|_| (red.clone(), Vec::new())).collect(),
+    );
+    let dimg = file.windows(4).position(|w| w == b"dimg").unwrap();
+    for i in 0..4 {
+        file[dimg + 8 + 2 * i..dimg + 10 + 2 * i].copy_from_slice(&2u16.to_be_bytes());
+    }
+    assert!(matches!(decode(&file, CAP), Err(AvifError::Corrupt(_))));
+
+    // An alpha item on the colour's bytes.
+    let mut alpha = Item::new(2, b"av01", Vec::new(), &[(1, false), (2, true), (3, true)]);
+    alpha.extents = vec![(0, len)];
+    let file = avif(
+        1,
+        &[
+            Item::new(1, b"av01", red.clone(), &[(1, false), (2, true)]),
+            alpha,
+        ],
+        &[ispe(64, 64), av1c(), auxc_alpha()],
+        &[(b"auxl", 2, vec![1])],
+    );
+    assert!(matches!(decode(&file, CAP), Err(AvifError::Corrupt(_))));
+}
+
+#[test]
+fn grid_tiles_count_against_the_cap_together() {
+    // Four 64x64 tiles (16,384 pixels) for a 65x65 image (4,225).
+    let tiles = [RED, BLUE, GREEN, GREY].map(|c| (solid_obus(64, 64, c), Vec::new()));
+    let file = grid_of_tiles(65, 65, tiles.to_vec());
+    let (result, took) = timed_decode(&file, 10_000);
+    assert_eq!(
+        result,
+        Err(AvifError::TooLarge {
+            width: 128,
+            height: 128
+        })
+    );
+    assert!(took < QUICK, "{took:?}");
+    let image = decode(&file, 128 * 128).unwrap();
+    assert_eq!((image.width, image.height), (65, 65));
+    assert_near(pixel(&image, 64, 64), &GREY, 6, "grid pixel");
+}
+
+/// Bits written most significant first.
+#[derive(Default)]
+struct BitWriter {
+    bytes: Vec<u8>,
+    bits: usize,
+}
+
+impl BitWriter {
+    fn put(&mut self, value: u32, bits: u32) {
+        for i in (0..bits).rev() {
+            if self.bits.is_multiple_of(8) {
+                self.bytes.push(0);
+            }
+            let bit = ((value >> i) & 1) as u8;
+            *self.bytes.last_mut().unwrap() |= bit << (7 - self.bits % 8);
+            self.bits += 1;
+        }
+    }
+}
+
+/// An AV1 sequence header OBU for still pictures of `width` x `height`:
+/// 12-bit 4:4:4 (profile 2) when `deep`, else 8-bit 4:2:0 (profile 0).
+fn sequence_header_obu(width: u32, height: u32, deep: bool) -> Vec<u8> {
+    let mut b = BitWriter::default();
+    b.put(if deep { 2 } else { 0 }, 3); // seq_profile
+    b.put(1, 1); // still_picture
+    b.put(1, 1); // reduced_still_picture_header
+    b.put(31, 5); // seq_level_idx: no level
+    b.put(15, 4); // frame_width_bits_minus_1
+    b.put(15, 4); // frame_height_bits_minus_1
+    b.put(width - 1, 16);
+    b.put(height - 1, 16);
+    b.put(0, 3); // 128x128 superblocks, filter intra, intra edge filter
+    b.put(0, 3); // superres, cdef, restoration
+    b.put(u32::from(deep), 1); // high_bitdepth
+    if deep {
+        b.put(1, 1); // twelve_bit
+    }
+    b.put(0, 1); // mono_chrome
+    b.put(0, 1); // color_description_present_flag
+    b.put(1, 1); // color_range
+    if deep {
+        b.put(0, 1); // subsampling_x: 0, so 4:4:4
+    } else {
+        b.put(0, 2); // chroma_sample_position
+    }
+    b.put(0, 1); // separate_uv_delta_q
+    b.put(0, 1); // film_grain_params_present
+    b.put(1, 1); // trailing one bit
+    let payload = b.bytes;
+    [vec![1 << 3 | 2, payload.len() as u8], payload].concat()
+}
+
+#[test]
+fn deep_4_4_4_near_the_cap_is_refused_for_memory() {
+    // 4096x4096 under a cap of exactly that: 12-bit 4:4:4 would take rav1d
+    // about 24 bytes a pixel, over the budget; 8-bit 4:2:0 fits. (The frame
+    // is a stub: the refusal comes first.)
+    let (side, cap) = (4096, 4096 * 4096);
+    let frame = vec![6 << 3 | 2, 4, 0, 0, 0, 0];
+    let deep = [sequence_header_obu(side, side, true), frame.clone()].concat();
+    let file = single_item_avif(side, side, deep, &[]);
+    let (result, took) = timed_decode(&file, cap);
+    assert_eq!(
+        result,
+        Err(AvifError::TooLarge {
+            width: side,
+            height: side
+        })
+    );
+    assert!(took < QUICK, "{took:?}");
+    let light = [sequence_header_obu(side, side, false), frame].concat();
+    let file = single_item_avif(side, side, light, &[]);
+    let (result, took) = timed_decode(&file, cap);
+    assert!(matches!(result, Err(AvifError::Corrupt(_))), "{result:?}");
+    assert!(took < QUICK, "{took:?}");
 }

@@ -210,7 +210,7 @@ impl AccountRepo for PgStore {
     }
 
     /// The live key whose secret hashes to `hash`, with its account (one
-    /// join), as read in the last second ([`KeyCache`]).
+    /// join), as read in the last second (`KeyCache`).
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
         if let Some(found) = self.keys.get(&hash) {
             return Ok(Some(found));
