@@ -127,9 +127,10 @@ pub(crate) enum Content {
 /// The file `file_id` of `account_id`, if it is named `name` and the caller
 /// may read it: public, or private with a signature (`expires`, `signature`
 /// from the signed URL) that is valid and unexpired and covers `scope` (the
-/// canonical image parameters of a variant, if one is asked for: then only
-/// the row is read, as a variant's request needs the file's bytes only to
-/// render). One metadata lookup.
+/// canonical image parameters of a variant, if one is asked for). One
+/// metadata lookup, or none for a file this node read in the last second
+/// (a variant's request keeps the row too: a cached variant then costs no
+/// lookup at all).
 pub(crate) async fn open(
     app: &App,
     account_id: &str,
@@ -148,11 +149,6 @@ pub(crate) async fn open(
         .filter(|s| s.0.name == name && s.0.expires_at.is_none_or(|at| at > now));
     let found = if let Some(seen) = seen {
         Some((seen.0.clone(), seen.1.clone()))
-    } else if scope.is_some() {
-        app.meta
-            .file(account_id, file_id, now)
-            .await?
-            .map(|row| (row, None))
     } else {
         let before = app.recent.changes.load(Ordering::SeqCst);
         let found = app.meta.file_with_data(account_id, file_id, now).await?;
@@ -177,6 +173,13 @@ impl Found {
     /// read from the blob store at disk speed, not counted as bandwidth).
     pub(crate) async fn spool(&self, app: &App) -> Result<tempfile::TempPath, ServiceError> {
         let io = |e: std::io::Error| ServiceError::Internal(format!("spooling a source: {e}"));
+        if !self.row.inline {
+            if let Some(linked) = self.link(app).await {
+                // The store's own file, linked: no copy of the source (and
+                // the link keeps the bytes if the file is deleted meanwhile).
+                return Ok(linked);
+            }
+        }
         let (file, path) = tempfile::Builder::new()
             .prefix("source-")
             .tempfile_in(&app.spool_dir)
@@ -204,6 +207,24 @@ impl Found {
         }
         file.flush().await.map_err(io)?;
         Ok(path)
+    }
+
+    /// The blob's own file linked into the spool folder, when the store
+    /// keeps its blobs on this file system; `None` to copy instead (another
+    /// file system, a remote store).
+    async fn link(&self, app: &App) -> Option<tempfile::TempPath> {
+        let blob = app.store.local_file(&self.row.blob_key)?;
+        let dir = app.spool_dir.clone();
+        let linked = tokio::task::spawn_blocking(move || {
+            tempfile::Builder::new()
+                .prefix("source-")
+                .make_in(&dir, |at| std::fs::hard_link(&blob, at))
+        })
+        .await
+        .ok()?;
+        // Whatever failed (another file system, no such blob), the copy
+        // tells it again, or does the work.
+        linked.ok().map(tempfile::NamedTempFile::into_temp_path)
     }
 
     /// The `len` bytes from `offset` (within the file, as the range allows):

@@ -239,6 +239,10 @@ impl BlobStore for LocalStore {
         "local"
     }
 
+    fn local_file(&self, key: &str) -> Option<PathBuf> {
+        self.path_of(key).ok()
+    }
+
     async fn put_file(
         &self,
         key: &str,

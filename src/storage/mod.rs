@@ -31,6 +31,13 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Short name for logs and health: "local" or "s3".
     fn kind(&self) -> &'static str;
 
+    /// The file that holds `key`'s bytes, for a store of files on this
+    /// machine (an image's source is then linked, not copied); `None` for a
+    /// remote store.
+    fn local_file(&self, _key: &str) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// Stores the finished, fsynced spool file at `spool` under `key`. The spool
     /// file is consumed: on success it is gone (renamed or uploaded and removed);
     /// on failure nothing is left under `key`. `size` is the spool's length.
