@@ -126,21 +126,7 @@ async fn commit(
             "INSERT INTO files ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             rows::FILE
         ),
-        &[
-            &f.id,
-            &f.account_id,
-            &f.name,
-            &f.folder,
-            &size,
-            &f.content_type,
-            &f.private,
-            &f.sha256,
-            &f.blob_key,
-            &f.created_at,
-            &f.expires_at,
-            &f.inline,
-            &metadata::to_json(&f.metadata),
-        ],
+        &file_columns(f, &size, &metadata::to_json(&f.metadata)),
     )
     .await?;
     execute(
@@ -172,6 +158,29 @@ async fn commit(
     Ok(CommitOutcome::Committed(f.clone()))
 }
 
+/// A file row's columns, in `rows::FILE`'s order, as statement parameters.
+fn file_columns<'a>(
+    f: &'a FileRow,
+    size: &'a i64,
+    metadata: &'a String,
+) -> [&'a (dyn ToSql + Sync); 13] {
+    [
+        &f.id,
+        &f.account_id,
+        &f.name,
+        &f.folder,
+        size,
+        &f.content_type,
+        &f.private,
+        &f.sha256,
+        &f.blob_key,
+        &f.created_at,
+        &f.expires_at,
+        &f.inline,
+        metadata,
+    ]
+}
+
 /// A multipart upload's commit in one statement (its own transaction, one
 /// round trip): `filestore_commit_upload` (migration 0012) does what
 /// [`commit`] does, the account row locked last, for the one statement's
@@ -201,29 +210,18 @@ async fn commit_in_one<C: GenericClient>(
                  $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
         )
         .await?;
-    let params: [&(dyn ToSql + Sync); 21] = [
-        &f.id,
-        &f.account_id,
-        &f.name,
-        &f.folder,
-        &size,
-        &f.content_type,
-        &f.private,
-        &f.sha256,
-        &f.blob_key,
-        &f.created_at,
-        &f.expires_at,
-        &f.inline,
-        &metadata,
+    let (storage, uploads) = (clamp(limits.storage), clamp(limits.uploads_per_period));
+    let mut params = file_columns(f, &size, &metadata).to_vec();
+    params.extend_from_slice(&[
         &inline,
         &event,
         &ctx.period,
         &ctx.idempotency_key,
         &ctx.idempotency_since,
         &ctx.token,
-        &clamp(limits.storage),
-        &clamp(limits.uploads_per_period),
-    ];
+        &storage,
+        &uploads,
+    ]);
     let row = match c.query_one(&stmt, &params).await {
         Ok(row) => row,
         Err(e) => return refusal_of(e, limits, f.size).map(Some),
