@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use super::probe::{from_avif, io_error, MAX_AVIF_BYTES};
+use super::probe::{avif_too_long, from_avif, io_error, read_avif};
 use super::ImageError;
 
 /// The first argument that makes this binary an AVIF decoder.
@@ -191,19 +191,9 @@ pub(crate) fn child_main() -> Option<ExitCode> {
         maximum: Some(CPU_SECONDS),
     };
     let _ = rustix::process::setrlimit(rustix::process::Resource::Cpu, cap);
-    let mut data = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(MAX_AVIF_BYTES + 1)
-        .read_to_end(&mut data);
-    let answer = match read {
-        Ok(_) if data.len() as u64 > MAX_AVIF_BYTES => refusal(
-            1,
-            0,
-            0,
-            &format!("an AVIF over {} MiB", MAX_AVIF_BYTES >> 20),
-        ),
-        Ok(_) => match filestore_avif::decode(&data, max_pixels) {
+    let answer = match read_avif(std::io::stdin().lock()) {
+        Ok(None) => refusal(1, 0, 0, &avif_too_long()),
+        Ok(Some(data)) => match filestore_avif::decode(&data, max_pixels) {
             Ok(image) => {
                 let d = decoded(image);
                 let mut out = b"OK".to_vec();

@@ -114,17 +114,25 @@ pub(super) fn from_image(path: &Path, e: image::ImageError) -> ImageError {
 /// The whole of an AVIF file, at most [`MAX_AVIF_BYTES`].
 pub(super) fn avif_bytes(path: &Path) -> Result<Vec<u8>, ImageError> {
     let file = File::open(path).map_err(|e| io_error(path, &e))?;
+    read_avif(file)
+        .map_err(|e| io_error(path, &e))?
+        .ok_or_else(|| ImageError::Corrupt(avif_too_long()))
+}
+
+/// All of `r`, or `None` past [`MAX_AVIF_BYTES`] (the server's file, the
+/// decoder child's stdin).
+pub(super) fn read_avif(r: impl Read) -> io::Result<Option<Vec<u8>>> {
     let mut data = Vec::new();
-    file.take(MAX_AVIF_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(|e| io_error(path, &e))?;
-    if data.len() as u64 > MAX_AVIF_BYTES {
-        return Err(ImageError::Corrupt(format!(
-            "an AVIF file over {} MiB is not transformed here",
-            MAX_AVIF_BYTES >> 20
-        )));
-    }
-    Ok(data)
+    r.take(MAX_AVIF_BYTES + 1).read_to_end(&mut data)?;
+    Ok((data.len() as u64 <= MAX_AVIF_BYTES).then_some(data))
+}
+
+/// Why an AVIF over [`MAX_AVIF_BYTES`] is refused.
+pub(super) fn avif_too_long() -> String {
+    format!(
+        "an AVIF file over {} MiB is not transformed here",
+        MAX_AVIF_BYTES >> 20
+    )
 }
 
 /// The AVIF decoder's error (`max`: the pixel limit it was given).

@@ -187,18 +187,9 @@ impl Found {
             .into_parts();
         let mut file = tokio::fs::File::from_std(file);
         if self.row.inline {
-            // Opened for a variant: the row only, the bytes now.
-            let data = match &self.inline {
-                Some(data) => data.clone(),
-                None => app
-                    .meta
-                    .file_with_data(&self.row.account_id, &self.row.id, app.clock.now_ms())
-                    .await?
-                    .and_then(|(_, data)| data)
-                    .map(Bytes::from)
-                    .ok_or_else(ServiceError::not_found)?,
-            };
-            file.write_all(&data).await.map_err(io)?;
+            // [`open`] reads an inline file's bytes with its row.
+            let data = self.inline.as_ref().ok_or_else(ServiceError::not_found)?;
+            file.write_all(data).await.map_err(io)?;
         } else {
             let mut stream = blob(app, &self.row.blob_key, 0, self.row.size).await?;
             while let Some(chunk) = stream.next().await {
