@@ -3,6 +3,7 @@
 //! period's uploads, the bytes open uploads hold), shared by the commit and
 //! the creation of an upload.
 
+use super::group::Groups;
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, unsigned, DbError, PgStore,
 };
@@ -11,7 +12,7 @@ use crate::db::store::AccountRepo;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Locks the account row for the rest of the transaction (every check of a
@@ -55,6 +56,19 @@ pub(super) async fn commitments<C: GenericClient>(
         pending_uploads: unsigned(row.get(2)),
         stored_bytes: row.get::<_, Option<i64>>(3).map(unsigned),
     })
+}
+
+/// The most requests one read of an account's commitments answers.
+const HELD_MOST: usize = 256;
+
+/// The accounts (and periods) with a read of their commitments in flight
+/// on this node: the early checks of an account's uploads that arrive
+/// meanwhile share the next read (made after they arrived, so as fresh as
+/// one of their own; the commit checks again, exactly, under the lock).
+pub(super) type HeldGroups = Groups<(String, String), i64, Result<Commitments, DbError>>;
+
+pub(super) fn held_groups() -> Arc<HeldGroups> {
+    Arc::new(Groups::new(HELD_MOST))
 }
 
 /// How long a node answers a key from what it read (`KeyCache`): a key
@@ -162,8 +176,29 @@ impl AccountRepo for PgStore {
         period: &str,
         now: i64,
     ) -> Result<Commitments, DbError> {
-        on_conn!(self, |c| commitments(c, account_id, period, now, None)
-            .await)
+        let store = self.clone();
+        let key = (account_id.to_string(), period.to_string());
+        self.held
+            .submit(key, now, move |(account, period), times| {
+                let store = store.clone();
+                async move {
+                    // One read, at the latest time asked, for all of them.
+                    let now = times.iter().copied().max().unwrap_or_default();
+                    let read = async {
+                        on_conn!(store, |c| commitments(c, &account, &period, now, None).await)
+                    }
+                    .await;
+                    match read {
+                        Ok(held) => times.iter().map(|_| Ok(held)).collect(),
+                        Err(e) => times
+                            .iter()
+                            .map(|_| Err(e.shared("reading an account's commitments")))
+                            .collect::<Vec<_>>(),
+                    }
+                }
+            })
+            .await
+            .unwrap_or_else(|| Err(DbError::Task("the read this request was in failed".into())))
     }
 
     /// The account's stored bytes and the period's counters, in one statement

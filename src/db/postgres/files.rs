@@ -3,6 +3,7 @@
 //! files, keyset pages, deletion and expiry, idempotency keys.
 
 use super::accounts::{commitments, lock_account};
+use super::batch::Pending;
 use super::blobs::{schedule_by, unqueue};
 use super::outbox::enqueue;
 use super::tokens;
@@ -224,7 +225,16 @@ async fn commit_in_one<C: GenericClient>(
     ]);
     let row = match c.query_one(&stmt, &params).await {
         Ok(row) => row,
-        Err(e) => return refusal_of(e, limits, f.size).map(Some),
+        Err(e) => {
+            let Some(db) = e.as_db_error() else {
+                return Err(e.into());
+            };
+            let (code, detail) = (db.code().code(), db.detail().unwrap_or_default());
+            return match refusal_of(code, detail, db.message(), limits, f.size) {
+                Some(outcome) => outcome.map(|o| Some((o, false))),
+                None => Err(e.into()),
+            };
+        }
     };
     let replayed: Option<String> = row.get(0);
     let queued: i32 = row.get(1);
@@ -236,30 +246,28 @@ async fn commit_in_one<C: GenericClient>(
     Ok(Some((CommitOutcome::Committed(f.clone()), queued > 0)))
 }
 
-/// The outcome a failed `filestore_commit_upload` stands for: a refusal of
-/// the quota (its holdings in the DETAIL, judged again by the one quota
-/// rule) or of a spent upload token; any other error is one.
-fn refusal_of(
-    e: tokio_postgres::Error,
+/// The outcome a failed `filestore_commit_upload` stands for, by the error's
+/// SQLSTATE, DETAIL and message: a refusal of the quota (its holdings in
+/// the DETAIL, judged again by the one quota rule) or of a spent upload
+/// token, or an error of its own (FS003). None: not one of its refusals.
+pub(super) fn refusal_of(
+    code: &str,
+    detail: &str,
+    message: &str,
     limits: Quota,
     size: u64,
-) -> Result<(CommitOutcome, bool), DbError> {
-    let Some(db) = e.as_db_error() else {
-        return Err(e.into());
-    };
-    match db.code().code() {
-        "FS002" => Ok((CommitOutcome::TokenSpent, false)),
+) -> Option<Result<CommitOutcome, DbError>> {
+    Some(match code {
+        "FS002" => Ok(CommitOutcome::TokenSpent),
         "FS001" => {
-            let held: Vec<u64> = db
-                .detail()
-                .unwrap_or_default()
+            let held: Vec<u64> = detail
                 .split(' ')
                 .filter_map(|n| n.parse().ok())
                 .collect();
             let [stored, upload_count, reserved_bytes, pending_uploads] = held[..] else {
-                return Err(DbError::Invalid(format!(
-                    "quota refusal without holdings: {db}"
-                )));
+                return Some(Err(DbError::Invalid(format!(
+                    "quota refusal without holdings: {message} ({detail})"
+                ))));
             };
             let held = Commitments {
                 upload_count,
@@ -269,15 +277,15 @@ fn refusal_of(
             }
             .holdings(stored);
             match limits.admit(held, Ask::file(size)) {
-                Err(refusal) => Ok((CommitOutcome::Refused(refusal), false)),
+                Err(refusal) => Ok(CommitOutcome::Refused(refusal)),
                 Ok(()) => Err(DbError::Invalid(format!(
-                    "the commit refused what the quota admits: {db}"
+                    "the commit refused what the quota admits: {message} ({detail})"
                 ))),
             }
         }
-        "FS003" => Err(DbError::Invalid(db.message().to_string())),
-        _ => Err(e.into()),
-    }
+        "FS003" => Err(DbError::Invalid(message.to_string())),
+        _ => return None,
+    })
 }
 
 /// The live file an idempotency key (used since `since`) points to.
@@ -525,6 +533,33 @@ async fn subfolders_in(
     Ok(names)
 }
 
+/// An upload's commit in a statement of its own (see [`commit_in_one`]).
+pub(super) async fn commit_alone(
+    store: &PgStore,
+    f: &FileRow,
+    inline: Option<&[u8]>,
+    limits: Quota,
+    ctx: &CommitContext,
+) -> Result<(CommitOutcome, bool), DbError> {
+    on_conn!(store, |c| {
+        // A replayed file deleted before it was read: the key is stale
+        // now, and the upload commits as a new one.
+        let mut tries = 0;
+        loop {
+            match commit_in_one(c, f, inline, limits, ctx).await? {
+                Some(done) => break Ok(done),
+                None if tries < 3 => tries += 1,
+                None => {
+                    break Err(DbError::Invalid(format!(
+                        "idempotency key of {} replays a file deleted, again and again",
+                        f.id
+                    )))
+                }
+            }
+        }
+    })
+}
+
 #[async_trait]
 impl FileRepo for PgStore {
     async fn commit_upload(
@@ -541,23 +576,17 @@ impl FileRepo for PgStore {
             self.queued_events.store(true, Ordering::Release);
             return out;
         }
-        let committed = on_conn!(self, |c| {
-            // A replayed file deleted before it was read: the key is stale
-            // now, and the upload commits as a new one.
-            let mut tries = 0;
-            loop {
-                match commit_in_one(c, &f, inline.as_deref(), limits, &ctx).await? {
-                    Some(done) => break Ok::<_, DbError>(done),
-                    None if tries < 3 => tries += 1,
-                    None => {
-                        break Err(DbError::Invalid(format!(
-                            "idempotency key of {} replays a file deleted, again and again",
-                            f.id
-                        )))
-                    }
-                }
-            }
-        })?;
+        let committed = if ctx.idempotency_key.is_none() {
+            self.commit_grouped(Pending {
+                f,
+                inline,
+                limits,
+                ctx,
+            })
+            .await?
+        } else {
+            commit_alone(self, &f, inline.as_deref(), limits, &ctx).await?
+        };
         if let (CommitOutcome::Committed(_), true) = &committed {
             self.queued_events.store(true, Ordering::Release);
         }

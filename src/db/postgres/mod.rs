@@ -64,8 +64,10 @@ macro_rules! in_tx {
 
 // After the macros: they are in scope in the modules declared below.
 mod accounts;
+mod batch;
 mod blobs;
 mod files;
+mod group;
 mod node;
 mod ops;
 mod outbox;
@@ -99,6 +101,13 @@ pub struct PgStore {
     queued_events: Arc<AtomicBool>,
     /// Keys and their accounts as recently read (`accounts::KeyCache`).
     keys: Arc<accounts::KeyCache>,
+    /// The accounts with a commit in flight on this node, and the uploads
+    /// waiting to go in their next batch (`batch`).
+    commits: Arc<batch::CommitGroups>,
+    /// The keys with a rate window count in flight on this node (`rates`).
+    windows: Arc<rates::RateGroups>,
+    /// The accounts with a read of their commitments in flight (`accounts`).
+    held: Arc<accounts::HeldGroups>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -137,6 +146,9 @@ impl PgStore {
             gone: Arc::default(),
             queued_events: Arc::default(),
             keys: Arc::default(),
+            commits: Arc::default(),
+            windows: rates::rate_groups(),
+            held: accounts::held_groups(),
         })
     }
 
@@ -160,6 +172,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_plans.sql"),
     include_str!("migrations/0011_event_batches.sql"),
     include_str!("migrations/0012_commit_function.sql"),
+    include_str!("migrations/0013_group_commit.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -327,6 +327,14 @@ impl ServeProcess {
         }
     }
 
+    /// SIGTERM, and asserts it exits successfully (its log in the panic
+    /// if not).
+    pub fn stop_cleanly(&mut self) {
+        let status = self.terminate();
+        let log = self.log.lock().unwrap().join("\n");
+        assert!(status.success(), "{} exited {status}; its log:\n{log}", self.name);
+    }
+
     /// kill -9, and reaped.
     pub fn kill_9(&mut self) {
         let _ = self.child.kill();

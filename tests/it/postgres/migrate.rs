@@ -6,7 +6,7 @@ use super::*;
 use crate::common::process::{admin, filestore, Serve};
 
 /// The migrations since the previous release's schema (8).
-const SINCE_RELEASE: i64 = 4;
+const SINCE_RELEASE: i64 = 5;
 
 /// This binary's migrations, and SQL that takes a database back to the
 /// previous release's schema (before the last [`SINCE_RELEASE`]).
@@ -18,6 +18,7 @@ fn back_to_the_release(url: &str) -> i64 {
     .unwrap()
     .count() as i64;
     for sql in [
+        "DROP FUNCTION filestore_commit_uploads",
         "DROP FUNCTION filestore_commit_upload",
         "DROP TABLE webhook_event_batches",
         "DROP TABLE plans",
@@ -46,7 +47,7 @@ async fn an_older_schema_moves_only_when_asked() {
     let url = pg::database_for(dir.path()).await.unwrap();
     // An empty database is set up by serve itself.
     let mut first = Serve::new(dir.path()).database_url(Some(&url)).start();
-    assert!(first.terminate().success());
+    first.stop_cleanly();
     let migrations = back_to_the_release(&url);
     // serve without --migrate refuses, naming the command; nothing moves.
     let out = filestore()
@@ -82,14 +83,14 @@ async fn an_older_schema_moves_only_when_asked() {
         migrations
     );
     let mut again = Serve::new(dir.path()).database_url(Some(&url)).start();
-    assert!(again.terminate().success());
+    again.stop_cleanly();
     // serve --migrate moves it too.
     back_to_the_release(&url);
     let mut migrating = Serve::new(dir.path())
         .database_url(Some(&url))
         .args(&["--migrate"])
         .start();
-    assert!(migrating.terminate().success());
+    migrating.stop_cleanly();
     assert_eq!(
         pg::count(&url, "SELECT MAX(version)::BIGINT FROM schema_version"),
         migrations

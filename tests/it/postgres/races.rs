@@ -325,3 +325,142 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
         .await
         .unwrap());
 }
+
+/// An account's uploads that arrive while its commit is in flight (held
+/// here on the account row's lock, which another session takes first) go
+/// together as one statement when it ends, each with its own outcome, in
+/// the order they came: the quota and an upload token refuse exactly what
+/// they would one by one, a refusal leaves nothing, and an upload after a
+/// refused one still commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_queued_behind_a_commit_go_in_one_batch_with_their_own_outcomes() {
+    use filestore::testing::db::{TokenRepo, TokenRow, UploadPolicy};
+    use filestore::testing::domain::ids;
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let acc = account(&*store).await;
+    let token = TokenRow {
+        id: ids::upload_token_id(),
+        account_id: acc.clone(),
+        created_by: "key_x".into(),
+        policy: UploadPolicy::default(),
+        max_uploads: 1,
+        uploads_used: 0,
+        uploads_open: 0,
+        created_at: 10,
+        expires_at: i64::MAX,
+        revoked_at: None,
+    };
+    let hash = ids::key_hash(&ids::upload_token_secret());
+    store.create_token(token.clone(), hash).await.unwrap();
+    let limits = Quota {
+        storage: 550,
+        uploads_per_period: 1000,
+        ..Quota::UNLIMITED
+    };
+    let mut holder = store.pool().get().await.unwrap();
+    let lock = holder.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&acc])
+        .await
+        .unwrap();
+    // (size, with the token): the first goes alone and waits on the lock;
+    // the rest queue behind it, in this order.
+    let uploads: [(u64, bool); 10] = [
+        (100, false),
+        (100, false),
+        (100, false),
+        (300, false), // 700 > 550
+        (100, false),
+        (100, false),
+        (100, false), // 600 > 550
+        (50, false),
+        (0, true),
+        (0, true), // the token's one use is taken
+    ];
+    let mut tasks = Vec::new();
+    for (i, (size, with_token)) in uploads.into_iter().enumerate() {
+        let (store, acc) = (store.clone(), acc.clone());
+        let token = with_token.then(|| token.id.clone());
+        tasks.push(tokio::spawn(async move {
+            let f = inline_file(&acc, i, size, None);
+            let data = bytes::Bytes::from(vec![b'x'; usize::try_from(size).unwrap()]);
+            let ctx = CommitContext {
+                period: "2026-11".into(),
+                token,
+                ..Default::default()
+            };
+            store.commit_upload(f, Some(data), limits, ctx).await.unwrap()
+        }));
+        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 { 300 } else { 30 })).await;
+    }
+    lock.commit().await.unwrap();
+    let mut got = Vec::new();
+    for t in tasks {
+        got.push(match t.await.unwrap() {
+            CommitOutcome::Committed(_) => "committed",
+            CommitOutcome::Refused(Refusal::Storage { .. }) => "storage",
+            CommitOutcome::TokenSpent => "spent",
+            other => panic!("{other:?}"),
+        });
+    }
+    assert_eq!(
+        got,
+        [
+            "committed", "committed", "committed", "storage", "committed", "committed",
+            "storage", "committed", "committed", "spent"
+        ]
+    );
+    assert_eq!(store.upload_batches(), (1, 9));
+    assert_eq!(store.account(&acc).await.unwrap().unwrap().storage_bytes, 550);
+    assert_eq!(store.usage(&acc, "2026-11").await.unwrap().upload_count, 7);
+    let used = store.token(&acc, &token.id).await.unwrap().unwrap();
+    assert_eq!(used.uploads_used, 1);
+    let files: i64 = holder
+        .query_one("SELECT COUNT(*) FROM files WHERE account_id = $1", &[&acc])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(files, 7);
+}
+
+/// A key's requests that arrive while its count is in flight (held here on
+/// its row's lock, which another session takes first) are counted
+/// together when it ends, each in its own place, in the order they came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_queued_behind_a_rate_count_each_get_their_own_place() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let now = 1_700_000_000_000i64;
+    let first = store.rate_window("key_q", 60_000, now, true).await.unwrap();
+    assert_eq!(first.used, 1);
+    let mut holder = store.pool().get().await.unwrap();
+    let lock = holder.transaction().await.unwrap();
+    lock.execute(
+        "SELECT 1 FROM rate_windows WHERE key_id = 'key_q' FOR UPDATE",
+        &[],
+    )
+    .await
+    .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..6i64 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            store.rate_window("key_q", 60_000, now + i, true).await.unwrap()
+        }));
+        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 { 300 } else { 30 })).await;
+    }
+    lock.commit().await.unwrap();
+    let mut places = Vec::new();
+    for t in tasks {
+        let w = t.await.unwrap();
+        assert_eq!((w.start, w.end), (first.start, first.end));
+        places.push(w.used);
+    }
+    assert_eq!(places, [2, 3, 4, 5, 6, 7]);
+    let seen = store.rate_window("key_q", 60_000, now + 10, false).await.unwrap();
+    assert_eq!(seen.used, 7);
+}

@@ -1,0 +1,254 @@
+//! An account's multipart uploads committed in batches on PostgreSQL: the
+//! uploads that arrive while one of the account's commits is in flight on
+//! this node go together as its next commit ([`Groups`]), one statement
+//! (`filestore_commit_uploads`, migration 0013), one transaction and one WAL
+//! flush for all of them. The account row's lock, held through the flush,
+//! then serves a batch instead of one upload. Each upload keeps its own
+//! outcome: a refusal (quota, a spent token) undoes that upload alone, and
+//! the ones after it in the batch see the ones before, exactly as if they had
+//! come one by one.
+
+use super::files::{commit_alone, refusal_of};
+use super::group::Groups;
+use super::{signed, DbError, PgStore};
+use crate::db::model::{event_data, CommitContext, CommitOutcome, FileRow};
+use crate::domain::metadata;
+use crate::domain::quota::Quota;
+use bytes::Bytes;
+use deadpool_postgres::GenericClient;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio_postgres::types::ToSql;
+
+/// The most uploads in one batch (each is a subtransaction of it, and
+/// PostgreSQL keeps 64 of a transaction's in shared memory).
+const MOST: usize = 32;
+
+/// An upload waiting for its commit.
+pub(super) struct Pending {
+    pub(super) f: FileRow,
+    pub(super) inline: Option<Bytes>,
+    pub(super) limits: Quota,
+    pub(super) ctx: CommitContext,
+}
+
+/// A commit's outcome, and whether it queued webhook events.
+pub(super) type Committed = Result<(CommitOutcome, bool), DbError>;
+
+/// The accounts with a commit in flight on this node, and what their
+/// commits came to.
+pub(super) struct CommitGroups {
+    groups: Arc<Groups<String, Pending, Committed>>,
+    /// Statements of `filestore_commit_uploads` that committed, and the
+    /// uploads they committed together.
+    batches: AtomicU64,
+    batched: AtomicU64,
+}
+
+impl Default for CommitGroups {
+    fn default() -> Self {
+        CommitGroups {
+            groups: Arc::new(Groups::new(MOST)),
+            batches: AtomicU64::new(0),
+            batched: AtomicU64::new(0),
+        }
+    }
+}
+
+impl PgStore {
+    /// The batches of more than one upload this node committed in one
+    /// statement, and the uploads in them (for tests and tools).
+    pub fn upload_batches(&self) -> (u64, u64) {
+        (
+            self.commits.batches.load(Ordering::Relaxed),
+            self.commits.batched.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Commits `p` in its account's next batch (`p` has no idempotency key
+    /// and is no resumable upload's).
+    pub(super) async fn commit_grouped(&self, p: Pending) -> Committed {
+        let store = self.clone();
+        let account = p.f.account_id.clone();
+        self.commits
+            .groups
+            .submit(account, p, move |account, batch| {
+                let store = store.clone();
+                async move { store.commit_batch(&account, batch).await }
+            })
+            .await
+            .unwrap_or_else(|| {
+                Err(DbError::Invalid(
+                    "the batch of uploads this one was in failed".to_string(),
+                ))
+            })
+    }
+
+    /// One outcome per upload of `batch`, in order: together in one
+    /// statement, or, when that fails as a whole (a lost connection, a
+    /// deadline), one by one, so each gets an outcome of its own.
+    async fn commit_batch(&self, account: &str, batch: Vec<Pending>) -> Vec<Committed> {
+        if batch.len() > 1 {
+            match self.commit_together(account, &batch).await {
+                Ok(outcomes) => return outcomes,
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    uploads = batch.len(),
+                    "a batch of uploads failed as a whole; committing them one by one"
+                ),
+            }
+        }
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for p in &batch {
+            outcomes.push(commit_alone(self, &p.f, p.inline.as_deref(), p.limits, &p.ctx).await);
+        }
+        outcomes
+    }
+
+    /// The uploads of `batch` in one call of `filestore_commit_uploads`.
+    async fn commit_together(
+        &self,
+        account: &str,
+        batch: &[Pending],
+    ) -> Result<Vec<Committed>, DbError> {
+        let mut outcomes: Vec<Option<Committed>> = Vec::with_capacity(batch.len());
+        let mut cols = Columns::default();
+        for p in batch {
+            match cols.push(p) {
+                Ok(()) => outcomes.push(None),
+                Err(e) => outcomes.push(Some(Err(e))),
+            }
+        }
+        if !cols.id.is_empty() {
+            let rows = on_conn!(self, |c| {
+                let stmt = c
+                    .prepare_cached(
+                        "SELECT n, code, detail, message, queued FROM filestore_commit_uploads(
+                             $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                             $16, $17, $18, $19)",
+                    )
+                    .await?;
+                Ok::<_, DbError>(c.query(&stmt, &cols.params(&account)).await?)
+            })?;
+            self.commits.batches.fetch_add(1, Ordering::Relaxed);
+            let n = u64::try_from(rows.len()).unwrap_or(u64::MAX);
+            self.commits.batched.fetch_add(n, Ordering::Relaxed);
+            let mut sent = batch.iter().zip(outcomes.iter_mut()).filter(|(_, o)| o.is_none());
+            for row in rows {
+                let Some((p, slot)) = sent.next() else {
+                    return Err(DbError::Invalid(
+                        "a batch of uploads gave more outcomes than it had uploads".into(),
+                    ));
+                };
+                let code: Option<String> = row.get(1);
+                let queued: i32 = row.get(4);
+                *slot = Some(match code {
+                    None => Ok((CommitOutcome::Committed(p.f.clone()), queued > 0)),
+                    Some(code) => {
+                        let detail: Option<String> = row.get(2);
+                        let message: Option<String> = row.get(3);
+                        let (detail, message) = (
+                            detail.unwrap_or_default(),
+                            message.unwrap_or_default(),
+                        );
+                        refusal_of(&code, &detail, &message, p.limits, p.f.size)
+                            .unwrap_or_else(|| {
+                                Err(DbError::Invalid(format!("{code}: {message}")))
+                            })
+                            .map(|o| (o, false))
+                    }
+                });
+            }
+        }
+        outcomes
+            .into_iter()
+            .map(|o| {
+                o.ok_or_else(|| DbError::Invalid("a batch of uploads left one without an outcome".into()))
+            })
+            .collect()
+    }
+}
+
+/// The batch's uploads as one array per parameter of
+/// `filestore_commit_uploads`.
+#[derive(Default)]
+struct Columns<'a> {
+    id: Vec<&'a str>,
+    name: Vec<&'a str>,
+    folder: Vec<Option<&'a str>>,
+    size: Vec<i64>,
+    content_type: Vec<&'a str>,
+    private: Vec<bool>,
+    sha256: Vec<&'a str>,
+    blob_key: Vec<&'a str>,
+    created_at: Vec<i64>,
+    expires_at: Vec<Option<i64>>,
+    inline: Vec<bool>,
+    metadata: Vec<String>,
+    data: Vec<Option<&'a [u8]>>,
+    event: Vec<String>,
+    period: Vec<&'a str>,
+    token: Vec<Option<&'a str>>,
+    max_storage: Vec<i64>,
+    max_uploads: Vec<i64>,
+}
+
+impl<'a> Columns<'a> {
+    /// Adds `p`, or says why it cannot be committed (nothing added then).
+    fn push(&mut self, p: &'a Pending) -> Result<(), DbError> {
+        let f = &p.f;
+        if f.inline != p.inline.is_some() {
+            return Err(DbError::Invalid(format!(
+                "file {} is inline only if its bytes come with it",
+                f.id
+            )));
+        }
+        let size = signed(f.size)?;
+        let event = event_data(f)?;
+        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.id.push(&f.id);
+        self.name.push(&f.name);
+        self.folder.push(f.folder.as_deref());
+        self.size.push(size);
+        self.content_type.push(&f.content_type);
+        self.private.push(f.private);
+        self.sha256.push(&f.sha256);
+        self.blob_key.push(&f.blob_key);
+        self.created_at.push(f.created_at);
+        self.expires_at.push(f.expires_at);
+        self.inline.push(f.inline);
+        self.metadata.push(metadata::to_json(&f.metadata));
+        self.data.push(p.inline.as_deref());
+        self.event.push(event);
+        self.period.push(&p.ctx.period);
+        self.token.push(p.ctx.token.as_deref());
+        self.max_storage.push(clamp(p.limits.storage));
+        self.max_uploads.push(clamp(p.limits.uploads_per_period));
+        Ok(())
+    }
+
+    /// The parameters, in the function's order (the account one for all).
+    fn params<'b>(&'b self, account: &'b &'b str) -> [&'b (dyn ToSql + Sync); 19] {
+        [
+            &self.id,
+            account,
+            &self.name,
+            &self.folder,
+            &self.size,
+            &self.content_type,
+            &self.private,
+            &self.sha256,
+            &self.blob_key,
+            &self.created_at,
+            &self.expires_at,
+            &self.inline,
+            &self.metadata,
+            &self.data,
+            &self.event,
+            &self.period,
+            &self.token,
+            &self.max_storage,
+            &self.max_uploads,
+        ]
+    }
+}

@@ -1,0 +1,225 @@
+//! Group commit: the requests for one key (an account's uploads, an API
+//! key's rate window) that arrive while a batch of that key is in flight
+//! wait, and go together as the next batch: one statement, one transaction,
+//! one WAL flush for all of them. A request that finds none in flight goes
+//! at once, so nothing waits that would not have waited on the row's lock
+//! anyway; under load, a key's requests stop queueing one by one on its row.
+//!
+//! A batch runs in a task of its own (a request that gives up waiting does
+//! not cancel the others' work), and a batch that panics fails its requests
+//! and the ones queued behind it, never leaving a key stuck.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::oneshot;
+
+/// A request waiting for its key's next batch, and where its outcome goes.
+type Waiting<T, R> = (T, oneshot::Sender<R>);
+
+/// The keys with a batch in flight, and what waits behind each.
+pub(crate) struct Groups<K, T, R> {
+    queues: Mutex<HashMap<K, Vec<Waiting<T, R>>>>,
+    /// The most requests in one batch.
+    max: usize,
+}
+
+impl<K, T, R> Groups<K, T, R>
+where
+    K: Eq + Hash + Clone + Send + 'static,
+    T: Send + 'static,
+    R: Send + 'static,
+{
+    /// Batches of at most `max` requests (at least 1).
+    pub(crate) fn new(max: usize) -> Self {
+        Groups {
+            queues: Mutex::default(),
+            max: max.max(1),
+        }
+    }
+
+    /// Runs `item` in the next batch of `key`; `run` takes a batch and gives
+    /// one outcome per request, in order. None: the batch failed without
+    /// an outcome (its task panicked).
+    pub(crate) async fn submit<F, Fut>(self: &Arc<Self>, key: K, item: T, run: F) -> Option<R>
+    where
+        F: Fn(K, Vec<T>) -> Fut + Send + 'static,
+        Fut: Future<Output = Vec<R>> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let lead = {
+            let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+            match queues.get_mut(&key) {
+                Some(waiting) => {
+                    waiting.push((item, tx));
+                    false
+                }
+                None => {
+                    queues.insert(key.clone(), vec![(item, tx)]);
+                    true
+                }
+            }
+        };
+        if lead {
+            tokio::spawn(Arc::clone(self).drain(key, run));
+        }
+        rx.await.ok()
+    }
+
+    /// Runs the batches of `key` until none waits.
+    async fn drain<F, Fut>(self: Arc<Self>, key: K, run: F)
+    where
+        F: Fn(K, Vec<T>) -> Fut + Send + 'static,
+        Fut: Future<Output = Vec<R>> + Send + 'static,
+    {
+        let mut guard = Release {
+            groups: &self,
+            key: Some(key.clone()),
+        };
+        loop {
+            let batch = {
+                let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+                let Some(waiting) = queues.get_mut(&key) else {
+                    break;
+                };
+                if waiting.is_empty() {
+                    queues.remove(&key);
+                    break;
+                }
+                let n = waiting.len().min(self.max);
+                waiting.drain(..n).collect::<Vec<_>>()
+            };
+            let (items, senders): (Vec<T>, Vec<oneshot::Sender<R>>) = batch.into_iter().unzip();
+            let outcomes = run(key.clone(), items).await;
+            // A missing outcome drops its sender: that request gets None.
+            for (sender, outcome) in senders.into_iter().zip(outcomes) {
+                let _ = sender.send(outcome);
+            }
+        }
+        guard.key = None;
+    }
+}
+
+/// Forgets the queue of a key whose batches stopped by a panic: what waits
+/// there is dropped (its requests get None), and the next request leads.
+struct Release<'a, K: Eq + Hash, T, R> {
+    groups: &'a Groups<K, T, R>,
+    key: Option<K>,
+}
+
+impl<K: Eq + Hash, T, R> Drop for Release<'_, K, T, R> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let mut queues = self
+                .groups
+                .queues
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            queues.remove(&key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn one_request_alone_runs_at_once_in_a_batch_of_one() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(8));
+        let out = groups
+            .submit(1, 5, |_, items: Vec<u32>| async move {
+                assert_eq!(items, vec![5]);
+                items.into_iter().map(|i| i * 2).collect()
+            })
+            .await;
+        assert_eq!(out, Some(10));
+        assert!(groups.queues.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn requests_behind_a_batch_in_flight_go_together_in_order() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(4));
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let run = {
+            let sizes = Arc::clone(&sizes);
+            move |_, items: Vec<u32>| {
+                let sizes = Arc::clone(&sizes);
+                async move {
+                    sizes.lock().unwrap().push(items.len());
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    items.into_iter().map(|i| i + 100).collect::<Vec<_>>()
+                }
+            }
+        };
+        let mut tasks = Vec::new();
+        for i in 0..9u32 {
+            let (g, run) = (Arc::clone(&groups), run.clone());
+            tasks.push(tokio::spawn(async move { g.submit(7, i, run).await }));
+            if i == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        for (i, t) in tasks.into_iter().enumerate() {
+            assert_eq!(t.await.unwrap(), Some(u32::try_from(i).unwrap() + 100));
+        }
+        // The first alone; the 8 that came behind it in batches of at most 4.
+        assert_eq!(*sizes.lock().unwrap(), vec![1, 4, 4]);
+        assert!(groups.queues.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn keys_do_not_wait_for_each_other() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(4));
+        let slow = {
+            let g = Arc::clone(&groups);
+            tokio::spawn(async move {
+                g.submit(1, 1, |_, items: Vec<u32>| async move {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    items
+                })
+                .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let fast = tokio::time::timeout(
+            Duration::from_secs(2),
+            groups.submit(2, 3, |_, items: Vec<u32>| async move { items }),
+        )
+        .await;
+        assert_eq!(fast.unwrap(), Some(3));
+        slow.abort();
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_panics_fails_its_requests_and_frees_the_key() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(4));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let run = {
+            let calls = Arc::clone(&calls);
+            move |_, items: Vec<u32>| {
+                let calls = Arc::clone(&calls);
+                async move {
+                    if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                        panic!("the first batch fails");
+                    }
+                    items
+                }
+            }
+        };
+        assert_eq!(groups.submit(1, 1, run.clone()).await, None);
+        assert_eq!(groups.submit(1, 2, run).await, Some(2));
+    }
+
+    #[tokio::test]
+    async fn a_short_answer_leaves_the_rest_without_an_outcome() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(4));
+        let out = groups
+            .submit(1, 1, |_, _items: Vec<u32>| async move { Vec::new() })
+            .await;
+        assert_eq!(out, None);
+    }
+}
