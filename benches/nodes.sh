@@ -27,7 +27,9 @@
 # (pg_stat_statements: every statement the nodes ran during the uploads,
 # background work included, over the uploads counted) and the WAL flushes
 # (pg_stat_wal.wal_sync); BENCH_PG_TOP=1 lists the statements behind that
-# figure. Needs wrk, curl, python3.
+# figure. It prints the CPU time per upload of the nodes and of PostgreSQL
+# (its postmaster and backends, from /proc) during the uploads' load.
+# Needs wrk, curl, python3, pgrep.
 # Everything it starts is stopped on exit; its work dir is removed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,6 +89,26 @@ new_database() { # NAME -> URL
 }
 pg_value() { # URL SQL -> one value
   "$PGBIN/psql" -qtA -d "$1" -c "$2"
+}
+# cpu_ticks PID...: the CPU time (user + system, every thread) of those
+# processes, in clock ticks.
+cpu_ticks() {
+  python3 - "$@" <<'PY'
+import sys
+total = 0
+for pid in sys.argv[1:]:
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        pass
+print(total)
+PY
+}
+pg_pids() { # the postmaster and its children (the backends among them)
+  local pm
+  pm=$(head -1 "$WORK/pg/data/postmaster.pid")
+  echo "$pm" $(pgrep -P "$pm")
 }
 # cap PID N: node N's own CPU group of NODE_CPU CPUs (its threads with it).
 cap() {
@@ -250,7 +272,12 @@ measure() {
     pg_value "$url" "SELECT pg_stat_statements_reset()" >/dev/null
     wal0=$(pg_value "$url" "SELECT wal_sync FROM pg_stat_wal")
   fi
+  local node_cpu0 pg_cpu0=0 node_cpu1 pg_cpu1=0 cpu
+  node_cpu0=$(cpu_ticks "${PIDS[@]}")
+  [ -n "$url" ] && pg_cpu0=$(cpu_ticks $(pg_pids))
   up=$(wrk_all "$name-up" upload.lua "${BASES[@]/%//v1/upload}")
+  node_cpu1=$(cpu_ticks "${PIDS[@]}")
+  [ -n "$url" ] && pg_cpu1=$(cpu_ticks $(pg_pids))
   if [ -n "$url" ]; then
     after=$(pg_value "$url" "SELECT count(*) FROM files")
     wal1=$(pg_value "$url" "SELECT wal_sync FROM pg_stat_wal")
@@ -272,10 +299,16 @@ measure() {
   while read -r k; do # what the nodes counted, all accounts together
     stored=$((stored + $(curl -fsS -H "Authorization: Bearer $k" "${BASES[-1]}/v1/usage" | json_field upload_count)))
   done <"$KEYS"
+  # CPU per upload counted, in µs: the nodes, then PostgreSQL
+  cpu=$(python3 -c "import os
+n = $stored
+hz = os.sysconf('SC_CLK_TCK')
+us = lambda t: f'{t * 1e6 / hz / n:.0f}' if n else '-'
+print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-')" 2>/dev/null || echo "- -")
   log "$name: CDN GETs of one 4 KiB file, ${DURATION}s"
   get=$(wrk_all "$name-get" get.lua "${urls[@]}")
   stop_nodes
-  ROWS+=("$name|$count|$accounts|$up|$get|$stored|$stmts|$flushes")
+  ROWS+=("$name|$count|$accounts|$up|$get|$stored|$stmts|$flushes|$cpu")
 }
 
 for accounts in $( ( echo 1; echo "$ACCOUNTS" ) | sort -nu); do
@@ -288,12 +321,13 @@ done
 printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s connections and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
   "$DURATION" "$CONNS" "$THREADS" "$(nproc)" "$PG_FSYNC"
 [ -n "$NODE_CPU" ] && printf 'each node held to %s CPU (cgroup v1 cpu.cfs_quota_us); PostgreSQL and wrk outside\n\n' "$NODE_CPU"
-printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload"
+printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload" "CPU µs per upload: nodes, PostgreSQL"
 for r in "${ROWS[@]}"; do
-  IFS='|' read -r name count accounts up get stored stmts flushes <<<"$r"
+  IFS='|' read -r name count accounts up get stored stmts flushes cpu <<<"$r"
+  read -r cn cp <<<"$cpu"
   read -r ur ub us u50 u99 <<<"$up"
   read -r gr gb gs g50 g99 <<<"$get"
   case $name in sqlite*) db=SQLite ;; *) db=PostgreSQL ;; esac
-  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %s, %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts" "$flushes"
+  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %34s | %s, %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts, $flushes" "$cn" "$cp"
   [ "$us" = 0 ] && [ "$gs" = 0 ] || log "$name: socket errors: uploads $us, GETs $gs"
 done

@@ -185,7 +185,8 @@ impl AccountRepo for PgStore {
                     // One read, at the latest time asked, for all of them.
                     let now = times.iter().copied().max().unwrap_or_default();
                     let read = async {
-                        on_conn!(store, |c| commitments(c, &account, &period, now, None).await)
+                        on_conn!(store, |c| commitments(c, &account, &period, now, None)
+                            .await)
                     }
                     .await;
                     match read {

@@ -1,12 +1,12 @@
 //! An account's multipart uploads committed in batches on PostgreSQL: the
-//! uploads that arrive while one of the account's commits is in flight on
-//! this node go together as its next commit ([`Groups`]), one statement
-//! (`filestore_commit_uploads`, migration 0013), one transaction and one WAL
-//! flush for all of them. The account row's lock, held through the flush,
-//! then serves a batch instead of one upload. Each upload keeps its own
-//! outcome: a refusal (quota, a spent token) undoes that upload alone, and
-//! the ones after it in the batch see the ones before, exactly as if they had
-//! come one by one.
+//! uploads (of one period) that arrive while one of the account's commits
+//! is in flight on this node go together as its next commit ([`Groups`]):
+//! one statement (`filestore_commit_uploads`, migration 0013), one
+//! transaction and one WAL flush for all of them. The account row's lock,
+//! held through the flush, then serves a batch instead of one upload. Each
+//! upload keeps its own outcome: one refused (the quota, a spent token)
+//! writes nothing, and the ones after it in the batch are judged with the
+//! ones before, exactly as if they had come one by one.
 
 use super::files::{commit_alone, refusal_of};
 use super::group::Groups;
@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio_postgres::types::ToSql;
 
-/// The most uploads in one batch (each is a subtransaction of it, and
-/// PostgreSQL keeps 64 of a transaction's in shared memory).
-const MOST: usize = 32;
+/// The most uploads in one batch (a bound on one statement's work and
+/// size: 64 inline files of the default `inline_max` are 8 MiB).
+const MOST: usize = 64;
 
 /// An upload waiting for its commit.
 pub(super) struct Pending {
@@ -38,7 +38,7 @@ pub(super) type Committed = Result<(CommitOutcome, bool), DbError>;
 /// The accounts with a commit in flight on this node, and what their
 /// commits came to.
 pub(super) struct CommitGroups {
-    groups: Arc<Groups<String, Pending, Committed>>,
+    groups: Arc<Groups<(String, String), Pending, Committed>>,
     /// Statements of `filestore_commit_uploads` that committed, and the
     /// uploads they committed together.
     batches: AtomicU64,
@@ -69,12 +69,12 @@ impl PgStore {
     /// and is no resumable upload's).
     pub(super) async fn commit_grouped(&self, p: Pending) -> Committed {
         let store = self.clone();
-        let account = p.f.account_id.clone();
+        let key = (p.f.account_id.clone(), p.ctx.period.clone());
         self.commits
             .groups
-            .submit(account, p, move |account, batch| {
+            .submit(key, p, move |(account, period), batch| {
                 let store = store.clone();
-                async move { store.commit_batch(&account, batch).await }
+                async move { store.commit_batch(&account, &period, batch).await }
             })
             .await
             .unwrap_or_else(|| {
@@ -87,9 +87,14 @@ impl PgStore {
     /// One outcome per upload of `batch`, in order: together in one
     /// statement, or, when that fails as a whole (a lost connection, a
     /// deadline), one by one, so each gets an outcome of its own.
-    async fn commit_batch(&self, account: &str, batch: Vec<Pending>) -> Vec<Committed> {
+    async fn commit_batch(
+        &self,
+        account: &str,
+        period: &str,
+        batch: Vec<Pending>,
+    ) -> Vec<Committed> {
         if batch.len() > 1 {
-            match self.commit_together(account, &batch).await {
+            match self.commit_together(account, period, &batch).await {
                 Ok(outcomes) => return outcomes,
                 Err(e) => tracing::warn!(
                     error = %e,
@@ -109,6 +114,7 @@ impl PgStore {
     async fn commit_together(
         &self,
         account: &str,
+        period: &str,
         batch: &[Pending],
     ) -> Result<Vec<Committed>, DbError> {
         let mut outcomes: Vec<Option<Committed>> = Vec::with_capacity(batch.len());
@@ -128,12 +134,15 @@ impl PgStore {
                              $16, $17, $18, $19)",
                     )
                     .await?;
-                Ok::<_, DbError>(c.query(&stmt, &cols.params(&account)).await?)
+                Ok::<_, DbError>(c.query(&stmt, &cols.params(&account, &period)).await?)
             })?;
             self.commits.batches.fetch_add(1, Ordering::Relaxed);
             let n = u64::try_from(rows.len()).unwrap_or(u64::MAX);
             self.commits.batched.fetch_add(n, Ordering::Relaxed);
-            let mut sent = batch.iter().zip(outcomes.iter_mut()).filter(|(_, o)| o.is_none());
+            let mut sent = batch
+                .iter()
+                .zip(outcomes.iter_mut())
+                .filter(|(_, o)| o.is_none());
             for row in rows {
                 let Some((p, slot)) = sent.next() else {
                     return Err(DbError::Invalid(
@@ -147,14 +156,10 @@ impl PgStore {
                     Some(code) => {
                         let detail: Option<String> = row.get(2);
                         let message: Option<String> = row.get(3);
-                        let (detail, message) = (
-                            detail.unwrap_or_default(),
-                            message.unwrap_or_default(),
-                        );
+                        let (detail, message) =
+                            (detail.unwrap_or_default(), message.unwrap_or_default());
                         refusal_of(&code, &detail, &message, p.limits, p.f.size)
-                            .unwrap_or_else(|| {
-                                Err(DbError::Invalid(format!("{code}: {message}")))
-                            })
+                            .unwrap_or_else(|| Err(DbError::Invalid(format!("{code}: {message}"))))
                             .map(|o| (o, false))
                     }
                 });
@@ -163,14 +168,16 @@ impl PgStore {
         outcomes
             .into_iter()
             .map(|o| {
-                o.ok_or_else(|| DbError::Invalid("a batch of uploads left one without an outcome".into()))
+                o.ok_or_else(|| {
+                    DbError::Invalid("a batch of uploads left one without an outcome".into())
+                })
             })
             .collect()
     }
 }
 
 /// The batch's uploads as one array per parameter of
-/// `filestore_commit_uploads`.
+/// `filestore_commit_uploads` (the account and period are one for all).
 #[derive(Default)]
 struct Columns<'a> {
     id: Vec<&'a str>,
@@ -187,7 +194,6 @@ struct Columns<'a> {
     metadata: Vec<String>,
     data: Vec<Option<&'a [u8]>>,
     event: Vec<String>,
-    period: Vec<&'a str>,
     token: Vec<Option<&'a str>>,
     max_storage: Vec<i64>,
     max_uploads: Vec<i64>,
@@ -220,15 +226,18 @@ impl<'a> Columns<'a> {
         self.metadata.push(metadata::to_json(&f.metadata));
         self.data.push(p.inline.as_deref());
         self.event.push(event);
-        self.period.push(&p.ctx.period);
         self.token.push(p.ctx.token.as_deref());
         self.max_storage.push(clamp(p.limits.storage));
         self.max_uploads.push(clamp(p.limits.uploads_per_period));
         Ok(())
     }
 
-    /// The parameters, in the function's order (the account one for all).
-    fn params<'b>(&'b self, account: &'b &'b str) -> [&'b (dyn ToSql + Sync); 19] {
+    /// The parameters, in the function's order.
+    fn params<'b>(
+        &'b self,
+        account: &'b &'b str,
+        period: &'b &'b str,
+    ) -> [&'b (dyn ToSql + Sync); 19] {
         [
             &self.id,
             account,
@@ -245,7 +254,7 @@ impl<'a> Columns<'a> {
             &self.metadata,
             &self.data,
             &self.event,
-            &self.period,
+            period,
             &self.token,
             &self.max_storage,
             &self.max_uploads,

@@ -260,10 +260,7 @@ pub(super) fn refusal_of(
     Some(match code {
         "FS002" => Ok(CommitOutcome::TokenSpent),
         "FS001" => {
-            let held: Vec<u64> = detail
-                .split(' ')
-                .filter_map(|n| n.parse().ok())
-                .collect();
+            let held: Vec<u64> = detail.split(' ').filter_map(|n| n.parse().ok()).collect();
             let [stored, upload_count, reserved_bytes, pending_uploads] = held[..] else {
                 return Some(Err(DbError::Invalid(format!(
                     "quota refusal without holdings: {message} ({detail})"

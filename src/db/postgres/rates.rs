@@ -46,17 +46,17 @@ impl RateRepo for PgStore {
         count: bool,
     ) -> Result<Window, DbError> {
         if count {
-                let (store, key) = (self.clone(), key_id.to_string());
-                return self
-                    .windows
-                    .submit(key, (window_ms, now), move |key, asks| {
-                        let store = store.clone();
-                        async move { store.count_requests(&key, &asks).await }
-                    })
-                    .await
-                    .unwrap_or_else(|| {
-                        Err(DbError::Task("the count this request was in failed".into()))
-                    });
+            let (store, key) = (self.clone(), key_id.to_string());
+            return self
+                .windows
+                .submit(key, (window_ms, now), move |key, asks| {
+                    let store = store.clone();
+                    async move { store.count_requests(&key, &asks).await }
+                })
+                .await
+                .unwrap_or_else(|| {
+                    Err(DbError::Task("the count this request was in failed".into()))
+                });
         }
         on_conn!(self, |c| {
             let last = query_opt(
@@ -86,26 +86,30 @@ impl PgStore {
     /// new one opens then); the row is locked for the statement, so the
     /// nodes' counts go one after the other. The requests take the places
     /// the statement added, in order.
-    async fn count_requests(&self, key_id: &str, asks: &[(i64, i64)]) -> Vec<Result<Window, DbError>> {
+    async fn count_requests(
+        &self,
+        key_id: &str,
+        asks: &[(i64, i64)],
+    ) -> Vec<Result<Window, DbError>> {
         let n = i64::try_from(asks.len()).unwrap_or(i64::MAX);
         let now = asks.iter().map(|a| a.1).max().unwrap_or_default();
         let window_ms = asks.first().map_or(0, |a| a.0);
         let end = now.saturating_add(window_ms.max(ratelimit::MIN_WINDOW_MS));
         let counted = async {
             on_conn!(self, |c| {
-            let row = query_one(
-                c,
-                "INSERT INTO rate_windows AS w (key_id, window_start, window_end, used)
+                let row = query_one(
+                    c,
+                    "INSERT INTO rate_windows AS w (key_id, window_start, window_end, used)
                  VALUES ($1, $2, $3, $4)
                  ON CONFLICT (key_id) DO UPDATE SET
                      used = CASE WHEN $2 < w.window_end THEN w.used + $4 ELSE $4 END,
                      window_start = CASE WHEN $2 < w.window_end THEN w.window_start ELSE $2 END,
                      window_end = CASE WHEN $2 < w.window_end THEN w.window_end ELSE $3 END
                  RETURNING window_start, window_end, used",
-                &[&key_id, &now, &end, &n],
-            )
-            .await?;
-            Ok::<_, DbError>(window_of(&row))
+                    &[&key_id, &now, &end, &n],
+                )
+                .await?;
+                Ok::<_, DbError>(window_of(&row))
             })
         }
         .await;

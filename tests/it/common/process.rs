@@ -332,7 +332,11 @@ impl ServeProcess {
     pub fn stop_cleanly(&mut self) {
         let status = self.terminate();
         let log = self.log.lock().unwrap().join("\n");
-        assert!(status.success(), "{} exited {status}; its log:\n{log}", self.name);
+        assert!(
+            status.success(),
+            "{} exited {status}; its log:\n{log}",
+            self.name
+        );
     }
 
     /// kill -9, and reaped.

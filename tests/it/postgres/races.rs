@@ -329,18 +329,23 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
 /// An account's uploads that arrive while its commit is in flight (held
 /// here on the account row's lock, which another session takes first) go
 /// together as one statement when it ends, each with its own outcome, in
-/// the order they came: the quota and an upload token refuse exactly what
-/// they would one by one, a refusal leaves nothing, and an upload after a
-/// refused one still commits.
+/// the order they came: the quota, an upload guard and an upload token
+/// refuse exactly what they would one by one, a refusal leaves nothing, an
+/// upload after a refused one still commits, and each committed upload
+/// queues its events.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_queued_behind_a_commit_go_in_one_batch_with_their_own_outcomes() {
-    use filestore::testing::db::{TokenRepo, TokenRow, UploadPolicy};
+    use crate::common::meta::webhook;
+    use filestore::testing::db::{DynMetaStore, TokenRepo, TokenRow, UploadPolicy};
     use filestore::testing::domain::ids;
     let Some((_dir, stores)) = nodes(1).await else {
         return skipped();
     };
     let store = stores[0].clone();
+    let dyn_store: DynMetaStore = store.clone();
     let acc = account(&*store).await;
+    webhook(&dyn_store, &acc, &["file.created"]).await;
+    webhook(&dyn_store, &acc, &["file.deleted"]).await;
     let token = TokenRow {
         id: ids::upload_token_id(),
         account_id: acc.clone(),
@@ -365,64 +370,125 @@ async fn uploads_queued_behind_a_commit_go_in_one_batch_with_their_own_outcomes(
     lock.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&acc])
         .await
         .unwrap();
-    // (size, with the token): the first goes alone and waits on the lock;
-    // the rest queue behind it, in this order.
-    let uploads: [(u64, bool); 10] = [
-        (100, false),
-        (100, false),
-        (100, false),
-        (300, false), // 700 > 550
-        (100, false),
-        (100, false),
-        (100, false), // 600 > 550
-        (50, false),
-        (0, true),
-        (0, true), // the token's one use is taken
+    // (size, how): the first goes alone and waits on the lock; the rest
+    // queue behind it, in this order. "blob": in the blob store, guarded;
+    // "unguarded": its guard is gone; "token": with the upload token.
+    let uploads: [(u64, &str); 12] = [
+        (100, "inline"),
+        (100, "inline"),
+        (100, "inline"),
+        (300, "inline"), // 700 > 550
+        (100, "inline"),
+        (100, "blob"),
+        (100, "inline"), // 600 > 550
+        (50, "inline"),
+        (0, "unguarded"),
+        (0, "token"),
+        (0, "token"),  // the token's one use is taken
+        (1, "inline"), // 551 > 550
     ];
     let mut tasks = Vec::new();
-    for (i, (size, with_token)) in uploads.into_iter().enumerate() {
-        let (store, acc) = (store.clone(), acc.clone());
-        let token = with_token.then(|| token.id.clone());
+    let mut guarded = String::new();
+    for (i, (size, how)) in uploads.into_iter().enumerate() {
+        let mut f = inline_file(&acc, i, size, None);
+        let mut data = Some(bytes::Bytes::from(vec![
+            b'x';
+            usize::try_from(size).unwrap()
+        ]));
+        if how == "blob" || how == "unguarded" {
+            f.inline = false;
+            data = None;
+        }
+        if how == "blob" {
+            store.guard_upload(&f.blob_key, 1_000).await.unwrap();
+            guarded.clone_from(&f.blob_key);
+        }
+        let ctx = CommitContext {
+            period: "2026-11".into(),
+            token: (how == "token").then(|| token.id.clone()),
+            ..Default::default()
+        };
+        let store = store.clone();
         tasks.push(tokio::spawn(async move {
-            let f = inline_file(&acc, i, size, None);
-            let data = bytes::Bytes::from(vec![b'x'; usize::try_from(size).unwrap()]);
-            let ctx = CommitContext {
-                period: "2026-11".into(),
-                token,
-                ..Default::default()
-            };
-            store.commit_upload(f, Some(data), limits, ctx).await.unwrap()
+            store.commit_upload(f, data, limits, ctx).await
         }));
-        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 { 300 } else { 30 })).await;
+        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 {
+            300
+        } else {
+            30
+        }))
+        .await;
     }
     lock.commit().await.unwrap();
     let mut got = Vec::new();
     for t in tasks {
         got.push(match t.await.unwrap() {
-            CommitOutcome::Committed(_) => "committed",
-            CommitOutcome::Refused(Refusal::Storage { .. }) => "storage",
-            CommitOutcome::TokenSpent => "spent",
-            other => panic!("{other:?}"),
+            Ok(CommitOutcome::Committed(_)) => "committed".to_string(),
+            Ok(CommitOutcome::Refused(Refusal::Storage { .. })) => "storage".to_string(),
+            Ok(CommitOutcome::TokenSpent) => "spent".to_string(),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => format!("error: {e}"),
         });
     }
     assert_eq!(
-        got,
+        got[..8],
         [
-            "committed", "committed", "committed", "storage", "committed", "committed",
-            "storage", "committed", "committed", "spent"
+            "committed",
+            "committed",
+            "committed",
+            "storage",
+            "committed",
+            "committed",
+            "storage",
+            "committed"
         ]
     );
-    assert_eq!(store.upload_batches(), (1, 9));
-    assert_eq!(store.account(&acc).await.unwrap().unwrap().storage_bytes, 550);
+    assert!(got[8].contains("upload guard"), "{}", got[8]);
+    assert_eq!(got[9..], ["committed", "spent", "storage"]);
+    assert_eq!(store.upload_batches(), (1, 11));
+    assert_eq!(
+        store.account(&acc).await.unwrap().unwrap().storage_bytes,
+        550
+    );
     assert_eq!(store.usage(&acc, "2026-11").await.unwrap().upload_count, 7);
     let used = store.token(&acc, &token.id).await.unwrap().unwrap();
     assert_eq!(used.uploads_used, 1);
-    let files: i64 = holder
-        .query_one("SELECT COUNT(*) FROM files WHERE account_id = $1", &[&acc])
+    let count = |sql: &'static str| {
+        let (holder, acc) = (&holder, acc.clone());
+        async move {
+            holder
+                .query_one(sql, &[&acc])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+        }
+    };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM files WHERE account_id = $1").await,
+        7
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM inline_blobs WHERE blob_key LIKE $1 || '/%'").await,
+        6
+    );
+    // One event per committed file, for the one subscription to it.
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM webhook_events e JOIN files f ON f.id = e.file_id
+             WHERE f.account_id = $1 AND e.type = 'file.created'"
+        )
+        .await,
+        7
+    );
+    let guard: i64 = holder
+        .query_one(
+            "SELECT COUNT(*) FROM blob_deletions WHERE blob_key = $1",
+            &[&guarded],
+        )
         .await
         .unwrap()
         .get(0);
-    assert_eq!(files, 7);
+    assert_eq!(guard, 0, "the committed blob's guard is gone");
 }
 
 /// A key's requests that arrive while its count is in flight (held here on
@@ -449,9 +515,17 @@ async fn requests_queued_behind_a_rate_count_each_get_their_own_place() {
     for i in 0..6i64 {
         let store = store.clone();
         tasks.push(tokio::spawn(async move {
-            store.rate_window("key_q", 60_000, now + i, true).await.unwrap()
+            store
+                .rate_window("key_q", 60_000, now + i, true)
+                .await
+                .unwrap()
         }));
-        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 { 300 } else { 30 })).await;
+        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 {
+            300
+        } else {
+            30
+        }))
+        .await;
     }
     lock.commit().await.unwrap();
     let mut places = Vec::new();
@@ -461,6 +535,9 @@ async fn requests_queued_behind_a_rate_count_each_get_their_own_place() {
         places.push(w.used);
     }
     assert_eq!(places, [2, 3, 4, 5, 6, 7]);
-    let seen = store.rate_window("key_q", 60_000, now + 10, false).await.unwrap();
+    let seen = store
+        .rate_window("key_q", 60_000, now + 10, false)
+        .await
+        .unwrap();
     assert_eq!(seen.used, 7);
 }
