@@ -129,7 +129,12 @@ pub(crate) async fn cdn_cors(req: Request, next: Next) -> Response {
     } else {
         next.run(req).await
     };
-    let h = response.headers_mut();
+    cdn_headers(response.headers_mut());
+    response
+}
+
+/// The CORS headers of every CDN answer: any page may read it.
+pub(crate) fn cdn_headers(h: &mut axum::http::HeaderMap) {
     h.insert(
         header::ACCESS_CONTROL_ALLOW_ORIGIN,
         HeaderValue::from_static("*"),
@@ -141,5 +146,4 @@ pub(crate) async fn cdn_cors(req: Request, next: Next) -> Response {
 content-digest",
         ),
     );
-    response
 }

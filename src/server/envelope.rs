@@ -52,14 +52,15 @@ pub(crate) fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Re
     ServiceError::Internal(format!("panic: {detail}")).into_response()
 }
 
+/// The size of request headers, as the limit counts it: each name and
+/// value, and 4 bytes for `: ` and the line's end.
+pub(crate) fn headers_size(h: &axum::http::HeaderMap) -> usize {
+    h.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum()
+}
+
 /// 431 in the envelope when the request's headers add up to more than `max`.
 pub(crate) async fn limit_headers(max: usize, req: Request<Body>, next: Next) -> Response {
-    let total: usize = req
-        .headers()
-        .iter()
-        .map(|(k, v)| k.as_str().len() + v.len() + 4)
-        .sum();
-    if total > max {
+    if headers_size(req.headers()) > max {
         return ServiceError::HeadersTooLarge(format!("request headers exceed {max} bytes"))
             .into_response();
     }

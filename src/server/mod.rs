@@ -10,6 +10,7 @@ pub(crate) mod envelope;
 pub(crate) mod error;
 pub(crate) mod form;
 pub(crate) mod handlers;
+mod hot;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
@@ -183,7 +184,8 @@ pub async fn run(
             limits.max_connections = room;
         }
     }
-    conn::serve(listener, router(app.clone()), limits, shutdown).await;
+    let front = hot::front(app.clone());
+    conn::serve(listener, router(app.clone()), Some(front), limits, shutdown).await;
     collector.abort();
     flusher.abort();
     sender.abort();

@@ -89,6 +89,20 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         .map(|a| a.0.clone())
         .or(cdn_account)
         .unwrap_or_default();
+    report(&method, &route, status, bytes_in, bytes_out, elapsed, &account);
+    response
+}
+
+/// A request's access line and metrics.
+pub(crate) fn report(
+    method: &axum::http::Method,
+    route: &str,
+    status: u16,
+    bytes_in: u64,
+    bytes_out: u64,
+    elapsed: std::time::Duration,
+    account: &str,
+) {
     tracing::info!(
         target: "filestore::access",
         method = %method,
@@ -99,8 +113,9 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         duration_ms = millis(elapsed),
         account = %account,
     );
+    let route = route.to_string();
     let labels = [
-        ("method", method_label(&method).to_string()),
+        ("method", method_label(method).to_string()),
         ("route", route.clone()),
         ("status", status.to_string()),
     ];
@@ -110,7 +125,6 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
     metrics::counter!("filestore_http_request_bytes_total", "route" => route.clone())
         .increment(bytes_in);
     metrics::counter!("filestore_http_response_bytes_total", "route" => route).increment(bytes_out);
-    response
 }
 
 /// A duration in milliseconds rounded to the microsecond: `0.207`, never

@@ -11,9 +11,10 @@ use crate::domain::signing::Verdict;
 use crate::storage::{BlobStream, StorageError};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use std::any::Any;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -33,7 +34,42 @@ const RECENT_TTL: Duration = Duration::from_secs(1);
 const RECENT_BYTES: u64 = 64 << 20;
 
 /// A file served lately: its row and, when the row holds them, its bytes.
-type Seen = Arc<(FileRow, Option<Bytes>)>;
+type Seen = Arc<Kept>;
+
+/// What [`Recent`] keeps of a file.
+pub(crate) struct Kept {
+    row: FileRow,
+    data: Option<Bytes>,
+    /// What the HTTP layer made of it, once, for the CDN's hot path (its
+    /// ready answer: `server::hot`); it goes with the file.
+    pub(crate) made: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
+
+impl Kept {
+    fn new(row: FileRow, data: Option<Bytes>) -> Kept {
+        Kept {
+            row,
+            data,
+            made: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn row(&self) -> &FileRow {
+        &self.row
+    }
+
+    /// The file's bytes (a hot file has them).
+    pub(crate) fn data(&self) -> &Bytes {
+        static NONE: Bytes = Bytes::from_static(b"");
+        self.data.as_ref().unwrap_or(&NONE)
+    }
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kept").field("row", &self.row).finish_non_exhaustive()
+    }
+}
 
 /// The files this node served in the last [`RECENT_TTL`], by account and id,
 /// so that a hot file costs no metadata lookup (a round trip, on a database
@@ -55,7 +91,9 @@ impl Default for Recent {
                 .max_capacity(RECENT_BYTES)
                 .time_to_live(RECENT_TTL)
                 .weigher(|k: &String, v: &Seen| {
-                    u32::try_from(k.len() + weight(&v.0, v.1.as_ref())).unwrap_or(u32::MAX)
+                    // The ready answer a hot file may get is about its row's size again.
+                    let w = 2 * weight(&v.row, None) + v.data.as_ref().map_or(0, Bytes::len);
+                    u32::try_from(k.len() + w).unwrap_or(u32::MAX)
                 })
                 .build(),
             changes: AtomicU64::new(0),
@@ -146,16 +184,16 @@ pub(crate) async fn open(
         .recent
         .seen
         .get(&key)
-        .filter(|s| s.0.name == name && s.0.expires_at.is_none_or(|at| at > now));
+        .filter(|s| s.row.name == name && s.row.expires_at.is_none_or(|at| at > now));
     let found = if let Some(seen) = seen {
-        Some((seen.0.clone(), seen.1.clone()))
+        Some((seen.row.clone(), seen.data.clone()))
     } else {
         let before = app.recent.changes.load(Ordering::SeqCst);
         let found = app.meta.file_with_data(account_id, file_id, now).await?;
         found.map(|(row, data)| {
             let data = data.map(Bytes::from);
             app.recent
-                .keep(&key, Arc::new((row.clone(), data.clone())), before);
+                .keep(&key, Arc::new(Kept::new(row.clone(), data.clone())), before);
             (row, data)
         })
     };
@@ -166,6 +204,27 @@ pub(crate) async fn open(
         check_signature(app, &row, expires, signature, scope)?;
     }
     Ok(Found { row, inline })
+}
+
+/// The file `file_id` of `account_id` named `name`, when this node served
+/// it in the last second and may answer it from memory as it is: public,
+/// unexpired, its bytes in its row (and all there). None: the full path
+/// decides (a lookup, a signature, the blob store).
+pub(crate) fn hot(app: &App, account_id: &str, file_id: &str, name: &str) -> Option<Seen> {
+    let now = app.clock.now_ms();
+    let seen = app.recent.seen.get(&Recent::key(account_id, file_id))?;
+    let row = &seen.row;
+    let whole = seen
+        .data
+        .as_ref()
+        .is_some_and(|d| d.len() as u64 == row.size);
+    (row.name == name && !row.private && whole && row.expires_at.is_none_or(|at| at > now))
+        .then_some(seen)
+}
+
+/// Books a hot file's `bytes` sent as its account's bandwidth.
+pub(crate) fn count_hot(app: &App, kept: &Kept, bytes: u64) {
+    count_bandwidth(app, &kept.row.account_id, bytes);
 }
 
 impl Found {
@@ -359,7 +418,7 @@ mod tests {
     use super::*;
 
     fn seen(name: &str) -> Seen {
-        Arc::new((
+        Arc::new(Kept::new(
             FileRow {
                 name: name.into(),
                 ..FileRow::default()

@@ -50,15 +50,12 @@ where
         let (tx, rx) = oneshot::channel();
         let lead = {
             let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
-            match queues.get_mut(&key) {
-                Some(waiting) => {
-                    waiting.push((item, tx));
-                    false
-                }
-                None => {
-                    queues.insert(key.clone(), vec![(item, tx)]);
-                    true
-                }
+            if let Some(waiting) = queues.get_mut(&key) {
+                waiting.push((item, tx));
+                false
+            } else {
+                queues.insert(key.clone(), vec![(item, tx)]);
+                true
             }
         };
         if lead {
@@ -203,9 +200,10 @@ mod tests {
             move |_, items: Vec<u32>| {
                 let calls = Arc::clone(&calls);
                 async move {
-                    if calls.fetch_add(1, Ordering::SeqCst) == 0 {
-                        panic!("the first batch fails");
-                    }
+                    assert!(
+                        calls.fetch_add(1, Ordering::SeqCst) != 0,
+                        "the first batch fails"
+                    );
                     items
                 }
             }

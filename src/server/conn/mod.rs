@@ -30,6 +30,7 @@ mod timed_io;
 
 pub(crate) use body::BodyTimeout;
 
+use super::hot::Front;
 use crate::config::Limits;
 use axum::body::Body;
 use axum::extract::Request;
@@ -52,10 +53,12 @@ use tower::ServiceExt;
 /// for a connection that has since stalled.
 const SHED_RETRY: Duration = Duration::from_millis(250);
 /// Serves `router` on `listener` until `shutdown` completes; then finishes the
-/// requests in flight, for at most `shutdown_timeout`.
+/// requests in flight, for at most `shutdown_timeout`. `front`, when given,
+/// answers first the requests it can (the CDN's hot path, `server::hot`).
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    front: Option<Front>,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) {
@@ -119,21 +122,28 @@ pub(crate) async fn serve(
         let phase_of_conn = phase.clone();
         let io = TokioIo::new(TimedIo::new(tcp, phase.clone(), limits));
         let (started, done) = (phase.clone(), phase);
-        let service = router
-            .clone()
-            .map_request(move |req: Request<hyper::body::Incoming>| {
-                started.start();
-                req.map(|b| Body::new(TimedBody::new(b, &limits)))
-            })
-            .map_response(move |res: axum::response::Response| {
-                let guard = PhaseGuard(done.clone());
-                res.map(|inner| {
+        let (router, front) = (router.clone(), front.clone());
+        let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
+            started.start();
+            let answered = front.as_ref().and_then(|f| f(&req));
+            let (router, done) = (router.clone(), done.clone());
+            async move {
+                let response = match answered {
+                    Some(r) => r,
+                    None => {
+                        let req = req.map(|b| Body::new(TimedBody::new(b, &limits)));
+                        router.oneshot(req).await?
+                    }
+                };
+                let guard = PhaseGuard(done);
+                Ok::<_, std::convert::Infallible>(response.map(|inner| {
                     Body::new(Guarded {
                         inner,
                         _guard: guard,
                     })
-                })
-            });
+                }))
+            }
+        });
         let conn = http.serve_connection(io, TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
         let (id, shed) = open.add(phase_of_conn);
