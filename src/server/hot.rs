@@ -21,7 +21,8 @@ use std::time::Instant;
 
 /// What the connection loop asks first: a request's answer, or None for
 /// the router to give it.
-pub(crate) type Front = Arc<dyn Fn(&Request<hyper::body::Incoming>) -> Option<Response> + Send + Sync>;
+pub(crate) type Front =
+    Arc<dyn Fn(&Request<hyper::body::Incoming>) -> Option<Response> + Send + Sync>;
 
 /// The hot path of `app`'s CDN.
 pub(crate) fn front(app: Arc<App>) -> Front {
@@ -96,6 +97,14 @@ fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
         Response::new(Body::from(kept.data().clone()))
     };
     *response.headers_mut() = ready.headers.clone();
-    observe::report(req.method(), ROUTE, 200, 0, size, started.elapsed(), account);
+    observe::report(
+        req.method(),
+        ROUTE,
+        200,
+        0,
+        size,
+        started.elapsed(),
+        account,
+    );
     Some(response)
 }

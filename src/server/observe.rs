@@ -89,7 +89,9 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         .map(|a| a.0.clone())
         .or(cdn_account)
         .unwrap_or_default();
-    report(&method, &route, status, bytes_in, bytes_out, elapsed, &account);
+    report(
+        &method, &route, status, bytes_in, bytes_out, elapsed, &account,
+    );
     response
 }
 

@@ -67,7 +67,9 @@ impl Kept {
 
 impl std::fmt::Debug for Kept {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kept").field("row", &self.row).finish_non_exhaustive()
+        f.debug_struct("Kept")
+            .field("row", &self.row)
+            .finish_non_exhaustive()
     }
 }
 

@@ -12,7 +12,62 @@ both_stores!(
     bandwidth_counts_bytes_sent_only,
     bandwidth_is_flushed_in_batches_and_at_shutdown,
     a_change_on_this_node_reaches_the_cdn_at_once,
+    a_hot_files_answer_is_the_full_paths,
 );
+
+/// A public file served in the last second is answered from memory before
+/// the router (`server::hot`): header for header, and byte for byte, what
+/// the full path answers (which a conditional request still takes), with
+/// its bytes counted the same.
+async fn a_hot_files_answer_is_the_full_paths(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let body = pattern(3_000);
+    // A name sent as it is (a percent-encoded one takes the full path).
+    let f = srv.upload_ok("hot.txt", body.clone(), &[]).await;
+    let url = f["url"].as_str().unwrap().to_string();
+    assert!(!url.contains('%'), "{url}");
+    let old = "Sat, 01 Jan 2000 00:00:00 GMT";
+    let answer = |method: reqwest::Method, full: bool| {
+        let (http, url) = (srv.http.clone(), url.clone());
+        async move {
+            let mut req = http.request(method, &url);
+            if full {
+                req = req.header("if-modified-since", old);
+            }
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let mut headers: Vec<(String, String)> = r
+                .headers()
+                .iter()
+                .filter(|(k, _)| k.as_str() != "date")
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
+                .collect();
+            headers.sort();
+            (status, headers, r.bytes().await.unwrap().to_vec())
+        }
+    };
+    let first = answer(reqwest::Method::GET, false).await;
+    let hot = answer(reqwest::Method::GET, false).await;
+    let full = answer(reqwest::Method::GET, true).await;
+    assert_eq!(first.0, 200);
+    assert_eq!(hot, full);
+    assert_eq!(hot, first);
+    assert_eq!(hot.2, body);
+    assert!(hot
+        .1
+        .iter()
+        .any(|(k, _)| k == "access-control-allow-origin"));
+    assert!(hot.1.iter().any(|(k, _)| k == "content-digest"));
+    let head = answer(reqwest::Method::HEAD, false).await;
+    let full_head = answer(reqwest::Method::HEAD, true).await;
+    assert_eq!(head, full_head);
+    assert_eq!((head.0, head.2.len()), (200, 0));
+    // Three GETs of the whole file; the HEADs count nothing.
+    srv.eventually(5, "bandwidth of three GETs", || async {
+        srv.usage().await["bandwidth_bytes"] == 9_000
+    })
+    .await;
+}
 
 /// The CDN answers a file it served in the last second from memory; a
 /// delete, bulk delete, folder delete or rename made on this node is seen

@@ -85,8 +85,11 @@ impl PgStore {
     }
 
     /// One outcome per upload of `batch`, in order: together in one
-    /// statement, or, when that fails as a whole (a lost connection, a
-    /// deadline), one by one, so each gets an outcome of its own.
+    /// statement; when the database refused that statement as a whole (an
+    /// error of its own), one by one, so each gets an outcome of its own.
+    /// When it could not be had or did not answer in time, that is every
+    /// upload's outcome (503, worth a retry: the batch may have committed
+    /// or not, as a single upload's commit may).
     async fn commit_batch(
         &self,
         account: &str,
@@ -96,6 +99,12 @@ impl PgStore {
         if batch.len() > 1 {
             match self.commit_together(account, period, &batch).await {
                 Ok(outcomes) => return outcomes,
+                Err(e @ DbError::Pool(_)) => {
+                    return batch
+                        .iter()
+                        .map(|_| Err(e.shared("committing a batch of uploads")))
+                        .collect();
+                }
                 Err(e) => tracing::warn!(
                     error = %e,
                     uploads = batch.len(),

@@ -6,8 +6,9 @@
 //! anyway; under load, a key's requests stop queueing one by one on its row.
 //!
 //! A batch runs in a task of its own (a request that gives up waiting does
-//! not cancel the others' work), and a batch that panics fails its requests
-//! and the ones queued behind it, never leaving a key stuck.
+//! not cancel the others' work; one whose caller has gone before its batch
+//! is taken is left out), and a batch that panics fails its requests and
+//! the ones queued behind it, never leaving a key stuck.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -59,27 +60,35 @@ where
             }
         };
         if lead {
-            tokio::spawn(Arc::clone(self).drain(key, run));
+            // Made before the task: a task dropped before it ever runs (at
+            // shutdown) frees the key too.
+            let guard = Release {
+                groups: Arc::clone(self),
+                key: Some(key.clone()),
+            };
+            tokio::spawn(Arc::clone(self).drain(key, run, guard));
         }
         rx.await.ok()
     }
 
     /// Runs the batches of `key` until none waits.
-    async fn drain<F, Fut>(self: Arc<Self>, key: K, run: F)
+    async fn drain<F, Fut>(self: Arc<Self>, key: K, run: F, mut guard: Release<K, T, R>)
     where
         F: Fn(K, Vec<T>) -> Fut + Send + 'static,
         Fut: Future<Output = Vec<R>> + Send + 'static,
     {
-        let mut guard = Release {
-            groups: &self,
-            key: Some(key.clone()),
-        };
         loop {
             let batch = {
                 let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
                 let Some(waiting) = queues.get_mut(&key) else {
                     break;
                 };
+                if waiting.is_empty() {
+                    queues.remove(&key);
+                    break;
+                }
+                // A request whose caller has gone is not run.
+                waiting.retain(|(_, sender)| !sender.is_closed());
                 if waiting.is_empty() {
                     queues.remove(&key);
                     break;
@@ -100,12 +109,12 @@ where
 
 /// Forgets the queue of a key whose batches stopped by a panic: what waits
 /// there is dropped (its requests get None), and the next request leads.
-struct Release<'a, K: Eq + Hash, T, R> {
-    groups: &'a Groups<K, T, R>,
+struct Release<K: Eq + Hash, T, R> {
+    groups: Arc<Groups<K, T, R>>,
     key: Option<K>,
 }
 
-impl<K: Eq + Hash, T, R> Drop for Release<'_, K, T, R> {
+impl<K: Eq + Hash, T, R> Drop for Release<K, T, R> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             let mut queues = self
@@ -210,6 +219,35 @@ mod tests {
         };
         assert_eq!(groups.submit(1, 1, run.clone()).await, None);
         assert_eq!(groups.submit(1, 2, run).await, Some(2));
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_caller_has_gone_is_left_out() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(8));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let run = {
+            let seen = Arc::clone(&seen);
+            move |_, items: Vec<u32>| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    seen.lock().unwrap().extend(items.iter().copied());
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    items
+                }
+            }
+        };
+        let first = {
+            let (g, run) = (Arc::clone(&groups), run.clone());
+            tokio::spawn(async move { g.submit(1, 1, run).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Queued behind the first, then given up on.
+        let gone =
+            tokio::time::timeout(Duration::from_millis(10), groups.submit(1, 2, run.clone())).await;
+        assert!(gone.is_err());
+        let kept = groups.submit(1, 3, run).await;
+        assert_eq!((first.await.unwrap(), kept), (Some(1), Some(3)));
+        assert_eq!(*seen.lock().unwrap(), vec![1, 3]);
     }
 
     #[tokio::test]

@@ -128,12 +128,11 @@ pub(crate) async fn serve(
             let answered = front.as_ref().and_then(|f| f(&req));
             let (router, done) = (router.clone(), done.clone());
             async move {
-                let response = match answered {
-                    Some(r) => r,
-                    None => {
-                        let req = req.map(|b| Body::new(TimedBody::new(b, &limits)));
-                        router.oneshot(req).await?
-                    }
+                let response = if let Some(r) = answered {
+                    r
+                } else {
+                    let req = req.map(|b| Body::new(TimedBody::new(b, &limits)));
+                    router.oneshot(req).await?
                 };
                 let guard = PhaseGuard(done);
                 Ok::<_, std::convert::Infallible>(response.map(|inner| {

@@ -4,19 +4,23 @@
 -- arrived while its previous batch was in flight.
 --
 -- Each upload is judged in the batch's order as `filestore_commit_upload`
--- (migration 0012) judges one: the quota with what the uploads before it
--- in the batch added, its blob's upload guard, its upload token's use. A
+-- (migration 0012) judges one: its blob's upload guard, the quota with what
+-- the uploads before it in the batch added (and what resumable uploads hold
+-- at its own time), its upload token's use. A
 -- refused upload writes nothing and is returned as its outcome (its
 -- SQLSTATE, DETAIL and message, as that function would raise them); the
 -- others are written together at the end, and the account's counters move
--- once. The account row is locked first and held to the commit, so the
--- judging reads the account's state after every commit before it, on any
--- node. Lock order: the account, the upload guards, then the upload
--- tokens (as a resumable upload's creation: the account, then the token).
+-- once. The account row is locked first (as 0012's UPDATE locks it: FOR NO
+-- KEY UPDATE, which other rows' foreign keys to it do not wait for) and held
+-- to the commit, so the judging reads the account's state after every
+-- commit before it, on any node. Lock order: the account, the upload
+-- tokens (in id order, as `tokens.rs` takes several), then the upload
+-- guards (each an upload's own: nothing else waits for two of them).
 -- Uploads with an idempotency key do not come here (their key is locked
 -- before the account). Outcomes in the batch's order (`n` from 1); a
 -- committed upload's `queued` is the events it queued.
--- Only adds: a node of an earlier schema never calls it.
+-- The function only adds: a node of an earlier schema never calls it. The
+-- storage settings of `inline_blobs` below change nothing a node reads.
 CREATE FUNCTION filestore_commit_uploads(
     p_id TEXT[], p_account TEXT, p_name TEXT[], p_folder TEXT[], p_size BIGINT[],
     p_type TEXT[], p_private BOOLEAN[], p_sha256 TEXT[], p_blob_key TEXT[],
@@ -31,19 +35,22 @@ DECLARE
     v_reserved BIGINT;
     v_pending BIGINT;
     v_hooks INTEGER;
+    v_open_ends BIGINT[];
+    v_open_lengths BIGINT[];
     v_guards TEXT[];
     v_ok INTEGER[] := '{}';
     v_added BIGINT := 0;
 BEGIN
-    SELECT storage_bytes INTO v_stored FROM accounts WHERE id = p_account FOR UPDATE;
+    SELECT storage_bytes INTO v_stored FROM accounts WHERE id = p_account FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'account % vanished', p_account USING ERRCODE = 'FS003';
     END IF;
-    -- What incomplete resumable uploads hold, at the batch's earliest time.
-    SELECT COALESCE((SELECT upload_count FROM usage_periods
-                     WHERE account_id = p_account AND period = p_period), 0),
-        COALESCE(SUM(length), 0), COUNT(*)
-    INTO v_count, v_reserved, v_pending
+    PERFORM 1 FROM upload_tokens WHERE id = ANY(p_token) ORDER BY id FOR UPDATE;
+    v_count := COALESCE((SELECT upload_count FROM usage_periods
+                         WHERE account_id = p_account AND period = p_period), 0);
+    -- The incomplete resumable uploads unexpired at the batch's earliest
+    -- time; each upload counts those unexpired at its own.
+    SELECT array_agg(expires_at), array_agg(length) INTO v_open_ends, v_open_lengths
     FROM tus_uploads
     WHERE account_id = p_account AND completed_at IS NULL
       AND expires_at > (SELECT min(t) FROM unnest(p_created_at) t);
@@ -60,16 +67,18 @@ BEGIN
         detail := NULL;
         message := NULL;
         queued := 0;
+        SELECT COALESCE(SUM(l), 0), COUNT(*) INTO v_reserved, v_pending
+        FROM unnest(v_open_ends, v_open_lengths) AS o(e, l) WHERE e > p_created_at[i];
+        IF NOT p_inline[i] AND NOT (p_blob_key[i] = ANY(coalesce(v_guards, '{}'))) THEN
+            code := 'FS003';
+            message := format('upload guard of %s is gone; the blob may have been collected',
+                p_blob_key[i]);
         -- domain::quota::Quota::admit, which the caller applies to the DETAIL.
-        IF v_stored::NUMERIC + v_reserved + p_size[i] > p_max_storage[i]
+        ELSIF v_stored::NUMERIC + v_reserved + p_size[i] > p_max_storage[i]
            OR v_count::NUMERIC + v_pending >= p_max_uploads[i] THEN
             code := 'FS001';
             message := 'quota';
             detail := format('%s %s %s %s', v_stored, v_count, v_reserved, v_pending);
-        ELSIF NOT p_inline[i] AND NOT (p_blob_key[i] = ANY(coalesce(v_guards, '{}'))) THEN
-            code := 'FS003';
-            message := format('upload guard of %s is gone; the blob may have been collected',
-                p_blob_key[i]);
         ELSE
             IF p_token[i] IS NOT NULL THEN
                 UPDATE upload_tokens SET uploads_used = uploads_used + 1
