@@ -16,6 +16,9 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::EnvFilter;
 
+/// The bytes of log lines the background writer gathers into one write.
+const LOG_BUFFER: usize = 64 * 1024;
+
 /// Keeps the background writer running; dropping it flushes what is left.
 #[must_use = "logs written in the background are lost once this is dropped"]
 pub(crate) struct LogGuard {
@@ -30,10 +33,15 @@ pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> 
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let (writer, guard) = if background {
         // Not lossy: when the buffer is full a request waits for the writer
-        // rather than losing its access-log line.
+        // rather than losing its access-log line. The writer takes every
+        // line waiting, then flushes: under load, one write of many lines
+        // (not a write per line); idle, nothing stays in the buffer.
         let (w, g) = tracing_appender::non_blocking::NonBlockingBuilder::default()
             .lossy(false)
-            .finish(std::io::stderr());
+            .finish(std::io::BufWriter::with_capacity(
+                LOG_BUFFER,
+                std::io::stderr(),
+            ));
         (
             tracing_subscriber::fmt::writer::BoxMakeWriter::new(w),
             Some(g),
