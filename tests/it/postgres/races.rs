@@ -541,3 +541,133 @@ async fn requests_queued_behind_a_rate_count_each_get_their_own_place() {
         .unwrap();
     assert_eq!(seen.used, 7);
 }
+
+/// In a batch, each upload counts what incomplete resumable uploads hold at
+/// its own time, as it would alone: a reservation that expired before an
+/// upload was made holds nothing against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_counts_reservations_at_each_uploads_own_time() {
+    use filestore::testing::db::{CreateOutcome, UploadRow};
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let acc = account(&*store).await;
+    // 500 bytes held until 1 003 (the uploads below are made at 1 000 + i).
+    let held = UploadRow {
+        id: "tus_held".into(),
+        account_id: acc.clone(),
+        file_id: "f_held".into(),
+        blob_key: format!("{acc}/f_held"),
+        length: 500,
+        received: 0,
+        name: "x".into(),
+        content_type: None,
+        folder: None,
+        private: false,
+        expires_ms: None,
+        hash_state: String::new(),
+        store_state: String::new(),
+        created_at: 900,
+        expires_at: 1_003,
+        completed_at: None,
+        idempotency_key: None,
+        created_by: None,
+        idle_ms: 600_000,
+        metadata: std::collections::BTreeMap::new(),
+    };
+    let created = store
+        .create_upload(held, Quota::UNLIMITED, "2026-11")
+        .await
+        .unwrap();
+    assert!(matches!(created, CreateOutcome::Created), "{created:?}");
+    let limits = Quota {
+        storage: 700,
+        uploads_per_period: 1000,
+        ..Quota::UNLIMITED
+    };
+    let mut holder = store.pool().get().await.unwrap();
+    let lock = holder.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&acc])
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..5 {
+        let s = store.clone();
+        tasks.push(tokio::spawn(commit(
+            s,
+            inline_file(&acc, i, 100, None),
+            limits,
+        )));
+        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 {
+            300
+        } else {
+            30
+        }))
+        .await;
+    }
+    lock.commit().await.unwrap();
+    let mut got = Vec::new();
+    for t in tasks {
+        got.push(matches!(t.await.unwrap(), CommitOutcome::Committed(_)));
+    }
+    // 100 + 500 held + 100 fits 700; at 1 002 the third would pass it; from
+    // 1 003 on the 500 are held no more.
+    assert_eq!(got, [true, true, false, true, true]);
+    assert_eq!(store.upload_batches(), (1, 4));
+    assert_eq!(
+        store.account(&acc).await.unwrap().unwrap().storage_bytes,
+        400
+    );
+}
+
+/// A batch the database refuses as a whole (here two uploads naming one
+/// file id) is committed one by one instead: each upload gets its own
+/// outcome, and the good ones are stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_refused_as_a_whole_commits_one_by_one() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let acc = account(&*store).await;
+    let mut holder = store.pool().get().await.unwrap();
+    let lock = holder.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&acc])
+        .await
+        .unwrap();
+    let files: Vec<_> = (0..4).map(|i| inline_file(&acc, i, 10, None)).collect();
+    let mut twin = inline_file(&acc, 9, 10, None);
+    twin.id.clone_from(&files[2].id);
+    let mut tasks = Vec::new();
+    for (i, f) in files.into_iter().chain([twin]).enumerate() {
+        let s = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let data = bytes::Bytes::from(vec![b'x'; 10]);
+            let ctx = CommitContext {
+                period: "2026-11".into(),
+                ..Default::default()
+            };
+            s.commit_upload(f, Some(data), Quota::UNLIMITED, ctx).await
+        }));
+        tokio::time::sleep(std::time::Duration::from_millis(if i == 0 {
+            300
+        } else {
+            30
+        }))
+        .await;
+    }
+    lock.commit().await.unwrap();
+    let mut got = Vec::new();
+    for t in tasks {
+        got.push(matches!(t.await.unwrap(), Ok(CommitOutcome::Committed(_))));
+    }
+    assert_eq!(got, [true, true, true, true, false]);
+    assert_eq!(
+        store.upload_batches(),
+        (0, 0),
+        "no batch committed together"
+    );
+    let usage = store.usage(&acc, "2026-11").await.unwrap();
+    assert_eq!((usage.upload_count, usage.storage_bytes), (4, 40));
+}

@@ -67,8 +67,12 @@ BEGIN
         detail := NULL;
         message := NULL;
         queued := 0;
-        SELECT COALESCE(SUM(l), 0), COUNT(*) INTO v_reserved, v_pending
-        FROM unnest(v_open_ends, v_open_lengths) AS o(e, l) WHERE e > p_created_at[i];
+        v_reserved := 0;
+        v_pending := 0;
+        IF v_open_ends IS NOT NULL THEN
+            SELECT COALESCE(SUM(l), 0), COUNT(*) INTO v_reserved, v_pending
+            FROM unnest(v_open_ends, v_open_lengths) AS o(e, l) WHERE e > p_created_at[i];
+        END IF;
         IF NOT p_inline[i] AND NOT (p_blob_key[i] = ANY(coalesce(v_guards, '{}'))) THEN
             code := 'FS003';
             message := format('upload guard of %s is gone; the blob may have been collected',
