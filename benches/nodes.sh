@@ -22,7 +22,9 @@
 # (use target/release/filestore as it is), BENCH_NODE_CPU (e.g. 0.5: each
 # node in a cgroup v1 CPU group of its own with that many CPUs, through
 # cpu.cfs_quota_us under /sys/fs/cgroup/cpu, so that the nodes and not
-# PostgreSQL or wrk are the bottleneck; empty = no cap).
+# PostgreSQL or wrk are the bottleneck; empty = no cap). On a 2-core
+# machine use 0.25: at 0.5 two nodes take a whole core, and PostgreSQL and
+# wrk, sharing the other, become the bottleneck again.
 # On PostgreSQL it also prints, per upload, the top-level statements
 # (pg_stat_statements: every statement the nodes ran during the uploads,
 # background work included, over the uploads counted) and the WAL flushes

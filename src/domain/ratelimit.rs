@@ -8,8 +8,10 @@
 //! The rule is [`Window::at`] and [`Window::decision`]; where the windows are
 //! kept is the metadata store's business: in this process's memory
 //! ([`RateLimiter`], on SQLite: one node) or in the database, shared by every
-//! node (PostgreSQL's `rate_windows`, one upsert that moves a window exactly
-//! as [`Window::at`] + [`Window::count`] do).
+//! node (PostgreSQL's `rate_windows`: one upsert that moves a window as
+//! [`Window::at`] + [`Window::count`] do, for the requests of a key that a
+//! node counts together, at the latest of their times, each taking its own
+//! place in the window).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

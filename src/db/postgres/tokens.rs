@@ -6,8 +6,9 @@
 //! guard on its newest version, so the count is exact across nodes.
 //!
 //! Lock order: the account row (`lock_account`), then a resumable upload's
-//! row, then token rows (several in id order); nothing locks them the other
-//! way round.
+//! row, then token rows (several in id order: a batch of uploads,
+//! `filestore_commit_uploads`, locks its tokens so before using them);
+//! nothing locks them the other way round.
 
 use super::{execute, has_nul, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{Account, TokenRow};

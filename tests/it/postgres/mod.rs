@@ -12,6 +12,7 @@ use filestore::testing::db::{
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+mod batches;
 mod migrate;
 mod outages;
 mod races;
