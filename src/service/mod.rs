@@ -11,7 +11,6 @@ pub(crate) mod collector;
 pub(crate) mod commit;
 pub(crate) mod copy;
 pub(crate) mod disk;
-pub(crate) mod early;
 pub(crate) mod error;
 pub(crate) mod files;
 pub(crate) mod images;
@@ -65,8 +64,6 @@ pub struct App {
     pub(crate) renders: images::Renders,
     /// Files the CDN served lately, answered from memory for a second.
     pub(crate) recent: cdn::Recent,
-    /// The early quota checks' reads of the last 100 ms.
-    pub(crate) early: early::EarlyReads,
     /// The plans in force: the database's, read at start and again every
     /// second (so a plan applied on one node holds on all of them within
     /// it).
@@ -162,7 +159,6 @@ impl App {
             outbox: Arc::default(),
             renders: images::Renders::new(config_concurrency),
             recent: cdn::Recent::default(),
-            early: early::EarlyReads::default(),
             plans: std::sync::RwLock::new(Arc::new(plans)),
             spool_dir,
         }))

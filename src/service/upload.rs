@@ -343,21 +343,13 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
 
 /// Refuses before reading the body what is certain to be refused (counting
 /// what incomplete resumable uploads hold); gives the bytes the account
-/// uses (stored, and held by those). A read made in the last 100 ms lets an
-/// upload in when it admits the whole body (`service::early`).
+/// uses (stored, and held by those).
 async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ServiceError> {
     let key = period_of(app.clock.now()).key;
-    if let (Some(held), Some(len)) = (app.early.get(&req.account.id, &key), req.content_length) {
-        let holdings = held.holdings(req.account.storage_bytes);
-        if plan.quota().admit(holdings, Ask::file(len)).is_ok() {
-            return Ok(holdings.used);
-        }
-    }
     let held = app
         .meta
         .commitments(&req.account.id, &key, app.clock.now_ms())
         .await?;
-    app.early.keep(&req.account.id, &key, held);
     let least = req
         .content_length
         .map_or(0, |l| l.saturating_sub(FORM_OVERHEAD));
