@@ -4,13 +4,12 @@
 //! writing nothing; resumable uploads holding a use from creation; public
 //! keys' policies; the metadata filter of a page.
 
-use crate::common::meta::{account, inline_file, stores};
+use crate::common::meta::{account, inline_file, stores, upload};
 use filestore::testing::db::{
     CommitContext, CommitOutcome, CreateOutcome, DynMetaStore, FileRow, FolderFilter, KeyRecord,
     ListFilter, PageAfter, Quota, Refusal, TokenRow, UploadPolicy, UploadRow,
 };
 use filestore::testing::domain::ids;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// A token of `account`, `max` uses, expiring at 100 000; its secret's hash.
@@ -69,33 +68,6 @@ async fn commit_with(
         )
         .await
         .unwrap()
-}
-
-/// A resumable upload `id` of `account` created by `created_by` at 1 000,
-/// expiring at `expires_at`.
-fn upload(account: &str, id: &str, created_by: &str, expires_at: i64) -> UploadRow {
-    UploadRow {
-        id: id.into(),
-        account_id: account.into(),
-        file_id: format!("f_{id}"),
-        blob_key: format!("{account}/f_{id}"),
-        length: 10,
-        received: 0,
-        name: "x".into(),
-        content_type: None,
-        folder: None,
-        private: false,
-        expires_ms: None,
-        hash_state: String::new(),
-        store_state: String::new(),
-        created_at: 1_000,
-        expires_at,
-        completed_at: None,
-        idempotency_key: None,
-        created_by: Some(created_by.into()),
-        idle_ms: 600_000,
-        metadata: BTreeMap::new(),
-    }
 }
 
 /// Completes upload `u` at 2 000 with `token`'s use.

@@ -4,7 +4,8 @@
 use super::pg;
 use filestore::testing::config::DEFAULT_STATEMENT_TIMEOUT;
 use filestore::testing::db::{
-    Account, CommitContext, CommitOutcome, DynMetaStore, FileRow, MetaStore, Quota, WebhookRow,
+    Account, CommitContext, CommitOutcome, DynMetaStore, FileRow, MetaStore, Quota, UploadRow,
+    WebhookRow,
 };
 
 /// A new account (on the free plan) in `store`; its id.
@@ -94,4 +95,31 @@ pub async fn webhook(store: &DynMetaStore, account: &str, events: &[&str]) -> St
         .await
         .unwrap();
     id
+}
+
+/// A resumable upload `id` of `account` created by `created_by` at 1 000,
+/// expiring at `expires_at`.
+pub fn upload(account: &str, id: &str, created_by: &str, expires_at: i64) -> UploadRow {
+    UploadRow {
+        id: id.into(),
+        account_id: account.into(),
+        file_id: format!("f_{id}"),
+        blob_key: format!("{account}/f_{id}"),
+        length: 10,
+        received: 0,
+        name: "x".into(),
+        content_type: None,
+        folder: None,
+        private: false,
+        expires_ms: None,
+        hash_state: String::new(),
+        store_state: String::new(),
+        created_at: 1_000,
+        expires_at,
+        completed_at: None,
+        idempotency_key: None,
+        created_by: Some(created_by.into()),
+        idle_ms: 600_000,
+        metadata: std::collections::BTreeMap::new(),
+    }
 }

@@ -236,35 +236,16 @@ async fn requests_queued_behind_a_rate_count_each_get_their_own_place() {
 /// upload was made holds nothing against it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_counts_reservations_at_each_uploads_own_time() {
-    use filestore::testing::db::{CreateOutcome, UploadRow};
+    use crate::common::meta::upload;
+    use filestore::testing::db::CreateOutcome;
     let Some((_dir, stores)) = nodes(1).await else {
         return skipped();
     };
     let store = stores[0].clone();
     let acc = account(&*store).await;
     // 500 bytes held until 1 003 (the uploads below are made at 1 000 + i).
-    let held = UploadRow {
-        id: "tus_held".into(),
-        account_id: acc.clone(),
-        file_id: "f_held".into(),
-        blob_key: format!("{acc}/f_held"),
-        length: 500,
-        received: 0,
-        name: "x".into(),
-        content_type: None,
-        folder: None,
-        private: false,
-        expires_ms: None,
-        hash_state: String::new(),
-        store_state: String::new(),
-        created_at: 900,
-        expires_at: 1_003,
-        completed_at: None,
-        idempotency_key: None,
-        created_by: None,
-        idle_ms: 600_000,
-        metadata: std::collections::BTreeMap::new(),
-    };
+    let mut held = upload(&acc, "held", "key_x", 1_003);
+    held.length = 500;
     let created = store
         .create_upload(held, Quota::UNLIMITED, "2026-11")
         .await
