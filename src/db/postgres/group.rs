@@ -83,10 +83,6 @@ where
                 let Some(waiting) = queues.get_mut(&key) else {
                     break;
                 };
-                if waiting.is_empty() {
-                    queues.remove(&key);
-                    break;
-                }
                 // A request whose caller has gone is not run.
                 waiting.retain(|(_, sender)| !sender.is_closed());
                 if waiting.is_empty() {
