@@ -233,30 +233,11 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
     let gone = stores.pop().unwrap();
     let (a, b) = (&stores[0], &stores[1]);
     let acc = account(&**a).await;
-    let row = filestore::testing::db::UploadRow {
-        id: "up_lease".into(),
-        account_id: acc.clone(),
-        file_id: "f_lease".into(),
-        blob_key: format!("{acc}/f_lease"),
-        length: 10,
-        received: 0,
-        name: "x".into(),
-        content_type: None,
-        folder: None,
-        private: false,
-        expires_ms: None,
-        hash_state: String::new(),
-        store_state: String::new(),
-        created_at: 1,
-        expires_at: 5_000,
-        completed_at: None,
-        idempotency_key: None,
-        created_by: None,
-        // A renewal (the same token again) keeps the upload alive this long
-        // past it: short here, so that the expiry at 5_000 stands.
-        idle_ms: 1_000,
-        metadata: std::collections::BTreeMap::new(),
-    };
+    let mut row = crate::common::meta::upload(&acc, "up_lease", "key_x", 5_000);
+    (row.created_at, row.created_by) = (1, None);
+    // A renewal (the same token again) keeps the upload alive this long past
+    // it: short here, so that the expiry at 5_000 stands.
+    row.idle_ms = 1_000;
     let limits = Quota::UNLIMITED;
     a.create_upload(row, limits, "2026-11").await.unwrap();
     assert!(a
