@@ -64,9 +64,37 @@ pub fn period_of(t: DateTime<Utc>) -> Period {
     }
 }
 
+/// Calls `f` with `period_of(t).key`, made once per thread and month (the
+/// CDN counts every download's bytes under it).
+pub(crate) fn with_period_key<R>(t: DateTime<Utc>, f: impl FnOnce(&str) -> R) -> R {
+    thread_local! {
+        static KEY: std::cell::RefCell<(i32, u32, String)> =
+            const { std::cell::RefCell::new((0, 0, String::new())) };
+    }
+    KEY.with_borrow_mut(|k| {
+        if k.2.is_empty() || (k.0, k.1) != (t.year(), t.month()) {
+            *k = (t.year(), t.month(), period_of(t).key);
+        }
+        f(&k.2)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kept_period_key_follows_the_month() {
+        let at = |y, m, d| Utc.with_ymd_and_hms(y, m, d, 12, 0, 0).unwrap();
+        for t in [
+            at(2026, 11, 30),
+            at(2026, 12, 1),
+            at(2027, 1, 1),
+            at(2026, 12, 31),
+        ] {
+            assert_eq!(with_period_key(t, str::to_string), period_of(t).key);
+        }
+    }
 
     #[test]
     fn period_rolls_over_at_year_end() {

@@ -59,6 +59,12 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
         log_format: args.log_format,
     })?;
     let logs = logging::init(config.log_format, "info", true);
+    if let Some(write) = logs.plain_writer() {
+        crate::server::access::write_directly(
+            matches!(config.log_format, crate::config::LogFormat::Json),
+            write,
+        );
+    }
     let listen_error = |source| CliError::Listen {
         addr: config.listen.clone(),
         source,

@@ -21,12 +21,22 @@ use axum::Router;
 use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Latency buckets, in seconds: 0.5 ms to 30 s.
 const BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
+
+/// Whether a recorder is installed: without one, a request's metrics are
+/// not even labelled (their labels are strings made per request).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Whether the process records metrics.
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
 
 /// The process's metrics recorder, installed on first use (one per process:
 /// every server of the process reports into it).
@@ -42,6 +52,7 @@ pub(crate) fn recorder() -> Result<&'static PrometheusHandle, String> {
             describe();
             metrics::gauge!("filestore_build_info", "version" => env!("CARGO_PKG_VERSION"))
                 .set(1.0);
+            ON.store(true, Ordering::Relaxed);
             Ok(handle)
         })
         .as_ref()

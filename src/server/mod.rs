@@ -1,6 +1,7 @@
 //! The HTTP layer: the router, its layers, and how a server is launched on a
 //! listener (tests bind `127.0.0.1:0` and launch in-process).
 
+pub(crate) mod access;
 pub(crate) mod auth;
 pub(crate) mod cdn;
 pub(crate) mod conn;

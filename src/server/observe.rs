@@ -105,16 +105,18 @@ pub(crate) fn report(
     elapsed: std::time::Duration,
     account: &str,
 ) {
-    tracing::info!(
-        target: "filestore::access",
-        method = %method,
-        route = %route,
+    super::access::record(&super::access::Line {
+        method: method.as_str(),
+        route,
         status,
         bytes_in,
         bytes_out,
-        duration_ms = millis(elapsed),
-        account = %account,
-    );
+        duration_ms: millis(elapsed),
+        account,
+    });
+    if !super::metrics::on() {
+        return;
+    }
     let route = route.to_string();
     let labels = [
         ("method", method_label(method).to_string()),

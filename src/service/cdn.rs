@@ -5,7 +5,6 @@
 
 use super::error::ServiceError;
 use super::App;
-use crate::clock::period_of;
 use crate::db::FileRow;
 use crate::domain::signing::Verdict;
 use crate::storage::{BlobStream, StorageError};
@@ -411,8 +410,9 @@ pub(crate) fn held_slice(
 
 /// Books `bytes` sent as `account_id`'s bandwidth.
 fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
-    let period = period_of(app.clock.now()).key;
-    app.bandwidth.add(account_id, &period, bytes);
+    crate::clock::with_period_key(app.clock.now(), |period| {
+        app.bandwidth.add(account_id, period, bytes);
+    });
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ pub(crate) type Key = (String, String);
 
 #[derive(Debug, Default)]
 pub struct Meter {
-    pending: Mutex<HashMap<Key, u64>>,
+    /// Bytes by period, then account: a count on the CDN's hot path looks
+    /// its entry up by `&str`, allocating nothing once the entry exists.
+    pending: Mutex<HashMap<String, HashMap<String, u64>>>,
     /// Held while a flush moves bytes from `pending` to the database, and
     /// while a reader adds both up, so that no byte is counted twice or missed.
     pub(crate) flushing: tokio::sync::Mutex<()>,
@@ -22,25 +24,42 @@ impl Meter {
             return;
         }
         let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        *p.entry((account.to_string(), period.to_string()))
-            .or_default() += bytes;
+        let accounts = if let Some(a) = p.get_mut(period) {
+            a
+        } else {
+            p.entry(period.to_string()).or_default()
+        };
+        if let Some(n) = accounts.get_mut(account) {
+            *n += bytes;
+        } else {
+            accounts.insert(account.to_string(), bytes);
+        }
     }
 
     pub(crate) fn unflushed(&self, account: &str, period: &str) -> u64 {
         let p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        p.get(&(account.to_string(), period.to_string()))
+        p.get(period)
+            .and_then(|a| a.get(account))
             .copied()
             .unwrap_or(0)
     }
 
     pub(crate) fn take(&self) -> HashMap<Key, u64> {
-        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
+        let taken =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        taken
+            .into_iter()
+            .flat_map(|(period, accounts)| {
+                accounts
+                    .into_iter()
+                    .map(move |(account, n)| ((account, period.clone()), n))
+            })
+            .collect()
     }
 
     pub(crate) fn put_back(&self, counts: HashMap<Key, u64>) {
-        let mut p = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        for (k, v) in counts {
-            *p.entry(k).or_default() += v;
+        for ((account, period), n) in counts {
+            self.add(&account, &period, n);
         }
     }
 }

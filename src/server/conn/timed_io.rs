@@ -21,7 +21,13 @@ pub(super) struct TimedIo {
     in_head: bool,
     /// Responses finished, as last seen.
     seen_done: u64,
+    /// When the phase's time is up.
     deadline: Instant,
+    /// When `timer` fires: never after `deadline`, often before it. A
+    /// deadline moved later (each request moves it) leaves the timer as it
+    /// is; once it fires early it is set to the deadline. So a keep-alive
+    /// connection's requests cost no timer-wheel work each.
+    armed: Instant,
     timer: Pin<Box<Sleep>>,
     /// When the last write made progress (for a client that stops reading).
     write_deadline: Option<Pin<Box<Sleep>>>,
@@ -40,6 +46,7 @@ impl TimedIo {
             in_head: false,
             seen_done: 0,
             deadline,
+            armed: deadline,
             timer: Box::pin(tokio::time::sleep_until(deadline)),
             write_deadline: None,
             rewritten: None,
@@ -125,10 +132,24 @@ impl TimedIo {
     }
 
     fn set_deadline(&mut self, at: Instant) {
-        if at != self.deadline {
-            self.deadline = at;
+        self.deadline = at;
+        if at < self.armed {
+            self.armed = at;
             self.timer.as_mut().reset(at);
         }
+    }
+
+    /// Whether the deadline has passed; if not, `cx` is woken when it may have.
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        while self.timer.as_mut().poll(cx).is_ready() {
+            if self.armed >= self.deadline {
+                return true;
+            }
+            // Fired early: the deadline moved since.
+            self.armed = self.deadline;
+            self.timer.as_mut().reset(self.deadline);
+        }
+        false
     }
 }
 
@@ -162,7 +183,7 @@ impl AsyncRead for TimedIo {
             }
             return polled;
         }
-        if polled.is_pending() && !busy && this.timer.as_mut().poll(cx).is_ready() {
+        if polled.is_pending() && !busy && this.expired(cx) {
             return Poll::Ready(Err(timed_out(if this.in_head {
                 "request headers not received in time"
             } else {

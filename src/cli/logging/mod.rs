@@ -1,14 +1,15 @@
 //! Log lines on stderr, filtered by `RUST_LOG` (default `info` for `serve`,
 //! `warn` for every other command): text, coloured only when stderr is a
 //! terminal, or one JSON object a line (`--log-format json`). The server
-//! writes through a background thread (`tracing-appender`), so a request
-//! never waits on a log write: at tens of thousands of requests a second the
-//! access log is one buffered stream, not one blocking write per line.
+//! writes through a background thread that gathers lines into a few writes a
+//! second ([`batch`]), so a request never waits on (or wakes) a log write.
 //!
 //! The process's own lines (`serve`'s start-up, first-start key, warning and
 //! shutdown lines, the error a command ends with, a panic) take the same
 //! form: with `--log-format json` every line on stderr is one JSON object
 //! ([`notice`], [`json_line`]).
+
+mod batch;
 
 use super::output::stderr_line;
 use crate::config::LogFormat;
@@ -16,13 +17,22 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::EnvFilter;
 
-/// The bytes of log lines the background writer gathers into one write.
-const LOG_BUFFER: usize = 64 * 1024;
-
-/// Keeps the background writer running; dropping it flushes what is left.
+/// Keeps the background writer running; dropping it writes what is left.
 #[must_use = "logs written in the background are lost once this is dropped"]
 pub(crate) struct LogGuard {
-    _worker: Option<tracing_appender::non_blocking::WorkerGuard>,
+    _worker: Option<batch::Flusher>,
+    /// The background writer, when its lines are plain (JSON, or text
+    /// without colour): the access log writes its lines straight to it.
+    plain: Option<batch::Batched>,
+}
+
+impl LogGuard {
+    /// Whole lines given to this go to the log in its order, when the log
+    /// is written in the background without colour.
+    pub(crate) fn plain_writer(&self) -> Option<impl Fn(&[u8]) + Send + Sync + 'static> {
+        let w = self.plain.clone()?;
+        Some(move |line: &[u8]| w.add(line))
+    }
 }
 
 /// Installs the process's subscriber (a second call changes nothing).
@@ -32,19 +42,10 @@ pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> 
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let (writer, guard) = if background {
-        // Not lossy: when the buffer is full a request waits for the writer
-        // rather than losing its access-log line. The writer takes every
-        // line waiting, then flushes: under load, one write of many lines
-        // (not a write per line); idle, nothing stays in the buffer.
-        let (w, g) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-            .lossy(false)
-            .finish(std::io::BufWriter::with_capacity(
-                LOG_BUFFER,
-                std::io::stderr(),
-            ));
+        let (w, g) = batch::start(Box::new(std::io::stderr()));
         (
-            tracing_subscriber::fmt::writer::BoxMakeWriter::new(w),
-            Some(g),
+            tracing_subscriber::fmt::writer::BoxMakeWriter::new(w.clone()),
+            Some((g, w)),
         )
     } else {
         (
@@ -52,13 +53,12 @@ pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> 
             None,
         )
     };
+    let ansi = matches!(format, LogFormat::Text) && std::io::stderr().is_terminal();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer);
     let _ = match format {
-        LogFormat::Text => builder
-            .with_ansi(std::io::stderr().is_terminal())
-            .try_init(),
+        LogFormat::Text => builder.with_ansi(ansi).try_init(),
         LogFormat::Json => {
             json_panics();
             builder
@@ -69,7 +69,14 @@ pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> 
                 .try_init()
         }
     };
-    LogGuard { _worker: guard }
+    let (worker, plain) = match guard {
+        Some((g, w)) => (Some(g), (!ansi).then_some(w)),
+        None => (None, None),
+    };
+    LogGuard {
+        _worker: worker,
+        plain,
+    }
 }
 
 /// Whether the process's own lines (`serve`'s start-up, key, warning and
@@ -110,9 +117,11 @@ impl Level {
 /// or with `--log-format json` one object in the form of the log's own
 /// lines: `timestamp`, `level`, `message` (`text` without its `filestore: `
 /// or `warning: ` prefix), `fields`, and `target` `filestore::serve`.
-/// Written at once, not through the background writer: it must not wait for
-/// (or be lost with) the log, and it comes before any request's line.
+/// Written at once, after the log lines gathered before it, not through the
+/// background writer: it must not wait for (or be lost with) the next batch.
 pub(crate) fn notice(level: Level, text: &str, fields: &[(&str, serde_json::Value)]) {
+    // After every log line before it.
+    batch::flush();
     if is_json() {
         stderr_line(&json_line(level, "filestore::serve", text, fields));
     } else {
