@@ -476,7 +476,7 @@ impl FileRepo for SqliteStore {
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
         self.db
-            .write(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx))
+            .write_small(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx))
             .await
     }
 

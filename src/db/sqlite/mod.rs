@@ -176,7 +176,17 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
     {
-        self.writer.write(f).await
+        self.writer.write(false, f).await
+    }
+
+    /// [`Db::write`] for a job that changes a few rows only (an upload's
+    /// commit): its savepoint's journal may stay in memory (`writer`).
+    pub async fn write_small<T, F>(&self, f: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
+    {
+        self.writer.write(true, f).await
     }
 
     /// Runs a point lookup (a few microseconds, by key, never a scan) right

@@ -8,6 +8,15 @@
 //! answers them all: N concurrent uploads share one fsync instead of paying N.
 //! A job that fails rolls back to its savepoint and leaves the others alone; a
 //! commit that fails fails every job of the batch (none of them is stored).
+//!
+//! Savepoints keep the pages they change in a journal, which SQLite spills
+//! to a temporary file past 64 KiB: a batch of a dozen uploads opened,
+//! wrote and unlinked one in `/var/tmp`, a tenth of an upload's cost. A
+//! *small* job (one row or a few: an upload's commit) may keep its journal
+//! in memory (`temp_store = MEMORY`), so a batch of small jobs only is run
+//! that way: at most [`MAX_BATCH`] jobs of a few pages each, some MiB at
+//! worst. A batch with any other job (a folder's delete, thousands of rows)
+//! keeps the file journal, and memory stays flat.
 
 use crate::db::error::DbError;
 use rusqlite::Connection;
@@ -25,12 +34,15 @@ const QUEUE: usize = 4096;
 trait Job: Send {
     /// Runs the job; false when it failed (its savepoint is rolled back).
     fn run(&mut self, conn: &mut Connection) -> bool;
+    /// Whether the job changes a few rows only (its journal fits in memory).
+    fn small(&self) -> bool;
     /// Answers the caller: the job's own result when the batch committed.
     fn finish(self: Box<Self>, committed: Result<(), &DbError>);
 }
 
 struct Typed<T, F> {
     f: Option<F>,
+    small: bool,
     out: Option<Result<T, DbError>>,
     reply: oneshot::Sender<Result<T, DbError>>,
 }
@@ -47,6 +59,10 @@ where
         let ok = out.is_ok();
         self.out = Some(out);
         ok
+    }
+
+    fn small(&self) -> bool {
+        self.small
     }
 
     fn finish(self: Box<Self>, committed: Result<(), &DbError>) {
@@ -78,7 +94,8 @@ impl Writer {
     }
 
     /// Runs `f` in the next group commit; answers once it is durable.
-    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, DbError>
+    /// `small`: `f` changes a few rows only (see the module's note).
+    pub(crate) async fn write<T, F>(&self, small: bool, f: F) -> Result<T, DbError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, DbError> + Send + 'static,
@@ -86,6 +103,7 @@ impl Writer {
         let (reply, answer) = oneshot::channel();
         let job = Box::new(Typed {
             f: Some(f),
+            small,
             out: None,
             reply,
         });
@@ -101,6 +119,7 @@ impl Writer {
 
 fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
     let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
+    let mut in_memory = false;
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         while batch.len() < MAX_BATCH {
@@ -109,11 +128,27 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        let committed = run_batch(&mut conn, &mut batch);
+        let small = batch.iter().all(|j| j.small());
+        let committed = journal_in_memory(&conn, &mut in_memory, small)
+            .and_then(|()| run_batch(&mut conn, &mut batch));
         for job in batch.drain(..) {
             job.finish(committed.as_ref().copied());
         }
     }
+}
+
+/// Keeps savepoint journals in memory (`small`) or in a file that SQLite
+/// spills to past 64 KiB, as the next batch needs (read at its `BEGIN`).
+fn journal_in_memory(conn: &Connection, now: &mut bool, small: bool) -> Result<(), DbError> {
+    if *now != small {
+        conn.execute_batch(if small {
+            "PRAGMA temp_store = MEMORY"
+        } else {
+            "PRAGMA temp_store = DEFAULT"
+        })?;
+        *now = small;
+    }
+    Ok(())
 }
 
 /// Runs one statement of the batch's own (prepared once, then cached).
@@ -162,8 +197,9 @@ mod tests {
         for i in 0..200 {
             let w = w.clone();
             tasks.push(tokio::spawn(async move {
-                // Every tenth job writes a row and then fails: its row must go.
-                w.write(move |c| {
+                // Every tenth job writes a row and then fails: its row must
+                // go, whether its journal is in memory (small) or not.
+                w.write(i % 3 == 0, move |c| {
                     c.execute("INSERT INTO t (v) VALUES (?1)", [i])?;
                     if i % 10 == 0 {
                         return Err(DbError::Invalid("refused".into()));
@@ -204,12 +240,65 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_job_is_an_error_and_the_writer_lives_on() {
         let (_dir, w, _) = writer();
-        let r: Result<(), _> = w.write(|_| panic!("boom")).await;
+        let r: Result<(), _> = w.write(false, |_| panic!("boom")).await;
         assert!(matches!(r, Err(DbError::Task(_))));
         let v = w
-            .write(|c| Ok(c.execute("INSERT INTO t (v) VALUES (1)", [])?))
+            .write(
+                false,
+                |c| Ok(c.execute("INSERT INTO t (v) VALUES (1)", [])?),
+            )
             .await
             .unwrap();
         assert_eq!(v, 1);
+    }
+
+    /// The journal's place, as a job sees it: 2 is `MEMORY`, 0 the default.
+    async fn temp_store(w: &Writer, small: bool) -> i64 {
+        w.write(small, |c| {
+            Ok(c.query_row("PRAGMA temp_store", [], |r| r.get::<_, i64>(0))?)
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn only_batches_of_small_jobs_keep_their_journal_in_memory() {
+        let (_dir, w, _) = writer();
+        assert_eq!(temp_store(&w, true).await, 2);
+        assert_eq!(temp_store(&w, false).await, 0);
+        assert_eq!(temp_store(&w, true).await, 2);
+        // A large job among small ones: the whole batch keeps the file.
+        // The writer is held by a first job until the three are queued, so
+        // they make one batch.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (started, running) = tokio::sync::oneshot::channel::<()>();
+        let hold = {
+            let w = w.clone();
+            tokio::spawn(async move {
+                w.write(true, move |_| {
+                    let _ = started.send(());
+                    Ok(held.recv().ok())
+                })
+                .await
+            })
+        };
+        running.await.unwrap();
+        let three = {
+            let w = w.clone();
+            tokio::spawn(async move {
+                tokio::join!(
+                    temp_store(&w, true),
+                    temp_store(&w, false),
+                    temp_store(&w, true)
+                )
+            })
+        };
+        // The first job is running (taken off the queue), the three queued.
+        while w.jobs.capacity() != QUEUE - 3 {
+            tokio::task::yield_now().await;
+        }
+        release.send(()).unwrap();
+        hold.await.unwrap().unwrap();
+        assert_eq!(three.await.unwrap(), (0, 0, 0));
     }
 }
