@@ -19,8 +19,13 @@ impl Clock {
         Utc::now() + chrono::Duration::milliseconds(self.offset_ms.load(Ordering::Relaxed))
     }
 
+    /// `now()` in milliseconds since the epoch (read without `chrono`: the
+    /// CDN's hot path reads it on every request).
     pub fn now_ms(&self) -> i64 {
-        self.now().timestamp_millis()
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, millis);
+        since.saturating_add(self.offset_ms.load(Ordering::Relaxed))
     }
 
     /// Moves this clock (and every clone of it) forward by `by`. Only tests
@@ -64,18 +69,39 @@ pub fn period_of(t: DateTime<Utc>) -> Period {
     }
 }
 
-/// Calls `f` with `period_of(t).key`, made once per thread and month (the
-/// CDN counts every download's bytes under it).
-pub(crate) fn with_period_key<R>(t: DateTime<Utc>, f: impl FnOnce(&str) -> R) -> R {
-    thread_local! {
-        static KEY: std::cell::RefCell<(i32, u32, String)> =
-            const { std::cell::RefCell::new((0, 0, String::new())) };
+/// Calls `f` with the key of the period holding `ms` (milliseconds since
+/// the epoch), `period_of`'s, made once per thread and month (the CDN counts
+/// every download's bytes under it).
+pub(crate) fn with_period_key<R>(ms: i64, f: impl FnOnce(&str) -> R) -> R {
+    /// The period last asked for: its first and next first millisecond.
+    struct Kept {
+        from: i64,
+        until: i64,
+        key: String,
     }
-    KEY.with_borrow_mut(|k| {
-        if k.2.is_empty() || (k.0, k.1) != (t.year(), t.month()) {
-            *k = (t.year(), t.month(), period_of(t).key);
+    thread_local! {
+        static KEPT: std::cell::RefCell<Kept> = const {
+            std::cell::RefCell::new(Kept { from: 0, until: 0, key: String::new() })
+        };
+    }
+    KEPT.with_borrow_mut(|k| {
+        if !(k.from..k.until).contains(&ms) {
+            let t = Utc
+                .timestamp_millis_opt(ms)
+                .single()
+                .unwrap_or_else(|| Utc.timestamp_millis_opt(0).unwrap());
+            let p = period_of(t);
+            let first = Utc
+                .with_ymd_and_hms(t.year(), t.month(), 1, 0, 0, 0)
+                .single()
+                .map_or(ms, |f| f.timestamp_millis());
+            *k = Kept {
+                from: first,
+                until: p.next_start.timestamp_millis(),
+                key: p.key,
+            };
         }
-        f(&k.2)
+        f(&k.key)
     })
 }
 
@@ -85,15 +111,40 @@ mod tests {
 
     #[test]
     fn the_kept_period_key_follows_the_month() {
-        let at = |y, m, d| Utc.with_ymd_and_hms(y, m, d, 12, 0, 0).unwrap();
+        let at = |y, m, d, h, mi, s| Utc.with_ymd_and_hms(y, m, d, h, mi, s).unwrap();
         for t in [
-            at(2026, 11, 30),
-            at(2026, 12, 1),
-            at(2027, 1, 1),
-            at(2026, 12, 31),
+            at(2026, 11, 30, 12, 0, 0),
+            at(2026, 11, 30, 23, 59, 59),
+            at(2026, 12, 1, 0, 0, 0),
+            at(2027, 1, 1, 0, 0, 0),
+            at(2026, 12, 31, 23, 59, 59),
+            at(2026, 11, 1, 0, 0, 0),
+            at(2026, 10, 31, 23, 59, 59),
         ] {
-            assert_eq!(with_period_key(t, str::to_string), period_of(t).key);
+            let ms = t.timestamp_millis();
+            assert_eq!(with_period_key(ms, str::to_string), period_of(t).key);
+            // The last millisecond of a second is in the same month.
+            assert_eq!(
+                with_period_key(ms + 999, str::to_string),
+                period_of(t).key,
+                "{t}"
+            );
         }
+    }
+
+    #[test]
+    fn now_ms_is_now_with_its_offset() {
+        let c = Clock::new();
+        let before = Utc::now().timestamp_millis();
+        let read = c.now_ms();
+        assert!((before..=Utc::now().timestamp_millis()).contains(&read));
+        c.advance(std::time::Duration::from_hours(1));
+        let later = c.now_ms();
+        assert!(
+            (3_600_000..3_700_000).contains(&(later - read)),
+            "{later} {read}"
+        );
+        assert!((c.now().timestamp_millis() - later).abs() < 1000);
     }
 
     #[test]

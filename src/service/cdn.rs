@@ -79,7 +79,10 @@ impl std::fmt::Debug for Kept {
 /// signature), and a name that does not match asks the database.
 #[derive(Debug)]
 pub(crate) struct Recent {
-    seen: moka::sync::Cache<String, Seen>,
+    /// Hashed with `foldhash`, not SipHash: a key is only stored once a
+    /// lookup found its file, so nobody can fill the table with keys of
+    /// their choosing, and the hot path hashes one on every request.
+    seen: moka::sync::Cache<String, Seen, foldhash::fast::RandomState>,
     /// Changes made on this node so far: a row read before a change and
     /// kept after it is dropped again (see [`Recent::keep`]).
     changes: AtomicU64,
@@ -96,7 +99,7 @@ impl Default for Recent {
                     let w = 2 * weight(&v.row, None) + v.data.as_ref().map_or(0, Bytes::len);
                     u32::try_from(k.len() + w).unwrap_or(u32::MAX)
                 })
-                .build(),
+                .build_with_hasher(foldhash::fast::RandomState::default()),
             changes: AtomicU64::new(0),
         }
     }
@@ -130,6 +133,21 @@ fn weight(row: &FileRow, data: Option<&Bytes>) -> usize {
 impl Recent {
     fn key(account_id: &str, file_id: &str) -> String {
         format!("{account_id}/{file_id}")
+    }
+
+    /// The kept file `file_id` of `account_id`, looked up without making
+    /// its key anew (a buffer of the thread's).
+    fn get(&self, account_id: &str, file_id: &str) -> Option<Seen> {
+        thread_local! {
+            static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        KEY.with_borrow_mut(|key| {
+            key.clear();
+            key.push_str(account_id);
+            key.push('/');
+            key.push_str(file_id);
+            self.seen.get(key.as_str())
+        })
     }
 
     /// A file changed or went on this node: not answered from memory again.
@@ -213,7 +231,7 @@ pub(crate) async fn open(
 /// decides (a lookup, a signature, the blob store).
 pub(crate) fn hot(app: &App, account_id: &str, file_id: &str, name: &str) -> Option<Seen> {
     let now = app.clock.now_ms();
-    let seen = app.recent.seen.get(&Recent::key(account_id, file_id))?;
+    let seen = app.recent.get(account_id, file_id)?;
     let row = &seen.row;
     let whole = seen
         .data
@@ -410,7 +428,7 @@ pub(crate) fn held_slice(
 
 /// Books `bytes` sent as `account_id`'s bandwidth.
 fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
-    crate::clock::with_period_key(app.clock.now(), |period| {
+    crate::clock::with_period_key(app.clock.now_ms(), |period| {
         app.bandwidth.add(account_id, period, bytes);
     });
 }
