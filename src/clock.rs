@@ -22,9 +22,13 @@ impl Clock {
     /// `now()` in milliseconds since the epoch (read without `chrono`: the
     /// CDN's hot path reads it on every request).
     pub fn now_ms(&self) -> i64 {
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, millis);
+        self.ms_at(std::time::SystemTime::now())
+    }
+
+    /// This clock's milliseconds since the epoch when the system's clock
+    /// read `t` (for a caller that read the time already).
+    pub fn ms_at(&self, t: std::time::SystemTime) -> i64 {
+        let since = t.duration_since(std::time::UNIX_EPOCH).map_or(0, millis);
         since.saturating_add(self.offset_ms.load(Ordering::Relaxed))
     }
 

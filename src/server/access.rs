@@ -24,6 +24,8 @@ pub(crate) struct Line<'a> {
     /// Milliseconds, rounded to the microsecond.
     pub(crate) duration_ms: f64,
     pub(crate) account: &'a str,
+    /// When the request was answered.
+    pub(crate) at: SystemTime,
 }
 
 /// What takes whole lines for the log.
@@ -69,7 +71,7 @@ pub(crate) fn record(line: &Line<'_>) {
     }
     BUF.with_borrow_mut(|buf| {
         buf.clear();
-        format_line(buf, line, SystemTime::now(), direct.json);
+        format_line(buf, line, line.at, direct.json);
         (direct.write)(buf.as_bytes());
     });
 }
@@ -216,6 +218,7 @@ mod tests {
                 bytes_out: 4096,
                 duration_ms: 0.003,
                 account: "acc_c1749a1fd4d59507497df11c",
+                at: UNIX_EPOCH,
             },
             Line {
                 method: "FOO",
@@ -225,6 +228,7 @@ mod tests {
                 bytes_out: 84,
                 duration_ms: 2000.0,
                 account: "",
+                at: UNIX_EPOCH,
             },
             Line {
                 method: "PUT",
@@ -234,6 +238,7 @@ mod tests {
                 bytes_out: 0,
                 duration_ms: 0.0,
                 account: "ä",
+                at: UNIX_EPOCH,
             },
         ]
     }

@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request};
 use axum::response::Response;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::SystemTime;
 
 /// What the connection loop asks first: a request's answer, or None for
 /// the router to give it.
@@ -60,7 +60,9 @@ impl Ready {
 }
 
 fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
-    let started = Instant::now();
+    // The system's clock, read twice a request: the file's expiry and the
+    // month its bytes count in, then the access line's time and duration.
+    let started = SystemTime::now();
     let head = match *req.method() {
         Method::GET => false,
         Method::HEAD => true,
@@ -86,25 +88,27 @@ fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
     {
         return None;
     }
-    let kept = hot(app, account, file, name)?;
+    let now = app.clock.ms_at(started);
+    let kept = hot(app, account, file, name, now)?;
     let made = kept.made.get_or_init(|| Arc::new(Ready::of(kept.row())));
     let ready = made.downcast_ref::<Ready>()?;
     let size = kept.row().size;
     let mut response = if head {
         Response::new(Body::empty())
     } else {
-        count_hot(app, &kept, size);
+        count_hot(app, &kept, size, now);
         Response::new(Body::from(kept.data().clone()))
     };
     *response.headers_mut() = ready.headers.clone();
-    observe::report(
+    let ended = SystemTime::now();
+    observe::report_at(
         req.method(),
         ROUTE,
         200,
-        0,
-        size,
-        started.elapsed(),
+        (0, size),
+        ended.duration_since(started).unwrap_or_default(),
         account,
+        ended,
     );
     Some(response)
 }

@@ -105,6 +105,27 @@ pub(crate) fn report(
     elapsed: std::time::Duration,
     account: &str,
 ) {
+    report_at(
+        method,
+        route,
+        status,
+        (bytes_in, bytes_out),
+        elapsed,
+        account,
+        std::time::SystemTime::now(),
+    );
+}
+
+/// [`report`] of a request answered at `at` (a time its caller read).
+pub(crate) fn report_at(
+    method: &axum::http::Method,
+    route: &str,
+    status: u16,
+    (bytes_in, bytes_out): (u64, u64),
+    elapsed: std::time::Duration,
+    account: &str,
+    at: std::time::SystemTime,
+) {
     super::access::record(&super::access::Line {
         method: method.as_str(),
         route,
@@ -113,6 +134,7 @@ pub(crate) fn report(
         bytes_out,
         duration_ms: millis(elapsed),
         account,
+        at,
     });
     if !super::metrics::on() {
         return;

@@ -228,9 +228,15 @@ pub(crate) async fn open(
 /// The file `file_id` of `account_id` named `name`, when this node served
 /// it in the last second and may answer it from memory as it is: public,
 /// unexpired, its bytes in its row (and all there). None: the full path
-/// decides (a lookup, a signature, the blob store).
-pub(crate) fn hot(app: &App, account_id: &str, file_id: &str, name: &str) -> Option<Seen> {
-    let now = app.clock.now_ms();
+/// decides (a lookup, a signature, the blob store). `now`: this clock's
+/// milliseconds (`Clock::ms_at`).
+pub(crate) fn hot(
+    app: &App,
+    account_id: &str,
+    file_id: &str,
+    name: &str,
+    now: i64,
+) -> Option<Seen> {
     let seen = app.recent.get(account_id, file_id)?;
     let row = &seen.row;
     let whole = seen
@@ -241,9 +247,9 @@ pub(crate) fn hot(app: &App, account_id: &str, file_id: &str, name: &str) -> Opt
         .then_some(seen)
 }
 
-/// Books a hot file's `bytes` sent as its account's bandwidth.
-pub(crate) fn count_hot(app: &App, kept: &Kept, bytes: u64) {
-    count_bandwidth(app, &kept.row.account_id, bytes);
+/// Books a hot file's `bytes` sent at `now` as its account's bandwidth.
+pub(crate) fn count_hot(app: &App, kept: &Kept, bytes: u64, now: i64) {
+    count_bandwidth_at(app, &kept.row.account_id, bytes, now);
 }
 
 impl Found {
@@ -428,7 +434,12 @@ pub(crate) fn held_slice(
 
 /// Books `bytes` sent as `account_id`'s bandwidth.
 fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
-    crate::clock::with_period_key(app.clock.now_ms(), |period| {
+    count_bandwidth_at(app, account_id, bytes, app.clock.now_ms());
+}
+
+/// Books `bytes` sent at `now` (ms) as `account_id`'s bandwidth.
+fn count_bandwidth_at(app: &App, account_id: &str, bytes: u64, now: i64) {
+    crate::clock::with_period_key(now, |period| {
         app.bandwidth.add(account_id, period, bytes);
     });
 }

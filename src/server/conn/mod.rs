@@ -126,13 +126,17 @@ pub(crate) async fn serve(
         let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
             started.start();
             let answered = front.as_ref().and_then(|f| f(&req));
-            let (router, done) = (router.clone(), done.clone());
+            // The router (one for all connections: its count is shared by
+            // every core) only for a request the front did not answer.
+            let next = answered.ok_or_else(|| router.clone());
+            let done = done.clone();
             async move {
-                let response = if let Some(r) = answered {
-                    r
-                } else {
-                    let req = req.map(|b| Body::new(TimedBody::new(b, &limits)));
-                    router.oneshot(req).await?
+                let response = match next {
+                    Ok(answer) => answer,
+                    Err(router) => {
+                        let req = req.map(|b| Body::new(TimedBody::new(b, &limits)));
+                        router.oneshot(req).await?
+                    }
                 };
                 let guard = PhaseGuard(done);
                 Ok::<_, std::convert::Infallible>(response.map(|inner| {
