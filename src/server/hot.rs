@@ -17,7 +17,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request};
 use axum::response::Response;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 /// What the connection loop asks first: a request's answer, or None for
 /// the router to give it.
@@ -60,9 +60,10 @@ impl Ready {
 }
 
 fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
-    // The system's clock, read twice a request: the file's expiry and the
-    // month its bytes count in, then the access line's time and duration.
-    let started = SystemTime::now();
+    // The system's clock, read once: the file's expiry, the month its bytes
+    // count in, the access line's time; the duration is the monotonic
+    // clock's (a step of the system's clock does not show in it).
+    let (started, begun) = (SystemTime::now(), Instant::now());
     let head = match *req.method() {
         Method::GET => false,
         Method::HEAD => true,
@@ -100,15 +101,15 @@ fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
         Response::new(Body::from(kept.data().clone()))
     };
     *response.headers_mut() = ready.headers.clone();
-    let ended = SystemTime::now();
+    let elapsed = begun.elapsed();
     observe::report_at(
         req.method(),
         ROUTE,
         200,
         (0, size),
-        ended.duration_since(started).unwrap_or_default(),
+        elapsed,
         account,
-        ended,
+        started + elapsed,
     );
     Some(response)
 }

@@ -86,6 +86,21 @@ impl Shared {
         }
     }
 
+    /// [`Shared::write_gathered`], unless a lock is held.
+    fn try_write_gathered(&self) {
+        let Ok(mut out) = self.out.try_lock() else {
+            return;
+        };
+        let Ok(mut g) = self.gathered.try_lock() else {
+            return;
+        };
+        let batch = std::mem::take(&mut g.lines);
+        g.urgent = false;
+        drop(g);
+        self.room.notify_all();
+        let _ = out.write_all(&batch).and_then(|()| out.flush());
+    }
+
     /// The writer thread: waits for a batch's first line, lets the batch
     /// fill for up to [`FLUSH_EVERY`], writes it.
     fn run(&self) {
@@ -123,6 +138,14 @@ static WRITER: OnceLock<Arc<Shared>> = OnceLock::new();
 pub(crate) fn flush() {
     if let Some(shared) = WRITER.get() {
         shared.write_gathered();
+    }
+}
+
+/// [`flush`] for a panic: gives up rather than wait for a lock (the panic
+/// may have come while one was held).
+pub(crate) fn try_flush() {
+    if let Some(shared) = WRITER.get() {
+        shared.try_write_gathered();
     }
 }
 
@@ -283,6 +306,30 @@ mod tests {
             assert!(begun.elapsed() < FLUSH_EVERY * 5, "got {:?}", sink.text());
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    #[test]
+    fn a_panics_flush_writes_at_once_and_never_waits_for_a_lock() {
+        let sink = Sink::default();
+        // No writer thread: only the flush can write.
+        let shared = Shared {
+            gathered: Mutex::new(Gathered::default()),
+            came: Condvar::new(),
+            room: Condvar::new(),
+            out: Mutex::new(Box::new(sink.clone())),
+        };
+        lock(&shared.gathered)
+            .lines
+            .extend_from_slice(b"before the panic\n");
+        {
+            // A lock held (as by a thread that panicked while writing):
+            // nothing is written, and nothing waits.
+            let _held = lock(&shared.out);
+            shared.try_write_gathered();
+        }
+        assert_eq!(sink.text(), "");
+        shared.try_write_gathered();
+        assert_eq!(sink.text(), "before the panic\n");
     }
 
     #[test]

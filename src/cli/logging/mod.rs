@@ -43,6 +43,7 @@ pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> 
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let (writer, guard) = if background {
         let (w, g) = batch::start(Box::new(std::io::stderr()));
+        flush_before_panics();
         (
             tracing_subscriber::fmt::writer::BoxMakeWriter::new(w.clone()),
             Some((g, w)),
@@ -156,10 +157,23 @@ pub(crate) fn json_line(
     serde_json::Value::Object(line).to_string()
 }
 
+/// A panic's message comes after the log lines gathered before it (and
+/// they are not lost if the panic ends the process): the hook set so far
+/// (the standard one, or [`json_panics`]'s, set later, which flushes too)
+/// runs after a flush that never waits for a lock.
+fn flush_before_panics() {
+    let before = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        batch::try_flush();
+        before(info);
+    }));
+}
+
 /// With JSON logs, a panic is one `ERROR` object too (message and
 /// location), not the standard hook's text.
 fn json_panics() {
     std::panic::set_hook(Box::new(|info| {
+        batch::try_flush();
         let message = info.payload_as_str().unwrap_or("panic");
         let mut fields = vec![(
             "thread",

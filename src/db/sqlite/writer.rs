@@ -129,8 +129,12 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
             }
         }
         let small = batch.iter().all(|j| j.small());
-        let committed = journal_in_memory(&conn, &mut in_memory, small)
-            .and_then(|()| run_batch(&mut conn, &mut batch));
+        if let Err(e) = journal_in_memory(&conn, &mut in_memory, small) {
+            // The batch runs with the journal where it was: slower, or a
+            // little more memory, never a failed job.
+            tracing::warn!(error = %e, "could not move the savepoint journal");
+        }
+        let committed = run_batch(&mut conn, &mut batch);
         for job in batch.drain(..) {
             job.finish(committed.as_ref().copied());
         }
@@ -139,6 +143,8 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Box<dyn Job>>) {
 
 /// Keeps savepoint journals in memory (`small`) or in a file that SQLite
 /// spills to past 64 KiB, as the next batch needs (read at its `BEGIN`).
+/// Changing `temp_store` drops TEMP tables and views: the writer's
+/// connection must never make any.
 fn journal_in_memory(conn: &Connection, now: &mut bool, small: bool) -> Result<(), DbError> {
     if *now != small {
         conn.execute_batch(if small {

@@ -24,9 +24,10 @@ pub(super) struct TimedIo {
     /// When the phase's time is up.
     deadline: Instant,
     /// When `timer` fires: never after `deadline`, often before it. A
-    /// deadline moved later (each request moves it) leaves the timer as it
-    /// is; once it fires early it is set to the deadline. So a keep-alive
-    /// connection's requests cost no timer-wheel work each.
+    /// deadline moved later (a response's end moves it to the idle one)
+    /// leaves the timer as it is; once it fires early it is set to the
+    /// deadline. So a keep-alive request moves the timer once (to its head's
+    /// deadline, when that is the earlier), not twice.
     armed: Instant,
     timer: Pin<Box<Sleep>>,
     /// When the last write made progress (for a client that stops reading).
