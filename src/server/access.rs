@@ -54,16 +54,7 @@ pub(crate) fn record(line: &Line<'_>) {
         return;
     }
     let Some(direct) = DIRECT.get() else {
-        tracing::info!(
-            target: "filestore::access",
-            method = %line.method,
-            route = %line.route,
-            status = line.status,
-            bytes_in = line.bytes_in,
-            bytes_out = line.bytes_out,
-            duration_ms = line.duration_ms,
-            account = %line.account,
-        );
+        event(line);
         return;
     };
     thread_local! {
@@ -74,6 +65,20 @@ pub(crate) fn record(line: &Line<'_>) {
         format_line(buf, line, line.at, direct.json);
         (direct.write)(buf.as_bytes());
     });
+}
+
+/// `line` as a `tracing` event, for the log's formatter to write.
+fn event(line: &Line<'_>) {
+    tracing::info!(
+        target: "filestore::access",
+        method = %line.method,
+        route = %line.route,
+        status = line.status,
+        bytes_in = line.bytes_in,
+        bytes_out = line.bytes_out,
+        duration_ms = line.duration_ms,
+        account = %line.account,
+    );
 }
 
 /// `line` as the log's formatter writes it at `now`: text
@@ -181,18 +186,8 @@ mod tests {
             .with_writer(sink.clone())
             .with_ansi(false)
             .with_timer(Stopped(at));
-        let emit = || {
-            tracing::info!(
-                target: "filestore::access",
-                method = %line.method,
-                route = %line.route,
-                status = line.status,
-                bytes_in = line.bytes_in,
-                bytes_out = line.bytes_out,
-                duration_ms = line.duration_ms,
-                account = %line.account,
-            );
-        };
+        // The very event `record` gives the formatter when it writes none itself.
+        let emit = || event(line);
         if json {
             let s = builder
                 .json()
