@@ -132,7 +132,17 @@ fn weight(row: &FileRow, data: Option<&Bytes>) -> usize {
 
 impl Recent {
     fn key(account_id: &str, file_id: &str) -> String {
-        format!("{account_id}/{file_id}")
+        let mut key = String::new();
+        Self::key_into(&mut key, account_id, file_id);
+        key
+    }
+
+    /// Writes the key of `file_id` of `account_id` into `key`.
+    fn key_into(key: &mut String, account_id: &str, file_id: &str) {
+        key.clear();
+        key.push_str(account_id);
+        key.push('/');
+        key.push_str(file_id);
     }
 
     /// The kept file `file_id` of `account_id`, looked up without making
@@ -142,10 +152,7 @@ impl Recent {
             static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
         }
         KEY.with_borrow_mut(|key| {
-            key.clear();
-            key.push_str(account_id);
-            key.push('/');
-            key.push_str(file_id);
+            Self::key_into(key, account_id, file_id);
             self.seen.get(key.as_str())
         })
     }
