@@ -73,32 +73,31 @@ impl Shared {
 
     /// Takes what has gathered and writes it.
     fn write_gathered(&self) {
-        let mut out = lock(&self.out);
-        let batch = {
-            let mut g = lock(&self.gathered);
-            g.urgent = false;
-            std::mem::take(&mut g.lines)
-        };
+        self.write_taken(lock(&self.out), lock(&self.gathered));
+    }
+
+    /// [`Shared::write_gathered`], unless a lock is held.
+    fn try_write_gathered(&self) {
+        if let (Ok(out), Ok(gathered)) = (self.out.try_lock(), self.gathered.try_lock()) {
+            self.write_taken(out, gathered);
+        }
+    }
+
+    /// Takes the gathered lines (freeing room) and writes them, holding
+    /// `out` so that batches reach stderr in order.
+    fn write_taken(
+        &self,
+        mut out: MutexGuard<'_, Box<dyn Write + Send>>,
+        mut gathered: MutexGuard<'_, Gathered>,
+    ) {
+        gathered.urgent = false;
+        let batch = std::mem::take(&mut gathered.lines);
+        drop(gathered);
         self.room.notify_all();
         if !batch.is_empty() {
             // stderr gone: nowhere left to say it.
             let _ = out.write_all(&batch).and_then(|()| out.flush());
         }
-    }
-
-    /// [`Shared::write_gathered`], unless a lock is held.
-    fn try_write_gathered(&self) {
-        let Ok(mut out) = self.out.try_lock() else {
-            return;
-        };
-        let Ok(mut g) = self.gathered.try_lock() else {
-            return;
-        };
-        let batch = std::mem::take(&mut g.lines);
-        g.urgent = false;
-        drop(g);
-        self.room.notify_all();
-        let _ = out.write_all(&batch).and_then(|()| out.flush());
     }
 
     /// The writer thread: waits for a batch's first line, lets the batch
