@@ -112,16 +112,21 @@ pg_pids() { # the postmaster and its children (the backends among them)
   pm=$(head -1 "$WORK/pg/data/postmaster.pid")
   echo "$pm" $(pgrep -P "$pm")
 }
-# cap PID N: node N's own CPU group of NODE_CPU CPUs (its threads with it).
-cap() {
-  [ -n "$NODE_CPU" ] || return 0
-  local g="$CGROOT/filestore-nodes-$$-$2"
+# in_cap N CMD...: runs CMD in node N's own CPU group of NODE_CPU CPUs,
+# from its start (as a container runtime does: the node sees its quota when
+# it sizes its runtime, e.g. one worker thread for a quarter of a CPU).
+# It execs CMD: call it in a subshell of its own (`in_cap N CMD... &`).
+in_cap() {
+  local n=$1
+  shift
+  [ -n "$NODE_CPU" ] || exec "$@"
+  local g="$CGROOT/filestore-nodes-$$-$n"
   mkdir -p "$g"
   echo 100000 >"$g/cpu.cfs_period_us"
   local quota
   quota=$(python3 -c "print(int($NODE_CPU * 100000))")
   echo "$quota" >"$g/cpu.cfs_quota_us"
-  echo "$1" >"$g/cgroup.procs"
+  exec sh -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$g" "$@"
 }
 
 # ---------------------------------------------------------------- load
@@ -220,11 +225,10 @@ start_nodes() {
   for ((i = 1; i <= count; i++)); do
     port=$(free_port)
     # One at a time: the first one makes the schema and the bootstrap key.
-    env -u FILESTORE_DATABASE_URL -u FILESTORE_CONFIG RUST_LOG=warn \
+    in_cap "$i" env -u FILESTORE_DATABASE_URL -u FILESTORE_CONFIG RUST_LOG=warn \
       "$bin" serve --config "$d/config.toml" --data-dir "$d/node$i" --listen "127.0.0.1:$port" \
       >"$d/node$i.log" 2>&1 </dev/null &
     PIDS+=($!)
-    cap "$!" "$i"
     for _ in $(seq 300); do
       curl -fs -o /dev/null "http://127.0.0.1:$port/v1/health" && break
       kill -0 "${PIDS[-1]}" 2>/dev/null || { echo "node $i of $name exited:" >&2; tail -5 "$d/node$i.log" >&2; exit 1; }
@@ -301,12 +305,15 @@ measure() {
   while read -r k; do # what the nodes counted, all accounts together
     stored=$((stored + $(curl -fsS -H "Authorization: Bearer $k" "${BASES[-1]}/v1/usage" | json_field upload_count)))
   done <"$KEYS"
-  # CPU per upload counted, in µs: the nodes, then PostgreSQL
+  # CPU per upload counted, in µs: the nodes, then PostgreSQL; and with a
+  # cap, how much of it the nodes used (near 100 %: they were the bottleneck)
   cpu=$(python3 -c "import os
 n = $stored
 hz = os.sysconf('SC_CLK_TCK')
 us = lambda t: f'{t * 1e6 / hz / n:.0f}' if n else '-'
-print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-')" 2>/dev/null || echo "- -")
+cap = '${NODE_CPU}'
+busy = f'{($node_cpu1 - $node_cpu0) / hz / ($count * float(cap) * $DURATION) * 100:.0f} %' if cap else '-'
+print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-', busy)" 2>/dev/null || echo "- - -")
   log "$name: CDN GETs of one 4 KiB file, ${DURATION}s"
   get=$(wrk_all "$name-get" get.lua "${urls[@]}")
   stop_nodes
@@ -323,13 +330,13 @@ done
 printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s connections and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
   "$DURATION" "$CONNS" "$THREADS" "$(nproc)" "$PG_FSYNC"
 [ -n "$NODE_CPU" ] && printf 'each node held to %s CPU (cgroup v1 cpu.cfs_quota_us); PostgreSQL and wrk outside\n\n' "$NODE_CPU"
-printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload" "CPU µs per upload: nodes, PostgreSQL"
+printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload" "CPU µs per upload: nodes, PostgreSQL" "nodes' cap used, uploads"
 for r in "${ROWS[@]}"; do
   IFS='|' read -r name count accounts up get stored stmts flushes cpu <<<"$r"
-  read -r cn cp <<<"$cpu"
+  read -r cn cp cb <<<"$cpu"
   read -r ur ub us u50 u99 <<<"$up"
   read -r gr gb gs g50 g99 <<<"$get"
   case $name in sqlite*) db=SQLite ;; *) db=PostgreSQL ;; esac
-  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %34s | %s, %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts, $flushes" "$cn" "$cp"
+  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %34s | %36s | %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts, $flushes" "$cn, $cp" "$cb"
   [ "$us" = 0 ] && [ "$gs" = 0 ] || log "$name: socket errors: uploads $us, GETs $gs"
 done

@@ -446,6 +446,23 @@ pub trait RateRepo: std::fmt::Debug + Send + Sync {
         count: bool,
     ) -> Result<Window, DbError>;
 
+    /// Counts a request of `key_id`, an upload of `account_id`, as
+    /// `rate_window(.., true)` does. A store whose every read is a round
+    /// trip (PostgreSQL) also reads the account's commitments at `now` in
+    /// `period` in the same one, which the upload's early checks then use
+    /// (`AccountRepo::commitments`); None: the caller reads them itself.
+    async fn count_upload(
+        &self,
+        key_id: &str,
+        window_ms: i64,
+        now: i64,
+        account_id: &str,
+        period: &str,
+    ) -> Result<(Window, Option<Commitments>), DbError> {
+        let _ = (account_id, period);
+        Ok((self.rate_window(key_id, window_ms, now, true).await?, None))
+    }
+
     /// Forgets the rate windows that ended before `now`; returns how many.
     async fn prune_rate_windows(&self, now: i64) -> Result<usize, DbError>;
 }

@@ -9,7 +9,7 @@
 //! post from any page). It needs no Origin: it is single-purpose, counted
 //! and short-lived, so its answers are readable from any origin.
 
-use crate::db::{Account, KeyRecord, TokenRow, UploadPolicy};
+use crate::db::{Account, Commitments, KeyRecord, TokenRow, UploadPolicy};
 use crate::domain::ids::KeyKind;
 use crate::domain::{ids, origins};
 use crate::server::error::rate_limit_headers;
@@ -46,6 +46,22 @@ pub(crate) struct AnyOrigin;
 
 /// The route that takes a token in its query string.
 const TOKEN_IN_QUERY_PATH: &str = "/v1/upload";
+
+/// In a request's extensions: the account's commitments, read with the
+/// upload's rate count (`RateRepo::count_upload`) for its early checks
+/// (`service::upload`), which then make no read of their own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EarlyCommitments(pub Commitments);
+
+/// Whether a request's early checks read the account's commitments: a
+/// multipart upload (`POST /v1/upload`), unless it may be a replay (an
+/// `Idempotency-Key`), which is answered without them. A resumable upload
+/// checks them under the account's lock instead.
+fn reads_holdings(access: Access, req: &Request) -> bool {
+    access == Access::Upload
+        && req.uri().path() == "/v1/upload"
+        && !req.headers().contains_key("idempotency-key")
+}
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ServiceError;
@@ -268,8 +284,23 @@ async fn admit(
         return response;
     }
     let decision = if limited {
-        match app.meta.rate_window(key, window_ms, now, true).await {
-            Ok(w) => Some(w.decision(limit, true)),
+        let counted = if reads_holdings(access, &req) {
+            let period = crate::clock::with_period_key(now, str::to_string);
+            let account = caller.account.id.as_str();
+            app.meta
+                .count_upload(key, window_ms, now, account, &period)
+                .await
+        } else {
+            let counted = app.meta.rate_window(key, window_ms, now, true).await;
+            counted.map(|w| (w, None))
+        };
+        match counted {
+            Ok((w, held)) => {
+                if let Some(held) = held {
+                    req.extensions_mut().insert(EarlyCommitments(held));
+                }
+                Some(w.decision(limit, true))
+            }
             Err(e) => return ServiceError::from(e).into_response(),
         }
     } else {

@@ -1,7 +1,7 @@
 //! The `/v1` handlers: each parses its input, calls the service, and shapes
 //! the answer. Every rejection of axum's extractors becomes a 400 envelope.
 
-use super::auth::Caller;
+use super::auth::{Caller, EarlyCommitments};
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileCopy, FileList, FileRecord,
     FileUpdate, FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck,
@@ -15,7 +15,7 @@ use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,6 +46,7 @@ type AppState = State<Arc<App>>;
 pub(crate) async fn upload(
     State(app): AppState,
     caller: Caller,
+    held: Option<Extension<EarlyCommitments>>,
     headers: HeaderMap,
     form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Result<Response, ServiceError> {
@@ -69,6 +70,7 @@ pub(crate) async fn upload(
             .get("idempotency-key")
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
         content_digest: super::form::content_digest(&headers)?,
+        held: held.map(|Extension(EarlyCommitments(held))| held),
     };
     let upload = upload::Upload::start(&app, req).await?;
     let (file, fields) = super::form::read(&upload, form).await?;

@@ -19,7 +19,7 @@ use super::{checksum, records, App};
 use crate::api::FileRecord;
 use crate::clock::period_of;
 use crate::config::Plan;
-use crate::db::{Account, CommitContext, FileRow};
+use crate::db::{Account, CommitContext, Commitments, FileRow};
 use crate::domain::digest::Sha256Digest;
 use crate::domain::ids::KeyKind;
 use crate::domain::metadata::Metadata;
@@ -50,6 +50,9 @@ pub(crate) struct UploadRequest {
     pub idempotency_key: Option<String>,
     /// The `sha-256` of the request's `Content-Digest` header.
     pub content_digest: Option<Sha256Digest>,
+    /// The account's commitments, when they were read with the request's
+    /// rate count (`RateRepo::count_upload`): the early checks use them.
+    pub held: Option<Commitments>,
 }
 
 /// The upload's fields besides the file, already validated
@@ -345,11 +348,13 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
 /// what incomplete resumable uploads hold); gives the bytes the account
 /// uses (stored, and held by those).
 async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<u64, ServiceError> {
-    let key = period_of(app.clock.now()).key;
-    let held = app
-        .meta
-        .commitments(&req.account.id, &key, app.clock.now_ms())
-        .await?;
+    let held = if let Some(held) = req.held {
+        held
+    } else {
+        let key = period_of(app.clock.now()).key;
+        let now = app.clock.now_ms();
+        app.meta.commitments(&req.account.id, &key, now).await?
+    };
     let least = req
         .content_length
         .map_or(0, |l| l.saturating_sub(FORM_OVERHEAD));

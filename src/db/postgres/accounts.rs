@@ -12,7 +12,7 @@ use crate::db::store::AccountRepo;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Locks the account row for the rest of the transaction (every check of a
@@ -28,6 +28,36 @@ pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Resu
     Ok(unsigned(row.get(0)))
 }
 
+/// The statement that reads what an account has committed to (see
+/// [`commitments`]), with the numbers of its parameters: the account, the
+/// period, the time and the upload left out. Its one row is read by
+/// [`commitments_at`].
+pub(super) fn commitments_sql(account: u8, period: u8, now: u8, except: u8) -> String {
+    format!(
+        "SELECT COALESCE((SELECT upload_count FROM usage_periods
+                           WHERE account_id = ${account} AND period = ${period}), 0)::BIGINT,
+             COALESCE(SUM(length), 0)::BIGINT, COUNT(*),
+             (SELECT storage_bytes FROM accounts WHERE id = ${account})
+         FROM tus_uploads
+         WHERE account_id = ${account} AND completed_at IS NULL AND expires_at > ${now}
+           AND id IS DISTINCT FROM ${except}"
+    )
+}
+
+/// The commitments in the four columns of `row` from `first` on (as
+/// [`commitments_sql`] gives them).
+pub(super) fn commitments_at(row: &tokio_postgres::Row, first: usize) -> Commitments {
+    Commitments {
+        upload_count: unsigned(row.get(first)),
+        reserved_bytes: unsigned(row.get(first + 1)),
+        pending_uploads: unsigned(row.get(first + 2)),
+        stored_bytes: row.get::<_, Option<i64>>(first + 3).map(unsigned),
+    }
+}
+
+/// [`commitments_sql`] alone.
+static COMMITMENTS: LazyLock<String> = LazyLock::new(|| commitments_sql(1, 2, 3, 4));
+
 /// What an account has committed to at `now`, in one statement: its
 /// stored bytes, the uploads of `period`, and what its incomplete, unexpired resumable uploads
 /// hold (bytes, uploads), but for upload `except`.
@@ -38,24 +68,8 @@ pub(super) async fn commitments<C: GenericClient>(
     now: i64,
     except: Option<&str>,
 ) -> Result<Commitments, DbError> {
-    let row = query_one(
-        c,
-        "SELECT COALESCE((SELECT upload_count FROM usage_periods
-                           WHERE account_id = $1 AND period = $2), 0)::BIGINT,
-             COALESCE(SUM(length), 0)::BIGINT, COUNT(*),
-             (SELECT storage_bytes FROM accounts WHERE id = $1)
-         FROM tus_uploads
-         WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $3
-           AND id IS DISTINCT FROM $4",
-        &[&account_id, &period, &now, &except],
-    )
-    .await?;
-    Ok(Commitments {
-        upload_count: unsigned(row.get(0)),
-        reserved_bytes: unsigned(row.get(1)),
-        pending_uploads: unsigned(row.get(2)),
-        stored_bytes: row.get::<_, Option<i64>>(3).map(unsigned),
-    })
+    let row = query_one(c, &COMMITMENTS, &[&account_id, &period, &now, &except]).await?;
+    Ok(commitments_at(&row, 0))
 }
 
 /// The most requests one read of an account's commitments answers.

@@ -231,6 +231,71 @@ async fn requests_queued_behind_a_rate_count_each_get_their_own_place() {
     assert_eq!(seen.used, 7);
 }
 
+/// An upload's count reads its account's commitments in the same
+/// statement (`count_upload`): queued behind a count in flight with other
+/// requests of its key, each still gets its own place, and each upload the
+/// commitments as they stand (what a separate read gives).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uploads_count_reads_its_commitments_and_keeps_its_place() {
+    use crate::common::meta::{commit, inline_file};
+    use filestore::testing::db::{AccountRepo, CommitOutcome, DynMetaStore};
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let dyn_store: DynMetaStore = store.clone();
+    let acc = account(&*store).await;
+    for (i, size) in [100u64, 250].into_iter().enumerate() {
+        let f = inline_file(&acc, i, size, None);
+        let done = commit(dyn_store.clone(), f, Quota::UNLIMITED).await;
+        assert!(matches!(done, CommitOutcome::Committed(_)), "{done:?}");
+    }
+    let now = 1_700_000_000_000i64;
+    let (first, held) = store
+        .count_upload("key_u", 60_000, now, &acc, "2026-11")
+        .await
+        .unwrap();
+    assert_eq!(first.used, 1);
+    let alone = store.commitments(&acc, "2026-11", now).await.unwrap();
+    assert_eq!(held, Some(alone));
+    assert_eq!((alone.upload_count, alone.stored_bytes), (2, Some(350)));
+    // Behind a held count: uploads (even), other requests of the key (3,
+    // 5), and an upload of another period (1), which the statement that
+    // reads the last upload's period leaves to read its own.
+    let mut jobs: Vec<Job<_>> = Vec::new();
+    for i in 0..6i64 {
+        let (store, acc) = (store.clone(), acc.clone());
+        let period = if i == 1 { "2026-10" } else { "2026-11" };
+        jobs.push(Box::pin(async move {
+            if i % 2 == 0 || i == 1 {
+                store
+                    .count_upload("key_u", 60_000, now + i, &acc, period)
+                    .await
+                    .unwrap()
+            } else {
+                let w = store.rate_window("key_u", 60_000, now + i, true).await;
+                (w.unwrap(), None)
+            }
+        }));
+    }
+    let lock = "SELECT 1 FROM rate_windows WHERE key_id = $1 FOR UPDATE";
+    let mut places = Vec::new();
+    let counted = behind_a_lock(&store, lock, "key_u", jobs).await;
+    for (i, (w, held)) in counted.into_iter().enumerate() {
+        assert_eq!((w.start, w.end), (first.start, first.end));
+        assert_eq!(held, (i % 2 == 0).then_some(alone), "request {i}");
+        places.push(w.used);
+    }
+    assert_eq!(places, [2, 3, 4, 5, 6, 7]);
+    // Another period's count is its own; the account's holdings the same.
+    let (_, other) = store
+        .count_upload("key_u", 60_000, now + 20, &acc, "2026-12")
+        .await
+        .unwrap();
+    let other = other.unwrap();
+    assert_eq!((other.upload_count, other.stored_bytes), (0, Some(350)));
+}
+
 /// In a batch, each upload counts what incomplete resumable uploads hold at
 /// its own time, as it would alone: a reservation that expired before an
 /// upload was made holds nothing against it.
