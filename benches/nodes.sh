@@ -22,9 +22,12 @@
 # (use target/release/filestore as it is), BENCH_NODE_CPU (e.g. 0.5: each
 # node in a cgroup v1 CPU group of its own with that many CPUs, through
 # cpu.cfs_quota_us under /sys/fs/cgroup/cpu, so that the nodes and not
-# PostgreSQL or wrk are the bottleneck; empty = no cap). On a 2-core
-# machine use 0.25: at 0.5 two nodes take a whole core, and PostgreSQL and
-# wrk, sharing the other, become the bottleneck again.
+# PostgreSQL or wrk are the bottleneck; empty = no cap). The last column
+# shows how much of its cap the nodes used during the uploads: a ratio of
+# two nodes to one means what a second node adds only where both rows show
+# about 100 %. On a 2-core machine use 0.15: at 0.25 two nodes outrun what
+# PostgreSQL and wrk can do on the rest (about 85 %), and at 0.5 they take a
+# whole core.
 # On PostgreSQL it also prints, per upload, the top-level statements
 # (pg_stat_statements: every statement the nodes ran during the uploads,
 # background work included, over the uploads counted) and the WAL flushes
@@ -113,13 +116,17 @@ pg_pids() { # the postmaster and its children (the backends among them)
   echo "$pm" $(pgrep -P "$pm")
 }
 # in_cap N CMD...: runs CMD in node N's own CPU group of NODE_CPU CPUs,
-# from its start (as a container runtime does: the node sees its quota when
-# it sizes its runtime, e.g. one worker thread for a quarter of a CPU).
+# from its start, as a container runtime does; with as many runtime worker
+# threads as whole CPUs it has, at least one (TOKIO_WORKER_THREADS, unless
+# set: what the README tells an operator to give a node with a share of the
+# cores; Rust's own detection misses a cgroup v1 quota on a hybrid host).
 # It execs CMD: call it in a subshell of its own (`in_cap N CMD... &`).
 in_cap() {
   local n=$1
   shift
   [ -n "$NODE_CPU" ] || exec "$@"
+  : "${TOKIO_WORKER_THREADS:=$(python3 -c "print(max(1, int($NODE_CPU)))")}"
+  export TOKIO_WORKER_THREADS
   local g="$CGROOT/filestore-nodes-$$-$n"
   mkdir -p "$g"
   echo 100000 >"$g/cpu.cfs_period_us"

@@ -2,8 +2,10 @@
 //! key's rate window) that arrive while a batch of that key is in flight
 //! wait, and go together as the next batch: one statement, one transaction,
 //! one WAL flush for all of them. A request that finds none in flight goes
-//! at once, so nothing waits that would not have waited on the row's lock
-//! anyway; under load, a key's requests stop queueing one by one on its row.
+//! once the tasks already runnable have run (those of its key join it: no
+//! timer, no wait for requests still to come), so nothing waits that would
+//! not have waited on the row's lock anyway; under load, a key's requests
+//! stop queueing one by one on its row.
 //!
 //! A batch runs in a task of its own (a request that gives up waiting does
 //! not cancel the others' work; one whose caller has gone before its batch
@@ -77,6 +79,11 @@ where
         F: Fn(K, Vec<T>) -> Fut + Send + 'static,
         Fut: Future<Output = Vec<R>> + Send + 'static,
     {
+        // The tasks already runnable go first (the I/O driver is polled
+        // too): those that ask for this key join its first batch, which so
+        // waits for no timer and nothing else. (Its later batches form
+        // behind the statement in flight.)
+        tokio::task::yield_now().await;
         loop {
             let batch = {
                 let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
@@ -253,5 +260,39 @@ mod tests {
             .submit(1, 1, |_, _items: Vec<u32>| async move { Vec::new() })
             .await;
         assert_eq!(out, None);
+    }
+
+    /// Requests of tasks already runnable when a key's batch is about to
+    /// go join it, although the batch's task was spawned ahead of them
+    /// (tokio runs a task just spawned first, from its LIFO slot).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn runnable_requests_join_the_batch_about_to_go() {
+        let groups = Arc::new(Groups::<u8, u32, u32>::new(16));
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let parent = {
+            let (groups, sizes) = (Arc::clone(&groups), Arc::clone(&sizes));
+            tokio::spawn(async move {
+                let mut children = Vec::new();
+                for i in 0..5 {
+                    let (g, sizes) = (Arc::clone(&groups), Arc::clone(&sizes));
+                    children.push(tokio::spawn(async move {
+                        g.submit(1, i, move |_, items: Vec<u32>| {
+                            sizes.lock().unwrap().push(items.len());
+                            async move { items }
+                        })
+                        .await
+                    }));
+                }
+                let mut out = Vec::new();
+                for c in children {
+                    out.push(c.await.unwrap());
+                }
+                out
+            })
+        };
+        let mut out = parent.await.unwrap();
+        out.sort_unstable();
+        assert_eq!(out, (0..5).map(Some).collect::<Vec<_>>());
+        assert_eq!(*sizes.lock().unwrap(), vec![5]);
     }
 }
