@@ -133,7 +133,7 @@ in_cap() {
   local quota
   quota=$(python3 -c "print(int($NODE_CPU * 100000))")
   echo "$quota" >"$g/cpu.cfs_quota_us"
-  exec sh -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$g" "$@"
+  exec sh -c 'echo $$ >"$1/cgroup.procs" || exit 1; shift; exec "$@"' sh "$g" "$@"
 }
 
 # ---------------------------------------------------------------- load
@@ -288,8 +288,11 @@ measure() {
   local node_cpu0 pg_cpu0=0 node_cpu1 pg_cpu1=0 cpu
   node_cpu0=$(cpu_ticks "${PIDS[@]}")
   [ -n "$url" ] && pg_cpu0=$(cpu_ticks $(pg_pids))
+  local t0 t1
+  t0=$(date +%s.%N)
   up=$(wrk_all "$name-up" upload.lua "${BASES[@]/%//v1/upload}")
   node_cpu1=$(cpu_ticks "${PIDS[@]}")
+  t1=$(date +%s.%N)
   [ -n "$url" ] && pg_cpu1=$(cpu_ticks $(pg_pids))
   if [ -n "$url" ]; then
     after=$(pg_value "$url" "SELECT count(*) FROM files")
@@ -319,7 +322,7 @@ n = $stored
 hz = os.sysconf('SC_CLK_TCK')
 us = lambda t: f'{t * 1e6 / hz / n:.0f}' if n else '-'
 cap = '${NODE_CPU}'
-busy = f'{($node_cpu1 - $node_cpu0) / hz / ($count * float(cap) * $DURATION) * 100:.0f} %' if cap else '-'
+busy = f'{($node_cpu1 - $node_cpu0) / hz / ($count * float(cap) * ($t1 - $t0)) * 100:.0f} %' if cap else '-'
 print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-', busy)" 2>/dev/null || echo "- - -")
   log "$name: CDN GETs of one 4 KiB file, ${DURATION}s"
   get=$(wrk_all "$name-get" get.lua "${urls[@]}")

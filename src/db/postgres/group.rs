@@ -2,10 +2,10 @@
 //! key's rate window) that arrive while a batch of that key is in flight
 //! wait, and go together as the next batch: one statement, one transaction,
 //! one WAL flush for all of them. A request that finds none in flight goes
-//! once the tasks already runnable have run (those of its key join it: no
-//! timer, no wait for requests still to come), so nothing waits that would
-//! not have waited on the row's lock anyway; under load, a key's requests
-//! stop queueing one by one on its row.
+//! once the tasks already runnable have run (those of its key join it): it
+//! waits for no timer and no request still to come, only for work already
+//! at hand; under load, a key's requests stop queueing one by one on its
+//! row.
 //!
 //! A batch runs in a task of its own (a request that gives up waiting does
 //! not cancel the others' work; one whose caller has gone before its batch
