@@ -70,7 +70,7 @@ fn window_of(r: &tokio_postgres::Row) -> Window {
 #[async_trait]
 impl RateRepo for PgStore {
     /// With `count`, counts a request of `key_id` in its rate window, in one
-    /// upsert ([`COUNT`]); the row is locked for the statement, so requests
+    /// upsert (`COUNT`); the row is locked for the statement, so requests
     /// on every node count one by one (`rate_windows` is unlogged: its
     /// writes wait for no WAL flush). Without, the window of `key_id` at
     /// `now`, counting nothing.
@@ -101,7 +101,7 @@ impl RateRepo for PgStore {
         })
     }
 
-    /// The count and the commitments in one statement ([`COUNT_AND_READ`]).
+    /// The count and the commitments in one statement (`COUNT_AND_READ`).
     async fn count_upload(
         &self,
         key_id: &str,
