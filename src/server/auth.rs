@@ -44,8 +44,9 @@ impl Caller {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AnyOrigin;
 
-/// The route that takes a token in its query string.
-const TOKEN_IN_QUERY_PATH: &str = "/v1/upload";
+/// The multipart upload's route: the one that takes a token in its query
+/// string, and whose rate count reads the early checks' commitments.
+const UPLOAD_PATH: &str = "/v1/upload";
 
 /// In a request's extensions: the account's commitments, read with the
 /// upload's rate count (`RateRepo::count_upload`) for its early checks
@@ -59,7 +60,7 @@ pub(crate) struct EarlyCommitments(pub Commitments);
 /// checks them under the account's lock instead.
 fn reads_holdings(access: Access, req: &Request) -> bool {
     access == Access::Upload
-        && req.uri().path() == "/v1/upload"
+        && req.uri().path() == UPLOAD_PATH
         && !req.headers().contains_key("idempotency-key")
 }
 
@@ -126,7 +127,7 @@ async fn authenticate(
     query: Option<&str>,
     access: Access,
 ) -> Result<Caller, ServiceError> {
-    let from_query = if headers.contains_key(header::AUTHORIZATION) || path != TOKEN_IN_QUERY_PATH {
+    let from_query = if headers.contains_key(header::AUTHORIZATION) || path != UPLOAD_PATH {
         None
     } else {
         // Only an upload token, never a key: a key in a URL ends up in
