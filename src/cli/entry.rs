@@ -34,7 +34,7 @@ pub fn main() -> ExitCode {
     }
     let g = cli.globals;
     let status = match cli.command {
-        Command::Serve(args) => match runtime() {
+        Command::Serve(args) => match cli::runtime::serve() {
             Ok(rt) => report(rt.block_on(cli::serve::run(args, &g)).map(|()| exit::OK)),
             Err(e) => report(Err(e)),
         },
@@ -57,14 +57,6 @@ pub fn main() -> ExitCode {
     ExitCode::from(status)
 }
 
-/// The multi-thread runtime of `serve` and the clients.
-fn runtime() -> Result<tokio::runtime::Runtime, ClientError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ClientError::io("starting the async runtime", e))
-}
-
 /// Runs a client command: resolve the settings, then `f`. Ctrl-C drops the
 /// command (its temporary files are removed; a download keeps what it
 /// received, to resume) and exits 130.
@@ -73,7 +65,7 @@ where
     F: FnOnce(Ctx) -> Fut,
     Fut: Future<Output = Result<u8, ClientError>>,
 {
-    let rt = match runtime() {
+    let rt = match cli::runtime::client() {
         Ok(rt) => rt,
         Err(e) => return report(Err(e)),
     };

@@ -23,6 +23,7 @@ pub(crate) mod login;
 pub(crate) mod mv;
 pub(crate) mod output;
 pub(crate) mod progress;
+pub(crate) mod runtime;
 pub(crate) mod serve;
 pub(crate) mod sign;
 pub(crate) mod sync;

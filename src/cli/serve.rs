@@ -126,11 +126,19 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
     let shared = app.config.database_url.is_some();
     let data_dir = app.config.data_dir.display().to_string();
     let metadata = if shared { "PostgreSQL" } else { "SQLite" };
+    // The runtime `cli::runtime::serve` chose.
+    let runtime = tokio::runtime::Handle::current();
+    let threads = runtime.metrics().num_workers();
+    let scheduler = match runtime.runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::CurrentThread => "current-thread",
+        _ => "multi-thread",
+    };
     notice(
         Level::Info,
         &format!(
-            "filestore: serving {base_url} on {bound} (data {data_dir}, {} blob store, metadata in {metadata})",
+            "filestore: serving {base_url} on {bound} (data {data_dir}, {} blob store, metadata in {metadata}, {threads} thread{})",
             app.store.kind(),
+            if threads == 1 { "" } else { "s" },
         ),
         &[
             ("base_url", base_url.clone().into()),
@@ -138,6 +146,8 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
             ("data_dir", data_dir.into()),
             ("blob_store", app.store.kind().into()),
             ("metadata", metadata.into()),
+            ("threads", threads.into()),
+            ("scheduler", scheduler.into()),
         ],
     );
     if shared && app.store.kind() == "local" {
