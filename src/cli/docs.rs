@@ -18,7 +18,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ("FILESTORE_DATA_DIR", "Data directory of serve and admin, when --data-dir is not given."),
     ("CI, TERM", "CI=true or TERM=dumb turn progress bars into one plain line per finished file."),
     ("RUST_LOG", "Log filter of the diagnostics written to stderr (e.g. debug)."),
-    ("TOKIO_WORKER_THREADS", "Runtime threads of serve (default: one per core); with 1, serve runs the current-thread scheduler. A whole number of at least 1."),
+    ("TOKIO_WORKER_THREADS", "Runtime threads of serve and the clients (default: one per core); with 1, serve runs the current-thread scheduler. A whole number of at least 1."),
 ];
 
 /// Escapes text for roff: backslashes, hyphens, and a leading dot or quote.

@@ -43,12 +43,11 @@ fn upload(port: u16, key: &str, name: &str, bytes: &[u8]) -> (u16, String) {
 #[test]
 fn one_thread_serves_and_stays_live_while_uploads_stall() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let mut child = Serve::new(dir.path())
-        .port(port)
         .env("TOKIO_WORKER_THREADS", "1")
         .args(&["--log-format", "json"])
         .start();
+    let port = child.port;
     let serving = child
         .lines()
         .into_iter()
@@ -66,9 +65,11 @@ fn one_thread_serves_and_stays_live_while_uploads_stall() {
     let url = file["url"].as_str().expect("public url");
     let path = &url[url.find("/live/").expect("cdn path")..];
 
-    // Uploads that send their head and a little of their body, then stall.
+    // Uploads that send their head and a little of their body, then stall:
+    // more than the free plan's 8 at once (its rate limit, 100 a minute,
+    // leaves room for the retries below).
     let mut stalled = Vec::new();
-    for _ in 0..64 {
+    for _ in 0..16 {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         write!(
             s,
@@ -128,13 +129,20 @@ fn more_threads_run_the_multi_thread_scheduler() {
     let dir = tempfile::tempdir().unwrap();
     let child = Serve::new(dir.path())
         .env("TOKIO_WORKER_THREADS", "3")
+        .args(&["--log-format", "json"])
         .start();
     let serving = child
         .lines()
         .into_iter()
         .find(|l| l.contains("serving"))
         .expect("serving line");
-    assert!(serving.ends_with(", 3 threads)"), "{serving}");
+    let line: serde_json::Value = serde_json::from_str(&serving).unwrap();
+    assert_eq!(line["threads"], 3, "{serving}");
+    assert_eq!(line["scheduler"], "multi-thread", "{serving}");
+    assert!(
+        line["message"].as_str().unwrap().ends_with(", 3 threads)"),
+        "{serving}"
+    );
 }
 
 #[test]
