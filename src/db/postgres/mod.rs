@@ -16,7 +16,7 @@
 use crate::config::DEFAULT_STATEMENT_TIMEOUT;
 use crate::db::error::DbError;
 use deadpool_postgres::{
-    GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
+    GenericClient, Manager, ManagerConfig, Object, Pool, QueueMode, RecyclingMethod, Runtime,
 };
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -325,6 +325,11 @@ pub(crate) async fn connect(
         },
     );
     let pool = Pool::builder(manager)
+        // The connection used last goes next: a node's statements keep to
+        // the few connections (and PostgreSQL backends) its load needs, warm
+        // in both processes' caches, instead of going round all 16. An idle
+        // one at the bottom stays alive and checked (`KEEPALIVE_IDLE`).
+        .queue_mode(QueueMode::Lifo)
         .max_size(POOL_SIZE)
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(limit))

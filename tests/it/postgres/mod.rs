@@ -39,3 +39,37 @@ async fn nodes(n: usize) -> Option<(tempfile::TempDir, Vec<Arc<PgStore>>)> {
 fn skipped() {
     eprintln!("skipped: set FILESTORE_TEST_DATABASE_URL to run the PostgreSQL tests");
 }
+
+/// The pool hands out the connection used last: once a burst has opened
+/// several, a node's statements one at a time keep to one connection (one
+/// PostgreSQL backend, warm) instead of going round them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_one_at_a_time_keep_to_the_connection_used_last() {
+    async fn backend(c: &deadpool_postgres::Object) -> i32 {
+        c.query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0)
+    }
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let pool = stores[0].pool();
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(pool.get().await.unwrap());
+    }
+    let mut burst = BTreeSet::new();
+    for c in &held {
+        burst.insert(backend(c).await);
+    }
+    assert_eq!(burst.len(), 4, "four connections at once");
+    drop(held);
+    let mut after = BTreeSet::new();
+    for _ in 0..8 {
+        let c = pool.get().await.unwrap();
+        after.insert(backend(&c).await);
+    }
+    assert_eq!(after.len(), 1, "one at a time, one connection: {after:?}");
+    assert!(burst.is_superset(&after));
+}
