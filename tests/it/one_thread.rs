@@ -5,7 +5,7 @@
 //! which it runs; a thread count that is not a whole number of at least 1
 //! is refused as a usage error.
 
-use crate::common::process::{filestore, free_port, raw_get, Serve};
+use crate::common::process::{filestore, free_port, raw_get, Serve, ServeProcess};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -40,22 +40,29 @@ fn upload(port: u16, key: &str, name: &str, bytes: &[u8]) -> (u16, String) {
     )
 }
 
-#[test]
-fn one_thread_serves_and_stays_live_while_uploads_stall() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Serve::new(dir.path())
-        .env("TOKIO_WORKER_THREADS", "1")
+/// `serve` with `TOKIO_WORKER_THREADS=threads` and JSON logs: the process
+/// and its serving line.
+fn serve_on(data: &std::path::Path, threads: &str) -> (ServeProcess, serde_json::Value) {
+    let child = Serve::new(data)
+        .env("TOKIO_WORKER_THREADS", threads)
         .args(&["--log-format", "json"])
         .start();
-    let port = child.port;
     let serving = child
         .lines()
         .into_iter()
         .find(|l| l.contains("serving"))
         .expect("serving line");
-    let line: serde_json::Value = serde_json::from_str(&serving).unwrap();
-    assert_eq!(line["threads"], 1, "{serving}");
-    assert_eq!(line["scheduler"], "current-thread", "{serving}");
+    let line = serde_json::from_str(&serving).unwrap();
+    (child, line)
+}
+
+#[test]
+fn one_thread_serves_and_stays_live_while_uploads_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, line) = serve_on(dir.path(), "1");
+    let port = child.port;
+    assert_eq!(line["threads"], 1, "{line}");
+    assert_eq!(line["scheduler"], "current-thread", "{line}");
     let key = child.key();
 
     let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -127,21 +134,12 @@ fn one_thread_serves_and_stays_live_while_uploads_stall() {
 #[test]
 fn more_threads_run_the_multi_thread_scheduler() {
     let dir = tempfile::tempdir().unwrap();
-    let child = Serve::new(dir.path())
-        .env("TOKIO_WORKER_THREADS", "3")
-        .args(&["--log-format", "json"])
-        .start();
-    let serving = child
-        .lines()
-        .into_iter()
-        .find(|l| l.contains("serving"))
-        .expect("serving line");
-    let line: serde_json::Value = serde_json::from_str(&serving).unwrap();
-    assert_eq!(line["threads"], 3, "{serving}");
-    assert_eq!(line["scheduler"], "multi-thread", "{serving}");
+    let (_child, line) = serve_on(dir.path(), "3");
+    assert_eq!(line["threads"], 3, "{line}");
+    assert_eq!(line["scheduler"], "multi-thread", "{line}");
     assert!(
         line["message"].as_str().unwrap().ends_with(", 3 threads)"),
-        "{serving}"
+        "{line}"
     );
 }
 
