@@ -12,7 +12,8 @@
 use crate::client::ClientError;
 use tokio::runtime::{Builder, Runtime};
 
-/// The variable tokio reads for its number of worker threads.
+/// The number of runtime threads (tokio's name for it; the count is handed
+/// to tokio, which so never reads it itself).
 const THREADS_VAR: &str = "TOKIO_WORKER_THREADS";
 
 /// The runtime of the client commands.
