@@ -34,10 +34,13 @@ pub fn main() -> ExitCode {
     }
     let g = cli.globals;
     let status = match cli.command {
-        Command::Serve(args) => match cli::runtime::serve() {
-            Ok(rt) => report(rt.block_on(cli::serve::run(args, &g)).map(|()| exit::OK)),
-            Err(e) => report(Err(e)),
-        },
+        Command::Serve(args) => {
+            cli::serve::use_early_log_format(&args);
+            match cli::runtime::serve() {
+                Ok(rt) => report(rt.block_on(cli::serve::run(args, &g)).map(|()| exit::OK)),
+                Err(e) => report(Err(e)),
+            }
+        }
         Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
         Command::Completions(args) => report(cli::completions::run(&args, cli::command())),
         Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),

@@ -37,11 +37,10 @@ pub(crate) struct ServeArgs {
     pub output: super::globals::IgnoredOutputFlags,
 }
 
-pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
-    super::globals::refuse_client_flags("serve", g, &args.ignored)?;
-    super::globals::refuse_output_flags(g, &args.output)?;
-    // A config that cannot be read is reported in the form the flag or the
-    // environment asks for (the file's `server.log_format` is not known yet).
+/// Errors before the config is read (a runtime that cannot start, a config
+/// that cannot be read) are reported in the form the flag or the
+/// environment asks for (the file's `server.log_format` is not known yet).
+pub(crate) fn use_early_log_format(args: &ServeArgs) {
     if let Some(format) = args.log_format.or_else(|| {
         std::env::var("FILESTORE_LOG_FORMAT")
             .ok()
@@ -49,6 +48,12 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
     }) {
         logging::use_format(format);
     }
+}
+
+/// Serves until a signal stops it ([`use_early_log_format`] has run).
+pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError> {
+    super::globals::refuse_client_flags("serve", g, &args.ignored)?;
+    super::globals::refuse_output_flags(g, &args.output)?;
     let mut config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),

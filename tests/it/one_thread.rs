@@ -162,4 +162,24 @@ fn a_thread_count_that_is_not_one_or_more_is_refused() {
         );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+    // In the form the logs were asked in.
+    let out = filestore()
+        .args(["serve", "--log-format", "json", "--data-dir"])
+        .arg(dir.path())
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .env("TOKIO_WORKER_THREADS", "0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line: serde_json::Value = serde_json::from_str(stderr.trim()).expect("one JSON line");
+    assert_eq!(line["level"], "ERROR", "{stderr}");
+    assert_eq!(line["code"], "usage", "{stderr}");
+    assert!(
+        line["message"]
+            .as_str()
+            .unwrap()
+            .contains("TOKIO_WORKER_THREADS must be a whole number"),
+        "{stderr}"
+    );
 }
