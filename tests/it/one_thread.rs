@@ -143,19 +143,29 @@ fn more_threads_run_the_multi_thread_scheduler() {
     );
 }
 
+/// `serve` with `TOKIO_WORKER_THREADS=threads` and `more` arguments, which
+/// is to refuse to start: its exit status and its stderr.
+fn serve_refused(data: &std::path::Path, threads: &str, more: &[&str]) -> (Option<i32>, String) {
+    let out = filestore()
+        .args(["serve", "--data-dir"])
+        .arg(data)
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .args(more)
+        .env("TOKIO_WORKER_THREADS", threads)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[test]
 fn a_thread_count_that_is_not_one_or_more_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     for bad in ["0", "many"] {
-        let out = filestore()
-            .args(["serve", "--data-dir"])
-            .arg(dir.path())
-            .args(["--listen", &format!("127.0.0.1:{}", free_port())])
-            .env("TOKIO_WORKER_THREADS", bad)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        let (status, stderr) = serve_refused(dir.path(), bad, &[]);
+        assert_eq!(status, Some(2), "{bad}: {stderr}");
         assert!(
             stderr.starts_with("error: usage: TOKIO_WORKER_THREADS must be a whole number"),
             "{bad}: {stderr}"
@@ -163,15 +173,8 @@ fn a_thread_count_that_is_not_one_or_more_is_refused() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     // In the form the logs were asked in.
-    let out = filestore()
-        .args(["serve", "--log-format", "json", "--data-dir"])
-        .arg(dir.path())
-        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
-        .env("TOKIO_WORKER_THREADS", "0")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (status, stderr) = serve_refused(dir.path(), "0", &["--log-format", "json"]);
+    assert_eq!(status, Some(2), "{stderr}");
     let line: serde_json::Value = serde_json::from_str(stderr.trim()).expect("one JSON line");
     assert_eq!(line["level"], "ERROR", "{stderr}");
     assert_eq!(line["code"], "usage", "{stderr}");
