@@ -196,7 +196,9 @@ impl AccountRepo for PgStore {
             .submit(key, now, move |(account, period), times| {
                 let store = store.clone();
                 async move {
-                    // One read, at the latest time asked, for all of them.
+                    // One read, at the latest time asked, for all of them;
+                    // the account's next commit waits for it (`flights`).
+                    let _aloft = store.flights.take_off(vec![account.clone()]);
                     let now = times.iter().copied().max().unwrap_or_default();
                     let read = async {
                         on_conn!(store, |c| commitments(c, &account, &period, now, None)

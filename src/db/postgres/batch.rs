@@ -6,16 +6,21 @@
 //! held through the flush, then serves a batch instead of one upload. Each
 //! upload keeps its own outcome: one refused (the quota, a spent token)
 //! writes nothing, and the ones after it in the batch are judged with the
-//! ones before, exactly as if they had come one by one.
+//! ones before, exactly as if they had come one by one. A batch about to
+//! go first waits a round trip for the early reads of the account's
+//! uploads aloft on this node (`flights`), whose uploads then join it.
 
 use super::files::{commit_alone, refusal_of};
-use super::group::Groups;
+use super::flights::Flights;
+use super::group::{Gate, Groups};
 use super::{signed, DbError, PgStore};
 use crate::db::model::{event_data, CommitContext, CommitOutcome, FileRow};
 use crate::domain::metadata;
 use crate::domain::quota::Quota;
 use bytes::Bytes;
 use deadpool_postgres::GenericClient;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio_postgres::types::ToSql;
@@ -45,10 +50,17 @@ pub(super) struct CommitGroups {
     batched: AtomicU64,
 }
 
-impl Default for CommitGroups {
-    fn default() -> Self {
+impl CommitGroups {
+    /// An account's next batch waits for the early reads of its uploads
+    /// aloft (`flights`), so that the uploads they carry go in it.
+    pub(super) fn new(flights: Arc<Flights>) -> Self {
+        let gate: Gate<(String, String)> = Box::new(move |(account, _period)| {
+            flights
+                .landing(account)
+                .map(|wait| Box::pin(wait) as Pin<Box<dyn Future<Output = ()> + Send>>)
+        });
         CommitGroups {
-            groups: Arc::new(Groups::new(MOST)),
+            groups: Arc::new(Groups::gated(MOST, gate)),
             batches: AtomicU64::new(0),
             batched: AtomicU64::new(0),
         }

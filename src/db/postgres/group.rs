@@ -7,6 +7,9 @@
 //! at hand; under load, a key's requests stop queueing one by one on its
 //! row.
 //!
+//! A key's groups may have a gate: before each batch is taken, a wait
+//! (that ends on its own) for requests about to join it (`flights`).
+//!
 //! A batch runs in a task of its own (a request that gives up waiting does
 //! not cancel the others' work; one whose caller has gone before its batch
 //! is taken is left out), and a batch that panics fails its requests and
@@ -15,17 +18,24 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 
 /// A request waiting for its key's next batch, and where its outcome goes.
 type Waiting<T, R> = (T, oneshot::Sender<R>);
 
+/// What a key's next batch waits for before it is taken: nothing (None),
+/// or a wait that ends on its own, for requests about to join it.
+pub(crate) type Gate<K> =
+    Box<dyn Fn(&K) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> + Send + Sync>;
+
 /// The keys with a batch in flight, and what waits behind each.
 pub(crate) struct Groups<K, T, R> {
     queues: Mutex<HashMap<K, Vec<Waiting<T, R>>>>,
     /// The most requests in one batch.
     max: usize,
+    gate: Option<Gate<K>>,
 }
 
 impl<K, T, R> Groups<K, T, R>
@@ -39,6 +49,15 @@ where
         Groups {
             queues: Mutex::default(),
             max: max.max(1),
+            gate: None,
+        }
+    }
+
+    /// Batches of at most `max` requests, each taken once `gate` lets it.
+    pub(crate) fn gated(max: usize, gate: Gate<K>) -> Self {
+        Groups {
+            gate: Some(gate),
+            ..Groups::new(max)
         }
     }
 
@@ -84,21 +103,23 @@ where
         // waits for no timer and nothing else. (Its later batches form
         // behind the statement in flight.)
         tokio::task::yield_now().await;
-        loop {
+        while self.any_waiting(&key) {
+            if let Some(wait) = self.gate.as_ref().and_then(|gate| gate(&key)) {
+                wait.await;
+                // The requests it let on go first, and join.
+                tokio::task::yield_now().await;
+            }
             let batch = {
                 let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
-                let Some(waiting) = queues.get_mut(&key) else {
-                    break;
-                };
+                let waiting = queues.entry(key.clone()).or_default();
                 // A request whose caller has gone is not run.
                 waiting.retain(|(_, sender)| !sender.is_closed());
-                if waiting.is_empty() {
-                    queues.remove(&key);
-                    break;
-                }
                 let n = waiting.len().min(self.max);
                 waiting.drain(..n).collect::<Vec<_>>()
             };
+            if batch.is_empty() {
+                continue;
+            }
             let (items, senders): (Vec<T>, Vec<oneshot::Sender<R>>) = batch.into_iter().unzip();
             let outcomes = run(key.clone(), items).await;
             // A missing outcome drops its sender: that request gets None.
@@ -107,6 +128,22 @@ where
             }
         }
         guard.key = None;
+    }
+
+    /// Whether requests of `key` wait (one whose caller has gone is
+    /// dropped); when none does, the key is forgotten, and the next
+    /// request leads.
+    fn any_waiting(&self, key: &K) -> bool {
+        let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(waiting) = queues.get_mut(key) else {
+            return false;
+        };
+        waiting.retain(|(_, sender)| !sender.is_closed());
+        if waiting.is_empty() {
+            queues.remove(key);
+            return false;
+        }
+        true
     }
 }
 
@@ -251,6 +288,51 @@ mod tests {
         let kept = groups.submit(1, 3, run).await;
         assert_eq!((first.await.unwrap(), kept), (Some(1), Some(3)));
         assert_eq!(*seen.lock().unwrap(), vec![1, 3]);
+    }
+
+    /// A gated key's batch goes once its gate lets it, with the requests
+    /// that came meanwhile; the gate is asked before each batch, and not
+    /// once none waits.
+    #[tokio::test]
+    async fn a_gated_batch_takes_the_requests_that_came_during_its_wait() {
+        let open = Arc::new(tokio::sync::Semaphore::new(0));
+        let asked = Arc::new(AtomicUsize::new(0));
+        let gate: Gate<u8> = {
+            let (open, asked) = (Arc::clone(&open), Arc::clone(&asked));
+            Box::new(move |_| {
+                asked.fetch_add(1, Ordering::SeqCst);
+                let open = Arc::clone(&open);
+                Some(Box::pin(async move {
+                    open.acquire().await.unwrap().forget();
+                }))
+            })
+        };
+        let groups = Arc::new(Groups::<u8, u32, u32>::gated(8, gate));
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let run = {
+            let sizes = Arc::clone(&sizes);
+            move |_, items: Vec<u32>| {
+                sizes.lock().unwrap().push(items.len());
+                async move { items }
+            }
+        };
+        let mut tasks = Vec::new();
+        for i in 0..3u32 {
+            let (g, run) = (Arc::clone(&groups), run.clone());
+            tasks.push(tokio::spawn(async move { g.submit(1, i, run).await }));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            sizes.lock().unwrap().is_empty(),
+            "nothing goes before the gate"
+        );
+        open.add_permits(1);
+        for (i, t) in tasks.into_iter().enumerate() {
+            assert_eq!(t.await.unwrap(), Some(u32::try_from(i).unwrap()));
+        }
+        assert_eq!(*sizes.lock().unwrap(), vec![3]);
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert!(groups.queues.lock().unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -67,6 +67,7 @@ mod accounts;
 mod batch;
 mod blobs;
 mod files;
+mod flights;
 mod group;
 mod node;
 mod ops;
@@ -104,6 +105,9 @@ pub struct PgStore {
     /// The accounts with a commit in flight on this node, and the uploads
     /// waiting to go in their next batch (`batch`).
     commits: Arc<batch::CommitGroups>,
+    /// The accounts whose uploads' early reads are in flight on this node
+    /// (`flights`): their next commit batch waits for them.
+    flights: Arc<flights::Flights>,
     /// The keys with a rate window count in flight on this node (`rates`).
     windows: Arc<rates::RateGroups>,
     /// The accounts with a read of their commitments in flight (`accounts`).
@@ -138,6 +142,7 @@ impl PgStore {
         let (node, session) = hold_node_lock(pg, tls.clone(), limit)
             .await
             .map_err(|e| tls::explain(e, tls.settings()))?;
+        let flights = Arc::<flights::Flights>::default();
         Ok(PgStore {
             pool,
             limit,
@@ -146,7 +151,8 @@ impl PgStore {
             gone: Arc::default(),
             queued_events: Arc::default(),
             keys: Arc::default(),
-            commits: Arc::default(),
+            commits: Arc::new(batch::CommitGroups::new(Arc::clone(&flights))),
+            flights,
             windows: rates::rate_groups(),
             held: accounts::held_groups(),
         })

@@ -384,3 +384,54 @@ async fn a_batch_refused_as_a_whole_commits_one_by_one() {
     let usage = store.usage(&acc, "2026-11").await.unwrap();
     assert_eq!((usage.upload_count, usage.storage_bytes), (4, 40));
 }
+
+/// An account's next commit waits for the early reads of its uploads in
+/// flight on its node (`flights`), but only for a moment: with a rate count
+/// of the account stuck behind its row's lock, an upload of the account
+/// still commits, and the count is still stuck when it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_waits_for_an_early_read_in_flight_only_a_moment() {
+    use crate::common::meta::{commit, inline_file};
+    use filestore::testing::db::DynMetaStore;
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let dyn_store: DynMetaStore = store.clone();
+    let acc = account(&*store).await;
+    let now = 1_700_000_000_000i64;
+    store
+        .count_upload("key_s", 60_000, now, &acc, "2026-11")
+        .await
+        .unwrap();
+    let mut holder = store.pool().get().await.unwrap();
+    let tx = holder.transaction().await.unwrap();
+    tx.execute(
+        "SELECT 1 FROM rate_windows WHERE key_id = $1 FOR UPDATE",
+        &[&"key_s"],
+    )
+    .await
+    .unwrap();
+    let stuck = {
+        let (store, acc) = (store.clone(), acc.clone());
+        tokio::spawn(async move {
+            store
+                .count_upload("key_s", 60_000, now + 1, &acc, "2026-11")
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!stuck.is_finished(), "the count waits on the row");
+    let done = tokio::time::timeout(
+        Duration::from_secs(3),
+        commit(dyn_store, inline_file(&acc, 1, 10, None), Quota::UNLIMITED),
+    )
+    .await
+    .expect("the commit waited for the stuck count");
+    assert!(matches!(done, CommitOutcome::Committed(_)), "{done:?}");
+    assert!(!stuck.is_finished(), "the count was still stuck");
+    tx.commit().await.unwrap();
+    let (w, held) = stuck.await.unwrap().unwrap();
+    assert_eq!(w.used, 2);
+    assert!(held.is_some());
+}
