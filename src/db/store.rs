@@ -217,6 +217,19 @@ pub trait AccountRepo: std::fmt::Debug + Send + Sync {
         now: i64,
     ) -> Result<Commitments, DbError>;
 
+    /// [`commitments`](Self::commitments), read for the early checks of an
+    /// upload that then commits in its account's next batch: a store that
+    /// batches commits may hold that batch for this read, whose upload then
+    /// joins it (PostgreSQL, `db/postgres/flights.rs`).
+    async fn upload_commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError> {
+        self.commitments(account_id, period, now).await
+    }
+
     /// The account's stored bytes and the period's counters, read together.
     async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError>;
 

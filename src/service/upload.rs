@@ -353,7 +353,14 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
     } else {
         let key = period_of(app.clock.now()).key;
         let now = app.clock.now_ms();
-        app.meta.commitments(&req.account.id, &key, now).await?
+        if req.idempotency_key.is_none() {
+            // It commits in its account's next batch.
+            app.meta
+                .upload_commitments(&req.account.id, &key, now)
+                .await?
+        } else {
+            app.meta.commitments(&req.account.id, &key, now).await?
+        }
     };
     let least = req
         .content_length

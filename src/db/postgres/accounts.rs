@@ -79,7 +79,9 @@ const HELD_MOST: usize = 256;
 /// on this node: the early checks of an account's uploads that arrive
 /// meanwhile share the next read (made after they arrived, so as fresh as
 /// one of their own; the commit checks again, exactly, under the lock).
-pub(super) type HeldGroups = Groups<(String, String), i64, Result<Commitments, DbError>>;
+/// A request is its time, and whether its upload commits in the account's
+/// next batch (which then waits for the read: `flights`).
+pub(super) type HeldGroups = Groups<(String, String), (i64, bool), Result<Commitments, DbError>>;
 
 pub(super) fn held_groups() -> Arc<HeldGroups> {
     Arc::new(Groups::new(HELD_MOST))
@@ -182,32 +184,38 @@ impl PgStore {
     }
 }
 
-#[async_trait]
-impl AccountRepo for PgStore {
-    async fn commitments(
+impl PgStore {
+    /// The commitments of `account_id` in `period`, read in the next read
+    /// of that account and period on this node; `ask` is the request's time
+    /// and whether its upload commits in the account's next batch.
+    async fn read_commitments(
         &self,
         account_id: &str,
         period: &str,
-        now: i64,
+        ask: (i64, bool),
     ) -> Result<Commitments, DbError> {
         let store = self.clone();
         let key = (account_id.to_string(), period.to_string());
         self.held
-            .submit(key, now, move |(account, period), times| {
+            .submit(key, ask, move |(account, period), asks| {
                 let store = store.clone();
                 async move {
                     // One read, at the latest time asked, for all of them;
-                    // the account's next commit waits for it (`flights`).
-                    let _aloft = store.flights.take_off(vec![account.clone()]);
-                    let now = times.iter().copied().max().unwrap_or_default();
+                    // the account's next commit waits for it when an
+                    // upload of that batch is in it (`flights`).
+                    let _aloft = asks
+                        .iter()
+                        .any(|&(_, batched)| batched)
+                        .then(|| store.flights.take_off(vec![account.clone()]));
+                    let now = asks.iter().map(|&(t, _)| t).max().unwrap_or_default();
                     let read = async {
                         on_conn!(store, |c| commitments(c, &account, &period, now, None)
                             .await)
                     }
                     .await;
                     match read {
-                        Ok(held) => times.iter().map(|_| Ok(held)).collect(),
-                        Err(e) => times
+                        Ok(held) => asks.iter().map(|_| Ok(held)).collect(),
+                        Err(e) => asks
                             .iter()
                             .map(|_| Err(e.shared("reading an account's commitments")))
                             .collect::<Vec<_>>(),
@@ -216,6 +224,29 @@ impl AccountRepo for PgStore {
             })
             .await
             .unwrap_or_else(|| Err(DbError::Task("the read this request was in failed".into())))
+    }
+}
+
+#[async_trait]
+impl AccountRepo for PgStore {
+    async fn commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError> {
+        self.read_commitments(account_id, period, (now, false))
+            .await
+    }
+
+    /// The read marked aloft for the account's next commit (`flights`).
+    async fn upload_commitments(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Commitments, DbError> {
+        self.read_commitments(account_id, period, (now, true)).await
     }
 
     /// The account's stored bytes and the period's counters, in one statement

@@ -19,8 +19,6 @@ use crate::domain::metadata;
 use crate::domain::quota::Quota;
 use bytes::Bytes;
 use deadpool_postgres::GenericClient;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio_postgres::types::ToSql;
@@ -54,11 +52,8 @@ impl CommitGroups {
     /// An account's next batch waits for the early reads of its uploads
     /// aloft (`flights`), so that the uploads they carry go in it.
     pub(super) fn new(flights: Arc<Flights>) -> Self {
-        let gate: Gate<(String, String)> = Box::new(move |(account, _period)| {
-            flights
-                .landing(account)
-                .map(|wait| Box::pin(wait) as Pin<Box<dyn Future<Output = ()> + Send>>)
-        });
+        let gate: Gate<(String, String)> =
+            Box::new(move |(account, _period)| flights.landing(account));
         CommitGroups {
             groups: Arc::new(Groups::gated(MOST, gate)),
             batches: AtomicU64::new(0),

@@ -7,8 +7,10 @@
 //! at hand; under load, a key's requests stop queueing one by one on its
 //! row.
 //!
-//! A key's groups may have a gate: before each batch is taken, a wait
-//! (that ends on its own) for requests about to join it (`flights`).
+//! Groups may have a gate (`Groups::gated`): before each batch that has
+//! room left is taken, a wait with a bound of its own for requests about
+//! to join it (an account's commits wait for its uploads' early reads in
+//! flight, `flights`).
 //!
 //! A batch runs in a task of its own (a request that gives up waiting does
 //! not cancel the others' work; one whose caller has gone before its batch
@@ -25,10 +27,12 @@ use tokio::sync::oneshot;
 /// A request waiting for its key's next batch, and where its outcome goes.
 type Waiting<T, R> = (T, oneshot::Sender<R>);
 
-/// What a key's next batch waits for before it is taken: nothing (None),
-/// or a wait that ends on its own, for requests about to join it.
-pub(crate) type Gate<K> =
-    Box<dyn Fn(&K) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> + Send + Sync>;
+/// A wait that ends on its own.
+pub(crate) type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// What a key's next batch waits for before it is taken, for requests
+/// about to join it: nothing (None), or a [`Wait`].
+pub(crate) type Gate<K> = Box<dyn Fn(&K) -> Option<Wait> + Send + Sync>;
 
 /// The keys with a batch in flight, and what waits behind each.
 pub(crate) struct Groups<K, T, R> {
@@ -100,19 +104,28 @@ where
     {
         // The tasks already runnable go first (the I/O driver is polled
         // too): those that ask for this key join its first batch, which so
-        // waits for no timer and nothing else. (Its later batches form
-        // behind the statement in flight.)
+        // waits for no timer and nothing else but its gate, if any. (Its
+        // later batches form behind the statement in flight.)
         tokio::task::yield_now().await;
-        while self.any_waiting(&key) {
-            if let Some(wait) = self.gate.as_ref().and_then(|gate| gate(&key)) {
+        loop {
+            let waiting = self.waiting(&key);
+            if waiting == 0 {
+                break;
+            }
+            let gated = self.gate.as_ref().filter(|_| waiting < self.max);
+            if let Some(wait) = gated.and_then(|gate| gate(&key)) {
                 wait.await;
-                // The requests it let on go first, and join.
+                // The requests it let on go first, and join (on several
+                // runtime threads, those not yet run by then go next).
                 tokio::task::yield_now().await;
             }
             let batch = {
                 let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
-                let waiting = queues.entry(key.clone()).or_default();
-                // A request whose caller has gone is not run.
+                // Only this task forgets the key while it runs.
+                let Some(waiting) = queues.get_mut(&key) else {
+                    break;
+                };
+                // Callers may have gone during the gate's wait.
                 waiting.retain(|(_, sender)| !sender.is_closed());
                 let n = waiting.len().min(self.max);
                 waiting.drain(..n).collect::<Vec<_>>()
@@ -130,20 +143,20 @@ where
         guard.key = None;
     }
 
-    /// Whether requests of `key` wait (one whose caller has gone is
+    /// How many requests of `key` wait (one whose caller has gone is
     /// dropped); when none does, the key is forgotten, and the next
     /// request leads.
-    fn any_waiting(&self, key: &K) -> bool {
+    fn waiting(&self, key: &K) -> usize {
         let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(waiting) = queues.get_mut(key) else {
-            return false;
+            return 0;
         };
         waiting.retain(|(_, sender)| !sender.is_closed());
-        if waiting.is_empty() {
+        let n = waiting.len();
+        if n == 0 {
             queues.remove(key);
-            return false;
         }
-        true
+        n
     }
 }
 
@@ -291,20 +304,23 @@ mod tests {
     }
 
     /// A gated key's batch goes once its gate lets it, with the requests
-    /// that came meanwhile; the gate is asked before each batch, and not
-    /// once none waits.
-    #[tokio::test]
+    /// that came meanwhile and one that the gate's opening let on; the
+    /// gate is asked before each batch, and not once none waits.
+    #[tokio::test(start_paused = true)]
     async fn a_gated_batch_takes_the_requests_that_came_during_its_wait() {
         let open = Arc::new(tokio::sync::Semaphore::new(0));
         let asked = Arc::new(AtomicUsize::new(0));
         let gate: Gate<u8> = {
             let (open, asked) = (Arc::clone(&open), Arc::clone(&asked));
+            // Only the first batch finds something to wait for.
             Box::new(move |_| {
-                asked.fetch_add(1, Ordering::SeqCst);
+                let first = asked.fetch_add(1, Ordering::SeqCst) == 0;
                 let open = Arc::clone(&open);
-                Some(Box::pin(async move {
-                    open.acquire().await.unwrap().forget();
-                }))
+                first.then(|| -> Wait {
+                    Box::pin(async move {
+                        open.acquire().await.unwrap().forget();
+                    })
+                })
             })
         };
         let groups = Arc::new(Groups::<u8, u32, u32>::gated(8, gate));
@@ -316,21 +332,36 @@ mod tests {
                 async move { items }
             }
         };
+        let submit = |i: u32| {
+            let (g, run) = (Arc::clone(&groups), run.clone());
+            async move { g.submit(1, i, run).await }
+        };
         let mut tasks = Vec::new();
         for i in 0..3u32 {
-            let (g, run) = (Arc::clone(&groups), run.clone());
-            tasks.push(tokio::spawn(async move { g.submit(1, i, run).await }));
+            tasks.push(tokio::spawn(submit(i)));
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // Woken with the gate's opening, as an upload whose early read
+        // lands is: it asks after the gate let the batch on.
+        let landed = Arc::new(tokio::sync::Notify::new());
+        tasks.push(tokio::spawn({
+            let (landed, submit) = (Arc::clone(&landed), submit(3));
+            async move {
+                landed.notified().await;
+                submit.await
+            }
+        }));
+        tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(
             sizes.lock().unwrap().is_empty(),
             "nothing goes before the gate"
         );
         open.add_permits(1);
+        landed.notify_one();
         for (i, t) in tasks.into_iter().enumerate() {
             assert_eq!(t.await.unwrap(), Some(u32::try_from(i).unwrap()));
         }
-        assert_eq!(*sizes.lock().unwrap(), vec![3]);
+        assert_eq!(*sizes.lock().unwrap(), vec![4]);
         assert_eq!(asked.load(Ordering::SeqCst), 1);
         assert!(groups.queues.lock().unwrap().is_empty());
     }

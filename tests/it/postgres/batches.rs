@@ -386,9 +386,10 @@ async fn a_batch_refused_as_a_whole_commits_one_by_one() {
 }
 
 /// An account's next commit waits for the early reads of its uploads in
-/// flight on its node (`flights`), but only for a moment: with a rate count
-/// of the account stuck behind its row's lock, an upload of the account
-/// still commits, and the count is still stuck when it has.
+/// flight on its node (`flights`), but only for a moment (5 ms): with a
+/// rate count of the account stuck behind its row's lock, an upload of the
+/// account commits after that moment, and the count is still stuck when it
+/// has.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_waits_for_an_early_read_in_flight_only_a_moment() {
     use crate::common::meta::{commit, inline_file};
@@ -422,6 +423,7 @@ async fn a_commit_waits_for_an_early_read_in_flight_only_a_moment() {
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!stuck.is_finished(), "the count waits on the row");
+    let started = std::time::Instant::now();
     let done = tokio::time::timeout(
         Duration::from_secs(3),
         commit(dyn_store, inline_file(&acc, 1, 10, None), Quota::UNLIMITED),
@@ -429,6 +431,8 @@ async fn a_commit_waits_for_an_early_read_in_flight_only_a_moment() {
     .await
     .expect("the commit waited for the stuck count");
     assert!(matches!(done, CommitOutcome::Committed(_)), "{done:?}");
+    // It waited for the count in flight (the bound is 5 ms).
+    assert!(started.elapsed() >= Duration::from_millis(5));
     assert!(!stuck.is_finished(), "the count was still stuck");
     tx.commit().await.unwrap();
     let (w, held) = stuck.await.unwrap().unwrap();
