@@ -6,9 +6,10 @@
 //! held through the flush, then serves a batch instead of one upload. Each
 //! upload keeps its own outcome: one refused (the quota, a spent token)
 //! writes nothing, and the ones after it in the batch are judged with the
-//! ones before, exactly as if they had come one by one. A batch about to
-//! go first waits a round trip for the early reads of the account's
-//! uploads aloft on this node (`flights`), whose uploads then join it.
+//! ones before, exactly as if they had come one by one. Each batch, before
+//! it goes, waits (a round trip, 5 ms at most) for the early reads of the
+//! account's batched uploads in flight on this node (`flights`), whose
+//! uploads then join it.
 
 use super::files::{commit_alone, refusal_of};
 use super::flights::Flights;

@@ -11,7 +11,8 @@
 //! two convoys that take turns at the database, each batch half as big:
 //! at 8 uploads in flight a node sent 0.6 statements and woke 0.6 times
 //! per upload, where 16 in flight took half of each. Merged, 8 in flight
-//! take what 16 did (`benches/nodes.sh`, one account).
+//! take 0.3–0.4, about what 16 did before (`benches/nodes.sh`, one
+//! account).
 
 use super::group::Wait;
 use std::collections::HashMap;
