@@ -206,7 +206,7 @@ impl PgStore {
                     let _aloft = asks
                         .iter()
                         .any(|&(_, batched)| batched)
-                        .then(|| store.flights.take_off(vec![account.clone()]));
+                        .then(|| store.flights.take_off(account.clone()));
                     let now = asks.iter().map(|&(t, _)| t).max().unwrap_or_default();
                     let read = async {
                         on_conn!(store, |c| commitments(c, &account, &period, now, None)

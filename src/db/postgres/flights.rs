@@ -37,22 +37,20 @@ struct Flight {
 }
 
 impl Flights {
-    /// Marks a statement carrying uploads of `accounts` aloft until the
+    /// Marks a statement carrying uploads of `account` aloft until the
     /// guard drops (a statement that fails or panics lands too).
-    pub(super) fn take_off(self: &Arc<Self>, accounts: Vec<String>) -> Aloft {
+    pub(super) fn take_off(self: &Arc<Self>, account: String) -> Aloft {
         let mut aloft = self.aloft.lock().unwrap_or_else(PoisonError::into_inner);
-        for account in &accounts {
-            aloft
-                .entry(account.clone())
-                .or_insert_with(|| Flight {
-                    statements: 0,
-                    landed: Arc::default(),
-                })
-                .statements += 1;
-        }
+        aloft
+            .entry(account.clone())
+            .or_insert_with(|| Flight {
+                statements: 0,
+                landed: Arc::default(),
+            })
+            .statements += 1;
         Aloft {
             flights: Arc::clone(self),
-            accounts,
+            account,
         }
     }
 
@@ -83,7 +81,7 @@ impl Flights {
 /// A statement aloft; it lands when dropped.
 pub(super) struct Aloft {
     flights: Arc<Flights>,
-    accounts: Vec<String>,
+    account: String,
 }
 
 impl Drop for Aloft {
@@ -93,13 +91,11 @@ impl Drop for Aloft {
             .aloft
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        for account in &self.accounts {
-            if let Some(flight) = aloft.get_mut(account) {
-                flight.landed.notify_waiters();
-                flight.statements -= 1;
-                if flight.statements == 0 {
-                    aloft.remove(account);
-                }
+        if let Some(flight) = aloft.get_mut(&self.account) {
+            flight.landed.notify_waiters();
+            flight.statements -= 1;
+            if flight.statements == 0 {
+                aloft.remove(&self.account);
             }
         }
     }
@@ -113,7 +109,7 @@ mod tests {
     async fn nothing_aloft_means_no_wait() {
         let flights = Arc::new(Flights::default());
         assert!(flights.landing("a").is_none());
-        let aloft = flights.take_off(vec!["b".into()]);
+        let aloft = flights.take_off("b".into());
         assert!(flights.landing("a").is_none());
         assert!(flights.landing("b").is_some());
         drop(aloft);
@@ -124,8 +120,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_wait_ends_when_a_statement_aloft_lands() {
         let flights = Arc::new(Flights::default());
-        let first = flights.take_off(vec!["a".into(), "b".into()]);
-        let second = flights.take_off(vec!["a".into()]);
+        let first = (flights.take_off("a".into()), flights.take_off("b".into()));
+        let second = flights.take_off("a".into());
         let wait = flights.landing("a").unwrap();
         // It lands before the wait is first polled: heard all the same.
         drop(second);
@@ -141,7 +137,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_wait_for_a_statement_that_stays_aloft_is_bounded() {
         let flights = Arc::new(Flights::default());
-        let _aloft = flights.take_off(vec!["a".into()]);
+        let _aloft = flights.take_off("a".into());
         let started = tokio::time::Instant::now();
         flights.landing("a").unwrap().await;
         let waited = started.elapsed();

@@ -153,14 +153,9 @@ impl PgStore {
         let window_ms = asks.first().map_or(0, |a| a.window_ms);
         let end = now.saturating_add(window_ms.max(ratelimit::MIN_WINDOW_MS));
         let of = asks.iter().rev().find_map(|a| a.upload.as_ref());
-        // The uploads' accounts' next commits wait for this (`flights`).
-        let mut accounts: Vec<String> = asks
-            .iter()
-            .filter_map(|a| a.upload.as_ref().map(|(account, _)| account.clone()))
-            .collect();
-        accounts.sort_unstable();
-        accounts.dedup();
-        let _aloft = (!accounts.is_empty()).then(|| self.flights.take_off(accounts));
+        // A key is one account's: with uploads among them, that account's
+        // next commit waits for this (`flights`).
+        let _aloft = of.map(|(account, _)| self.flights.take_off(account.clone()));
         let counted = async {
             on_conn!(self, |c| {
                 let row = match of {
