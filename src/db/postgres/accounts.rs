@@ -29,18 +29,18 @@ pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Resu
 }
 
 /// The statement that reads what an account has committed to (see
-/// [`commitments`]), with the numbers of its parameters: the account, the
-/// period, the time and the upload left out. Its one row is read by
-/// [`commitments_at`].
-pub(super) fn commitments_sql(account: u8, period: u8, now: u8, except: u8) -> String {
+/// [`commitments`]), with what stands in it (parameters such as `$1`, or
+/// columns) for the account, the period, the time and the upload left out.
+/// Its one row is read by [`commitments_at`].
+pub(super) fn commitments_sql(account: &str, period: &str, now: &str, except: &str) -> String {
     format!(
         "SELECT COALESCE((SELECT upload_count FROM usage_periods
-                           WHERE account_id = ${account} AND period = ${period}), 0)::BIGINT,
+                           WHERE account_id = {account} AND period = {period}), 0)::BIGINT,
              COALESCE(SUM(length), 0)::BIGINT, COUNT(*),
-             (SELECT storage_bytes FROM accounts WHERE id = ${account})
+             (SELECT storage_bytes FROM accounts WHERE id = {account})
          FROM tus_uploads
-         WHERE account_id = ${account} AND completed_at IS NULL AND expires_at > ${now}
-           AND id IS DISTINCT FROM ${except}"
+         WHERE account_id = {account} AND completed_at IS NULL AND expires_at > {now}
+           AND id IS DISTINCT FROM {except}"
     )
 }
 
@@ -56,7 +56,7 @@ pub(super) fn commitments_at(row: &tokio_postgres::Row, first: usize) -> Commitm
 }
 
 /// [`commitments_sql`] alone.
-static COMMITMENTS: LazyLock<String> = LazyLock::new(|| commitments_sql(1, 2, 3, 4));
+static COMMITMENTS: LazyLock<String> = LazyLock::new(|| commitments_sql("$1", "$2", "$3", "$4"));
 
 /// What an account has committed to at `now`, in one statement: its
 /// stored bytes, the uploads of `period`, and what its incomplete, unexpired resumable uploads

@@ -9,8 +9,10 @@
 //! ones before, exactly as if they had come one by one. Each batch, before
 //! it goes, waits (a round trip, 5 ms at most) for the early reads of the
 //! account's batched uploads in flight on this node (`flights`), whose
-//! uploads then join it.
+//! uploads then join it. A batch ready goes on the node's commit bus
+//! (`bus`), with the other accounts' ready at the same time.
 
+use super::bus::Bus;
 use super::files::{commit_alone, refusal_of};
 use super::flights::Flights;
 use super::group::{Gate, Groups};
@@ -43,8 +45,10 @@ pub(super) type Committed = Result<(CommitOutcome, bool), DbError>;
 /// commits came to.
 pub(super) struct CommitGroups {
     groups: Arc<Groups<(String, String), Pending, Committed>>,
-    /// Statements of `filestore_commit_uploads` that committed, and the
-    /// uploads they committed together.
+    /// The batches of several accounts in one statement (`bus`).
+    pub(super) bus: Bus,
+    /// Statements that committed more than one upload, and the uploads
+    /// they committed together.
     batches: AtomicU64,
     batched: AtomicU64,
 }
@@ -53,10 +57,12 @@ impl CommitGroups {
     /// An account's next batch waits for the early reads of its uploads
     /// aloft (`flights`), so that the uploads they carry go in it.
     pub(super) fn new(flights: Arc<Flights>) -> Self {
+        let bus = Bus::new(Arc::clone(&flights));
         let gate: Gate<(String, String)> =
             Box::new(move |(account, _period)| flights.landing(account));
         CommitGroups {
             groups: Arc::new(Groups::gated(MOST, gate)),
+            bus,
             batches: AtomicU64::new(0),
             batched: AtomicU64::new(0),
         }
@@ -82,7 +88,7 @@ impl PgStore {
             .groups
             .submit(key, p, move |(account, period), batch| {
                 let store = store.clone();
-                async move { store.commit_batch(&account, &period, batch).await }
+                async move { store.commit_account(account, period, batch).await }
             })
             .await
             .unwrap_or_else(|| {
@@ -98,7 +104,7 @@ impl PgStore {
     /// When it could not be had or did not answer in time, that is every
     /// upload's outcome (503, worth a retry: the batch may have committed
     /// or not, as a single upload's commit may).
-    async fn commit_batch(
+    pub(super) async fn commit_batch(
         &self,
         account: &str,
         period: &str,
@@ -134,30 +140,71 @@ impl PgStore {
         period: &str,
         batch: &[Pending],
     ) -> Result<Vec<Committed>, DbError> {
-        let mut outcomes: Vec<Option<Committed>> = Vec::with_capacity(batch.len());
+        self.commit_statement(period, &[(account, batch)], false)
+            .await
+    }
+
+    /// The uploads of `accounts` (each account's batch, in the order
+    /// given) in one statement; outcomes in the same order, flattened.
+    /// `bounded`: in one call of `filestore_commit_accounts` (migration
+    /// 0014), which waits for no lock past its `lock_timeout` (the accounts
+    /// then in byte order, each once); else of `filestore_commit_uploads`
+    /// (one account).
+    pub(super) async fn commit_statement(
+        &self,
+        period: &str,
+        accounts: &[(&str, &[Pending])],
+        bounded: bool,
+    ) -> Result<Vec<Committed>, DbError> {
+        let mut outcomes: Vec<Option<Committed>> = Vec::new();
         let mut cols = Columns::default();
-        for p in batch {
-            match cols.push(p) {
-                Ok(()) => outcomes.push(None),
-                Err(e) => outcomes.push(Some(Err(e))),
+        let (mut names, mut ends) = (Vec::new(), Vec::new());
+        for (account, batch) in accounts {
+            for p in *batch {
+                match cols.push(p) {
+                    Ok(()) => outcomes.push(None),
+                    Err(e) => outcomes.push(Some(Err(e))),
+                }
+            }
+            let end = i32::try_from(cols.id.len()).unwrap_or(i32::MAX);
+            if ends.last() != Some(&end) {
+                names.push(*account);
+                ends.push(end);
             }
         }
         if !cols.id.is_empty() {
             let rows = on_conn!(self, |c| {
-                let stmt = c
-                    .prepare_cached(
-                        "SELECT n, code, detail, message, queued FROM filestore_commit_uploads(
-                             $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                             $16, $17, $18, $19)",
-                    )
-                    .await?;
-                Ok::<_, DbError>(c.query(&stmt, &cols.params(&account, &period)).await?)
+                let rows = if bounded {
+                    let stmt = c
+                        .prepare_cached(
+                            "SELECT n, code, detail, message, queued FROM filestore_commit_accounts(
+                                 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+                                 $15, $16, $17, $18, $19, $20)",
+                        )
+                        .await?;
+                    c.query(&stmt, &cols.params_of_accounts(&names, &ends, &period))
+                        .await?
+                } else {
+                    let stmt = c
+                        .prepare_cached(
+                            "SELECT n, code, detail, message, queued FROM filestore_commit_uploads(
+                                 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                                 $16, $17, $18, $19)",
+                        )
+                        .await?;
+                    let account = names.first().copied().unwrap_or_default();
+                    c.query(&stmt, &cols.params(&account, &period)).await?
+                };
+                Ok::<_, DbError>(rows)
             })?;
-            self.commits.batches.fetch_add(1, Ordering::Relaxed);
-            let n = u64::try_from(rows.len()).unwrap_or(u64::MAX);
-            self.commits.batched.fetch_add(n, Ordering::Relaxed);
-            let mut sent = batch
+            if rows.len() > 1 {
+                self.commits.batches.fetch_add(1, Ordering::Relaxed);
+                let n = u64::try_from(rows.len()).unwrap_or(u64::MAX);
+                self.commits.batched.fetch_add(n, Ordering::Relaxed);
+            }
+            let mut sent = accounts
                 .iter()
+                .flat_map(|(_, batch)| batch.iter())
                 .zip(outcomes.iter_mut())
                 .filter(|(_, o)| o.is_none());
             for row in rows {
@@ -166,20 +213,7 @@ impl PgStore {
                         "a batch of uploads gave more outcomes than it had uploads".into(),
                     ));
                 };
-                let code: Option<String> = row.get(1);
-                let queued: i32 = row.get(4);
-                *slot = Some(match code {
-                    None => Ok((CommitOutcome::Committed(p.f.clone()), queued > 0)),
-                    Some(code) => {
-                        let detail: Option<String> = row.get(2);
-                        let message: Option<String> = row.get(3);
-                        let (detail, message) =
-                            (detail.unwrap_or_default(), message.unwrap_or_default());
-                        refusal_of(&code, &detail, &message, p.limits, p.f.size)
-                            .unwrap_or_else(|| Err(DbError::Invalid(format!("{code}: {message}"))))
-                            .map(|o| (o, false))
-                    }
-                });
+                *slot = Some(outcome_of(&row, p));
             }
         }
         outcomes
@@ -190,6 +224,23 @@ impl PgStore {
                 })
             })
             .collect()
+    }
+}
+
+/// What a row of the commit functions says of upload `p`.
+fn outcome_of(row: &tokio_postgres::Row, p: &Pending) -> Committed {
+    let code: Option<String> = row.get(1);
+    let queued: i32 = row.get(4);
+    match code {
+        None => Ok((CommitOutcome::Committed(p.f.clone()), queued > 0)),
+        Some(code) => {
+            let detail: Option<String> = row.get(2);
+            let message: Option<String> = row.get(3);
+            let (detail, message) = (detail.unwrap_or_default(), message.unwrap_or_default());
+            refusal_of(&code, &detail, &message, p.limits, p.f.size)
+                .unwrap_or_else(|| Err(DbError::Invalid(format!("{code}: {message}"))))
+                .map(|o| (o, false))
+        }
     }
 }
 
@@ -249,7 +300,39 @@ impl<'a> Columns<'a> {
         Ok(())
     }
 
-    /// The parameters, in the function's order.
+    /// The parameters of `filestore_commit_accounts`, in its order: the
+    /// accounts and where each one's uploads end (`ends`, from 1).
+    fn params_of_accounts<'b>(
+        &'b self,
+        accounts: &'b (dyn ToSql + Sync),
+        ends: &'b (dyn ToSql + Sync),
+        period: &'b &'b str,
+    ) -> [&'b (dyn ToSql + Sync); 20] {
+        [
+            accounts,
+            ends,
+            &self.id,
+            &self.name,
+            &self.folder,
+            &self.size,
+            &self.content_type,
+            &self.private,
+            &self.sha256,
+            &self.blob_key,
+            &self.created_at,
+            &self.expires_at,
+            &self.inline,
+            &self.metadata,
+            &self.data,
+            &self.event,
+            period,
+            &self.token,
+            &self.max_storage,
+            &self.max_uploads,
+        ]
+    }
+
+    /// The parameters of `filestore_commit_uploads`, in its order.
     fn params<'b>(
         &'b self,
         account: &'b &'b str,

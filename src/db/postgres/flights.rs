@@ -28,6 +28,8 @@ pub(super) const WAIT_MOST: Duration = Duration::from_millis(5);
 #[derive(Default)]
 pub(super) struct Flights {
     aloft: Mutex<HashMap<String, Flight>>,
+    /// Told of every landing, of any account.
+    any: Arc<Notify>,
 }
 
 /// An account's early reads aloft.
@@ -68,6 +70,21 @@ impl Flights {
         }))
     }
 
+    /// When an early read of any account is aloft: a wait until one lands,
+    /// or [`WAIT_MOST`]. None: none is aloft. (The node's commit bus
+    /// waits so, for the account batches the reads let on.)
+    pub(super) fn landing_any(&self) -> Option<Wait> {
+        let aloft = self.aloft.lock().unwrap_or_else(PoisonError::into_inner);
+        if aloft.is_empty() {
+            return None;
+        }
+        let landed = Arc::clone(&self.any).notified_owned();
+        drop(aloft);
+        Some(Box::pin(async move {
+            let _ = tokio::time::timeout(WAIT_MOST, landed).await;
+        }))
+    }
+
     /// The accounts with a statement aloft (for tests).
     #[cfg(test)]
     fn accounts(&self) -> usize {
@@ -93,6 +110,7 @@ impl Drop for Aloft {
             .unwrap_or_else(PoisonError::into_inner);
         if let Some(flight) = aloft.get_mut(&self.account) {
             flight.landed.notify_waiters();
+            self.flights.any.notify_waiters();
             flight.statements -= 1;
             if flight.statements == 0 {
                 aloft.remove(&self.account);
@@ -114,7 +132,29 @@ mod tests {
         assert!(flights.landing("b").is_some());
         drop(aloft);
         assert!(flights.landing("b").is_none());
+        assert!(flights.landing_any().is_none());
         assert_eq!(flights.accounts(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_for_any_ends_when_any_account_lands() {
+        let flights = Arc::new(Flights::default());
+        let (a, b) = (flights.take_off("a".into()), flights.take_off("b".into()));
+        let wait = flights.landing_any().unwrap();
+        drop(b);
+        let started = tokio::time::Instant::now();
+        wait.await;
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        let wait = flights.landing_any().unwrap();
+        let started = tokio::time::Instant::now();
+        wait.await;
+        assert_eq!(
+            started.elapsed(),
+            WAIT_MOST,
+            "a stays aloft: the wait is bounded"
+        );
+        drop(a);
+        assert!(flights.landing_any().is_none());
     }
 
     #[tokio::test(start_paused = true)]

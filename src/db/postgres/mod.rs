@@ -66,6 +66,7 @@ macro_rules! in_tx {
 mod accounts;
 mod batch;
 mod blobs;
+mod bus;
 mod files;
 mod flights;
 mod group;
@@ -110,6 +111,8 @@ pub struct PgStore {
     flights: Arc<flights::Flights>,
     /// The keys with a rate window count in flight on this node (`rates`).
     windows: Arc<rates::RateGroups>,
+    /// The keys' counts waiting for this node's next count statement.
+    counts: Arc<rates::CountBus>,
     /// The accounts with a read of their commitments in flight (`accounts`).
     held: Arc<accounts::HeldGroups>,
 }
@@ -143,6 +146,7 @@ impl PgStore {
             .await
             .map_err(|e| tls::explain(e, tls.settings()))?;
         let flights = Arc::<flights::Flights>::default();
+        let (windows, counts) = rates::rate_groups();
         Ok(PgStore {
             pool,
             limit,
@@ -153,7 +157,8 @@ impl PgStore {
             keys: Arc::default(),
             commits: Arc::new(batch::CommitGroups::new(Arc::clone(&flights))),
             flights,
-            windows: rates::rate_groups(),
+            windows,
+            counts: Arc::new(counts),
             held: accounts::held_groups(),
         })
     }
@@ -179,6 +184,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_event_batches.sql"),
     include_str!("migrations/0012_commit_function.sql"),
     include_str!("migrations/0013_group_commit.sql"),
+    include_str!("migrations/0014_commit_accounts.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -463,8 +469,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// schema, recorded with it (`schema_compat`) for them to read: migrations 9
 /// (image variants: a table and a trigger on files), 10 (plans: a table),
 /// 11 (a folder delete's event batches: a table, which a newer node
-/// expands) and 12 (the upload's commit as a function, which an older node
-/// never calls) only add, so a node of schema 8 runs on.
+/// expands), 12, 13 and 14 (the upload's commit, a batch's and several
+/// accounts' as functions, which an older node never calls) only add, so a
+/// node of schema 8 runs on.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

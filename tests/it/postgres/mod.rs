@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 mod batches;
+mod bus;
 mod migrate;
 mod outages;
 mod races;

@@ -1,0 +1,199 @@
+//! The buses on PostgreSQL (`db/postgres/bus.rs`, `rates.rs`): the batches
+//! of several accounts (and the counts of several keys) that become ready
+//! while the node's previous statement of them is in flight go together as
+//! its next, each judged as if alone; and a row held long by another
+//! session holds up only its own account.
+
+use super::*;
+use std::time::Duration;
+
+/// Commits `f` (its bytes inline) within `limits`.
+async fn commit_one(
+    store: Arc<PgStore>,
+    f: filestore::testing::db::FileRow,
+    limits: Quota,
+) -> CommitOutcome {
+    let data = bytes::Bytes::from(vec![b'x'; usize::try_from(f.size).unwrap()]);
+    let ctx = CommitContext {
+        period: "2026-11".into(),
+        ..Default::default()
+    };
+    store
+        .commit_upload(f, Some(data), limits, ctx)
+        .await
+        .unwrap()
+}
+
+/// Two accounts' uploads that arrive while the node's commit statement is
+/// in flight (held here waiting for a connection: the test holds them all)
+/// go in one statement, each judged alone: one refused by its own quota,
+/// the other committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_ready_together_commit_in_one_statement_each_judged_alone() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let (a, b, c) = (
+        account(&*store).await,
+        account(&*store).await,
+        account(&*store).await,
+    );
+    let mut held = Vec::new();
+    for _ in 0..store.pool().status().max_size {
+        held.push(store.pool().get().await.unwrap());
+    }
+    let small = Quota {
+        storage: 50,
+        uploads_per_period: 1000,
+        ..Quota::UNLIMITED
+    };
+    let first = tokio::spawn(commit_one(
+        store.clone(),
+        inline_file(&c, 0, 10, None),
+        Quota::UNLIMITED,
+    ));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let refused = tokio::spawn(commit_one(
+        store.clone(),
+        inline_file(&a, 1, 100, None),
+        small,
+    ));
+    let fits = tokio::spawn(commit_one(
+        store.clone(),
+        inline_file(&b, 2, 40, None),
+        small,
+    ));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !first.is_finished(),
+        "the first statement waits for a connection"
+    );
+    drop(held);
+    assert!(matches!(first.await.unwrap(), CommitOutcome::Committed(_)));
+    let refused = refused.await.unwrap();
+    assert!(
+        matches!(refused, CommitOutcome::Refused(Refusal::Storage { .. })),
+        "{refused:?}"
+    );
+    assert!(matches!(fits.await.unwrap(), CommitOutcome::Committed(_)));
+    assert_eq!(store.shared_commits(), (1, 2));
+    assert_eq!(store.upload_batches(), (1, 2));
+    let stored = |acc: String| {
+        let store = store.clone();
+        async move { store.account(&acc).await.unwrap().unwrap().storage_bytes }
+    };
+    assert_eq!(
+        (
+            stored(a.clone()).await,
+            stored(b.clone()).await,
+            stored(c).await
+        ),
+        (0, 40, 10)
+    );
+    assert_eq!(store.usage(&a, "2026-11").await.unwrap().upload_count, 0);
+    assert_eq!(store.usage(&b, "2026-11").await.unwrap().upload_count, 1);
+}
+
+/// An account row held long by another session (a delete of many files,
+/// say) holds up that account's commit, but not another account's on the
+/// same node: the bus's statement gives up on the lock (100 ms), and the
+/// held account's batch waits on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_account_row_holds_up_only_its_own_account() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let (a, b) = (account(&*store).await, account(&*store).await);
+    let mut holder = store.pool().get().await.unwrap();
+    let tx = holder.transaction().await.unwrap();
+    tx.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&a])
+        .await
+        .unwrap();
+    let stuck = tokio::spawn(commit_one(
+        store.clone(),
+        inline_file(&a, 0, 10, None),
+        Quota::UNLIMITED,
+    ));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    for i in 1..4 {
+        let other = tokio::time::timeout(
+            Duration::from_secs(3),
+            commit_one(
+                store.clone(),
+                inline_file(&b, i, 10, None),
+                Quota::UNLIMITED,
+            ),
+        )
+        .await
+        .expect("another account's commit does not wait for the held row");
+        assert!(matches!(other, CommitOutcome::Committed(_)), "{other:?}");
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!stuck.is_finished(), "the held account's commit waits");
+    tx.commit().await.unwrap();
+    assert!(matches!(stuck.await.unwrap(), CommitOutcome::Committed(_)));
+    assert_eq!(store.usage(&a, "2026-11").await.unwrap().upload_count, 1);
+    assert_eq!(store.usage(&b, "2026-11").await.unwrap().upload_count, 3);
+}
+
+/// Counts of several keys that arrive while the node's count is in flight
+/// (held here on its key's row) go in one statement: each key gets its own
+/// place, and an upload's count the commitments of its own account.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_of_several_keys_go_in_one_statement_each_in_its_place() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let dyn_store: filestore::testing::db::DynMetaStore = store.clone();
+    let (a, d) = (account(&*store).await, account(&*store).await);
+    let done = commit(dyn_store, inline_file(&d, 0, 70, None), Quota::UNLIMITED).await;
+    assert!(matches!(done, CommitOutcome::Committed(_)), "{done:?}");
+    let now = 1_700_000_000_000i64;
+    for key in ["key_a", "key_b", "key_c"] {
+        store.rate_window(key, 60_000, now, true).await.unwrap();
+    }
+    store.rate_window("key_b", 60_000, now, true).await.unwrap();
+    let mut holder = store.pool().get().await.unwrap();
+    let tx = holder.transaction().await.unwrap();
+    tx.execute(
+        "SELECT 1 FROM rate_windows WHERE key_id = $1 FOR UPDATE",
+        &[&"key_c"],
+    )
+    .await
+    .unwrap();
+    let stuck = {
+        let store = store.clone();
+        tokio::spawn(async move { store.rate_window("key_c", 60_000, now + 1, true).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let upload = |key: &'static str, acc: String| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .count_upload(key, 60_000, now + 2, &acc, "2026-11")
+                .await
+                .unwrap()
+        })
+    };
+    let (on_a, on_d) = (upload("key_a", a.clone()), upload("key_d", d.clone()));
+    let plain = {
+        let store = store.clone();
+        tokio::spawn(async move { store.rate_window("key_b", 60_000, now + 2, true).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!on_a.is_finished(), "the keys wait for the count in flight");
+    tx.commit().await.unwrap();
+    assert_eq!(stuck.await.unwrap().unwrap().used, 2);
+    let (wa, held_a) = on_a.await.unwrap();
+    let (wd, held_d) = on_d.await.unwrap();
+    let wb = plain.await.unwrap().unwrap();
+    assert_eq!((wa.used, wb.used, wd.used), (2, 3, 1));
+    assert_eq!((wa.start, wd.start), (now, now + 2));
+    let (held_a, held_d) = (held_a.unwrap(), held_d.unwrap());
+    assert_eq!((held_a.upload_count, held_a.stored_bytes), (0, Some(0)));
+    assert_eq!((held_d.upload_count, held_d.stored_bytes), (1, Some(70)));
+    assert_eq!(store.shared_counts(), 1);
+}
