@@ -79,16 +79,28 @@ impl PgStore {
         )
     }
 
-    /// Commits `p` in its account's next batch (`p` has no idempotency key
-    /// and is no resumable upload's).
+    /// Commits `p` (no idempotency key, no resumable upload's) in the
+    /// node's next statement (`bus`), or, while its account commits on its
+    /// own, in its account's next batch.
     pub(super) async fn commit_grouped(&self, p: Pending) -> Committed {
+        if self.commits.bus.is_solo(&p.f.account_id) {
+            return self.commit_alone_grouped(p).await;
+        }
+        match self.commit_on_bus(p).await {
+            Ok(committed) => committed,
+            Err(p) => self.commit_alone_grouped(p).await,
+        }
+    }
+
+    /// Commits `p` in its account's next batch of its own.
+    async fn commit_alone_grouped(&self, p: Pending) -> Committed {
         let store = self.clone();
         let key = (p.f.account_id.clone(), p.ctx.period.clone());
         self.commits
             .groups
             .submit(key, p, move |(account, period), batch| {
                 let store = store.clone();
-                async move { store.commit_account(account, period, batch).await }
+                async move { store.commit_batch(&account, &period, batch).await }
             })
             .await
             .unwrap_or_else(|| {

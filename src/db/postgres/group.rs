@@ -7,9 +7,6 @@
 //! at hand; under load, a key's requests stop queueing one by one on its
 //! row.
 //!
-//! Groups may weigh their requests (`Groups::weighed`): a batch then
-//! stops short of a weight (a count of uploads, say), unless it is one.
-//!
 //! Groups may have a gate (`Groups::gated`): before each batch that has
 //! room left is taken, a wait with a bound of its own for requests about
 //! to join it (an account's commits wait for its uploads' early reads in
@@ -37,17 +34,11 @@ pub(crate) type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// about to join it: nothing (None), or a [`Wait`].
 pub(crate) type Gate<K> = Box<dyn Fn(&K) -> Option<Wait> + Send + Sync>;
 
-/// A request's weight.
-type Weigh<T> = fn(&T) -> usize;
-
 /// The keys with a batch in flight, and what waits behind each.
 pub(crate) struct Groups<K, T, R> {
     queues: Mutex<HashMap<K, Vec<Waiting<T, R>>>>,
     /// The most requests in one batch.
     max: usize,
-    /// The most weight in one batch, and each request's (a request
-    /// heavier than that goes alone).
-    weight: Option<(usize, Weigh<T>)>,
     gate: Option<Gate<K>>,
 }
 
@@ -62,25 +53,7 @@ where
         Groups {
             queues: Mutex::default(),
             max: max.max(1),
-            weight: None,
             gate: None,
-        }
-    }
-
-    /// These groups, each batch taken once `gate` lets it.
-    pub(crate) fn with_gate(self, gate: Gate<K>) -> Self {
-        Groups {
-            gate: Some(gate),
-            ..self
-        }
-    }
-
-    /// Batches of at most `max` requests weighing at most `most` in all
-    /// (by `weigh`), but for a single request.
-    pub(crate) fn weighed(max: usize, most: usize, weigh: Weigh<T>) -> Self {
-        Groups {
-            weight: Some((most, weigh)),
-            ..Groups::new(max)
         }
     }
 
@@ -154,7 +127,7 @@ where
                 };
                 // Callers may have gone during the gate's wait.
                 waiting.retain(|(_, sender)| !sender.is_closed());
-                let n = self.take(waiting);
+                let n = waiting.len().min(self.max);
                 waiting.drain(..n).collect::<Vec<_>>()
             };
             if batch.is_empty() {
@@ -168,24 +141,6 @@ where
             }
         }
         guard.key = None;
-    }
-
-    /// How many of `waiting`, from the first, go in the next batch: at most
-    /// `max`, and as many as stay within the weight (at least one).
-    fn take(&self, waiting: &[Waiting<T, R>]) -> usize {
-        let n = waiting.len().min(self.max);
-        let Some((most, weigh)) = self.weight else {
-            return n;
-        };
-        let mut total = 0usize;
-        let within = waiting[..n]
-            .iter()
-            .take_while(|(item, _)| {
-                total = total.saturating_add(weigh(item));
-                total <= most
-            })
-            .count();
-        within.max(n.min(1))
     }
 
     /// How many requests of `key` wait (one whose caller has gone is
@@ -409,38 +364,6 @@ mod tests {
         assert_eq!(*sizes.lock().unwrap(), vec![4]);
         assert_eq!(asked.load(Ordering::SeqCst), 1);
         assert!(groups.queues.lock().unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_weighed_batch_stops_at_its_weight_and_a_heavy_request_goes_alone() {
-        let groups = Arc::new(Groups::<u8, u32, u32>::weighed(8, 10, |w| *w as usize));
-        let sizes = Arc::new(Mutex::new(Vec::new()));
-        let run = {
-            let sizes = Arc::clone(&sizes);
-            move |_, items: Vec<u32>| {
-                let sizes = Arc::clone(&sizes);
-                async move {
-                    sizes.lock().unwrap().push(items.clone());
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    items
-                }
-            }
-        };
-        let mut tasks = Vec::new();
-        for w in [1u32, 4, 4, 3, 20, 2, 2] {
-            let (g, run) = (Arc::clone(&groups), run.clone());
-            tasks.push(tokio::spawn(async move { g.submit(7, w, run).await }));
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        for t in tasks {
-            assert!(t.await.unwrap().is_some());
-        }
-        // The first alone; then 4 + 4 (3 more would weigh 11); 3 (20 more
-        // would weigh 23); 20 alone; 2 + 2.
-        assert_eq!(
-            *sizes.lock().unwrap(),
-            vec![vec![1], vec![4, 4], vec![3], vec![20], vec![2, 2]]
-        );
     }
 
     #[tokio::test]

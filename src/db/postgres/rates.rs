@@ -216,6 +216,10 @@ impl PgStore {
     /// Counts a key's `asks` in the node's next count statement.
     async fn count_on_bus(&self, key_id: String, asks: Vec<Ask>) -> Vec<Outcome> {
         let n = asks.len();
+        // A key is one account's: with uploads among them, that account's
+        // next commit waits for this count (`flights`), from now on.
+        let of = tally(&asks).of.map(|(account, _)| account.clone());
+        let _aloft = of.map(|account| self.flights.take_off(account));
         let store = self.clone();
         self.counts
             .groups
@@ -240,12 +244,6 @@ impl PgStore {
             return vec![self.count_requests(&one.key_id, &one.asks).await];
         }
         let tallies: Vec<Tally> = counting.iter().map(|c| tally(&c.asks)).collect();
-        // The accounts whose next commit waits for this (`flights`).
-        let _aloft: Vec<_> = tallies
-            .iter()
-            .filter_map(|t| t.of)
-            .map(|(account, _)| self.flights.take_off(account.clone()))
-            .collect();
         let keys: Vec<&str> = counting.iter().map(|c| c.key_id.as_str()).collect();
         let nows: Vec<i64> = tallies.iter().map(|t| t.now).collect();
         let ends: Vec<i64> = tallies.iter().map(|t| t.end).collect();
@@ -319,9 +317,6 @@ impl PgStore {
     /// in order.
     async fn count_requests(&self, key_id: &str, asks: &[Ask]) -> Vec<Outcome> {
         let Tally { n, now, end, of } = tally(asks);
-        // A key is one account's: with uploads among them, that account's
-        // next commit waits for this (`flights`).
-        let _aloft = of.map(|(account, _)| self.flights.take_off(account.clone()));
         let counted = async {
             on_conn!(self, |c| {
                 let row = match of {
