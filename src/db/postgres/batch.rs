@@ -9,8 +9,10 @@
 //! ones before, exactly as if they had come one by one. Each batch, before
 //! it goes, waits (a round trip, 5 ms at most) for the early reads of the
 //! account's batched uploads in flight on this node (`flights`), whose
-//! uploads then join it. A batch ready goes on the node's commit bus
-//! (`bus`), with the other accounts' ready at the same time.
+//! uploads then join it. These batches are the way of an account off the
+//! node's commit bus (`bus`, which carries every account's uploads at
+//! once) for a while; the bus's statement is made here too
+//! (`commit_statement`).
 
 use super::bus::Bus;
 use super::files::{commit_alone, refusal_of};
@@ -178,8 +180,9 @@ impl PgStore {
                     Err(e) => outcomes.push(Some(Err(e))),
                 }
             }
+            // An account none of whose uploads could be sent is left out.
             let end = i32::try_from(cols.id.len()).unwrap_or(i32::MAX);
-            if ends.last() != Some(&end) {
+            if end > ends.last().copied().unwrap_or(0) {
                 names.push(*account);
                 ends.push(end);
             }
@@ -214,26 +217,32 @@ impl PgStore {
                 let n = u64::try_from(rows.len()).unwrap_or(u64::MAX);
                 self.commits.batched.fetch_add(n, Ordering::Relaxed);
             }
-            let mut sent = accounts
+            // Row `n` is the `n`th upload sent. The statement has
+            // committed: an upload it gave no row for gets an error of its
+            // own, never a second try.
+            let mut sent: Vec<(&Pending, &mut Option<Committed>)> = accounts
                 .iter()
                 .flat_map(|(_, batch)| batch.iter())
                 .zip(outcomes.iter_mut())
-                .filter(|(_, o)| o.is_none());
+                .filter(|(_, o)| o.is_none())
+                .collect();
             for row in rows {
-                let Some((p, slot)) = sent.next() else {
-                    return Err(DbError::Invalid(
-                        "a batch of uploads gave more outcomes than it had uploads".into(),
-                    ));
-                };
-                *slot = Some(outcome_of(&row, p));
+                let n: i32 = row.get(0);
+                let at = usize::try_from(n).ok().and_then(|n| n.checked_sub(1));
+                match at.and_then(|i| sent.get_mut(i)) {
+                    Some((p, slot)) if slot.is_none() => **slot = Some(outcome_of(&row, p)),
+                    _ => tracing::warn!(n, "a commit statement gave a row for no upload sent"),
+                }
             }
         }
         outcomes
             .into_iter()
             .map(|o| {
-                o.ok_or_else(|| {
-                    DbError::Invalid("a batch of uploads left one without an outcome".into())
-                })
+                Ok(o.unwrap_or_else(|| {
+                    Err(DbError::Invalid(
+                        "a commit statement gave no outcome for this upload".into(),
+                    ))
+                }))
             })
             .collect()
     }

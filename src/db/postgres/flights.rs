@@ -3,7 +3,8 @@
 //! rate count with the commitments, `rates`, or a read of the commitments
 //! alone for such an upload, `accounts`).
 //!
-//! An account's next commit batch (`batch`) waits for those aloft when it
+//! The node's next commit statement (`bus`: of any account's uploads;
+//! `batch`: of one account's, off the bus) waits for those aloft when it
 //! is about to go: for a round trip, at most [`WAIT_MOST`]. The uploads
 //! they carry, once their bodies are in, then go in that batch instead of
 //! in one of their own behind it. An upload's two statements (its early

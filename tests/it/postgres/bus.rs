@@ -54,16 +54,20 @@ async fn accounts_ready_together_commit_in_one_statement_each_judged_alone() {
         Quota::UNLIMITED,
     ));
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let refused = tokio::spawn(commit_one(
-        store.clone(),
-        inline_file(&a, 1, 100, None),
-        small,
-    ));
-    let fits = tokio::spawn(commit_one(
-        store.clone(),
-        inline_file(&b, 2, 40, None),
-        small,
-    ));
+    // The later account's upload comes first: the statement sorts them by
+    // account, and each outcome still goes back to its own upload.
+    let refuse = commit_one(store.clone(), inline_file(&a, 1, 100, None), small);
+    let fit = commit_one(store.clone(), inline_file(&b, 2, 40, None), small);
+    let gap = Duration::from_millis(20);
+    let (refused, fits) = if a > b {
+        let refused = tokio::spawn(refuse);
+        tokio::time::sleep(gap).await;
+        (refused, tokio::spawn(fit))
+    } else {
+        let fits = tokio::spawn(fit);
+        tokio::time::sleep(gap).await;
+        (tokio::spawn(refuse), fits)
+    };
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(
         !first.is_finished(),

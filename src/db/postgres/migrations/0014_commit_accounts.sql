@@ -1,7 +1,7 @@
--- The batches of several accounts (of one period) committed in one
+-- The uploads of several accounts (of one period) committed in one
 -- statement: one transaction, one WAL flush for all of them. A node's
--- commit bus (`batch.rs`) calls it with the account batches that became
--- ready while its previous statement was in flight.
+-- commit bus (`bus.rs`) calls it with the uploads that became ready while
+-- its previous statement was in flight.
 --
 -- The uploads come ordered by account (`p_account`, each named once, in
 -- the order the node sorted them: every node sorts the same way, so two
