@@ -328,29 +328,9 @@ impl<'a> Columns<'a> {
         accounts: &'b (dyn ToSql + Sync),
         ends: &'b (dyn ToSql + Sync),
         period: &'b &'b str,
-    ) -> [&'b (dyn ToSql + Sync); 20] {
-        [
-            accounts,
-            ends,
-            &self.id,
-            &self.name,
-            &self.folder,
-            &self.size,
-            &self.content_type,
-            &self.private,
-            &self.sha256,
-            &self.blob_key,
-            &self.created_at,
-            &self.expires_at,
-            &self.inline,
-            &self.metadata,
-            &self.data,
-            &self.event,
-            period,
-            &self.token,
-            &self.max_storage,
-            &self.max_uploads,
-        ]
+    ) -> Vec<&'b (dyn ToSql + Sync)> {
+        let head: [&'b (dyn ToSql + Sync); 3] = [accounts, ends, &self.id];
+        head.into_iter().chain(self.after_account(period)).collect()
     }
 
     /// The parameters of `filestore_commit_uploads`, in its order.
@@ -358,10 +338,14 @@ impl<'a> Columns<'a> {
         &'b self,
         account: &'b &'b str,
         period: &'b &'b str,
-    ) -> [&'b (dyn ToSql + Sync); 19] {
+    ) -> Vec<&'b (dyn ToSql + Sync)> {
+        let head: [&'b (dyn ToSql + Sync); 2] = [&self.id, account];
+        head.into_iter().chain(self.after_account(period)).collect()
+    }
+
+    /// The parameters both functions take after the account's, in order.
+    fn after_account<'b>(&'b self, period: &'b &'b str) -> [&'b (dyn ToSql + Sync); 17] {
         [
-            &self.id,
-            account,
             &self.name,
             &self.folder,
             &self.size,
