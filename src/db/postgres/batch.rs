@@ -83,15 +83,20 @@ impl PgStore {
 
     /// Commits `p` (no idempotency key, no resumable upload's) in the
     /// node's next statement (`bus`), or, while its account commits on its
-    /// own, in its account's next batch.
-    pub(super) async fn commit_grouped(&self, p: Pending) -> Committed {
-        if self.commits.bus.is_solo(&p.f.account_id) {
-            return self.commit_alone_grouped(p).await;
+    /// own, in its account's next batch. An upload handed back by a
+    /// statement that gave up on another account's lock goes in the bus's
+    /// next (once).
+    pub(super) async fn commit_grouped(&self, mut p: Pending) -> Committed {
+        for _ in 0..2 {
+            if self.commits.bus.is_solo(&p.f.account_id) {
+                break;
+            }
+            match self.commit_on_bus(p).await {
+                Ok(committed) => return committed,
+                Err(back) => p = back,
+            }
         }
-        match self.commit_on_bus(p).await {
-            Ok(committed) => committed,
-            Err(p) => self.commit_alone_grouped(p).await,
-        }
+        self.commit_alone_grouped(p).await
     }
 
     /// Commits `p` in its account's next batch of its own.

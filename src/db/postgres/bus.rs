@@ -21,11 +21,13 @@
 //!
 //! The bus never waits long for a lock: its statement gives up on a row
 //! held past `lock_timeout` (100 ms; another node's commit of the same
-//! account holds it for a flush). Its uploads then commit in their
-//! accounts' batches of their own (`batch`), as before the bus, and those
-//! accounts do so for [`SOLO_FOR`], so one account whose rows are held
-//! long (a delete of many files) costs the others on this node at most one
-//! such wait in that time.
+//! account holds it for a flush), and names the account whose row it was
+//! (migration 0015). That account then commits in its batches of its own
+//! (`batch`), as before the bus, for [`SOLO_FOR`]; the statement's other
+//! uploads go in the bus's next. So one account whose rows are held long
+//! (a delete of many files) costs the others on this node at most one such
+//! wait in that time. A statement that fails as a whole for another reason
+//! has every account in it commit on its own for that time.
 
 use super::batch::{Committed, Pending};
 use super::flights::Flights;
@@ -58,6 +60,9 @@ pub(super) struct Bus {
     /// Statements of more than one account, and the accounts in them.
     shared: AtomicU64,
     accounts: AtomicU64,
+    /// Statements that gave up on a lock, and the accounts in them.
+    gave_up: AtomicU64,
+    gave_up_accounts: AtomicU64,
 }
 
 impl Bus {
@@ -70,6 +75,8 @@ impl Bus {
             solo: Mutex::default(),
             shared: AtomicU64::new(0),
             accounts: AtomicU64::new(0),
+            gave_up: AtomicU64::new(0),
+            gave_up_accounts: AtomicU64::new(0),
         }
     }
 
@@ -100,6 +107,35 @@ impl PgStore {
             bus.shared.load(Ordering::Relaxed),
             bus.accounts.load(Ordering::Relaxed),
         )
+    }
+
+    /// The statements of this node's bus that gave up on a lock, and the
+    /// accounts in them (for tests and tools).
+    pub fn bus_lock_give_ups(&self) -> (u64, u64) {
+        let bus = &self.commits.bus;
+        (
+            bus.gave_up.load(Ordering::Relaxed),
+            bus.gave_up_accounts.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The accounts committing on their own for now, sorted (for tests and
+    /// tools).
+    pub fn solo_accounts(&self) -> Vec<String> {
+        let solo = self
+            .commits
+            .bus
+            .solo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let mut accounts: Vec<String> = solo
+            .iter()
+            .filter(|(_, until)| **until > now)
+            .map(|(account, _)| account.clone())
+            .collect();
+        accounts.sort();
+        accounts
     }
 
     /// Commits `p` in the bus's next statement; `p` back when it is to
@@ -158,17 +194,24 @@ impl PgStore {
                 .map(|_| Carried::Done(Err(e.shared("committing a batch of uploads"))))
                 .collect(),
             Err(e) => {
-                if lock_timed_out(&e) {
-                    tracing::debug!(error = %e, "a commit of several accounts gave up on a lock");
-                } else {
-                    tracing::warn!(
-                        error = %e,
-                        accounts,
-                        "a commit of several accounts failed as a whole; committing each alone"
-                    );
-                }
                 let bus = &self.commits.bus;
-                bus.set_solo(runs.iter().map(|(account, _)| *account));
+                match held_account(&e) {
+                    Some(held) if runs.iter().any(|(account, _)| *account == held) => {
+                        tracing::debug!(error = %e, "a commit of several accounts gave up on a lock");
+                        bus.gave_up.fetch_add(1, Ordering::Relaxed);
+                        let n = u64::try_from(accounts).unwrap_or(u64::MAX);
+                        bus.gave_up_accounts.fetch_add(n, Ordering::Relaxed);
+                        bus.set_solo(std::iter::once(held));
+                    }
+                    _ => {
+                        tracing::warn!(
+                            error = %e,
+                            accounts,
+                            "a commit of several accounts failed as a whole; committing each alone"
+                        );
+                        bus.set_solo(runs.iter().map(|(account, _)| *account));
+                    }
+                }
                 drop(runs);
                 sorted.into_iter().map(Carried::Alone).collect()
             }
@@ -182,13 +225,18 @@ impl PgStore {
     }
 }
 
-/// Whether `e` is PostgreSQL giving up on a lock (`lock_timeout`, 55P03).
-fn lock_timed_out(e: &DbError) -> bool {
+/// The account whose lock PostgreSQL gave up on (`lock_timeout`, 55P03),
+/// when `e` is that: `filestore_commit_accounts` names it in the error's
+/// DETAIL (migration 0015).
+fn held_account(e: &DbError) -> Option<&str> {
     let DbError::Backend(inner) = e else {
-        return false;
+        return None;
     };
-    inner
-        .downcast_ref::<tokio_postgres::Error>()
-        .and_then(tokio_postgres::Error::code)
-        == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE)
+    let db = inner
+        .downcast_ref::<tokio_postgres::Error>()?
+        .as_db_error()?;
+    if db.code() != &tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE {
+        return None;
+    }
+    db.detail()
 }

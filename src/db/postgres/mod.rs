@@ -185,6 +185,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_commit_function.sql"),
     include_str!("migrations/0013_group_commit.sql"),
     include_str!("migrations/0014_commit_accounts.sql"),
+    include_str!("migrations/0015_commit_accounts_culprit.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

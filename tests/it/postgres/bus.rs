@@ -2,7 +2,7 @@
 //! of several accounts (and the counts of several keys) that become ready
 //! while the node's previous statement of them is in flight go together as
 //! its next, each judged as if alone; and a row held long by another
-//! session holds up only its own account.
+//! session holds up only its own account, and sets only it apart.
 
 use super::*;
 use std::time::Duration;
@@ -140,6 +140,64 @@ async fn a_held_account_row_holds_up_only_its_own_account() {
     assert!(matches!(stuck.await.unwrap(), CommitOutcome::Committed(_)));
     assert_eq!(store.usage(&a, "2026-11").await.unwrap().upload_count, 1);
     assert_eq!(store.usage(&b, "2026-11").await.unwrap().upload_count, 3);
+}
+
+/// A row of one account held long, in a statement shared with another
+/// account's upload: the statement gives up on the lock (100 ms) and names
+/// the account. Only that account commits on its own for a while; the
+/// other's upload goes in the bus's next statement, at once, and its
+/// account stays on the bus.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_row_in_a_shared_statement_sets_only_its_own_account_apart() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let (a, b, c) = (
+        account(&*store).await,
+        account(&*store).await,
+        account(&*store).await,
+    );
+    let mut holder = store.pool().get().await.unwrap();
+    let tx = holder.transaction().await.unwrap();
+    tx.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&a])
+        .await
+        .unwrap();
+    // Every other connection held: the first statement waits for one, and
+    // the two uploads after it go together in the next.
+    let mut held = Vec::new();
+    for _ in 1..store.pool().status().max_size {
+        held.push(store.pool().get().await.unwrap());
+    }
+    let one = |acc: &String, i: usize| {
+        tokio::spawn(commit_one(
+            store.clone(),
+            inline_file(acc, i, 10, None),
+            Quota::UNLIMITED,
+        ))
+    };
+    let first = one(&c, 0);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let stuck = one(&a, 1);
+    let other = one(&b, 2);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!other.is_finished(), "the statements wait for a connection");
+    drop(held);
+    assert!(matches!(first.await.unwrap(), CommitOutcome::Committed(_)));
+    let other = tokio::time::timeout(Duration::from_secs(3), other)
+        .await
+        .expect("the other account's upload does not wait for the held row")
+        .unwrap();
+    assert!(matches!(other, CommitOutcome::Committed(_)), "{other:?}");
+    assert_eq!(store.bus_lock_give_ups(), (1, 2));
+    assert_eq!(store.solo_accounts(), vec![a.clone()]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!stuck.is_finished(), "the held account's upload waits");
+    tx.commit().await.unwrap();
+    assert!(matches!(stuck.await.unwrap(), CommitOutcome::Committed(_)));
+    assert_eq!(store.usage(&a, "2026-11").await.unwrap().upload_count, 1);
+    assert_eq!(store.usage(&b, "2026-11").await.unwrap().upload_count, 1);
+    assert_eq!(store.solo_accounts(), vec![a]);
 }
 
 /// Counts of several keys that arrive while the node's count is in flight
