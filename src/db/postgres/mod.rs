@@ -17,6 +17,7 @@ use crate::config::DEFAULT_STATEMENT_TIMEOUT;
 use crate::db::error::DbError;
 use deadpool_postgres::{
     GenericClient, Manager, ManagerConfig, Object, Pool, QueueMode, RecyclingMethod, Runtime,
+    Transaction,
 };
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -395,6 +396,25 @@ pub enum Migrate {
     OnlyEmpty,
 }
 
+/// Refuses a database whose encoding cannot hold every name and metadata
+/// value the API accepts (any UTF-8): in LATIN1, say, a `€` in a file name
+/// would fail its commit. UTF8 holds them, and SQL_ASCII stores the bytes
+/// as they come.
+async fn check_encoding(tx: &Transaction<'_>) -> Result<(), DbError> {
+    let encoding: String = tx
+        .query_one("SELECT current_setting('server_encoding')", &[])
+        .await?
+        .get(0);
+    if matches!(encoding.as_str(), "UTF8" | "SQL_ASCII") {
+        return Ok(());
+    }
+    Err(DbError::Invalid(format!(
+        "the database's encoding is {encoding}, which cannot hold every file name and \
+         metadata value: filestore needs a database in UTF8 (CREATE DATABASE … ENCODING \
+         'UTF8' TEMPLATE template0)"
+    )))
+}
+
 /// Applies the migrations this database lacks, in one transaction that
 /// holds an advisory lock: of several nodes starting at once, the first
 /// migrates and the others then find nothing to do. A migration may take
@@ -403,6 +423,7 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
+    check_encoding(&tx).await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await?;
     tx.batch_execute(

@@ -48,6 +48,11 @@ pub async fn database_for(data_dir: &Path) -> Option<String> {
     Some(with_database(&admin, &name))
 }
 
+/// The admin URL with its database replaced by `name`.
+pub fn url_of(name: &str) -> Option<String> {
+    Some(with_database(&admin_url()?, name))
+}
+
 /// `url` with its database replaced by `name`.
 fn with_database(url: &str, name: &str) -> String {
     let (base, query) = match url.split_once('?') {

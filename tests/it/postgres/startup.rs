@@ -148,3 +148,35 @@ async fn a_dead_nodes_deletions_in_flight_are_due_when_a_node_starts() {
         .collect();
     assert_eq!(due, [f.blob_key]);
 }
+
+/// A database in an encoding that cannot hold every UTF-8 name (LATIN1) is
+/// refused at start, naming its encoding and the fix; nothing is created
+/// in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_not_in_utf8_is_refused_at_start() {
+    let Some(admin) = pg::admin_url() else {
+        return skipped();
+    };
+    let name = format!("fs_test_latin1_{}", hex::encode(rand::random::<[u8; 8]>()));
+    pg::execute(
+        &admin,
+        &format!(
+            "CREATE DATABASE {name} ENCODING 'LATIN1' TEMPLATE template0 \
+             LC_COLLATE 'C' LC_CTYPE 'C'"
+        ),
+    );
+    let url = pg::url_of(&name).unwrap();
+    let err = PgStore::connect(&url).await.unwrap_err().to_string();
+    assert!(
+        err.contains("LATIN1") && err.contains("UTF8") && err.contains("CREATE DATABASE"),
+        "{err}"
+    );
+    assert_eq!(
+        pg::count(
+            &url,
+            "SELECT COUNT(*) FROM pg_tables WHERE tablename = 'schema_version'"
+        ),
+        0
+    );
+    pg::execute(&admin, &format!("DROP DATABASE {name}"));
+}
