@@ -42,7 +42,8 @@ use std::time::{Duration, Instant};
 /// inline files of the default `inline_max` are 16 MiB).
 const MOST: usize = 128;
 
-/// How long accounts whose statement gave up on a lock commit on their own.
+/// How long an account whose lock a statement gave up on (or every account
+/// of a statement that failed for another reason) commits on its own.
 pub(super) const SOLO_FOR: Duration = Duration::from_secs(10);
 
 /// What the bus did with an upload: its outcome, or nothing (the upload
@@ -160,14 +161,41 @@ impl PgStore {
         }
     }
 
-    /// The outcomes of `batch`, in order: in one statement
-    /// (`filestore_commit_accounts`, each account's uploads in the order
-    /// they came); when the database refused it as a whole (a lock held
-    /// past its timeout, or an error of its own), none: each upload is
-    /// handed back, and its account is solo. When the database could not
-    /// be had or did not answer in time, that is every upload's outcome
-    /// (503).
+    /// The outcomes of `batch`, in order: the uploads of accounts solo by
+    /// now (set apart while these waited) handed back at once; the others
+    /// in one statement (`filestore_commit_accounts`, each account's
+    /// uploads in the order they came). When the database refused it as a
+    /// whole, none: each upload is handed back; the account whose lock it
+    /// gave up on is solo, or, for another error, every account in it.
+    /// When the database could not be had or did not answer in time, that
+    /// is every upload's outcome (503).
     async fn commit_ready(&self, period: &str, batch: Vec<Pending>) -> Vec<Carried> {
+        let bus = &self.commits.bus;
+        let mut out: Vec<Option<Carried>> = Vec::with_capacity(batch.len());
+        let (mut places, mut going) = (Vec::new(), Vec::new());
+        for (i, p) in batch.into_iter().enumerate() {
+            if bus.is_solo(&p.f.account_id) {
+                out.push(Some(Carried::Alone(p)));
+            } else {
+                out.push(None);
+                places.push(i);
+                going.push(p);
+            }
+        }
+        for (i, c) in places
+            .into_iter()
+            .zip(self.commit_statement_of(period, going).await)
+        {
+            out[i] = Some(c);
+        }
+        out.into_iter().flatten().collect()
+    }
+
+    /// [`Self::commit_ready`] for uploads of accounts on the bus.
+    async fn commit_statement_of(&self, period: &str, batch: Vec<Pending>) -> Vec<Carried> {
+        if batch.is_empty() {
+            return Vec::new();
+        }
         // By account (stable: each one's in the order they came).
         let mut order: Vec<usize> = (0..batch.len()).collect();
         order.sort_by(|&a, &b| batch[a].f.account_id.cmp(&batch[b].f.account_id));

@@ -396,11 +396,13 @@ pub enum Migrate {
     OnlyEmpty,
 }
 
-/// Refuses a database whose encoding cannot hold every name and metadata
-/// value the API accepts (any UTF-8): in LATIN1, say, a `€` in a file name
-/// would fail its commit. UTF8 holds them, and SQL_ASCII stores the bytes
-/// as they come.
-async fn check_encoding(tx: &Transaction<'_>) -> Result<(), DbError> {
+/// Refuses to set up a new schema in a database whose encoding cannot hold
+/// every name and metadata value the API accepts (any UTF-8): in LATIN1,
+/// say, a `€` in a file name would fail its commit. UTF8 holds them, and
+/// SQL_ASCII stores the bytes as they come. A database set up before this
+/// check (`version` > 0) runs on, with a warning at each start: it holds
+/// what it held, and moves to UTF8 by a dump and a restore.
+async fn check_encoding(tx: &Transaction<'_>, version: usize) -> Result<(), DbError> {
     let encoding: String = tx
         .query_one("SELECT current_setting('server_encoding')", &[])
         .await?
@@ -408,10 +410,19 @@ async fn check_encoding(tx: &Transaction<'_>) -> Result<(), DbError> {
     if matches!(encoding.as_str(), "UTF8" | "SQL_ASCII") {
         return Ok(());
     }
-    Err(DbError::Invalid(format!(
+    let why = format!(
         "the database's encoding is {encoding}, which cannot hold every file name and \
-         metadata value: filestore needs a database in UTF8 (CREATE DATABASE … ENCODING \
-         'UTF8' TEMPLATE template0)"
+         metadata value: filestore needs a database in UTF8"
+    );
+    if version > 0 {
+        tracing::warn!(
+            "{why}; an upload whose name or metadata it cannot hold fails (dump it, and restore into a database \
+             created with ENCODING 'UTF8')"
+        );
+        return Ok(());
+    }
+    Err(DbError::Invalid(format!(
+        "{why} (CREATE DATABASE … ENCODING 'UTF8' LOCALE 'C' TEMPLATE template0)"
     )))
 }
 
@@ -423,7 +434,6 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
     tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
-    check_encoding(&tx).await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await?;
     tx.batch_execute(
@@ -438,6 +448,7 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
         .await?
         .get(0);
     let version = usize::try_from(version).unwrap_or(0);
+    check_encoding(&tx, version).await?;
     if version > MIGRATIONS.len() {
         // A newer release migrated: this node runs on only if that release
         // says its schema is still readable by this one (expand, then
@@ -492,8 +503,10 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// (image variants: a table and a trigger on files), 10 (plans: a table),
 /// 11 (a folder delete's event batches: a table, which a newer node
 /// expands), 12, 13 and 14 (the upload's commit, a batch's and several
-/// accounts' as functions, which an older node never calls) only add, so a
-/// node of schema 8 runs on.
+/// accounts' as functions, which a node of schema 8 never calls) only add,
+/// and 15 replaces 14's function with the same signature, outcomes and
+/// errors (a node of schema 14 calls it as before), so a node of schema 8
+/// runs on.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

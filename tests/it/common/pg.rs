@@ -97,6 +97,29 @@ fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::R
         .unwrap_or_else(|| panic!("no row: {sql}"))
 }
 
+/// Runs several statements (a migration's file) on a connection of its own.
+pub fn batch(url: &str, sql: &str) {
+    let (url, sql) = (url.to_string(), sql.to_string());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("test database connects");
+            tokio::spawn(conn);
+            client
+                .batch_execute(&sql)
+                .await
+                .expect("the statements run");
+        });
+    })
+    .join()
+    .expect("batch thread");
+}
+
 /// Runs a statement that returns no rows (`ALTER …`).
 pub fn execute(url: &str, sql: &str) {
     rows(url, sql, |_| ());

@@ -146,18 +146,30 @@ async fn a_held_account_row_holds_up_only_its_own_account() {
 /// account's upload: the statement gives up on the lock (100 ms) and names
 /// the account. Only that account commits on its own for a while; the
 /// other's upload goes in the bus's next statement, at once, and its
-/// account stays on the bus.
+/// account stays on the bus. Whether the held account's uploads come first
+/// in the statement or after the other's (written, then undone).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_row_in_a_shared_statement_sets_only_its_own_account_apart() {
-    let Some((_dir, stores)) = nodes(1).await else {
-        return skipped();
-    };
-    let store = stores[0].clone();
-    let (a, b, c) = (
+    for held_first in [true, false] {
+        let Some((_dir, stores)) = nodes(1).await else {
+            return skipped();
+        };
+        held_row_in_a_shared_statement(stores[0].clone(), held_first).await;
+    }
+}
+
+async fn held_row_in_a_shared_statement(store: Arc<PgStore>, held_first: bool) {
+    let (one_of, another, c) = (
         account(&*store).await,
         account(&*store).await,
         account(&*store).await,
     );
+    let (lo, hi) = if one_of < another {
+        (one_of, another)
+    } else {
+        (another, one_of)
+    };
+    let (a, b) = if held_first { (lo, hi) } else { (hi, lo) };
     let mut holder = store.pool().get().await.unwrap();
     let tx = holder.transaction().await.unwrap();
     tx.execute("SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", &[&a])
@@ -184,20 +196,53 @@ async fn a_held_row_in_a_shared_statement_sets_only_its_own_account_apart() {
     assert!(!other.is_finished(), "the statements wait for a connection");
     drop(held);
     assert!(matches!(first.await.unwrap(), CommitOutcome::Committed(_)));
-    let other = tokio::time::timeout(Duration::from_secs(3), other)
-        .await
-        .expect("the other account's upload does not wait for the held row")
-        .unwrap();
-    assert!(matches!(other, CommitOutcome::Committed(_)), "{other:?}");
-    assert_eq!(store.bus_lock_give_ups(), (1, 2));
+    // While that statement waits on the lock, one more upload of each
+    // account queues for the next: the held account's, set apart by then,
+    // does not go in it, so the other's waits no second time.
+    waiting_on_a_lock(&store).await;
+    let (stuck_too, other_too) = (one(&a, 3), one(&b, 4));
+    for other in [other, other_too] {
+        let other = tokio::time::timeout(Duration::from_secs(3), other)
+            .await
+            .expect("the other account's upload does not wait for the held row")
+            .unwrap();
+        assert!(matches!(other, CommitOutcome::Committed(_)), "{other:?}");
+    }
+    assert_eq!(store.bus_lock_give_ups(), (1, 2), "one statement gave up");
     assert_eq!(store.solo_accounts(), vec![a.clone()]);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!stuck.is_finished(), "the held account's upload waits");
+    assert!(!stuck_too.is_finished(), "the held account's upload waits");
     tx.commit().await.unwrap();
-    assert!(matches!(stuck.await.unwrap(), CommitOutcome::Committed(_)));
-    assert_eq!(store.usage(&a, "2026-11").await.unwrap().upload_count, 1);
-    assert_eq!(store.usage(&b, "2026-11").await.unwrap().upload_count, 1);
+    for stuck in [stuck, stuck_too] {
+        assert!(matches!(stuck.await.unwrap(), CommitOutcome::Committed(_)));
+    }
+    assert_eq!(store.usage(&a, "2026-11").await.unwrap().upload_count, 2);
+    assert_eq!(store.usage(&b, "2026-11").await.unwrap().upload_count, 2);
+    let stored = store.account(&b).await.unwrap().unwrap().storage_bytes;
+    assert_eq!(stored, 20, "the other account's uploads counted once each");
     assert_eq!(store.solo_accounts(), vec![a]);
+}
+
+/// Until a session of the store's database waits on a row's lock.
+async fn waiting_on_a_lock(store: &PgStore) {
+    let c = store.pool().get().await.unwrap();
+    for _ in 0..2_000 {
+        let n: i64 = c
+            .query_one(
+                "SELECT COUNT(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if n > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("no session waits on a lock");
 }
 
 /// Counts of several keys that arrive while the node's count is in flight

@@ -149,34 +149,82 @@ async fn a_dead_nodes_deletions_in_flight_are_due_when_a_node_starts() {
     assert_eq!(due, [f.blob_key]);
 }
 
-/// A database in an encoding that cannot hold every UTF-8 name (LATIN1) is
-/// refused at start, naming its encoding and the fix; nothing is created
-/// in it.
+/// A database made for the test, in LATIN1, dropped when it goes.
+struct Latin1 {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Latin1 {
+    fn new(admin: String) -> Latin1 {
+        let name = format!("fs_test_latin1_{}", hex::encode(rand::random::<[u8; 8]>()));
+        pg::execute(
+            &admin,
+            &format!(
+                "CREATE DATABASE {name} ENCODING 'LATIN1' TEMPLATE template0 \
+                 LC_COLLATE 'C' LC_CTYPE 'C'"
+            ),
+        );
+        let url = pg::url_of(&name).unwrap();
+        Latin1 { admin, name, url }
+    }
+}
+
+impl Drop for Latin1 {
+    fn drop(&mut self) {
+        pg::execute(&self.admin, &format!("DROP DATABASE {}", self.name));
+    }
+}
+
+/// A new database in an encoding that cannot hold every UTF-8 name
+/// (LATIN1) is refused at start, naming its encoding and the fix; nothing
+/// is created in it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_database_not_in_utf8_is_refused_at_start() {
+async fn a_new_database_not_in_utf8_is_refused_at_start() {
     let Some(admin) = pg::admin_url() else {
         return skipped();
     };
-    let name = format!("fs_test_latin1_{}", hex::encode(rand::random::<[u8; 8]>()));
-    pg::execute(
-        &admin,
-        &format!(
-            "CREATE DATABASE {name} ENCODING 'LATIN1' TEMPLATE template0 \
-             LC_COLLATE 'C' LC_CTYPE 'C'"
-        ),
-    );
-    let url = pg::url_of(&name).unwrap();
-    let err = PgStore::connect(&url).await.unwrap_err().to_string();
+    let db = Latin1::new(admin);
+    let err = PgStore::connect(&db.url).await.unwrap_err().to_string();
     assert!(
         err.contains("LATIN1") && err.contains("UTF8") && err.contains("CREATE DATABASE"),
         "{err}"
     );
     assert_eq!(
         pg::count(
-            &url,
+            &db.url,
             "SELECT COUNT(*) FROM pg_tables WHERE tablename = 'schema_version'"
         ),
         0
     );
-    pg::execute(&admin, &format!("DROP DATABASE {name}"));
+}
+
+/// A database set up in LATIN1 before that check (its schema there) runs
+/// on: it holds what it held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_existing_schema_not_in_utf8_runs_on() {
+    let Some(admin) = pg::admin_url() else {
+        return skipped();
+    };
+    let db = Latin1::new(admin);
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/db/postgres/migrations");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    pg::batch(
+        &db.url,
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
+    );
+    for (i, file) in files.iter().enumerate() {
+        pg::batch(&db.url, &std::fs::read_to_string(file).unwrap());
+        pg::execute(
+            &db.url,
+            &format!("INSERT INTO schema_version VALUES ({}, 0)", i + 1),
+        );
+    }
+    let store = PgStore::connect(&db.url).await.unwrap();
+    drop(store);
 }

@@ -44,7 +44,12 @@ BEGIN
             v_lo := v_hi + 1;
         END LOOP;
     EXCEPTION WHEN lock_not_available THEN
-        RAISE EXCEPTION 'a lock of account % was held past lock_timeout', p_account[v_at]
+        -- Always raised again: the rows already returned stay in the
+        -- result, so the handler must never end the function normally.
+        -- A lock on a whole table (DDL) names the account at work when it
+        -- came; SQLERRM says what it was.
+        RAISE EXCEPTION 'a lock was held past lock_timeout during account %''s uploads: %',
+            p_account[v_at], SQLERRM
             USING ERRCODE = 'lock_not_available', DETAIL = p_account[v_at];
     END;
 END
