@@ -303,8 +303,9 @@ measure() {
         AND query NOT LIKE '%pg_stat_statements%'")
     stmts=$(python3 -c "n=$after-$before; print(f'{$calls/n:.1f}' if n else '-')")
     if [ "${BENCH_PG_TOP:-0}" = 1 ]; then # the statements behind the figure
-      log "$name: statements per upload, most called first"
+      log "$name: statements per upload, most called first (calls, then µs of execution, per upload)"
       pg_value "$url" "SELECT round(calls::numeric / greatest($after - $before, 1), 2) || '  ' ||
+          round((total_exec_time * 1000 / greatest($after - $before, 1))::numeric, 1) || '  ' ||
           regexp_replace(left(query, 110), '\s+', ' ', 'g')
         FROM pg_stat_statements
         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())

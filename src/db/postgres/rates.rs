@@ -10,7 +10,7 @@
 //! key cannot crowd the others out.
 
 use super::accounts::{commitments_at, commitments_sql};
-use super::group::Groups;
+use super::group::{Gate, Groups};
 use super::{execute, query, query_one, query_opt, unsigned, DbError, PgStore};
 use crate::db::model::Commitments;
 use crate::db::store::RateRepo;
@@ -57,8 +57,15 @@ pub(super) struct CountBus {
 }
 
 pub(super) fn rate_groups() -> (Arc<RateGroups>, CountBus) {
+    // Before each statement that has room, the tasks a landing woke go
+    // first: the keys' groups that statement answered hand the bus their
+    // next counts (the requests that came meanwhile), which so go with the
+    // counts that waited, not in a statement behind them (two keys took
+    // turns, a statement each, on two nodes: 0.28 count statements per
+    // upload against 0.17 for one key).
+    let gate: Gate<()> = Box::new(|()| Some(Box::pin(std::future::ready(()))));
     let bus = CountBus {
-        groups: Arc::new(Groups::new(MOST_KEYS)),
+        groups: Arc::new(Groups::gated(MOST_KEYS, gate)),
         shared: AtomicU64::new(0),
     };
     (Arc::new(Groups::new(MOST)), bus)

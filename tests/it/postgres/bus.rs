@@ -304,3 +304,49 @@ async fn counts_of_several_keys_go_in_one_statement_each_in_its_place() {
     assert_eq!((held_d.upload_count, held_d.stored_bytes), (1, Some(70)));
     assert_eq!(store.shared_counts(), 1);
 }
+
+/// A key whose count lands while another key's waits on the bus hands its
+/// next count (requests that came meanwhile) to the bus before the next
+/// statement is made: both go in it, rather than one statement each, in
+/// turns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_whose_count_lands_joins_the_count_waiting_on_the_bus() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let store = stores[0].clone();
+    let now = 1_700_000_000_000i64;
+    store.rate_window("key_a", 60_000, now, true).await.unwrap();
+    let mut holder = store.pool().get().await.unwrap();
+    let tx = holder.transaction().await.unwrap();
+    tx.execute(
+        "SELECT 1 FROM rate_windows WHERE key_id = $1 FOR UPDATE",
+        &[&"key_a"],
+    )
+    .await
+    .unwrap();
+    let count = |key: &'static str, at: i64| {
+        let store = store.clone();
+        tokio::spawn(async move { store.rate_window(key, 60_000, at, true).await })
+    };
+    // key_a's count is in flight (held on its row); key_b's waits on the
+    // bus behind it; key_a's next request waits in its key's group.
+    let a1 = count("key_a", now + 1);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let b1 = count("key_b", now + 2);
+    let a2 = count("key_a", now + 3);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!a1.is_finished() && !b1.is_finished() && !a2.is_finished());
+    tx.commit().await.unwrap();
+    let (a1, b1, a2) = (
+        a1.await.unwrap().unwrap(),
+        b1.await.unwrap().unwrap(),
+        a2.await.unwrap().unwrap(),
+    );
+    assert_eq!((a1.used, a2.used, b1.used), (2, 3, 1));
+    assert_eq!(
+        store.shared_counts(),
+        1,
+        "key_b's count and key_a's next went in one statement"
+    );
+}
