@@ -16,11 +16,16 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Locks the account row for the rest of the transaction (every check of a
-/// quota of this account, on any node, waits here); its stored bytes.
+/// quota of this account, on any node, waits here); its stored bytes. `FOR
+/// NO KEY UPDATE`, as the commit functions' (migrations 0012, 0013) and
+/// every `UPDATE` of its counters take it: the foreign keys of rows
+/// written meanwhile (an idempotency key's) check the row without waiting
+/// for it. (`FOR UPDATE` made such an insert wait on a request holding the
+/// row while that request waited on the insert's: a deadlock.)
 pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Result<u64, DbError> {
     let row = query_opt(
         tx,
-        "SELECT storage_bytes FROM accounts WHERE id = $1 FOR UPDATE",
+        "SELECT storage_bytes FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
         &[&account_id],
     )
     .await?

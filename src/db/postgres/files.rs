@@ -538,6 +538,7 @@ pub(super) async fn commit_alone(
     limits: Quota,
     ctx: &CommitContext,
 ) -> Result<(CommitOutcome, bool), DbError> {
+    let _turn = store.turns.take(&f.account_id, store.limit).await?;
     on_conn!(store, |c| {
         // A replayed file deleted before it was read: the key is stale
         // now, and the upload commits as a new one.
@@ -568,6 +569,7 @@ impl FileRepo for PgStore {
     ) -> Result<CommitOutcome, DbError> {
         if ctx.tus_upload.is_some() {
             // A resumable upload's, as before (its row and its token's use).
+            let _turn = self.turns.take(&f.account_id, self.limit).await?;
             let out = in_tx!(self, |tx| commit(&tx, &f, inline.as_deref(), limits, &ctx)
                 .await);
             self.queued_events.store(true, Ordering::Release);
@@ -751,6 +753,7 @@ impl FileRepo for PgStore {
         if has_nul(&[account_id, id]) {
             return Ok(None);
         }
+        let _turn = self.turns.take(account_id, self.limit).await?;
         in_tx!(self, |tx| delete_live(&tx, account_id, id, now, self.node)
             .await)
     }
@@ -769,6 +772,7 @@ impl FileRepo for PgStore {
             return Ok(Vec::new());
         }
         let node = self.node;
+        let _turn = self.turns.take(account_id, self.limit).await?;
         in_tx!(self, |tx| {
             let sql = format!(
                 "DELETE FROM files WHERE id IN (
@@ -844,6 +848,7 @@ impl FileRepo for PgStore {
             event = webhooks::FILE_DELETED,
             batch = webhooks::EVENT_BATCH
         );
+        let _turn = self.turns.take(account_id, self.limit).await?;
         in_tx!(self, |tx| {
             // Sorts and hashes of a large folder in memory, and no JIT
             // compile (tens of ms) for a statement run once.

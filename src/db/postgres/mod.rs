@@ -75,6 +75,7 @@ mod node;
 mod ops;
 mod outbox;
 mod rates;
+mod turns;
 pub(crate) use node::NODE_LOCK;
 use node::{hold_node_lock, NodeSession};
 mod plans;
@@ -116,6 +117,8 @@ pub struct PgStore {
     counts: Arc<rates::CountBus>,
     /// The accounts with a read of their commitments in flight (`accounts`).
     held: Arc<accounts::HeldGroups>,
+    /// The accounts whose turn at their row is taken on this node (`turns`).
+    turns: Arc<turns::Turns>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -161,6 +164,7 @@ impl PgStore {
             windows,
             counts: Arc::new(counts),
             held: accounts::held_groups(),
+            turns: Arc::default(),
         })
     }
 
@@ -208,6 +212,12 @@ impl From<tokio_postgres::Error> for DbError {
         use tokio_postgres::error::SqlState;
         if e.code() == Some(&SqlState::DISK_FULL) {
             DbError::DiskFull(Box::new(e))
+        } else if e.code() == Some(&SqlState::T_R_DEADLOCK_DETECTED)
+            || e.code() == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+        {
+            // PostgreSQL undid the transaction to break a cycle of waits:
+            // nothing of it stays, and the same request again goes through.
+            DbError::Pool(Box::new(e))
         } else if e.code() == Some(&SqlState::QUERY_CANCELED) {
             // Cancelled by the server's statement_timeout (nothing else
             // cancels ours): a database too slow to answer, unavailable for now.

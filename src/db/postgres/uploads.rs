@@ -159,6 +159,7 @@ impl UploadRepo for PgStore {
         limits: Quota,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
+        let _turn = self.turns.take(&upload.account_id, self.limit).await?;
         in_tx!(self, |tx| create(&tx, &upload, limits, period).await)
     }
 

@@ -20,6 +20,7 @@ mod races;
 mod serve;
 mod startup;
 mod tls;
+mod turns;
 
 /// `n` stores on one new database, connected at once (migrating at once).
 async fn nodes(n: usize) -> Option<(tempfile::TempDir, Vec<Arc<PgStore>>)> {
