@@ -14,7 +14,7 @@
 use crate::storage::flush::EarlyFlush;
 use crate::storage::pipe::{Pipe, Sink};
 use bytes::{Bytes, BytesMut};
-use sha2::{Digest, Sha256};
+use aws_lc_rs::digest::{Context, SHA256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,7 @@ pub(crate) struct Spooled {
 enum State {
     Memory {
         buf: BytesMut,
-        hasher: Sha256,
+        hasher: Context,
     },
     File {
         /// Owned here, so that a dropped spool removes its file at once.
@@ -51,7 +51,7 @@ enum State {
 /// flushes early what a large file has written so far.
 struct Writer {
     file: std::fs::File,
-    hasher: Sha256,
+    hasher: Context,
     /// Bytes at the start of what comes that `hasher` has seen already
     /// (what was held in memory before the spill).
     hashed_ahead: usize,
@@ -83,7 +83,7 @@ impl Spool {
             size: 0,
             state: State::Memory {
                 buf: BytesMut::new(),
-                hasher: Sha256::new(),
+                hasher: Context::new(&SHA256),
             },
         }
     }
@@ -137,13 +137,13 @@ impl Spool {
             State::Memory { buf, hasher } => Ok(Spooled {
                 body: Body::Inline(buf.freeze()),
                 size,
-                sha256: hex::encode(hasher.finalize()),
+                sha256: hex::encode(hasher.finish()),
             }),
             State::File { path, pipe } => {
                 let sha256 = pipe
                     .finish(|w| {
                         w.flush.finish(&w.file)?;
-                        Ok(hex::encode(w.hasher.finalize()))
+                        Ok(hex::encode(w.hasher.finish()))
                     })
                     .await?;
                 Ok(Spooled {
@@ -159,6 +159,7 @@ impl Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
 
     async fn spool(chunks: &[&[u8]], inline_max: u64) -> (tempfile::TempDir, Spooled) {
         let dir = tempfile::tempdir().unwrap();
