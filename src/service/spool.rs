@@ -13,8 +13,8 @@
 
 use crate::storage::flush::EarlyFlush;
 use crate::storage::pipe::{Pipe, Sink};
-use bytes::{Bytes, BytesMut};
 use aws_lc_rs::digest::{Context, SHA256};
+use bytes::{Bytes, BytesMut};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
