@@ -17,6 +17,11 @@ pub enum DbError {
     /// a retry).
     #[error("database unavailable: {0}")]
     Pool(BoxError),
+    /// The database undid the transaction to break a deadlock, or for a
+    /// serialization failure: nothing of it stays, and the same request
+    /// again goes through (503). A batch that meets it goes one by one.
+    #[error("database undid the transaction: {0}")]
+    Undone(BoxError),
     #[error("database task failed: {0}")]
     Task(String),
     #[error("{0}")]
@@ -37,6 +42,7 @@ impl DbError {
         match self {
             DbError::DiskFull(_) => DbError::DiskFull(msg.into()),
             DbError::Pool(_) => DbError::Pool(msg.into()),
+            DbError::Undone(_) => DbError::Undone(msg.into()),
             _ => DbError::Task(msg),
         }
     }

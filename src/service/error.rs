@@ -142,6 +142,10 @@ impl From<crate::db::DbError> for ServiceError {
                 tracing::error!(error = %e, "database unavailable");
                 ServiceError::Unavailable("the database is unavailable; try again later".into())
             }
+            crate::db::DbError::Undone(_) => {
+                tracing::warn!(error = %e, "the database undid a transaction");
+                ServiceError::Unavailable("the database is busy; try again".into())
+            }
             _ => ServiceError::Internal(e.to_string()),
         }
     }
@@ -187,6 +191,15 @@ mod tests {
         assert_eq!(ServiceError::from_io(full).code(), "insufficient_storage");
         let other = std::io::Error::other("eio");
         assert_eq!(ServiceError::from_io(other).code(), "unavailable");
+    }
+
+    #[test]
+    fn a_transaction_the_database_undid_is_unavailable_not_internal() {
+        use crate::db::DbError;
+        let undone = ServiceError::from(DbError::Undone("deadlock detected".into()));
+        assert_eq!(undone.code(), "unavailable");
+        let other = ServiceError::from(DbError::Backend("syntax error".into()));
+        assert_eq!(other.code(), "internal_error");
     }
 
     #[test]

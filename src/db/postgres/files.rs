@@ -23,6 +23,7 @@ use bytes::Bytes;
 use deadpool_postgres::{GenericClient, Transaction};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
+use tokio::time::Instant;
 use tokio_postgres::types::ToSql;
 
 /// Commits an upload's file: the account row locked first (see
@@ -538,8 +539,12 @@ pub(super) async fn commit_alone(
     limits: Quota,
     ctx: &CommitContext,
 ) -> Result<(CommitOutcome, bool), DbError> {
-    let _turn = store.turns.take(&f.account_id, store.limit).await?;
-    on_conn!(store, |c| {
+    let deadline = Instant::now() + store.limit;
+    let _turn = store
+        .turns
+        .take(&f.account_id, deadline, store.limit)
+        .await?;
+    on_conn!(store, deadline, |c| {
         // A replayed file deleted before it was read: the key is stale
         // now, and the upload commits as a new one.
         let mut tries = 0;
@@ -569,9 +574,16 @@ impl FileRepo for PgStore {
     ) -> Result<CommitOutcome, DbError> {
         if ctx.tus_upload.is_some() {
             // A resumable upload's, as before (its row and its token's use).
-            let _turn = self.turns.take(&f.account_id, self.limit).await?;
-            let out = in_tx!(self, |tx| commit(&tx, &f, inline.as_deref(), limits, &ctx)
-                .await);
+            let deadline = Instant::now() + self.limit;
+            let _turn = self.turns.take(&f.account_id, deadline, self.limit).await?;
+            let out = in_tx!(self, deadline, |tx| commit(
+                &tx,
+                &f,
+                inline.as_deref(),
+                limits,
+                &ctx
+            )
+            .await);
             self.queued_events.store(true, Ordering::Release);
             return out;
         }
@@ -753,9 +765,12 @@ impl FileRepo for PgStore {
         if has_nul(&[account_id, id]) {
             return Ok(None);
         }
-        let _turn = self.turns.take(account_id, self.limit).await?;
-        in_tx!(self, |tx| delete_live(&tx, account_id, id, now, self.node)
-            .await)
+        let deadline = Instant::now() + self.limit;
+        let _turn = self.turns.take(account_id, deadline, self.limit).await?;
+        in_tx!(self, deadline, |tx| delete_live(
+            &tx, account_id, id, now, self.node
+        )
+        .await)
     }
 
     /// One statement removes them all, locked in id order (so two bulk
@@ -772,8 +787,9 @@ impl FileRepo for PgStore {
             return Ok(Vec::new());
         }
         let node = self.node;
-        let _turn = self.turns.take(account_id, self.limit).await?;
-        in_tx!(self, |tx| {
+        let deadline = Instant::now() + self.limit;
+        let _turn = self.turns.take(account_id, deadline, self.limit).await?;
+        in_tx!(self, deadline, |tx| {
             let sql = format!(
                 "DELETE FROM files WHERE id IN (
                      SELECT id FROM files WHERE account_id = $1 AND id = ANY($2)
@@ -848,8 +864,9 @@ impl FileRepo for PgStore {
             event = webhooks::FILE_DELETED,
             batch = webhooks::EVENT_BATCH
         );
-        let _turn = self.turns.take(account_id, self.limit).await?;
-        in_tx!(self, |tx| {
+        let deadline = Instant::now() + self.limit;
+        let _turn = self.turns.take(account_id, deadline, self.limit).await?;
+        in_tx!(self, deadline, |tx| {
             // Sorts and hashes of a large folder in memory, and no JIT
             // compile (tens of ms) for a statement run once.
             tx.batch_execute("SET LOCAL work_mem = '64MB'; SET LOCAL jit = off")

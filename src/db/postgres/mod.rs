@@ -31,7 +31,10 @@ use tokio_postgres::Row;
 /// (checkout included); past it, the connection is dropped, not pooled.
 macro_rules! on_conn {
     ($self:ident, |$c:ident| $body:expr) => {{
-        let deadline = tokio::time::Instant::now() + $self.limit;
+        on_conn!($self, tokio::time::Instant::now() + $self.limit, |$c| $body)
+    }};
+    ($self:ident, $deadline:expr, |$c:ident| $body:expr) => {{
+        let deadline = $deadline;
         let client = $crate::db::postgres::checkout(&$self.pool, deadline, $self.limit).await?;
         let outcome = tokio::time::timeout_at(deadline, async {
             let $c = &client;
@@ -48,7 +51,12 @@ macro_rules! on_conn {
 /// body that returns early is a fn of its own, called here.
 macro_rules! in_tx {
     ($self:ident, |$tx:ident| $body:expr) => {{
-        let deadline = tokio::time::Instant::now() + $self.limit;
+        in_tx!($self, tokio::time::Instant::now() + $self.limit, |$tx| {
+            $body
+        })
+    }};
+    ($self:ident, $deadline:expr, |$tx:ident| $body:expr) => {{
+        let deadline = $deadline;
         let mut client = $crate::db::postgres::checkout(&$self.pool, deadline, $self.limit).await?;
         let outcome = tokio::time::timeout_at(deadline, async {
             let $tx = client.transaction().await?;
@@ -217,7 +225,7 @@ impl From<tokio_postgres::Error> for DbError {
         {
             // PostgreSQL undid the transaction to break a cycle of waits:
             // nothing of it stays, and the same request again goes through.
-            DbError::Pool(Box::new(e))
+            DbError::Undone(Box::new(e))
         } else if e.code() == Some(&SqlState::QUERY_CANCELED) {
             // Cancelled by the server's statement_timeout (nothing else
             // cancels ours): a database too slow to answer, unavailable for now.

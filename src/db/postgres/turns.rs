@@ -32,8 +32,14 @@ pub(super) struct Turn<'a> {
 
 impl Turns {
     /// `account`'s turn, once the requests before it are done; a 503 when
-    /// that takes past `limit` (the database's deadline).
-    pub(super) async fn take(&self, account: &str, limit: Duration) -> Result<Turn<'_>, DbError> {
+    /// that takes past `deadline` (the call's, whose statements then have
+    /// what is left of it; `limit` names its length in the error).
+    pub(super) async fn take(
+        &self,
+        account: &str,
+        deadline: Instant,
+        limit: Duration,
+    ) -> Result<Turn<'_>, DbError> {
         let lock = {
             let mut accounts = self.accounts.lock().unwrap_or_else(PoisonError::into_inner);
             Arc::clone(accounts.entry(account.to_string()).or_default())
@@ -45,7 +51,7 @@ impl Turns {
             account: account.to_string(),
             held: None,
         };
-        match tokio::time::timeout_at(Instant::now() + limit, lock.lock_owned()).await {
+        match tokio::time::timeout_at(deadline, lock.lock_owned()).await {
             Ok(held) => {
                 turn.held = Some(held);
                 Ok(turn)
@@ -91,14 +97,23 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_accounts_turn_waits_for_its_own_not_for_anothers() {
         let turns = Arc::new(Turns::default());
-        let first = turns.take("acc_a", LIMIT).await.unwrap();
+        let first = turns
+            .take("acc_a", Instant::now() + LIMIT, LIMIT)
+            .await
+            .unwrap();
         // Another account's turn is at once.
-        let other = turns.take("acc_b", LIMIT).await.unwrap();
+        let other = turns
+            .take("acc_b", Instant::now() + LIMIT, LIMIT)
+            .await
+            .unwrap();
         drop(other);
         let waiting = {
             let turns = Arc::clone(&turns);
             tokio::spawn(async move {
-                let _turn = turns.take("acc_a", LIMIT).await.unwrap();
+                let _turn = turns
+                    .take("acc_a", Instant::now() + LIMIT, LIMIT)
+                    .await
+                    .unwrap();
                 Instant::now()
             })
         };
@@ -113,9 +128,12 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_wait_past_the_limit_is_a_503_and_forgets_nothing_held() {
         let turns = Turns::default();
-        let first = turns.take("acc_a", LIMIT).await.unwrap();
+        let first = turns
+            .take("acc_a", Instant::now() + LIMIT, LIMIT)
+            .await
+            .unwrap();
         let started = Instant::now();
-        let Err(e) = turns.take("acc_a", LIMIT).await else {
+        let Err(e) = turns.take("acc_a", Instant::now() + LIMIT, LIMIT).await else {
             panic!("a turn while the first is held past the limit");
         };
         assert!(matches!(e, DbError::Pool(_)), "{e}");
@@ -124,6 +142,11 @@ mod tests {
         drop(first);
         assert_eq!(turns.len(), 0);
         // And the account's next turn is at once.
-        drop(turns.take("acc_a", LIMIT).await.unwrap());
+        drop(
+            turns
+                .take("acc_a", Instant::now() + LIMIT, LIMIT)
+                .await
+                .unwrap(),
+        );
     }
 }

@@ -159,8 +159,13 @@ impl UploadRepo for PgStore {
         limits: Quota,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
-        let _turn = self.turns.take(&upload.account_id, self.limit).await?;
-        in_tx!(self, |tx| create(&tx, &upload, limits, period).await)
+        let deadline = tokio::time::Instant::now() + self.limit;
+        let _turn = self
+            .turns
+            .take(&upload.account_id, deadline, self.limit)
+            .await?;
+        in_tx!(self, deadline, |tx| create(&tx, &upload, limits, period)
+            .await)
     }
 
     async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {

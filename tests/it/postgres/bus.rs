@@ -308,7 +308,9 @@ async fn counts_of_several_keys_go_in_one_statement_each_in_its_place() {
 /// A key whose count lands while another key's waits on the bus hands its
 /// next count (requests that came meanwhile) to the bus before the next
 /// statement is made: both go in it, rather than one statement each, in
-/// turns.
+/// turns. (It relies on tokio running the key's group task, woken by the
+/// landing into the worker's LIFO slot, before the bus's task that
+/// yielded: `yield_now` defers it to the end of the tick.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_whose_count_lands_joins_the_count_waiting_on_the_bus() {
     let Some((_dir, stores)) = nodes(1).await else {
