@@ -67,11 +67,15 @@ fn with_database(url: &str, name: &str) -> String {
     format!("{host_part}/{name}{query}")
 }
 
-/// Runs one statement on a connection of its own, on a thread of its own
-/// (the caller may be inside a runtime, of any flavour); its rows, turned
-/// into values by `get`.
-fn rows<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> Vec<T> {
-    let (url, sql) = (url.to_string(), sql.to_string());
+/// Runs `work` with a client of a connection of its own, on a thread of its
+/// own (the caller may be inside a runtime, of any flavour).
+fn on_own_connection<T, F, Fut>(url: &str, work: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce(tokio_postgres::Client) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+{
+    let url = url.to_string();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -82,12 +86,20 @@ fn rows<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -
                 .await
                 .expect("test database connects");
             tokio::spawn(conn);
-            let rows = client.query(&sql, &[]).await.expect(&sql);
-            rows.iter().map(get).collect()
+            work(client).await
         })
     })
     .join()
-    .expect("query thread")
+    .expect("database thread")
+}
+
+/// Runs one statement; its rows, turned into values by `get`.
+fn rows<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> Vec<T> {
+    let sql = sql.to_string();
+    on_own_connection(url, move |client| async move {
+        let rows = client.query(&sql, &[]).await.expect(&sql);
+        rows.iter().map(get).collect()
+    })
 }
 
 fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::Row) -> T) -> T {
@@ -97,27 +109,15 @@ fn first_row<T: Send + 'static>(url: &str, sql: &str, get: fn(&tokio_postgres::R
         .unwrap_or_else(|| panic!("no row: {sql}"))
 }
 
-/// Runs several statements (a migration's file) on a connection of its own.
+/// Runs several statements (a migration's file).
 pub fn batch(url: &str, sql: &str) {
-    let (url, sql) = (url.to_string(), sql.to_string());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .expect("test database connects");
-            tokio::spawn(conn);
-            client
-                .batch_execute(&sql)
-                .await
-                .expect("the statements run");
-        });
-    })
-    .join()
-    .expect("batch thread");
+    let sql = sql.to_string();
+    on_own_connection(url, move |client| async move {
+        client
+            .batch_execute(&sql)
+            .await
+            .expect("the statements run");
+    });
 }
 
 /// Runs a statement that returns no rows (`ALTER …`).
