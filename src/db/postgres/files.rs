@@ -23,7 +23,6 @@ use bytes::Bytes;
 use deadpool_postgres::{GenericClient, Transaction};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
-use tokio::time::Instant;
 use tokio_postgres::types::ToSql;
 
 /// Commits an upload's file: the account row locked first (see
@@ -539,11 +538,7 @@ pub(super) async fn commit_alone(
     limits: Quota,
     ctx: &CommitContext,
 ) -> Result<(CommitOutcome, bool), DbError> {
-    let deadline = Instant::now() + store.limit;
-    let _turn = store
-        .turns
-        .take(&f.account_id, deadline, store.limit)
-        .await?;
+    let (_turn, deadline) = store.turn(&f.account_id).await?;
     on_conn!(store, deadline, |c| {
         // A replayed file deleted before it was read: the key is stale
         // now, and the upload commits as a new one.
@@ -574,8 +569,7 @@ impl FileRepo for PgStore {
     ) -> Result<CommitOutcome, DbError> {
         if ctx.tus_upload.is_some() {
             // A resumable upload's, as before (its row and its token's use).
-            let deadline = Instant::now() + self.limit;
-            let _turn = self.turns.take(&f.account_id, deadline, self.limit).await?;
+            let (_turn, deadline) = self.turn(&f.account_id).await?;
             let out = in_tx!(self, deadline, |tx| commit(
                 &tx,
                 &f,
@@ -765,8 +759,7 @@ impl FileRepo for PgStore {
         if has_nul(&[account_id, id]) {
             return Ok(None);
         }
-        let deadline = Instant::now() + self.limit;
-        let _turn = self.turns.take(account_id, deadline, self.limit).await?;
+        let (_turn, deadline) = self.turn(account_id).await?;
         in_tx!(self, deadline, |tx| delete_live(
             &tx, account_id, id, now, self.node
         )
@@ -787,8 +780,7 @@ impl FileRepo for PgStore {
             return Ok(Vec::new());
         }
         let node = self.node;
-        let deadline = Instant::now() + self.limit;
-        let _turn = self.turns.take(account_id, deadline, self.limit).await?;
+        let (_turn, deadline) = self.turn(account_id).await?;
         in_tx!(self, deadline, |tx| {
             let sql = format!(
                 "DELETE FROM files WHERE id IN (
@@ -864,8 +856,7 @@ impl FileRepo for PgStore {
             event = webhooks::FILE_DELETED,
             batch = webhooks::EVENT_BATCH
         );
-        let deadline = Instant::now() + self.limit;
-        let _turn = self.turns.take(account_id, deadline, self.limit).await?;
+        let (_turn, deadline) = self.turn(account_id).await?;
         in_tx!(self, deadline, |tx| {
             // Sorts and hashes of a large folder in memory, and no JIT
             // compile (tens of ms) for a statement run once.

@@ -70,6 +70,16 @@ impl Turns {
     }
 }
 
+impl super::PgStore {
+    /// `account`'s turn on this node, and the call's deadline, which the
+    /// wait for it has used part of and its statements get the rest of.
+    pub(super) async fn turn(&self, account: &str) -> Result<(Turn<'_>, Instant), DbError> {
+        let deadline = Instant::now() + self.limit;
+        let turn = self.turns.take(account, deadline, self.limit).await?;
+        Ok((turn, deadline))
+    }
+}
+
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         let mut accounts = self
