@@ -14,8 +14,35 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A port nothing listens on now (a server restarted later may take it again).
+/// A port nothing listens on now, for a server that is restarted on it later.
+///
+/// It is taken below the kernel's ephemeral range (`ip_local_port_range`), so
+/// no outgoing connection of another test can hold it as its source port when
+/// the server comes back (a port from `bind(0)` could be, and the restart failed).
+/// Each call in a process gives a different port, from a start picked per process.
 pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const FIRST: u32 = 10_000;
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32_768);
+    if ephemeral_start > FIRST + 1_000 {
+        let span = ephemeral_start - FIRST;
+        let seed = std::process::id().wrapping_mul(7_919)
+            ^ std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+        let _ = NEXT.compare_exchange(0, seed % span + 1, Ordering::Relaxed, Ordering::Relaxed);
+        for _ in 0..span {
+            let port = FIRST + NEXT.fetch_add(1, Ordering::Relaxed) % span;
+            let port = u16::try_from(port).expect("below the ephemeral range");
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

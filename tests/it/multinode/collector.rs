@@ -41,7 +41,17 @@ async fn expiry_and_blob_deletion_run_once_on_both_nodes() {
             assert_eq!(status, 200, "{id} before its expiry, on the other node");
         }
     }
-    assert_eq!(c.objects().await, 22);
+    // Every object is there while no file has expired yet (on a loaded machine the
+    // uploads themselves can outlast the first expiry: then the count can't be known).
+    let first = expiring
+        .iter()
+        .map(|(_, r)| millis(r["expires_at"].as_str().unwrap()))
+        .min()
+        .unwrap();
+    let objects = c.objects().await;
+    if now_ms() + 300 < first {
+        assert_eq!(objects, 22);
+    }
     // Past the expiry: 404 on both nodes at once (reaped or not yet).
     tokio::time::sleep(Duration::from_millis((last - now_ms() + 100).max(0) as u64)).await;
     for (_, r) in &expiring {

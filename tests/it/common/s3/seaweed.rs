@@ -4,9 +4,10 @@
 use super::probe::{probe, Sentinel, SENTINEL_PREFIX};
 use super::store::skip;
 use super::{ACCESS_KEY, SECRET_KEY, STARTUP_LIMIT};
+use crate::common::process::free_port;
 use filestore::testing::config::{Secret, StorageConfig};
 use std::io::Write;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -43,16 +44,11 @@ struct Ports {
 }
 
 impl Ports {
-    /// Ten distinct ports the kernel just handed out as free.
-    fn pick() -> std::io::Result<Ports> {
-        let listeners = (0..10)
-            .map(|_| TcpListener::bind("127.0.0.1:0"))
-            .collect::<std::io::Result<Vec<_>>>()?;
-        let p = listeners
-            .iter()
-            .map(|l| l.local_addr().map(|a| a.port()))
-            .collect::<std::io::Result<Vec<_>>>()?;
-        Ok(Ports {
+    /// Ten distinct free ports outside the kernel's ephemeral range, so a
+    /// restart finds them free again ([`free_port`]).
+    fn pick() -> Ports {
+        let p: Vec<u16> = (0..10).map(|_| free_port()).collect();
+        Ports {
             s3: p[0],
             s3_grpc: p[1],
             master: p[2],
@@ -63,7 +59,7 @@ impl Ports {
             filer_grpc: p[7],
             admin: p[8],
             admin_grpc: p[9],
-        })
+        }
     }
 
     /// The unix sockets `weed` creates in /tmp for its gRPC ports and
@@ -130,7 +126,7 @@ impl Seaweed {
                     .prefix("filestore-weed-")
                     .tempdir()
                     .expect("temp dir for weed"),
-                ports: Ports::pick().expect("free ports"),
+                ports: Ports::pick(),
                 bucket: bucket.to_string(),
                 child: None,
             };
