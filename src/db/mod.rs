@@ -5,6 +5,7 @@
 //! [`postgres`] on a PostgreSQL server (`database.url`).
 
 pub(crate) mod error;
+pub(crate) mod keys;
 pub(crate) mod model;
 pub(crate) mod postgres;
 pub(crate) mod sqlite;

@@ -392,13 +392,10 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
 /// Webhook subscriptions and the outbox of their events.
 #[async_trait]
 pub trait OutboxRepo: std::fmt::Debug + Send + Sync {
-    /// Whether an upload committed since the last call may have queued
-    /// events, so that the sender should look for them now: yes, unless
-    /// the store knows (on PostgreSQL, only when a commit queued some; a
-    /// commit with no subscriber costs the sender no poll).
-    fn take_queued_events(&self) -> bool {
-        true
-    }
+    /// Whether an upload committed since the last call queued events, so
+    /// that the sender should look for them now: a commit with no
+    /// subscriber costs the sender no poll.
+    fn take_queued_events(&self) -> bool;
 
     async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError>;
 

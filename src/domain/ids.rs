@@ -3,7 +3,7 @@
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-fn random_hex(bytes: usize) -> String {
+pub(crate) fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut buf);
     hex::encode(buf)

@@ -84,9 +84,9 @@ pub(crate) async fn copy(
         .await?
         .ok_or_else(ServiceError::not_found)?;
     let plan = app.plan_of(account).clone();
-    let (max_file_size, too_large) = size_limit(plan.max_file_size, &UploadPolicy::default());
-    if source.size > max_file_size {
-        return Err(ServiceError::FileTooLarge(too_large));
+    let limit = size_limit(plan.max_file_size, &UploadPolicy::default());
+    if source.size > limit.max {
+        return Err(limit.refusal());
     }
     // Refused before the store copies anything when certain to be (the
     // commit checks again, exactly).

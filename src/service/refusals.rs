@@ -33,19 +33,37 @@ pub(crate) async fn refused(
 }
 
 /// The largest file a caller may upload: its policy's `max_size` within the
-/// plan's, and the 413's message for a larger one, in the words of
-/// whichever binds.
-pub(crate) fn size_limit(plan_max: u64, policy: &UploadPolicy) -> (u64, String) {
+/// plan's ([`size_limit`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SizeLimit {
+    pub(crate) max: u64,
+    /// Whether the policy's `max_size` binds, not the plan's.
+    by_policy: bool,
+}
+
+impl SizeLimit {
+    /// The 413 of a larger file, in the words of whichever binds (made only
+    /// when a file is refused: most requests never need it).
+    pub(crate) fn refusal(self) -> ServiceError {
+        ServiceError::FileTooLarge(if self.by_policy {
+            format!(
+                "file exceeds the upload policy's maximum size of {}",
+                human_bytes(self.max)
+            )
+        } else {
+            format!("{PLAN_MAX_FILE_SIZE} {}", human_bytes(self.max))
+        })
+    }
+}
+
+/// The largest file a caller may upload: its policy's `max_size` within the
+/// plan's.
+pub(crate) fn size_limit(plan_max: u64, policy: &UploadPolicy) -> SizeLimit {
     let max = policy.max_size(plan_max);
-    let message = if max < plan_max {
-        format!(
-            "file exceeds the upload policy's maximum size of {}",
-            human_bytes(max)
-        )
-    } else {
-        format!("{PLAN_MAX_FILE_SIZE} {}", human_bytes(max))
-    };
-    (max, message)
+    SizeLimit {
+        max,
+        by_policy: max < plan_max,
+    }
 }
 
 /// How the 413 of a file over the plan's maximum file size begins (the

@@ -13,7 +13,7 @@
 
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slot};
-use super::refusals::{refused, size_limit, sniffed_type, storage_exceeded};
+use super::refusals::{refused, size_limit, sniffed_type, storage_exceeded, SizeLimit};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, records, App};
 use crate::api::FileRecord;
@@ -124,10 +124,10 @@ impl Upload {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
             req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
         }
-        let (max_file_size, too_large) = size_limit(plan.max_file_size, &req.policy);
+        let size = size_limit(plan.max_file_size, &req.policy);
         if let Some(len) = req.content_length {
-            if len > max_file_size.saturating_add(FORM_OVERHEAD) {
-                return Err(ServiceError::FileTooLarge(too_large));
+            if len > size.max.saturating_add(FORM_OVERHEAD) {
+                return Err(size.refusal());
             }
         }
         let replay = lookup_replay(app, &req).await?;
@@ -144,8 +144,7 @@ impl Upload {
         };
         let limits = SpoolLimits {
             account: req.account.id.clone(),
-            max_file_size,
-            too_large,
+            size,
             used,
             quota,
         };
@@ -211,8 +210,8 @@ impl Upload {
         let mut sniffer = Sniffer::new(&self.req.policy, part_type);
         while let Some(chunk) = bytes.next().await.transpose()? {
             let size = spool.size() + chunk.len() as u64;
-            if size > limits.max_file_size {
-                return Err(ServiceError::FileTooLarge(limits.too_large.clone()));
+            if size > limits.size.max {
+                return Err(limits.size.refusal());
             }
             sniffer.feed(&chunk, &self.req.policy)?;
             // Refused in the words of the precheck: what the account had
@@ -375,9 +374,8 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
 /// What a file part may not pass while it streams in.
 struct SpoolLimits {
     account: String,
-    max_file_size: u64,
-    /// The 413's message for a larger file (the plan's words, or the policy's).
-    too_large: String,
+    /// The largest file, and the 413 of a larger one.
+    size: SizeLimit,
     /// The account's stored bytes when the upload began, and its quota.
     used: u64,
     quota: Quota,

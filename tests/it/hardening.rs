@@ -304,7 +304,12 @@ async fn the_data_dir_is_private() {
     let db_files = if srv.on_postgres() {
         &[][..]
     } else {
-        &["filestore.db", "filestore.db-wal", "filestore.db-shm"][..]
+        &[
+            "filestore.db",
+            "filestore.db-wal",
+            "filestore.db-shm",
+            "filestore.db-keys",
+        ][..]
     };
     for f in db_files {
         assert_eq!(mode(&d.join(f)), 0o600, "{f}");

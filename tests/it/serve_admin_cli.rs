@@ -66,6 +66,65 @@ fn first_start_prints_one_key_and_the_login_line_then_stops_on_sigterm() {
     assert!(child.terminate().success());
 }
 
+/// The server answers a key it read in the last second from memory; a key
+/// `admin` revokes (another process, on the same file) is still refused at
+/// once: every request that starts after `admin` returned gets 401, while
+/// the key was in use up to then.
+#[test]
+fn a_key_in_use_is_refused_at_once_after_admin_revokes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (_child, lines) = serve(dir.path(), port);
+    let key = lines
+        .iter()
+        .find(|l| l.starts_with("filestore login "))
+        .and_then(|l| l.rsplit(' ').next())
+        .expect("login line")
+        .to_string();
+    let (ok, out, err) = admin(dir.path(), &["key", "list", "--json"]);
+    assert!(ok, "{err}");
+    let id = serde_json::from_str::<serde_json::Value>(out.lines().next().unwrap()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Requests with the key all along, each with when it started.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let (stop, key) = (stop.clone(), key.clone());
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let started = Instant::now();
+                seen.push((started, http_get(port, "/v1/usage", Some(&key)).0));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            seen
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let (ok, _, err) = admin(dir.path(), &["key", "revoke", &id]);
+    assert!(ok, "{err}");
+    let revoked = Instant::now();
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = load.join().unwrap();
+    let before: Vec<u16> = seen
+        .iter()
+        .filter(|(t, _)| *t < revoked)
+        .map(|s| s.1)
+        .collect();
+    let after: Vec<u16> = seen
+        .iter()
+        .filter(|(t, _)| *t > revoked)
+        .map(|s| s.1)
+        .collect();
+    assert!(before.contains(&200), "the key was in use: {before:?}");
+    assert!(
+        !after.is_empty() && after.iter().all(|&s| s == 401),
+        "{after:?}"
+    );
+}
+
 #[test]
 fn admin_manages_accounts_and_keys_while_serve_runs() {
     let dir = tempfile::tempdir().unwrap();

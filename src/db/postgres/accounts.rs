@@ -11,9 +11,7 @@ use crate::db::model::{Account, BandwidthCount, Commitments, KeyRecord, UsageCou
 use crate::db::store::AccountRepo;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, LazyLock};
 
 /// Locks the account row for the rest of the transaction (every check of a
 /// quota of this account, on any node, waits here); its stored bytes. `FOR
@@ -90,54 +88,6 @@ pub(super) type HeldGroups = Groups<(String, String), (i64, bool), Result<Commit
 
 pub(super) fn held_groups() -> Arc<HeldGroups> {
     Arc::new(Groups::new(HELD_MOST))
-}
-
-/// How long a node answers a key from what it read (`KeyCache`): a key
-/// revoked, or an account put in its grace period or on another plan, on
-/// another node (or by `admin`) is seen by every node within this.
-const KEY_FRESH: Duration = Duration::from_secs(1);
-
-/// Keys kept at most: past it, what is older than [`KEY_FRESH`] goes, and
-/// all of them if that is not enough.
-const KEY_CACHE_MAX: usize = 10_000;
-
-/// The keys this node found (with their accounts) in the last
-/// [`KEY_FRESH`], by the hash of their secret: a request of a key seen
-/// within it costs no round trip. A miss is not kept (a key made on another
-/// node works there at once), and a revocation or an account change made
-/// on this node forgets them all at once.
-#[derive(Default)]
-pub(super) struct KeyCache {
-    entries: Mutex<HashMap<[u8; 32], (Instant, KeyRecord, Account)>>,
-}
-
-impl KeyCache {
-    fn get(&self, hash: &[u8; 32]) -> Option<(KeyRecord, Account)> {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries
-            .get(hash)
-            .filter(|(at, ..)| at.elapsed() < KEY_FRESH)
-            .map(|(_, key, account)| (key.clone(), account.clone()))
-    }
-
-    /// Keeps what was read at `at` (before the statement that read it went).
-    fn put(&self, hash: [u8; 32], at: Instant, found: &(KeyRecord, Account)) {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries.len() >= KEY_CACHE_MAX {
-            entries.retain(|_, (at, ..)| at.elapsed() < KEY_FRESH);
-            if entries.len() >= KEY_CACHE_MAX {
-                entries.clear();
-            }
-        }
-        entries.insert(hash, (at, found.0.clone(), found.1.clone()));
-    }
-
-    fn forget(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
 }
 
 /// An account by its id or its (unique) name; the id wins.
@@ -298,15 +248,15 @@ impl AccountRepo for PgStore {
     }
 
     /// The live key whose secret hashes to `hash`, with its account (one
-    /// join), as read in the last second (`KeyCache`).
+    /// join), as read in the last second (`db::keys`).
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
         if let Some(found) = self.keys.get(&hash) {
             return Ok(Some(found));
         }
-        let at = Instant::now();
+        let start = self.keys.start();
         let found = self.read_key(hash).await?;
         if let Some(found) = &found {
-            self.keys.put(hash, at, found);
+            self.keys.put(hash, start, found);
         }
         Ok(found)
     }

@@ -111,8 +111,8 @@ pub struct PgStore {
     gone: Arc<Mutex<HashMap<i32, std::time::Instant>>>,
     /// An upload's commit queued webhook events since the sender last asked.
     queued_events: Arc<AtomicBool>,
-    /// Keys and their accounts as recently read (`accounts::KeyCache`).
-    keys: Arc<accounts::KeyCache>,
+    /// Keys and their accounts as recently read (`db::keys`).
+    keys: Arc<crate::db::keys::KeyCache>,
     /// The accounts with a commit in flight on this node, and the uploads
     /// waiting to go in their next batch (`batch`).
     commits: Arc<batch::CommitGroups>,

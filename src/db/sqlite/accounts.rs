@@ -98,21 +98,6 @@ pub(super) fn add_storage(conn: &Connection, id: &str, delta: i64) -> Result<(),
     Ok(())
 }
 
-/// Uploads of the account in the period.
-pub(super) fn upload_count(
-    conn: &Connection,
-    account_id: &str,
-    period: &str,
-) -> Result<u64, DbError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT upload_count FROM usage_periods WHERE account_id = ?1 AND period = ?2",
-        )?
-        .query_row(params![account_id, period], |r| r.get::<_, u64>(0))
-        .optional()?
-        .unwrap_or(0))
-}
-
 /// Counts one more upload of the account in the period.
 pub(super) fn add_upload(conn: &Connection, account_id: &str, period: &str) -> Result<(), DbError> {
     conn.prepare_cached(
@@ -134,14 +119,9 @@ impl AccountRepo for SqliteStore {
         let (acc, period) = (owned(account_id), owned(period));
         self.db
             .lookup(move |c| {
-                let upload_count = upload_count(c, &acc, &period)?;
-                let (reserved_bytes, pending_uploads) = shared::reserved(c, &acc, now, None)?;
-                Ok(Commitments {
-                    upload_count,
-                    reserved_bytes,
-                    pending_uploads,
-                    stored_bytes: None,
-                })
+                // The stored bytes are read here, not taken from the account
+                // the key came with (which may be a second old: `db::keys`).
+                Ok(shared::commitments(c, &acc, &period, now, None)?.unwrap_or_default())
             })
             .await
     }
@@ -189,9 +169,18 @@ impl AccountRepo for SqliteStore {
             .await
     }
 
-    /// The live (not revoked) key whose secret hashes to `hash`, with its account.
+    /// The live (not revoked) key whose secret hashes to `hash`, with its
+    /// account, as read in the last second (`db::keys`) unless the keys'
+    /// stamp changed since.
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
-        self.db
+        if self.stamp.changed() {
+            self.keys.forget();
+        } else if let Some(found) = self.keys.get(&hash) {
+            return Ok(Some(found));
+        }
+        let start = self.keys.start();
+        let found = self
+            .db
             .lookup(move |c| {
                 let key = c
                     .prepare_cached(&format!(
@@ -204,7 +193,11 @@ impl AccountRepo for SqliteStore {
                 };
                 Ok(get(c, &key.account_id)?.map(|account| (key, account)))
             })
-            .await
+            .await?;
+        if let Some(found) = &found {
+            self.keys.put(hash, start, found);
+        }
+        Ok(found)
     }
 
     /// Origins of every live public key, for CORS preflights (which carry no key).
@@ -289,6 +282,7 @@ impl AccountRepo for SqliteStore {
                 get(c, &id)
             })
             .await
+            .inspect(|_| self.keys_changed())
     }
 
     async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
@@ -362,6 +356,7 @@ impl AccountRepo for SqliteStore {
                 Ok(n == 1)
             })
             .await
+            .inspect(|_| self.keys_changed())
     }
 }
 

@@ -5,8 +5,8 @@
 use super::{accounts, blobs, outbox, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
-    subfolder_names, CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter,
-    FolderRange, ListFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
+    subfolder_names, CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange,
+    ListFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
@@ -17,6 +17,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const COLUMNS: &str =
     "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
@@ -46,12 +47,14 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
 /// pending-deletion guard row is removed; a small file's bytes (`inline`,
 /// when `f.inline`) are stored with its row. A resumable upload completing
 /// (`ctx.tus_upload`) gives back its reservation and is marked complete.
+/// `queued` is set when it queued a webhook event (the sender then looks).
 fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
     inline: Option<&[u8]>,
     limits: Quota,
     ctx: &CommitContext,
+    queued: &AtomicBool,
 ) -> Result<CommitOutcome, DbError> {
     let tx = write_tx(conn)?;
     if let Some(key) = &ctx.idempotency_key {
@@ -61,21 +64,19 @@ fn commit_upload(
             return Ok(CommitOutcome::Replayed(existing));
         }
     }
-    let account = accounts::get(&tx, &f.account_id)?
-        .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?;
-    let (reserved, pending) =
-        shared::reserved(&tx, &f.account_id, f.created_at, ctx.tus_upload.as_deref())?;
     // A resumable upload was admitted at its creation and holds its room:
     // only a plan lowered since can refuse it, and then it is not refused.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
-        let held = Commitments {
-            upload_count: accounts::upload_count(&tx, &f.account_id, &ctx.period)?,
-            reserved_bytes: reserved,
-            pending_uploads: pending,
-            stored_bytes: None,
-        }
-        .holdings(account.storage_bytes);
+        let held = shared::commitments(
+            &tx,
+            &f.account_id,
+            &ctx.period,
+            f.created_at,
+            ctx.tus_upload.as_deref(),
+        )?
+        .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?
+        .holdings(0);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
             return Ok(CommitOutcome::Refused(refusal));
         }
@@ -151,7 +152,9 @@ fn commit_upload(
         )?
         .execute(params![f.account_id, key, f.id, f.created_at])?;
     }
-    outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
+    if outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)? {
+        queued.store(true, Ordering::Release);
+    }
     tx.commit()?;
     Ok(CommitOutcome::Committed(f.clone()))
 }
@@ -475,8 +478,9 @@ impl FileRepo for SqliteStore {
         limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
+        let queued = self.queued_events.clone();
         self.db
-            .write_small(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx))
+            .write_small(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx, &queued))
             .await
     }
 

@@ -36,22 +36,48 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use crate::db::error::DbError;
+use crate::db::keys::{KeyCache, Stamp};
 use crate::domain::ratelimit::RateLimiter;
+use std::sync::atomic::AtomicBool;
 
 /// The SQLite metadata store.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct SqliteStore {
     db: Db,
     /// The rate windows: in memory, as SQLite serves one node.
     limiter: std::sync::Arc<RateLimiter>,
+    /// Keys and their accounts as recently read (`db::keys`), checked
+    /// against the stamp that `admin` rewrites when it changes one.
+    keys: Arc<KeyCache>,
+    stamp: Arc<Stamp>,
+    /// Whether a commit since the last look queued webhook events.
+    queued_events: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteStore")
+    }
 }
 
 impl SqliteStore {
     pub(crate) fn new(db: Db) -> SqliteStore {
+        let stamp = Stamp::new(db.keys_stamp.clone());
         SqliteStore {
             db,
             limiter: Arc::default(),
+            keys: Arc::default(),
+            stamp: Arc::new(stamp),
+            queued_events: Arc::default(),
         }
+    }
+
+    /// After a change of a key or an account: this process forgets the keys
+    /// it remembers, and any other one (a server, when `admin` made it) does
+    /// at its next request.
+    fn keys_changed(&self) {
+        self.keys.forget();
+        self.stamp.touch();
     }
 }
 
@@ -104,6 +130,8 @@ const MIGRATIONS: &[&str] = &[
 pub struct Db {
     pool: r2d2::Pool<SqliteConnectionManager>,
     writer: writer::Writer,
+    /// `<database>-keys`, the stamp of its keys and accounts (`db::keys::Stamp`).
+    keys_stamp: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for Db {
@@ -138,7 +166,13 @@ impl Db {
             .connection_timeout(Duration::from_secs(10))
             .build(manager)?;
         let writer = writer::Writer::spawn(conn).map_err(|e| DbError::Task(e.to_string()))?;
-        Ok(Db { pool, writer })
+        let mut keys_stamp = path.as_os_str().to_owned();
+        keys_stamp.push("-keys");
+        Ok(Db {
+            pool,
+            writer,
+            keys_stamp: keys_stamp.into(),
+        })
     }
 
     fn migrate(conn: &mut Connection) -> Result<(), DbError> {

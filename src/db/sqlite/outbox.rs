@@ -28,14 +28,20 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WebhookRow> {
 
 /// Queues event `kind` of `row`, at `now`, for each of its account's
 /// subscriptions to it (inside the caller's transaction).
-pub(super) fn enqueue(tx: &Connection, kind: &str, row: &FileRow, now: i64) -> Result<(), DbError> {
-    tx.prepare_cached(
-        "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+pub(super) fn enqueue(
+    tx: &Connection,
+    kind: &str,
+    row: &FileRow,
+    now: i64,
+) -> Result<bool, DbError> {
+    let queued = tx
+        .prepare_cached(
+            "INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
          SELECT 'msg_' || lower(hex(randomblob(16))), id, ?2, ?3, ?4, ?5, ?5 FROM webhooks
          WHERE account_id = ?1 AND instr(',' || events || ',', ',' || ?3 || ',') > 0",
-    )?
-    .execute(params![row.account_id, row.id, kind, event_data(row)?, now])?;
-    Ok(())
+        )?
+        .execute(params![row.account_id, row.id, kind, event_data(row)?, now])?;
+    Ok(queued > 0)
 }
 
 /// The ids of `account_id`'s subscriptions to `kind`.
@@ -287,6 +293,11 @@ fn done(conn: &Connection, seq: i64) -> Result<(), DbError> {
 
 #[async_trait]
 impl OutboxRepo for SqliteStore {
+    fn take_queued_events(&self) -> bool {
+        self.queued_events
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+    }
+
     async fn create_webhook(&self, webhook: WebhookRow) -> Result<(), DbError> {
         self.db
             .write(move |c| {

@@ -5,28 +5,48 @@
 //! below every aggregate file, so that no two aggregate files import each
 //! other; this module imports none of them.
 
-use super::DbError;
-use crate::db::model::KEEP_COMPLETED_MS;
-use rusqlite::{params, Connection};
+use super::{DbError, OptionalExtension};
+use crate::db::model::{Commitments, KEEP_COMPLETED_MS};
+use rusqlite::{named_params, params, Connection};
 
-/// What incomplete, unexpired uploads of an account hold: bytes of the
-/// storage quota and uploads of the month. `except` leaves one out (the
-/// upload being completed).
-pub(super) fn reserved(
+/// Everything a quota check of an account reads, in one statement (one
+/// read of the pages, where three statements read them three times): its
+/// stored bytes, its uploads in `period`, and the bytes and uploads its
+/// incomplete, unexpired uploads hold at `now`, less `except` (the upload
+/// being completed). None when the account does not exist.
+pub(super) fn commitments(
     conn: &Connection,
     account_id: &str,
+    period: &str,
     now: i64,
     except: Option<&str>,
-) -> Result<(u64, u64), DbError> {
+) -> Result<Option<Commitments>, DbError> {
     Ok(conn
         .prepare_cached(
-            "SELECT COALESCE(SUM(length), 0), COUNT(*) FROM tus_uploads
-             WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2
-               AND id IS NOT ?3",
+            "SELECT a.storage_bytes,
+                 COALESCE((SELECT upload_count FROM usage_periods
+                           WHERE account_id = a.id AND period = :period), 0),
+                 o.bytes, o.uploads
+             FROM accounts a,
+                 (SELECT COALESCE(SUM(length), 0) AS bytes, COUNT(*) AS uploads
+                  FROM tus_uploads WHERE account_id = :account AND completed_at IS NULL
+                  AND expires_at > :now AND id IS NOT :except) o
+             WHERE a.id = :account",
         )?
-        .query_row(params![account_id, now, except], |r| {
-            Ok((r.get::<_, u64>(0)?, r.get::<_, u64>(1)?))
-        })?)
+        .query_row(
+            named_params! {
+                ":account": account_id, ":period": period, ":now": now, ":except": except
+            },
+            |r| {
+                Ok(Commitments {
+                    stored_bytes: Some(r.get::<_, u64>(0)?),
+                    upload_count: r.get::<_, u64>(1)?,
+                    reserved_bytes: r.get::<_, u64>(2)?,
+                    pending_uploads: r.get::<_, u64>(3)?,
+                })
+            },
+        )
+        .optional()?)
 }
 
 /// Marks the upload complete (its file committed in the same transaction);

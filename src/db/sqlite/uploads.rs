@@ -5,9 +5,9 @@
 //! (The reservations they hold and their completion, which other aggregates
 //! need, are in `shared`.)
 
-use super::{accounts, blobs, owned, shared, signed, tokens, write_tx};
+use super::{blobs, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
-use crate::db::model::{Commitments, CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
+use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
 use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
@@ -59,16 +59,9 @@ fn create(
             return Ok(CreateOutcome::Replayed(Box::new(earlier)));
         }
     }
-    let account = accounts::get(&tx, &u.account_id)?
-        .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?;
-    let (bytes, pending) = shared::reserved(&tx, &u.account_id, u.created_at, None)?;
-    let held = Commitments {
-        upload_count: accounts::upload_count(&tx, &u.account_id, period)?,
-        reserved_bytes: bytes,
-        pending_uploads: pending,
-        stored_bytes: None,
-    }
-    .holdings(account.storage_bytes);
+    let held = shared::commitments(&tx, &u.account_id, period, u.created_at, None)?
+        .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?
+        .holdings(0);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }

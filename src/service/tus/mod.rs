@@ -69,9 +69,9 @@ pub(crate) async fn create(
     }
     let meta = settle(&caller.policy, meta)?;
     let plan = app.plan_of(&caller.account).clone();
-    let (max_size, too_large) = size_limit(plan.max_file_size, &caller.policy);
-    if length > max_size {
-        return Err(ServiceError::FileTooLarge(too_large));
+    let limit = size_limit(plan.max_file_size, &caller.policy);
+    if length > limit.max {
+        return Err(limit.refusal());
     }
     // An empty file has all its bytes already: its type is known now.
     if length == 0 {
