@@ -138,22 +138,21 @@ impl Stamp {
         }
     }
 
-    /// Whether the stamp changed since the last call (or since
-    /// [`Stamp::new`]); always, when it cannot be read.
-    pub(crate) fn changed(&self) -> bool {
-        let Some(file) = &self.file else {
-            return true;
-        };
+    /// Forgets `keys` when the stamp changed since the last look (or since
+    /// [`Stamp::new`]), and always when it cannot be read. The forget happens
+    /// under the lock the comparison takes: a request that compares after it
+    /// finds the keys forgotten already, never the stamp new and the keys old.
+    pub(crate) fn forget_if_changed(&self, keys: &KeyCache) {
         let mut now = [0; NONCE];
-        if file.read_exact_at(&mut now, 0).is_err() {
-            return true;
-        }
+        let read = self
+            .file
+            .as_ref()
+            .is_some_and(|f| f.read_exact_at(&mut now, 0).is_ok());
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        if *seen == now {
-            return false;
+        if !read || *seen != now {
+            keys.forget();
+            *seen = now;
         }
-        *seen = now;
-        true
     }
 
     /// Writes a fresh nonce over the stamp.
@@ -178,28 +177,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_stamp_sees_another_writers_touch_once() {
+    fn a_stamp_forgets_the_keys_once_per_touch_of_another_writer() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db-keys");
+        let keys = KeyCache::default();
+        let kept = |keys: &KeyCache| {
+            keys.put([1; 32], keys.start(), &found("k1"));
+        };
         let reader = Stamp::new(path.clone());
-        assert!(!reader.changed(), "made, and not changed since");
+        kept(&keys);
+        reader.forget_if_changed(&keys);
+        assert!(keys.get(&[1; 32]).is_some(), "made, and not changed since");
         let writer = Stamp::new(path.clone());
+        reader.forget_if_changed(&keys);
         assert!(
-            !reader.changed(),
+            keys.get(&[1; 32]).is_some(),
             "a second process opening it changes nothing"
         );
         writer.touch();
-        assert!(reader.changed());
-        assert!(!reader.changed(), "seen once");
+        reader.forget_if_changed(&keys);
+        assert!(keys.get(&[1; 32]).is_none(), "a touch forgets");
+        kept(&keys);
+        reader.forget_if_changed(&keys);
+        assert!(keys.get(&[1; 32]).is_some(), "once");
         writer.touch();
         writer.touch();
-        assert!(reader.changed(), "two touches at once are still a change");
-        assert!(!reader.changed());
-        let unreadable = Stamp::new(dir.path().join("no-such-dir/db-keys"));
+        reader.forget_if_changed(&keys);
         assert!(
-            unreadable.changed() && unreadable.changed(),
-            "no stamp: never from memory"
+            keys.get(&[1; 32]).is_none(),
+            "two touches at once are still a change"
         );
+        let unreadable = Stamp::new(dir.path().join("no-such-dir/db-keys"));
+        for _ in 0..2 {
+            kept(&keys);
+            unreadable.forget_if_changed(&keys);
+            assert!(keys.get(&[1; 32]).is_none(), "no stamp: never from memory");
+        }
     }
 
     fn found(id: &str) -> (KeyRecord, Account) {

@@ -173,9 +173,8 @@ impl AccountRepo for SqliteStore {
     /// account, as read in the last second (`db::keys`) unless the keys'
     /// stamp changed since.
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
-        if self.stamp.changed() {
-            self.keys.forget();
-        } else if let Some(found) = self.keys.get(&hash) {
+        self.stamp.forget_if_changed(&self.keys);
+        if let Some(found) = self.keys.get(&hash) {
             return Ok(Some(found));
         }
         let start = self.keys.start();
@@ -269,7 +268,8 @@ impl AccountRepo for SqliteStore {
         grace_period: Option<bool>,
     ) -> Result<Option<Account>, DbError> {
         let id = owned(id);
-        self.db
+        let changed = self
+            .db
             .write(move |c| {
                 if let Some(plan) = &plan {
                     c.prepare_cached("UPDATE accounts SET plan = ?2 WHERE id = ?1")?
@@ -281,8 +281,10 @@ impl AccountRepo for SqliteStore {
                 }
                 get(c, &id)
             })
-            .await
-            .inspect(|_| self.keys_changed())
+            .await;
+        // Whatever the answer: a write that failed may still have committed.
+        self.keys_changed();
+        changed
     }
 
     async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
@@ -346,7 +348,8 @@ impl AccountRepo for SqliteStore {
     /// Revokes a key; true when it was live.
     async fn revoke_key(&self, id: &str, now: i64) -> Result<bool, DbError> {
         let id = owned(id);
-        self.db
+        let changed = self
+            .db
             .write(move |c| {
                 let n = c
                     .prepare_cached(
@@ -355,8 +358,10 @@ impl AccountRepo for SqliteStore {
                     .execute(params![id, now])?;
                 Ok(n == 1)
             })
-            .await
-            .inspect(|_| self.keys_changed())
+            .await;
+        // Whatever the answer: a write that failed may still have committed.
+        self.keys_changed();
+        changed
     }
 }
 

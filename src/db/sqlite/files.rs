@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 const COLUMNS: &str =
     "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
@@ -47,38 +47,31 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
 /// pending-deletion guard row is removed; a small file's bytes (`inline`,
 /// when `f.inline`) are stored with its row. A resumable upload completing
 /// (`ctx.tus_upload`) gives back its reservation and is marked complete.
-/// `queued` is set when it queued a webhook event (the sender then looks).
+/// With the outcome, whether it queued a webhook event (the sender then looks).
 fn commit_upload(
     conn: &mut Connection,
     f: &FileRow,
     inline: Option<&[u8]>,
     limits: Quota,
     ctx: &CommitContext,
-    queued: &AtomicBool,
-) -> Result<CommitOutcome, DbError> {
+) -> Result<(CommitOutcome, bool), DbError> {
     let tx = write_tx(conn)?;
     if let Some(key) = &ctx.idempotency_key {
         if let Some(existing) =
             replayed(&tx, &f.account_id, key, ctx.idempotency_since, f.created_at)?
         {
-            return Ok(CommitOutcome::Replayed(existing));
+            return Ok((CommitOutcome::Replayed(existing), false));
         }
     }
     // A resumable upload was admitted at its creation and holds its room:
     // only a plan lowered since can refuse it, and then it is not refused.
     let admitted = ctx.tus_upload.is_some();
     if !admitted {
-        let held = shared::commitments(
-            &tx,
-            &f.account_id,
-            &ctx.period,
-            f.created_at,
-            ctx.tus_upload.as_deref(),
-        )?
-        .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?
-        .holdings(0);
+        let held = shared::commitments(&tx, &f.account_id, &ctx.period, f.created_at, None)?
+            .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?
+            .holdings(0);
         if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
-            return Ok(CommitOutcome::Refused(refusal));
+            return Ok((CommitOutcome::Refused(refusal), false));
         }
     }
     // The token's use is counted after the replay (a replay takes none) and
@@ -89,7 +82,7 @@ fn commit_upload(
     // once it is marked complete, below.
     if let (Some(token), None) = (&ctx.token, &ctx.tus_upload) {
         if !tokens::take(&tx, token)? {
-            return Ok(CommitOutcome::TokenSpent);
+            return Ok((CommitOutcome::TokenSpent, false));
         }
     }
     match (f.inline, inline) {
@@ -152,11 +145,9 @@ fn commit_upload(
         )?
         .execute(params![f.account_id, key, f.id, f.created_at])?;
     }
-    if outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)? {
-        queued.store(true, Ordering::Release);
-    }
+    let queued = outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
     tx.commit()?;
-    Ok(CommitOutcome::Committed(f.clone()))
+    Ok((CommitOutcome::Committed(f.clone()), queued))
 }
 
 /// The live file an idempotency key (used since `since`) points to.
@@ -478,10 +469,16 @@ impl FileRepo for SqliteStore {
         limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
-        let queued = self.queued_events.clone();
-        self.db
-            .write_small(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx, &queued))
-            .await
+        let (outcome, queued) = self
+            .db
+            .write_small(move |c| commit_upload(c, &f, inline.as_deref(), limits, &ctx))
+            .await?;
+        // Told once the batch is durable, not when the job ran (its events
+        // are not there for the sender to find before the batch commits).
+        if queued {
+            self.queued_events.store(true, Ordering::Release);
+        }
+        Ok(outcome)
     }
 
     async fn file(&self, account_id: &str, id: &str, now: i64) -> Result<Option<FileRow>, DbError> {
