@@ -8,6 +8,7 @@
 //! and at once on SQLite, whose other writer (`admin`, another process)
 //! rewrites the store's stamp file ([`Stamp`]).
 
+use super::error::DbError;
 use super::model::{Account, KeyRecord};
 use std::collections::HashMap;
 use std::fs::File;
@@ -26,6 +27,9 @@ pub(crate) const KEY_FRESH: Duration = Duration::from_secs(1);
 /// all of them if that is not enough.
 const KEY_CACHE_MAX: usize = 10_000;
 
+/// A live key with its account, as a lookup finds it.
+type Found = Option<(KeyRecord, Account)>;
+
 /// What one read found, with when it was read.
 type Entry = (Instant, KeyRecord, Account);
 
@@ -40,13 +44,35 @@ pub(crate) struct KeyCache {
 
 /// A read about to start: when, and in which generation of the cache.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadStart {
+struct ReadStart {
     at: Instant,
     generation: u64,
 }
 
 impl KeyCache {
-    pub(crate) fn get(&self, hash: &[u8; 32]) -> Option<(KeyRecord, Account)> {
+    /// The key of `hash` from memory when read in the last [`KEY_FRESH`],
+    /// else what `read` finds in the store (kept, when found).
+    pub(crate) async fn get_or_read<F, Fut>(
+        &self,
+        hash: [u8; 32],
+        read: F,
+    ) -> Result<Found, DbError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Found, DbError>>,
+    {
+        if let Some(found) = self.get(&hash) {
+            return Ok(Some(found));
+        }
+        let start = self.start();
+        let found = read().await?;
+        if let Some(found) = &found {
+            self.put(hash, start, found);
+        }
+        Ok(found)
+    }
+
+    fn get(&self, hash: &[u8; 32]) -> Option<(KeyRecord, Account)> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
             .get(hash)
@@ -55,7 +81,7 @@ impl KeyCache {
     }
 
     /// Taken just before the lookup whose result goes to [`KeyCache::put`].
-    pub(crate) fn start(&self) -> ReadStart {
+    fn start(&self) -> ReadStart {
         ReadStart {
             at: Instant::now(),
             generation: self.generation.load(Ordering::Acquire),
@@ -64,7 +90,7 @@ impl KeyCache {
 
     /// Keeps what a read begun at `start` found, unless the cache was
     /// forgotten since (then the next request reads again).
-    pub(crate) fn put(&self, hash: [u8; 32], start: ReadStart, found: &(KeyRecord, Account)) {
+    fn put(&self, hash: [u8; 32], start: ReadStart, found: &(KeyRecord, Account)) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if self.generation.load(Ordering::Acquire) != start.generation {
             return;

@@ -250,15 +250,7 @@ impl AccountRepo for PgStore {
     /// The live key whose secret hashes to `hash`, with its account (one
     /// join), as read in the last second (`db::keys`).
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
-        if let Some(found) = self.keys.get(&hash) {
-            return Ok(Some(found));
-        }
-        let start = self.keys.start();
-        let found = self.read_key(hash).await?;
-        if let Some(found) = &found {
-            self.keys.put(hash, start, found);
-        }
-        Ok(found)
+        self.keys.get_or_read(hash, || self.read_key(hash)).await
     }
 
     async fn public_origins(&self) -> Result<Vec<String>, DbError> {

@@ -174,29 +174,22 @@ impl AccountRepo for SqliteStore {
     /// stamp changed since.
     async fn key_by_hash(&self, hash: [u8; 32]) -> Result<Option<(KeyRecord, Account)>, DbError> {
         self.stamp.forget_if_changed(&self.keys);
-        if let Some(found) = self.keys.get(&hash) {
-            return Ok(Some(found));
-        }
-        let start = self.keys.start();
-        let found = self
-            .db
-            .lookup(move |c| {
-                let key = c
-                    .prepare_cached(&format!(
-                        "SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"
-                    ))?
-                    .query_row([&hash[..]], key_from_row)
-                    .optional()?;
-                let Some(key) = key else {
-                    return Ok(None);
-                };
-                Ok(get(c, &key.account_id)?.map(|account| (key, account)))
+        self.keys
+            .get_or_read(hash, || {
+                self.db.lookup(move |c| {
+                    let key = c
+                        .prepare_cached(&format!(
+                            "SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL"
+                        ))?
+                        .query_row([&hash[..]], key_from_row)
+                        .optional()?;
+                    let Some(key) = key else {
+                        return Ok(None);
+                    };
+                    Ok(get(c, &key.account_id)?.map(|account| (key, account)))
+                })
             })
-            .await?;
-        if let Some(found) = &found {
-            self.keys.put(hash, start, found);
-        }
-        Ok(found)
+            .await
     }
 
     /// Origins of every live public key, for CORS preflights (which carry no key).
