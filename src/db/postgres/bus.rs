@@ -9,9 +9,11 @@
 //! flush, per account; on the bus they cost one.
 //!
 //! Each account's uploads are still judged as if they came alone, in the
-//! order they came (the function runs `filestore_commit_uploads` for each
-//! account, in byte order, so that two nodes' statements lock their rows
-//! in one order). A statement takes the uploads in the order they became
+//! order they came, as `filestore_commit_uploads` judges them; the function
+//! does each step once for all the accounts (migration 0016: their rows
+//! locked in byte order, so that two nodes' statements lock them in one
+//! order; their counts read, their rows written, each in one statement).
+//! A statement takes the uploads in the order they became
 //! ready, at most [`MOST`]; an account has at most its plan's
 //! `concurrent_uploads` in flight, so a busy one delays the others by a
 //! statement at most. Before each statement the bus waits for the early

@@ -199,6 +199,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0013_group_commit.sql"),
     include_str!("migrations/0014_commit_accounts.sql"),
     include_str!("migrations/0015_commit_accounts_culprit.sql"),
+    include_str!("migrations/0016_commit_accounts_at_once.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -522,9 +523,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// 11 (a folder delete's event batches: a table, which a newer node
 /// expands), 12, 13 and 14 (the upload's commit, a batch's and several
 /// accounts' as functions, which a node of schema 8 never calls) only add,
-/// and 15 replaces 14's function with the same signature, outcomes and
-/// errors (a node of schema 14 calls it as before), so a node of schema 8
-/// runs on.
+/// and 15 and 16 replace 14's function with the same signature, outcomes
+/// and errors (a node of schema 14 calls it as before), so a node of
+/// schema 8 runs on.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 mod batches;
 mod bus;
+mod commit_sql;
 mod migrate;
 mod outages;
 mod races;

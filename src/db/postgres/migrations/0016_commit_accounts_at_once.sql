@@ -1,0 +1,219 @@
+-- `filestore_commit_accounts` (migrations 0014, 0015) judges and writes
+-- every account's uploads at once. Before, it ran `filestore_commit_uploads`
+-- (migration 0013) for each account: about a dozen statements each, so a
+-- statement of 16 accounts cost PostgreSQL about 2.5 times the CPU per
+-- upload of one account's. Now each step is one statement over all the
+-- accounts: their rows locked (in byte order, as before), their counts,
+-- resumable uploads and subscriptions read, the upload tokens and guards
+-- locked, then, after the judging, each kind of row written once.
+--
+-- Each upload is still judged exactly as `filestore_commit_uploads` judges
+-- it, in the order given, with only its own account's uploads before it:
+-- its blob's upload guard, the quota with what those added (and what
+-- resumable uploads hold at its own time), its upload token's use. The
+-- outcomes, the errors (FS003 for input out of order or an account gone;
+-- 55P03 with the account in DETAIL for a lock held past `lock_timeout`) and
+-- the signature are unchanged: a node of schema 14 or 15 calls it as
+-- before. Lock order: the accounts, the upload tokens (id order), the
+-- upload guards, as each account's had it (tokens and guards are an
+-- account's own, so two statements meet first on an account row).
+CREATE OR REPLACE FUNCTION filestore_commit_accounts(
+    p_account TEXT[], p_end INTEGER[], p_id TEXT[], p_name TEXT[], p_folder TEXT[],
+    p_size BIGINT[], p_type TEXT[], p_private BOOLEAN[], p_sha256 TEXT[], p_blob_key TEXT[],
+    p_created_at BIGINT[], p_expires_at BIGINT[], p_inline BOOLEAN[], p_metadata TEXT[],
+    p_data BYTEA[], p_event TEXT[], p_period TEXT, p_token TEXT[],
+    p_max_storage BIGINT[], p_max_uploads BIGINT[])
+RETURNS TABLE (n INTEGER, code TEXT, detail TEXT, message TEXT, queued INTEGER)
+LANGUAGE plpgsql SET lock_timeout = '100ms' AS $$
+DECLARE
+    v_accounts INTEGER := coalesce(cardinality(p_account), 0);
+    v_uploads INTEGER := coalesce(cardinality(p_id), 0);
+    -- Each upload's account (its place in `p_account`).
+    v_of INTEGER[] := '{}';
+    -- Per account, in `p_account`'s order.
+    v_stored BIGINT[];
+    v_count BIGINT[];
+    v_hooks INTEGER[];
+    v_added BIGINT[];
+    v_done INTEGER[];
+    -- The incomplete resumable uploads unexpired at the earliest upload's
+    -- time: whose (a place in `p_account`), until when, how long.
+    v_open_of INTEGER[];
+    v_open_ends BIGINT[];
+    v_open_lengths BIGINT[];
+    v_guards TEXT[];
+    v_ok INTEGER[] := '{}';
+    v_events BOOLEAN := false;
+    v_reserved BIGINT;
+    v_pending BIGINT;
+    v_found INTEGER;
+    v_lo INTEGER := 1;
+    v_hi INTEGER;
+    v_held TEXT;
+BEGIN
+    IF v_accounts <> coalesce(cardinality(p_end), 0)
+       OR coalesce(p_end[v_accounts], 0) <> v_uploads THEN
+        RAISE EXCEPTION 'the accounts do not cover the uploads' USING ERRCODE = 'FS003';
+    END IF;
+    FOR a IN 1 .. v_accounts LOOP
+        v_hi := p_end[a];
+        IF v_hi < v_lo
+           OR (a > 1 AND p_account[a] COLLATE "C" <= p_account[a - 1] COLLATE "C") THEN
+            RAISE EXCEPTION 'the accounts are not in order, each once' USING ERRCODE = 'FS003';
+        END IF;
+        v_of := v_of || array_fill(a, ARRAY[v_hi - v_lo + 1]);
+        v_lo := v_hi + 1;
+    END LOOP;
+    IF v_accounts = 0 THEN
+        RETURN;
+    END IF;
+    v_added := array_fill(0::BIGINT, ARRAY[v_accounts]);
+    v_done := array_fill(0, ARRAY[v_accounts]);
+    BEGIN
+        -- Locked in byte order (the sort is below the lock), as every
+        -- statement of several accounts takes them.
+        SELECT array_agg(l.storage_bytes ORDER BY u.k), count(*)
+        INTO v_stored, v_found
+        FROM unnest(p_account) WITH ORDINALITY AS u(id, k)
+        JOIN (SELECT id, storage_bytes FROM accounts WHERE id = ANY(p_account)
+              ORDER BY id COLLATE "C" FOR NO KEY UPDATE) l ON l.id = u.id;
+        IF v_found <> v_accounts THEN
+            SELECT u.id INTO v_held FROM unnest(p_account) AS u(id)
+            WHERE NOT EXISTS (SELECT 1 FROM accounts x WHERE x.id = u.id) LIMIT 1;
+            RAISE EXCEPTION 'account % vanished', v_held USING ERRCODE = 'FS003';
+        END IF;
+        PERFORM 1 FROM upload_tokens WHERE id = ANY(p_token) ORDER BY id FOR UPDATE;
+        SELECT array_agg(coalesce(p.upload_count, 0) ORDER BY u.k) INTO v_count
+        FROM unnest(p_account) WITH ORDINALITY AS u(id, k)
+        LEFT JOIN usage_periods p ON p.account_id = u.id AND p.period = p_period;
+        SELECT array_agg(u.k), array_agg(t.expires_at), array_agg(t.length)
+        INTO v_open_of, v_open_ends, v_open_lengths
+        FROM unnest(p_account) WITH ORDINALITY AS u(id, k)
+        JOIN tus_uploads t ON t.account_id = u.id
+        WHERE t.completed_at IS NULL
+          AND t.expires_at > (SELECT min(c) FROM unnest(p_created_at) c);
+        -- The upload guards still there (one made due, its node looked
+        -- dead, is no guard any more), locked until they go below.
+        SELECT array_agg(g.blob_key) INTO v_guards FROM (
+            SELECT blob_key FROM blob_deletions
+            WHERE blob_key = ANY(p_blob_key) AND owner IS NOT NULL FOR UPDATE) g;
+        SELECT array_agg((SELECT count(*) FROM webhooks w
+                          WHERE w.account_id = u.id
+                            AND 'file.created' = ANY(string_to_array(w.events, ',')))::INTEGER
+                         ORDER BY u.k)
+        INTO v_hooks
+        FROM unnest(p_account) WITH ORDINALITY AS u(id, k);
+        FOR i IN 1 .. v_uploads LOOP
+            n := i;
+            code := NULL;
+            detail := NULL;
+            message := NULL;
+            queued := 0;
+            v_reserved := 0;
+            v_pending := 0;
+            IF v_open_of IS NOT NULL AND v_of[i] = ANY(v_open_of) THEN
+                SELECT COALESCE(SUM(o.l), 0), COUNT(*) INTO v_reserved, v_pending
+                FROM unnest(v_open_of, v_open_ends, v_open_lengths) AS o(k, e, l)
+                WHERE o.k = v_of[i] AND o.e > p_created_at[i];
+            END IF;
+            IF NOT p_inline[i] AND NOT (p_blob_key[i] = ANY(coalesce(v_guards, '{}'))) THEN
+                code := 'FS003';
+                message := format('upload guard of %s is gone; the blob may have been collected',
+                    p_blob_key[i]);
+            -- domain::quota::Quota::admit, which the caller applies to the DETAIL.
+            ELSIF v_stored[v_of[i]]::NUMERIC + v_reserved + p_size[i] > p_max_storage[i]
+               OR v_count[v_of[i]]::NUMERIC + v_pending >= p_max_uploads[i] THEN
+                code := 'FS001';
+                message := 'quota';
+                detail := format('%s %s %s %s', v_stored[v_of[i]], v_count[v_of[i]],
+                    v_reserved, v_pending);
+            ELSE
+                IF p_token[i] IS NOT NULL THEN
+                    UPDATE upload_tokens SET uploads_used = uploads_used + 1
+                    WHERE id = p_token[i] AND revoked_at IS NULL
+                      AND uploads_used + uploads_open < max_uploads;
+                    IF NOT FOUND THEN
+                        code := 'FS002';
+                        message := 'upload token spent';
+                    END IF;
+                END IF;
+                IF code IS NULL THEN
+                    v_ok := v_ok || i;
+                    v_stored[v_of[i]] := v_stored[v_of[i]] + p_size[i];
+                    v_added[v_of[i]] := v_added[v_of[i]] + p_size[i];
+                    v_count[v_of[i]] := v_count[v_of[i]] + 1;
+                    v_done[v_of[i]] := v_done[v_of[i]] + 1;
+                    queued := v_hooks[v_of[i]];
+                    v_events := v_events OR queued > 0;
+                END IF;
+            END IF;
+            RETURN NEXT;
+        END LOOP;
+        IF cardinality(v_ok) = 0 THEN
+            RETURN;
+        END IF;
+        DELETE FROM blob_deletions WHERE owner IS NOT NULL AND blob_key = ANY(
+            ARRAY(SELECT p_blob_key[i] FROM unnest(v_ok) i WHERE NOT p_inline[i]));
+        INSERT INTO inline_blobs (blob_key, data)
+        SELECT p_blob_key[i], p_data[i] FROM unnest(v_ok) i WHERE p_inline[i];
+        INSERT INTO files (id, account_id, name, folder, size, content_type, private, sha256,
+            blob_key, created_at, expires_at, inline, metadata)
+        SELECT p_id[i], p_account[v_of[i]], p_name[i], p_folder[i], p_size[i], p_type[i],
+            p_private[i], p_sha256[i], p_blob_key[i], p_created_at[i], p_expires_at[i],
+            p_inline[i], p_metadata[i]
+        FROM unnest(v_ok) i;
+        IF v_events THEN
+            INSERT INTO webhook_events (id, webhook_id, file_id, type, data, created_at, next_at)
+            SELECT 'msg_' || replace(gen_random_uuid()::TEXT, '-', ''), w.id, p_id[o.i],
+                'file.created', p_event[o.i], p_created_at[o.i], p_created_at[o.i]
+            FROM unnest(v_ok) WITH ORDINALITY AS o(i, k), webhooks w
+            WHERE v_hooks[v_of[o.i]] > 0 AND w.account_id = p_account[v_of[o.i]]
+              AND 'file.created' = ANY(string_to_array(w.events, ','))
+            ORDER BY o.k, w.id;
+        END IF;
+        UPDATE accounts a SET storage_bytes = a.storage_bytes + d.added
+        FROM unnest(p_account, v_added, v_done) AS d(id, added, done)
+        WHERE a.id = d.id AND d.done > 0;
+        INSERT INTO usage_periods (account_id, period, upload_count)
+        SELECT d.id, p_period, d.done FROM unnest(p_account, v_done) AS d(id, done)
+        WHERE d.done > 0
+        ON CONFLICT (account_id, period)
+        DO UPDATE SET upload_count = usage_periods.upload_count + EXCLUDED.upload_count;
+    EXCEPTION WHEN lock_not_available THEN
+        -- Always raised again: the rows already returned stay in the
+        -- result, so the handler must never end the function normally.
+        -- The account named is one whose row another transaction holds;
+        -- else the account of an upload whose token or guard is held; else
+        -- (a lock on a whole table: DDL) the first. SQLERRM says what it
+        -- was. This block's locks went with it, so these skip only rows
+        -- another transaction holds (a table's lock is waited for up to
+        -- `lock_timeout` again, and its error then names no account).
+        FOR a IN 1 .. v_accounts LOOP
+            PERFORM 1 FROM accounts WHERE id = p_account[a] FOR NO KEY UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                v_held := p_account[a];
+                EXIT;
+            END IF;
+        END LOOP;
+        IF v_held IS NULL THEN
+            FOR i IN 1 .. v_uploads LOOP
+                IF (p_token[i] IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM upload_tokens WHERE id = p_token[i]
+                        FOR UPDATE SKIP LOCKED)
+                    AND EXISTS (SELECT 1 FROM upload_tokens WHERE id = p_token[i]))
+                   OR (NOT p_inline[i] AND NOT EXISTS (
+                        SELECT 1 FROM blob_deletions WHERE blob_key = p_blob_key[i]
+                        FOR UPDATE SKIP LOCKED)
+                    AND EXISTS (SELECT 1 FROM blob_deletions WHERE blob_key = p_blob_key[i])) THEN
+                    v_held := p_account[v_of[i]];
+                    EXIT;
+                END IF;
+            END LOOP;
+        END IF;
+        v_held := coalesce(v_held, p_account[1]);
+        RAISE EXCEPTION 'a lock was held past lock_timeout during account %''s uploads: %',
+            v_held, SQLERRM
+            USING ERRCODE = 'lock_not_available', DETAIL = v_held;
+    END;
+END
+$$;
