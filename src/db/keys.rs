@@ -4,9 +4,11 @@
 //!
 //! A miss is not kept (a key made elsewhere works at once). A revocation or
 //! an account change made through this store forgets them all at once; one
-//! made elsewhere is seen within [`KEY_FRESH`] on PostgreSQL (another node),
-//! and at once on SQLite, whose other writer (`admin`, another process)
-//! rewrites the store's stamp file ([`Stamp`]).
+//! made elsewhere is seen at once too: on SQLite, whose other writer
+//! (`admin`, another process) rewrites the store's stamp file ([`Stamp`]);
+//! on PostgreSQL, as the node's session hears the notice the changing node
+//! or `admin` sends after it commits (`postgres::node::KEYS_CHANNEL`), and
+//! within [`KEY_FRESH`] should that session be down.
 
 use super::error::DbError;
 use super::model::{Account, KeyRecord};

@@ -4,6 +4,7 @@
 //! the creation of an upload.
 
 use super::group::Groups;
+use super::node::KEYS_CHANNEL;
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, unsigned, DbError, PgStore,
 };
@@ -317,7 +318,7 @@ impl AccountRepo for PgStore {
         plan: Option<String>,
         grace_period: Option<bool>,
     ) -> Result<Option<Account>, DbError> {
-        on_conn!(self, |c| {
+        let changed = on_conn!(self, |c| {
             let sql = format!(
                 "UPDATE accounts SET plan = COALESCE($2, plan),
                      grace_period = COALESCE($3, grace_period)
@@ -327,8 +328,9 @@ impl AccountRepo for PgStore {
             Ok(query_opt(c, &sql, &[&id, &plan, &grace_period])
                 .await?
                 .map(|r| rows::account(&r)))
-        })
-        .inspect(|_| self.keys.forget())
+        });
+        self.keys_changed().await;
+        changed
     }
 
     async fn create_key(&self, key: KeyRecord, hash: [u8; 32]) -> Result<(), DbError> {
@@ -395,7 +397,7 @@ impl AccountRepo for PgStore {
         if has_nul(&[id]) {
             return Ok(false);
         }
-        on_conn!(self, |c| {
+        let revoked = on_conn!(self, |c| {
             Ok(execute(
                 c,
                 "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
@@ -403,7 +405,30 @@ impl AccountRepo for PgStore {
             )
             .await?
                 == 1)
-        })
-        .inspect(|_| self.keys.forget())
+        });
+        self.keys_changed().await;
+        revoked
+    }
+}
+
+impl PgStore {
+    /// After a change to keys or accounts (whatever its answer: one that
+    /// timed out may have committed), forgets the keys this node remembers
+    /// and tells every node's session (`node::KEYS_CHANNEL`), so that each
+    /// forgets them as it hears it rather than within `keys::KEY_FRESH`.
+    async fn keys_changed(&self) {
+        self.keys.forget();
+        let told: Result<u64, DbError> = async {
+            on_conn!(self, |c| {
+                execute(c, "SELECT pg_notify($1, '')", &[&KEYS_CHANNEL]).await
+            })
+        }
+        .await;
+        if let Err(e) = told {
+            tracing::warn!(
+                error = %e,
+                "other nodes were not told of a change to keys; they see it within a second"
+            );
+        }
     }
 }

@@ -23,8 +23,8 @@
 //!
 //! The bus never waits long for a lock: its statement gives up on a row
 //! held past `lock_timeout` (100 ms; another node's commit of the same
-//! account holds it for a flush), and names the account whose row it was
-//! (migration 0015). That account then commits in its batches of its own
+//! account holds it for a flush), and names the account whose row, or
+//! upload token or guard, it was (migrations 0015, 0016). That account then commits in its batches of its own
 //! (`batch`), as before the bus, for [`SOLO_FOR`]; the statement's other
 //! uploads go in the bus's next. So one account whose rows are held long
 //! (a delete of many files) costs the others on this node at most one such
@@ -257,7 +257,7 @@ impl PgStore {
 
 /// The account whose lock PostgreSQL gave up on (`lock_timeout`, 55P03),
 /// when `e` is that: `filestore_commit_accounts` names it in the error's
-/// DETAIL (migration 0015).
+/// DETAIL (migrations 0015, 0016).
 fn held_account(e: &DbError) -> Option<&str> {
     let DbError::Backend(inner) = e else {
         return None;

@@ -154,7 +154,8 @@ impl PgStore {
         let pool = connect(pg.clone(), tls.clone(), limit, migrate)
             .await
             .map_err(|e| tls::explain(e, tls.settings()))?;
-        let (node, session) = hold_node_lock(pg, tls.clone(), limit)
+        let keys = Arc::<crate::db::keys::KeyCache>::default();
+        let (node, session) = hold_node_lock(pg, tls.clone(), limit, Arc::clone(&keys))
             .await
             .map_err(|e| tls::explain(e, tls.settings()))?;
         let flights = Arc::<flights::Flights>::default();
@@ -166,7 +167,7 @@ impl PgStore {
             _node_session: Arc::new(session),
             gone: Arc::default(),
             queued_events: Arc::default(),
-            keys: Arc::default(),
+            keys,
             commits: Arc::new(batch::CommitGroups::new(Arc::clone(&flights))),
             flights,
             windows,

@@ -1,11 +1,24 @@
 //! The node's own PostgreSQL session: the advisory lock that tells other
 //! nodes this one is alive, held (and taken again after a cut) for as long
-//! as the process runs.
+//! as the process runs; and the ear for changes to keys and accounts made
+//! elsewhere ([`KEYS_CHANNEL`]), on which the node forgets the keys it
+//! remembers (`db::keys`) at once.
 
 use super::tls::MakeTls;
 use crate::db::error::DbError;
+use crate::db::keys::KeyCache;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_postgres::types::ToSql;
+use tokio_postgres::AsyncMessage;
+
+/// The channel on which a store that changed keys or accounts (a key
+/// revoked, an account's plan or grace period set) says so, after it
+/// committed (`NOTIFY`): every node's session listens, and forgets the keys
+/// it remembers when it hears it. While a session is down, and until it
+/// listens again, its node sees such changes within `keys::KEY_FRESH`.
+pub(crate) const KEYS_CHANNEL: &str = "filestore_keys";
 
 /// The first key of the session advisory lock each running node holds (its
 /// second key is the node's number): "fsnd".
@@ -17,21 +30,62 @@ pub(crate) const NODE_LOCK: i32 = 0x6673_6e64;
 /// upload guards from live ones. Returns the node's number and the task
 /// that keeps the session: should the connection drop (a database restart,
 /// a network cut, found by the keepalives), it reconnects and takes the
-/// same lock again; aborting it (the store dropped) ends the session.
+/// same lock again; aborting it (the store dropped) ends the session. The
+/// session listens on [`KEYS_CHANNEL`] and forgets `keys` on every notice.
 pub(crate) async fn hold_node_lock(
     pg: tokio_postgres::Config,
     tls: MakeTls,
     limit: Duration,
+    keys: Arc<KeyCache>,
 ) -> Result<(i32, NodeSession), DbError> {
     let (client, conn) = pg.connect(tls.clone()).await?;
-    let conn = tokio::spawn(conn);
+    let conn = run_session(conn, Arc::clone(&keys));
     loop {
         let node = rand::random_range(1..i32::MAX);
         if try_node_lock(&client, node, limit).await? {
-            let task = tokio::spawn(keep_node_lock(pg, tls, limit, node, client, conn));
+            listen(&client, limit).await?;
+            let session = Session {
+                pg,
+                tls,
+                limit,
+                keys,
+            };
+            let task = tokio::spawn(keep_node_lock(session, node, client, conn));
             return Ok((node, NodeSession(task)));
         }
     }
+}
+
+/// Drives the session's connection until it ends (its outcome then, as the
+/// connection's own future gives it), forgetting `keys` on every notice on
+/// [`KEYS_CHANNEL`].
+fn run_session<S, T>(mut conn: tokio_postgres::Connection<S, T>, keys: Arc<KeyCache>) -> Connection
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| conn.poll_message(cx)).await {
+                Some(Ok(AsyncMessage::Notification(n))) if n.channel() == KEYS_CHANNEL => {
+                    keys.forget();
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => return Ok(()),
+            }
+        }
+    })
+}
+
+/// Has the session hear [`KEYS_CHANNEL`].
+async fn listen(client: &tokio_postgres::Client, limit: Duration) -> Result<(), DbError> {
+    let sql = format!("LISTEN {KEYS_CHANNEL}");
+    let listen = client.batch_execute(&sql);
+    tokio::time::timeout(limit, listen)
+        .await
+        .map_err(|_| DbError::timed_out(limit))??;
+    Ok(())
 }
 
 async fn try_node_lock(
@@ -49,16 +103,30 @@ async fn try_node_lock(
 
 type Connection = tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>;
 
-/// Holds `client`'s session until its connection ends, then opens a new one
-/// holding node `node`'s lock again (every 2 s until it succeeds).
-async fn keep_node_lock(
+/// What a session is opened again with.
+struct Session {
     pg: tokio_postgres::Config,
     tls: MakeTls,
     limit: Duration,
+    keys: Arc<KeyCache>,
+}
+
+/// Holds `client`'s session until its connection ends, then opens a new one
+/// holding node `node`'s lock again and listening (every 2 s until it
+/// succeeds); the keys are forgotten then, as changes made meanwhile went
+/// unheard.
+async fn keep_node_lock(
+    session: Session,
     node: i32,
     client: tokio_postgres::Client,
     conn: Connection,
 ) {
+    let Session {
+        pg,
+        tls,
+        limit,
+        keys,
+    } = session;
     let (mut _client, mut conn) = (client, conn);
     loop {
         match conn.await {
@@ -75,9 +143,14 @@ async fn keep_node_lock(
             let Ok((client, c)) = pg.connect(tls.clone()).await else {
                 continue;
             };
-            let c = tokio::spawn(c);
+            let c = run_session(c, Arc::clone(&keys));
             match try_node_lock(&client, node, limit).await {
                 Ok(true) => {
+                    if let Err(e) = listen(&client, limit).await {
+                        tracing::warn!(error = %e, "the node's session did not listen again");
+                        continue;
+                    }
+                    keys.forget();
                     tracing::info!(node, "the node's PostgreSQL session is back");
                     (_client, conn) = (client, c);
                     break;

@@ -17,9 +17,11 @@ struct Up {
     token: Option<&'static str>,
     max_storage: i64,
     max_uploads: i64,
+    /// Its `created_at`.
+    at: i64,
 }
 
-const ACCOUNTS: [&str; 3] = ["acc_sql_a", "acc_sql_b", "acc_sql_c"];
+const ACCOUNTS: [&str; 4] = ["acc_sql_a", "acc_sql_b", "acc_sql_c", "acc_sql_d"];
 
 fn uploads() -> Vec<Up> {
     let up = |account, size, inline, token, max_storage, max_uploads| Up {
@@ -29,24 +31,32 @@ fn uploads() -> Vec<Up> {
         token,
         max_storage,
         max_uploads,
+        at: if account == 2 { 2_000 } else { 1_000 },
     };
     vec![
-        // a: its token's one use, then the token spent, then one without.
+        // a (two subscriptions): its token's one use, then the token spent,
+        // then two without (one empty).
         up(0, 10, true, Some("tok_a"), 1000, 100),
         up(0, 10, true, Some("tok_a"), 1000, 100),
         up(0, 5, true, None, 1000, 100),
-        // b (30 stored): a guarded blob, a blob whose guard is gone, the
-        // quota passed, the quota just met, a revoked token.
+        up(0, 0, true, None, 1000, 100),
+        // b (30 stored, one subscription): a guarded blob, a blob whose
+        // guard is gone, the quota passed, the quota just met, a revoked
+        // token.
         up(1, 20, false, None, 60, 100),
         up(1, 20, false, None, 60, 100),
         up(1, 20, true, None, 60, 100),
         up(1, 10, true, None, 60, 100),
         up(1, 1, true, Some("tok_b"), 1000, 100),
-        // c (2 uploads this month, one resumable upload of 50 open): the
-        // count with the open one, then past it; storage with what it holds.
+        // c (2 uploads this month; at 2 000, one resumable upload of 50
+        // open, one that expired at 1 500 since the others' time): the
+        // count with the open one, then past it; storage with what it
+        // holds.
         up(2, 10, true, None, 1000, 4),
         up(2, 1, true, None, 1000, 4),
         up(2, 1, true, None, 60, 100),
+        // d: its only upload refused.
+        up(3, 1, true, None, 0, 100),
     ]
 }
 
@@ -55,7 +65,7 @@ async fn setup(c: &impl GenericClient) {
     c.batch_execute(
         "INSERT INTO accounts (id, name, plan, storage_bytes, created_at) VALUES
              ('acc_sql_a', 'sql-a', 'free', 0, 1), ('acc_sql_b', 'sql-b', 'free', 30, 1),
-             ('acc_sql_c', 'sql-c', 'free', 0, 1);
+             ('acc_sql_c', 'sql-c', 'free', 0, 1), ('acc_sql_d', 'sql-d', 'free', 0, 1);
          INSERT INTO upload_tokens (id, account_id, created_by, token_hash, max_uploads,
              created_at, expires_at, revoked_at) VALUES
              ('tok_a', 'acc_sql_a', 'k', '\\x01', 1, 1, 9999999999999, NULL),
@@ -63,18 +73,30 @@ async fn setup(c: &impl GenericClient) {
          INSERT INTO webhooks (id, account_id, url, events, secret, created_at) VALUES
              ('wh_a1', 'acc_sql_a', 'http://x', 'file.created,file.deleted', 's', 1),
              ('wh_a2', 'acc_sql_a', 'http://y', 'file.created', 's', 1),
+             ('wh_b', 'acc_sql_b', 'http://w', 'file.created', 's', 1),
              ('wh_c', 'acc_sql_c', 'http://z', 'file.deleted', 's', 1);
-         INSERT INTO blob_deletions (blob_key, due_at, owner) VALUES ('blob_3', 9999999999999, 1);
+         INSERT INTO blob_deletions (blob_key, due_at, owner) VALUES ('blob_4', 9999999999999, 1);
          INSERT INTO usage_periods (account_id, period, upload_count) VALUES
              ('acc_sql_c', '2026-11', 2);
          INSERT INTO tus_uploads (id, account_id, file_id, blob_key, length, name, private,
              hash_state, store_state, created_at, expires_at) VALUES
              ('tus_open', 'acc_sql_c', 'f_open', 'tb_open', 50, 'o', false, '', '', 1,
               9999999999999),
-             ('tus_gone', 'acc_sql_c', 'f_gone', 'tb_gone', 500, 'g', false, '', '', 1, 5);",
+             ('tus_gone', 'acc_sql_c', 'f_gone', 'tb_gone', 500, 'g', false, '', '', 1, 5),
+             ('tus_mid', 'acc_sql_c', 'f_mid', 'tb_mid', 7, 'm', false, '', '', 1, 1500);",
     )
     .await
     .unwrap();
+}
+
+/// One upload's outcome row.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    n: i32,
+    code: Option<String>,
+    detail: Option<String>,
+    message: Option<String>,
+    queued: i32,
 }
 
 /// The columns of `ups[range]` (of `account`s, each once, in order) as the
@@ -84,7 +106,7 @@ async fn call(
     ups: &[Up],
     range: std::ops::Range<usize>,
     several: bool,
-) -> Result<Vec<(i32, Option<String>, Option<String>, i32)>, tokio_postgres::Error> {
+) -> Result<Vec<Outcome>, tokio_postgres::Error> {
     let ids: Vec<String> = range.clone().map(|i| format!("file_{i}")).collect();
     let part = &ups[range.clone()];
     let mut names = Vec::new();
@@ -103,7 +125,7 @@ async fn call(
     let size: Vec<i64> = part.iter().map(|u| u.size).collect();
     let private: Vec<bool> = part.iter().map(|_| false).collect();
     let blob: Vec<String> = range.clone().map(|i| format!("blob_{i}")).collect();
-    let at: Vec<i64> = part.iter().map(|_| 1_000).collect();
+    let at: Vec<i64> = part.iter().map(|u| u.at).collect();
     let expires: Vec<Option<i64>> = part.iter().map(|_| None).collect();
     let inline: Vec<bool> = part.iter().map(|u| u.inline).collect();
     let data: Vec<Option<Vec<u8>>> = part
@@ -116,13 +138,8 @@ async fn call(
     let token: Vec<Option<String>> = part.iter().map(|u| u.token.map(String::from)).collect();
     let storage: Vec<i64> = part.iter().map(|u| u.max_storage).collect();
     let count: Vec<i64> = part.iter().map(|u| u.max_uploads).collect();
-    let (n, t, m, sha, ev) = (
-        text("n"),
-        text("text/plain"),
-        text("{}"),
-        text("00"),
-        text("{}"),
-    );
+    let ev: Vec<String> = range.clone().map(|i| format!("{{\"n\":{i}}}")).collect();
+    let (n, t, m, sha) = (text("n"), text("text/plain"), text("{}"), text("00"));
     let period = "2026-11";
     let columns: [&(dyn ToSql + Sync); 18] = [
         &ids, &n, &folder, &size, &t, &private, &sha, &blob, &at, &expires, &inline, &m, &data,
@@ -152,7 +169,13 @@ async fn call(
     let start = i32::try_from(range.start).unwrap();
     Ok(rows
         .iter()
-        .map(|r| (start + r.get::<_, i32>(0), r.get(1), r.get(2), r.get(4)))
+        .map(|r| Outcome {
+            n: start + r.get::<_, i32>(0),
+            code: r.get(1),
+            detail: r.get(2),
+            message: r.get(3),
+            queued: r.get(4),
+        })
         .collect())
 }
 
@@ -166,8 +189,8 @@ async fn state(c: &impl GenericClient) -> Vec<String> {
         "SELECT blob_key FROM inline_blobs ORDER BY blob_key",
         "SELECT blob_key FROM blob_deletions ORDER BY blob_key",
         "SELECT id || ' ' || uploads_used FROM upload_tokens ORDER BY id",
-        "SELECT file_id || ' ' || webhook_id || ' ' || type FROM webhook_events
-         ORDER BY file_id, webhook_id",
+        "SELECT file_id || ' ' || webhook_id || ' ' || type || ' ' || data || ' '
+             || created_at || ' ' || next_at FROM webhook_events ORDER BY file_id, webhook_id",
     ] {
         for r in c.query(sql, &[]).await.unwrap() {
             out.push(r.get(0));
@@ -193,7 +216,7 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
 
     let tx = c.transaction().await.unwrap();
     let mut alone = Vec::new();
-    for range in [0..3, 3..8, 8..11] {
+    for range in [0..4, 4..9, 9..12, 12..13] {
         alone.extend(call(&tx, &ups, range, false).await.unwrap());
     }
     let after_alone = state(&tx).await;
@@ -201,39 +224,44 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
 
     assert_eq!(together, alone);
     assert_eq!(after_together, after_alone);
-    let codes: Vec<Option<&str>> = together.iter().map(|o| o.1.as_deref()).collect();
+    let codes: Vec<Option<&str>> = together.iter().map(|o| o.code.as_deref()).collect();
+    let (fs1, fs2, fs3) = (Some("FS001"), Some("FS002"), Some("FS003"));
     assert_eq!(
         codes,
-        [
-            None,
-            Some("FS002"),
-            None,
-            None,
-            Some("FS003"),
-            Some("FS001"),
-            None,
-            Some("FS002"),
-            None,
-            Some("FS001"),
-            Some("FS001"),
-        ]
+        [None, fs2, None, None, None, fs3, fs1, None, fs2, None, fs1, fs1, fs1]
     );
     // The quota's DETAIL: stored, counted, reserved and pending then.
-    assert_eq!(together[5].2.as_deref(), Some("50 1 0 0"));
-    assert_eq!(together[10].2.as_deref(), Some("10 3 50 1"));
-    assert_eq!(together[9].2.as_deref(), Some("10 3 50 1"));
-    // a's two subscriptions to file.created, each of a's two files.
-    let queued: Vec<i32> = together.iter().map(|o| o.3).collect();
-    assert_eq!(queued, [2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]);
-    assert!(after_together.contains(&"acc_sql_b 60".to_string()));
-    assert!(after_together.contains(&"acc_sql_c 3".to_string()));
-    assert!(after_together.contains(&"tok_a 1".to_string()));
+    let detail = |i: usize| together[i].detail.as_deref();
+    assert_eq!(detail(6), Some("50 1 0 0"));
+    assert_eq!(detail(10), Some("10 3 50 1"));
+    assert_eq!(detail(11), Some("10 3 50 1"));
+    assert_eq!(detail(12), Some("0 0 0 0"));
+    // a's two subscriptions to file.created, b's one, c's none.
+    let queued: Vec<i32> = together.iter().map(|o| o.queued).collect();
+    assert_eq!(queued, [2, 0, 2, 2, 1, 0, 0, 1, 0, 0, 0, 0, 0]);
+    for row in [
+        "acc_sql_a 15",
+        "acc_sql_b 60",
+        "acc_sql_c 10",
+        "acc_sql_d 0",
+        "acc_sql_a 3",
+        "acc_sql_b 2",
+        "acc_sql_c 3",
+        "tok_a 1",
+        "tok_b 0",
+        "file_7 wh_b file.created {\"n\":7} 1000 1000",
+    ] {
+        assert!(
+            after_together.contains(&row.to_string()),
+            "{row} in {after_together:?}"
+        );
+    }
     assert_eq!(
         after_together
             .iter()
-            .filter(|r| r.ends_with("file.created"))
+            .filter(|r| r.contains(" file.created "))
             .count(),
-        4
+        8
     );
 }
 
@@ -272,4 +300,83 @@ async fn a_held_token_names_its_own_account() {
         .unwrap()
         .get::<_, i64>(0);
     assert_eq!(stored, 0, "nothing written");
+}
+
+/// An account row held past `lock_timeout` is named even when another
+/// transaction, queued on an account the statement had locked before it,
+/// takes that row the moment the statement lets go of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_account_is_named_though_a_waiter_takes_an_earlier_one() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let pool = stores[0].pool().clone();
+    let mut holder = pool.get().await.unwrap();
+    setup(&holder).await;
+    let hold = holder.transaction().await.unwrap();
+    hold.execute(
+        "SELECT 1 FROM accounts WHERE id = 'acc_sql_c' FOR UPDATE",
+        &[],
+    )
+    .await
+    .unwrap();
+    // Every connection open before the statement starts: the waiter must
+    // queue within its 100 ms (a try whose statement gave up before the
+    // waiter saw it wait is made again).
+    let watch = pool.get().await.unwrap();
+    let mut second = pool.get().await.unwrap();
+    let waiting = "SELECT count(*) FROM pg_stat_activity
+                   WHERE wait_event_type = 'Lock' AND datname = current_database()";
+    for _ in 0..5 {
+        let statement = {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                let c = pool.get().await.unwrap();
+                call(&c, &uploads(), 0..13, true).await
+            })
+        };
+        // Once the statement waits on c's row (holding a's and b's), a's
+        // gets a waiter of its own.
+        let mut seen = false;
+        while !statement.is_finished() {
+            if watch
+                .query_one(waiting, &[])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+                > 0
+            {
+                seen = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let take_a = async {
+            if !seen {
+                return None;
+            }
+            let tx = second.transaction().await.unwrap();
+            tx.execute(
+                "SELECT 1 FROM accounts WHERE id = 'acc_sql_a' FOR UPDATE",
+                &[],
+            )
+            .await
+            .unwrap();
+            Some(tx)
+        };
+        let (outcome, took_a) = tokio::join!(statement, take_a);
+        let err = outcome.unwrap().expect_err("a lock held past lock_timeout");
+        let db = err.as_db_error().expect("a database error");
+        assert_eq!(
+            db.code(),
+            &tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE
+        );
+        assert_eq!(db.detail(), Some("acc_sql_c"));
+        if let Some(tx) = took_a {
+            tx.rollback().await.unwrap();
+            hold.rollback().await.unwrap();
+            return;
+        }
+    }
+    panic!("the statement never waited long enough for a waiter to queue");
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod batches;
 mod bus;
 mod commit_sql;
+mod keys;
 mod migrate;
 mod outages;
 mod races;

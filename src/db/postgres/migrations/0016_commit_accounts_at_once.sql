@@ -2,10 +2,11 @@
 -- every account's uploads at once. Before, it ran `filestore_commit_uploads`
 -- (migration 0013) for each account: about a dozen statements each, so a
 -- statement of 16 accounts cost PostgreSQL about 2.5 times the CPU per
--- upload of one account's. Now each step is one statement over all the
--- accounts: their rows locked (in byte order, as before), their counts,
--- resumable uploads and subscriptions read, the upload tokens and guards
--- locked, then, after the judging, each kind of row written once.
+-- upload of one account's. Now, past the account rows (locked one by one,
+-- in byte order, as before), each step is one statement over all the
+-- accounts: their counts, resumable uploads and subscriptions read, the
+-- upload tokens and guards locked, then, after the judging, each kind of
+-- row written once.
 --
 -- Each upload is still judged exactly as `filestore_commit_uploads` judges
 -- it, in the order given, with only its own account's uploads before it:
@@ -14,9 +15,12 @@
 -- outcomes, the errors (FS003 for input out of order or an account gone;
 -- 55P03 with the account in DETAIL for a lock held past `lock_timeout`) and
 -- the signature are unchanged: a node of schema 14 or 15 calls it as
--- before. Lock order: the accounts, the upload tokens (id order), the
--- upload guards, as each account's had it (tokens and guards are an
--- account's own, so two statements meet first on an account row).
+-- before. Lock order: the accounts (one by one, in the order given: byte
+-- order), then every upload token (id order), then the upload guards.
+-- Before, each account's tokens and guards came before the next account;
+-- nothing locks a token or a guard and then an account, and tokens and
+-- guards are an account's own, so two statements meet first on an account
+-- row, and taking them after all the accounts makes no new cycle.
 CREATE OR REPLACE FUNCTION filestore_commit_accounts(
     p_account TEXT[], p_end INTEGER[], p_id TEXT[], p_name TEXT[], p_folder TEXT[],
     p_size BIGINT[], p_type TEXT[], p_private BOOLEAN[], p_sha256 TEXT[], p_blob_key TEXT[],
@@ -46,7 +50,9 @@ DECLARE
     v_events BOOLEAN := false;
     v_reserved BIGINT;
     v_pending BIGINT;
-    v_found INTEGER;
+    -- The account whose row is being locked (0 past that step).
+    v_at INTEGER := 0;
+    v_one BIGINT;
     v_lo INTEGER := 1;
     v_hi INTEGER;
     v_held TEXT;
@@ -57,7 +63,7 @@ BEGIN
     END IF;
     FOR a IN 1 .. v_accounts LOOP
         v_hi := p_end[a];
-        IF v_hi < v_lo
+        IF v_hi IS NULL OR v_hi < v_lo
            OR (a > 1 AND p_account[a] COLLATE "C" <= p_account[a - 1] COLLATE "C") THEN
             RAISE EXCEPTION 'the accounts are not in order, each once' USING ERRCODE = 'FS003';
         END IF;
@@ -70,18 +76,20 @@ BEGIN
     v_added := array_fill(0::BIGINT, ARRAY[v_accounts]);
     v_done := array_fill(0, ARRAY[v_accounts]);
     BEGIN
-        -- Locked in byte order (the sort is below the lock), as every
-        -- statement of several accounts takes them.
-        SELECT array_agg(l.storage_bytes ORDER BY u.k), count(*)
-        INTO v_stored, v_found
-        FROM unnest(p_account) WITH ORDINALITY AS u(id, k)
-        JOIN (SELECT id, storage_bytes FROM accounts WHERE id = ANY(p_account)
-              ORDER BY id COLLATE "C" FOR NO KEY UPDATE) l ON l.id = u.id;
-        IF v_found <> v_accounts THEN
-            SELECT u.id INTO v_held FROM unnest(p_account) AS u(id)
-            WHERE NOT EXISTS (SELECT 1 FROM accounts x WHERE x.id = u.id) LIMIT 1;
-            RAISE EXCEPTION 'account % vanished', v_held USING ERRCODE = 'FS003';
-        END IF;
+        -- One at a time, in the order given (byte order), as every
+        -- statement of several accounts takes them: a lock held past
+        -- `lock_timeout` is then known to be `v_at`'s.
+        v_stored := array_fill(0::BIGINT, ARRAY[v_accounts]);
+        FOR a IN 1 .. v_accounts LOOP
+            v_at := a;
+            SELECT storage_bytes INTO v_one FROM accounts WHERE id = p_account[a]
+            FOR NO KEY UPDATE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'account % vanished', p_account[a] USING ERRCODE = 'FS003';
+            END IF;
+            v_stored[a] := v_one;
+        END LOOP;
+        v_at := 0;
         PERFORM 1 FROM upload_tokens WHERE id = ANY(p_token) ORDER BY id FOR UPDATE;
         SELECT array_agg(coalesce(p.upload_count, 0) ORDER BY u.k) INTO v_count
         FROM unnest(p_account) WITH ORDINALITY AS u(id, k)
@@ -182,29 +190,28 @@ BEGIN
     EXCEPTION WHEN lock_not_available THEN
         -- Always raised again: the rows already returned stay in the
         -- result, so the handler must never end the function normally.
-        -- The account named is one whose row another transaction holds;
-        -- else the account of an upload whose token or guard is held; else
-        -- (a lock on a whole table: DDL) the first. SQLERRM says what it
-        -- was. This block's locks went with it, so these skip only rows
-        -- another transaction holds (a table's lock is waited for up to
+        -- The account named is the one whose row was being locked; past
+        -- that step, the account of an upload whose token or guard another
+        -- transaction holds (each is one account's, so a waiter that took
+        -- it as this block's locks went is of that account too); else (a
+        -- lock on a whole table: DDL, or a row written at the end) the
+        -- first. SQLERRM says what it was. The probes skip rows another
+        -- transaction holds (a table's lock is waited for up to
         -- `lock_timeout` again, and its error then names no account).
-        FOR a IN 1 .. v_accounts LOOP
-            PERFORM 1 FROM accounts WHERE id = p_account[a] FOR NO KEY UPDATE SKIP LOCKED;
-            IF NOT FOUND THEN
-                v_held := p_account[a];
-                EXIT;
-            END IF;
-        END LOOP;
-        IF v_held IS NULL THEN
+        IF v_at > 0 THEN
+            v_held := p_account[v_at];
+        ELSE
             FOR i IN 1 .. v_uploads LOOP
                 IF (p_token[i] IS NOT NULL AND NOT EXISTS (
                         SELECT 1 FROM upload_tokens WHERE id = p_token[i]
                         FOR UPDATE SKIP LOCKED)
                     AND EXISTS (SELECT 1 FROM upload_tokens WHERE id = p_token[i]))
                    OR (NOT p_inline[i] AND NOT EXISTS (
-                        SELECT 1 FROM blob_deletions WHERE blob_key = p_blob_key[i]
+                        SELECT 1 FROM blob_deletions
+                        WHERE blob_key = p_blob_key[i] AND owner IS NOT NULL
                         FOR UPDATE SKIP LOCKED)
-                    AND EXISTS (SELECT 1 FROM blob_deletions WHERE blob_key = p_blob_key[i])) THEN
+                    AND EXISTS (SELECT 1 FROM blob_deletions
+                                WHERE blob_key = p_blob_key[i] AND owner IS NOT NULL)) THEN
                     v_held := p_account[v_of[i]];
                     EXIT;
                 END IF;
