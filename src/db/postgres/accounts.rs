@@ -4,7 +4,6 @@
 //! the creation of an upload.
 
 use super::group::Groups;
-use super::node::KEYS_CHANNEL;
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, unsigned, DbError, PgStore,
 };
@@ -322,14 +321,14 @@ impl AccountRepo for PgStore {
             let sql = format!(
                 "UPDATE accounts SET plan = COALESCE($2, plan),
                      grace_period = COALESCE($3, grace_period)
-                 WHERE id = $1 RETURNING {}",
+                 WHERE id = $1 RETURNING {}, {TELL_NODES}",
                 rows::ACCOUNT
             );
             Ok(query_opt(c, &sql, &[&id, &plan, &grace_period])
                 .await?
                 .map(|r| rows::account(&r)))
         });
-        self.keys_changed().await;
+        self.keys.forget();
         changed
     }
 
@@ -400,35 +399,34 @@ impl AccountRepo for PgStore {
         let revoked = on_conn!(self, |c| {
             Ok(execute(
                 c,
-                "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+                &format!(
+                    "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL
+                     RETURNING {TELL_NODES}"
+                ),
                 &[&id, &now],
             )
             .await?
                 == 1)
         });
-        self.keys_changed().await;
+        self.keys.forget();
         revoked
     }
 }
 
-impl PgStore {
-    /// After a change to keys or accounts (whatever its answer: one that
-    /// timed out may have committed), forgets the keys this node remembers
-    /// and tells every node's session (`node::KEYS_CHANNEL`), so that each
-    /// forgets them as it hears it rather than within `keys::KEY_FRESH`.
-    async fn keys_changed(&self) {
-        self.keys.forget();
-        let told: Result<u64, DbError> = async {
-            on_conn!(self, |c| {
-                execute(c, "SELECT pg_notify($1, '')", &[&KEYS_CHANNEL]).await
-            })
-        }
-        .await;
-        if let Err(e) = told {
-            tracing::warn!(
-                error = %e,
-                "other nodes were not told of a change to keys; they see it within a second"
-            );
-        }
+/// What the statements that change keys or accounts return besides: the
+/// notice that tells every node's session (`node::KEYS_CHANNEL`) to forget
+/// the keys it remembers, sent with each row changed and delivered when the
+/// change commits (so one that timed out but committed still tells them,
+/// and one that changed nothing tells nobody).
+const TELL_NODES: &str = "pg_notify('filestore_keys', '')";
+
+#[cfg(test)]
+mod tests {
+    use super::super::node::KEYS_CHANNEL;
+    use super::TELL_NODES;
+
+    #[test]
+    fn the_notice_goes_on_the_channel_the_sessions_hear() {
+        assert_eq!(TELL_NODES, format!("pg_notify('{KEYS_CHANNEL}', '')"));
     }
 }

@@ -40,10 +40,10 @@ pub(crate) async fn hold_node_lock(
 ) -> Result<(i32, NodeSession), DbError> {
     let (client, conn) = pg.connect(tls.clone()).await?;
     let conn = run_session(conn, Arc::clone(&keys));
+    listen(&client, limit).await?;
     loop {
         let node = rand::random_range(1..i32::MAX);
         if try_node_lock(&client, node, limit).await? {
-            listen(&client, limit).await?;
             let session = Session {
                 pg,
                 tls,
@@ -69,6 +69,9 @@ where
             match std::future::poll_fn(|cx| conn.poll_message(cx)).await {
                 Some(Ok(AsyncMessage::Notification(n))) if n.channel() == KEYS_CHANNEL => {
                     keys.forget();
+                }
+                Some(Ok(AsyncMessage::Notice(n))) => {
+                    tracing::info!(notice = %n, "from the node's PostgreSQL session");
                 }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e),
@@ -112,7 +115,7 @@ struct Session {
 }
 
 /// Holds `client`'s session until its connection ends, then opens a new one
-/// holding node `node`'s lock again and listening (every 2 s until it
+/// listening and holding node `node`'s lock again (every 2 s until it
 /// succeeds); the keys are forgotten then, as changes made meanwhile went
 /// unheard.
 async fn keep_node_lock(
@@ -144,12 +147,12 @@ async fn keep_node_lock(
                 continue;
             };
             let c = run_session(c, Arc::clone(&keys));
+            if let Err(e) = listen(&client, limit).await {
+                tracing::warn!(error = %e, "the node's session did not listen again");
+                continue;
+            }
             match try_node_lock(&client, node, limit).await {
                 Ok(true) => {
-                    if let Err(e) = listen(&client, limit).await {
-                        tracing::warn!(error = %e, "the node's session did not listen again");
-                        continue;
-                    }
                     keys.forget();
                     tracing::info!(node, "the node's PostgreSQL session is back");
                     (_client, conn) = (client, c);
