@@ -324,11 +324,26 @@ async fn a_held_account_is_named_though_a_waiter_takes_an_earlier_one() {
     // queue within its 100 ms (a try whose statement gave up before the
     // waiter saw it wait is made again).
     let watch = pool.get().await.unwrap();
-    let mut second = pool.get().await.unwrap();
     let waiting = "SELECT count(*) FROM pg_stat_activity
                    WHERE wait_event_type = 'Lock' AND datname = current_database()";
+    // The lock waiters on this database now, until the statement ends:
+    // whether `n` of them were seen while it ran.
+    let waiters_seen = |statement: &tokio::task::JoinHandle<_>, n: i64| {
+        let finished = statement.is_finished();
+        let watch = &watch;
+        async move {
+            !finished
+                && watch
+                    .query_one(waiting, &[])
+                    .await
+                    .unwrap()
+                    .get::<_, i64>(0)
+                    >= n
+        }
+    };
     for _ in 0..5 {
-        let statement = {
+        let second = pool.get().await.unwrap();
+        let statement: tokio::task::JoinHandle<Result<Vec<Outcome>, tokio_postgres::Error>> = {
             let pool = pool.clone();
             tokio::spawn(async move {
                 let c = pool.get().await.unwrap();
@@ -336,25 +351,13 @@ async fn a_held_account_is_named_though_a_waiter_takes_an_earlier_one() {
             })
         };
         // Once the statement waits on c's row (holding a's and b's), a's
-        // gets a waiter of its own.
-        let mut seen = false;
-        while !statement.is_finished() {
-            if watch
-                .query_one(waiting, &[])
-                .await
-                .unwrap()
-                .get::<_, i64>(0)
-                > 0
-            {
-                seen = true;
-                break;
-            }
+        // gets a waiter of its own; the try counts when both were seen
+        // waiting at once.
+        while !statement.is_finished() && !waiters_seen(&statement, 1).await {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
-        let take_a = async {
-            if !seen {
-                return None;
-            }
+        let waiter = tokio::spawn(async move {
+            let mut second = second;
             let tx = second.transaction().await.unwrap();
             tx.execute(
                 "SELECT 1 FROM accounts WHERE id = 'acc_sql_a' FOR UPDATE",
@@ -362,18 +365,30 @@ async fn a_held_account_is_named_though_a_waiter_takes_an_earlier_one() {
             )
             .await
             .unwrap();
-            Some(tx)
-        };
-        let (outcome, took_a) = tokio::join!(statement, take_a);
-        let err = outcome.unwrap().expect_err("a lock held past lock_timeout");
+            // Held while the statement's handler looks for the culprit.
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            tx.rollback().await.unwrap();
+        });
+        let mut raced = false;
+        while !statement.is_finished() {
+            if waiters_seen(&statement, 2).await {
+                raced = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let err = statement
+            .await
+            .unwrap()
+            .expect_err("a lock held past lock_timeout");
+        waiter.await.unwrap();
         let db = err.as_db_error().expect("a database error");
         assert_eq!(
             db.code(),
             &tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE
         );
         assert_eq!(db.detail(), Some("acc_sql_c"));
-        if let Some(tx) = took_a {
-            tx.rollback().await.unwrap();
+        if raced {
             hold.rollback().await.unwrap();
             return;
         }

@@ -63,7 +63,7 @@ BEGIN
     END IF;
     FOR a IN 1 .. v_accounts LOOP
         v_hi := p_end[a];
-        IF v_hi IS NULL OR v_hi < v_lo
+        IF v_hi IS NULL OR v_hi < v_lo OR p_account[a] IS NULL
            OR (a > 1 AND p_account[a] COLLATE "C" <= p_account[a - 1] COLLATE "C") THEN
             RAISE EXCEPTION 'the accounts are not in order, each once' USING ERRCODE = 'FS003';
         END IF;
@@ -192,10 +192,11 @@ BEGIN
         -- result, so the handler must never end the function normally.
         -- The account named is the one whose row was being locked; past
         -- that step, the account of an upload whose token or guard another
-        -- transaction holds (each is one account's, so a waiter that took
-        -- it as this block's locks went is of that account too); else (a
-        -- lock on a whole table: DDL, or a row written at the end) the
-        -- first. SQLERRM says what it was. The probes skip rows another
+        -- transaction holds (a waiter that took an earlier upload's as this
+        -- block's locks went, a token's revocation say, makes that
+        -- upload's account named instead: set apart for a while, and the
+        -- next statement names the right one); else (a lock on a whole
+        -- table: DDL, or a row written at the end) the first. SQLERRM says what it was. The probes skip rows another
         -- transaction holds (a table's lock is waited for up to
         -- `lock_timeout` again, and its error then names no account).
         IF v_at > 0 THEN
