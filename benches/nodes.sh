@@ -4,7 +4,7 @@
 #   - 1 node on SQLite (the embedded default),
 #   - 1 node on PostgreSQL,
 #   - 2 nodes on one PostgreSQL (the same machine; the load split across both:
-#     one wrk per node at once, half the connections each, the rates summed),
+#     one wrk per node at once, half the connections each (BENCH_EACH=1: all of them each), the rates summed),
 # each with the uploads from one account, then spread over BENCH_ACCOUNTS
 # accounts (one key each, taken in turn): an account's uploads commit one at
 # a time (its quota row is locked), so one account alone measures that lock.
@@ -19,7 +19,12 @@
 # BENCH_ACCOUNTS (16; 1 = the one-account rows only),
 # BENCH_THREADS (2 wrk threads, in all), BENCH_PG_FSYNC (on; off for a
 # throwaway-speed database), PGBIN (/usr/lib/postgresql/15/bin), BENCH_NO_BUILD=1
-# (use target/release/filestore as it is), BENCH_NODE_CPU (e.g. 0.5: each
+# (use target/release/filestore as it is), BENCH_SQLITE (1; 0 skips the
+# SQLite rows), BENCH_EACH (0; 1 gives every node BENCH_CONNS connections
+# of its own rather than a share of them: two nodes then carry twice the
+# load one does, each as much as the one node, as when clients grow with
+# the nodes; a node batches the uploads in flight on it, so at half the
+# connections each of two nodes spends more CPU per upload), BENCH_NODE_CPU (e.g. 0.5: each
 # node in a cgroup v1 CPU group of its own with that many CPUs, through
 # cpu.cfs_quota_us under /sys/fs/cgroup/cpu, so that the nodes and not
 # PostgreSQL or wrk are the bottleneck; empty = no cap). The last column
@@ -44,6 +49,8 @@ THREADS=${BENCH_THREADS:-2}
 PG_FSYNC=${BENCH_PG_FSYNC:-on}
 ACCOUNTS=${BENCH_ACCOUNTS:-16}
 NODE_CPU=${BENCH_NODE_CPU:-}
+EACH=${BENCH_EACH:-0}
+WITH_SQLITE=${BENCH_SQLITE:-1}
 CGROOT=/sys/fs/cgroup/cpu
 if [ -n "$NODE_CPU" ]; then
   [ -w "$CGROOT" ] || { echo "nodes.sh: BENCH_NODE_CPU needs a writable $CGROOT (cgroup v1, root)" >&2; exit 1; }
@@ -187,6 +194,7 @@ wrk_all() {
   local tag=$1 script=$2 n i; shift 2
   n=$#
   local c=$(((CONNS + n - 1) / n)) t=$(((THREADS + n - 1) / n)) pids=()
+  [ "$EACH" = 1 ] && c=$CONNS
   ((t >= 1)) || t=1
   i=0
   for url in "$@"; do
@@ -332,14 +340,16 @@ print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-', b
 }
 
 for accounts in $( ( echo 1; echo "$ACCOUNTS" ) | sort -nu); do
-  measure "sqlite-$accounts" 1 "$accounts"
+  [ "$WITH_SQLITE" = 0 ] || measure "sqlite-$accounts" 1 "$accounts"
   measure "pg1-$accounts" 1 "$accounts" "$(new_database "bench_one_$accounts")"
   measure "pg2-$accounts" 2 "$accounts" "$(new_database "bench_two_$accounts")"
 done
 
 # ---------------------------------------------------------------- table
-printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s connections and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
-  "$DURATION" "$CONNS" "$THREADS" "$(nproc)" "$PG_FSYNC"
+conns="$CONNS connections"
+[ "$EACH" = 1 ] && conns="$CONNS connections for each node"
+printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
+  "$DURATION" "$conns" "$THREADS" "$(nproc)" "$PG_FSYNC"
 [ -n "$NODE_CPU" ] && printf 'each node held to %s CPU (cgroup v1 cpu.cfs_quota_us); PostgreSQL and wrk outside\n\n' "$NODE_CPU"
 printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload" "CPU µs per upload: nodes, PostgreSQL" "nodes' cap used, uploads"
 for r in "${ROWS[@]}"; do

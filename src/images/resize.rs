@@ -1,6 +1,7 @@
 //! The geometry of a variant ([`plan`], in the displayed orientation) and its
-//! making ([`apply`]): resize as stored, crop, orient, then pad, so the
-//! quarter turn and the flips touch the small image, not the source.
+//! making ([`apply`]): cut the part a crop keeps, resize as stored, orient,
+//! then pad, so the quarter turn and the flips touch the small image, not
+//! the source, and nothing larger than the variant is made.
 
 use fast_image_resize::images::{TypedImage, TypedImageRef};
 use fast_image_resize::pixels::{U8x3, U8x4};
@@ -16,7 +17,8 @@ use crate::domain::transform::{Fit, Output, Transform};
 /// What is done to the whole image, in the displayed orientation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Plan {
-    /// The whole image is scaled to this size (aspect kept or not).
+    /// The whole image is scaled to this size (aspect kept or not); with a
+    /// crop, only the part it keeps is made.
     pub scale_to: (u32, u32),
     /// Then cropped, centred, to this size (`cover`).
     pub crop: Option<(u32, u32)>,
@@ -105,6 +107,17 @@ fn covering(width: u32, height: u32, w: u32, h: u32) -> (u32, u32) {
     }
 }
 
+/// Of a side `side` long that scales to `scaled`, the part (its start and
+/// length, at least 1) that a centred `crop` of the scaled side keeps.
+fn kept(side: u32, scaled: u32, crop: u32) -> (u32, u32) {
+    let (side64, scaled64) = (u64::from(side), u64::from(scaled.max(1)));
+    let at = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let start = at(u64::from(scaled.saturating_sub(crop) / 2) * side64 / scaled64);
+    let len = at((2 * u64::from(crop) * side64 + scaled64) / (2 * scaled64)).max(1);
+    let start = start.min(side.saturating_sub(1));
+    (start, len.min(side - start))
+}
+
 fn transpose_if((w, h): (u32, u32), swap: bool) -> (u32, u32) {
     if swap {
         (h, w)
@@ -123,11 +136,21 @@ pub(super) fn apply(
 ) -> Result<DynamicImage, ImageError> {
     let swap = swaps_axes(orientation);
     let (w, h) = transpose_if(plan.scale_to, swap);
-    let mut image = resize(image, w, h)?;
-    if let Some(crop) = plan.crop {
-        let (cw, ch) = transpose_if(crop, swap);
-        image = image.crop_imm((w - cw.min(w)) / 2, (h - ch.min(h)) / 2, cw, ch);
-    }
+    let mut image = match plan.crop {
+        // The part the crop keeps is cut first, then scaled to the crop's
+        // size: the whole scaled (`scale_to`) is never made, and can be
+        // far larger than the variant (8000×1 covering 4096×4096 scales
+        // to 32,768,000×4096).
+        Some(crop) => {
+            let (cw, ch) = transpose_if(crop, swap);
+            let (cw, ch) = (cw.min(w), ch.min(h));
+            let (iw, ih) = image.dimensions();
+            let (x, rw) = kept(iw, w, cw);
+            let (y, rh) = kept(ih, h, ch);
+            resize(image.crop_imm(x, y, rw, rh), cw, ch)?
+        }
+        None => resize(image, w, h)?,
+    };
     image.apply_orientation(orientation);
     if output == Output::Jpeg {
         image = DynamicImage::ImageRgb8(flatten(image));
@@ -263,6 +286,60 @@ mod tests {
         assert_eq!((p.scale_to, p.crop), ((200, 100), Some((100, 100))));
         let p = plan(400, 200, &t(Some(100), Some(100), Fit::Contain));
         assert_eq!((p.scale_to, p.canvas), ((100, 50), Some((100, 100))));
+    }
+
+    #[test]
+    fn the_part_a_crop_keeps_is_in_the_source_and_never_empty() {
+        assert_eq!(kept(400, 200, 100), (100, 200));
+        assert_eq!(kept(200, 100, 100), (0, 200));
+        // 8000 pixels scaled to 4,096,000, 512 of them kept: one pixel.
+        assert_eq!(kept(8000, 4_096_000, 512), (3999, 1));
+        assert_eq!(kept(1, u32::MAX, 16_383), (0, 1));
+        for (side, scaled, crop) in [(7, 3, 3), (3, 7, 2), (1000, 1, 1), (5, 9, 9)] {
+            let (start, len) = kept(side, scaled, crop);
+            assert!(len >= 1 && start + len <= side, "{side} {scaled} {crop}");
+        }
+    }
+
+    #[test]
+    fn a_cover_crop_of_a_thin_image_makes_only_the_variant() {
+        // 8000×1 covering 512×512 scales to 4,096,000×512 (6 GB of RGB):
+        // the one kept pixel is what is scaled.
+        let mut thin = RgbImage::from_pixel(8000, 1, Rgb([0, 0, 255]));
+        thin.put_pixel(3999, 0, Rgb([0, 200, 0]));
+        let p = plan(8000, 1, &t(Some(512), Some(512), Fit::Cover));
+        assert_eq!(p.scale_to, (4_096_000, 512));
+        let out = apply(
+            DynamicImage::ImageRgb8(thin),
+            &p,
+            Orientation::NoTransforms,
+            Output::Png,
+        )
+        .unwrap()
+        .into_rgb8();
+        assert_eq!(out.dimensions(), (512, 512));
+        assert!(out.pixels().all(|px| *px == Rgb([0, 200, 0])));
+    }
+
+    #[test]
+    fn a_cover_crop_keeps_the_middle() {
+        // Red, green, blue quarters, halves and quarters of 400×200.
+        let image = RgbImage::from_fn(400, 200, |x, _| match x {
+            0..100 => Rgb([255, 0, 0]),
+            100..300 => Rgb([0, 255, 0]),
+            _ => Rgb([0, 0, 255]),
+        });
+        let p = plan(400, 200, &t(Some(100), Some(100), Fit::Cover));
+        let out = apply(
+            DynamicImage::ImageRgb8(image),
+            &p,
+            Orientation::NoTransforms,
+            Output::Png,
+        )
+        .unwrap()
+        .into_rgb8();
+        assert_eq!(out.dimensions(), (100, 100));
+        assert!(out.pixels().all(|px| *px == Rgb([0, 255, 0])));
     }
 
     #[test]

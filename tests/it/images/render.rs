@@ -37,6 +37,18 @@ async fn fits_and_sizes(b: Backend) {
     let img = image::load_from_memory(&body).unwrap().to_rgb8();
     let left = img.get_pixel(0, 15)[0];
     assert!(left > 30, "the crop starts past the left edge: red {left}");
+
+    // A thin image covering a large square: only the kept part is scaled
+    // (scaled whole, 8000×1 covering 2048² is 16,384,000×2048, 100 GB).
+    let thin = super::encoded(
+        &image::DynamicImage::new_luma8(8000, 1),
+        image::ImageFormat::Png,
+    );
+    let f = srv.upload_ok("thin.png", thin, &[]).await;
+    let url = f["url"].as_str().unwrap();
+    let (status, _, body) = get(&srv, &with(url, "w=2048&h=2048&fit=cover"), None).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(dimensions(&body), (2048, 2048));
 }
 
 async fn formats_and_accept(b: Backend) {
