@@ -336,12 +336,17 @@ impl Transform {
     /// the output settled (two requests that render the same bytes share it).
     pub fn variant_key(&self, output: Output) -> String {
         let side = |s: Option<u32>| s.map(|n| n.to_string()).unwrap_or_default();
+        // PNG is lossless: `q` changes no byte of it, so it makes no other
+        // variant (each would take one of the file's places and its disk).
+        let q = match output {
+            Output::Png => String::new(),
+            _ => format!("-q{}", self.q),
+        };
         format!(
-            "{}x{}-{}-q{}.{}",
+            "{}x{}-{}{q}.{}",
             side(self.w),
             side(self.h),
             self.fit.name(),
-            self.q,
             output.name()
         )
     }
@@ -479,5 +484,14 @@ mod tests {
         let t = parse("w=9&format=auto").unwrap().unwrap();
         assert_ne!(t.variant_key(Output::Avif), t.variant_key(Output::Webp));
         assert_eq!(t.variant_key(Output::Webp), "9x-inside-q80.webp");
+    }
+
+    #[test]
+    fn quality_makes_no_other_png() {
+        let a = parse("w=9&q=10&format=png").unwrap().unwrap();
+        let b = parse("w=9&q=90&format=png").unwrap().unwrap();
+        assert_eq!(a.variant_key(Output::Png), "9x-inside.png");
+        assert_eq!(a.variant_key(Output::Png), b.variant_key(Output::Png));
+        assert_ne!(a.variant_key(Output::Jpeg), b.variant_key(Output::Jpeg));
     }
 }

@@ -212,26 +212,32 @@ pub(crate) async fn variant(
             row.size, limits.max_source_pixels
         )));
     }
+    // A variant is written as an upload is: not into the free-space
+    // reserve (anyone may ask for the variants of a public image).
+    app.disk.check_room(0)?;
     let permit = app.renders.permit().await?;
     let source = found.spool(app).await?;
     let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
+    let app2 = Arc::clone(app);
     let rendered = tokio::task::spawn_blocking(move || {
         // Held by the render itself, not by the request: a client that hangs
         // up drops the request, but the render runs on and stays counted.
         let _permit = permit;
-        let (bytes, output) = images::render(&source, &t, output, &limits)?;
+        let (bytes, output) =
+            images::render(&source, &t, output, &limits).map_err(|e| refusal(&e))?;
+        app2.disk.check_room(bytes.len() as u64)?;
+        let failed = |e: std::io::Error| ServiceError::Internal(format!("writing a variant: {e}"));
         let mut out = tempfile::Builder::new()
             .prefix("variant-")
             .tempfile_in(&dir)
-            .map_err(|e| ImageError::Encode(e.to_string()))?;
+            .map_err(failed)?;
         out.write_all(&bytes)
             .and_then(|()| out.as_file().sync_data())
-            .map_err(|e| ImageError::Encode(e.to_string()))?;
-        Ok::<_, ImageError>((out.into_temp_path(), bytes.len() as u64, output))
+            .map_err(failed)?;
+        Ok::<_, ServiceError>((out.into_temp_path(), bytes.len() as u64, output))
     })
     .await
-    .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))?
-    .map_err(|e| refusal(&e))?;
+    .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))??;
     store(app, row, plan, rendered).await
 }
 

@@ -246,6 +246,18 @@ async fn below_the_free_space_reserve_uploads_get_507_and_deletes_work() {
     let srv = TestServer::start_with(with_reserve("0")).await;
     let kept = srv.upload_ok("kept.txt", b"kept".to_vec(), &[]).await;
     let gone = srv.upload_ok("gone.txt", vec![9u8; 140_000], &[]).await;
+    let png = crate::images::png(64, 48);
+    let png_len = png.len();
+    let photo = srv.upload_ok("photo.png", png, &[]).await;
+    let photo = photo["url"].as_str().unwrap();
+    let photo = photo[photo.find("/live/").unwrap()..].to_string();
+    let r = srv
+        .http
+        .get(srv.url(&format!("{photo}?w=16")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     srv.stop().await;
 
     // More than any volume here has free.
@@ -272,7 +284,13 @@ async fn below_the_free_space_reserve_uploads_get_507_and_deletes_work() {
     let path = &url[url.find("/live/").unwrap()..];
     let body = get_bytes(&srv.http, srv.url(path)).await;
     assert_eq!(&body[..], b"kept");
-    assert_eq!(srv.usage().await["storage_bytes"], 4);
+    assert_eq!(srv.usage().await["storage_bytes"], 4 + png_len);
+    // A variant stored before is served; a new one is not written into
+    // the reserve (anyone may ask for variants of a public image).
+    let variant = |q: &str| srv.http.get(srv.url(&format!("{photo}?{q}"))).send();
+    assert_eq!(variant("w=16").await.unwrap().status(), 200);
+    let r = variant("w=20").await.unwrap();
+    assert_eq!(error_code(r).await, (507, "insufficient_storage".into()));
     srv.stop().await;
 
     let srv = TestServer::start_with(with_reserve("0")).await;
