@@ -60,10 +60,13 @@ pub(crate) async fn patch<S>(
 where
     S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
-    let max = match app.meta.account(account_id).await? {
-        Some(account) => app.plan_of(&account).concurrent_uploads,
+    let (max, largest) = match app.meta.account(account_id).await? {
+        Some(account) => {
+            let plan = app.plan_of(&account);
+            (plan.concurrent_uploads, plan.max_file_size)
+        }
         // Gone since its key was checked: the upload's lookup answers that.
-        None => u64::MAX,
+        None => (u64::MAX, u64::MAX),
     };
     let slot = app
         .in_flight
@@ -71,7 +74,7 @@ where
     let (app, account_id, id) = (app.clone(), account_id.to_string(), id.to_string());
     tokio::spawn(async move {
         let _slot = slot;
-        append(&app, &account_id, &id, &policy, p, body).await
+        append(&app, &account_id, &id, &policy, p, body, largest).await
     })
     .await
     .map_err(|e| ServiceError::internal(format!("PATCH task: {e}")))?
@@ -84,6 +87,7 @@ async fn append<S>(
     policy: &UploadPolicy,
     p: Patch,
     body: S,
+    largest: u64,
 ) -> Result<Patched, ServiceError>
 where
     S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
@@ -94,7 +98,15 @@ where
     let Some(_turn) = app.tus_locks.try_lock(id) else {
         return Err(lease::busy());
     };
-    find(app, account_id, id).await?;
+    let row = find(app, account_id, id).await?;
+    // The plan the account has now: one moved to a smaller plan since the
+    // upload was created stores no file over its maximum.
+    if row.completed_at.is_none() && row.length > largest {
+        return Err(ServiceError::FileTooLarge(format!(
+            "the upload is {} bytes, over the {largest} bytes a file may have on the account's plan now",
+            row.length
+        )));
+    }
     let lease = Lease::take(app, id).await?;
     let body = lease.guard(body);
     let appended = append_leased(app, account_id, id, policy, p, body, &lease).await;

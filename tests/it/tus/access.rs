@@ -5,6 +5,7 @@ use super::*;
 both_stores!(
     public_keys_use_it_from_their_origins,
     grace_period_and_rate_limits_apply,
+    a_smaller_plan_stores_no_file_over_its_maximum,
 );
 
 async fn public_keys_use_it_from_their_origins(b: Backend) {
@@ -114,5 +115,35 @@ async fn grace_period_and_rate_limits_apply(b: Backend) {
     let r = patch(&srv, &url, 5, vec![1; 5]).await;
     assert_eq!(r.status(), 204);
     assert!(r.headers().contains_key("x-file-id"));
+    srv.stop().await;
+}
+
+/// An account moved to a plan with a smaller `max_file_size` while an
+/// upload over it is open: its PATCHes are 413, no file is stored; one
+/// within the new maximum goes on.
+async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.small]\nmax_file_size = 100\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    let large = created(&srv, 5000, &[("filename", "large.bin")]).await;
+    let small = created(&srv, 50, &[("filename", "small.bin")]).await;
+    assert_eq!(patch(&srv, &large, 0, vec![1; 1000]).await.status(), 204);
+    srv.set_account(&srv.account_id, Some("small"), None).await;
+    let r = patch(&srv, &large, 1000, vec![1; 4000]).await;
+    assert_eq!(error_code(r).await, (413, "file_too_large".into()));
+    let r = patch(&srv, &small, 0, vec![2; 50]).await;
+    assert_eq!(r.status(), 204);
+    assert!(r.headers().contains_key("x-file-id"));
+    let usage = srv.usage().await;
+    assert_eq!(
+        (
+            usage["upload_count"].as_u64(),
+            usage["storage_bytes"].as_u64()
+        ),
+        (Some(1), Some(50))
+    );
     srv.stop().await;
 }
