@@ -237,20 +237,8 @@ pub(crate) async fn copy(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Response, ServiceError> {
-    // The body is optional: none (or only whitespace, or JSON null) copies
-    // as it is.
-    let req: FileCopy = if body.iter().all(u8::is_ascii_whitespace) {
-        FileCopy::default()
-    } else {
-        let shape = "{\"name\", \"folder\", \"private\"}";
-        let value: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|e| ServiceError::BadRequest(format!("expected a JSON body {shape}: {e}")))?;
-        if value.is_null() {
-            FileCopy::default()
-        } else {
-            object_of(value, shape)?
-        }
-    };
+    // The body is optional: none copies as it is.
+    let req: FileCopy = optional_object(&body, "{\"name\", \"folder\", \"private\"}")?;
     let folder = folder_field(req.folder)?;
     let req = copy::CopyRequest {
         key_id: caller.key.id,
@@ -361,6 +349,23 @@ fn json_object<T: serde::de::DeserializeOwned>(
     let Json(value) = body.map_err(|e| {
         ServiceError::BadRequest(format!("expected a JSON body {shape}: {}", e.body_text()))
     })?;
+    object_of(value, shape)
+}
+
+/// An optional JSON object as `T`: no body (or only whitespace, or JSON
+/// `null`) is `T::default()`.
+pub(crate) fn optional_object<T: serde::de::DeserializeOwned + Default>(
+    body: &[u8],
+    shape: &str,
+) -> Result<T, ServiceError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| ServiceError::BadRequest(format!("expected a JSON body {shape}: {e}")))?;
+    if value.is_null() {
+        return Ok(T::default());
+    }
     object_of(value, shape)
 }
 

@@ -2,9 +2,9 @@
 //! the tokens its pages upload with (`service::tokens`).
 
 use super::auth::Caller;
+use super::handlers::optional_object;
 use crate::api::{DeleteResult, ErrorBody, UploadToken, UploadTokenRequest};
 use crate::service::{tokens, App, ServiceError};
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -29,14 +29,11 @@ type AppState = State<Arc<App>>;
 pub(crate) async fn create(
     State(app): AppState,
     caller: Caller,
-    body: Result<Json<UploadTokenRequest>, JsonRejection>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ServiceError> {
-    let Json(req) = body.map_err(|e| {
-        ServiceError::BadRequest(format!(
-            "expected a JSON object of upload policy fields: {}",
-            e.body_text()
-        ))
-    })?;
+    // Every field is optional, the body too: none is a token of the
+    // account's defaults.
+    let req: UploadTokenRequest = optional_object(&body, "of upload policy fields")?;
     let token = tokens::create(&app, &caller.account, &caller.key.id, req).await?;
     let location = format!("/v1/upload-tokens/{}", token.id);
     Ok((
