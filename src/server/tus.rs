@@ -185,7 +185,6 @@ pub(crate) async fn create(
     let with_data = is_offset_stream(&headers);
     let patch = with_data.then(|| patch_of(&headers, 0)).transpose()?;
     let who = caller(who);
-    let account_id = who.account.id.clone();
     let key = headers
         .get("idempotency-key")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -202,8 +201,7 @@ pub(crate) async fn create(
         // As for any PATCH: only a key that may use the upload continues it.
         let patched = async {
             service::owned(&app, &who, &row.id).await?;
-            let policy = who.policy.clone();
-            service::patch(&app, &account_id, &row.id, policy, patch, body_stream(body)).await
+            service::patch(&app, &who, &row.id, patch, body_stream(body)).await
         };
         match patched.await {
             Ok(p) => {
@@ -359,8 +357,7 @@ pub(crate) async fn patch(
     let who = caller(who);
     // Only its creating key or a secret key of its account may continue it.
     service::owned(&app, &who, &id).await?;
-    let policy = who.policy.clone();
-    let done = service::patch(&app, &who.account.id, &id, policy, patch, body_stream(body)).await?;
+    let done = service::patch(&app, &who, &id, patch, body_stream(body)).await?;
     let mut r = StatusCode::NO_CONTENT.into_response();
     let h = r.headers_mut();
     put(h, UPLOAD_OFFSET, &done.offset.to_string());

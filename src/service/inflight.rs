@@ -12,6 +12,7 @@
 //! connection and spool of the server. Counted per node, in memory: on `n`
 //! nodes behind a balancer an account may have up to `n` times its cap.
 
+use crate::domain::ids::KeyKind;
 use crate::domain::quota::{Ask, Holdings, Quota, Refusal};
 use crate::service::error::ServiceError;
 use std::collections::HashMap;
@@ -26,6 +27,25 @@ struct Tally {
     bytes: HashMap<String, u64>,
     /// Upload bodies arriving per account.
     uploads: HashMap<String, u64>,
+}
+
+/// The upload bodies one caller may have arriving at once, of its account's
+/// `concurrent` (the plan's `concurrent_uploads`), and what a refusal calls
+/// it; None: all of them. An upload token: its uploads left (`at_once`), so
+/// that it cannot hold slots with bodies it could never all commit. A
+/// public key: half, at least one. Anyone with the page that holds it has
+/// it, and slow bodies sent with it would otherwise hold every slot: the
+/// account's own secret-key uploads always find room.
+pub(crate) fn own_share(
+    kind: KeyKind,
+    at_once: Option<u64>,
+    concurrent: u64,
+) -> Option<(u64, &'static str)> {
+    match kind {
+        KeyKind::Token => at_once.map(|max| (max, "upload token")),
+        KeyKind::Public => Some(((concurrent / 2).max(1), "public key")),
+        KeyKind::Secret => None,
+    }
 }
 
 /// Seconds a client refused for too many concurrent uploads is told to wait.
@@ -75,8 +95,27 @@ impl InFlight {
         self.slot_of(account, "account", max, now)
     }
 
-    /// The same for one caller of an account (`key`: an upload token's id),
-    /// `whose` naming it in the refusal.
+    /// The slots an upload body of a caller takes: one of its account's
+    /// (`concurrent`, the plan's), and one of its own share when it has
+    /// one ([`own_share`]).
+    pub fn slots(
+        &self,
+        account: &str,
+        concurrent: u64,
+        caller: (KeyKind, &str, Option<u64>),
+        now: i64,
+    ) -> Result<(Slot, Option<Slot>), ServiceError> {
+        let (kind, key_id, at_once) = caller;
+        let slot = self.slot(account, concurrent, now)?;
+        let own = match own_share(kind, at_once, concurrent) {
+            Some((max, whose)) => Some(self.slot_of(key_id, whose, max, now)?),
+            None => None,
+        };
+        Ok((slot, own))
+    }
+
+    /// The same for one caller of an account (`key`: a key's or an upload
+    /// token's id), `whose` naming it in the refusal.
     pub fn slot_of(
         &self,
         key: &str,
@@ -177,6 +216,18 @@ impl Drop for Held {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_public_key_has_half_a_token_its_uploads_left_a_secret_key_all() {
+        assert_eq!(own_share(KeyKind::Public, None, 8), Some((4, "public key")));
+        assert_eq!(own_share(KeyKind::Public, None, 1), Some((1, "public key")));
+        assert_eq!(
+            own_share(KeyKind::Token, Some(3), 8),
+            Some((3, "upload token"))
+        );
+        assert_eq!(own_share(KeyKind::Token, None, 8), None);
+        assert_eq!(own_share(KeyKind::Secret, None, 8), None);
+    }
 
     #[test]
     fn concurrent_uploads_share_the_room_and_give_it_back() {

@@ -107,19 +107,12 @@ impl Upload {
     ) -> Result<Upload, ServiceError> {
         let plan = app.plan_of(&req.account).clone();
         let now = app.clock.now().timestamp();
-        let slot = app
-            .in_flight
-            .slot(&req.account.id, plan.concurrent_uploads, now)?;
-        // A caller whose policy bounds its bodies at once (an upload
-        // token: its uploads left) cannot hold the account's slots with
-        // slow bodies it could never all commit.
-        let own_slot = match req.policy.at_once {
-            Some(max) => Some(
-                app.in_flight
-                    .slot_of(&req.key_id, "upload token", max, now)?,
-            ),
-            None => None,
-        };
+        let (slot, own_slot) = app.in_flight.slots(
+            &req.account.id,
+            plan.concurrent_uploads,
+            (req.kind, &req.key_id, req.policy.at_once),
+            now,
+        )?;
         if let Some(key) = &req.idempotency_key {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
             req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));

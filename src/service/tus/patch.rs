@@ -5,6 +5,7 @@ use super::complete::{complete, discard, recover};
 use super::feed::{fed, hasher, length_exceeded, Checker, Feed};
 use super::lease::{self, Lease};
 use super::read::{find, with_file};
+use super::Caller;
 use crate::api::FileRecord;
 use crate::db::{Progress, UploadRow};
 use crate::domain::policy::UploadPolicy;
@@ -51,15 +52,15 @@ pub(crate) struct Patched {
 /// account's concurrent uploads (`concurrent_uploads`) until the task ends.
 pub(crate) async fn patch<S>(
     app: &Arc<App>,
-    account_id: &str,
+    who: &Caller,
     id: &str,
-    policy: UploadPolicy,
     p: Patch,
     body: S,
 ) -> Result<Patched, ServiceError>
 where
     S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
+    let (account_id, policy) = (who.account.id.as_str(), who.policy.clone());
     let (max, largest) = match app.meta.account(account_id).await? {
         Some(account) => {
             let plan = app.plan_of(&account);
@@ -68,12 +69,17 @@ where
         // Gone since its key was checked: the upload's lookup answers that.
         None => (u64::MAX, u64::MAX),
     };
-    let slot = app
-        .in_flight
-        .slot(account_id, max, app.clock.now().timestamp())?;
+    // An upload token's uses are held by its open uploads already: its
+    // PATCHes take no share of its own (a public key's do).
+    let slots = app.in_flight.slots(
+        account_id,
+        max,
+        (who.kind, &who.key_id, None),
+        app.clock.now().timestamp(),
+    )?;
     let (app, account_id, id) = (app.clone(), account_id.to_string(), id.to_string());
     tokio::spawn(async move {
-        let _slot = slot;
+        let _slots = slots;
         append(&app, &account_id, &id, &policy, p, body, largest).await
     })
     .await

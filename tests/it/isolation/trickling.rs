@@ -127,3 +127,58 @@ async fn an_account_has_at_most_its_concurrent_uploads_arriving() {
     assert_eq!(r.status(), 201);
     assert_eq!(patch_small(&srv, &key_a, &other).await.status(), 204);
 }
+
+/// A public key (anyone with the page has it) holds at most half of its
+/// account's `concurrent_uploads`: its slow bodies leave the account's own
+/// uploads room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_key_holds_at_most_half_of_its_accounts_uploads() {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some(PAIR.into()),
+        ..Default::default()
+    })
+    .await;
+    let (a, key_a) = srv.new_account("a", "pair").await;
+    let public = srv.key_for(&a, "public", &[ORIGIN]).await;
+    let one = start_multipart(&srv, &public, Some(ORIGIN)).await;
+    srv.eventually(10, "one arriving", || async {
+        srv.app.in_flight.uploads_of(&a) == 1
+    })
+    .await;
+    // A second body with the public key, multipart or PATCH: refused.
+    let r = srv
+        .http
+        .post(srv.url("/v1/upload"))
+        .bearer_auth(&public)
+        .header("Origin", ORIGIN)
+        .multipart(reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("x.txt"),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_too_many(r).await;
+    let path = create_tus(&srv, &public, Some(ORIGIN)).await;
+    let r = srv
+        .http
+        .patch(srv.url(&path))
+        .bearer_auth(&public)
+        .header("Origin", ORIGIN)
+        .header("Tus-Resumable", "1.0.0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Offset", "0")
+        .body(vec![1u8; 10])
+        .send()
+        .await
+        .unwrap();
+    assert_too_many(r).await;
+    // The account's secret key still has its half.
+    let r = srv.upload_as(&key_a, "own.txt", b"own".to_vec(), &[]).await;
+    assert_eq!(r.status(), 201);
+    drop(one);
+    srv.eventually(10, "none arriving", || async {
+        srv.app.in_flight.uploads_of(&a) == 0
+    })
+    .await;
+}
