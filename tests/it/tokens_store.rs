@@ -154,7 +154,7 @@ async fn a_token_is_made_read_revoked_and_pruned() {
     let (held, _) = token(s, &acc, 1).await;
     let u = upload(&acc, "up_held", &held.id, 500_000);
     assert_eq!(
-        s.create_upload(u, Quota::UNLIMITED, "2026-11")
+        s.create_upload(u, Quota::UNLIMITED, None, "2026-11")
             .await
             .unwrap(),
         CreateOutcome::Created
@@ -259,7 +259,7 @@ async fn a_resumable_upload_holds_a_use_from_creation_until_it_completes_or_ends
     let create = |u: UploadRow| {
         let s = s.clone();
         async move {
-            s.create_upload(u, Quota::UNLIMITED, "2026-11")
+            s.create_upload(u, Quota::UNLIMITED, None, "2026-11")
                 .await
                 .unwrap()
         }
@@ -497,7 +497,7 @@ async fn concurrent_resumable_uploads_hold_exactly_and_racing_endings_count_once
             let u = upload(&acc, &format!("up_c{i}"), &t.id, 50_000);
             tokio::spawn(async move {
                 let out = s
-                    .create_upload(u.clone(), Quota::UNLIMITED, "2026-11")
+                    .create_upload(u.clone(), Quota::UNLIMITED, None, "2026-11")
                     .await;
                 (u, out.unwrap())
             })

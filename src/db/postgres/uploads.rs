@@ -19,10 +19,14 @@ use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 
+/// The incomplete uploads one key of an account holds, unexpired at $3.
+const KEY_OPEN: &str = "SELECT COUNT(*) FROM tus_uploads
+     WHERE account_id = $1 AND created_by = $2 AND completed_at IS NULL AND expires_at > $3";
+
 async fn create(
     tx: &Transaction<'_>,
     u: &UploadRow,
-    limits: Quota,
+    (limits, key_share): (Quota, Option<u64>),
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let stored = lock_account(tx, &u.account_id).await?;
@@ -36,6 +40,15 @@ async fn create(
         .holdings(stored);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
+    }
+    if let (Some(max), Some(key)) = (key_share, u.created_by.as_deref()) {
+        let open: i64 = query_one(tx, KEY_OPEN, &[&u.account_id, &key, &u.created_at])
+            .await?
+            .get(0);
+        let open = u64::try_from(open).unwrap_or(0);
+        if open >= max {
+            return Ok(CreateOutcome::KeyShareFull { open });
+        }
     }
     // The token's use is the first write: `in_tx!` commits an Ok outcome's
     // writes, and a token with none left must leave nothing written.
@@ -157,6 +170,7 @@ impl UploadRepo for PgStore {
         &self,
         upload: UploadRow,
         limits: Quota,
+        key_share: Option<u64>,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         let deadline = tokio::time::Instant::now() + self.limit;
@@ -164,8 +178,13 @@ impl UploadRepo for PgStore {
             .turns
             .take(&upload.account_id, deadline, self.limit)
             .await?;
-        in_tx!(self, deadline, |tx| create(&tx, &upload, limits, period)
-            .await)
+        in_tx!(self, deadline, |tx| create(
+            &tx,
+            &upload,
+            (limits, key_share),
+            period
+        )
+        .await)
     }
 
     async fn upload(&self, account_id: &str, id: &str) -> Result<Option<UploadRow>, DbError> {

@@ -47,10 +47,14 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
 /// Creates the upload if the account has room for its declared length, one
 /// more upload this month (counting what other incomplete uploads hold) and
 /// one more incomplete upload, under the write lock.
+/// The incomplete uploads one key of an account holds, unexpired at ?3.
+const KEY_OPEN: &str = "SELECT COUNT(*) FROM tus_uploads
+     WHERE account_id = ?1 AND created_by = ?2 AND completed_at IS NULL AND expires_at > ?3";
+
 fn create(
     conn: &mut Connection,
     u: &UploadRow,
-    limits: Quota,
+    (limits, key_share): (Quota, Option<u64>),
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let tx = write_tx(conn)?;
@@ -64,6 +68,15 @@ fn create(
         .holdings(0);
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
+    }
+    if let (Some(max), Some(key)) = (key_share, u.created_by.as_deref()) {
+        let open: i64 = tx
+            .prepare_cached(KEY_OPEN)?
+            .query_row(params![u.account_id, key, u.created_at], |r| r.get(0))?;
+        let open = u64::try_from(open).unwrap_or(0);
+        if open >= max {
+            return Ok(CreateOutcome::KeyShareFull { open });
+        }
     }
     // The token's use, after every refusal and before any write (see
     // `files::commit_upload`).
@@ -204,12 +217,13 @@ impl UploadRepo for SqliteStore {
         &self,
         upload: UploadRow,
         limits: Quota,
+        key_share: Option<u64>,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         let period = owned(period);
         self.db
             .write(move |c| {
-                let outcome = create(c, &upload, limits, &period)?;
+                let outcome = create(c, &upload, (limits, key_share), &period)?;
                 if outcome == CreateOutcome::Created {
                     blobs::done(c, &upload.blob_key)?;
                 }

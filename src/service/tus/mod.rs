@@ -123,9 +123,10 @@ pub(crate) async fn create(
         idle_ms,
         metadata: meta.metadata,
     };
+    let key_share = key_share(caller.kind, plan.open_uploads);
     let outcome = app
         .meta
-        .create_upload(row.clone(), plan.quota(), &period)
+        .create_upload(row.clone(), plan.quota(), key_share, &period)
         .await;
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
@@ -142,11 +143,42 @@ pub(crate) async fn create(
         }
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
         Ok(CreateOutcome::TokenSpent) => token_spent(),
+        Ok(CreateOutcome::KeyShareFull { open }) => {
+            key_share_full(app, open, &row.account_id).await
+        }
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
     delete_blob_now(app, &blob_key).await;
     Err(refusal)
+}
+
+/// The incomplete uploads one key may hold of its account's `open_uploads`:
+/// a public key (anyone with the page has it) half, at least one, so that
+/// the account's own resumable uploads always find room; a secret key all
+/// (None); an upload token its uses.
+pub(crate) fn key_share(kind: KeyKind, open_uploads: u64) -> Option<u64> {
+    (kind == KeyKind::Public).then(|| (open_uploads / 2).max(1))
+}
+
+/// 429 for a public key holding its share of incomplete uploads: it may
+/// retry when the account's first one expires (a read, on refusal only).
+async fn key_share_full(app: &App, open: u64, account_id: &str) -> ServiceError {
+    let now = app.clock.now_ms();
+    let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
+        Ok(at) => at,
+        Err(e) => return e.into(),
+    };
+    let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
+    ServiceError::RateLimited {
+        message: format!(
+            "too many incomplete resumable uploads for this public key ({open}, half the \
+             account's): complete or end one first"
+        ),
+        limit: open,
+        reset: now / 1000 + wait,
+        now: now / 1000,
+    }
 }
 
 /// The creation's metadata as the caller's policy settles it: folder,

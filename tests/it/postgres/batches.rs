@@ -312,7 +312,7 @@ async fn a_batch_counts_reservations_at_each_uploads_own_time() {
     let mut held = upload(&acc, "held", "key_x", 1_003);
     held.length = 500;
     let created = store
-        .create_upload(held, Quota::UNLIMITED, "2026-11")
+        .create_upload(held, Quota::UNLIMITED, None, "2026-11")
         .await
         .unwrap();
     assert!(matches!(created, CreateOutcome::Created), "{created:?}");

@@ -239,7 +239,7 @@ async fn an_upload_lease_is_one_requests_across_nodes() {
     // it: short here, so that the expiry at 5_000 stands.
     row.idle_ms = 1_000;
     let limits = Quota::UNLIMITED;
-    a.create_upload(row, limits, "2026-11").await.unwrap();
+    a.create_upload(row, limits, None, "2026-11").await.unwrap();
     assert!(a
         .lease_upload("up_lease", "t1", 1_000, 2_000)
         .await

@@ -6,6 +6,7 @@ both_stores!(
     public_keys_use_it_from_their_origins,
     grace_period_and_rate_limits_apply,
     a_smaller_plan_stores_no_file_over_its_maximum,
+    a_public_key_holds_at_most_half_of_the_open_uploads,
 );
 
 async fn public_keys_use_it_from_their_origins(b: Backend) {
@@ -145,5 +146,54 @@ async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
         ),
         (Some(1), Some(50))
     );
+    srv.stop().await;
+}
+
+/// A public key (anyone with the page has it) holds at most half of its
+/// account's `open_uploads`: its creations leave the account's own room.
+async fn a_public_key_holds_at_most_half_of_the_open_uploads(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.free]\nopen_uploads = 4\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    let origin = "https://app.example.com";
+    let pk = srv.new_key("public", &[origin]).await;
+    let by_page = || {
+        srv.http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&pk)
+            .header("origin", origin)
+            .header("tus-resumable", "1.0.0")
+            .header("upload-length", "10")
+    };
+    let mut made = Vec::new();
+    for _ in 0..2 {
+        let r = by_page().send().await.unwrap();
+        assert_eq!(r.status(), 201);
+        made.push(r.headers()["location"].to_str().unwrap().to_string());
+    }
+    let r = by_page().send().await.unwrap();
+    assert!(r.headers().contains_key("retry-after"));
+    let (status, message) = (r.status(), r.text().await.unwrap());
+    assert_eq!(status, 429, "{message}");
+    assert!(message.contains("public key"), "{message}");
+    // The account's own key has the other half.
+    for _ in 0..2 {
+        assert_eq!(create(&srv, &srv.secret_key, 10, &[]).await.status(), 201);
+    }
+    // One ended: the public key may make one more.
+    let r = srv
+        .http
+        .delete(&made[0])
+        .bearer_auth(&pk)
+        .header("origin", origin)
+        .header("tus-resumable", "1.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(by_page().send().await.unwrap().status(), 201);
     srv.stop().await;
 }
