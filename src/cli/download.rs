@@ -19,6 +19,7 @@ use super::format;
 use super::progress::Progress;
 use crate::api::FileRecord;
 use crate::client::download::{hash_prefix, Downloaded, Sink};
+use crate::client::Cursors;
 use crate::client::{Client, ClientError, RetryNotice};
 use crate::domain::paths::{self, Unique};
 use crate::domain::validate;
@@ -87,7 +88,7 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
             .download(
                 &url,
                 &mut sink,
-                0,
+                (0, file.size),
                 Sha256::new(),
                 transfer.as_ref(),
                 &on_retry,
@@ -194,7 +195,14 @@ async fn fetch(
         Ok(Downloaded::already(start, hasher))
     } else {
         client
-            .download(url, &mut sink, start, hasher, transfer.as_ref(), &on_retry)
+            .download(
+                url,
+                &mut sink,
+                (start, file.size),
+                hasher,
+                transfer.as_ref(),
+                &on_retry,
+            )
             .await
     }
     .and_then(|got| check_length(got.size, file.size).map(|()| got));
@@ -207,6 +215,12 @@ async fn fetch(
                 return Err(e);
             }
             got.size
+        }
+        // Bytes the record does not account for: none are kept.
+        Err(e @ ClientError::Protocol(_)) => {
+            drop(sink);
+            let _ = std::fs::remove_file(&part);
+            return Err(e);
         }
         Err(e) => {
             drop(sink);
@@ -256,16 +270,16 @@ async fn download_folder(args: &DownloadArgs, folder: &str, ctx: &Ctx) -> Result
     // The whole listing first (newest first, as the server's zip takes it):
     // the paths, and the progress's total.
     let mut files = Vec::new();
-    let mut cursor: Option<String> = None;
+    let (mut cursor, mut cursors) = (None, Cursors::default());
     loop {
         let page = client
             .list(Some(&top), true, &[], LIST_PAGE, cursor.as_deref())
             .await?
             .record;
+        cursor = cursors.next(&page)?;
         files.extend(page.files);
-        match page.cursor {
-            Some(c) if page.has_more => cursor = Some(c),
-            _ => break,
+        if cursor.is_none() {
+            break;
         }
     }
     let mut names = Unique::new();

@@ -7,6 +7,7 @@ use super::format;
 use super::output::stderr_line;
 use crate::api::FileRecord;
 use crate::client::ClientError;
+use crate::client::Cursors;
 
 /// Largest page the API serves.
 const MAX_PAGE: u32 = 100;
@@ -62,6 +63,7 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     let now = chrono::Utc::now();
     let mut cursor = args.cursor.clone();
+    let mut cursors = Cursors::default();
     // Subfolders head the first page of a folder's own files only: a
     // metadata filter is not theirs, and --cursor continues a listing.
     let folders = match args.folder.as_deref() {
@@ -106,9 +108,8 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             }
         }
         shown += list.files.len() as u64;
-        cursor.clone_from(&list.cursor);
-        let more = list.has_more && cursor.is_some();
-        if !more {
+        cursor = cursors.next(list)?;
+        if cursor.is_none() {
             break;
         }
         if !all && shown >= u64::from(limit) {

@@ -16,6 +16,7 @@ use super::progress::{Progress, Transfer};
 use super::walk;
 use crate::api::FileRecord;
 use crate::client::upload::UploadMeta;
+use crate::client::Cursors;
 use crate::client::{Client, ClientError, RetryNotice};
 use futures_util::StreamExt;
 use std::collections::BTreeMap;
@@ -264,16 +265,16 @@ async fn list_remote(
     folder: &str,
 ) -> Result<BTreeMap<String, Remote>, ClientError> {
     let mut files: Vec<FileRecord> = Vec::new();
-    let mut cursor: Option<String> = None;
+    let (mut cursor, mut cursors) = (None, Cursors::default());
     loop {
         let page = client
             .list(Some(folder), true, &[], PAGE, cursor.as_deref())
             .await?
             .record;
+        cursor = cursors.next(&page)?;
         let empty = page.files.is_empty();
         files.extend(page.files);
-        cursor = page.cursor;
-        if !page.has_more || cursor.is_none() || empty {
+        if cursor.is_none() || empty {
             break;
         }
     }

@@ -4,7 +4,33 @@
 use super::answer::{read_json, Fetched};
 use super::error::ClientError;
 use super::http::Client;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The cursors of one listing, followed page by page: a cursor given twice
+/// is a server going round in circles (a protocol error), not more pages.
+#[derive(Debug, Default)]
+pub(crate) struct Cursors(HashSet<String>);
+
+impl Cursors {
+    /// The cursor of the page after `page`; None when the listing is done.
+    pub(crate) fn next(
+        &mut self,
+        page: &crate::api::FileList,
+    ) -> Result<Option<String>, ClientError> {
+        match &page.cursor {
+            Some(c) if page.has_more => {
+                if !self.0.insert(c.clone()) {
+                    return Err(ClientError::Protocol(format!(
+                        "the server gave the listing's cursor {c:?} twice"
+                    )));
+                }
+                Ok(Some(c.clone()))
+            }
+            _ => Ok(None),
+        }
+    }
+}
 
 impl Client {
     /// `GET /v1/files/{id}`.

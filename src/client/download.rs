@@ -113,12 +113,14 @@ impl Sink {
 impl Client {
     /// Streams the body at `url` into `sink`, whose first `start` bytes are
     /// already there, hashed by `hasher` (a download resumed: the rest is
-    /// asked for with `Range`); gives what the sink then holds.
+    /// asked for with `Range`); gives what the sink then holds. A body past
+    /// the file's `size` is a protocol error at once: a server that sends
+    /// more than the record says does not fill the disk.
     pub(crate) async fn download(
         &self,
         url: &str,
         sink: &mut Sink,
-        start: u64,
+        (start, size): (u64, u64),
         mut hasher: Sha256,
         meter: &dyn Meter,
         on_retry: &(dyn Fn(&RetryNotice) + Sync),
@@ -163,6 +165,11 @@ impl Client {
                     while let Some(chunk) = body.next().await {
                         match chunk {
                             Ok(bytes) => {
+                                if written + bytes.len() as u64 > size {
+                                    return Err(ClientError::Protocol(format!(
+                                        "the server sent more than the file's {size} bytes"
+                                    )));
+                                }
                                 sink.writer().write_all(&bytes).await.map_err(write_err)?;
                                 hasher.update(&bytes);
                                 written += bytes.len() as u64;

@@ -3,6 +3,7 @@
 
 pub(crate) mod answer;
 mod calls;
+pub(crate) use calls::Cursors;
 pub(crate) mod config;
 pub(crate) mod download;
 pub(crate) mod error;

@@ -276,9 +276,9 @@ pub enum CreateOutcome {
     /// The upload token that creates it (its `created_by`) is used up,
     /// revoked or expired: nothing created.
     TokenSpent,
-    /// The key that creates it holds `open` incomplete uploads already, its
-    /// share of the account's (`create_upload`'s `key_share`): nothing
-    /// created.
+    /// The account's public keys hold `open` incomplete uploads already,
+    /// their share of the account's (`create_upload`'s `key_share`):
+    /// nothing created.
     KeyShareFull {
         open: u64,
     },

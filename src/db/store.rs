@@ -316,9 +316,10 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
     /// (`created_by` is a `ut_…` id) also takes one of the token's uploads
     /// (`uploads_open + 1`, only if it is unrevoked, unexpired at the
     /// upload's `created_at` and has one left: else
-    /// [`CreateOutcome::TokenSpent`]). With a `key_share`, the key that
-    /// creates it (`created_by`) may hold at most that many incomplete
-    /// uploads, this one counted (else [`CreateOutcome::KeyShareFull`]).
+    /// [`CreateOutcome::TokenSpent`]). With a `key_share` (a public key
+    /// creates it), the account's public keys together may hold at most
+    /// that many incomplete uploads, this one counted (else
+    /// [`CreateOutcome::KeyShareFull`]).
     async fn create_upload(
         &self,
         upload: UploadRow,

@@ -338,12 +338,13 @@ impl Transform {
         let side = |s: Option<u32>| s.map(|n| n.to_string()).unwrap_or_default();
         // PNG is lossless: `q` changes no byte of it, so it makes no other
         // variant (each would take one of the file's places and its disk).
+        // Keyed at the default, the key a PNG variant had before.
         let q = match output {
-            Output::Png => String::new(),
-            _ => format!("-q{}", self.q),
+            Output::Png => DEFAULT_QUALITY,
+            _ => self.q,
         };
         format!(
-            "{}x{}-{}{q}.{}",
+            "{}x{}-{}-q{q}.{}",
             side(self.w),
             side(self.h),
             self.fit.name(),
@@ -490,7 +491,7 @@ mod tests {
     fn quality_makes_no_other_png() {
         let a = parse("w=9&q=10&format=png").unwrap().unwrap();
         let b = parse("w=9&q=90&format=png").unwrap().unwrap();
-        assert_eq!(a.variant_key(Output::Png), "9x-inside.png");
+        assert_eq!(a.variant_key(Output::Png), "9x-inside-q80.png");
         assert_eq!(a.variant_key(Output::Png), b.variant_key(Output::Png));
         assert_ne!(a.variant_key(Output::Jpeg), b.variant_key(Output::Jpeg));
     }

@@ -112,10 +112,9 @@ fn covering(width: u32, height: u32, w: u32, h: u32) -> (u32, u32) {
 fn kept(side: u32, scaled: u32, crop: u32) -> (u32, u32) {
     let (side64, scaled64) = (u64::from(side), u64::from(scaled.max(1)));
     let at = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let start = at(u64::from(scaled.saturating_sub(crop) / 2) * side64 / scaled64);
-    let len = at((2 * u64::from(crop) * side64 + scaled64) / (2 * scaled64)).max(1);
-    let start = start.min(side.saturating_sub(1));
-    (start, len.min(side - start))
+    let len = at((2 * u64::from(crop) * side64 + scaled64) / (2 * scaled64)).clamp(1, side.max(1));
+    // Centred, as the crop is.
+    ((side - len.min(side)) / 2, len.min(side))
 }
 
 fn transpose_if((w, h): (u32, u32), swap: bool) -> (u32, u32) {
@@ -295,6 +294,8 @@ mod tests {
         // 8000 pixels scaled to 4,096,000, 512 of them kept: one pixel.
         assert_eq!(kept(8000, 4_096_000, 512), (3999, 1));
         assert_eq!(kept(1, u32::MAX, 16_383), (0, 1));
+        // 3 pixels scaled to 4, 1 kept: the middle one.
+        assert_eq!(kept(3, 4, 1), (1, 1));
         for (side, scaled, crop) in [(7, 3, 3), (3, 7, 2), (1000, 1, 1), (5, 9, 9)] {
             let (start, len) = kept(side, scaled, crop);
             assert!(len >= 1 && start + len <= side, "{side} {scaled} {crop}");

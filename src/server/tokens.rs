@@ -15,7 +15,8 @@ type AppState = State<Arc<App>>;
 
 /// Mint an upload token.
 #[utoipa::path(post, path = "/v1/upload-tokens", tag = "upload tokens", operation_id = "create_upload_token",
-    request_body(content = UploadTokenRequest, content_type = "application/json"),
+    request_body(content = Option<UploadTokenRequest>, content_type = "application/json",
+        description = "Every field optional; no body: a token of the defaults"),
     responses(
         (status = 201, description = "The token, with its secret `token` and upload `url` (shown only now)", body = UploadToken, headers(
             ("Location" = String, description = "/v1/upload-tokens/{id}"),

@@ -213,8 +213,9 @@ pub(crate) async fn variant(
         )));
     }
     // A variant is written as an upload is: not into the free-space
-    // reserve (anyone may ask for the variants of a public image).
-    app.disk.check_room(0)?;
+    // reserve (anyone may ask for the variants of a public image); its
+    // source may be copied to the spool first.
+    app.disk.check_room(row.size)?;
     let permit = app.renders.permit().await?;
     let source = found.spool(app).await?;
     let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
@@ -226,14 +227,13 @@ pub(crate) async fn variant(
         let (bytes, output) =
             images::render(&source, &t, output, &limits).map_err(|e| refusal(&e))?;
         app2.disk.check_room(bytes.len() as u64)?;
-        let failed = |e: std::io::Error| ServiceError::Internal(format!("writing a variant: {e}"));
         let mut out = tempfile::Builder::new()
             .prefix("variant-")
             .tempfile_in(&dir)
-            .map_err(failed)?;
+            .map_err(ServiceError::from_io)?;
         out.write_all(&bytes)
             .and_then(|()| out.as_file().sync_data())
-            .map_err(failed)?;
+            .map_err(ServiceError::from_io)?;
         Ok::<_, ServiceError>((out.into_temp_path(), bytes.len() as u64, output))
     })
     .await

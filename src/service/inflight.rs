@@ -32,10 +32,10 @@ struct Tally {
 /// The upload bodies one caller may have arriving at once, of its account's
 /// `concurrent` (the plan's `concurrent_uploads`), and what a refusal calls
 /// it; None: all of them. An upload token: its uploads left (`at_once`), so
-/// that it cannot hold slots with bodies it could never all commit. A
-/// public key: half, at least one. Anyone with the page that holds it has
-/// it, and slow bodies sent with it would otherwise hold every slot: the
-/// account's own secret-key uploads always find room.
+/// that it cannot hold slots with bodies it could never all commit. The
+/// account's public keys, all together: half, at least one. Anyone with the
+/// page that holds one has it, and slow bodies sent with it would otherwise
+/// hold every slot: the account's own secret-key uploads always find room.
 pub(crate) fn own_share(
     kind: KeyKind,
     at_once: Option<u64>,
@@ -43,7 +43,7 @@ pub(crate) fn own_share(
 ) -> Option<(u64, &'static str)> {
     match kind {
         KeyKind::Token => at_once.map(|max| (max, "upload token")),
-        KeyKind::Public => Some(((concurrent / 2).max(1), "public key")),
+        KeyKind::Public => Some(((concurrent / 2).max(1), "account's public keys")),
         KeyKind::Secret => None,
     }
 }
@@ -107,8 +107,14 @@ impl InFlight {
     ) -> Result<(Slot, Option<Slot>), ServiceError> {
         let (kind, key_id, at_once) = caller;
         let slot = self.slot(account, concurrent, now)?;
+        // Every public key of the account shares one half (two sites' keys
+        // must not hold all the slots together).
+        let own_key = match kind {
+            KeyKind::Public => format!("public/{account}"),
+            _ => key_id.to_string(),
+        };
         let own = match own_share(kind, at_once, concurrent) {
-            Some((max, whose)) => Some(self.slot_of(key_id, whose, max, now)?),
+            Some((max, whose)) => Some(self.slot_of(&own_key, whose, max, now)?),
             None => None,
         };
         Ok((slot, own))
@@ -219,8 +225,14 @@ mod tests {
 
     #[test]
     fn a_public_key_has_half_a_token_its_uploads_left_a_secret_key_all() {
-        assert_eq!(own_share(KeyKind::Public, None, 8), Some((4, "public key")));
-        assert_eq!(own_share(KeyKind::Public, None, 1), Some((1, "public key")));
+        assert_eq!(
+            own_share(KeyKind::Public, None, 8),
+            Some((4, "account's public keys"))
+        );
+        assert_eq!(
+            own_share(KeyKind::Public, None, 1),
+            Some((1, "account's public keys"))
+        );
         assert_eq!(
             own_share(KeyKind::Token, Some(3), 8),
             Some((3, "upload token"))

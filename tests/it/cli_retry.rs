@@ -472,3 +472,76 @@ async fn ctrl_c_keeps_a_partial_download_and_the_next_run_resumes_it() {
     assert_eq!(ranges, [None, Some("bytes=50000-".to_string())]);
     server.abort();
 }
+
+/// A server whose CDN sends more than the record's `size` (10 bytes, then
+/// 4 MiB and more): the download stops at once, and nothing is left on disk.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_past_the_records_size_stops_at_once_and_leaves_nothing() {
+    use futures_util::StreamExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let record = serde_json::json!({
+        "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
+        "folder": null, "size": 10, "type": "application/octet-stream",
+        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
+        "sha256": crate::common::sha256_hex(b"0123456789"),
+    });
+    // Endless: 64 KiB chunks for as long as anyone reads.
+    let cdn = || async {
+        let chunks =
+            futures_util::stream::repeat_with(|| Ok::<_, std::io::Error>(vec![7u8; 65_536]));
+        axum::body::Body::from_stream(chunks.boxed())
+    };
+    let app = axum::Router::new()
+        .route(
+            "/v1/files/f_1",
+            axum::routing::get(move || async move { axum::Json(record) }),
+        )
+        .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let cli = Cli::new(&base, "sk_any");
+    let dir = tempfile::tempdir().unwrap();
+    let r = cli
+        .run(&["download", "f_1", "-o", dir.path().to_str().unwrap()])
+        .await;
+    r.expect_error(6, "protocol");
+    assert!(r.stderr.contains("more than the file's 10 bytes"), "{r:?}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing is left: {left:?}");
+    server.abort();
+}
+
+/// A server whose listing gives the same cursor again: `list --all`,
+/// `download --folder` and `sync` stop with a protocol error, not loop.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listing_going_round_in_circles_is_a_protocol_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let page = serde_json::json!({
+        "files": [{
+            "id": "f_1", "url": format!("{base}/live/acc/f_1/a.bin"), "name": "a.bin",
+            "folder": "t", "size": 1, "type": "application/octet-stream",
+            "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
+            "sha256": crate::common::sha256_hex(b"a"),
+        }],
+        "has_more": true, "cursor": "c",
+    });
+    let app = axum::Router::new().route(
+        "/v1/files",
+        axum::routing::get(move || async move { axum::Json(page) }),
+    );
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let cli = Cli::new(&base, "sk_any");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    for args in [
+        vec!["list", "--all"],
+        vec!["download", "--folder", "t", "-o", out],
+        vec!["sync", out, "--folder", "t", "--dry-run"],
+    ] {
+        let r = cli.run(&args).await;
+        r.expect_error(6, "protocol");
+        assert!(r.stderr.contains("twice"), "{args:?}: {r:?}");
+    }
+    server.abort();
+}

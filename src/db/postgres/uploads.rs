@@ -19,9 +19,12 @@ use crate::domain::quota::{Ask, Quota};
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 
-/// The incomplete uploads one key of an account holds, unexpired at $3.
-const KEY_OPEN: &str = "SELECT COUNT(*) FROM tus_uploads
-     WHERE account_id = $1 AND created_by = $2 AND completed_at IS NULL AND expires_at > $3";
+/// The incomplete uploads the public keys of an account hold, unexpired
+/// at $2.
+const PUBLIC_OPEN: &str =
+    "SELECT COUNT(*) FROM tus_uploads u JOIN api_keys k ON k.id = u.created_by
+     WHERE u.account_id = $1 AND k.kind = 'public' AND u.completed_at IS NULL
+       AND u.expires_at > $2";
 
 async fn create(
     tx: &Transaction<'_>,
@@ -41,8 +44,8 @@ async fn create(
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }
-    if let (Some(max), Some(key)) = (key_share, u.created_by.as_deref()) {
-        let open: i64 = query_one(tx, KEY_OPEN, &[&u.account_id, &key, &u.created_at])
+    if let Some(max) = key_share {
+        let open: i64 = query_one(tx, PUBLIC_OPEN, &[&u.account_id, &u.created_at])
             .await?
             .get(0);
         let open = u64::try_from(open).unwrap_or(0);

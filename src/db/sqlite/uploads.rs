@@ -44,13 +44,16 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     })
 }
 
+/// The incomplete uploads the public keys of an account hold, unexpired
+/// at ?2.
+const PUBLIC_OPEN: &str =
+    "SELECT COUNT(*) FROM tus_uploads u JOIN api_keys k ON k.id = u.created_by
+     WHERE u.account_id = ?1 AND k.kind = 'public' AND u.completed_at IS NULL
+       AND u.expires_at > ?2";
+
 /// Creates the upload if the account has room for its declared length, one
 /// more upload this month (counting what other incomplete uploads hold) and
 /// one more incomplete upload, under the write lock.
-/// The incomplete uploads one key of an account holds, unexpired at ?3.
-const KEY_OPEN: &str = "SELECT COUNT(*) FROM tus_uploads
-     WHERE account_id = ?1 AND created_by = ?2 AND completed_at IS NULL AND expires_at > ?3";
-
 fn create(
     conn: &mut Connection,
     u: &UploadRow,
@@ -69,10 +72,10 @@ fn create(
     if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
         return Ok(CreateOutcome::Refused(refusal));
     }
-    if let (Some(max), Some(key)) = (key_share, u.created_by.as_deref()) {
+    if let Some(max) = key_share {
         let open: i64 = tx
-            .prepare_cached(KEY_OPEN)?
-            .query_row(params![u.account_id, key, u.created_at], |r| r.get(0))?;
+            .prepare_cached(PUBLIC_OPEN)?
+            .query_row(params![u.account_id, u.created_at], |r| r.get(0))?;
         let open = u64::try_from(open).unwrap_or(0);
         if open >= max {
             return Ok(CreateOutcome::KeyShareFull { open });

@@ -144,7 +144,7 @@ pub(crate) async fn create(
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
         Ok(CreateOutcome::TokenSpent) => token_spent(),
         Ok(CreateOutcome::KeyShareFull { open }) => {
-            key_share_full(app, open, &row.account_id).await
+            key_share_full(app, open, key_share.unwrap_or(open), &row.account_id).await
         }
         Err(e) => e.into(),
     };
@@ -153,17 +153,19 @@ pub(crate) async fn create(
     Err(refusal)
 }
 
-/// The incomplete uploads one key may hold of its account's `open_uploads`:
-/// a public key (anyone with the page has it) half, at least one, so that
-/// the account's own resumable uploads always find room; a secret key all
-/// (None); an upload token its uses.
+/// The incomplete uploads a caller may hold of its account's
+/// `open_uploads`: the account's public keys (anyone with the page has
+/// one), all together, half, at least one, so that the account's own
+/// resumable uploads always find room; a secret key all (None); an upload
+/// token its uses.
 pub(crate) fn key_share(kind: KeyKind, open_uploads: u64) -> Option<u64> {
     (kind == KeyKind::Public).then(|| (open_uploads / 2).max(1))
 }
 
-/// 429 for a public key holding its share of incomplete uploads: it may
-/// retry when the account's first one expires (a read, on refusal only).
-async fn key_share_full(app: &App, open: u64, account_id: &str) -> ServiceError {
+/// 429 for the public keys holding their share (`max`) of incomplete
+/// uploads: retry when the account's first one expires (a read, on refusal
+/// only).
+async fn key_share_full(app: &App, open: u64, max: u64, account_id: &str) -> ServiceError {
     let now = app.clock.now_ms();
     let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
         Ok(at) => at,
@@ -172,10 +174,10 @@ async fn key_share_full(app: &App, open: u64, account_id: &str) -> ServiceError 
     let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
     ServiceError::RateLimited {
         message: format!(
-            "too many incomplete resumable uploads for this public key ({open}, half the \
-             account's): complete or end one first"
+            "too many incomplete resumable uploads made with public keys ({open} of the \
+             {max} they may hold together): complete or end one first"
         ),
-        limit: open,
+        limit: max,
         reset: now / 1000 + wait,
         now: now / 1000,
     }

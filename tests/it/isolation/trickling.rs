@@ -145,11 +145,13 @@ async fn a_public_key_holds_at_most_half_of_its_accounts_uploads() {
         srv.app.in_flight.uploads_of(&a) == 1
     })
     .await;
-    // A second body with the public key, multipart or PATCH: refused.
+    // A second body with a public key of the account (this one, or
+    // another site's), multipart or PATCH: refused.
+    let other = srv.key_for(&a, "public", &[ORIGIN]).await;
     let r = srv
         .http
         .post(srv.url("/v1/upload"))
-        .bearer_auth(&public)
+        .bearer_auth(&other)
         .header("Origin", ORIGIN)
         .multipart(reqwest::multipart::Form::new().part(
             "file",

@@ -178,7 +178,20 @@ async fn a_public_key_holds_at_most_half_of_the_open_uploads(b: Backend) {
     assert!(r.headers().contains_key("retry-after"));
     let (status, message) = (r.status(), r.text().await.unwrap());
     assert_eq!(status, 429, "{message}");
-    assert!(message.contains("public key"), "{message}");
+    assert!(message.contains("public keys"), "{message}");
+    // The account's public keys share the half: another site's key too.
+    let pk2 = srv.new_key("public", &[origin]).await;
+    let r = srv
+        .http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(&pk2)
+        .header("origin", origin)
+        .header("tus-resumable", "1.0.0")
+        .header("upload-length", "10")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
     // The account's own key has the other half.
     for _ in 0..2 {
         assert_eq!(create(&srv, &srv.secret_key, 10, &[]).await.status(), 201);
