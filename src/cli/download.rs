@@ -406,11 +406,13 @@ fn safe_relative(rel: &str) -> Result<PathBuf, ClientError> {
 /// The path to write: `-o FILE` as given, else the file's name in `-o DIR`
 /// or the current directory, never replacing a file there without `--force`.
 fn destination(output: Option<&Path>, name: &str, force: bool) -> Result<PathBuf, ClientError> {
-    // The name comes from the server: keep only a plain final component.
+    // The name comes from the server: keep only a plain final component,
+    // made safe as a folder download makes each (no control characters).
     let safe = Path::new(name)
         .file_name()
         .filter(|n| *n != "." && *n != "..")
-        .map(PathBuf::from)
+        .and_then(|n| n.to_str())
+        .map(|n| PathBuf::from(paths::safe_segment(n).into_owned()))
         .ok_or_else(|| ClientError::Protocol(format!("unusable file name {name:?}")))?;
     let target = match output {
         Some(p) if p.is_dir() => p.join(safe),
@@ -504,6 +506,12 @@ mod tests {
         );
         let f = dir.path().join("x.bin");
         assert_eq!(destination(Some(&f), "a.txt", false).unwrap(), f);
+        // A name from the server is made safe: no control character
+        // reaches the file system.
+        assert_eq!(
+            destination(Some(dir.path()), "\u{1b}]0;x\u{7}.txt", false).unwrap(),
+            dir.path().join("_]0;x_.txt")
+        );
         assert_eq!(
             destination(None, "../../a.txt", false).unwrap(),
             PathBuf::from("a.txt")

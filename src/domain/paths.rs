@@ -58,7 +58,10 @@ fn reserved(stem: &str) -> bool {
 /// `<>:"|?*\` and each control character replaced with `_`, trailing dots
 /// and spaces replaced with `_` (`a.` → `a_`, `..` can never result), and
 /// a Windows device name (`CON`, `aux.txt`, `com1.log`…, any case) given a
-/// `_` prefix. Anything else, non-ASCII letters included, is kept.
+/// `_` prefix, as is a name of the form the CLI gives a download in
+/// progress (`.filestore-….part`: a stored file so named would take
+/// another's place while it downloads). Anything else, non-ASCII letters
+/// included, is kept.
 pub(crate) fn safe_segment(seg: &str) -> Cow<'_, str> {
     let mut out: Cow<'_, str> = if seg.contains(|c: char| UNSAFE.contains(&c) || c.is_control()) {
         Cow::Owned(
@@ -82,7 +85,7 @@ pub(crate) fn safe_segment(seg: &str) -> Cow<'_, str> {
         out = Cow::Owned(s);
     }
     let stem = out.split('.').next().unwrap_or("");
-    if reserved(stem) {
+    if reserved(stem) || (out.starts_with(".filestore-") && out.ends_with(".part")) {
         out = Cow::Owned(format!("_{out}"));
     }
     out
@@ -287,6 +290,13 @@ fn numbered(path: &str, n: u64, kind: Kind) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_name_of_a_download_in_progress_is_never_one_of_the_tree() {
+        assert_eq!(safe_segment(".filestore-f_1.part"), "_.filestore-f_1.part");
+        assert_eq!(safe_segment(".filestore-f_1.partx"), ".filestore-f_1.partx");
+        assert_eq!(safe_segment("x.filestore-f_1.part"), "x.filestore-f_1.part");
+    }
+
     use super::*;
 
     /// Whether `names` extract whole on a case-insensitive disk: no two
