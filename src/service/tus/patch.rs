@@ -105,15 +105,19 @@ where
         return Err(lease::busy());
     };
     let row = find(app, account_id, id).await?;
+    let lease = Lease::take(app, id).await?;
     // The plan the account has now: one moved to a smaller plan since the
-    // upload was created stores no file over its maximum.
+    // upload was created stores no file over its maximum, and the upload,
+    // which never can complete, is ended (its reservation freed).
     if row.completed_at.is_none() && row.length > largest {
+        let ended = discard(app, &row).await;
+        lease.end().await;
+        ended?;
         return Err(ServiceError::FileTooLarge(format!(
-            "the upload is {} bytes, over the {largest} bytes a file may have on the account's plan now",
+            "the upload is {} bytes, over the {largest} bytes a file may have on the account's plan now: it is ended",
             row.length
         )));
     }
-    let lease = Lease::take(app, id).await?;
     let body = lease.guard(body);
     let appended = append_leased(app, account_id, id, policy, p, body, &lease).await;
     lease.end().await;

@@ -135,6 +135,16 @@ async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
     srv.set_account(&srv.account_id, Some("small"), None).await;
     let r = patch(&srv, &large, 1000, vec![1; 4000]).await;
     assert_eq!(error_code(r).await, (413, "file_too_large".into()));
+    // Ended: it could never complete, and held its reservation.
+    let r = srv
+        .http
+        .head(&large)
+        .bearer_auth(&srv.secret_key)
+        .header("tus-resumable", "1.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
     let r = patch(&srv, &small, 0, vec![2; 50]).await;
     assert_eq!(r.status(), 204);
     assert!(r.headers().contains_key("x-file-id"));
@@ -142,9 +152,10 @@ async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
     assert_eq!(
         (
             usage["upload_count"].as_u64(),
-            usage["storage_bytes"].as_u64()
+            usage["storage_bytes"].as_u64(),
+            usage["reserved_bytes"].as_u64()
         ),
-        (Some(1), Some(50))
+        (Some(1), Some(50), Some(0))
     );
     srv.stop().await;
 }
