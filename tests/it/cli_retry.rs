@@ -274,6 +274,29 @@ enum FirstAnswer {
     Stalls,
 }
 
+/// The record of `f_1` (`name` in `folder`, `content`'s size and SHA-256)
+/// as a server at `base` gives it, its CDN URL under `/live/acc/f_1/`.
+fn fake_record(base: &str, name: &str, folder: Option<&str>, content: &[u8]) -> serde_json::Value {
+    serde_json::json!({
+        "id": "f_1", "url": format!("{base}/live/acc/f_1/{name}"), "name": name,
+        "folder": folder, "size": content.len(), "type": "application/octet-stream",
+        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
+        "sha256": crate::common::sha256_hex(content),
+    })
+}
+
+/// A server on an ephemeral port answering with the routes `app` makes for
+/// its base URL.
+async fn fake_server(
+    app: impl FnOnce(&str) -> axum::Router,
+) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = app(&base);
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, server)
+}
+
 /// A server with one file record (`f_1`, `data.bin`, `content`) whose CDN
 /// route answers without `Range` with the first 50,000 bytes, then `first`;
 /// and `bytes=N-` with 206 and the rest. Logs each CDN request's (Range,
@@ -285,12 +308,7 @@ async fn resumable_cdn(
     use axum::http::{header, HeaderMap, StatusCode};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let record = serde_json::json!({
-        "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
-        "folder": null, "size": content.len(), "type": "application/octet-stream",
-        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
-        "sha256": crate::common::sha256_hex(&content),
-    });
+    let record = fake_record(&base, "data.bin", None, &content);
     let seen = RangeLog::default();
     let (body, log) = (content, seen.clone());
     let cdn = move |headers: HeaderMap| {
@@ -478,27 +496,22 @@ async fn ctrl_c_keeps_a_partial_download_and_the_next_run_resumes_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_body_past_the_records_size_stops_at_once_and_leaves_nothing() {
     use futures_util::StreamExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let record = serde_json::json!({
-        "id": "f_1", "url": format!("{base}/live/acc/f_1/data.bin"), "name": "data.bin",
-        "folder": null, "size": 10, "type": "application/octet-stream",
-        "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
-        "sha256": crate::common::sha256_hex(b"0123456789"),
-    });
-    // Endless: 64 KiB chunks for as long as anyone reads.
-    let cdn = || async {
-        let chunks =
-            futures_util::stream::repeat_with(|| Ok::<_, std::io::Error>(vec![7u8; 65_536]));
-        axum::body::Body::from_stream(chunks.boxed())
-    };
-    let app = axum::Router::new()
-        .route(
-            "/v1/files/f_1",
-            axum::routing::get(move || async move { axum::Json(record) }),
-        )
-        .route("/live/acc/f_1/data.bin", axum::routing::get(cdn));
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (base, server) = fake_server(|base| {
+        let record = fake_record(base, "data.bin", None, b"0123456789");
+        // Endless: 64 KiB chunks for as long as anyone reads.
+        let cdn = || async {
+            let chunks =
+                futures_util::stream::repeat_with(|| Ok::<_, std::io::Error>(vec![7u8; 65_536]));
+            axum::body::Body::from_stream(chunks.boxed())
+        };
+        axum::Router::new()
+            .route(
+                "/v1/files/f_1",
+                axum::routing::get(move || async move { axum::Json(record) }),
+            )
+            .route("/live/acc/f_1/data.bin", axum::routing::get(cdn))
+    })
+    .await;
     let cli = Cli::new(&base, "sk_any");
     let dir = tempfile::tempdir().unwrap();
     let r = cli
@@ -515,22 +528,17 @@ async fn a_body_past_the_records_size_stops_at_once_and_leaves_nothing() {
 /// `download --folder` and `sync` stop with a protocol error, not loop.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_listing_going_round_in_circles_is_a_protocol_error() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let page = serde_json::json!({
-        "files": [{
-            "id": "f_1", "url": format!("{base}/live/acc/f_1/a.bin"), "name": "a.bin",
-            "folder": "t", "size": 1, "type": "application/octet-stream",
-            "private": false, "expires_at": null, "created_at": "2025-01-01T00:00:00Z",
-            "sha256": crate::common::sha256_hex(b"a"),
-        }],
-        "has_more": true, "cursor": "c",
-    });
-    let app = axum::Router::new().route(
-        "/v1/files",
-        axum::routing::get(move || async move { axum::Json(page) }),
-    );
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (base, server) = fake_server(|base| {
+        let page = serde_json::json!({
+            "files": [fake_record(base, "a.bin", Some("t"), b"a")],
+            "has_more": true, "cursor": "c",
+        });
+        axum::Router::new().route(
+            "/v1/files",
+            axum::routing::get(move || async move { axum::Json(page) }),
+        )
+    })
+    .await;
     let cli = Cli::new(&base, "sk_any");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();

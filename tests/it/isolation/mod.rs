@@ -200,11 +200,18 @@ rate_window = "1m"
 concurrent_uploads = 2
 "#;
 
-/// A PATCH of 10 bytes to the upload at `path`.
-async fn patch_small(srv: &TestServer, key: &str, path: &str) -> reqwest::Response {
-    srv.http
-        .patch(srv.url(path))
-        .bearer_auth(key)
+/// A PATCH of 10 bytes to the upload at `path` (from a page at `origin`).
+async fn patch_small(
+    srv: &TestServer,
+    key: &str,
+    path: &str,
+    origin: Option<&str>,
+) -> reqwest::Response {
+    let mut req = srv.http.patch(srv.url(path));
+    if let Some(o) = origin {
+        req = req.header("Origin", o);
+    }
+    req.bearer_auth(key)
         .header("Tus-Resumable", "1.0.0")
         .header("Content-Type", "application/offset+octet-stream")
         .header("Upload-Offset", "0")
