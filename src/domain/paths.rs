@@ -105,8 +105,10 @@ pub(crate) fn safe_path(path: &str) -> Cow<'_, str> {
 
 /// The key two paths collide under on a case-insensitive disk: full
 /// Unicode case folding approximated by upper- then lowercasing (`ß` and
-/// `SS`, `ς` and `σ` meet), ASCII by its lowercase.
+/// `SS`, `ς` and `σ` meet), ASCII by its lowercase; and on one that
+/// normalizes names (APFS, HFS+): `é` composed (NFC) or not (NFD) meet.
 fn fold(path: &str) -> Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization;
     if path.is_ascii() {
         if path.bytes().any(|b| b.is_ascii_uppercase()) {
             Cow::Owned(path.to_ascii_lowercase())
@@ -114,7 +116,7 @@ fn fold(path: &str) -> Cow<'_, str> {
             Cow::Borrowed(path)
         }
     } else {
-        let folded = path.to_uppercase().to_lowercase();
+        let folded: String = path.nfc().collect::<String>().to_uppercase().to_lowercase();
         if folded == path {
             Cow::Borrowed(path)
         } else {
@@ -290,6 +292,13 @@ fn numbered(path: &str, n: u64, kind: Kind) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn composed_and_decomposed_names_collide() {
+        let mut names = Unique::new();
+        assert_eq!(names.claim("caf\u{e9}"), "caf\u{e9}");
+        assert_eq!(names.claim("cafe\u{301}"), "cafe\u{301} (2)");
+    }
+
     #[test]
     fn a_name_of_a_download_in_progress_is_never_one_of_the_tree() {
         assert_eq!(safe_segment(".filestore-f_1.part"), "_.filestore-f_1.part");
