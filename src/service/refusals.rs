@@ -22,12 +22,11 @@ pub(crate) async fn refused(
         Refusal::Storage { used } => storage_exceeded(used, plan.storage),
         Refusal::Uploads { count } => uploads_exceeded(app, count, plan),
         Refusal::OpenUploads { open } => {
-            let now = app.clock.now_ms();
-            let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
-                Ok(at) => at,
-                Err(e) => return e.into(),
-            };
-            open_exceeded(app, open, next_expiry, plan)
+            let message = format!(
+                "too many incomplete resumable uploads ({open} of {}): complete or end one first",
+                plan.open_uploads
+            );
+            open_refused(app, account_id, plan.open_uploads, message).await
         }
     }
 }
@@ -98,18 +97,24 @@ pub(crate) fn uploads_exceeded(app: &App, count: u64, plan: &Plan) -> ServiceErr
     }
 }
 
-/// 429 for one incomplete upload too many: it may be retried once the first
-/// of the `open` ones expires at `next_expiry` (ms), unless it completes or
-/// is ended sooner.
-pub(crate) fn open_exceeded(app: &App, open: u64, next_expiry: i64, plan: &Plan) -> ServiceError {
+/// 429 for one incomplete upload too many (`message`, of `limit`): it may
+/// be retried once the account's first incomplete upload expires (a read,
+/// on refusal only), unless one completes or is ended sooner.
+pub(crate) async fn open_refused(
+    app: &App,
+    account_id: &str,
+    limit: u64,
+    message: String,
+) -> ServiceError {
     let now = app.clock.now_ms();
+    let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
+        Ok(at) => at,
+        Err(e) => return e.into(),
+    };
     let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
     ServiceError::RateLimited {
-        message: format!(
-            "too many incomplete resumable uploads ({open} of {}): complete or end one first",
-            plan.open_uploads
-        ),
-        limit: plan.open_uploads,
+        message,
+        limit,
         reset: now / 1000 + wait,
         now: now / 1000,
     }

@@ -34,7 +34,7 @@ use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
 use crate::service::error::ServiceError;
-use crate::service::refusals::{refused, size_limit, sniffed_type, token_spent};
+use crate::service::refusals::{self, refused, size_limit, sniffed_type, token_spent};
 use crate::service::App;
 use complete::complete;
 use lease::Lease;
@@ -163,24 +163,13 @@ pub(crate) fn key_share(kind: KeyKind, open_uploads: u64) -> Option<u64> {
 }
 
 /// 429 for the public keys holding their share (`max`) of incomplete
-/// uploads: retry when the account's first one expires (a read, on refusal
-/// only).
+/// uploads.
 async fn key_share_full(app: &App, open: u64, max: u64, account_id: &str) -> ServiceError {
-    let now = app.clock.now_ms();
-    let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
-        Ok(at) => at,
-        Err(e) => return e.into(),
-    };
-    let wait = (next_expiry.saturating_sub(now) + 999) / 1000;
-    ServiceError::RateLimited {
-        message: format!(
-            "too many incomplete resumable uploads made with public keys ({open} of the \
-             {max} they may hold together): complete or end one first"
-        ),
-        limit: max,
-        reset: now / 1000 + wait,
-        now: now / 1000,
-    }
+    let message = format!(
+        "too many incomplete resumable uploads made with public keys ({open} of the {max} \
+         they may hold together): complete or end one first"
+    );
+    refusals::open_refused(app, account_id, max, message).await
 }
 
 /// The creation's metadata as the caller's policy settles it: folder,
