@@ -74,6 +74,13 @@ pub enum Refusal {
     OpenUploads { open: u64 },
 }
 
+/// Of an account's `limit` (concurrent uploads, incomplete uploads), what
+/// its public keys may hold together: half, at least one. Anyone with the
+/// page that holds one has it; the account's own keys keep the rest.
+pub(crate) fn public_share(limit: u64) -> u64 {
+    (limit / 2).max(1)
+}
+
 impl Quota {
     /// No limit at all (a replayed upload, whose bytes are counted already).
     pub const UNLIMITED: Quota = Quota {

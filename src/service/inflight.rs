@@ -13,7 +13,7 @@
 //! nodes behind a balancer an account may have up to `n` times its cap.
 
 use crate::domain::ids::KeyKind;
-use crate::domain::quota::{Ask, Holdings, Quota, Refusal};
+use crate::domain::quota::{public_share, Ask, Holdings, Quota, Refusal};
 use crate::service::error::ServiceError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -43,7 +43,7 @@ pub(crate) fn own_share(
 ) -> Option<(u64, &'static str)> {
     match kind {
         KeyKind::Token => at_once.map(|max| (max, "upload token")),
-        KeyKind::Public => Some(((concurrent / 2).max(1), "account's public keys")),
+        KeyKind::Public => Some((public_share(concurrent), "account's public keys")),
         KeyKind::Secret => None,
     }
 }

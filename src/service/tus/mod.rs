@@ -159,7 +159,7 @@ pub(crate) async fn create(
 /// resumable uploads always find room; a secret key all (None); an upload
 /// token its uses.
 pub(crate) fn key_share(kind: KeyKind, open_uploads: u64) -> Option<u64> {
-    (kind == KeyKind::Public).then(|| (open_uploads / 2).max(1))
+    (kind == KeyKind::Public).then(|| crate::domain::quota::public_share(open_uploads))
 }
 
 /// 429 for the public keys holding their share (`max`) of incomplete
