@@ -553,3 +553,55 @@ async fn a_listing_going_round_in_circles_is_a_protocol_error() {
     }
     server.abort();
 }
+
+/// A server whose names and error messages carry terminal escapes and a
+/// bidi override: `get` and `list` show them written out (`\u{1b}`), and a
+/// failed command's error line too; `--json` keeps the exact name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hostile_servers_names_cannot_drive_the_terminal() {
+    const NAME: &str = "\u{1b}]0;owned\u{7}report\u{202e}fdp.exe";
+    let (base, server) = fake_server(|base| {
+        let record = fake_record(base, NAME, None, b"x");
+        let page = serde_json::json!({ "files": [record.clone()], "has_more": false });
+        let refusal = serde_json::json!({
+            "error": { "code": "not_found", "message": "gone \u{1b}[2J\u{9b}31m" }
+        });
+        axum::Router::new()
+            .route(
+                "/v1/files",
+                axum::routing::get(move || async move { axum::Json(page) }),
+            )
+            .route(
+                "/v1/files/f_1",
+                axum::routing::get(move || async move { axum::Json(record) }),
+            )
+            .route(
+                "/v1/files/f_2",
+                axum::routing::get(move || async move {
+                    (axum::http::StatusCode::NOT_FOUND, axum::Json(refusal))
+                }),
+            )
+    })
+    .await;
+    let cli = Cli::new(&base, "sk_any");
+    let acting = |s: &str| s.contains(['\u{1b}', '\u{7}', '\u{202e}', '\u{9b}']);
+    for args in [vec!["get", "f_1"], vec!["list"]] {
+        let r = cli.run(&args).await;
+        r.expect(0);
+        assert!(!acting(&r.stdout), "{args:?}: {r:?}");
+        assert!(
+            r.stdout
+                .contains("\\u{1b}]0;owned\\u{7}report\\u{202e}fdp.exe"),
+            "{args:?}: {r:?}"
+        );
+    }
+    let r = cli.run(&["get", "f_2"]).await;
+    r.expect_error(4, "not_found");
+    assert!(!acting(&r.stderr), "{r:?}");
+    assert!(r.stderr.contains("gone \\u{1b}[2J\\u{9b}31m"), "{r:?}");
+    let r = cli.run(&["--json", "get", "f_1"]).await;
+    r.expect(0);
+    let record: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(record["name"], NAME, "JSON keeps the name exactly");
+    server.abort();
+}

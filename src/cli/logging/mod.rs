@@ -11,7 +11,7 @@
 
 mod batch;
 
-use super::output::stderr_line;
+use super::output::{stderr_line, stderr_record};
 use crate::config::LogFormat;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -124,7 +124,7 @@ pub(crate) fn notice(level: Level, text: &str, fields: &[(&str, serde_json::Valu
     // After every log line before it.
     batch::flush();
     if is_json() {
-        stderr_line(&json_line(level, "filestore::serve", text, fields));
+        stderr_record(&json_line(level, "filestore::serve", text, fields));
     } else {
         stderr_line(text);
     }
@@ -182,7 +182,7 @@ fn json_panics() {
         if let Some(at) = info.location() {
             fields.push(("location", at.to_string().into()));
         }
-        stderr_line(&json_line(
+        stderr_record(&json_line(
             Level::Error,
             "filestore::panic",
             &format!("panicked: {message}"),
