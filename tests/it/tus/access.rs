@@ -6,6 +6,7 @@ both_stores!(
     public_keys_use_it_from_their_origins,
     grace_period_and_rate_limits_apply,
     a_smaller_plan_stores_no_file_over_its_maximum,
+    a_plan_that_shrinks_while_a_patch_streams_stores_no_file_over_it,
     a_public_key_holds_at_most_half_of_the_open_uploads,
 );
 
@@ -156,6 +157,60 @@ async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
             usage["reserved_bytes"].as_u64()
         ),
         (Some(1), Some(50), Some(0))
+    );
+    srv.stop().await;
+}
+
+/// The plan is judged again when the last byte is in: a PATCH that was
+/// streaming when the account moved to a smaller plan stores no file over
+/// the new maximum, and its upload is ended.
+async fn a_plan_that_shrinks_while_a_patch_streams_stores_no_file_over_it(b: Backend) {
+    let srv = TestServer::start_with(TestOptions {
+        plans_toml: Some("[plans.small]\nmax_file_size = 100\n".into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await;
+    let large = created(&srv, 5000, &[("filename", "large.bin")]).await;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let request = srv
+        .http
+        .patch(&large)
+        .bearer_auth(&srv.secret_key)
+        .header("tus-resumable", "1.0.0")
+        .header("upload-offset", "0")
+        .header("content-type", "application/offset+octet-stream")
+        .body(reqwest::Body::wrap_stream(body))
+        .send();
+    let sending = tokio::spawn(request);
+    tx.send(Ok(vec![1; 1000].into())).await.unwrap();
+    // The PATCH is streaming, its plan checked at its start.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    srv.set_account(&srv.account_id, Some("small"), None).await;
+    tx.send(Ok(vec![1; 4000].into())).await.unwrap();
+    drop(tx);
+    let r = sending.await.unwrap().unwrap();
+    assert_eq!(error_code(r).await, (413, "file_too_large".into()));
+    let r = srv
+        .http
+        .head(&large)
+        .bearer_auth(&srv.secret_key)
+        .header("tus-resumable", "1.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404, "the upload is ended");
+    let usage = srv.usage().await;
+    assert_eq!(
+        (
+            usage["upload_count"].as_u64(),
+            usage["storage_bytes"].as_u64(),
+            usage["reserved_bytes"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0))
     );
     srv.stop().await;
 }
