@@ -214,7 +214,8 @@ pub(crate) enum Switch {
     Off,
 }
 
-/// One record on stdout, through the printer: a closed stdout
+/// One record on stdout, through the printer (its human form may be
+/// several lines, each [`shown`](super::output::shown)): a closed stdout
 /// (`admin account list | head -0`) ends the command as a success.
 fn emit<T: Serialize>(out: Printer, value: &T, human: &str) -> Result<(), ClientError> {
     if out.is_json() {
@@ -222,7 +223,8 @@ fn emit<T: Serialize>(out: Printer, value: &T, human: &str) -> Result<(), Client
             .map_err(|e| ClientError::Protocol(format!("cannot encode record: {e}")))?;
         out.record(&value)
     } else {
-        out.line(human)
+        // Lines of the operator's own records (a new secret, then its note).
+        human.split('\n').try_for_each(|line| out.line(line))
     }
 }
 

@@ -28,7 +28,7 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if acts(c) {
-            out.push_str(&c.escape_unicode().to_string());
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }

@@ -3,7 +3,7 @@
 //! stderr is not a terminal (or under `--json`, `CI=true`, `TERM=dumb`), and
 //! nothing but errors under `--quiet`.
 
-use super::output::stderr_line;
+use super::output::{shown, stderr_line};
 use crate::client::Meter;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -196,7 +196,7 @@ impl Progress for Bars {
         let bar = self
             .multi
             .add(ProgressBar::new(size).with_style(style(FILE_TEMPLATE)));
-        bar.set_message(label.to_string());
+        bar.set_message(shown(label).into_owned());
         Arc::new(BarTransfer {
             bar,
             total: self.total(),
@@ -206,11 +206,11 @@ impl Progress for Bars {
     }
 
     fn note(&self, line: &str) {
-        let _ = self.multi.println(line);
+        let _ = self.multi.println(shown(line));
     }
 
     fn error(&self, line: &str) {
-        if self.multi.println(line).is_err() {
+        if self.multi.println(shown(line)).is_err() {
             stderr_line(line);
         }
     }
@@ -270,7 +270,7 @@ impl Transfer for BarTransfer {
     fn done(&self, line: &str) {
         // A lone transfer says how it ended (several have the total bar).
         if self.total.is_none() {
-            self.bar.println(line);
+            self.bar.println(shown(line));
         }
         self.close();
     }

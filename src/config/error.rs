@@ -11,10 +11,13 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("config {}: {source}", path.display())]
+    /// `at`: where in the file (`line L, column C: `), when known; one
+    /// line, as every error is (toml's own text draws the line below it).
+    #[error("config {}: {at}{message}", path.display())]
     Parse {
         path: PathBuf,
-        source: toml::de::Error,
+        at: String,
+        message: String,
     },
     #[error("{setting} {}: {source}", path.display())]
     SecretFile {
@@ -27,6 +30,23 @@ pub enum ConfigError {
     Invalid(String),
 }
 
+impl ConfigError {
+    /// The refusal of `text`, the file at `path`, as TOML.
+    pub(crate) fn parse(path: &std::path::Path, text: &str, source: toml::de::Error) -> Self {
+        let at = source.span().map_or_else(String::new, |span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: ")
+        });
+        ConfigError::Parse {
+            path: path.to_path_buf(),
+            at,
+            message: source.message().trim().to_string(),
+        }
+    }
+}
+
 impl From<String> for ConfigError {
     fn from(message: String) -> Self {
         ConfigError::Invalid(message)
@@ -36,5 +56,22 @@ impl From<String> for ConfigError {
 impl From<&str> for ConfigError {
     fn from(message: &str) -> Self {
         ConfigError::Invalid(message.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConfigError;
+
+    #[test]
+    fn a_toml_error_is_one_line_with_where_it_is() {
+        let text = "[server]\nport = 80\nbind = \n";
+        let e = toml::from_str::<toml::Table>(text).unwrap_err();
+        let message = ConfigError::parse(std::path::Path::new("c.toml"), text, e).to_string();
+        assert!(!message.contains('\n'), "{message}");
+        assert!(
+            message.starts_with("config c.toml: line 3, column 8: "),
+            "{message}"
+        );
     }
 }

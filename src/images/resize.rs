@@ -197,11 +197,75 @@ fn resize(image: DynamicImage, w: u32, h: u32) -> Result<DynamicImage, ImageErro
     .ok_or_else(|| ImageError::Encode("resizing: the buffer has the wrong size".into()))
 }
 
-/// `pixels` (`from` in size, of pixel type `P`) resampled to `to`.
+/// The longest side a convolution reads: a longer side that shrinks is
+/// first sampled (nearest) down to this, since a convolution's weights
+/// number six times the side it reads (a 50,000,000×1 source would take
+/// gigabytes of them, and seconds).
+const LONGEST_READ: u32 = 16_384;
+
+/// `pixels` (`from` in size, of pixel type `P`) resampled to `to` with
+/// Lanczos3, one axis at a time, the axis whose step leaves the smaller
+/// image first. A two-axis convolution keeps a temporary image of the
+/// source's width by the target's height, which a thin source stretched
+/// (`fit=fill` of 50,000,000×1 to 4096×4096) makes terabytes; one axis at
+/// a time, nothing is larger than the source, the target, or their
+/// geometric mean.
 fn resample<P: PixelTrait>(
     pixels: &[u8],
     from: (u32, u32),
     to: (u32, u32),
+    alpha: bool,
+) -> Result<Vec<u8>, ImageError> {
+    let (sampled_to, between) = steps(from, to);
+    let sampled;
+    let (pixels, from) = match sampled_to {
+        Some(size) => {
+            sampled = resize_step::<P>(pixels, from, size, ResizeAlg::Nearest, false)?;
+            (sampled.as_slice(), size)
+        }
+        None => (pixels, from),
+    };
+    let lanczos = ResizeAlg::Convolution(FilterType::Lanczos3);
+    match between {
+        Some(between) => {
+            let first = resize_step::<P>(pixels, from, between, lanczos, alpha)?;
+            resize_step::<P>(&first, between, to, lanczos, alpha)
+        }
+        None => resize_step::<P>(pixels, from, to, lanczos, alpha),
+    }
+}
+
+/// The sizes [`resample`] goes through from `from` to `to`: the sampled
+/// source (when a side longer than [`LONGEST_READ`] shrinks), and the
+/// image between the two axes' convolutions (when both change).
+fn steps(from: (u32, u32), to: (u32, u32)) -> (Option<(u32, u32)>, Option<(u32, u32)>) {
+    let read = |side: u32, target: u32| {
+        if side > LONGEST_READ && target < side {
+            LONGEST_READ.max(target)
+        } else {
+            side
+        }
+    };
+    let sampled = (read(from.0, to.0), read(from.1, to.1));
+    let at = sampled;
+    let wide_first = u64::from(to.0) * u64::from(at.1) <= u64::from(at.0) * u64::from(to.1);
+    let between = if wide_first {
+        (to.0, at.1)
+    } else {
+        (at.0, to.1)
+    };
+    (
+        (sampled != from).then_some(sampled),
+        (between != at && between != to).then_some(between),
+    )
+}
+
+/// One resize of `pixels` from `from` to `to` with `alg`.
+fn resize_step<P: PixelTrait>(
+    pixels: &[u8],
+    from: (u32, u32),
+    to: (u32, u32),
+    alg: ResizeAlg,
     alpha: bool,
 ) -> Result<Vec<u8>, ImageError> {
     let fail = |e: &dyn std::fmt::Display| ImageError::Encode(format!("resizing: {e}"));
@@ -209,9 +273,7 @@ fn resample<P: PixelTrait>(
     let mut out = vec![0u8; usize::try_from(len).map_err(|e| fail(&e))?];
     let src = TypedImageRef::<P>::from_buffer(from.0, from.1, pixels).map_err(|e| fail(&e))?;
     let mut dst = TypedImage::<P>::from_buffer(to.0, to.1, &mut out).map_err(|e| fail(&e))?;
-    let options = ResizeOptions::new()
-        .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3))
-        .use_alpha(alpha);
+    let options = ResizeOptions::new().resize_alg(alg).use_alpha(alpha);
     Resizer::new()
         .resize_typed(&src, &mut dst, &options)
         .map_err(|e| fail(&e))?;
@@ -320,6 +382,65 @@ mod tests {
         .into_rgb8();
         assert_eq!(out.dimensions(), (512, 512));
         assert!(out.pixels().all(|px| *px == Rgb([0, 200, 0])));
+    }
+
+    #[test]
+    fn each_convolution_changes_one_axis_and_nothing_outgrows_source_or_target() {
+        let px = |(w, h): (u32, u32)| u64::from(w) * u64::from(h);
+        let sizes = [1, 2, 7, 300, 4096, 16_383, 16_385, 200_000, 50_000_000];
+        for &fw in &sizes {
+            for &fh in &sizes {
+                if px((fw, fh)) > 50_000_000 {
+                    continue;
+                }
+                for to in [
+                    (1, 1),
+                    (100, 1),
+                    (1, 100),
+                    (512, 512),
+                    (4096, 4096),
+                    (16_383, 3),
+                ] {
+                    let from = (fw, fh);
+                    let (sampled, between) = steps(from, to);
+                    let at = sampled.unwrap_or(from);
+                    if let Some(s) = sampled {
+                        assert!(s.0 <= from.0 && s.1 <= from.1, "{from:?} → {s:?}");
+                        assert!(s.0 <= LONGEST_READ.max(to.0) && s.1 <= LONGEST_READ.max(to.1));
+                    }
+                    let hops = match between {
+                        Some(b) => vec![(at, b), (b, to)],
+                        None => vec![(at, to)],
+                    };
+                    for (a, b) in &hops {
+                        if between.is_some() {
+                            assert!(a.0 == b.0 || a.1 == b.1, "{from:?}→{to:?}: {a:?}→{b:?}");
+                        }
+                        let most = px(from).max(px(to));
+                        assert!(px(*b) <= most, "{from:?}→{to:?}: {b:?} over {most}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_thin_image_stretched_to_fill_is_made_axis_by_axis() {
+        // 200,000×1 filling 512×512: a convolution of both axes at once
+        // kept 200,000×512 pixels aside; here nothing outgrows the target.
+        let thin = RgbImage::from_pixel(200_000, 1, Rgb([10, 120, 250]));
+        let p = plan(200_000, 1, &t(Some(512), Some(512), Fit::Fill));
+        assert_eq!(p.scale_to, (512, 512));
+        let out = apply(
+            DynamicImage::ImageRgb8(thin),
+            &p,
+            Orientation::NoTransforms,
+            Output::Png,
+        )
+        .unwrap()
+        .into_rgb8();
+        assert_eq!(out.dimensions(), (512, 512));
+        assert!(out.pixels().all(|px| *px == Rgb([10, 120, 250])));
     }
 
     #[test]

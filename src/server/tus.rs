@@ -209,8 +209,14 @@ pub(crate) async fn create(
                 expires_at = p.expires_at;
                 file_id = p.file.map(|f| f.id);
             }
-            // The policy refused what the file is: the upload is gone.
-            Err(e @ ServiceError::UnsupportedMediaType(_)) => return Err(e),
+            // The upload is gone: the policy refused what the file is, the
+            // plan shrank below its length while it came, or the store
+            // lost its bytes.
+            Err(
+                e @ (ServiceError::UnsupportedMediaType(_)
+                | ServiceError::FileTooLarge(_)
+                | ServiceError::Gone(_)),
+            ) => return Err(e),
             Err(e) => {
                 tracing::info!(upload = %row.id, error = %e, "first bytes of a new upload refused");
                 if let Ok((now, _)) = service::status(&app, &who, &row.id).await {

@@ -210,3 +210,93 @@ fn random_bytes_after_a_magic_number_never_panic() {
         }
     }
 }
+
+/// A zlib stream of `reps` × 258 + 1 zero bytes in 13 bits per 258: one
+/// fixed-Huffman block, a literal 0, then `reps` copies of length 258 at
+/// distance 1 (the densest deflate there is, about 1,000:1).
+fn zeros_zlib(reps: usize) -> Vec<u8> {
+    struct Bits {
+        out: Vec<u8>,
+        acc: u64,
+        n: u32,
+    }
+    impl Bits {
+        /// `len` bits of `v`, least significant first.
+        fn put(&mut self, v: u64, len: u32) {
+            self.acc |= v << self.n;
+            self.n += len;
+            while self.n >= 8 {
+                self.out.push((self.acc & 0xFF) as u8);
+                self.acc >>= 8;
+                self.n -= 8;
+            }
+        }
+        /// A Huffman code, most significant bit first.
+        fn code(&mut self, code: u64, len: u32) {
+            let reversed = (0..len).fold(0, |r, i| (r << 1) | ((code >> i) & 1));
+            self.put(reversed, len);
+        }
+    }
+    let mut b = Bits {
+        out: vec![0x78, 0x01],
+        acc: 0,
+        n: 0,
+    };
+    b.put(1, 1); // BFINAL
+    b.put(1, 2); // fixed Huffman codes
+    b.code(0x30, 8); // the literal 0
+    for _ in 0..reps {
+        b.code(0b1100_0101, 8); // length 258 (code 285)
+        b.code(0, 5); // distance 1
+    }
+    b.code(0, 7); // end of block
+    b.put(0, 7);
+    let len = reps * 258 + 1;
+    let adler = (u32::try_from(len % 65_521).unwrap() << 16) | 1;
+    b.out.extend_from_slice(&adler.to_be_bytes());
+    b.out
+}
+
+/// A 4×4 RGB PNG with an iCCP chunk whose profile inflates to `reps` ×
+/// 258 + 1 bytes.
+fn png_with_profile(reps: usize) -> Vec<u8> {
+    let png = encoded(&halves(4, 4), ImageFormat::Png);
+    let mut iccp = b"iCCP".to_vec();
+    iccp.extend_from_slice(b"x\0\0");
+    iccp.extend_from_slice(&zeros_zlib(reps));
+    let mut chunk = u32::try_from(iccp.len() - 4)
+        .unwrap()
+        .to_be_bytes()
+        .to_vec();
+    chunk.extend_from_slice(&iccp);
+    chunk.extend_from_slice(&crc32fast::hash(&iccp).to_be_bytes());
+    // After the signature (8 bytes) and IHDR (25).
+    let mut out = png[..33].to_vec();
+    out.extend_from_slice(&chunk);
+    out.extend_from_slice(&png[33..]);
+    out
+}
+
+/// An ICC profile that inflates past a few megabytes (500 MB here, from a
+/// 3.1 MB chunk) is skipped when the header is read, not inflated; a
+/// chunk past them (1 GiB from 6.5 MB) refuses the file at once; a profile
+/// of normal size is read.
+#[test]
+fn an_icc_profile_bomb_is_not_inflated_when_the_header_is_read() {
+    use super::super::probe::header_decoder;
+    use crate::domain::transform::SourceFormat;
+    use image::ImageDecoder;
+    let small = file(&png_with_profile(10));
+    let mut d = header_decoder(small.path(), SourceFormat::Png).unwrap();
+    assert_eq!(d.icc_profile().unwrap().map(|p| p.len()), Some(2581));
+    let bomb = file(&png_with_profile(500_000_000 / 258));
+    let mut d = header_decoder(bomb.path(), SourceFormat::Png).unwrap();
+    assert_eq!(d.dimensions(), (4, 4));
+    assert_eq!(d.icc_profile().unwrap(), None, "skipped");
+    assert_eq!(probe(bomb.path()).unwrap().width, 4);
+    let larger = file(&png_with_profile((1 << 30) / 258));
+    let Err(ImageError::Corrupt(e)) = probe(larger.path()) else {
+        panic!("a chunk over the limit is refused");
+    };
+    assert!(e.contains("limit"), "{e}");
+}

@@ -75,6 +75,19 @@ pub(super) async fn discard(app: &App, row: &UploadRow) -> Result<(), ServiceErr
     Ok(())
 }
 
+/// The plan the account has now: an upload over its maximum file size
+/// (the account moved to a smaller plan since the upload was created)
+/// never stores a file, and is ended (its reservation freed); the 413.
+pub(super) async fn over_the_plan(app: &App, row: &UploadRow, largest: u64) -> ServiceError {
+    if let Err(e) = discard(app, row).await {
+        return e;
+    }
+    ServiceError::FileTooLarge(format!(
+        "the upload is {} bytes, over the {largest} bytes a file may have on the account's plan now: it is ended",
+        row.length
+    ))
+}
+
 /// The type the file is stored as, when the caller's policy checks types:
 /// sniffed from its first bytes, read back from the store (the upload is
 /// discarded when the policy refuses it).
@@ -132,6 +145,11 @@ async fn commit_file(
         .await?
         .ok_or_else(|| ServiceError::internal("account vanished"))?;
     let plan = app.plan_of(&account).clone();
+    // Read once the last byte is in: a body that streamed while the plan
+    // shrank stores no file over the new maximum.
+    if row.length > plan.max_file_size {
+        return Err(over_the_plan(app, row, plan.max_file_size).await);
+    }
     // The upload's row guards the blob (no deletion is queued for it), so a
     // failed commit leaves it for the retried PATCH.
     // (An upload token's use, held since the creation, is counted in the

@@ -1,7 +1,7 @@
 //! A PATCH: its bytes streamed into the store's partial blob while hashed
 //! and checked, then the new offset recorded (or the upload completed).
 
-use super::complete::{complete, discard, recover};
+use super::complete::{complete, discard, over_the_plan, recover};
 use super::feed::{fed, hasher, length_exceeded, Checker, Feed};
 use super::lease::{self, Lease};
 use super::read::{find, with_file};
@@ -158,38 +158,6 @@ where
     write(app, &row, policy, p, room, body, lease).await
 }
 
-/// The plan the account has now: an upload over its maximum file size
-/// (the account moved to a smaller plan since the upload was created)
-/// never stores a file, and is ended (its reservation freed); the 413.
-async fn over_the_plan(app: &App, row: &UploadRow, largest: u64) -> ServiceError {
-    if let Err(e) = discard(app, row).await {
-        return e;
-    }
-    ServiceError::FileTooLarge(format!(
-        "the upload is {} bytes, over the {largest} bytes a file may have on the account's plan now: it is ended",
-        row.length
-    ))
-}
-
-/// Completes the upload whose bytes are all in, when the account's plan
-/// takes its size now: a body that streamed while the plan shrank stores
-/// no file over the new maximum.
-async fn complete_on_the_plan(
-    app: &Arc<App>,
-    policy: &UploadPolicy,
-    row: &UploadRow,
-    after: Partial,
-    hash: &ResumableSha256,
-) -> Result<FileRecord, ServiceError> {
-    if let Some(account) = app.meta.account(&row.account_id).await? {
-        let largest = app.plan_of(&account).max_file_size;
-        if row.length > largest {
-            return Err(over_the_plan(app, row, largest).await);
-        }
-    }
-    complete(app, policy, row, after, hash).await
-}
-
 /// Streams a PATCH's body into the store, then records, completes or
 /// refuses it (nothing is recorded once another request took the upload's
 /// `lease`).
@@ -260,7 +228,7 @@ where
         // Every byte came before the break: the upload is complete (a
         // client that finds the offset at the length takes it as done).
         if after.offset == row.length {
-            complete_on_the_plan(app, policy, row, after, &hash).await?;
+            complete(app, policy, row, after, &hash).await?;
         } else {
             record(app, row, &after, &hash).await?;
         }
@@ -274,7 +242,7 @@ where
         }
     }
     if after.offset == row.length {
-        let file = complete_on_the_plan(app, policy, row, after, &hash).await?;
+        let file = complete(app, policy, row, after, &hash).await?;
         return Ok(Patched {
             offset: row.length,
             expires_at: None,

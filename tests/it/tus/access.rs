@@ -172,23 +172,38 @@ async fn a_plan_that_shrinks_while_a_patch_streams_stores_no_file_over_it(b: Bac
     })
     .await;
     let large = created(&srv, 5000, &[("filename", "large.bin")]).await;
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    });
-    let request = srv
-        .http
-        .patch(&large)
-        .bearer_auth(&srv.secret_key)
-        .header("tus-resumable", "1.0.0")
-        .header("upload-offset", "0")
-        .header("content-type", "application/offset+octet-stream")
-        .body(reqwest::Body::wrap_stream(body))
-        .send();
-    let sending = tokio::spawn(request);
-    tx.send(Ok(vec![1; 1000].into())).await.unwrap();
-    // The PATCH is streaming, its plan checked at its start.
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // A PATCH streaming its first 1,000 bytes, its plan read at its start:
+    // another PATCH of the upload is told it is busy (423) only once the
+    // first holds its turn. A probe that comes first takes the turn for a
+    // moment, and the streaming PATCH may then be the one told so: it is
+    // sent again.
+    let mut attempts = 0;
+    let (tx, sending) = loop {
+        attempts += 1;
+        assert!(attempts <= 5, "the streaming PATCH never held its turn");
+        let (tx, sending) = streaming_patch(&srv, &large);
+        tx.send(Ok(vec![1; 1000].into())).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let mut holding = false;
+        for _ in 0..100 {
+            if sending.is_finished() {
+                break;
+            }
+            if patch(&srv, &large, 4999, Vec::new()).await.status() == 423 {
+                holding = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        if holding {
+            break (tx, sending);
+        }
+        // Refused (or cut off mid-body, its answer come early): only a
+        // probe's turn stops it.
+        if let Ok(r) = sending.await.unwrap() {
+            assert_eq!(r.status(), 423, "only a probe's turn stops it");
+        }
+    };
     srv.set_account(&srv.account_id, Some("small"), None).await;
     tx.send(Ok(vec![1; 4000].into())).await.unwrap();
     drop(tx);
@@ -213,6 +228,31 @@ async fn a_plan_that_shrinks_while_a_patch_streams_stores_no_file_over_it(b: Bac
         (Some(0), Some(0), Some(0))
     );
     srv.stop().await;
+}
+
+/// A PATCH of `url` at offset 0 whose body is what the sender gives, until
+/// it is dropped.
+fn streaming_patch(
+    srv: &TestServer,
+    url: &str,
+) -> (
+    tokio::sync::mpsc::Sender<Result<bytes::Bytes, std::io::Error>>,
+    tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let request = srv
+        .http
+        .patch(url)
+        .bearer_auth(&srv.secret_key)
+        .header("tus-resumable", "1.0.0")
+        .header("upload-offset", "0")
+        .header("content-type", "application/offset+octet-stream")
+        .body(reqwest::Body::wrap_stream(body))
+        .send();
+    (tx, tokio::spawn(request))
 }
 
 /// A public key (anyone with the page has it) holds at most half of its
