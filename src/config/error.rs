@@ -32,7 +32,7 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// The refusal of `text`, the file at `path`, as TOML.
-    pub(crate) fn parse(path: &std::path::Path, text: &str, source: toml::de::Error) -> Self {
+    pub(crate) fn parse(path: &std::path::Path, text: &str, source: &toml::de::Error) -> Self {
         let at = source.span().map_or_else(String::new, |span| {
             let before = &text[..span.start.min(text.len())];
             let line = before.matches('\n').count() + 1;
@@ -67,7 +67,7 @@ mod tests {
     fn a_toml_error_is_one_line_with_where_it_is() {
         let text = "[server]\nport = 80\nbind = \n";
         let e = toml::from_str::<toml::Table>(text).unwrap_err();
-        let message = ConfigError::parse(std::path::Path::new("c.toml"), text, e).to_string();
+        let message = ConfigError::parse(std::path::Path::new("c.toml"), text, &e).to_string();
         assert!(!message.contains('\n'), "{message}");
         assert!(
             message.starts_with("config c.toml: line 3, column 8: "),

@@ -107,7 +107,7 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        toml::from_str(&text).map_err(|source| ConfigError::parse(path, &text, source))
+        toml::from_str(&text).map_err(|source| ConfigError::parse(path, &text, &source))
     }
 
     pub fn resolve(file: FileConfig, env: &Env, flags: &Overrides) -> Result<Config, ConfigError> {

@@ -235,10 +235,13 @@ fn resample<P: PixelTrait>(
     }
 }
 
+/// Width and height.
+type Size = (u32, u32);
+
 /// The sizes [`resample`] goes through from `from` to `to`: the sampled
 /// source (when a side longer than [`LONGEST_READ`] shrinks), and the
 /// image between the two axes' convolutions (when both change).
-fn steps(from: (u32, u32), to: (u32, u32)) -> (Option<(u32, u32)>, Option<(u32, u32)>) {
+fn steps(from: Size, to: Size) -> (Option<Size>, Option<Size>) {
     let read = |side: u32, target: u32| {
         if side > LONGEST_READ && target < side {
             LONGEST_READ.max(target)

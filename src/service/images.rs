@@ -34,6 +34,12 @@ const QUEUE_WAIT: Duration = Duration::from_secs(5);
 const SOURCE_BYTES_PER_PIXEL: u64 = 8;
 const SOURCE_SLACK: u64 = 16 << 20;
 
+/// Failed renders of one file's variants after which its next variants are
+/// refused at once (its bytes do not decode), for [`REFUSED_FOR`]: a
+/// corrupt source cost a render each time, at every size asked for.
+const REFUSALS_REMEMBERED: u32 = 2;
+const REFUSED_FOR: Duration = Duration::from_mins(10);
+
 /// Bytes of small variants kept in memory, all together.
 const CACHE_BYTES: u64 = 32 << 20;
 /// A variant larger than this is streamed from the store each time.
@@ -55,6 +61,29 @@ pub(crate) struct Renders {
     waiting: AtomicUsize,
     rendering: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
     cached: moka::sync::Cache<String, Cached>,
+    /// Each account's (the file owner's) share of the permits: half, at
+    /// least one, so that one account's images cannot hold every render.
+    accounts: Mutex<HashMap<String, Weak<Share>>>,
+    /// Files whose renders failed for their bytes: how often, and why.
+    refused: moka::sync::Cache<String, (u32, String)>,
+}
+
+/// An account's share of the render permits, and its requests waiting
+/// for one (at most [`WAITING_PER_RENDER`] per permit of the share, so
+/// that one account's queue never fills the node's).
+#[derive(Debug)]
+struct Share {
+    permits: Arc<Semaphore>,
+    waiting: AtomicUsize,
+}
+
+/// A render's permits: one of the node's, one of its account's share
+/// (kept while any is held).
+#[derive(Debug)]
+pub(crate) struct RenderPermit {
+    _node: tokio::sync::OwnedSemaphorePermit,
+    _account: tokio::sync::OwnedSemaphorePermit,
+    _share: Arc<Share>,
 }
 
 impl Renders {
@@ -68,7 +97,49 @@ impl Renders {
                 .max_capacity(CACHE_BYTES)
                 .weigher(|_, v: &Cached| u32::try_from(v.1.len() + 256).unwrap_or(u32::MAX))
                 .build(),
+            accounts: Mutex::default(),
+            refused: moka::sync::Cache::builder()
+                .max_capacity(16_384)
+                .time_to_live(REFUSED_FOR)
+                .build(),
         }
+    }
+
+    /// Why the variants of `file` are refused at once now, if they are.
+    fn refused(&self, file: &str) -> Option<String> {
+        self.refused
+            .get(file)
+            .filter(|(n, _)| *n >= REFUSALS_REMEMBERED)
+            .map(|(_, why)| why)
+    }
+
+    /// A render of `file` failed for its bytes (`why`).
+    fn note_refusal(&self, file: &str, why: &str) {
+        let n = self.refused.get(file).map_or(0, |(n, _)| n);
+        self.refused
+            .insert(file.to_string(), (n.saturating_add(1), why.to_string()));
+    }
+
+    /// Permits an account may hold at once.
+    fn share_size(&self) -> usize {
+        (self.concurrency / 2).max(1)
+    }
+
+    /// `account`'s share, made when nobody holds or waits for it.
+    fn share_of(&self, account: &str) -> Arc<Share> {
+        let mut map = self.accounts.lock().expect("render shares lock");
+        if let Some(share) = map.get(account).and_then(Weak::upgrade) {
+            return share;
+        }
+        if map.len() >= 1024 {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        let share = Arc::new(Share {
+            permits: Arc::new(Semaphore::new(self.share_size())),
+            waiting: AtomicUsize::new(0),
+        });
+        map.insert(account.to_string(), Arc::downgrade(&share));
+        share
     }
 
     /// The lock of one variant, made when nobody holds it.
@@ -85,22 +156,43 @@ impl Renders {
         lock
     }
 
-    /// A render permit, waiting briefly; 503 when too many wait already or
-    /// none comes in time.
-    async fn permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
+    /// A render permit for a file of `account`, waiting briefly: for its
+    /// account's share first, then for the node's; 503 when too many wait
+    /// already at either, or none comes in time.
+    async fn permit(&self, account: &str) -> Result<RenderPermit, ServiceError> {
         let busy = || {
             ServiceError::Unavailable(
                 "the image renderer is busy; try again in a moment".to_string(),
             )
         };
-        let waiting = Waiting::enter(&self.waiting);
-        if waiting.ahead >= self.concurrency * WAITING_PER_RENDER {
-            return Err(busy());
-        }
-        tokio::time::timeout(QUEUE_WAIT, Arc::clone(&self.permits).acquire_owned())
+        let share = self.share_of(account);
+        let both = async {
+            let in_share = Waiting::enter(&share.waiting);
+            if in_share.ahead >= self.share_size() * WAITING_PER_RENDER {
+                return Err(busy());
+            }
+            let own = Arc::clone(&share.permits)
+                .acquire_owned()
+                .await
+                .map_err(|_| busy())?;
+            drop(in_share);
+            let in_node = Waiting::enter(&self.waiting);
+            if in_node.ahead >= self.concurrency * WAITING_PER_RENDER {
+                return Err(busy());
+            }
+            let node = Arc::clone(&self.permits)
+                .acquire_owned()
+                .await
+                .map_err(|_| busy())?;
+            Ok(RenderPermit {
+                _node: node,
+                _account: own,
+                _share: Arc::clone(&share),
+            })
+        };
+        tokio::time::timeout(QUEUE_WAIT, both)
             .await
             .map_err(|_| busy())?
-            .map_err(|_| busy())
     }
 }
 
@@ -216,7 +308,11 @@ pub(crate) async fn variant(
     // reserve (anyone may ask for the variants of a public image); its
     // source may be copied to the spool first.
     app.disk.check_room(row.size)?;
-    let permit = app.renders.permit().await?;
+    if let Some(why) = app.renders.refused(&row.id) {
+        return Err(ServiceError::BadRequest(why));
+    }
+    let permit = app.renders.permit(&row.account_id).await?;
+    let file_id = row.id.clone();
     let source = found.spool(app).await?;
     let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
     let app2 = Arc::clone(app);
@@ -224,8 +320,15 @@ pub(crate) async fn variant(
         // Held by the render itself, not by the request: a client that hangs
         // up drops the request, but the render runs on and stays counted.
         let _permit = permit;
-        let (bytes, output) =
-            images::render(&source, &t, output, &limits).map_err(|e| refusal(&e))?;
+        let (bytes, output) = images::render(&source, &t, output, &limits).map_err(|e| {
+            if matches!(
+                e,
+                ImageError::NotAnImage | ImageError::Corrupt(_) | ImageError::TooLarge { .. }
+            ) {
+                app2.renders.note_refusal(&file_id, &e.to_string());
+            }
+            refusal(&e)
+        })?;
         app2.disk.check_room(bytes.len() as u64)?;
         let mut out = tempfile::Builder::new()
             .prefix("variant-")
@@ -365,17 +468,62 @@ mod tests {
     #[tokio::test]
     async fn the_queue_is_bounded() {
         let r = Renders::new(1);
-        let held = r.permit().await.unwrap();
+        let held = r.permit("a").await.unwrap();
         // Eight may wait behind the one permit; the ninth is refused at once.
         let count = &r.waiting;
         let waiters: Vec<_> = (0..WAITING_PER_RENDER)
             .map(|_| Waiting::enter(count))
             .collect();
-        let refused = r.permit().await.unwrap_err();
+        let refused = r.permit("b").await.unwrap_err();
         assert!(matches!(refused, ServiceError::Unavailable(_)));
         drop(waiters);
         drop(held);
-        assert!(r.permit().await.is_ok());
+        assert!(r.permit("b").await.is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_account_renders_with_half_the_permits() {
+        let r = Renders::new(4);
+        let a1 = r.permit("a").await.unwrap();
+        let _a2 = r.permit("a").await.unwrap();
+        // A third of account a's waits its share's time out: 503.
+        let refused = r.permit("a").await.unwrap_err();
+        assert!(matches!(refused, ServiceError::Unavailable(_)));
+        // Another account's renders find the rest.
+        let _b1 = r.permit("b").await.unwrap();
+        let _b2 = r.permit("b").await.unwrap();
+        drop(a1);
+        assert!(r.permit("a").await.is_ok());
+        // One permit in all: each account has it.
+        let one = Renders::new(1);
+        drop(one.permit("a").await.unwrap());
+        // An account's queue is its own: full, it turns away its own
+        // requests only.
+        let r = Renders::new(2);
+        let _a = r.permit("a").await.unwrap();
+        let share = r.share_of("a");
+        let queued: Vec<_> = (0..WAITING_PER_RENDER)
+            .map(|_| Waiting::enter(&share.waiting))
+            .collect();
+        let started = tokio::time::Instant::now();
+        assert!(r.permit("a").await.is_err());
+        assert_eq!(started.elapsed(), Duration::ZERO, "at once");
+        assert!(r.permit("b").await.is_ok());
+        drop(queued);
+    }
+
+    #[test]
+    fn a_source_that_failed_twice_is_refused_at_once() {
+        let r = Renders::new(2);
+        assert_eq!(r.refused("f_1"), None);
+        r.note_refusal("f_1", "the image could not be decoded: cut short");
+        assert_eq!(r.refused("f_1"), None, "one failure may be the size asked");
+        r.note_refusal("f_1", "the image could not be decoded: cut short");
+        assert_eq!(
+            r.refused("f_1").as_deref(),
+            Some("the image could not be decoded: cut short")
+        );
+        assert_eq!(r.refused("f_2"), None);
     }
 
     #[test]
