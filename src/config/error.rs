@@ -34,7 +34,11 @@ impl ConfigError {
     /// The refusal of `text`, the file at `path`, as TOML.
     pub(crate) fn parse(path: &std::path::Path, text: &str, source: &toml::de::Error) -> Self {
         let at = source.span().map_or_else(String::new, |span| {
-            let before = &text[..span.start.min(text.len())];
+            let mut end = span.start.min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let before = text[..end].trim_start_matches('\u{feff}');
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             format!("line {line}, column {column}: ")
@@ -42,7 +46,11 @@ impl ConfigError {
         ConfigError::Parse {
             path: path.to_path_buf(),
             at,
-            message: source.message().trim().to_string(),
+            message: source
+                .message()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }

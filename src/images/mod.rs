@@ -61,6 +61,13 @@ pub(crate) enum ImageError {
     NotAnImage,
     #[error("the image is {width}×{height} pixels, over the {max} this service transforms")]
     TooLarge { width: u32, height: u32, max: u64 },
+    /// The variant asked for, not the source: a side over what is written,
+    /// or more pixels than `max` (the size asked for decides it).
+    #[error(
+        "a variant of {width}×{height} pixels is over what this service writes (sides of at \
+         most 16383, {max} pixels in all): ask for a smaller size"
+    )]
+    OutputTooLarge { width: u32, height: u32, max: u64 },
     #[error("the image could not be decoded: {0}")]
     Corrupt(String),
     #[error("the image could not be rendered: {0}")]
@@ -99,14 +106,17 @@ pub(crate) fn render(
             let (width, height) = source.oriented_size();
             let plan = resize::plan(width, height, t);
             let (out_w, out_h) = plan.output_size();
-            if out_w > MAX_OUTPUT_SIDE || out_h > MAX_OUTPUT_SIDE {
-                return Err(ImageError::TooLarge {
+            let pixels = u64::from(out_w) * u64::from(out_h);
+            if out_w > MAX_OUTPUT_SIDE
+                || out_h > MAX_OUTPUT_SIDE
+                || pixels > limits.max_source_pixels
+            {
+                return Err(ImageError::OutputTooLarge {
                     width: out_w,
                     height: out_h,
                     max: limits.max_source_pixels,
                 });
             }
-            check_pixels(out_w, out_h, limits.max_source_pixels)?;
             let pixels = u64::from(out_w) * u64::from(out_h);
             let output = match output {
                 Output::Avif if pixels > MAX_AVIF_PIXELS && t.format == Format::Auto => {
@@ -124,11 +134,16 @@ pub(crate) fn render(
             let orientation = source.orientation();
             let (need_w, need_h) = plan.source_size(orientation);
             let image = source.decode(need_w, need_h)?;
-            resize::apply(image, &plan, orientation, output).map(|image| (image, output))
+            Ok((image, plan, orientation, output))
         },
         ImageError::Corrupt,
     )??;
-    let (image, output) = image;
+    let (image, plan, orientation, output) = image;
+    // A failure from here on is ours, not the source's.
+    let image = caught(
+        || resize::apply(image, &plan, orientation, output),
+        ImageError::Encode,
+    )??;
     let bytes = caught(|| encode::encode(image, output, t.q), ImageError::Encode)??;
     Ok((bytes, output))
 }
@@ -139,6 +154,17 @@ fn check_pixels(width: u32, height: u32, max: u64) -> Result<(), ImageError> {
         return Err(ImageError::TooLarge { width, height, max });
     }
     Ok(())
+}
+
+impl ImageError {
+    /// Whether the source's bytes were refused (not an image, corrupt, over
+    /// the pixels decoded), whatever variant of it is asked for.
+    pub(crate) fn is_the_sources(&self) -> bool {
+        matches!(
+            self,
+            ImageError::NotAnImage | ImageError::Corrupt(_) | ImageError::TooLarge { .. }
+        )
+    }
 }
 
 /// Runs `f`, turning a panic inside a codec into the error `wrap` makes.

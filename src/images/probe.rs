@@ -41,8 +41,13 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
             .ok_or_else(|| ImageError::Corrupt("no JPEG frame header".into()))?;
             (u32::from(info.width), u32::from(info.height))
         }
-        SourceFormat::Png | SourceFormat::Gif | SourceFormat::Webp => {
-            let decoder = super::caught(|| header_decoder(path, format), ImageError::Corrupt)??;
+        SourceFormat::Png => png_dimensions(path)?,
+        SourceFormat::Gif | SourceFormat::Webp => {
+            // Only the header is read here: the limits apply to decoding.
+            let mut reader = ImageReader::with_format(open(path)?, image_format(format));
+            reader.no_limits();
+            let decoder = super::caught(|| reader.into_decoder(), ImageError::Corrupt)?
+                .map_err(|e| from_image(path, e))?;
             decoder.dimensions()
         }
     };
@@ -58,25 +63,21 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
     })
 }
 
-/// A decoder of a PNG, GIF or WebP at `path` that has read its header
-/// only. The pixel limits apply to decoding; the chunks before the pixels
-/// are read, and an ICC profile inflated, within [`HEADER_CHUNKS_MAX`] (an
-/// 8 MB iCCP chunk inflating to 8 GB took 20 s here): an ICC profile over
-/// that is skipped, not refused.
-pub(super) fn header_decoder(
-    path: &Path,
-    format: SourceFormat,
-) -> Result<impl ImageDecoder, ImageError> {
-    let mut reader = ImageReader::with_format(open(path)?, image_format(format));
-    let mut limits = image::Limits::no_limits();
-    limits.max_alloc = Some(HEADER_CHUNKS_MAX);
-    reader.limits(limits);
-    reader.into_decoder().map_err(|e| from_image(path, e))
+/// A PNG's dimensions, from its IHDR chunk (always the first): nothing
+/// else is read, so no chunk before the pixels (an ICC profile that
+/// inflates to gigabytes, megabytes of text) costs anything here.
+fn png_dimensions(path: &Path) -> Result<(u32, u32), ImageError> {
+    let mut head = [0u8; 24];
+    let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
+    let n = read_up_to(&mut file, &mut head).map_err(|e| io_error(path, &e))?;
+    if n < head.len() || head[8..12] != [0, 0, 0, 13] || &head[12..16] != b"IHDR" {
+        return Err(ImageError::Corrupt(
+            "a PNG must start with its IHDR chunk".into(),
+        ));
+    }
+    let be = |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    Ok((be(16), be(20)))
 }
-
-/// What the chunks before a PNG's pixels may take when its header is
-/// read (an ICC profile is rarely over a few hundred kilobytes).
-const HEADER_CHUNKS_MAX: u64 = 4 * 1024 * 1024;
 
 /// The format whose magic number `bytes` start with.
 pub(super) fn sniff(bytes: &[u8]) -> Option<SourceFormat> {

