@@ -367,6 +367,18 @@ mod tests {
         }
     }
 
+    /// `image` made as `p` says, upright, for a PNG.
+    fn made(image: RgbImage, p: &Plan) -> RgbImage {
+        apply(
+            DynamicImage::ImageRgb8(image),
+            p,
+            Orientation::NoTransforms,
+            Output::Png,
+        )
+        .unwrap()
+        .into_rgb8()
+    }
+
     #[test]
     fn a_cover_crop_of_a_thin_image_makes_only_the_variant() {
         // 8000×1 covering 512×512 scales to 4,096,000×512 (6 GB of RGB):
@@ -375,14 +387,7 @@ mod tests {
         thin.put_pixel(3999, 0, Rgb([0, 200, 0]));
         let p = plan(8000, 1, &t(Some(512), Some(512), Fit::Cover));
         assert_eq!(p.scale_to, (4_096_000, 512));
-        let out = apply(
-            DynamicImage::ImageRgb8(thin),
-            &p,
-            Orientation::NoTransforms,
-            Output::Png,
-        )
-        .unwrap()
-        .into_rgb8();
+        let out = made(thin, &p);
         assert_eq!(out.dimensions(), (512, 512));
         assert!(out.pixels().all(|px| *px == Rgb([0, 200, 0])));
     }
@@ -434,14 +439,7 @@ mod tests {
         let thin = RgbImage::from_pixel(200_000, 1, Rgb([10, 120, 250]));
         let p = plan(200_000, 1, &t(Some(512), Some(512), Fit::Fill));
         assert_eq!(p.scale_to, (512, 512));
-        let out = apply(
-            DynamicImage::ImageRgb8(thin),
-            &p,
-            Orientation::NoTransforms,
-            Output::Png,
-        )
-        .unwrap()
-        .into_rgb8();
+        let out = made(thin, &p);
         assert_eq!(out.dimensions(), (512, 512));
         assert!(out.pixels().all(|px| *px == Rgb([10, 120, 250])));
     }

@@ -92,12 +92,7 @@ async fn public_keys_use_it_from_their_origins(b: Backend) {
 }
 
 async fn grace_period_and_rate_limits_apply(b: Backend) {
-    let srv = TestServer::start_with(TestOptions {
-        plans_toml: Some("[plans.free]\nrate_limit = 2\nrate_window = \"1h\"\n".into()),
-        backend: Some(b),
-        ..Default::default()
-    })
-    .await;
+    let srv = on_plans(b, "[plans.free]\nrate_limit = 2\nrate_window = \"1h\"\n").await;
     let url = created(&srv, 10, &[("filename", "g.txt")]).await;
     // An account in its grace period may not start an upload; one the plan
     // admitted before goes on.
@@ -124,12 +119,7 @@ async fn grace_period_and_rate_limits_apply(b: Backend) {
 /// upload over it is open: its PATCHes are 413, no file is stored; one
 /// within the new maximum goes on.
 async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
-    let srv = TestServer::start_with(TestOptions {
-        plans_toml: Some("[plans.small]\nmax_file_size = 100\n".into()),
-        backend: Some(b),
-        ..Default::default()
-    })
-    .await;
+    let srv = on_plans(b, "[plans.small]\nmax_file_size = 100\n").await;
     let large = created(&srv, 5000, &[("filename", "large.bin")]).await;
     let small = created(&srv, 50, &[("filename", "small.bin")]).await;
     assert_eq!(patch(&srv, &large, 0, vec![1; 1000]).await.status(), 204);
@@ -137,27 +127,11 @@ async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
     let r = patch(&srv, &large, 1000, vec![1; 4000]).await;
     assert_eq!(error_code(r).await, (413, "file_too_large".into()));
     // Ended: it could never complete, and held its reservation.
-    let r = srv
-        .http
-        .head(&large)
-        .bearer_auth(&srv.secret_key)
-        .header("tus-resumable", "1.0.0")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
+    assert_eq!(head_status(&srv, &large).await, 404);
     let r = patch(&srv, &small, 0, vec![2; 50]).await;
     assert_eq!(r.status(), 204);
     assert!(r.headers().contains_key("x-file-id"));
-    let usage = srv.usage().await;
-    assert_eq!(
-        (
-            usage["upload_count"].as_u64(),
-            usage["storage_bytes"].as_u64(),
-            usage["reserved_bytes"].as_u64()
-        ),
-        (Some(1), Some(50), Some(0))
-    );
+    assert_eq!(held(&srv).await, (1, 50, 0));
     srv.stop().await;
 }
 
@@ -165,12 +139,7 @@ async fn a_smaller_plan_stores_no_file_over_its_maximum(b: Backend) {
 /// streaming when the account moved to a smaller plan stores no file over
 /// the new maximum, and its upload is ended.
 async fn a_plan_that_shrinks_while_a_patch_streams_stores_no_file_over_it(b: Backend) {
-    let srv = TestServer::start_with(TestOptions {
-        plans_toml: Some("[plans.small]\nmax_file_size = 100\n".into()),
-        backend: Some(b),
-        ..Default::default()
-    })
-    .await;
+    let srv = on_plans(b, "[plans.small]\nmax_file_size = 100\n").await;
     let large = created(&srv, 5000, &[("filename", "large.bin")]).await;
     // A PATCH streaming its first 1,000 bytes, its plan read at its start:
     // another PATCH of the upload is told it is busy (423) only once the
@@ -209,25 +178,39 @@ async fn a_plan_that_shrinks_while_a_patch_streams_stores_no_file_over_it(b: Bac
     drop(tx);
     let r = sending.await.unwrap().unwrap();
     assert_eq!(error_code(r).await, (413, "file_too_large".into()));
-    let r = srv
-        .http
-        .head(&large)
+    assert_eq!(head_status(&srv, &large).await, 404, "the upload is ended");
+    assert_eq!(held(&srv).await, (0, 0, 0));
+    srv.stop().await;
+}
+
+/// A server on `b` whose config has `plans` (TOML).
+async fn on_plans(b: Backend, plans: &str) -> TestServer {
+    TestServer::start_with(TestOptions {
+        plans_toml: Some(plans.into()),
+        backend: Some(b),
+        ..Default::default()
+    })
+    .await
+}
+
+/// The status of a HEAD of the upload at `url`, with the secret key.
+async fn head_status(srv: &TestServer, url: &str) -> u16 {
+    srv.http
+        .head(url)
         .bearer_auth(&srv.secret_key)
         .header("tus-resumable", "1.0.0")
         .send()
         .await
-        .unwrap();
-    assert_eq!(r.status(), 404, "the upload is ended");
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// The account's (files, stored bytes, reserved bytes).
+async fn held(srv: &TestServer) -> (u64, u64, u64) {
     let usage = srv.usage().await;
-    assert_eq!(
-        (
-            usage["upload_count"].as_u64(),
-            usage["storage_bytes"].as_u64(),
-            usage["reserved_bytes"].as_u64()
-        ),
-        (Some(0), Some(0), Some(0))
-    );
-    srv.stop().await;
+    let n = |k: &str| usage[k].as_u64().unwrap();
+    (n("upload_count"), n("storage_bytes"), n("reserved_bytes"))
 }
 
 /// A PATCH of `url` at offset 0 whose body is what the sender gives, until
@@ -258,12 +241,7 @@ fn streaming_patch(
 /// A public key (anyone with the page has it) holds at most half of its
 /// account's `open_uploads`: its creations leave the account's own room.
 async fn a_public_key_holds_at_most_half_of_the_open_uploads(b: Backend) {
-    let srv = TestServer::start_with(TestOptions {
-        plans_toml: Some("[plans.free]\nopen_uploads = 4\n".into()),
-        backend: Some(b),
-        ..Default::default()
-    })
-    .await;
+    let srv = on_plans(b, "[plans.free]\nopen_uploads = 4\n").await;
     let origin = "https://app.example.com";
     let pk = srv.new_key("public", &[origin]).await;
     let by_page = || {
