@@ -1,7 +1,8 @@
 //! Decoding a source image, its header already checked: a JPEG at the
 //! smallest DCT scale that covers the size needed (1/8 by `jpeg_dc`, the
-//! others by `jpeg-decoder`), an AVIF by `filestore-avif` (rav1d), the
-//! other formats through the `image` crate with its limits set. The first
+//! others by `jpeg-decoder`), an AVIF by `filestore-avif` (rav1d), a PNG
+//! by `png` (`png_source`), GIF and WebP through the `image` crate with
+//! its limits set. The first
 //! frame of an animation is the image.
 
 use std::fs::File;
@@ -13,6 +14,7 @@ use image::{
     DynamicImage, GrayImage, ImageBuffer, ImageDecoder, ImageReader, Luma, RgbImage, RgbaImage,
 };
 
+use super::png_source::PngSource;
 use super::probe::{corrupt, from_image, image_format, open};
 use super::{ImageError, Limits, Probe};
 use crate::domain::transform::SourceFormat;
@@ -35,6 +37,7 @@ enum Decoder {
     Jpeg(Box<jpeg_decoder::Decoder<BufReader<File>>>),
     /// Decoded when opened: its orientation is known only then.
     Avif(Box<DynamicImage>),
+    Png(Box<PngSource>),
     Other(Box<dyn ImageDecoder>),
 }
 
@@ -59,6 +62,9 @@ impl Source {
             let orientation =
                 Orientation::from_exif(image.orientation).unwrap_or(Orientation::NoTransforms);
             (Decoder::Avif(Box::new(avif_image(image)?)), orientation)
+        } else if header.format == SourceFormat::Png {
+            let (png, orientation) = PngSource::open(path, max_bytes)?;
+            (Decoder::Png(Box::new(png)), orientation)
         } else {
             let mut reader = ImageReader::with_format(open(path)?, image_format(header.format));
             let mut decoder_limits = image::Limits::default();
@@ -111,6 +117,14 @@ impl Source {
         };
         match self.decoder {
             Decoder::Avif(image) => Ok(*image),
+            Decoder::Png(png) => png.decode(self.max.saturating_mul(BYTES_PER_PIXEL), too_large),
+            // `from_decoder` does not hold the pixels to the decoder's
+            // limits (`ImageReader::decode` would): checked here.
+            Decoder::Other(decoder)
+                if decoder.total_bytes() > self.max.saturating_mul(BYTES_PER_PIXEL) =>
+            {
+                Err(too_large())
+            }
             Decoder::Other(decoder) => DynamicImage::from_decoder(decoder).map_err(|e| match e {
                 image::ImageError::Limits(_) => too_large(),
                 e => from_image(&self.path, e),

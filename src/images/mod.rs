@@ -15,6 +15,7 @@ mod decode;
 mod encode;
 pub(crate) mod isolated;
 mod jpeg_dc;
+mod png_source;
 mod probe;
 mod resize;
 

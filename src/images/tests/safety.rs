@@ -310,3 +310,105 @@ fn a_pngs_chunks_before_its_pixels_cost_nothing_to_probe() {
         panic!("a PNG without its IHDR first is refused");
     };
 }
+
+/// The decode skips the ICC profile too: a PNG whose profile inflates to
+/// 1 GiB renders as quickly as any 4×4 PNG (through `image`, the decode
+/// inflated it up to the 200 MB pixel budget on every render).
+#[test]
+fn an_icc_profile_bomb_is_not_inflated_when_decoded() {
+    let bomb = png_with_profile((1 << 30) / 258);
+    let started = Instant::now();
+    let out = render_bytes(&bomb, &Transform::default(), Output::Png).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1), "not inflated");
+    let image = image::load_from_memory(&out).unwrap().into_rgb8();
+    assert_eq!(image.dimensions(), (4, 4));
+    assert_eq!(image.get_pixel(0, 0), &image::Rgb([255, 0, 0]));
+}
+
+/// Every PNG layout decodes to its pixels: 16-bit colour and grey with
+/// alpha, a palette with transparency, 1-bit grey.
+#[test]
+fn every_png_layout_decodes_to_its_pixels() {
+    use image::{GenericImageView, Pixel};
+    let wide = DynamicImage::ImageRgb16(image::ImageBuffer::from_fn(8, 4, |x, _| {
+        image::Rgb(if x < 4 {
+            [65_535, 0, 0]
+        } else {
+            [0, 0, 65_535]
+        })
+    }));
+    let grey_alpha = DynamicImage::ImageLumaA16(image::ImageBuffer::from_pixel(
+        8,
+        4,
+        image::LumaA([30_000, 65_535]),
+    ));
+    let written = |color, depth, data: &[u8], palette: Option<(&[u8], &[u8])>| {
+        let mut out = Vec::new();
+        let mut e = png::Encoder::new(&mut out, 8, 4);
+        e.set_color(color);
+        e.set_depth(depth);
+        if let Some((plte, trns)) = palette {
+            e.set_palette(plte.to_vec());
+            e.set_trns(trns.to_vec());
+        }
+        let mut w = e.write_header().unwrap();
+        w.write_image_data(data).unwrap();
+        w.finish().unwrap();
+        out
+    };
+    // Palette: entry 0 green and opaque, 1 red and clear; left half 0.
+    let indexed = written(
+        png::ColorType::Indexed,
+        png::BitDepth::Eight,
+        &[[0u8; 4], [1u8; 4]].concat().repeat(4),
+        Some((&[0, 255, 0, 255, 0, 0], &[255, 0])),
+    );
+    // 1-bit grey: the left half black, the right white.
+    let one_bit = written(
+        png::ColorType::Grayscale,
+        png::BitDepth::One,
+        &[0x0F; 4],
+        None,
+    );
+    for (bytes, left, right) in [
+        (
+            encoded(&wide, ImageFormat::Png),
+            [255, 0, 0, 255],
+            [0, 0, 255, 255],
+        ),
+        (
+            encoded(&grey_alpha, ImageFormat::Png),
+            [117, 117, 117, 255],
+            [117, 117, 117, 255],
+        ),
+        (indexed, [0, 255, 0, 255], [255, 0, 0, 0]),
+        (one_bit, [0, 0, 0, 255], [255, 255, 255, 255]),
+    ] {
+        let out = render_bytes(&bytes, &Transform::default(), Output::Png).unwrap();
+        let image = image::load_from_memory(&out).unwrap();
+        assert_eq!(image.dimensions(), (8, 4));
+        assert_eq!(image.get_pixel(1, 1).to_rgba().0, left);
+        assert_eq!(image.get_pixel(6, 1).to_rgba().0, right);
+    }
+}
+
+/// The pixel budget is the source's pixels at 4 bytes each: a 16-bit RGBA
+/// PNG within the pixel count but at 8 bytes a pixel is over it (an attack
+/// took 550 MB for a 7071×7071 one), an 8-bit one of the same size is not.
+#[test]
+fn sixteen_bit_pixels_count_twice_against_the_budget() {
+    let limits = Limits {
+        max_source_pixels: 100,
+    };
+    let rgba16 = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
+        10,
+        10,
+        image::Rgba([1, 2, 3, 65_535]),
+    ));
+    let f = file(&encoded(&rgba16, ImageFormat::Png));
+    let e = render(f.path(), &Transform::default(), Output::Png, &limits).unwrap_err();
+    assert!(matches!(e, ImageError::TooLarge { .. }), "{e:?}");
+    let rgba8 = DynamicImage::ImageRgba8(rgba16.to_rgba8());
+    let f = file(&encoded(&rgba8, ImageFormat::Png));
+    assert!(render(f.path(), &Transform::default(), Output::Png, &limits).is_ok());
+}

@@ -1,0 +1,116 @@
+//! A PNG decoded with the `png` crate itself rather than through `image`:
+//! its ICC profile and text chunks are skipped unread (nothing here uses
+//! them), so a profile that inflates to gigabytes, or megabytes of text,
+//! costs nothing; `image` inflated a profile up to the whole pixel budget
+//! on every render. The pixels keep the limit the other decoders have.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageBuffer};
+
+use super::probe::open;
+use super::ImageError;
+
+/// A PNG whose header is read, ready for its first frame.
+pub(super) struct PngSource {
+    reader: png::Reader<BufReader<File>>,
+}
+
+impl PngSource {
+    /// Opens `path`, its chunks before the pixels read within `max_bytes`
+    /// (the ICC profile and text skipped), and its EXIF orientation.
+    pub(super) fn open(
+        path: &Path,
+        max_bytes: u64,
+    ) -> Result<(PngSource, Orientation), ImageError> {
+        let bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        let mut decoder = png::Decoder::new_with_limits(open(path)?, png::Limits { bytes });
+        decoder.set_ignore_iccp_chunk(true);
+        decoder.set_ignore_text_chunk(true);
+        // Palettes and low bit depths to 8 bits, tRNS to alpha; 16 bits kept.
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let reader = decoder.read_info().map_err(refusal)?;
+        let orientation = reader
+            .info()
+            .exif_metadata
+            .as_deref()
+            .and_then(Orientation::from_exif_chunk)
+            .unwrap_or(Orientation::NoTransforms);
+        Ok((PngSource { reader }, orientation))
+    }
+
+    /// The first frame (the image an APNG shows without animation), when
+    /// its pixels take at most `max_bytes`; `too_large` otherwise.
+    pub(super) fn decode(
+        mut self,
+        max_bytes: u64,
+        too_large: impl Fn() -> ImageError,
+    ) -> Result<DynamicImage, ImageError> {
+        let size = self.reader.output_buffer_size().ok_or_else(&too_large)?;
+        if size as u64 > max_bytes {
+            return Err(too_large());
+        }
+        let mut buf = vec![0u8; size];
+        let frame = self.reader.next_frame(&mut buf).map_err(|e| match e {
+            png::DecodingError::LimitsExceeded => too_large(),
+            e => refusal(e),
+        })?;
+        buf.truncate(frame.buffer_size());
+        let (color, depth) = self.reader.output_color_type();
+        image_of(frame.width, frame.height, color, depth, buf)
+    }
+}
+
+/// The decoder's pixels as an image.
+fn image_of(
+    w: u32,
+    h: u32,
+    color: png::ColorType,
+    depth: png::BitDepth,
+    buf: Vec<u8>,
+) -> Result<DynamicImage, ImageError> {
+    use png::BitDepth::{Eight, Sixteen};
+    use png::ColorType::{Grayscale, GrayscaleAlpha, Rgb, Rgba};
+    let wide = |buf: Vec<u8>| -> Vec<u16> {
+        buf.chunks_exact(2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .collect()
+    };
+    let image = match (color, depth) {
+        (Grayscale, Eight) => ImageBuffer::from_raw(w, h, buf).map(DynamicImage::ImageLuma8),
+        (GrayscaleAlpha, Eight) => ImageBuffer::from_raw(w, h, buf).map(DynamicImage::ImageLumaA8),
+        (Rgb, Eight) => ImageBuffer::from_raw(w, h, buf).map(DynamicImage::ImageRgb8),
+        (Rgba, Eight) => ImageBuffer::from_raw(w, h, buf).map(DynamicImage::ImageRgba8),
+        (Grayscale, Sixteen) => {
+            ImageBuffer::from_raw(w, h, wide(buf)).map(DynamicImage::ImageLuma16)
+        }
+        (GrayscaleAlpha, Sixteen) => {
+            ImageBuffer::from_raw(w, h, wide(buf)).map(DynamicImage::ImageLumaA16)
+        }
+        (Rgb, Sixteen) => ImageBuffer::from_raw(w, h, wide(buf)).map(DynamicImage::ImageRgb16),
+        (Rgba, Sixteen) => ImageBuffer::from_raw(w, h, wide(buf)).map(DynamicImage::ImageRgba16),
+        (color, depth) => {
+            return Err(ImageError::Corrupt(format!(
+                "a PNG of {color:?} at {depth:?} after expansion"
+            )))
+        }
+    };
+    image.ok_or_else(|| ImageError::Corrupt("the PNG decoder returned too few pixels".into()))
+}
+
+/// A decoder's refusal: the file's fault (cut short, malformed) is the
+/// client's; a failure to read it is ours.
+fn refusal(e: png::DecodingError) -> ImageError {
+    match e {
+        png::DecodingError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
+            ImageError::Encode(format!("reading the source: {e}"))
+        }
+        png::DecodingError::LimitsExceeded => {
+            ImageError::Corrupt("over a decoder limit: Memory limit exceeded".into())
+        }
+        e => ImageError::Corrupt(e.to_string()),
+    }
+}
