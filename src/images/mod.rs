@@ -118,7 +118,6 @@ pub(crate) fn render(
                     max: limits.max_source_pixels,
                 });
             }
-            let pixels = u64::from(out_w) * u64::from(out_h);
             let output = match output {
                 Output::Avif if pixels > MAX_AVIF_PIXELS && t.format == Format::Auto => {
                     Output::Webp

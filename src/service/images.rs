@@ -127,33 +127,15 @@ impl Renders {
 
     /// `account`'s share, made when nobody holds or waits for it.
     fn share_of(&self, account: &str) -> Arc<Share> {
-        let mut map = self.accounts.lock().expect("render shares lock");
-        if let Some(share) = map.get(account).and_then(Weak::upgrade) {
-            return share;
-        }
-        if map.len() >= 1024 {
-            map.retain(|_, w| w.strong_count() > 0);
-        }
-        let share = Arc::new(Share {
+        shared(&self.accounts, account, || Share {
             permits: Arc::new(Semaphore::new(self.share_size())),
             waiting: AtomicUsize::new(0),
-        });
-        map.insert(account.to_string(), Arc::downgrade(&share));
-        share
+        })
     }
 
     /// The lock of one variant, made when nobody holds it.
     fn lock_of(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = self.rendering.lock().expect("render map lock");
-        if let Some(lock) = map.get(key).and_then(Weak::upgrade) {
-            return lock;
-        }
-        if map.len() >= 1024 {
-            map.retain(|_, w| w.strong_count() > 0);
-        }
-        let lock = Arc::new(tokio::sync::Mutex::new(()));
-        map.insert(key.to_string(), Arc::downgrade(&lock));
-        lock
+        shared(&self.rendering, key, || tokio::sync::Mutex::new(()))
     }
 
     /// A render permit for a file of `account`, waiting briefly: for its
@@ -194,6 +176,23 @@ impl Renders {
             .await
             .map_err(|_| busy())?
     }
+}
+
+/// The value of `key` in `map` while anyone holds it, made by `make` when
+/// nobody does (entries nobody holds are swept once there are 1,024).
+fn shared<T>(map: &Mutex<HashMap<String, Weak<T>>>, key: &str, make: impl FnOnce() -> T) -> Arc<T> {
+    let mut map = map
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(held) = map.get(key).and_then(Weak::upgrade) {
+        return held;
+    }
+    if map.len() >= 1024 {
+        map.retain(|_, w| w.strong_count() > 0);
+    }
+    let made = Arc::new(make());
+    map.insert(key.to_string(), Arc::downgrade(&made));
+    made
 }
 
 /// One request counted among the waiters while it lives.
