@@ -117,7 +117,11 @@ impl Source {
         };
         match self.decoder {
             Decoder::Avif(image) => Ok(*image),
-            Decoder::Png(png) => png.decode(self.max.saturating_mul(BYTES_PER_PIXEL), too_large),
+            Decoder::Png(png) => png.decode(
+                &self.path,
+                self.max.saturating_mul(BYTES_PER_PIXEL),
+                too_large,
+            ),
             // `from_decoder` does not hold the pixels to the decoder's
             // limits (`ImageReader::decode` would): checked here.
             Decoder::Other(decoder)

@@ -11,7 +11,7 @@ use std::path::Path;
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageBuffer};
 
-use super::probe::open;
+use super::probe::{corrupt, io_error, open};
 use super::ImageError;
 
 /// A PNG whose header is read, ready for its first frame.
@@ -32,7 +32,7 @@ impl PngSource {
         decoder.set_ignore_text_chunk(true);
         // Palettes and low bit depths to 8 bits, tRNS to alpha; 16 bits kept.
         decoder.set_transformations(png::Transformations::EXPAND);
-        let reader = decoder.read_info().map_err(refusal)?;
+        let reader = decoder.read_info().map_err(|e| refusal(path, e))?;
         let orientation = reader
             .info()
             .exif_metadata
@@ -46,6 +46,7 @@ impl PngSource {
     /// its pixels take at most `max_bytes`; `too_large` otherwise.
     pub(super) fn decode(
         mut self,
+        path: &Path,
         max_bytes: u64,
         too_large: impl Fn() -> ImageError,
     ) -> Result<DynamicImage, ImageError> {
@@ -56,7 +57,7 @@ impl PngSource {
         let mut buf = vec![0u8; size];
         let frame = self.reader.next_frame(&mut buf).map_err(|e| match e {
             png::DecodingError::LimitsExceeded => too_large(),
-            e => refusal(e),
+            e => refusal(path, e),
         })?;
         buf.truncate(frame.buffer_size());
         let (color, depth) = self.reader.output_color_type();
@@ -102,15 +103,13 @@ fn image_of(
 }
 
 /// A decoder's refusal: the file's fault (cut short, malformed) is the
-/// client's; a failure to read it is ours.
-fn refusal(e: png::DecodingError) -> ImageError {
+/// client's, a failure to read it ours ([`io_error`]).
+fn refusal(path: &Path, e: png::DecodingError) -> ImageError {
     match e {
-        png::DecodingError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
-            ImageError::Encode(format!("reading the source: {e}"))
-        }
+        png::DecodingError::IoError(e) => io_error(path, &e),
         png::DecodingError::LimitsExceeded => {
             ImageError::Corrupt("over a decoder limit: Memory limit exceeded".into())
         }
-        e => ImageError::Corrupt(e.to_string()),
+        e => corrupt(e),
     }
 }
