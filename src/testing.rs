@@ -62,9 +62,6 @@ pub mod server {
 
 pub mod service {
     pub use crate::service::{admin, App};
-    pub mod disk {
-        pub use crate::service::disk::RESERVE_FILE;
-    }
     pub mod files {
         pub use crate::service::files::decode_cursor;
     }

@@ -12,6 +12,10 @@ pub(crate) mod sqlite;
 pub(crate) mod store;
 
 pub(crate) use error::DbError;
+
+/// The SQLite database's file in the data dir (its log and index beside
+/// it, with `-wal` and `-shm` after the name).
+pub(crate) const SQLITE_FILE: &str = "filestore.db";
 pub use model::*;
 pub use postgres::{Migrate, PgStore};
 pub(crate) use sqlite::SqliteStore;
@@ -43,6 +47,6 @@ pub(crate) async fn open_with(
         let store = PgStore::open(url, statement_timeout, migrate).await?;
         return Ok(std::sync::Arc::new(store));
     }
-    let db = sqlite::Db::open(&data_dir.join("filestore.db"))?;
+    let db = sqlite::Db::open(&data_dir.join(SQLITE_FILE))?;
     Ok(std::sync::Arc::new(SqliteStore::new(db)))
 }

@@ -23,6 +23,9 @@ pub fn folder(raw: &str) -> Result<Option<String>, String> {
         if seg.is_empty() || seg == "." || seg == ".." {
             return Err(format!("folder segment {seg:?} is not allowed"));
         }
+        if let Some(c) = bidi(seg) {
+            return Err(format!("folder {}", bidi_refusal(c)));
+        }
         if let Some(c) = seg
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
@@ -35,8 +38,33 @@ pub fn folder(raw: &str) -> Result<Option<String>, String> {
     Ok(Some(trimmed.to_string()))
 }
 
+/// Bidirectional formatting characters: the marks (LRM, RLM, ALM), the
+/// embeddings and overrides (U+202A–U+202E) and the isolates
+/// (U+2066–U+2069). A name holding one shows otherwise than it is
+/// (`invoice\u{202E}fdp.exe` reads as `invoiceexe.pdf`), in every listing,
+/// console and terminal that renders it, so no door stores one (CONTRACT
+/// §23).
+pub const BIDI_FORMATTING: [char; 12] = [
+    '\u{200E}', '\u{200F}', '\u{061C}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}',
+    '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+];
+
+/// The first bidirectional formatting character of `s`, if any.
+pub fn bidi(s: &str) -> Option<char> {
+    s.chars().find(|c| BIDI_FORMATTING.contains(c))
+}
+
+/// The end of a refusal of a name or folder holding `c`.
+fn bidi_refusal(c: char) -> String {
+    format!(
+        "has a bidirectional formatting character (U+{:04X}), which would show it otherwise than it is",
+        u32::from(c)
+    )
+}
+
 /// A stored file name: the client's name without any directory part (`/` or
-/// `\`), 1–255 bytes, no control characters.
+/// `\`), 1–255 bytes, no control characters and no bidirectional
+/// formatting characters ([`BIDI_FORMATTING`]).
 pub fn file_name(raw: &str) -> Result<String, String> {
     let base = raw.rsplit(['/', '\\']).next().unwrap_or("");
     if base.is_empty() || base == "." || base == ".." {
@@ -47,6 +75,9 @@ pub fn file_name(raw: &str) -> Result<String, String> {
     }
     if base.chars().any(char::is_control) {
         return Err("file name has control characters".into());
+    }
+    if let Some(c) = bidi(base) {
+        return Err(format!("file name {}", bidi_refusal(c)));
     }
     Ok(base.to_string())
 }
@@ -296,6 +327,17 @@ mod tests {
         for bad in ["", "dir/", "..", "a\nb", &"x".repeat(256)] {
             assert!(file_name(bad).is_err(), "{bad:?}");
         }
+        // Every bidirectional formatting character, anywhere in the name;
+        // right-to-left letters themselves are names like any other.
+        for c in BIDI_FORMATTING {
+            let err = file_name(&format!("invoice{c}fdp.exe")).unwrap_err();
+            assert!(err.contains(&format!("U+{:04X}", u32::from(c))), "{err}");
+            assert!(folder(&format!("a/b{c}"))
+                .unwrap_err()
+                .contains("bidirectional"));
+        }
+        assert_eq!(file_name("שלום.txt").unwrap(), "שלום.txt");
+        assert_eq!(file_name("a\u{200D}b").unwrap(), "a\u{200D}b");
     }
 
     #[test]

@@ -18,6 +18,15 @@ const MAX_TEXT_FIELD: usize = 4096;
 /// escapes; what passes this is judged by that rule.
 const MAX_METADATA_FIELD: usize = 4 * metadata::MAX_BYTES;
 
+/// Whether a part's Content-Disposition gives a `filename` that is not
+/// UTF-8 (which multer reads as no name at all: the refusal would then
+/// say the name is missing).
+fn name_not_utf8(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_DISPOSITION)
+        .is_some_and(|v| std::str::from_utf8(v.as_bytes()).is_err())
+}
+
 /// Reads the whole form: the fields, and the one file part streamed into
 /// `upload`. Unknown fields are read and ignored.
 pub(crate) async fn read(
@@ -32,7 +41,15 @@ pub(crate) async fn read(
                 return Err(ServiceError::bad_request("more than one file part"))
             }
             "file" => {
-                let name = field.file_name().unwrap_or("").to_string();
+                let name = match field.file_name() {
+                    Some(name) => name.to_string(),
+                    None if name_not_utf8(field.headers()) => {
+                        return Err(ServiceError::bad_request(
+                            "the file part's filename is not valid UTF-8",
+                        ))
+                    }
+                    None => String::new(),
+                };
                 let part_type = field.content_type().map(str::to_string);
                 let bytes = field.map(|chunk| chunk.map_err(|e| bad_multipart(&e)));
                 let bytes = std::pin::pin!(bytes);

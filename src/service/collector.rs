@@ -145,10 +145,8 @@ pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<(
             if expired + deleted > 0 {
                 tracing::info!(expired, deleted, "collector pass");
             }
-            if !app.disk.spare_held() {
-                let app = app.clone();
-                let _ = tokio::task::spawn_blocking(move || app.disk.retake_spare()).await;
-            }
+            let app = app.clone();
+            let _ = tokio::task::spawn_blocking(move || app.disk.keep_room()).await;
         }
     })
 }

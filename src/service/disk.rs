@@ -4,26 +4,32 @@
 //! free space) and the machine keeps working. Health reports `error` below it.
 //!
 //! That reserve is only free space: another process may still fill the
-//! volume to its last byte, and then SQLite cannot append a delete to its
-//! log. So the server also keeps a *spare*: a file of real, allocated blocks
-//! in the data dir ([`RESERVE_FILE`]). A delete that meets a full disk
-//! gives the spare back to the volume and tries once more ([`Disk::freeing`]);
-//! the collector takes the spare back once the volume has room for it and
-//! as much again ([`Disk::retake_spare`]).
+//! volume to its last byte, and keep it full, taking every block anything
+//! frees the moment it is freed (a runaway log). A spare file given back to
+//! the volume before a delete retries lost that race (23 of 24 deletes got
+//! 507 under such a writer). So the room deletes need is kept *inside*
+//! SQLite's own files instead ([`Room`]): blocks allocated past the end of
+//! the database, its write-ahead log and its index (`fallocate` with
+//! `KEEP_SIZE`), which the files grow into without asking the volume for
+//! anything, and which no other process can take. A delete writes a few
+//! pages to the log (reused from its start after each checkpoint) and, at a
+//! checkpoint, into the database where its rows were: it needs no new
+//! space. The collector tops the room up on every pass where the volume has
+//! room ([`Disk::keep_room`]).
 
-use crate::db::DbError;
+use crate::db::SQLITE_FILE;
 use crate::service::error::ServiceError;
-use std::future::Future;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
-/// The spare's file, in the data dir.
-pub const RESERVE_FILE: &str = ".reserve";
+/// The spare file earlier versions kept in the data dir: removed at start.
+const RESERVE_FILE: &str = ".reserve";
 
-/// Largest spare: room for thousands of deletes' log pages.
-const SPARE_MAX: u64 = 16 << 20;
+/// The room kept past the end of each of SQLite's files: its suffix (after
+/// the database's name) and bytes. The log's room holds thousands of
+/// deletes' pages between two checkpoints; the index grows 32 KiB per 4,096
+/// pages of log.
+const ROOM: [(&str, u64); 3] = [("", 4 << 20), ("-wal", 16 << 20), ("-shm", 64 << 10)];
 
 /// Default reserve: 1 GiB, or 5 % of the volume when that is smaller.
 const DEFAULT_MAX: u64 = 1 << 30;
@@ -33,80 +39,39 @@ pub struct Disk {
     dir: PathBuf,
     /// Bytes kept free.
     pub reserve: u64,
-    /// The spare that deletes may free; None when none is kept.
-    spare: Option<Spare>,
+    /// The room kept in SQLite's files; None when the database is
+    /// elsewhere (PostgreSQL).
+    room: Option<Room>,
 }
 
-/// A preallocated file whose blocks a delete may give back to the volume.
+/// Allocated blocks past the end of SQLite's files, for deletes.
 #[derive(Debug)]
-struct Spare {
-    path: PathBuf,
-    size: u64,
-    /// Whether the file holds its blocks now.
-    held: AtomicBool,
-    /// One freeing or retaking at a time.
-    turn: Mutex<()>,
+struct Room {
+    /// The database file; its log and index are beside it.
+    db: PathBuf,
+    /// Whether the last top-up kept all of it.
+    kept: AtomicBool,
 }
 
-impl Spare {
-    /// Allocates the file's blocks (real ones, not a sparse file).
-    fn take(&self) -> std::io::Result<()> {
-        let _turn = self.turn.lock().expect("spare lock");
-        if self.held.load(Ordering::Acquire) {
-            return Ok(());
+impl Room {
+    /// Allocates what is missing of each file's room past its end (blocks
+    /// already allocated are left as they are: cheap when nothing is
+    /// missing). A file that does not exist yet is skipped: SQLite creates
+    /// the log and index with the first connection, before any request.
+    fn keep(&self) -> std::io::Result<()> {
+        for (suffix, bytes) in ROOM {
+            let mut path = self.db.clone().into_os_string();
+            path.push(suffix);
+            let file = match std::fs::OpenOptions::new().write(true).open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let end = file.metadata()?.len();
+            rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::KEEP_SIZE, end, bytes)?;
         }
-        let taken = allocate(&self.path, self.size);
-        if taken.is_err() {
-            let _ = std::fs::remove_file(&self.path);
-        }
-        taken?;
-        self.held.store(true, Ordering::Release);
         Ok(())
     }
-
-    /// Gives the blocks back; true when it freed any.
-    fn free(&self) -> bool {
-        // Called on a request's thread: never waits for a retake in
-        // progress (which means the spare is not held yet anyway).
-        let Ok(_turn) = self.turn.try_lock() else {
-            return false;
-        };
-        if !self.held.swap(false, Ordering::AcqRel) {
-            return false;
-        }
-        let freed = std::fs::remove_file(&self.path).is_ok();
-        if freed {
-            tracing::warn!(
-                bytes = self.size,
-                "the data volume is full: the spare was freed so that deletes can commit"
-            );
-        }
-        freed
-    }
-}
-
-/// Creates a file at `path` holding `size` allocated bytes: `fallocate`
-/// (blocks reserved without writing them), or zeros written where the
-/// filesystem has no `fallocate`; synced.
-fn allocate(path: &Path, size: u64) -> std::io::Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let mut f = o.open(path)?;
-    match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, size) {
-        Ok(()) => return f.sync_all(),
-        Err(e) if e == rustix::io::Errno::NOSPC => return Err(e.into()),
-        Err(_) => {}
-    }
-    let block = vec![0u8; 1 << 20];
-    let mut left = size;
-    while left > 0 {
-        let n = usize::try_from(left.min(block.len() as u64)).expect("at most 1 MiB");
-        f.write_all(&block[..n])?;
-        left -= n as u64;
-    }
-    f.sync_all()
 }
 
 /// (free bytes for this user, total bytes) of the volume holding `dir`.
@@ -121,71 +86,50 @@ pub(crate) fn space(dir: &Path) -> std::io::Result<(u64, u64)> {
 
 impl Disk {
     /// The reserve of `dir`'s volume: `configured`, else the default. With
-    /// `spare`, a spare of half the reserve (at most 16 MiB) is kept in
-    /// `dir` (taken now if there is room, else once there is).
-    pub fn new(dir: &Path, configured: Option<u64>, spare: bool) -> std::io::Result<Disk> {
+    /// `room`, room for deletes is kept in the SQLite database in `dir`
+    /// (now if there is space, else once there is).
+    pub fn new(dir: &Path, configured: Option<u64>, room: bool) -> std::io::Result<Disk> {
         let reserve = match configured {
             Some(r) => r,
             None => DEFAULT_MAX.min(space(dir)?.1 / 20),
         };
-        let size = (reserve / 2).min(SPARE_MAX);
-        let path = dir.join(RESERVE_FILE);
-        let spare = (spare && size > 0).then(|| Spare {
-            held: AtomicBool::new(std::fs::metadata(&path).is_ok_and(|m| m.len() == size)),
-            path,
-            size,
-            turn: Mutex::new(()),
-        });
-        if spare.is_none() {
-            let _ = std::fs::remove_file(dir.join(RESERVE_FILE));
-        }
+        let _ = std::fs::remove_file(dir.join(RESERVE_FILE));
         let disk = Disk {
             dir: dir.to_path_buf(),
             reserve,
-            spare,
+            room: room.then(|| Room {
+                db: dir.join(SQLITE_FILE),
+                kept: AtomicBool::new(false),
+            }),
         };
-        disk.retake_spare();
+        disk.keep_room();
         Ok(disk)
     }
 
-    /// Runs `op`, a write that frees space (a delete); when it meets a full
-    /// disk and the spare is held, frees the spare and runs it once more.
-    pub(crate) async fn freeing<T, F, Fut>(&self, op: F) -> Result<T, DbError>
-    where
-        F: Fn() -> Fut,
-        Fut: Future<Output = Result<T, DbError>>,
-    {
-        match op().await {
-            Err(DbError::DiskFull(_)) if self.spare.as_ref().is_some_and(Spare::free) => op().await,
-            done => done,
+    /// Tops up the room for deletes in SQLite's files. On a full volume it
+    /// keeps what it could (the blocks allocated stay allocated) and says
+    /// so once; the collector calls it every pass.
+    pub fn keep_room(&self) {
+        let Some(room) = &self.room else { return };
+        match room.keep() {
+            Ok(()) => {
+                if !room.kept.swap(true, Ordering::AcqRel) {
+                    tracing::debug!("room for deletes kept in the database's files");
+                }
+            }
+            Err(e) => {
+                if room.kept.swap(false, Ordering::AcqRel) {
+                    tracing::warn!(error = %e, "the data volume is full: the room kept for deletes cannot be topped up yet");
+                }
+            }
         }
     }
 
-    /// Takes the spare back if it was freed and the volume has room for it
-    /// and as much again: not only once the volume is above the reserve, so
-    /// that on a volume another process keeps nearly full, the next delete
-    /// that meets a full disk finds a spare to free again. Cheap when the
-    /// spare is held (the collector calls it every pass).
-    pub fn retake_spare(&self) {
-        let Some(spare) = &self.spare else { return };
-        if spare.held.load(Ordering::Acquire) {
-            return;
-        }
-        let room = space(&self.dir).is_ok_and(|(free, _)| free >= spare.size.saturating_mul(2));
-        if !room {
-            return;
-        }
-        match spare.take() {
-            Ok(()) => tracing::info!(bytes = spare.size, "the spare is kept again"),
-            Err(e) => tracing::warn!(error = %e, "the spare could not be taken back yet"),
-        }
-    }
-
-    /// Whether the spare holds its blocks now.
-    pub fn spare_held(&self) -> bool {
-        self.spare
+    /// Whether the last top-up kept all of the room.
+    pub fn room_kept(&self) -> bool {
+        self.room
             .as_ref()
-            .is_some_and(|s| s.held.load(Ordering::Acquire))
+            .is_some_and(|r| r.kept.load(Ordering::Acquire))
     }
 
     /// Refuses (507) when writing `more` bytes would leave less than the
@@ -217,6 +161,7 @@ impl Disk {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write as _;
 
     #[test]
     fn the_reserve_refuses_and_the_default_is_bounded() {
@@ -239,40 +184,41 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_full_disk_frees_the_spare_once_and_it_is_taken_back() {
+    #[test]
+    fn room_is_allocated_past_the_ends_of_the_database_files() {
         let dir = tempfile::tempdir().unwrap();
-        let d = Disk::new(dir.path(), Some(4 << 20), true).unwrap();
-        let path = dir.path().join(RESERVE_FILE);
-        assert!(d.spare_held());
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 2 << 20);
-        let tries = std::sync::atomic::AtomicU32::new(0);
-        let op = || async {
-            match tries.fetch_add(1, Ordering::SeqCst) {
-                0 => Err(DbError::DiskFull("full".into())),
-                _ => Ok(7),
-            }
+        let db = dir.path().join(SQLITE_FILE);
+        std::fs::write(&db, vec![1u8; 8192]).unwrap();
+        let wal = dir.path().join(format!("{SQLITE_FILE}-wal"));
+        std::fs::write(&wal, b"").unwrap();
+        std::fs::write(dir.path().join(RESERVE_FILE), b"old").unwrap();
+        let d = Disk::new(dir.path(), Some(0), true).unwrap();
+        assert!(d.room_kept());
+        assert!(
+            !dir.path().join(RESERVE_FILE).exists(),
+            "the old spare is gone"
+        );
+        let allocated = |p: &Path| {
+            use std::os::unix::fs::MetadataExt as _;
+            std::fs::metadata(p).unwrap().blocks() * 512
         };
-        assert_eq!(d.freeing(op).await.unwrap(), 7);
-        assert_eq!(tries.load(Ordering::SeqCst), 2, "tried again once");
-        assert!(!d.spare_held() && !path.exists(), "the spare was freed");
-        // Freed already: a second full disk is the caller's error.
-        let full = || async { Err::<(), _>(DbError::DiskFull("full".into())) };
-        assert!(matches!(d.freeing(full).await, Err(DbError::DiskFull(_))));
-        // Other errors are not retried.
-        let again = Disk::new(dir.path(), Some(4 << 20), true).unwrap();
-        assert!(again.spare_held(), "taken back at start");
-        let n = std::sync::atomic::AtomicU32::new(0);
-        let broken = || async {
-            n.fetch_add(1, Ordering::SeqCst);
-            Err::<(), _>(DbError::Invalid("no".into()))
-        };
-        assert!(again.freeing(broken).await.is_err());
-        assert_eq!(n.load(Ordering::SeqCst), 1);
-        assert!(again.spare_held());
-        d.retake_spare();
-        assert!(d.spare_held() && path.exists());
-        let without = Disk::new(dir.path(), Some(4 << 20), false).unwrap();
-        assert!(!without.spare_held() && !path.exists());
+        // The sizes SQLite sees are unchanged; the blocks are there.
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 8192);
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0);
+        assert!(allocated(&db) >= 8192 + (4 << 20), "{}", allocated(&db));
+        assert!(allocated(&wal) >= 16 << 20, "{}", allocated(&wal));
+        // Grown into, topped up again from the new end.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&wal)
+            .unwrap()
+            .write_all(&vec![2u8; 1 << 20])
+            .unwrap();
+        d.keep_room();
+        assert!(allocated(&wal) >= (1 << 20) + (16 << 20));
+        // PostgreSQL: nothing kept.
+        let other = tempfile::tempdir().unwrap();
+        let none = Disk::new(other.path(), Some(0), false).unwrap();
+        assert!(!none.room_kept());
     }
 }

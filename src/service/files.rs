@@ -208,10 +208,7 @@ pub(crate) async fn folders(
 /// if the store fails, by the collector later).
 pub(crate) async fn delete(app: &App, account_id: &str, id: &str) -> Result<(), ServiceError> {
     let now = app.clock.now_ms();
-    let deleted = app
-        .disk
-        .freeing(|| app.meta.delete_file(account_id, id, now))
-        .await;
+    let deleted = app.meta.delete_file(account_id, id, now).await;
     // Forgotten whatever the answer: a commit may have landed all the same.
     app.recent.forget(account_id, id);
     let row = deleted?.ok_or_else(ServiceError::not_found)?;
@@ -243,10 +240,7 @@ pub(crate) async fn delete_many(
         }
     }
     let now = app.clock.now_ms();
-    let gone = app
-        .disk
-        .freeing(|| app.meta.delete_files(account_id, ids.clone(), now))
-        .await;
+    let gone = app.meta.delete_files(account_id, ids.clone(), now).await;
     // Forgotten whatever the answer: a commit may have landed all the same.
     for id in &ids {
         app.recent.forget(account_id, id);
@@ -279,10 +273,7 @@ pub(crate) async fn delete_folder(
             ServiceError::bad_request("folder is required (the root cannot be deleted this way)")
         })?;
     let now = app.clock.now_ms();
-    let deleted = app
-        .disk
-        .freeing(|| app.meta.delete_folder(account_id, &folder, now))
-        .await;
+    let deleted = app.meta.delete_folder(account_id, &folder, now).await;
     // Forgotten whatever the answer: a commit may have landed all the same.
     app.recent.forget_all();
     let deleted = deleted?;

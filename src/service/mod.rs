@@ -129,10 +129,10 @@ impl App {
                     .await?,
             ),
         };
-        // The spare serves SQLite in the data dir (a database server's disk
-        // is not this volume).
-        let spare = config.database_url.is_none();
-        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space, spare)
+        // Room for deletes is kept in SQLite's files in the data dir (a
+        // database server's disk is not this volume).
+        let room = config.database_url.is_none();
+        let disk = disk::Disk::new(&data_dir, config.storage.min_free_space, room)
             .map_err(dir_error(&data_dir))?;
         let (plans, changes) = plans::sync(&*meta, &config, true, clock.now_ms()).await?;
         for c in &changes {

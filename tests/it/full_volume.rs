@@ -1,6 +1,6 @@
-//! Deletes on a data volume another process has filled to the last byte:
-//! they answer 200 (the server gives up its preallocated reserve to commit
-//! them, then takes it back once there is room), while uploads get 507.
+//! Deletes on a data volume another process has filled to the last byte,
+//! once or continuously: they answer 200 (they write into room the server
+//! keeps allocated inside SQLite's own files), while uploads get 507.
 //! The volume is a small tmpfs the test mounts (`common::tmpfs`).
 
 use crate::common::tmpfs::Volume;
@@ -37,8 +37,8 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
         return;
     };
     let data_dir: PathBuf = volume.path().join("data");
-    // No collector pass: the test takes the spare back itself, to see each
-    // step (deletes still remove their blobs at once).
+    // No collector pass: the room is kept at start; the test tops it up
+    // itself (deletes still remove their blobs at once).
     let srv = TestServer::start_with(TestOptions {
         data_dir: Some(data_dir.clone()),
         plans_toml: Some("[storage]\nmin_free_space = \"2MiB\"\n".into()),
@@ -57,12 +57,11 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
         ids.push(rec["id"].as_str().unwrap().to_string());
     }
     let filler = volume.path().join("filler");
-    let spare = data_dir.join(filestore::testing::service::disk::RESERVE_FILE);
     let sqlite = !srv.on_postgres();
     // Twice: the volume filled to its last byte, ten deletes. (On
-    // PostgreSQL the database is not on this volume: no spare is kept.)
+    // PostgreSQL the database is not on this volume: no room is kept.)
     for round in ids.chunks(10) {
-        assert_eq!(srv.app.disk.spare_held(), sqlite);
+        assert_eq!(srv.app.disk.room_kept(), sqlite);
         fill(&filler);
         let r = srv.upload("more.bin", vec![b'b'; 140_000], &[]).await;
         assert_eq!(r.status().as_u16(), 507, "uploads are refused");
@@ -77,22 +76,86 @@ async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
             let (status, _) = srv.get_json(&key, &format!("/v1/files/{id}")).await;
             assert_eq!(status, 404);
         }
-        if sqlite {
-            assert!(
-                !srv.app.disk.spare_held() && !spare.exists(),
-                "the deletes needed the spare"
-            );
-        }
-        // The freed blobs (1.5 MB) and the spare (1 MiB) leave room for
-        // the spare and as much again: it is taken back on a volume that
-        // is still below the reserve.
-        srv.app.disk.retake_spare();
-        assert_eq!(srv.app.disk.spare_held(), sqlite);
-        assert_eq!(spare.exists(), sqlite);
+        // The freed blobs (1.5 MB) leave room to top the room up: it is
+        // on a volume that is still below the reserve.
+        std::fs::remove_file(&filler).unwrap();
+        srv.app.disk.keep_room();
+        assert_eq!(srv.app.disk.room_kept(), sqlite);
     }
     let usage = srv.usage().await;
     assert_eq!(usage["storage_bytes"], 0);
+    srv.upload_ok("after.bin", vec![b'c'; 140_000], &[]).await;
+    srv.stop().await;
+}
+
+/// Takes every byte the volume frees, as soon as it is freed, until `stop`:
+/// another process that keeps the volume full (a log, a runaway job).
+fn refill(path: &Path, stop: &std::sync::atomic::AtomicBool) {
+    use std::sync::atomic::Ordering;
+    let mut f = std::fs::File::create(path).expect("refiller");
+    let block = vec![0u8; 64 * 1024];
+    let small = [0u8; 512];
+    while !stop.load(Ordering::Relaxed) {
+        if f.write_all(&block).is_ok() {
+            continue;
+        }
+        while f.write_all(&small).is_ok() {}
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_answer_200_while_another_process_keeps_the_volume_full() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let Some(volume) = Volume::mount(48) else {
+        return;
+    };
+    let data_dir: PathBuf = volume.path().join("data");
+    let srv = TestServer::start_with(TestOptions {
+        data_dir: Some(data_dir.clone()),
+        plans_toml: Some("[storage]\nmin_free_space = \"2MiB\"\n".into()),
+        reap_interval: Some(Duration::from_millis(200)),
+        ..Default::default()
+    })
+    .await;
+    let key = srv.secret_key.clone();
+    let mut ids = Vec::new();
+    for i in 0..24 {
+        let size = if i % 2 == 0 { 1000 } else { 200_000 };
+        let rec = srv
+            .upload_ok(&format!("f{i}.bin"), vec![b'a'; size], &[])
+            .await;
+        ids.push(rec["id"].as_str().unwrap().to_string());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let filler = volume.path().join("filler");
+    let refiller = {
+        let (stop, filler) = (stop.clone(), filler.clone());
+        std::thread::spawn(move || refill(&filler, &stop))
+    };
+    let mut refused = Vec::new();
+    // The deletes one at a time, the refiller taking whatever each frees
+    // (and the collector's passes meeting a volume with no room).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(free_bytes(volume.path()) < 64 * 1024, "the volume is full");
+    for id in &ids {
+        let r = srv.delete_as(&key, id).await;
+        let status = r.status().as_u16();
+        if status != 200 {
+            refused.push(format!("{id}: {status} {}", r.text().await.unwrap()));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    refiller.join().unwrap();
+    assert!(refused.is_empty(), "deletes refused: {refused:#?}");
+    for id in &ids {
+        let (status, _) = srv.get_json(&key, &format!("/v1/files/{id}")).await;
+        assert_eq!(status, 404);
+    }
     std::fs::remove_file(&filler).unwrap();
+    assert_eq!(srv.usage().await["storage_bytes"], 0);
     srv.upload_ok("after.bin", vec![b'c'; 140_000], &[]).await;
     srv.stop().await;
 }

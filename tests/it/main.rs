@@ -48,6 +48,7 @@ mod isolation;
 mod lifecycle;
 mod limits;
 mod multinode;
+mod names;
 mod one_thread;
 mod operating;
 mod outbox;
