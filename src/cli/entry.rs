@@ -7,7 +7,7 @@
 use crate::cli::context::Ctx;
 use crate::cli::error::CliError;
 use crate::cli::globals::GlobalArgs;
-use crate::cli::output::error_line;
+use crate::cli::logging::error_line;
 use crate::cli::{self, Cli, Command};
 use crate::client::error::exit;
 use crate::client::ClientError;

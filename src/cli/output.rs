@@ -100,24 +100,6 @@ pub(crate) fn stderr_record(json: &str) {
     eprintln!("{json}");
 }
 
-/// The error line a failed command ends with, on stderr; never panics when
-/// stderr is gone (the command's status still says it failed).
-/// With `serve --log-format json`, it is one `ERROR` object of the log
-/// (its `code` and `message`) like every other line there.
-pub(crate) fn error_line(code: &str, message: &str) {
-    let line = if super::logging::is_json() {
-        super::logging::json_line(
-            super::logging::Level::Error,
-            "filestore",
-            message,
-            &[("code", code.into())],
-        )
-    } else {
-        format!("error: {}: {}", shown(code), shown(message))
-    };
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
-
 /// Asks the person at the terminal `question` (on stderr, no newline) and
 /// returns the answer's line, trimmed (empty when stdin is closed).
 pub(crate) fn ask(question: &str) -> String {

@@ -68,8 +68,8 @@ pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub(crate) const DEFAULT_INLINE_MAX: u64 = 128 * 1024;
 /// `server.min_upload_rate`: slow mobile links pass, a trickle does not.
 pub(crate) const DEFAULT_MIN_UPLOAD_RATE: u64 = 1024;
-/// `database.statement_timeout`.
-pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// `database.statement_timeout` (the store's own default).
+pub use crate::db::postgres::DEFAULT_STATEMENT_TIMEOUT;
 /// Inline bytes are read into memory whole: keep them small.
 const MAX_INLINE_MAX: u64 = 1 << 20;
 

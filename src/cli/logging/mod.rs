@@ -11,9 +11,9 @@
 
 mod batch;
 
-use super::output::{stderr_line, stderr_record};
+use super::output::{shown, stderr_line, stderr_record};
 use crate::config::LogFormat;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::EnvFilter;
 
@@ -128,6 +128,19 @@ pub(crate) fn notice(level: Level, text: &str, fields: &[(&str, serde_json::Valu
     } else {
         stderr_line(text);
     }
+}
+
+/// The error line a failed command ends with, on stderr; never panics when
+/// stderr is gone (the command's status still says it failed).
+/// With `serve --log-format json`, it is one `ERROR` object of the log
+/// (its `code` and `message`) like every other line there.
+pub(crate) fn error_line(code: &str, message: &str) {
+    let line = if is_json() {
+        json_line(Level::Error, "filestore", message, &[("code", code.into())])
+    } else {
+        format!("error: {}: {}", shown(code), shown(message))
+    };
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// `text` and `fields` as one JSON log line (no newline).

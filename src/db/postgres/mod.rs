@@ -13,7 +13,6 @@
 //! dropping its connection; TCP keepalives on both ends find a dead peer of
 //! an idle connection. See [`settings`].
 
-use crate::config::DEFAULT_STATEMENT_TIMEOUT;
 use crate::db::error::DbError;
 use deadpool_postgres::{
     GenericClient, Manager, ManagerConfig, Object, Pool, QueueMode, RecyclingMethod, Runtime,
@@ -26,6 +25,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
+
+/// Every statement's deadline unless `database.statement_timeout` says
+/// otherwise: a frozen database answers 503 within it, never a hang.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs `$body` with `$c` a pooled connection, within the call's deadline
 /// (checkout included); past it, the connection is dropped, not pooled.
