@@ -339,10 +339,17 @@ mod tests {
 
     #[test]
     fn public_share_is_half_unless_set_and_within_0_and_1() {
-        assert_eq!(Plans::default().get("free").unwrap().public_share, Share::HALF);
+        assert_eq!(
+            Plans::default().get("free").unwrap().public_share,
+            Share::HALF
+        );
         let set: BTreeMap<String, PlanOverride> =
             toml::from_str("[free]\npublic_share = 0.25\n").unwrap();
-        let free = Plans::from_overrides(&set).unwrap().get("free").unwrap().clone();
+        let free = Plans::from_overrides(&set)
+            .unwrap()
+            .get("free")
+            .unwrap()
+            .clone();
         assert_eq!(free.public_share.of(16), 4);
         let again = Plan::from_spec("free", &free.spec()).unwrap();
         assert_eq!(again, free, "the share is stored with the plan");

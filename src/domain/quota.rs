@@ -217,24 +217,25 @@ impl Quota {
             bytes: ask.reserved(),
             ..ask
         };
-        max.admit(theirs, reserving).map_err(|refusal| match refusal {
-            Refusal::Storage { used } => Refusal::Strangers {
-                of: ShareOf::Reserved,
-                held: used,
-                max: max.storage,
-            },
-            Refusal::Uploads { count } => Refusal::Strangers {
-                of: ShareOf::Uploads,
-                held: count,
-                max: max.uploads_per_period,
-            },
-            Refusal::OpenUploads { open } => Refusal::Strangers {
-                of: ShareOf::OpenUploads,
-                held: open,
-                max: max.open_uploads,
-            },
-            strangers @ Refusal::Strangers { .. } => strangers,
-        })
+        max.admit(theirs, reserving)
+            .map_err(|refusal| match refusal {
+                Refusal::Storage { used } => Refusal::Strangers {
+                    of: ShareOf::Reserved,
+                    held: used,
+                    max: max.storage,
+                },
+                Refusal::Uploads { count } => Refusal::Strangers {
+                    of: ShareOf::Uploads,
+                    held: count,
+                    max: max.uploads_per_period,
+                },
+                Refusal::OpenUploads { open } => Refusal::Strangers {
+                    of: ShareOf::OpenUploads,
+                    held: open,
+                    max: max.open_uploads,
+                },
+                strangers @ Refusal::Strangers { .. } => strangers,
+            })
     }
 }
 
@@ -370,10 +371,7 @@ mod tests {
             Ok(())
         );
         // Monthly uploads: 5 of 10.
-        let five = Holdings {
-            uploads: 5,
-            ..none
-        };
+        let five = Holdings { uploads: 5, ..none };
         assert_eq!(
             q.admit_stranger(share, five, five, Ask::file(1)),
             Err(Refusal::Strangers {

@@ -17,8 +17,8 @@
 //! whoever has the page or the link cannot take the account's own uploads'
 //! room, on any node.
 
-use crate::domain::ids::KeyKind;
 use crate::db::DynMetaStore;
+use crate::domain::ids::KeyKind;
 use crate::domain::quota::{Ask, Holdings, Quota, Refusal, Share};
 use crate::service::error::ServiceError;
 use std::collections::HashMap;
@@ -44,11 +44,7 @@ struct Tally {
 /// upload token also its uploads left (`at_once`), so that it cannot hold
 /// slots with bodies it could never all commit. None: the account's cap
 /// alone (a secret key).
-pub(crate) fn strangers_share(
-    kind: KeyKind,
-    share: Share,
-    concurrent: u64,
-) -> Option<u64> {
+pub(crate) fn strangers_share(kind: KeyKind, share: Share, concurrent: u64) -> Option<u64> {
     kind.is_stranger().then(|| share.of(concurrent))
 }
 

@@ -28,7 +28,9 @@ pub(crate) async fn refused(
             );
             open_refused(app, account_id, plan.open_uploads, message).await
         }
-        Refusal::Strangers { of, held, max } => strangers_refused(app, of, (held, max), account_id).await,
+        Refusal::Strangers { of, held, max } => {
+            strangers_refused(app, of, (held, max), account_id).await
+        }
     }
 }
 
@@ -159,7 +161,11 @@ async fn expiry_refused(
     message: String,
 ) -> ServiceError {
     let now = app.clock.now_ms();
-    let next_expiry = match app.meta.next_upload_expiry(account_id, now, strangers).await {
+    let next_expiry = match app
+        .meta
+        .next_upload_expiry(account_id, now, strangers)
+        .await
+    {
         Ok(at) => at,
         Err(e) => return e.into(),
     };

@@ -287,7 +287,11 @@ impl Upload {
         let ctx = CommitContext {
             idempotency_key: self.req.idempotency_key,
             token: (self.req.kind == KeyKind::Token).then(|| self.req.key_id.clone()),
-            share: self.req.kind.is_stranger().then_some(self.plan.public_share),
+            share: self
+                .req
+                .kind
+                .is_stranger()
+                .then_some(self.plan.public_share),
             ..commit_context(app, None)
         };
         let stored = store_and_commit(app, row, spooled.body, &self.plan, ctx, held).await;

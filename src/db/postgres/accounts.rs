@@ -210,8 +210,10 @@ impl AccountRepo for PgStore {
         period: &str,
         now: i64,
     ) -> Result<crate::domain::quota::Holdings, DbError> {
-        on_conn!(self, |c| super::strangers::strangers(c, account_id, period, now)
-            .await)
+        on_conn!(self, |c| super::strangers::strangers(
+            c, account_id, period, now
+        )
+        .await)
     }
 
     /// The account's stored bytes and the period's counters, in one statement

@@ -78,7 +78,13 @@ pub(super) fn strangers(
         ))?
         .query_row(
             named_params! { ":account": account_id, ":period": period, ":now": now },
-            |r| Ok((r.get::<_, u64>(0)?, r.get::<_, u64>(1)?, r.get::<_, u64>(2)?)),
+            |r| {
+                Ok((
+                    r.get::<_, u64>(0)?,
+                    r.get::<_, u64>(1)?,
+                    r.get::<_, u64>(2)?,
+                ))
+            },
         )?;
     Ok(Holdings {
         used: reserved,

@@ -28,13 +28,13 @@ async fn a_strangers_reservation_goes_10_minutes_after_its_last_byte() {
     let (retry, _) = refused(tus_create(&srv, &page, 1).await).await;
     assert!(retry <= 600, "{retry}");
     // A byte at 9 minutes: 10 more from then.
-    srv.clock.advance(Duration::from_secs(9 * 60));
+    srv.clock.advance(Duration::from_mins(9));
     assert_eq!(patch(&srv, &page, &url, 0, b"0123456789").await, 204);
-    srv.clock.advance(Duration::from_secs(9 * 60));
+    srv.clock.advance(Duration::from_mins(9));
     refused(tus_create(&srv, &page, 1).await).await;
     assert_eq!(srv.usage().await["reserved_bytes"], 500);
     // 11 minutes after its last byte: expired, its reservation free.
-    srv.clock.advance(Duration::from_secs(2 * 60));
+    srv.clock.advance(Duration::from_mins(2));
     assert_eq!(srv.usage().await["reserved_bytes"], 0);
     created(tus_create(&srv, &page, 500).await).await;
     let status = page
@@ -45,6 +45,9 @@ async fn a_strangers_reservation_goes_10_minutes_after_its_last_byte() {
         .unwrap()
         .status()
         .as_u16();
-    assert!(status == 404 || status == 410, "the expired upload: {status}");
+    assert!(
+        status == 404 || status == 410,
+        "the expired upload: {status}"
+    );
     srv.stop().await;
 }

@@ -86,7 +86,10 @@ async fn upload(srv: &TestServer, who: &Who, bytes: &[u8]) -> Response {
 
 /// A multipart upload by `who` whose file part is what the sender gives
 /// (one chunk sent at once), until the sender is dropped.
-fn held_upload(srv: &TestServer, who: &Who) -> (Sender<std::io::Result<Bytes>>, JoinHandle<Response>) {
+fn held_upload(
+    srv: &TestServer,
+    who: &Who,
+) -> (Sender<std::io::Result<Bytes>>, JoinHandle<Response>) {
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tx.try_send(Ok(Bytes::from_static(b"first bytes"))).unwrap();
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -157,7 +160,10 @@ async fn strangers_hold_half_the_concurrent_uploads_together() {
     for who in [&token, &page] {
         let (retry, message) = refused(upload(&srv, who, b"one more").await).await;
         assert_eq!(retry, 1, "{message}");
-        assert!(message.contains("public keys and upload tokens"), "{message}");
+        assert!(
+            message.contains("public keys and upload tokens"),
+            "{message}"
+        );
     }
     // The owner's room is whole: 4 bodies at once, and a whole upload.
     let mut own = Vec::new();
@@ -189,7 +195,10 @@ async fn strangers_hold_half_the_open_uploads_together() {
     created(tus_create(&srv, &token, 10).await).await;
     for who in [&token, &page] {
         let (retry, message) = refused(tus_create(&srv, who, 10).await).await;
-        assert!((1..=600).contains(&retry), "when a stranger's upload expires: {retry}");
+        assert!(
+            (1..=600).contains(&retry),
+            "when a stranger's upload expires: {retry}"
+        );
         assert!(message.contains("2 of the 2"), "{message}");
     }
     for _ in 0..2 {
@@ -209,7 +218,10 @@ async fn strangers_reserve_at_most_half_the_storage() {
     created(tus_create(&srv, &token, 100).await).await;
     for who in [&page, &token] {
         let (retry, message) = refused(tus_create(&srv, who, 1).await).await;
-        assert!((1..=600).contains(&retry), "when a stranger's upload expires: {retry}");
+        assert!(
+            (1..=600).contains(&retry),
+            "when a stranger's upload expires: {retry}"
+        );
         assert!(message.contains("share of the storage"), "{message}");
     }
     // A stranger's file is stored, not reserved: it still fits.
