@@ -428,10 +428,9 @@ mod tests {
             prop_assert!(share.of(limit.saturating_add(1)) >= part);
         }
 
-        /// Strangers admitted means the account within its limits and the
-        /// strangers within their share of each; the account's own keys
-        /// (plain `admit`) are never refused for what strangers hold beyond
-        /// the account's limits.
+        /// A stranger is admitted exactly when the account's limits admit
+        /// the ask and the strangers stay within their share of each (only
+        /// a reservation counting against the share of storage).
         #[test]
         fn strangers_admitted_exactly_within_account_and_share(
             storage in 0u64..1_000, uploads_per_period in 0u64..10, open_uploads in 0u64..10,
