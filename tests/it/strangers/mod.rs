@@ -275,3 +275,42 @@ async fn a_tokens_own_limits_apply_within_the_share() {
     assert_eq!(code, 401, "a used-up token");
     srv.stop().await;
 }
+
+/// A `public_share` outside `0 < x ≤ 1` is a config error naming the plan
+/// and the key (exit 2), before anything starts.
+#[test]
+fn public_share_outside_0_and_1_is_a_config_error() {
+    for (share, ok) in [
+        ("0", None),
+        ("1.5", None),
+        ("-0.5", None),
+        ("0.25", Some(0.25)),
+        ("1", Some(1.0)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, format!("[plans.team]\npublic_share = {share}\n")).unwrap();
+        let config = config.to_str().unwrap();
+        let out = crate::common::process::admin(
+            dir.path(),
+            None,
+            &["plan", "list", "--json", "--config", config],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        if let Some(share) = ok {
+            assert!(out.status.success(), "{share}: {err}");
+            let team = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .find(|p| p["name"] == "team")
+                .expect("the plan is listed");
+            assert_eq!(team["public_share"].as_f64(), Some(share), "{team}");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{share}: {err}");
+            assert!(
+                err.contains("plan team: public_share must be more than 0 and at most 1"),
+                "{err}"
+            );
+        }
+    }
+}

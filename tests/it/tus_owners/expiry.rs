@@ -87,7 +87,11 @@ async fn a_public_keys_untouched_reservations_hold_the_quota_for_minutes_only() 
         srv.upload("later.txt", vec![1; 10], &[]).await.status() == 201
     })
     .await;
-    assert_eq!(srv.usage().await["reserved_bytes"], 990, "the account's own stays");
+    assert_eq!(
+        srv.usage().await["reserved_bytes"],
+        990,
+        "the account's own stays"
+    );
     srv.stop().await;
 }
 
