@@ -63,6 +63,7 @@ struct PlanView {
     rate_window: String,
     concurrent_uploads: u64,
     open_uploads: u64,
+    public_share: f64,
 }
 
 impl From<&Plan> for PlanView {
@@ -77,6 +78,7 @@ impl From<&Plan> for PlanView {
             rate_window: humantime::format_duration(p.rate_window).to_string(),
             concurrent_uploads: p.concurrent_uploads,
             open_uploads: p.open_uploads,
+            public_share: p.public_share.fraction(),
         }
     }
 }
@@ -85,7 +87,7 @@ fn plan_line(p: &PlanView) -> String {
     let size = super::format::bytes;
     format!(
         "{}  max_file_size={}  storage={}  bandwidth={}/month  uploads={}/month  rate={}/{}  \
-         concurrent_uploads={}  open_uploads={}",
+         concurrent_uploads={}  open_uploads={}  public_share={}",
         p.name,
         size(p.max_file_size),
         size(p.storage),
@@ -94,7 +96,8 @@ fn plan_line(p: &PlanView) -> String {
         p.rate_limit,
         p.rate_window,
         p.concurrent_uploads,
-        p.open_uploads
+        p.open_uploads,
+        p.public_share
     )
 }
 

@@ -2,6 +2,7 @@
 //! what a config file changes or adds, and the size and duration values the
 //! config accepts.
 
+use crate::domain::quota::Share;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,6 +26,9 @@ pub struct PlanOverride {
     pub concurrent_uploads: Option<u64>,
     /// Incomplete resumable uploads per account.
     pub open_uploads: Option<u64>,
+    /// The part of each per-account limit the account's public keys and
+    /// upload tokens may hold together (`0 < x ≤ 1`).
+    pub public_share: Option<f64>,
 }
 
 /// A plan in force.
@@ -42,6 +46,10 @@ pub struct Plan {
     pub concurrent_uploads: u64,
     /// Incomplete resumable uploads per account; over it, 429.
     pub open_uploads: u64,
+    /// What the account's strangers (public keys and upload tokens, all
+    /// together) may hold of `concurrent_uploads`, `open_uploads`, the
+    /// storage (as reservations) and the monthly uploads; past it, 429.
+    pub public_share: Share,
 }
 
 /// `concurrent_uploads` and `open_uploads` of a configured plan that does not
@@ -83,10 +91,11 @@ impl Plan {
             rate_window: Duration::from_mins(1),
             concurrent_uploads: concurrent,
             open_uploads: open,
+            public_share: Share::HALF,
         })
     }
 
-    fn with(mut self, o: &PlanOverride) -> Plan {
+    fn with(mut self, o: &PlanOverride) -> Result<Plan, String> {
         self.max_file_size = o.max_file_size.unwrap_or(self.max_file_size);
         self.storage = o.storage.unwrap_or(self.storage);
         self.bandwidth = o.bandwidth.unwrap_or(self.bandwidth);
@@ -95,7 +104,10 @@ impl Plan {
         self.rate_window = o.rate_window.unwrap_or(self.rate_window);
         self.concurrent_uploads = o.concurrent_uploads.unwrap_or(self.concurrent_uploads);
         self.open_uploads = o.open_uploads.unwrap_or(self.open_uploads);
-        self
+        if let Some(share) = o.public_share {
+            self.public_share = Share::from_fraction(share)?;
+        }
+        Ok(self)
     }
 }
 
@@ -111,6 +123,13 @@ struct Spec {
     rate_window_ms: u64,
     concurrent_uploads: u64,
     open_uploads: u64,
+    /// Absent from the specs written before it: half.
+    #[serde(default = "half")]
+    public_share: f64,
+}
+
+fn half() -> f64 {
+    Share::HALF.fraction()
 }
 
 impl Plan {
@@ -125,6 +144,7 @@ impl Plan {
             rate_window_ms: u64::try_from(self.rate_window.as_millis()).unwrap_or(u64::MAX),
             concurrent_uploads: self.concurrent_uploads,
             open_uploads: self.open_uploads,
+            public_share: self.public_share.fraction(),
         })
         .expect("a plan serializes")
     }
@@ -143,6 +163,8 @@ impl Plan {
             rate_window: Duration::from_millis(s.rate_window_ms.max(1)),
             concurrent_uploads: s.concurrent_uploads.max(1),
             open_uploads: s.open_uploads.max(1),
+            public_share: Share::from_fraction(s.public_share)
+                .map_err(|e| format!("plan {name:?} in the database: {e}"))?,
         })
     }
 }
@@ -173,7 +195,7 @@ impl Plans {
                 open_uploads: CONFIGURED_OPEN_UPLOADS,
                 ..Plan::builtin("free").expect("builtin")
             });
-            let plan = base.with(o);
+            let plan = base.with(o).map_err(|e| format!("plan {name}: {e}"))?;
             if plan.rate_limit == 0 || plan.rate_window.is_zero() {
                 return Err(
                     format!("plan {name}: rate_limit and rate_window must be positive").into(),
@@ -313,5 +335,32 @@ mod tests {
         let zero: BTreeMap<String, PlanOverride> =
             toml::from_str("[z]\nconcurrent_uploads = 0\n").unwrap();
         assert!(Plans::from_overrides(&zero).is_err());
+    }
+
+    #[test]
+    fn public_share_is_half_unless_set_and_within_0_and_1() {
+        assert_eq!(
+            Plans::default().get("free").unwrap().public_share,
+            Share::HALF
+        );
+        let set: BTreeMap<String, PlanOverride> =
+            toml::from_str("[free]\npublic_share = 0.25\n").unwrap();
+        let free = Plans::from_overrides(&set)
+            .unwrap()
+            .get("free")
+            .unwrap()
+            .clone();
+        assert_eq!(free.public_share.of(16), 4);
+        let again = Plan::from_spec("free", &free.spec()).unwrap();
+        assert_eq!(again, free, "the share is stored with the plan");
+        let old = r#"{"max_file_size":1,"storage":1,"bandwidth":1,"uploads":1,"rate_limit":1,
+            "rate_window_ms":1,"concurrent_uploads":1,"open_uploads":1}"#;
+        assert_eq!(Plan::from_spec("x", old).unwrap().public_share, Share::HALF);
+        for bad in ["0", "0.0", "-0.5", "1.5"] {
+            let o: BTreeMap<String, PlanOverride> =
+                toml::from_str(&format!("[free]\npublic_share = {bad}\n")).unwrap();
+            let err = Plans::from_overrides(&o).unwrap_err().to_string();
+            assert!(err.contains("public_share"), "{bad}: {err}");
+        }
     }
 }

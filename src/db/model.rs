@@ -137,6 +137,12 @@ pub struct CommitContext {
     /// upload's use was held at its creation by its creator (`created_by`),
     /// and that one is converted whatever this says.
     pub token: Option<String>,
+    /// Some when the file is uploaded by a stranger of the account (a
+    /// public key or an upload token; not a resumable upload's completion,
+    /// whose creator decides): the strangers' share it is held to
+    /// (`domain::quota::Quota::admit_stranger`), and the upload counts as
+    /// theirs.
+    pub share: Option<crate::domain::quota::Share>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,12 +282,6 @@ pub enum CreateOutcome {
     /// The upload token that creates it (its `created_by`) is used up,
     /// revoked or expired: nothing created.
     TokenSpent,
-    /// The account's public keys hold `open` incomplete uploads already,
-    /// their share of the account's (`create_upload`'s `key_share`):
-    /// nothing created.
-    KeyShareFull {
-        open: u64,
-    },
 }
 
 /// Progress of one PATCH, recorded only if the upload is still at `from`.

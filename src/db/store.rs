@@ -12,6 +12,7 @@ use super::model::{
     RowWithData, StoredPlan, TokenRow, UploadRow, UsageCounters, VariantOutcome, VariantRow,
     WebhookRow,
 };
+use crate::domain::quota::Share;
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -32,6 +33,7 @@ pub trait MetaStore:
     + OpsRepo
     + VariantRepo
     + PlanRepo
+    + SlotRepo
 {
 }
 
@@ -46,6 +48,7 @@ impl<T> MetaStore for T where
         + OpsRepo
         + VariantRepo
         + PlanRepo
+        + SlotRepo
 {
 }
 
@@ -230,6 +233,19 @@ pub trait AccountRepo: std::fmt::Debug + Send + Sync {
         self.commitments(account_id, period, now).await
     }
 
+    /// What the account's strangers (its public keys and upload tokens, all
+    /// together) hold at `now` in `period`, for the early checks of a
+    /// stranger's upload: the bytes their incomplete resumable uploads
+    /// reserve, their uploads in the period (those incomplete ones counted)
+    /// and those incomplete ones. The transaction that admits the upload
+    /// reads them again.
+    async fn strangers(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<crate::domain::quota::Holdings, DbError>;
+
     /// The account's stored bytes and the period's counters, read together.
     async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError>;
 
@@ -316,15 +332,16 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
     /// (`created_by` is a `ut_…` id) also takes one of the token's uploads
     /// (`uploads_open + 1`, only if it is unrevoked, unexpired at the
     /// upload's `created_at` and has one left: else
-    /// [`CreateOutcome::TokenSpent`]). With a `key_share` (a public key
-    /// creates it), the account's public keys together may hold at most
-    /// that many incomplete uploads, this one counted (else
-    /// [`CreateOutcome::KeyShareFull`]).
+    /// [`CreateOutcome::TokenSpent`]). With a `share` (a stranger, a public
+    /// key or an upload token, creates it), the account's strangers together
+    /// must also stay within that share of the reservations, the period's
+    /// uploads and the incomplete uploads, this one counted
+    /// (`Quota::admit_stranger`; else [`CreateOutcome::Refused`]).
     async fn create_upload(
         &self,
         upload: UploadRow,
         limits: Quota,
-        key_share: Option<u64>,
+        share: Option<Share>,
         period: &str,
     ) -> Result<CreateOutcome, DbError>;
 
@@ -339,9 +356,15 @@ pub trait UploadRepo: std::fmt::Debug + Send + Sync {
         max: u32,
     ) -> Result<Vec<UploadRow>, DbError>;
 
-    /// When the first of the account's incomplete uploads expires (`now`
-    /// when it has none): when one more may be created.
-    async fn next_upload_expiry(&self, account_id: &str, now: i64) -> Result<i64, DbError>;
+    /// When the first of the account's incomplete uploads (of those its
+    /// strangers created, with `strangers`) expires (`now` when it has
+    /// none): when one more may be created.
+    async fn next_upload_expiry(
+        &self,
+        account_id: &str,
+        now: i64,
+        strangers: bool,
+    ) -> Result<i64, DbError>;
 
     /// The bytes of the upload not yet in the blob store.
     async fn upload_tail(&self, id: &str) -> Result<Option<Vec<u8>>, DbError>;
@@ -534,4 +557,35 @@ pub trait PlanRepo: std::fmt::Debug + Send + Sync {
     /// The plans accounts are on: each with its number of accounts and the
     /// name of one of them.
     async fn plan_uses(&self) -> Result<Vec<PlanUse>, DbError>;
+}
+
+/// The upload bodies of an account's strangers (its public keys and upload
+/// tokens, all together) arriving at once, against their share of the
+/// plan's `concurrent_uploads`, for a store that several nodes share
+/// (PostgreSQL: a row each, taken under the account row's lock, those of
+/// dead nodes not counted). A store of one node (SQLite) leaves them to the
+/// node's memory (`service::inflight`), as the account's own bodies are.
+#[async_trait]
+pub trait SlotRepo: std::fmt::Debug + Send + Sync {
+    /// Whether this store counts the strangers' bodies (else the node does).
+    fn counts_slots(&self) -> bool {
+        false
+    }
+
+    /// Takes slot `id` (a new id) of `account_id` if its strangers have
+    /// fewer than `max` bodies arriving on every live node; false if not.
+    async fn take_slot(
+        &self,
+        _account_id: &str,
+        _id: &str,
+        _max: u64,
+        _now: i64,
+    ) -> Result<bool, DbError> {
+        Ok(true)
+    }
+
+    /// Gives slot `id` back (the body has arrived, or its request ended).
+    async fn free_slot(&self, _id: &str) -> Result<(), DbError> {
+        Ok(())
+    }
 }

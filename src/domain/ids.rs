@@ -75,6 +75,14 @@ impl KeyKind {
         }
     }
 
+    /// Whether a caller of this kind is a stranger of its account: a public
+    /// key (anyone with the page that holds it) or an upload token (anyone
+    /// with the link), held together to the plan's `public_share` of each
+    /// per-account limit (`domain::quota::Share`).
+    pub fn is_stranger(self) -> bool {
+        self != KeyKind::Secret
+    }
+
     /// How a key of this kind begins: `sk_`, `pk_`, `upt_`.
     pub fn prefix(self) -> &'static str {
         match self {

@@ -22,6 +22,7 @@ pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitCon
         idempotency_since: app.clock.now_ms() - IDEMPOTENCY_WINDOW_MS,
         tus_upload,
         token: None,
+        share: None,
     }
 }
 

@@ -11,9 +11,15 @@
 //! ([`Slot`]'s drop), so one tenant's many slow uploads cannot take every
 //! connection and spool of the server. Counted per node, in memory: on `n`
 //! nodes behind a balancer an account may have up to `n` times its cap.
+//! Of it, the account's strangers (public keys and upload tokens, all
+//! together) hold at most their share (`[plans.*] public_share`), counted
+//! exactly across nodes when the store is shared (PostgreSQL, `SlotRepo`):
+//! whoever has the page or the link cannot take the account's own uploads'
+//! room, on any node.
 
+use crate::db::DynMetaStore;
 use crate::domain::ids::KeyKind;
-use crate::domain::quota::{public_share, Ask, Holdings, Quota, Refusal};
+use crate::domain::quota::{Ask, Holdings, Quota, Refusal, Share};
 use crate::service::error::ServiceError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,26 +36,83 @@ struct Tally {
 }
 
 /// The upload bodies one caller may have arriving at once, of its account's
-/// `concurrent` (the plan's `concurrent_uploads`), and what a refusal calls
-/// it; None: all of them. An upload token: its uploads left (`at_once`), so
-/// that it cannot hold slots with bodies it could never all commit. The
-/// account's public keys, all together: half, at least one. Anyone with the
-/// page that holds one has it, and slow bodies sent with it would otherwise
-/// hold every slot: the account's own secret-key uploads always find room.
-pub(crate) fn own_share(
-    kind: KeyKind,
-    at_once: Option<u64>,
-    concurrent: u64,
-) -> Option<(u64, &'static str)> {
-    match kind {
-        KeyKind::Token => at_once.map(|max| (max, "upload token")),
-        KeyKind::Public => Some((public_share(concurrent), "account's public keys")),
-        KeyKind::Secret => None,
-    }
+/// `concurrent` (the plan's `concurrent_uploads`), besides the account's
+/// own cap: the account's strangers (its public keys and upload tokens,
+/// all together) their `share` of it, at least one (anyone with the page
+/// or the link has one, and slow bodies sent with them would otherwise hold
+/// every slot: the account's own secret-key uploads always find room); an
+/// upload token also its uploads left (`at_once`), so that it cannot hold
+/// slots with bodies it could never all commit. None: the account's cap
+/// alone (a secret key).
+pub(crate) fn strangers_share(kind: KeyKind, share: Share, concurrent: u64) -> Option<u64> {
+    kind.is_stranger().then(|| share.of(concurrent))
 }
 
 /// Seconds a client refused for too many concurrent uploads is told to wait.
 pub(crate) const RETRY_AFTER_SECS: i64 = 1;
+
+/// The refusal of a stranger's upload body past the strangers' share
+/// (`max`) of the account's concurrent uploads (429, retried a second
+/// later, as the account's own).
+fn strangers_full(max: u64) -> String {
+    format!(
+        "too many uploads at once: {max} are arriving with this account's public keys and \
+         upload tokens, their share of its concurrent uploads; retry when one has ended"
+    )
+}
+
+/// The places one upload body holds (see [`InFlight::slots`]), until
+/// dropped: those counted in this node's memory, and the strangers' one the
+/// store counts for every node.
+#[derive(Debug)]
+pub struct Slots {
+    _here: Vec<Slot>,
+    _shared: Option<Shared>,
+}
+
+/// A strangers' slot the store counts (a row on PostgreSQL): given back on
+/// drop, by a task that tries until the store answers (while it cannot,
+/// the row holds the slot; should the node die first, its rows count no
+/// more). Made before the slot is asked for, so that a request dropped
+/// while asking gives back what it may have taken.
+#[derive(Debug)]
+struct Shared {
+    meta: Option<DynMetaStore>,
+    id: String,
+}
+
+impl Shared {
+    fn new(meta: &DynMetaStore, id: String) -> Shared {
+        Shared {
+            meta: Some(meta.clone()),
+            id,
+        }
+    }
+
+    /// Nothing was taken: nothing to give back.
+    fn forget(mut self) {
+        self.meta = None;
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let Some(meta) = self.meta.take() else {
+            return;
+        };
+        let id = std::mem::take(&mut self.id);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let mut wait = std::time::Duration::from_millis(500);
+                while let Err(e) = meta.free_slot(&id).await {
+                    tracing::warn!(error = %e, slot = %id, "a strangers' upload slot was not given back yet");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(std::time::Duration::from_secs(30));
+                }
+            });
+        }
+    }
+}
 
 /// One upload body's place among its account's concurrent uploads; given
 /// back on drop.
@@ -96,28 +159,52 @@ impl InFlight {
     }
 
     /// The slots an upload body of a caller takes: one of its account's
-    /// (`concurrent`, the plan's), and one of its own share when it has
-    /// one ([`own_share`]).
-    pub fn slots(
+    /// (`concurrent`, the plan's), and, for a stranger, one of the
+    /// strangers' `share` of it ([`strangers_share`]) and an upload token's
+    /// own (`at_once`, its uploads left, when given). The strangers' share
+    /// is counted by the store when several nodes share it (`meta`,
+    /// `SlotRepo`: a round trip, for strangers only), else here.
+    pub async fn slots(
         &self,
+        meta: &DynMetaStore,
         account: &str,
-        concurrent: u64,
+        (concurrent, share): (u64, Share),
         caller: (KeyKind, &str, Option<u64>),
         now: i64,
-    ) -> Result<(Slot, Option<Slot>), ServiceError> {
+    ) -> Result<Slots, ServiceError> {
         let (kind, key_id, at_once) = caller;
         let slot = self.slot(account, concurrent, now)?;
-        // Every public key of the account shares one half (two sites' keys
-        // must not hold all the slots together).
-        let own_key = match kind {
-            KeyKind::Public => format!("public/{account}"),
-            _ => key_id.to_string(),
+        let mut here = vec![slot];
+        let Some(max) = strangers_share(kind, share, concurrent) else {
+            return Ok(Slots {
+                _here: here,
+                _shared: None,
+            });
         };
-        let own = match own_share(kind, at_once, concurrent) {
-            Some((max, whose)) => Some(self.slot_of(&own_key, whose, max, now)?),
-            None => None,
-        };
-        Ok((slot, own))
+        if let (KeyKind::Token, Some(left)) = (kind, at_once) {
+            here.push(self.slot_of(key_id, "upload token", left, now)?);
+        }
+        let mut shared = None;
+        if meta.counts_slots() {
+            let taken = Shared::new(meta, crate::domain::ids::upload_id());
+            if !meta.take_slot(account, &taken.id, max, now).await? {
+                taken.forget();
+                return Err(ServiceError::RateLimited {
+                    message: strangers_full(max),
+                    limit: max,
+                    reset: now + RETRY_AFTER_SECS,
+                    now,
+                });
+            }
+            shared = Some(taken);
+        } else {
+            let key = format!("strangers/{account}");
+            here.push(self.take(key, max, now, || strangers_full(max))?);
+        }
+        Ok(Slots {
+            _here: here,
+            _shared: shared,
+        })
     }
 
     /// The same for one caller of an account (`key`: a key's or an upload
@@ -224,21 +311,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_public_key_has_half_a_token_its_uploads_left_a_secret_key_all() {
-        assert_eq!(
-            own_share(KeyKind::Public, None, 8),
-            Some((4, "account's public keys"))
-        );
-        assert_eq!(
-            own_share(KeyKind::Public, None, 1),
-            Some((1, "account's public keys"))
-        );
-        assert_eq!(
-            own_share(KeyKind::Token, Some(3), 8),
-            Some((3, "upload token"))
-        );
-        assert_eq!(own_share(KeyKind::Token, None, 8), None);
-        assert_eq!(own_share(KeyKind::Secret, None, 8), None);
+    fn strangers_have_their_share_a_secret_key_all() {
+        assert_eq!(strangers_share(KeyKind::Public, Share::HALF, 8), Some(4));
+        assert_eq!(strangers_share(KeyKind::Token, Share::HALF, 8), Some(4));
+        assert_eq!(strangers_share(KeyKind::Public, Share::HALF, 1), Some(1));
+        assert_eq!(strangers_share(KeyKind::Secret, Share::HALF, 8), None);
     }
 
     #[test]

@@ -54,6 +54,11 @@ impl Change {
             a.open_uploads.to_string(),
             b.open_uploads.to_string(),
         );
+        diff(
+            "public_share",
+            a.public_share.fraction().to_string(),
+            b.public_share.fraction().to_string(),
+        );
         parts.join(", ")
     }
 }

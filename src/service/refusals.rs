@@ -6,7 +6,7 @@ use super::App;
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::domain::policy::UploadPolicy;
-use crate::domain::quota::Refusal;
+use crate::domain::quota::{Refusal, ShareOf};
 use crate::domain::units::human_bytes;
 use crate::service::error::ServiceError;
 
@@ -28,7 +28,49 @@ pub(crate) async fn refused(
             );
             open_refused(app, account_id, plan.open_uploads, message).await
         }
+        Refusal::Strangers { of, held, max } => {
+            strangers_refused(app, of, (held, max), account_id).await
+        }
     }
+}
+
+/// 429 for a stranger (a public key or an upload token) past the share of
+/// a limit the account's strangers hold together (`held` of `max`); the
+/// account's own keys go on. Retried at the month's end for uploads, when
+/// the strangers' first incomplete upload expires for the others (a read,
+/// on refusal only; it is at most 10 minutes after its last byte).
+async fn strangers_refused(
+    app: &App,
+    of: ShareOf,
+    (held, max): (u64, u64),
+    account_id: &str,
+) -> ServiceError {
+    let whose = "this account's public keys and upload tokens";
+    let message = match of {
+        ShareOf::Uploads => {
+            let now = app.clock.now();
+            return ServiceError::RateLimited {
+                message: format!(
+                    "monthly upload limit reached for {whose} ({held} of the {max} they may \
+                     make together this period)"
+                ),
+                limit: max,
+                reset: period_of(now).next_start.timestamp(),
+                now: now.timestamp(),
+            };
+        }
+        ShareOf::Reserved => format!(
+            "{whose} reserve {} with incomplete resumable uploads, their share of the storage \
+             ({}): complete or end one first",
+            human_bytes(held),
+            human_bytes(max)
+        ),
+        ShareOf::OpenUploads => format!(
+            "too many incomplete resumable uploads made with {whose} ({held} of the {max} they \
+             may hold together): complete or end one first"
+        ),
+    };
+    expiry_refused(app, account_id, true, max, message).await
 }
 
 /// The largest file a caller may upload: its policy's `max_size` within the
@@ -106,8 +148,24 @@ pub(crate) async fn open_refused(
     limit: u64,
     message: String,
 ) -> ServiceError {
+    expiry_refused(app, account_id, false, limit, message).await
+}
+
+/// 429 (`message`, of `limit`) retried when the first incomplete upload
+/// of the account (of its strangers only, with `strangers`) expires.
+async fn expiry_refused(
+    app: &App,
+    account_id: &str,
+    strangers: bool,
+    limit: u64,
+    message: String,
+) -> ServiceError {
     let now = app.clock.now_ms();
-    let next_expiry = match app.meta.next_upload_expiry(account_id, now).await {
+    let next_expiry = match app
+        .meta
+        .next_upload_expiry(account_id, now, strangers)
+        .await
+    {
         Ok(at) => at,
         Err(e) => return e.into(),
     };

@@ -12,7 +12,7 @@
 //! these calls (`server::form`).
 
 use super::commit::{commit, commit_context, PendingBlob};
-use super::inflight::{Held, Slot};
+use super::inflight::{Held, Slots};
 use super::refusals::{refused, size_limit, sniffed_type, storage_exceeded, SizeLimit};
 use super::spool::{Body, Spool, Spooled};
 use super::{checksum, records, App};
@@ -93,7 +93,7 @@ pub(crate) struct Upload {
     /// Its place among the account's uploads arriving at once, until the
     /// body is in ([`Upload::finish`] gives it back before the store and
     /// the commit: a slow database does not count as a slow body).
-    slot: Option<(Slot, Option<Slot>)>,
+    slot: Option<Slots>,
 }
 
 impl Upload {
@@ -107,12 +107,16 @@ impl Upload {
     ) -> Result<Upload, ServiceError> {
         let plan = app.plan_of(&req.account).clone();
         let now = app.clock.now().timestamp();
-        let (slot, own_slot) = app.in_flight.slots(
-            &req.account.id,
-            plan.concurrent_uploads,
-            (req.kind, &req.key_id, req.policy.at_once),
-            now,
-        )?;
+        let slots = app
+            .in_flight
+            .slots(
+                &app.meta,
+                &req.account.id,
+                (plan.concurrent_uploads, plan.public_share),
+                (req.kind, &req.key_id, req.policy.at_once),
+                now,
+            )
+            .await?;
         if let Some(key) = &req.idempotency_key {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
             req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
@@ -147,7 +151,7 @@ impl Upload {
             plan,
             replay,
             limits,
-            slot: Some((slot, own_slot)),
+            slot: Some(slots),
         })
     }
 
@@ -283,6 +287,11 @@ impl Upload {
         let ctx = CommitContext {
             idempotency_key: self.req.idempotency_key,
             token: (self.req.kind == KeyKind::Token).then(|| self.req.key_id.clone()),
+            share: self
+                .req
+                .kind
+                .is_stranger()
+                .then_some(self.plan.public_share),
             ..commit_context(app, None)
         };
         let stored = store_and_commit(app, row, spooled.body, &self.plan, ctx, held).await;
@@ -358,7 +367,16 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
         .content_length
         .map_or(0, |l| l.saturating_sub(FORM_OVERHEAD));
     let holdings = held.holdings(req.account.storage_bytes);
-    match plan.quota().admit(holdings, Ask::file(least)) {
+    let ask = Ask::file(least);
+    let admitted = if req.kind.is_stranger() {
+        let (period, now) = (period_of(app.clock.now()).key, app.clock.now_ms());
+        let theirs = app.meta.strangers(&req.account.id, &period, now).await?;
+        plan.quota()
+            .admit_stranger(plan.public_share, holdings, theirs, ask)
+    } else {
+        plan.quota().admit(holdings, ask)
+    };
+    match admitted {
         Ok(()) => Ok(holdings.used),
         Err(refusal) => Err(refused(app, refusal, plan, &req.account.id).await),
     }

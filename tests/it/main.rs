@@ -59,6 +59,7 @@ mod s3_dead_node;
 mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;
+mod strangers;
 mod tokens;
 mod tokens_store;
 mod tus;

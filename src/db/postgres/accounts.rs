@@ -204,6 +204,18 @@ impl AccountRepo for PgStore {
         self.read_commitments(account_id, period, (now, true)).await
     }
 
+    async fn strangers(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<crate::domain::quota::Holdings, DbError> {
+        on_conn!(self, |c| super::strangers::strangers(
+            c, account_id, period, now
+        )
+        .await)
+    }
+
     /// The account's stored bytes and the period's counters, in one statement
     /// (one snapshot of both tables).
     async fn usage(&self, account_id: &str, period: &str) -> Result<UsageCounters, DbError> {

@@ -6,6 +6,7 @@ use super::accounts::{commitments, lock_account};
 use super::batch::Pending;
 use super::blobs::{schedule_by, unqueue};
 use super::outbox::enqueue;
+use super::strangers::{add_stranger_upload, is_stranger, strangers};
 use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
@@ -52,10 +53,21 @@ async fn commit(
         let held = commitments(tx, &f.account_id, &ctx.period, f.created_at, None)
             .await?
             .holdings(stored);
-        if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
+        let ask = Ask::file(f.size);
+        let admitted = match ctx.share {
+            Some(share) => {
+                let theirs = strangers(tx, &f.account_id, &ctx.period, f.created_at).await?;
+                limits.admit_stranger(share, held, theirs, ask)
+            }
+            None => limits.admit(held, ask),
+        };
+        if let Err(refusal) = admitted {
             return Ok(CommitOutcome::Refused(refusal));
         }
     }
+    // Whose upload it is: a stranger's counts in their share of the period's
+    // uploads (a resumable upload's is its creator's).
+    let mut by_stranger = ctx.share.is_some() && !admitted;
     // `in_tx!` commits whatever an Ok outcome leaves written, a refusal's
     // too: so the replay and the quota (reads only) come first, and the
     // token's use is the first write; when it finds none left, nothing is
@@ -119,6 +131,7 @@ async fn commit(
                 )));
             }
         }
+        by_stranger = is_stranger(tx, &creator).await?;
     }
     let size = signed(f.size)?;
     execute(
@@ -144,6 +157,9 @@ async fn commit(
         &[&f.account_id, &ctx.period],
     )
     .await?;
+    if by_stranger {
+        add_stranger_upload(tx, &f.account_id, &ctx.period).await?;
+    }
     if let Some(key) = &ctx.idempotency_key {
         execute(
             tx,
@@ -567,8 +583,11 @@ impl FileRepo for PgStore {
         limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
-        if ctx.tus_upload.is_some() {
-            // A resumable upload's, as before (its row and its token's use).
+        if ctx.tus_upload.is_some() || ctx.share.is_some() {
+            // A resumable upload's, as before (its row and its token's use);
+            // and a stranger's, whose share is read and counted under the
+            // account row's lock (the commit functions know no share: they
+            // commit the account's own keys' uploads).
             let (_turn, deadline) = self.turn(&f.account_id).await?;
             let out = in_tx!(self, deadline, |tx| commit(
                 &tx,

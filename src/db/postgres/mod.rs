@@ -91,6 +91,7 @@ pub(crate) use node::NODE_LOCK;
 use node::{hold_node_lock, NodeSession};
 mod plans;
 mod rows;
+mod strangers;
 mod tls;
 mod tokens;
 mod uploads;
@@ -204,6 +205,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_commit_accounts.sql"),
     include_str!("migrations/0015_commit_accounts_culprit.sql"),
     include_str!("migrations/0016_commit_accounts_at_once.sql"),
+    include_str!("migrations/0017_strangers_share.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -7,6 +7,7 @@
 
 use super::accounts::{commitments, lock_account};
 use super::blobs::{schedule, unqueue};
+use super::strangers::{strangers, BY_STRANGER};
 use super::tokens;
 use super::{
     execute, has_nul, query, query_one, query_opt, rows, signed, DbError, PgStore, NODE_LOCK,
@@ -15,21 +16,14 @@ use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS, KE
 use crate::db::store::UploadRepo;
 use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
-use crate::domain::quota::{Ask, Quota};
+use crate::domain::quota::{Ask, Quota, Share};
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
-
-/// The incomplete uploads the public keys of an account hold, unexpired
-/// at $2.
-const PUBLIC_OPEN: &str =
-    "SELECT COUNT(*) FROM tus_uploads u JOIN api_keys k ON k.id = u.created_by
-     WHERE u.account_id = $1 AND k.kind = 'public' AND u.completed_at IS NULL
-       AND u.expires_at > $2";
 
 async fn create(
     tx: &Transaction<'_>,
     u: &UploadRow,
-    (limits, key_share): (Quota, Option<u64>),
+    (limits, share): (Quota, Option<Share>),
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let stored = lock_account(tx, &u.account_id).await?;
@@ -41,17 +35,16 @@ async fn create(
     let held = commitments(tx, &u.account_id, period, u.created_at, None)
         .await?
         .holdings(stored);
-    if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
-        return Ok(CreateOutcome::Refused(refusal));
-    }
-    if let Some(max) = key_share {
-        let open: i64 = query_one(tx, PUBLIC_OPEN, &[&u.account_id, &u.created_at])
-            .await?
-            .get(0);
-        let open = u64::try_from(open).unwrap_or(0);
-        if open >= max {
-            return Ok(CreateOutcome::KeyShareFull { open });
+    let ask = Ask::resumable(u.length);
+    let admitted = match share {
+        Some(share) => {
+            let theirs = strangers(tx, &u.account_id, period, u.created_at).await?;
+            limits.admit_stranger(share, held, theirs, ask)
         }
+        None => limits.admit(held, ask),
+    };
+    if let Err(refusal) = admitted {
+        return Ok(CreateOutcome::Refused(refusal));
     }
     // The token's use is the first write: `in_tx!` commits an Ok outcome's
     // writes, and a token with none left must leave nothing written.
@@ -173,7 +166,7 @@ impl UploadRepo for PgStore {
         &self,
         upload: UploadRow,
         limits: Quota,
-        key_share: Option<u64>,
+        share: Option<Share>,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         let deadline = tokio::time::Instant::now() + self.limit;
@@ -184,7 +177,7 @@ impl UploadRepo for PgStore {
         in_tx!(self, deadline, |tx| create(
             &tx,
             &upload,
-            (limits, key_share),
+            (limits, share),
             period
         )
         .await)
@@ -230,16 +223,24 @@ impl UploadRepo for PgStore {
         })
     }
 
-    async fn next_upload_expiry(&self, account_id: &str, now: i64) -> Result<i64, DbError> {
+    async fn next_upload_expiry(
+        &self,
+        account_id: &str,
+        now: i64,
+        strangers: bool,
+    ) -> Result<i64, DbError> {
         if has_nul(&[account_id]) {
             return Ok(now);
         }
         on_conn!(self, |c| {
             Ok(query_one(
                 c,
-                "SELECT COALESCE(MIN(expires_at), $2) FROM tus_uploads
-                 WHERE account_id = $1 AND completed_at IS NULL AND expires_at > $2",
-                &[&account_id, &now],
+                &format!(
+                    "SELECT COALESCE(MIN(u.expires_at), $2) FROM tus_uploads u
+                     WHERE u.account_id = $1 AND u.completed_at IS NULL AND u.expires_at > $2
+                       AND (NOT $3 OR {BY_STRANGER})"
+                ),
+                &[&account_id, &now, &strangers],
             )
             .await?
             .get(0))

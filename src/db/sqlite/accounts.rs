@@ -10,6 +10,7 @@ use crate::db::model::{
 };
 use crate::db::store::AccountRepo;
 use crate::domain::ids::KeyKind;
+use crate::domain::quota::Holdings;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
@@ -123,6 +124,18 @@ impl AccountRepo for SqliteStore {
                 // the key came with (which may be a second old: `db::keys`).
                 Ok(shared::commitments(c, &acc, &period, now, None)?.unwrap_or_default())
             })
+            .await
+    }
+
+    async fn strangers(
+        &self,
+        account_id: &str,
+        period: &str,
+        now: i64,
+    ) -> Result<Holdings, DbError> {
+        let (acc, period) = (owned(account_id), owned(period));
+        self.db
+            .lookup(move |c| shared::strangers(c, &acc, &period, now))
             .await
     }
 

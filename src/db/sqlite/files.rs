@@ -70,10 +70,21 @@ fn commit_upload(
         let held = shared::commitments(&tx, &f.account_id, &ctx.period, f.created_at, None)?
             .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?
             .holdings(0);
-        if let Err(refusal) = limits.admit(held, Ask::file(f.size)) {
+        let ask = Ask::file(f.size);
+        let admitted = match ctx.share {
+            Some(share) => {
+                let theirs = shared::strangers(&tx, &f.account_id, &ctx.period, f.created_at)?;
+                limits.admit_stranger(share, held, theirs, ask)
+            }
+            None => limits.admit(held, ask),
+        };
+        if let Err(refusal) = admitted {
             return Ok((CommitOutcome::Refused(refusal), false));
         }
     }
+    // Whose upload it is: a stranger's counts in their share of the period's
+    // uploads (a resumable upload's is its creator's).
+    let mut by_stranger = ctx.share.is_some() && !admitted;
     // The token's use is counted after the replay (a replay takes none) and
     // the quota's refusal (a refused upload takes none either), as the first
     // write, in the same order as on PostgreSQL (where an Ok outcome commits
@@ -117,6 +128,7 @@ fn commit_upload(
                 "upload {id} holds no use of token {creator}"
             )));
         }
+        by_stranger = shared::is_stranger(&tx, &creator)?;
     }
     tx.prepare_cached(&format!(
         "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
@@ -138,6 +150,9 @@ fn commit_upload(
     ])?;
     accounts::add_storage(&tx, &f.account_id, signed(f.size)?)?;
     accounts::add_upload(&tx, &f.account_id, &ctx.period)?;
+    if by_stranger {
+        shared::add_stranger_upload(&tx, &f.account_id, &ctx.period)?;
+    }
     if let Some(key) = &ctx.idempotency_key {
         tx.prepare_cached(
             "INSERT OR REPLACE INTO idempotency_keys (account_id, key, file_id, created_at)

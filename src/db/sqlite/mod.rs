@@ -124,6 +124,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_image_variants.sql"),
     include_str!("migrations/0012_plans.sql"),
     include_str!("migrations/0013_folder_delete.sql"),
+    include_str!("migrations/0014_strangers_share.sql"),
 ];
 
 #[derive(Clone)]

@@ -1,9 +1,10 @@
 //! Rate windows on SQLite: kept in memory
 //! ([`RateLimiter`](crate::domain::ratelimit::RateLimiter)), as SQLite
-//! serves one node.
+//! serves one node; and so are the strangers' upload bodies arriving at
+//! once (`service::inflight`: [`SlotRepo`]'s defaults).
 
 use super::{DbError, SqliteStore};
-use crate::db::store::RateRepo;
+use crate::db::store::{RateRepo, SlotRepo};
 use crate::domain::ratelimit::Window;
 use async_trait::async_trait;
 
@@ -23,3 +24,5 @@ impl RateRepo for SqliteStore {
         Ok(self.limiter.prune(now))
     }
 }
+
+impl SlotRepo for SqliteStore {}

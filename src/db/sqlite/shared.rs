@@ -7,6 +7,8 @@
 
 use super::{DbError, OptionalExtension};
 use crate::db::model::{Commitments, KEEP_COMPLETED_MS};
+use crate::domain::ids::upload_token_of;
+use crate::domain::quota::Holdings;
 use rusqlite::{named_params, params, Connection};
 
 /// Everything a quota check of an account reads, in one statement (one
@@ -47,6 +49,76 @@ pub(super) fn commitments(
             },
         )
         .optional()?)
+}
+
+/// Whether an upload's creator (`created_by`) is a stranger of the
+/// account: an upload token (`ut_…`) or a public key. SQL over a row of
+/// `tus_uploads` (as `u`).
+pub(super) const BY_STRANGER: &str = "(u.created_by LIKE 'ut!_%' ESCAPE '!' OR u.created_by IN
+     (SELECT id FROM api_keys WHERE account_id = u.account_id AND kind = 'public'))";
+
+/// What the account's strangers (its public keys and upload tokens, all
+/// together) hold, as the strangers' share reads it: their uploads in
+/// `period`, and the bytes and uploads of their incomplete resumable
+/// uploads unexpired at `now` (each counts as one upload too).
+pub(super) fn strangers(
+    conn: &Connection,
+    account_id: &str,
+    period: &str,
+    now: i64,
+) -> Result<Holdings, DbError> {
+    let (made, reserved, open) = conn
+        .prepare_cached(&format!(
+            "SELECT COALESCE((SELECT stranger_uploads FROM usage_periods
+                              WHERE account_id = :account AND period = :period), 0),
+                 COALESCE(SUM(u.length), 0), COUNT(*)
+             FROM tus_uploads u
+             WHERE u.account_id = :account AND u.completed_at IS NULL
+               AND u.expires_at > :now AND {BY_STRANGER}"
+        ))?
+        .query_row(
+            named_params! { ":account": account_id, ":period": period, ":now": now },
+            |r| {
+                Ok((
+                    r.get::<_, u64>(0)?,
+                    r.get::<_, u64>(1)?,
+                    r.get::<_, u64>(2)?,
+                ))
+            },
+        )?;
+    Ok(Holdings {
+        used: reserved,
+        uploads: made.saturating_add(open),
+        open,
+    })
+}
+
+/// Whether `key_id` (an upload's creator) is a stranger of its account: an
+/// upload token, or a public key.
+pub(super) fn is_stranger(conn: &Connection, key_id: &str) -> Result<bool, DbError> {
+    if upload_token_of(Some(key_id)).is_some() {
+        return Ok(true);
+    }
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM api_keys WHERE id = ?1 AND kind = 'public'")?
+        .query_row([key_id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Counts one more upload of the account's strangers in `period` (with
+/// the period's `upload_count`, which `accounts::add_upload` counts).
+pub(super) fn add_stranger_upload(
+    conn: &Connection,
+    account_id: &str,
+    period: &str,
+) -> Result<(), DbError> {
+    conn.prepare_cached(
+        "UPDATE usage_periods SET stranger_uploads = stranger_uploads + 1
+         WHERE account_id = ?1 AND period = ?2",
+    )?
+    .execute(params![account_id, period])?;
+    Ok(())
 }
 
 /// Marks the upload complete (its file committed in the same transaction);

@@ -11,7 +11,7 @@ use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
 use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
-use crate::domain::quota::{Ask, Quota};
+use crate::domain::quota::{Ask, Quota, Share};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, Row};
 
@@ -44,20 +44,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     })
 }
 
-/// The incomplete uploads the public keys of an account hold, unexpired
-/// at ?2.
-const PUBLIC_OPEN: &str =
-    "SELECT COUNT(*) FROM tus_uploads u JOIN api_keys k ON k.id = u.created_by
-     WHERE u.account_id = ?1 AND k.kind = 'public' AND u.completed_at IS NULL
-       AND u.expires_at > ?2";
-
 /// Creates the upload if the account has room for its declared length, one
 /// more upload this month (counting what other incomplete uploads hold) and
 /// one more incomplete upload, under the write lock.
 fn create(
     conn: &mut Connection,
     u: &UploadRow,
-    (limits, key_share): (Quota, Option<u64>),
+    (limits, share): (Quota, Option<Share>),
     period: &str,
 ) -> Result<CreateOutcome, DbError> {
     let tx = write_tx(conn)?;
@@ -69,17 +62,16 @@ fn create(
     let held = shared::commitments(&tx, &u.account_id, period, u.created_at, None)?
         .ok_or_else(|| DbError::Invalid(format!("account {} vanished", u.account_id)))?
         .holdings(0);
-    if let Err(refusal) = limits.admit(held, Ask::resumable(u.length)) {
-        return Ok(CreateOutcome::Refused(refusal));
-    }
-    if let Some(max) = key_share {
-        let open: i64 = tx
-            .prepare_cached(PUBLIC_OPEN)?
-            .query_row(params![u.account_id, u.created_at], |r| r.get(0))?;
-        let open = u64::try_from(open).unwrap_or(0);
-        if open >= max {
-            return Ok(CreateOutcome::KeyShareFull { open });
+    let ask = Ask::resumable(u.length);
+    let admitted = match share {
+        Some(share) => {
+            let theirs = shared::strangers(&tx, &u.account_id, period, u.created_at)?;
+            limits.admit_stranger(share, held, theirs, ask)
         }
+        None => limits.admit(held, ask),
+    };
+    if let Err(refusal) = admitted {
+        return Ok(CreateOutcome::Refused(refusal));
     }
     // The token's use, after every refusal and before any write (see
     // `files::commit_upload`).
@@ -220,13 +212,13 @@ impl UploadRepo for SqliteStore {
         &self,
         upload: UploadRow,
         limits: Quota,
-        key_share: Option<u64>,
+        share: Option<Share>,
         period: &str,
     ) -> Result<CreateOutcome, DbError> {
         let period = owned(period);
         self.db
             .write(move |c| {
-                let outcome = create(c, &upload, (limits, key_share), &period)?;
+                let outcome = create(c, &upload, (limits, share), &period)?;
                 if outcome == CreateOutcome::Created {
                     blobs::done(c, &upload.blob_key)?;
                 }
@@ -272,15 +264,22 @@ impl UploadRepo for SqliteStore {
             .await
     }
 
-    async fn next_upload_expiry(&self, account_id: &str, now: i64) -> Result<i64, DbError> {
+    async fn next_upload_expiry(
+        &self,
+        account_id: &str,
+        now: i64,
+        strangers: bool,
+    ) -> Result<i64, DbError> {
         let acc = owned(account_id);
         self.db
             .lookup(move |c| {
-                Ok(c.prepare_cached(
-                    "SELECT COALESCE(MIN(expires_at), ?2) FROM tus_uploads
-                     WHERE account_id = ?1 AND completed_at IS NULL AND expires_at > ?2",
-                )?
-                .query_row(params![acc, now], |r| r.get(0))?)
+                Ok(c.prepare_cached(&format!(
+                    "SELECT COALESCE(MIN(u.expires_at), ?2) FROM tus_uploads u
+                     WHERE u.account_id = ?1 AND u.completed_at IS NULL AND u.expires_at > ?2
+                       AND (NOT ?3 OR {})",
+                    shared::BY_STRANGER
+                ))?
+                .query_row(params![acc, now, strangers], |r| r.get(0))?)
             })
             .await
     }

@@ -34,7 +34,7 @@ use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
 use crate::service::error::ServiceError;
-use crate::service::refusals::{self, refused, size_limit, sniffed_type, token_spent};
+use crate::service::refusals::{refused, size_limit, sniffed_type, token_spent};
 use crate::service::App;
 use complete::complete;
 use lease::Lease;
@@ -123,10 +123,10 @@ pub(crate) async fn create(
         idle_ms,
         metadata: meta.metadata,
     };
-    let key_share = key_share(caller.kind, plan.open_uploads);
+    let share = caller.kind.is_stranger().then_some(plan.public_share);
     let outcome = app
         .meta
-        .create_upload(row.clone(), plan.quota(), key_share, &period)
+        .create_upload(row.clone(), plan.quota(), share, &period)
         .await;
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
@@ -143,33 +143,11 @@ pub(crate) async fn create(
         }
         Ok(CreateOutcome::Refused(refusal)) => refused(app, refusal, &plan, &row.account_id).await,
         Ok(CreateOutcome::TokenSpent) => token_spent(),
-        Ok(CreateOutcome::KeyShareFull { open }) => {
-            key_share_full(app, open, key_share.unwrap_or(open), &row.account_id).await
-        }
         Err(e) => e.into(),
     };
     let _ = app.store.abort_partial(&blob_key, &partial.state).await;
     delete_blob_now(app, &blob_key).await;
     Err(refusal)
-}
-
-/// The incomplete uploads a caller may hold of its account's
-/// `open_uploads`: the account's public keys (anyone with the page has
-/// one), all together, half, at least one, so that the account's own
-/// resumable uploads always find room; a secret key all (None); an upload
-/// token its uses.
-pub(crate) fn key_share(kind: KeyKind, open_uploads: u64) -> Option<u64> {
-    (kind == KeyKind::Public).then(|| crate::domain::quota::public_share(open_uploads))
-}
-
-/// 429 for the public keys holding their share (`max`) of incomplete
-/// uploads.
-async fn key_share_full(app: &App, open: u64, max: u64, account_id: &str) -> ServiceError {
-    let message = format!(
-        "too many incomplete resumable uploads made with public keys ({open} of the {max} \
-         they may hold together): complete or end one first"
-    );
-    refusals::open_refused(app, account_id, max, message).await
 }
 
 /// The creation's metadata as the caller's policy settles it: folder,

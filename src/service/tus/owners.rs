@@ -6,7 +6,12 @@
 //! so a key learns nothing of uploads it cannot use. The account's secret
 //! keys list its incomplete uploads, and may end any of them (a reservation
 //! a public key left behind). Incomplete uploads at once are bounded by the
-//! plan's `open_uploads`, checked in the transaction that creates one.
+//! plan's `open_uploads`, checked in the transaction that creates one; and
+//! those created by the account's strangers (public keys and upload tokens,
+//! all together) by their share of it, and of the reservations and the
+//! month's uploads (`domain::quota::Share`), in the same transaction. An
+//! upload a stranger created lives 10 minutes without a byte
+//! (`domain::tus::idle_expiry`): its reservation goes with it.
 
 use crate::config::Plan;
 use crate::db::{Account, UploadRow};
@@ -87,7 +92,8 @@ pub(crate) async fn list(app: &App, caller: &Caller) -> Result<Vec<UploadRow>, S
 
 /// Refuses a creation before any work in the blob store when the account
 /// already holds its plan's incomplete uploads, its month's uploads or its
-/// storage (counting what incomplete uploads reserve). Uploads at once may
+/// storage (counting what incomplete uploads reserve), or, for a stranger,
+/// when the account's strangers hold their share of one of those. Uploads at once may
 /// pass this together: the transaction that creates the upload checks again.
 pub(super) async fn precheck(
     app: &App,
@@ -100,7 +106,15 @@ pub(super) async fn precheck(
     let now = app.clock.now_ms();
     let held = app.meta.commitments(&account.id, period, now).await?;
     let holdings = held.holdings(account.storage_bytes);
-    match plan.quota().admit(holdings, Ask::resumable(length)) {
+    let ask = Ask::resumable(length);
+    let admitted = if caller.kind.is_stranger() {
+        let theirs = app.meta.strangers(&account.id, period, now).await?;
+        plan.quota()
+            .admit_stranger(plan.public_share, holdings, theirs, ask)
+    } else {
+        plan.quota().admit(holdings, ask)
+    };
+    match admitted {
         Ok(()) => Ok(()),
         Err(refusal) => Err(refused(app, refusal, plan, &account.id).await),
     }

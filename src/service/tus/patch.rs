@@ -9,6 +9,7 @@ use super::Caller;
 use crate::api::FileRecord;
 use crate::db::{Progress, UploadRow};
 use crate::domain::policy::UploadPolicy;
+use crate::domain::quota::Share;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::sniff::{Head, SNIFF_LEN};
 use crate::domain::tus::{self as rules, Algorithm};
@@ -64,19 +65,27 @@ where
     let (max, largest) = match app.meta.account(account_id).await? {
         Some(account) => {
             let plan = app.plan_of(&account);
-            (plan.concurrent_uploads, plan.max_file_size)
+            (
+                (plan.concurrent_uploads, plan.public_share),
+                plan.max_file_size,
+            )
         }
         // Gone since its key was checked: the upload's lookup answers that.
-        None => (u64::MAX, u64::MAX),
+        None => ((u64::MAX, Share::ALL), u64::MAX),
     };
     // An upload token's uses are held by its open uploads already: its
-    // PATCHes take no share of its own (a public key's do).
-    let slots = app.in_flight.slots(
-        account_id,
-        max,
-        (who.kind, &who.key_id, None),
-        app.clock.now().timestamp(),
-    )?;
+    // PATCHes take no slot of its own, only one of the strangers' share
+    // (as a public key's do).
+    let slots = app
+        .in_flight
+        .slots(
+            &app.meta,
+            account_id,
+            max,
+            (who.kind, &who.key_id, None),
+            app.clock.now().timestamp(),
+        )
+        .await?;
     let (app, account_id, id) = (app.clone(), account_id.to_string(), id.to_string());
     tokio::spawn(async move {
         let _slots = slots;

@@ -45,10 +45,11 @@ async fn a_public_keys_upload_expires_after_ten_minutes_without_a_byte() {
     srv.stop().await;
 }
 
-/// The attack: a page's public key reserves the account's whole storage
-/// quota with uploads that never send a byte. The account's own uploads are
-/// refused only until a secret key ends those reservations, or for the 10
-/// minutes they live untouched, not for a day.
+/// The attack: a page's public key reserves what it can of the storage
+/// quota (its share, half: `strangers::strangers_reserve_at_most_half_the_storage`)
+/// with uploads that never send a byte. Those reservations hold only until
+/// a secret key ends them, or for the 10 minutes they live untouched, not
+/// for a day.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_public_keys_untouched_reservations_hold_the_quota_for_minutes_only() {
     let srv = TestServer::start_with(TestOptions {
@@ -63,8 +64,9 @@ async fn a_public_keys_untouched_reservations_hold_the_quota_for_minutes_only() 
         let r = srv.upload("mine.txt", vec![1; 10], &[]).await;
         error_code(r).await == (413, "storage_limit_exceeded".into())
     };
+    // The public keys reserve their share (half), the account's own key the rest.
     public.created(1000).await;
-    public.created(1000).await;
+    secret.created(1000).await;
     assert!(refused().await, "the reservations hold the quota");
     // A secret key ends them at once.
     let (_, body) = secret.list().await;
@@ -75,17 +77,21 @@ async fn a_public_keys_untouched_reservations_hold_the_quota_for_minutes_only() 
     assert_eq!(srv.upload("mine.txt", vec![1; 10], &[]).await.status(), 201);
     // Or, left alone, they go 10 minutes later.
     srv.clock.advance(Duration::from_secs(1));
-    public.created(990).await;
     public.created(1000).await;
+    secret.created(990).await;
     assert!(refused().await);
     srv.clock.advance(Duration::from_mins(9));
     assert!(refused().await, "still held after 9 minutes");
     srv.clock.advance(Duration::from_mins(1));
-    srv.eventually(10, "the untouched reservations expire", || async {
+    srv.eventually(10, "the untouched reservation expires", || async {
         srv.upload("later.txt", vec![1; 10], &[]).await.status() == 201
     })
     .await;
-    assert_eq!(srv.usage().await["reserved_bytes"], 0);
+    assert_eq!(
+        srv.usage().await["reserved_bytes"],
+        990,
+        "the account's own stays"
+    );
     srv.stop().await;
 }
 
