@@ -185,6 +185,12 @@ pub async fn run(
             limits.max_connections = room;
         }
     }
+    tracing::info!(
+        memory_budget = limits.memory_budget,
+        download_buffers = app.downloads.count(),
+        stall_timeout = ?limits.stall_timeout,
+        "downloads under the memory budget: one window each beyond the socket"
+    );
     let front = hot::front(app.clone());
     conn::serve(listener, router(app.clone()), Some(front), limits, shutdown).await;
     collector.abort();
