@@ -13,7 +13,9 @@
 //!   has been closed, and is answered 503 with `Retry-After` past it.
 //! - Its account is charged the bytes the socket accepted (plus at most
 //!   the response's head), not those read from the store: a download cut
-//!   short is charged what went out.
+//!   short is charged what went out. The last of them are booked by the
+//!   socket as it takes them (hyper drops a body once its last chunk is
+//!   queued), or when the connection closes.
 
 use super::error::ServiceError;
 use super::App;
@@ -21,8 +23,8 @@ use bytes::Bytes;
 use futures_util::task::AtomicWaker;
 use futures_util::{Stream, StreamExt};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -42,6 +44,39 @@ const BUDGET_SHARE: u64 = 4;
 pub(crate) struct Socket {
     accepted: AtomicU64,
     waiting: AtomicWaker,
+    /// A download whose body ended before the socket took all of it (hyper
+    /// drops a body once its last chunk is queued): booked once the socket
+    /// has, or with what it took when the connection closes.
+    owed: Mutex<Option<Owed>>,
+    /// Whether `owed` holds one (looked at on every write without the lock).
+    owing: AtomicBool,
+}
+
+/// The bandwidth of a download not booked yet.
+struct Owed {
+    app: Arc<App>,
+    account_id: String,
+    /// What the socket had accepted when the download began.
+    from: u64,
+    /// Bytes handed to the connection.
+    handed: u64,
+}
+
+impl Owed {
+    /// Books what the socket took of it, `accepted` being its count now.
+    fn book(self, accepted: u64) {
+        let sent = accepted.saturating_sub(self.from).min(self.handed);
+        super::cdn::count_bandwidth(&self.app, &self.account_id, sent);
+    }
+}
+
+impl std::fmt::Debug for Owed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Owed")
+            .field("account_id", &self.account_id)
+            .field("handed", &self.handed)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Socket {
@@ -52,8 +87,40 @@ impl Socket {
 
     /// A write put `n` bytes into the socket.
     pub(crate) fn took(&self, n: usize) {
-        self.accepted.fetch_add(n as u64, Ordering::AcqRel);
+        let accepted = self.accepted.fetch_add(n as u64, Ordering::AcqRel) + n as u64;
         self.waiting.wake();
+        if self.owing.load(Ordering::Acquire) {
+            let mut owed = self.owed.lock().unwrap_or_else(PoisonError::into_inner);
+            if owed
+                .as_ref()
+                .is_some_and(|o| accepted.saturating_sub(o.from) >= o.handed)
+            {
+                self.owing.store(false, Ordering::Release);
+                if let Some(o) = owed.take() {
+                    o.book(accepted);
+                }
+            }
+        }
+    }
+
+    /// Books `owed` once the socket has taken all of it (a download before
+    /// it on the connection is booked now, with what went out of it).
+    fn owe(&self, owed: Owed) {
+        let mut slot = self.owed.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(before) = slot.replace(owed) {
+            before.book(self.accepted());
+        }
+        self.owing.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        let accepted = self.accepted();
+        let owed = self.owed.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(o) = owed.take() {
+            o.book(accepted);
+        }
     }
 }
 
@@ -184,8 +251,20 @@ impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
 
 impl<S> Drop for Counted<S> {
     fn drop(&mut self) {
-        let sent = self.accepted().min(self.handed);
-        super::cdn::count_bandwidth(&self.app, &self.account_id, sent);
+        let accepted = self.accepted();
+        if let Some((socket, from)) = self.socket.take() {
+            if accepted < self.handed {
+                // The rest is still being written: booked as it goes out.
+                socket.owe(Owed {
+                    app: self.app.clone(),
+                    account_id: std::mem::take(&mut self.account_id),
+                    from,
+                    handed: self.handed,
+                });
+                return;
+            }
+        }
+        super::cdn::count_bandwidth(&self.app, &self.account_id, accepted.min(self.handed));
     }
 }
 
