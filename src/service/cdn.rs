@@ -347,9 +347,13 @@ impl Found {
             .get_chunked(&row.blob_key, offset, len, download::WINDOW)
             .await
             .map_err(not_found)?;
-        Ok(Content::Stream(
-            Counted::new(stream, row.account_id, app.clone()).bounded(socket, buffer),
-        ))
+        Ok(Content::Stream(Counted::bounded(
+            stream,
+            row.account_id,
+            app.clone(),
+            socket,
+            buffer,
+        )))
     }
 }
 

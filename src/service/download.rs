@@ -186,6 +186,7 @@ pub(crate) struct Counted<S> {
     app: Arc<App>,
     /// The socket, and what it had accepted when this body began.
     socket: Option<(Arc<Socket>, u64)>,
+    /// The download's window of the memory budget, given back with it.
     _buffer: Option<Buffer>,
 }
 
@@ -203,18 +204,29 @@ impl<S> Counted<S> {
         }
     }
 
-    /// Sent through `socket` (when the connection gives one) holding
-    /// `buffer`: the next chunk is taken from `inner` only once the socket
-    /// has accepted all before it, and the bytes booked are those it
-    /// accepted. `inner`'s chunks must be at most a [`WINDOW`] for the
-    /// window to hold.
-    pub(crate) fn bounded(mut self, socket: Option<Arc<Socket>>, buffer: Buffer) -> Counted<S> {
-        self.socket = socket.map(|s| {
-            let from = s.accepted();
-            (s, from)
-        });
-        self._buffer = Some(buffer);
-        self
+    /// `inner` sent through `socket` (when the connection gives one)
+    /// holding `buffer`: the next chunk is taken from `inner` only once the
+    /// socket has accepted all before it, and the bytes booked as
+    /// `account_id`'s are those it accepted. `inner`'s chunks must be at
+    /// most a [`WINDOW`] for the window to hold.
+    pub(crate) fn bounded(
+        inner: S,
+        account_id: String,
+        app: Arc<App>,
+        socket: Option<Arc<Socket>>,
+        buffer: Buffer,
+    ) -> Counted<S> {
+        Counted {
+            inner,
+            handed: 0,
+            account_id,
+            app,
+            socket: socket.map(|s| {
+                let from = s.accepted();
+                (s, from)
+            }),
+            _buffer: Some(buffer),
+        }
     }
 
     /// Bytes of this body the socket accepted (its head's too, which went
