@@ -186,6 +186,20 @@ pub(crate) async fn serve(
         );
     }
 }
+/// What an open connection costs in memory besides its download window
+/// (hyper's state and read buffer, its task, `TimedIo`): about 25 KiB was
+/// measured per connection whose client reads nothing.
+const CONNECTION_COST: u64 = 32 * 1024;
+
+/// How many connections fit in a quarter of `memory_budget` (the other
+/// quarters: download windows, `service::download`, and the rest of the
+/// process).
+pub(crate) fn connections_within(memory_budget: u64) -> usize {
+    usize::try_from(memory_budget / 4 / CONNECTION_COST)
+        .unwrap_or(usize::MAX)
+        .max(1)
+}
+
 /// Raises the soft open-file limit to the hard one and returns how many
 /// connections fit under it (64 descriptors kept for files and the database).
 pub(crate) fn connection_room() -> Option<usize> {
@@ -207,4 +221,14 @@ pub(crate) fn connection_room() -> Option<usize> {
     }
     #[cfg(not(unix))]
     None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn connections_fit_a_quarter_of_the_budget() {
+        assert_eq!(super::connections_within(1 << 30), 8192);
+        assert_eq!(super::connections_within(64 << 20), 512);
+        assert_eq!(super::connections_within(0), 1);
+    }
 }
