@@ -36,6 +36,8 @@ pub(super) struct TimedIo {
     timer: Pin<Box<Sleep>>,
     /// When the last write made progress (for a client that stops reading).
     write_deadline: Option<Pin<Box<Sleep>>>,
+    /// Whether the send buffer was widened (the client reads).
+    widened: bool,
     /// hyper's own answer to a request it could not parse, rewritten with
     /// the envelope: the bytes, and how many are written.
     rewritten: Option<(Vec<u8>, usize)>,
@@ -60,6 +62,7 @@ impl TimedIo {
             armed: deadline,
             timer: Box::pin(tokio::time::sleep_until(deadline)),
             write_deadline: None,
+            widened: false,
             rewritten: None,
         }
     }
@@ -117,6 +120,11 @@ impl TimedIo {
             }
             if let Poll::Ready(Ok(n)) = &polled {
                 self.socket.took(*n);
+                if !self.widened && self.socket.accepted() >= super::WIDEN_AFTER {
+                    self.widened = true;
+                    let wide = super::WIDE_SEND_BUFFER;
+                    let _ = socket2::SockRef::from(&self.tcp).set_send_buffer_size(wide);
+                }
             }
             return polled;
         }
