@@ -69,6 +69,14 @@ pub struct ServerSection {
     pub shutdown_timeout: Option<Duration>,
     /// Connections served at once; the next ones wait in the accept queue.
     pub max_connections: Option<usize>,
+    /// The most memory the process may take (its peak RSS), whatever
+    /// clients send: download buffers are sized from it (default: 1 GiB or
+    /// half the machine's memory, the smaller).
+    #[serde(default, deserialize_with = "opt_bytes")]
+    pub memory_budget: Option<u64>,
+    /// A download that has sent nothing for this long is closed.
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub stall_timeout: Option<Duration>,
     /// Slowest average an upload body may keep (bytes per second, or a size
     /// like `"1KiB"`, with or without `/s`); 0 turns it off.
     #[serde(default, deserialize_with = "opt_rate")]

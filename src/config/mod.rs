@@ -68,6 +68,11 @@ pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub(crate) const DEFAULT_INLINE_MAX: u64 = 128 * 1024;
 /// `server.min_upload_rate`: slow mobile links pass, a trickle does not.
 pub(crate) const DEFAULT_MIN_UPLOAD_RATE: u64 = 1024;
+/// `server.stall_timeout`: a download that has sent nothing for this long is closed.
+pub(crate) const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The smallest `server.memory_budget`: below it the server's own start-up
+/// would not fit.
+const MIN_MEMORY_BUDGET: u64 = 64 << 20;
 /// `database.statement_timeout` (the store's own default).
 pub use crate::db::postgres::DEFAULT_STATEMENT_TIMEOUT;
 /// Inline bytes are read into memory whole: keep them small.
@@ -229,6 +234,10 @@ impl Config {
             idle_timeout: s.idle_timeout.unwrap_or(Duration::from_secs(75)),
             shutdown_timeout: s.shutdown_timeout.unwrap_or(Duration::from_secs(30)),
             max_connections: s.max_connections.unwrap_or(4096),
+            stall_timeout: s.stall_timeout.unwrap_or(DEFAULT_STALL_TIMEOUT),
+            memory_budget: s
+                .memory_budget
+                .unwrap_or_else(limits::default_memory_budget),
             min_upload_rate: match env.get("FILESTORE_MIN_UPLOAD_RATE") {
                 Some(v) => parse_rate(&v).map_err(ConfigError::Invalid)?,
                 None => s.min_upload_rate.unwrap_or(DEFAULT_MIN_UPLOAD_RATE),
@@ -239,6 +248,7 @@ impl Config {
             ("header_timeout", limits.header_timeout),
             ("body_timeout", limits.body_timeout),
             ("idle_timeout", limits.idle_timeout),
+            ("stall_timeout", limits.stall_timeout),
         ] {
             if d.is_zero() {
                 return Err(ConfigError::Invalid(format!(
@@ -248,6 +258,12 @@ impl Config {
         }
         if limits.max_connections == 0 {
             return Err("server.max_connections must be at least 1".into());
+        }
+        if limits.memory_budget < MIN_MEMORY_BUDGET {
+            return Err(ConfigError::Invalid(format!(
+                "server.memory_budget must be at least {} MiB (the server itself takes tens)",
+                MIN_MEMORY_BUDGET >> 20
+            )));
         }
         let statement_timeout = file
             .database

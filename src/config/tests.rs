@@ -83,6 +83,38 @@ fn min_upload_rate_and_statement_timeout_parse() {
 }
 
 #[test]
+fn memory_budget_and_stall_timeout_parse() {
+    let resolve = |text: &str| {
+        let file: FileConfig = toml::from_str(text).unwrap();
+        Config::resolve(file, &Env::empty(), &Overrides::default())
+    };
+    let d = resolve("").unwrap().limits;
+    assert_eq!(d.stall_timeout, DEFAULT_STALL_TIMEOUT);
+    assert_eq!(d.memory_budget, limits::default_memory_budget());
+    let c = resolve("[server]\nmemory_budget = \"512MiB\"\nstall_timeout = \"3s\"\n").unwrap();
+    assert_eq!(c.limits.memory_budget, 512 << 20);
+    assert_eq!(c.limits.stall_timeout, Duration::from_secs(3));
+    assert_eq!(
+        resolve("[server]\nmemory_budget = 2147483648\n")
+            .unwrap()
+            .limits
+            .memory_budget,
+        2 << 30
+    );
+    for bad in [
+        "[server]\nmemory_budget = \"1MiB\"\n",
+        "[server]\nstall_timeout = \"0s\"\n",
+    ] {
+        let err = resolve(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("memory_budget") || err.contains("stall_timeout"),
+            "{bad}: {err}"
+        );
+    }
+    assert!(toml::from_str::<FileConfig>("[server]\nmemory_budget = \"lots\"\n").is_err());
+}
+
+#[test]
 fn the_several_nodes_example_is_valid() {
     let dir = tempfile::tempdir().unwrap();
     let (db, s3) = (dir.path().join("db"), dir.path().join("s3"));

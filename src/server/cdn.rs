@@ -8,10 +8,11 @@ use super::variant;
 use crate::domain::digest;
 use crate::domain::transform::Transform;
 use crate::service::cdn::{self, Content};
+use crate::service::download::Socket;
 use crate::service::App;
 use crate::service::ServiceError;
 use axum::body::Body;
-use axum::extract::{Path, Query, RawQuery, State};
+use axum::extract::{Extension, Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use headers::{ETag, HeaderMapExt, IfModifiedSince, IfNoneMatch, IfRange, LastModified};
@@ -46,8 +47,12 @@ pub(crate) async fn serve_file(
     Path((account_id, file_id, name)): Path<(String, String, String)>,
     Query(query): Query<SignatureParams>,
     RawQuery(raw): RawQuery,
+    socket: Option<Extension<Arc<Socket>>>,
     headers: HeaderMap,
 ) -> Result<Response, ServiceError> {
+    // The connection's socket (`server::conn` gives it): a download reads
+    // ahead of it by one window, and is charged what it accepts.
+    let socket = socket.map(|Extension(s)| s);
     let transform = Transform::from_query(raw.as_deref().unwrap_or(""))
         .map_err(|e| ServiceError::BadRequest(e.0))?;
     let scope = transform.map(|t| t.canonical());
@@ -76,12 +81,12 @@ pub(crate) async fn serve_file(
         if let Some(d) = digest::content_digest(&row.sha256) {
             put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
         }
-        return whole(&app, &method, found, h).await;
+        return whole(&app, &method, found, h, socket).await;
     };
     if method == Method::HEAD {
         return Ok((status, h).into_response());
     }
-    let body = body(found.content(&app, offset, len).await?);
+    let body = body(found.content(&app, offset, len, socket).await?);
     Ok((status, h, body).into_response())
 }
 
@@ -90,13 +95,14 @@ async fn whole(
     method: &Method,
     found: cdn::Found,
     mut h: HeaderMap,
+    socket: Option<Arc<Socket>>,
 ) -> Result<Response, ServiceError> {
     let size = found.row.size;
     put(&mut h, header::CONTENT_LENGTH, &size.to_string());
     if method == Method::HEAD {
         return Ok((StatusCode::OK, h).into_response());
     }
-    let body = body(found.content(app, 0, size).await?);
+    let body = body(found.content(app, 0, size, socket).await?);
     Ok((StatusCode::OK, h, body).into_response())
 }
 

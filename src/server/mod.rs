@@ -185,6 +185,23 @@ pub async fn run(
             limits.max_connections = room;
         }
     }
+    let fit = conn::connections_within(limits.memory_budget);
+    if fit < limits.max_connections {
+        tracing::warn!(
+            max_connections = limits.max_connections,
+            fit,
+            memory_budget = limits.memory_budget,
+            "max_connections lowered to fit the memory budget"
+        );
+        limits.max_connections = fit;
+    }
+    tracing::info!(
+        memory_budget = limits.memory_budget,
+        download_buffers = app.downloads.count(),
+        max_connections = limits.max_connections,
+        stall_timeout = ?limits.stall_timeout,
+        "under the memory budget: a window per download beyond its socket"
+    );
     let front = hot::front(app.clone());
     conn::serve(listener, router(app.clone()), Some(front), limits, shutdown).await;
     collector.abort();

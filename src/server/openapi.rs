@@ -507,7 +507,8 @@ over images.max_source_pixels, the file's variants at their cap, or variants tur
                 .response(
                     "503",
                     error(
-                        "Image variant: the render queue is full; Retry-After says when to retry",
+                        "Image variant: the render queue is full; or every download buffer of \
+server.memory_budget stayed in use for server.stall_timeout. Retry-After says when to retry",
                     ),
                 ),
         )

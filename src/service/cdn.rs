@@ -1,20 +1,21 @@
 //! What the CDN may serve and how its bytes are had: the file by account, id
 //! and name; a private file only with a valid, unexpired signature; its
-//! bytes from the row (inline) or the blob store; every byte sent counted
-//! into the account's bandwidth. `server::cdn` does the HTTP around it.
+//! bytes from the row (inline) or the blob store (a download under the
+//! memory budget: `service::download`); every byte sent counted into the
+//! account's bandwidth. `server::cdn` does the HTTP around it.
 
+pub(crate) use super::download::Counted;
+use super::download::{self, Socket};
 use super::error::ServiceError;
 use super::App;
 use crate::db::FileRow;
 use crate::domain::signing::Verdict;
 use crate::storage::{BlobStream, StorageError};
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use std::any::Any;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
@@ -310,12 +311,16 @@ impl Found {
     }
 
     /// The `len` bytes from `offset` (within the file, as the range allows):
-    /// inline bytes are counted at once, a blob's as they are sent.
+    /// inline bytes are counted at once; a blob's are read a window at a
+    /// time through `socket` (the connection's, when it gives one) with a
+    /// buffer of the memory budget (`service::download`), and counted as
+    /// the socket accepts them.
     pub(crate) async fn content(
         self,
         app: &Arc<App>,
         offset: u64,
         len: u64,
+        socket: Option<Arc<Socket>>,
     ) -> Result<Content, ServiceError> {
         let row = self.row;
         if let Some(data) = self.inline {
@@ -336,11 +341,18 @@ impl Found {
                 len,
             )));
         }
-        let stream = blob(app, &row.blob_key, offset, len).await?;
-        Ok(Content::Stream(Counted::new(
+        let buffer = app.downloads.take().await?;
+        let stream = app
+            .store
+            .get_chunked(&row.blob_key, offset, len, download::WINDOW)
+            .await
+            .map_err(not_found)?;
+        Ok(Content::Stream(Counted::bounded(
             stream,
             row.account_id,
             app.clone(),
+            socket,
+            buffer,
         )))
     }
 }
@@ -379,48 +391,14 @@ pub(crate) async fn blob(
     offset: u64,
     len: u64,
 ) -> Result<BlobStream, ServiceError> {
-    app.store.get(key, offset, len).await.map_err(|e| match e {
+    app.store.get(key, offset, len).await.map_err(not_found)
+}
+
+/// A blob the store does not have as a 404.
+fn not_found(e: StorageError) -> ServiceError {
+    match e {
         StorageError::NotFound(_) => ServiceError::not_found(),
         other => other.into(),
-    })
-}
-
-/// A body stream that counts the bytes it hands to the connection and books
-/// them as the account's bandwidth when it ends or is dropped.
-pub(crate) struct Counted<S> {
-    inner: S,
-    sent: u64,
-    account_id: String,
-    app: Arc<App>,
-}
-
-impl<S> Counted<S> {
-    /// `inner`, its bytes counted as `account_id`'s bandwidth.
-    pub(crate) fn new(inner: S, account_id: String, app: Arc<App>) -> Counted<S> {
-        Counted {
-            inner,
-            sent: 0,
-            account_id,
-            app,
-        }
-    }
-}
-
-impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
-    type Item = std::io::Result<Bytes>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let polled = self.inner.poll_next_unpin(cx);
-        if let Poll::Ready(Some(Ok(chunk))) = &polled {
-            self.sent += chunk.len() as u64;
-        }
-        polled
-    }
-}
-
-impl<S> Drop for Counted<S> {
-    fn drop(&mut self) {
-        count_bandwidth(&self.app, &self.account_id, self.sent);
     }
 }
 
@@ -440,7 +418,7 @@ pub(crate) fn held_slice(
 }
 
 /// Books `bytes` sent as `account_id`'s bandwidth.
-fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
+pub(super) fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
     count_bandwidth_at(app, account_id, bytes, app.clock.now_ms());
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod collector;
 pub(crate) mod commit;
 pub(crate) mod copy;
 pub(crate) mod disk;
+pub(crate) mod download;
 pub(crate) mod error;
 pub(crate) mod files;
 pub(crate) mod images;
@@ -64,6 +65,8 @@ pub struct App {
     pub(crate) renders: images::Renders,
     /// Files the CDN served lately, answered from memory for a second.
     pub(crate) recent: cdn::Recent,
+    /// The download buffers `server.memory_budget` allows at once.
+    pub(crate) downloads: download::Buffers,
     /// The plans in force: the database's, read at start and again every
     /// second (so a plan applied on one node holds on all of them within
     /// it).
@@ -146,6 +149,8 @@ impl App {
             return Err(StartError::Plans(why));
         }
         let config_concurrency = config.images.concurrency;
+        let downloads =
+            download::Buffers::new(config.limits.memory_budget, config.limits.stall_timeout);
         Ok(Arc::new(App {
             signer: Signer::new(secret),
             config,
@@ -159,6 +164,7 @@ impl App {
             outbox: Arc::default(),
             renders: images::Renders::new(config_concurrency),
             recent: cdn::Recent::default(),
+            downloads,
             plans: std::sync::RwLock::new(Arc::new(plans)),
             spool_dir,
         }))

@@ -59,6 +59,22 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Streams `len` bytes of the blob starting at `offset`.
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError>;
 
+    /// As [`BlobStore::get`], in chunks of at most `chunk` bytes: a download
+    /// that holds one chunk at a time beyond its socket
+    /// (`service::download`). A store that reads its own chunks reads them
+    /// that size; one whose chunks come off the network (S3) splits them.
+    async fn get_chunked(
+        &self,
+        key: &str,
+        offset: u64,
+        len: u64,
+        chunk: usize,
+    ) -> Result<BlobStream, StorageError> {
+        use futures_util::StreamExt;
+        let stream = self.get(key, offset, len).await?;
+        Ok(crate::service::download::split(stream, chunk).boxed())
+    }
+
     /// The blob's size, or None when there is no such blob.
     async fn size(&self, key: &str) -> Result<Option<u64>, StorageError>;
 

@@ -3,6 +3,7 @@
 
 use super::phase::Phase;
 use crate::config::Limits;
+use crate::service::download::Socket;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -16,6 +17,9 @@ use tokio::time::{Instant, Sleep};
 pub(super) struct TimedIo {
     tcp: TcpStream,
     phase: Arc<Phase>,
+    /// Told every byte a write puts into the socket (what a download
+    /// waits on, and books).
+    socket: Arc<Socket>,
     limits: Limits,
     /// Bytes of a request have arrived since the connection was last idle.
     in_head: bool,
@@ -32,17 +36,25 @@ pub(super) struct TimedIo {
     timer: Pin<Box<Sleep>>,
     /// When the last write made progress (for a client that stops reading).
     write_deadline: Option<Pin<Box<Sleep>>>,
+    /// Whether the send buffer was widened (the client reads).
+    widened: bool,
     /// hyper's own answer to a request it could not parse, rewritten with
     /// the envelope: the bytes, and how many are written.
     rewritten: Option<(Vec<u8>, usize)>,
 }
 
 impl TimedIo {
-    pub(super) fn new(tcp: TcpStream, phase: Arc<Phase>, limits: Limits) -> TimedIo {
+    pub(super) fn new(
+        tcp: TcpStream,
+        phase: Arc<Phase>,
+        socket: Arc<Socket>,
+        limits: Limits,
+    ) -> TimedIo {
         let deadline = Instant::now() + limits.idle_timeout;
         TimedIo {
             tcp,
             phase,
+            socket,
             limits,
             in_head: false,
             seen_done: 0,
@@ -50,6 +62,7 @@ impl TimedIo {
             armed: deadline,
             timer: Box::pin(tokio::time::sleep_until(deadline)),
             write_deadline: None,
+            widened: false,
             rewritten: None,
         }
     }
@@ -92,8 +105,9 @@ impl TimedIo {
     }
 
     /// A write that made no progress starts (or goes on with) the stall
-    /// clock: after `idle_timeout` without progress, the client is gone.
-    /// The stall's start is shown to the accept loop, which may close the
+    /// clock: after `stall_timeout` without progress, the client is gone
+    /// (and the connection closed); a write that did is counted in the
+    /// socket's [`Socket::took`]. The stall's start is shown to the accept loop, which may close the
     /// connection after [`STALLED_AFTER`](super::evict::STALLED_AFTER) when it needs the room.
     fn stall_check(
         &mut self,
@@ -104,14 +118,22 @@ impl TimedIo {
             if self.write_deadline.take().is_some() {
                 self.phase.stall_ended();
             }
+            if let Poll::Ready(Ok(n)) = &polled {
+                self.socket.took(*n);
+                if !self.widened && self.socket.accepted() >= super::WIDEN_AFTER {
+                    self.widened = true;
+                    let wide = super::WIDE_SEND_BUFFER;
+                    let _ = socket2::SockRef::from(&self.tcp).set_send_buffer_size(wide);
+                }
+            }
             return polled;
         }
-        let idle = self.limits.idle_timeout;
+        let timeout = self.limits.stall_timeout;
         let phase = &self.phase;
         let stall = self.write_deadline.get_or_insert_with(|| {
             let now = Instant::now();
             phase.stall_began(now);
-            Box::pin(tokio::time::sleep_until(now + idle))
+            Box::pin(tokio::time::sleep_until(now + timeout))
         });
         ready!(stall.as_mut().poll(cx));
         Poll::Ready(Err(timed_out("the client stopped reading")))

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod budget;
 mod downloads;
 mod rate_floor;
 mod trickling;
@@ -129,6 +130,12 @@ impl Trickle {
 /// with other tests), over about `rounds` seconds. Each on a new
 /// connection, as a new client's would be.
 async fn others_answer(srv: &TestServer, key: &str, cdn_url: &str, rounds: u32) -> [Duration; 4] {
+    others_answer_at(&srv.base_url, key, cdn_url, rounds).await
+}
+
+/// [`others_answer`] of the server at `base` (`http://HOST:PORT`).
+async fn others_answer_at(base: &str, key: &str, cdn_url: &str, rounds: u32) -> [Duration; 4] {
+    let url = |path: &str| format!("{base}{path}");
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
         .pool_max_idle_per_host(0)
@@ -137,9 +144,9 @@ async fn others_answer(srv: &TestServer, key: &str, cdn_url: &str, rounds: u32) 
     let mut worst = [Duration::ZERO; 4];
     for _ in 0..rounds {
         let requests = [
-            http.get(srv.url("/v1/health")),
-            http.get(srv.url("/v1/files")).bearer_auth(key),
-            http.get(srv.url("/v1/usage")).bearer_auth(key),
+            http.get(url("/v1/health")),
+            http.get(url("/v1/files")).bearer_auth(key),
+            http.get(url("/v1/usage")).bearer_auth(key),
             http.get(cdn_url),
         ];
         for (i, req) in requests.into_iter().enumerate() {
@@ -282,9 +289,14 @@ async fn big_file(srv: &TestServer) -> String {
 /// Opens a download of `path` with a tiny receive buffer, and reads
 /// nothing: the server's writes stall at once.
 async fn stalled_download(srv: &TestServer, path: &str) -> TcpStream {
+    stalled_download_at(host(srv), path).await
+}
+
+/// [`stalled_download`] from the server at `addr` (`HOST:PORT`).
+async fn stalled_download_at(addr: &str, path: &str) -> TcpStream {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
-    let mut s = socket.connect(host(srv).parse().unwrap()).await.unwrap();
+    let mut s = socket.connect(addr.parse().unwrap()).await.unwrap();
     let head = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
     s.write_all(head.as_bytes()).await.unwrap();
     s
