@@ -251,10 +251,10 @@ def attack_images():
     return [("bomb.gif", gif.getvalue()), ("bomb.png", png.getvalue()), ("bomb.jpg", jpeg)]
 
 
-def photo():
+def photo(seed):
     from PIL import Image
 
-    rnd = random.Random(7)
+    rnd = random.Random(seed)
     img = Image.new("RGB", (1600, 1200))
     img.putdata([(rnd.randrange(256), (x * 7) % 256, (x // 5) % 256)
                  for x in range(1600 * 1200)])
@@ -267,17 +267,22 @@ def renders(srv, victim_key, victim_cdn, args):
     print("== renders: two strangers flood renders of the issue's files; a third account's fresh variant")
     files = attack_images()
     print("  files: " + ", ".join("%s %d bytes" % (n, len(d)) for n, d in files))
+    # A file holds at most [images] variants_per_file variants (16 by
+    # default): copies that differ in a byte past the image's end, and
+    # widths spread over them, keep every request a fresh render.
     paths = []
     for who in ("stranger1", "stranger2"):
         _, key = srv.account(who)
-        paths.append([path_of(srv.upload(key, n, d)["url"]) for n, d in files])
+        paths.append([path_of(srv.upload(key, "%d-%s" % (i, n), d + bytes([i]))["url"])
+                      for n, d in files for i in range(8)])
     _, third_key = srv.account("third")
-    third = path_of(srv.upload(third_key, "photo.jpg", photo())["url"])
-    widths = iter(range(200, 100000))
+    thirds = [path_of(srv.upload(third_key, "photo%d.jpg" % i, photo(i))["url"]) for i in range(6)]
+    asked = iter(range(100000))
 
     def fresh():
+        n = next(asked)
         t = time.monotonic()
-        status, _ = srv.get("%s?w=%d&format=webp" % (third, next(widths)), timeout=60)
+        status, _ = srv.get("%s?w=%d&format=webp" % (thirds[n % len(thirds)], 200 + n), timeout=60)
         return status, time.monotonic() - t
 
     alone = [fresh() for _ in range(5)]
@@ -289,8 +294,8 @@ def renders(srv, victim_key, victim_cdn, args):
     def flood(own):
         w = random.randrange(100, 4000)
         while running[0]:
+            w += 1
             for p in own:
-                w += 1
                 try:
                     status, _ = srv.get("%s?w=%d" % (p, w), timeout=60)
                 except OSError as e:
