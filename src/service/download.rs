@@ -11,6 +11,11 @@
 //!   a download that finds none free waits for one (holding its connection,
 //!   not memory) for at most `server.stall_timeout`, by when a stalled one
 //!   has been closed, and is answered 503 with `Retry-After` past it.
+//! - A download whose client has read [`WIDEN_AFTER`] (it reads: it is no
+//!   stalled stranger) may hold up to [`WIDE`] windows beyond its socket,
+//!   taken from [`Buffers`] only while more than half of them are free: its
+//!   next reads then overlap its socket's writes (one window at a time, a
+//!   256 MiB download ran at half the speed of the unbounded body).
 //! - Its account is charged the bytes the socket accepted (plus at most
 //!   the response's head), not those read from the store: a download cut
 //!   short is charged what went out. The last of them are booked by the
@@ -32,6 +37,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Bytes a download holds beyond its socket, and the most read from the
 /// store at once for it.
 pub(crate) const WINDOW: usize = 64 * 1024;
+
+/// The windows a download that reads may hold beyond its socket.
+const WIDE: u32 = 8;
+
+/// What a download's client reads before it may hold [`WIDE`] windows: the
+/// bytes after which its socket's send buffer widens too.
+const WIDEN_AFTER: u64 = 1 << 20;
 
 /// The share of `server.memory_budget` download windows take: the rest is
 /// for connections, renders, uploads and caches.
@@ -133,10 +145,35 @@ pub(crate) struct Buffers {
     wait: Duration,
 }
 
-/// One download's window, given back when the download ends.
+/// One download's window, given back when the download ends; and the
+/// windows it took besides, once its client showed it reads.
 #[derive(Debug)]
 pub(crate) struct Buffer {
     _permit: OwnedSemaphorePermit,
+    pool: Arc<Semaphore>,
+    count: usize,
+    extra: Option<OwnedSemaphorePermit>,
+}
+
+impl Buffer {
+    /// Takes [`WIDE`] less one windows more, if more than half of the pool
+    /// would still be free after (the rest is kept for downloads' first
+    /// windows); returns the bytes the download may then hold.
+    fn widen(&mut self) -> u64 {
+        if self.extra.is_some() {
+            return u64::from(WIDE) * WINDOW as u64;
+        }
+        let more = WIDE - 1;
+        let enough = self.pool.available_permits() > self.count / 2 + more as usize;
+        if let Some(extra) = enough
+            .then(|| self.pool.clone().try_acquire_many_owned(more).ok())
+            .flatten()
+        {
+            self.extra = Some(extra);
+            return self.widen();
+        }
+        WINDOW as u64
+    }
 }
 
 impl Buffers {
@@ -161,11 +198,17 @@ impl Buffers {
     /// A window, once one is free; 503 (with `Retry-After`) when none came
     /// within the wait.
     pub(crate) async fn take(&self) -> Result<Buffer, ServiceError> {
+        let buffer = |p| Buffer {
+            _permit: p,
+            pool: self.free.clone(),
+            count: self.count,
+            extra: None,
+        };
         if let Ok(p) = self.free.clone().try_acquire_owned() {
-            return Ok(Buffer { _permit: p });
+            return Ok(buffer(p));
         }
         match tokio::time::timeout(self.wait, self.free.clone().acquire_owned()).await {
-            Ok(Ok(p)) => Ok(Buffer { _permit: p }),
+            Ok(Ok(p)) => Ok(buffer(p)),
             _ => Err(ServiceError::Unavailable(format!(
                 "all {} download buffers of the memory budget are in use; try again",
                 self.count
@@ -187,7 +230,12 @@ pub(crate) struct Counted<S> {
     /// The socket, and what it had accepted when this body began.
     socket: Option<(Arc<Socket>, u64)>,
     /// The download's window of the memory budget, given back with it.
-    _buffer: Option<Buffer>,
+    buffer: Option<Buffer>,
+    /// Bytes it may hold beyond the socket: a window, or [`WIDE`] once its
+    /// client has read [`WIDEN_AFTER`] and the pool had them.
+    allowance: u64,
+    /// Whether it asked for more windows already.
+    widened: bool,
 }
 
 impl<S> Counted<S> {
@@ -200,7 +248,9 @@ impl<S> Counted<S> {
             account_id,
             app,
             socket: None,
-            _buffer: None,
+            buffer: None,
+            allowance: WINDOW as u64,
+            widened: false,
         }
     }
 
@@ -225,7 +275,9 @@ impl<S> Counted<S> {
                 let from = s.accepted();
                 (s, from)
             }),
-            _buffer: Some(buffer),
+            buffer: Some(buffer),
+            allowance: WINDOW as u64,
+            widened: false,
         }
     }
 
@@ -243,12 +295,23 @@ impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for Counted<S> {
     type Item = std::io::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some((socket, _)) = &self.socket {
-            if self.accepted() < self.handed {
+        if self.socket.is_some() {
+            let accepted = self.accepted();
+            if !self.widened && accepted >= WIDEN_AFTER {
+                self.widened = true;
+                self.allowance = self.buffer.as_mut().map_or(WINDOW as u64, Buffer::widen);
+            }
+            // Room for one more chunk (at most a window) within what it
+            // may hold beyond the socket.
+            let room =
+                |c: &Self| c.handed - c.accepted().min(c.handed) + WINDOW as u64 <= c.allowance;
+            if !room(&self) {
                 // Woken by the socket's next write; looked at again after
                 // registering, so a write in between is not missed.
-                socket.waiting.register(cx.waker());
-                if self.accepted() < self.handed {
+                if let Some((socket, _)) = &self.socket {
+                    socket.waiting.register(cx.waker());
+                }
+                if !room(&self) {
                     return Poll::Pending;
                 }
             }
@@ -330,5 +393,24 @@ mod tests {
         assert!(matches!(refused, ServiceError::Unavailable(_)), "{refused}");
         drop(a);
         buffers.take().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_download_that_reads_widens_while_half_the_pool_is_free() {
+        let buffers = Buffers::new(32 * BUDGET_SHARE * WINDOW as u64, Duration::from_millis(50));
+        let mut first = buffers.take().await.unwrap();
+        assert_eq!(first.widen(), u64::from(WIDE) * WINDOW as u64);
+        assert_eq!(buffers.free.available_permits(), 32 - WIDE as usize);
+        // 23 free once a second takes its window: widening it would leave
+        // 16, no more than half.
+        let mut second = buffers.take().await.unwrap();
+        assert_eq!(second.widen(), WINDOW as u64);
+        assert_eq!(buffers.free.available_permits(), 23);
+        // The first done: 31 free, and the second may.
+        drop(first);
+        assert_eq!(second.widen(), u64::from(WIDE) * WINDOW as u64);
+        assert_eq!(buffers.free.available_permits(), 24);
+        drop(second);
+        assert_eq!(buffers.free.available_permits(), 32);
     }
 }
