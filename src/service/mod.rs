@@ -20,6 +20,7 @@ pub(crate) mod outbox;
 pub(crate) mod plans;
 pub(crate) mod records;
 pub(crate) mod refusals;
+pub(crate) mod render_queue;
 pub(crate) mod spool;
 pub(crate) mod tokens;
 pub(crate) mod tus;
@@ -146,6 +147,7 @@ impl App {
             return Err(StartError::Plans(why));
         }
         let config_concurrency = config.images.concurrency;
+        let config_memory = config.images.memory;
         Ok(Arc::new(App {
             signer: Signer::new(secret),
             config,
@@ -157,7 +159,7 @@ impl App {
             in_flight: inflight::InFlight::default(),
             tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
-            renders: images::Renders::new(config_concurrency),
+            renders: images::Renders::new(config_concurrency, config_memory),
             recent: cdn::Recent::default(),
             plans: std::sync::RwLock::new(Arc::new(plans)),
             spool_dir,
