@@ -267,6 +267,11 @@ pub struct ServeProcess {
 }
 
 impl ServeProcess {
+    /// The server's process id (to read its /proc status).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
