@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// Why a request was not admitted.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refused {
     /// Too many wait already, or none came in time: try again (503).
     Busy,

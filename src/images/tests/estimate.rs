@@ -45,7 +45,11 @@ fn gif(w: u32, h: u32) -> Vec<u8> {
 
 fn png16(w: u32, h: u32) -> Vec<u8> {
     let image: ImageBuffer<image::Rgb<u16>, Vec<u16>> = ImageBuffer::from_fn(w, h, |x, y| {
-        image::Rgb([(x * 13) as u16, (y * 7) as u16, 999])
+        image::Rgb([
+            u16::try_from(x * 13).unwrap(),
+            u16::try_from(y * 7).unwrap(),
+            999,
+        ])
     });
     let bytes: Vec<u8> = image
         .as_raw()

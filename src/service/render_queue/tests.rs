@@ -2,7 +2,7 @@ use super::*;
 use std::collections::HashMap;
 use tokio::sync::mpsc;
 
-const LONG: Duration = Duration::from_secs(3600);
+const LONG: Duration = Duration::from_hours(1);
 
 /// Requests queued in the order given (each enqueued before the next is),
 /// each reporting its name when admitted and holding its place until
