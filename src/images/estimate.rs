@@ -193,8 +193,11 @@ fn resize_stage(decoded: &Decoded, plan: &resize::Plan, orientation: Orientation
     let between = between.map_or(0, |(w, h)| px(w, h) * 4);
     let out = px(to.0, to.1) * 4;
     let largest_input = converted.max(sampled).max(between);
-    // A crop's part is copied from the decoded image (at most as large)
-    // before it is converted.
-    let cropping = held * 2 + converted;
-    cropping.max(converted + sampled + between + out + largest_input)
+    // A crop's part is copied from the decoded image (at most as large),
+    // which goes then; the image (or the part) is converted beside itself.
+    let cropping = if plan.crop.is_some() { held * 2 } else { 0 };
+    let converting = held + converted;
+    cropping
+        .max(converting)
+        .max(converted + sampled + between + out + largest_input)
 }
