@@ -14,6 +14,10 @@ pub struct ImagesSection {
     pub variants_per_file: Option<u32>,
     /// Renders at once (default: the cores).
     pub concurrency: Option<usize>,
+    /// The bytes all renders at once may take, each its estimate from the
+    /// source's header (default 512 MiB).
+    #[serde(default, deserialize_with = "super::plans::opt_bytes")]
+    pub memory: Option<u64>,
 }
 
 /// The image settings the server runs with.
@@ -23,11 +27,15 @@ pub struct Images {
     pub max_source_pixels: u64,
     pub variants_per_file: u32,
     pub concurrency: usize,
+    pub memory: u64,
 }
 
 /// `images.max_source_pixels`: 50 megapixels (a 12 MP phone photo passes, a
 /// panorama of 100 MP does not).
 pub(crate) const DEFAULT_MAX_SOURCE_PIXELS: u64 = 50_000_000;
+/// `images.memory`: what renders take at once (a 12 MP photo's thumbnail
+/// takes about 60 MiB, a 50 MP PNG's about 450).
+pub(crate) const DEFAULT_IMAGES_MEMORY: u64 = 512 << 20;
 /// `images.variants_per_file`.
 pub(crate) const DEFAULT_VARIANTS_PER_FILE: u32 = 16;
 
@@ -39,7 +47,14 @@ impl ImagesSection {
             max_source_pixels: self.max_source_pixels.unwrap_or(DEFAULT_MAX_SOURCE_PIXELS),
             variants_per_file: self.variants_per_file.unwrap_or(DEFAULT_VARIANTS_PER_FILE),
             concurrency: self.concurrency.unwrap_or(cores),
+            memory: self.memory.unwrap_or(DEFAULT_IMAGES_MEMORY),
         };
+        if images.memory < crate::images::MIN_MEMORY {
+            return Err(format!(
+                "images.memory must be at least {} MiB (what any render takes)",
+                crate::images::MIN_MEMORY >> 20
+            ));
+        }
         if images.max_source_pixels == 0 {
             return Err("images.max_source_pixels must be at least 1".into());
         }

@@ -18,7 +18,7 @@ pub(crate) use plans::{parse_bytes, Plan, Plans};
 pub use env::{Env, Overrides};
 pub use file::{BackendKind, FileConfig, LogFormat, StorageConfig};
 pub use images::Images;
-pub(crate) use images::DEFAULT_MAX_SOURCE_PIXELS;
+pub(crate) use images::{DEFAULT_IMAGES_MEMORY, DEFAULT_MAX_SOURCE_PIXELS};
 
 use file::parse_rate;
 use limits::MIN_UPLOAD_WINDOW;

@@ -249,3 +249,20 @@ fn the_database_urls_tls_settings_are_checked_with_the_config() {
         "{e}"
     );
 }
+
+#[test]
+fn images_memory_parses_and_has_a_floor() {
+    let resolve = |text: &str| {
+        let file: FileConfig = toml::from_str(text).unwrap();
+        Config::resolve(file, &Env::empty(), &Overrides::default())
+    };
+    assert_eq!(
+        resolve("").unwrap().images.memory,
+        super::DEFAULT_IMAGES_MEMORY
+    );
+    let memory = |text: &str| resolve(text).unwrap().images.memory;
+    assert_eq!(memory("[images]\nmemory = \"64MiB\"\n"), 64 << 20);
+    assert_eq!(memory("[images]\nmemory = 100000000\n"), 100_000_000);
+    let e = resolve("[images]\nmemory = \"1MiB\"\n").unwrap_err();
+    assert!(e.to_string().contains("images.memory"), "{e}");
+}

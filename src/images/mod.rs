@@ -13,8 +13,10 @@
 
 mod decode;
 mod encode;
+mod estimate;
 pub(crate) mod isolated;
 mod jpeg_dc;
+mod layout;
 mod png_source;
 mod probe;
 mod resize;
@@ -29,18 +31,26 @@ use crate::domain::transform::{Format, Output, SourceFormat, Transform};
 
 pub(crate) use probe::probe;
 
+/// The least `images.memory` may be: what any render takes beyond its
+/// pixels, and a small variant's pixels.
+pub(crate) const MIN_MEMORY: u64 = 16 << 20;
+
 /// What a render may take on (a struct, passed by reference, so that limits
 /// can be added without touching the callers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// The most pixels (width × height, as the header says) a source may have.
     pub max_source_pixels: u64,
+    /// The most bytes a render may take ([`estimate`]): the whole render
+    /// budget (`images.memory`).
+    pub memory: u64,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_source_pixels: crate::config::DEFAULT_MAX_SOURCE_PIXELS,
+            memory: crate::config::DEFAULT_IMAGES_MEMORY,
         }
     }
 }
@@ -52,6 +62,8 @@ pub(crate) struct Probe {
     pub format: SourceFormat,
     pub width: u32,
     pub height: u32,
+    /// What the decoder's buffers will follow.
+    pub layout: layout::Layout,
 }
 
 /// Why an image was not rendered. All but [`ImageError::Encode`] are the
@@ -73,6 +85,16 @@ pub(crate) enum ImageError {
     Corrupt(String),
     #[error("the image could not be rendered: {0}")]
     Encode(String),
+    /// The render's estimate is over the whole render budget: the
+    /// variant asked for decides it (a JPEG decodes smaller for a smaller
+    /// variant), so it is not the source's fault alone.
+    #[error(
+        "this variant would take about {} MiB to render, more than the {} MiB this server \
+         renders with (images.memory): ask for a smaller size",
+        bytes.div_ceil(1 << 20),
+        budget >> 20
+    )]
+    OverBudget { bytes: u64, budget: u64 },
     #[error(
         "an AVIF variant of {width}×{height} pixels is over the {max} this service writes \
          (AVIF is slow to encode): ask for a smaller size, or format=webp"
@@ -89,48 +111,96 @@ pub(crate) const MAX_AVIF_PIXELS: u64 = 1 << 20;
 /// formats exceed.
 const MAX_OUTPUT_SIDE: u32 = 16_383;
 
-/// Blocking: decodes `path` (after probing it against `limits`), applies its
-/// EXIF orientation, takes the first frame of an animation, resizes it per
-/// `t` (w, h, fit), and encodes it as `output` at quality `t.q`, with no
-/// metadata. Returns the encoded bytes.
+/// A render settled from its source's header, before any pixel is
+/// decoded: the bytes it takes at most ([`Job::bytes`]) are known, and
+/// within `limits.memory`.
+#[derive(Debug)]
+pub(crate) struct Job {
+    path: std::path::PathBuf,
+    header: Probe,
+    t: Transform,
+    output: Output,
+    limits: Limits,
+    bytes: u64,
+}
+
+/// Blocking: reads the header of `path` (never a pixel), refuses a source
+/// over `limits.max_source_pixels` or whose bytes cannot hold the image it
+/// claims, and estimates the render of `t` as `output`; refused when the
+/// estimate is over `limits.memory`.
+pub(crate) fn prepare(
+    path: &Path,
+    t: &Transform,
+    output: Output,
+    limits: &Limits,
+) -> Result<Job, ImageError> {
+    let header = probe(path)?;
+    check_pixels(header.width, header.height, limits.max_source_pixels)?;
+    layout::plausible(path, &header)?;
+    let bytes = estimate::estimate(&header, t, output, limits.max_source_pixels)?;
+    if bytes > limits.memory {
+        return Err(ImageError::OverBudget {
+            bytes,
+            budget: limits.memory,
+        });
+    }
+    Ok(Job {
+        path: path.to_path_buf(),
+        header,
+        t: *t,
+        output,
+        limits: limits.clone(),
+        bytes,
+    })
+}
+
+impl Job {
+    /// The bytes the render takes at most.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Blocking: decodes the source, applies its EXIF orientation, takes
+    /// the first frame of an animation, resizes it per `t` (w, h, fit), and
+    /// encodes it as `output` at quality `t.q`, with no metadata. Returns
+    /// the encoded bytes and the format written.
+    pub(crate) fn render(self) -> Result<(Vec<u8>, Output), ImageError> {
+        let Job {
+            path,
+            header,
+            t,
+            output,
+            limits,
+            ..
+        } = self;
+        run(&path, header, &t, output, &limits)
+    }
+}
+
+/// Blocking: [`prepare`], then [`Job::render`].
+#[cfg(test)]
 pub(crate) fn render(
     path: &Path,
     t: &Transform,
     output: Output,
     limits: &Limits,
 ) -> Result<(Vec<u8>, Output), ImageError> {
-    let header = probe(path)?;
-    check_pixels(header.width, header.height, limits.max_source_pixels)?;
+    prepare(path, t, output, limits)?.render()
+}
+
+fn run(
+    path: &Path,
+    header: Probe,
+    t: &Transform,
+    output: Output,
+    limits: &Limits,
+) -> Result<(Vec<u8>, Output), ImageError> {
     let image = caught(
         || {
             let source = decode::Source::open(path, header, limits)?;
             let (width, height) = source.oriented_size();
             let plan = resize::plan(width, height, t);
-            let (out_w, out_h) = plan.output_size();
-            let pixels = u64::from(out_w) * u64::from(out_h);
-            if out_w > MAX_OUTPUT_SIDE
-                || out_h > MAX_OUTPUT_SIDE
-                || pixels > limits.max_source_pixels
-            {
-                return Err(ImageError::OutputTooLarge {
-                    width: out_w,
-                    height: out_h,
-                    max: limits.max_source_pixels,
-                });
-            }
-            let output = match output {
-                Output::Avif if pixels > MAX_AVIF_PIXELS && t.format == Format::Auto => {
-                    Output::Webp
-                }
-                Output::Avif if pixels > MAX_AVIF_PIXELS => {
-                    return Err(ImageError::AvifTooLarge {
-                        width: out_w,
-                        height: out_h,
-                        max: MAX_AVIF_PIXELS,
-                    })
-                }
-                other => other,
-            };
+            let output = settle_output(&plan, t, output, limits.max_source_pixels)?;
             let orientation = source.orientation();
             let (need_w, need_h) = plan.source_size(orientation);
             let image = source.decode(need_w, need_h)?;
@@ -146,6 +216,33 @@ pub(crate) fn render(
     )??;
     let bytes = caught(|| encode::encode(image, output, t.q), ImageError::Encode)??;
     Ok((bytes, output))
+}
+
+/// The format a variant of `plan` is written in (`format=auto` writes WebP
+/// where AVIF would be too large); refused when it is too large to write
+/// (a side over [`MAX_OUTPUT_SIDE`], more than `max` pixels).
+fn settle_output(
+    plan: &resize::Plan,
+    t: &Transform,
+    output: Output,
+    max: u64,
+) -> Result<Output, ImageError> {
+    let (width, height) = plan.output_size();
+    let pixels = u64::from(width) * u64::from(height);
+    if width > MAX_OUTPUT_SIDE || height > MAX_OUTPUT_SIDE || pixels > max {
+        return Err(ImageError::OutputTooLarge { width, height, max });
+    }
+    Ok(match output {
+        Output::Avif if pixels > MAX_AVIF_PIXELS && t.format == Format::Auto => Output::Webp,
+        Output::Avif if pixels > MAX_AVIF_PIXELS => {
+            return Err(ImageError::AvifTooLarge {
+                width,
+                height,
+                max: MAX_AVIF_PIXELS,
+            })
+        }
+        other => other,
+    })
 }
 
 /// Refuses more than `max` pixels.

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use image::{ImageDecoder, ImageFormat, ImageReader};
 
-use super::{ImageError, Probe};
+use super::layout::{self, Layout};
+use super::{jpeg_dc, ImageError, Probe};
 use crate::domain::transform::SourceFormat;
 
 /// The bytes that tell the formats apart.
@@ -25,30 +26,31 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
     let n = read_up_to(&mut file, &mut magic).map_err(|e| io_error(path, &e))?;
     let format = sniff(&magic[..n]).ok_or(ImageError::NotAnImage)?;
     drop(file);
-    let (width, height) = match format {
+    let (width, height, layout) = match format {
         SourceFormat::Avif => {
             let data = avif_bytes(path)?;
-            super::caught(|| filestore_avif::dimensions(&data), ImageError::Corrupt)?
-                .map_err(|e| from_avif(e, 0))?
+            let (w, h) = super::caught(|| filestore_avif::dimensions(&data), ImageError::Corrupt)?
+                .map_err(|e| from_avif(e, 0))?;
+            (w, h, Layout::Avif)
         }
         SourceFormat::Jpeg => {
-            let mut decoder = jpeg_decoder::Decoder::new(open(path)?);
-            let info = super::caught(
-                || decoder.read_info().map(|()| decoder.info()),
-                ImageError::Corrupt,
-            )?
-            .map_err(corrupt)?
-            .ok_or_else(|| ImageError::Corrupt("no JPEG frame header".into()))?;
-            (u32::from(info.width), u32::from(info.height))
+            let jpeg = super::caught(|| jpeg_dc::layout(open(path)?, false), ImageError::Corrupt)??;
+            (jpeg.width, jpeg.height, Layout::Jpeg(jpeg))
         }
-        SourceFormat::Png => png_dimensions(path)?,
+        SourceFormat::Png => layout::png(path)?,
         SourceFormat::Gif | SourceFormat::Webp => {
             // Only the header is read here: the limits apply to decoding.
             let mut reader = ImageReader::with_format(open(path)?, image_format(format));
             reader.no_limits();
             let decoder = super::caught(|| reader.into_decoder(), ImageError::Corrupt)?
                 .map_err(|e| from_image(path, e))?;
-            decoder.dimensions()
+            let (w, h) = decoder.dimensions();
+            let layout = if format == SourceFormat::Gif {
+                layout::gif(path, false)?
+            } else {
+                Layout::Webp
+            };
+            (w, h, layout)
         }
     };
     if width == 0 || height == 0 {
@@ -60,23 +62,8 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
         format,
         width,
         height,
+        layout,
     })
-}
-
-/// A PNG's dimensions, from its IHDR chunk (always the first): nothing
-/// else is read, so no chunk before the pixels (an ICC profile that
-/// inflates to gigabytes, megabytes of text) costs anything here.
-fn png_dimensions(path: &Path) -> Result<(u32, u32), ImageError> {
-    let mut head = [0u8; 24];
-    let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
-    let n = read_up_to(&mut file, &mut head).map_err(|e| io_error(path, &e))?;
-    if n < head.len() || head[8..12] != [0, 0, 0, 13] || &head[12..16] != b"IHDR" {
-        return Err(ImageError::Corrupt(
-            "a PNG must start with its IHDR chunk".into(),
-        ));
-    }
-    let be = |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
-    Ok((be(16), be(20)))
 }
 
 /// The format whose magic number `bytes` start with.
@@ -179,7 +166,7 @@ pub(super) fn io_error(path: &Path, e: &io::Error) -> ImageError {
 }
 
 /// Fills `buf` as far as the reader goes; the count read.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+pub(super) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {

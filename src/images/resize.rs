@@ -117,6 +117,19 @@ fn kept(side: u32, scaled: u32, crop: u32) -> (u32, u32) {
     ((side - len.min(side)) / 2, len.min(side))
 }
 
+/// The size the stored image (or a crop's part of it) is resampled to.
+pub(super) fn step_target(plan: &Plan, orientation: Orientation) -> (u32, u32) {
+    let swap = swaps_axes(orientation);
+    let (w, h) = transpose_if(plan.scale_to, swap);
+    match plan.crop {
+        Some(crop) => {
+            let (cw, ch) = transpose_if(crop, swap);
+            (cw.min(w), ch.min(h))
+        }
+        None => (w, h),
+    }
+}
+
 fn transpose_if((w, h): (u32, u32), swap: bool) -> (u32, u32) {
     if swap {
         (h, w)
@@ -133,22 +146,21 @@ pub(super) fn apply(
     orientation: Orientation,
     output: Output,
 ) -> Result<DynamicImage, ImageError> {
-    let swap = swaps_axes(orientation);
-    let (w, h) = transpose_if(plan.scale_to, swap);
-    let mut image = match plan.crop {
+    let (w, h) = transpose_if(plan.scale_to, swaps_axes(orientation));
+    let (cw, ch) = step_target(plan, orientation);
+    let mut image = if plan.crop.is_some() {
         // The part the crop keeps is cut first, then scaled to the crop's
         // size: the whole scaled (`scale_to`) is never made, and can be
         // far larger than the variant (8000×1 covering 4096×4096 scales
-        // to 32,768,000×4096).
-        Some(crop) => {
-            let (cw, ch) = transpose_if(crop, swap);
-            let (cw, ch) = (cw.min(w), ch.min(h));
-            let (iw, ih) = image.dimensions();
-            let (x, rw) = kept(iw, w, cw);
-            let (y, rh) = kept(ih, h, ch);
-            resize(image.crop_imm(x, y, rw, rh), cw, ch)?
-        }
-        None => resize(image, w, h)?,
+        // to 32,768,000×4096). The source goes once its part is copied.
+        let (iw, ih) = image.dimensions();
+        let (x, rw) = kept(iw, w, cw);
+        let (y, rh) = kept(ih, h, ch);
+        let part = image.crop_imm(x, y, rw, rh);
+        drop(image);
+        resize(part, cw, ch)?
+    } else {
+        resize(image, w, h)?
     };
     image.apply_orientation(orientation);
     if output == Output::Jpeg {
@@ -236,12 +248,12 @@ fn resample<P: PixelTrait>(
 }
 
 /// Width and height.
-type Size = (u32, u32);
+pub(super) type Size = (u32, u32);
 
 /// The sizes [`resample`] goes through from `from` to `to`: the sampled
 /// source (when a side longer than [`LONGEST_READ`] shrinks), and the
 /// image between the two axes' convolutions (when both change).
-fn steps(from: Size, to: Size) -> (Option<Size>, Option<Size>) {
+pub(super) fn steps(from: Size, to: Size) -> (Option<Size>, Option<Size>) {
     let read = |side: u32, target: u32| {
         if side > LONGEST_READ && target < side {
             LONGEST_READ.max(target)

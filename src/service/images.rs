@@ -1,15 +1,19 @@
 //! Image variants on the CDN (docs/api.md, "Image variants"): which variant
 //! a request names, found in the blob store or rendered once and kept there.
 //!
-//! A render runs on the blocking pool under one of `images.concurrency`
-//! permits; a request that would wait behind too many others, or too long,
-//! gets 503 with `Retry-After`. Identical requests in flight share one
-//! render: the first renders while the others wait on the variant's lock,
-//! then find it stored. The source is spooled to a file and refused from its
-//! header (`images::probe`) before any pixel is decoded.
+//! A render is admitted by the node's [`RenderQueue`] (its slots,
+//! `images.concurrency`, and its byte budget, `images.memory`, fair across
+//! the accounts that own the files): the source is spooled to a file, its
+//! header read (`images::prepare`: refused there, before any pixel is
+//! decoded, when it is not an image, too large, or too short for what it
+//! claims) and its render's bytes estimated; then it waits for its turn, or
+//! gets 503 with `Retry-After`, and runs on the blocking pool. Identical
+//! requests in flight share one render: the first renders while the others
+//! wait on the variant's lock, then find it stored.
 
 use super::cdn::{self, Counted, Found};
 use super::error::ServiceError;
+use super::render_queue::{Refused, RenderQueue};
 use super::App;
 use crate::db::{FileRow, VariantOutcome, VariantRow};
 use crate::domain::ids;
@@ -20,14 +24,12 @@ use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::Semaphore;
 
-/// Requests that may wait for a render permit, per permit.
+/// Requests that may wait for a render, per render slot.
 const WAITING_PER_RENDER: usize = 8;
-/// The longest a request waits for a render permit before its 503.
+/// The longest a request waits for its turn before its 503.
 const QUEUE_WAIT: Duration = Duration::from_secs(5);
 /// Bytes a source may have per pixel allowed (16-bit RGBA, uncompressed),
 /// beyond a slack for metadata: a larger file is refused unread.
@@ -48,56 +50,30 @@ const CACHE_ITEM_MAX: u64 = 256 << 10;
 /// A stored variant with its bytes.
 type Cached = Arc<(VariantRow, Bytes)>;
 
-/// The render pool's state: permits, waiters, the variants being rendered
-/// now (one lock each, shared by the requests that want it), and the small
-/// variants served lately, by file and key. A variant's bytes never change
-/// (a file's never do, and its id is never reused), and each request still
-/// looks the file up first, so a kept variant of a file deleted since is
-/// never served.
+/// The render pool's state: its queue (slots, byte budget, fair order),
+/// the variants being rendered now (one lock each, shared by the requests
+/// that want it), and the small variants served lately, by file and key.
+/// A variant's bytes never change (a file's never do, and its id is never
+/// reused), and each request still looks the file up first, so a kept
+/// variant of a file deleted since is never served.
 #[derive(Debug)]
 pub(crate) struct Renders {
-    permits: Arc<Semaphore>,
-    concurrency: usize,
-    waiting: AtomicUsize,
+    queue: Arc<RenderQueue>,
     rendering: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
     cached: moka::sync::Cache<String, Cached>,
-    /// Each account's (the file owner's) share of the permits: half, at
-    /// least one, so that one account's images cannot hold every render.
-    accounts: Mutex<HashMap<String, Weak<Share>>>,
     /// Files whose renders failed for their bytes: how often, and why.
     refused: moka::sync::Cache<String, (u32, String)>,
 }
 
-/// An account's share of the render permits, and its requests waiting
-/// for one (at most [`WAITING_PER_RENDER`] per permit of the share, so
-/// that one account's queue never fills the node's).
-#[derive(Debug)]
-struct Share {
-    permits: Arc<Semaphore>,
-    waiting: AtomicUsize,
-}
-
-/// A render's permits: one of the node's, one of its account's share
-/// (kept while any is held).
-#[derive(Debug)]
-pub(crate) struct RenderPermit {
-    _node: tokio::sync::OwnedSemaphorePermit,
-    _account: tokio::sync::OwnedSemaphorePermit,
-    _share: Arc<Share>,
-}
-
 impl Renders {
-    pub(crate) fn new(concurrency: usize) -> Renders {
+    pub(crate) fn new(concurrency: usize, memory: u64) -> Renders {
         Renders {
-            permits: Arc::new(Semaphore::new(concurrency)),
-            concurrency,
-            waiting: AtomicUsize::new(0),
+            queue: Arc::new(RenderQueue::new(concurrency, memory, WAITING_PER_RENDER)),
             rendering: Mutex::default(),
             cached: moka::sync::Cache::builder()
                 .max_capacity(CACHE_BYTES)
                 .weigher(|_, v: &Cached| u32::try_from(v.1.len() + 256).unwrap_or(u32::MAX))
                 .build(),
-            accounts: Mutex::default(),
             refused: moka::sync::Cache::builder()
                 .max_capacity(16_384)
                 .time_to_live(REFUSED_FOR)
@@ -120,97 +96,34 @@ impl Renders {
             .insert(file.to_string(), (n.saturating_add(1), why.to_string()));
     }
 
-    /// Permits an account may hold at once.
-    fn share_size(&self) -> usize {
-        (self.concurrency / 2).max(1)
-    }
-
-    /// `account`'s share, made when nobody holds or waits for it.
-    fn share_of(&self, account: &str) -> Arc<Share> {
-        shared(&self.accounts, account, || Share {
-            permits: Arc::new(Semaphore::new(self.share_size())),
-            waiting: AtomicUsize::new(0),
-        })
-    }
-
-    /// The lock of one variant, made when nobody holds it.
+    /// The lock of one variant, made when nobody holds it (entries nobody
+    /// holds are swept once there are 1,024).
     fn lock_of(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        shared(&self.rendering, key, || tokio::sync::Mutex::new(()))
-    }
-
-    /// A render permit for a file of `account`, waiting briefly: for its
-    /// account's share first, then for the node's; 503 when too many wait
-    /// already at either, or none comes in time.
-    async fn permit(&self, account: &str) -> Result<RenderPermit, ServiceError> {
-        let busy = || {
-            ServiceError::Unavailable(
-                "the image renderer is busy; try again in a moment".to_string(),
-            )
-        };
-        let share = self.share_of(account);
-        let both = async {
-            let in_share = Waiting::enter(&share.waiting);
-            if in_share.ahead >= self.share_size() * WAITING_PER_RENDER {
-                return Err(busy());
-            }
-            let own = Arc::clone(&share.permits)
-                .acquire_owned()
-                .await
-                .map_err(|_| busy())?;
-            drop(in_share);
-            let in_node = Waiting::enter(&self.waiting);
-            if in_node.ahead >= self.concurrency * WAITING_PER_RENDER {
-                return Err(busy());
-            }
-            let node = Arc::clone(&self.permits)
-                .acquire_owned()
-                .await
-                .map_err(|_| busy())?;
-            Ok(RenderPermit {
-                _node: node,
-                _account: own,
-                _share: Arc::clone(&share),
-            })
-        };
-        tokio::time::timeout(QUEUE_WAIT, both)
-            .await
-            .map_err(|_| busy())?
+        let mut map = self
+            .rendering
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(held) = map.get(key).and_then(Weak::upgrade) {
+            return held;
+        }
+        if map.len() >= 1024 {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        let made = Arc::new(tokio::sync::Mutex::new(()));
+        map.insert(key.to_string(), Arc::downgrade(&made));
+        made
     }
 }
 
-/// The value of `key` in `map` while anyone holds it, made by `make` when
-/// nobody does (entries nobody holds are swept once there are 1,024).
-fn shared<T>(map: &Mutex<HashMap<String, Weak<T>>>, key: &str, make: impl FnOnce() -> T) -> Arc<T> {
-    let mut map = map
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(held) = map.get(key).and_then(Weak::upgrade) {
-        return held;
-    }
-    if map.len() >= 1024 {
-        map.retain(|_, w| w.strong_count() > 0);
-    }
-    let made = Arc::new(make());
-    map.insert(key.to_string(), Arc::downgrade(&made));
-    made
-}
-
-/// One request counted among the waiters while it lives.
-struct Waiting<'a> {
-    count: &'a AtomicUsize,
-    ahead: usize,
-}
-
-impl<'a> Waiting<'a> {
-    fn enter(count: &'a AtomicUsize) -> Waiting<'a> {
-        let ahead = count.fetch_add(1, Ordering::SeqCst);
-        Waiting { count, ahead }
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.count.fetch_sub(1, Ordering::SeqCst);
+/// The queue's refusal as the client sees it.
+fn refused_by_queue(refused: Refused) -> ServiceError {
+    match refused {
+        Refused::Busy => ServiceError::Unavailable(
+            "the image renderer is busy; try again in a moment".to_string(),
+        ),
+        Refused::OverBudget { bytes, budget } => {
+            ServiceError::BadRequest(ImageError::OverBudget { bytes, budget }.to_string())
+        }
     }
 }
 
@@ -292,6 +205,7 @@ pub(crate) async fn variant(
     }
     let limits = Limits {
         max_source_pixels: app.config.images.max_source_pixels,
+        memory: app.config.images.memory,
     };
     let max_bytes = limits
         .max_source_pixels
@@ -310,21 +224,39 @@ pub(crate) async fn variant(
     if let Some(why) = app.renders.refused(&row.id) {
         return Err(ServiceError::BadRequest(why));
     }
-    let permit = app.renders.permit(&row.account_id).await?;
-    let file_id = row.id.clone();
+    // Counted among the waiting while the source is spooled and its
+    // header read: a flood is turned away before it costs a spool.
+    let mut place = app
+        .renders
+        .queue
+        .enter(&row.account_id)
+        .map_err(refused_by_queue)?;
     let source = found.spool(app).await?;
-    let (t, output, dir) = (plan.transform, plan.output, app.spool_dir.clone());
+    let (t, output) = (plan.transform, plan.output);
+    let file_id = row.id.clone();
+    let refused = move |app: &App, e: &ImageError| {
+        if e.is_the_sources() {
+            app.renders.note_refusal(&file_id, &e.to_string());
+        }
+        refusal(e)
+    };
+    let path = source.to_path_buf();
+    let job = tokio::task::spawn_blocking(move || images::prepare(&path, &t, output, &limits))
+        .await
+        .map_err(|e| ServiceError::Internal(format!("image header task: {e}")))?
+        .map_err(|e| refused(app, &e))?;
+    place
+        .admit(job.bytes(), QUEUE_WAIT)
+        .await
+        .map_err(refused_by_queue)?;
+    let dir = app.spool_dir.clone();
     let app2 = Arc::clone(app);
     let rendered = tokio::task::spawn_blocking(move || {
         // Held by the render itself, not by the request: a client that hangs
         // up drops the request, but the render runs on and stays counted.
-        let _permit = permit;
-        let (bytes, output) = images::render(&source, &t, output, &limits).map_err(|e| {
-            if e.is_the_sources() {
-                app2.renders.note_refusal(&file_id, &e.to_string());
-            }
-            refusal(&e)
-        })?;
+        let _place = place;
+        let _source = source;
+        let (bytes, output) = job.render().map_err(|e| refused(&app2, &e))?;
         app2.disk.check_room(bytes.len() as u64)?;
         let mut out = tempfile::Builder::new()
             .prefix("variant-")
@@ -461,56 +393,9 @@ mod tests {
         assert_eq!(source_format("text/plain"), None);
     }
 
-    #[tokio::test]
-    async fn the_queue_is_bounded() {
-        let r = Renders::new(1);
-        let held = r.permit("a").await.unwrap();
-        // Eight may wait behind the one permit; the ninth is refused at once.
-        let count = &r.waiting;
-        let waiters: Vec<_> = (0..WAITING_PER_RENDER)
-            .map(|_| Waiting::enter(count))
-            .collect();
-        let refused = r.permit("b").await.unwrap_err();
-        assert!(matches!(refused, ServiceError::Unavailable(_)));
-        drop(waiters);
-        drop(held);
-        assert!(r.permit("b").await.is_ok());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_account_renders_with_half_the_permits() {
-        let r = Renders::new(4);
-        let a1 = r.permit("a").await.unwrap();
-        let _a2 = r.permit("a").await.unwrap();
-        // A third of account a's waits its share's time out: 503.
-        let refused = r.permit("a").await.unwrap_err();
-        assert!(matches!(refused, ServiceError::Unavailable(_)));
-        // Another account's renders find the rest.
-        let _b1 = r.permit("b").await.unwrap();
-        let _b2 = r.permit("b").await.unwrap();
-        drop(a1);
-        assert!(r.permit("a").await.is_ok());
-        // One permit in all: each account has it.
-        let one = Renders::new(1);
-        drop(one.permit("a").await.unwrap());
-        // An account's queue is its own: full, it turns away its own
-        // requests only.
-        let r = Renders::new(2);
-        let _a = r.permit("a").await.unwrap();
-        let share = r.share_of("a");
-        let queued: Vec<_> = (0..WAITING_PER_RENDER)
-            .map(|_| Waiting::enter(&share.waiting))
-            .collect();
-        let started = tokio::time::Instant::now();
-        assert!(r.permit("a").await.is_err());
-        assert_eq!(started.elapsed(), Duration::ZERO, "at once");
-        assert!(r.permit("b").await.is_ok());
-        drop(queued);
-    }
-
     #[test]
     fn a_source_that_failed_twice_is_refused_at_once() {
-        let r = Renders::new(2);
+        let r = Renders::new(2, 1 << 30);
         assert_eq!(r.refused("f_1"), None);
         r.note_refusal("f_1", "the image could not be decoded: cut short");
         assert_eq!(r.refused("f_1"), None, "one failure may be the size asked");
@@ -524,7 +409,7 @@ mod tests {
 
     #[test]
     fn one_lock_per_variant_while_held() {
-        let renders = Renders::new(2);
+        let renders = Renders::new(2, 1 << 30);
         let first = renders.lock_of("f/1");
         let again = renders.lock_of("f/1");
         assert!(Arc::ptr_eq(&first, &again));

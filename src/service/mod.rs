@@ -21,6 +21,7 @@ pub(crate) mod outbox;
 pub(crate) mod plans;
 pub(crate) mod records;
 pub(crate) mod refusals;
+pub(crate) mod render_queue;
 pub(crate) mod spool;
 pub(crate) mod tokens;
 pub(crate) mod tus;
@@ -149,6 +150,7 @@ impl App {
             return Err(StartError::Plans(why));
         }
         let config_concurrency = config.images.concurrency;
+        let config_memory = config.images.memory;
         let downloads =
             download::Buffers::new(config.limits.memory_budget, config.limits.stall_timeout);
         Ok(Arc::new(App {
@@ -162,7 +164,7 @@ impl App {
             in_flight: inflight::InFlight::default(),
             tus_locks: tus_locks::Locks::default(),
             outbox: Arc::default(),
-            renders: images::Renders::new(config_concurrency),
+            renders: images::Renders::new(config_concurrency, config_memory),
             recent: cdn::Recent::default(),
             downloads,
             plans: std::sync::RwLock::new(Arc::new(plans)),

@@ -173,8 +173,10 @@ impl<R: Read> Input<R> {
     }
 
     /// Skips entropy-coded bytes (a stuffed 0xFF00 among them) up to the
-    /// next marker, and stops at its 0xFF.
-    pub(super) fn skip_to_marker(&mut self) -> Result<(), ImageError> {
+    /// next marker, and stops at its 0xFF; the count of data bytes skipped
+    /// (a stuffed 0xFF00 is one, fill bytes none).
+    pub(super) fn skip_to_marker(&mut self) -> Result<u64, ImageError> {
+        let mut skipped = 0u64;
         loop {
             self.ensure(2)?;
             // Straight to the next 0xFF.
@@ -182,16 +184,33 @@ impl<R: Read> Input<R> {
             if rest.len() > 2 {
                 let skip = memchr::memchr(0xFF, &rest[..rest.len() - 1]).unwrap_or(rest.len() - 1);
                 self.pos += skip;
+                skipped += skip as u64;
                 self.ensure(2)?;
             }
             match self.peek2() {
-                (Some(0xFF), Some(0x00)) => self.pos += 2,
+                (Some(0xFF), Some(0x00)) => {
+                    self.pos += 2;
+                    skipped += 1;
+                }
                 (Some(0xFF), Some(0xFF)) => self.pos += 1,
-                (Some(0xFF), Some(_)) => return Ok(()),
+                (Some(0xFF), Some(_)) => return Ok(skipped),
                 (Some(0xFF) | None, None) => return Err(corrupt("the file ends too soon")),
-                (Some(_), _) => self.pos += 1,
+                (Some(_), _) => {
+                    self.pos += 1;
+                    skipped += 1;
+                }
                 (None, Some(_)) => unreachable!("a second byte without a first"),
             }
+        }
+    }
+
+    /// The code of the marker at the read position (where
+    /// [`Input::skip_to_marker`] stops), if one is there.
+    pub(super) fn peek_marker(&mut self) -> Option<u8> {
+        self.ensure(2).ok()?;
+        match self.peek2() {
+            (Some(0xFF), Some(code)) => Some(code),
+            _ => None,
         }
     }
 

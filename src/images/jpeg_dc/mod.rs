@@ -10,6 +10,9 @@
 
 mod bits;
 mod header;
+mod layout;
+
+pub(super) use layout::{layout, JpegLayout};
 
 use std::io::Read;
 

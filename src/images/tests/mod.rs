@@ -1,7 +1,9 @@
 //! The pipeline end to end, on images made here.
 
 mod bench;
+mod estimate;
 mod jpeg_dc;
+mod plausible;
 mod safety;
 
 use std::io::{Cursor, Write};

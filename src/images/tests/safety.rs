@@ -79,6 +79,7 @@ fn an_avif_bomb_header_is_too_large_at_once() {
     liar[at + 12..at + 16].copy_from_slice(&480u32.to_be_bytes());
     let small = Limits {
         max_source_pixels: 640 * 480,
+        ..Limits::default()
     };
     let e = render(
         file(&liar).path(),
@@ -171,6 +172,7 @@ fn random_bytes_after_a_magic_number_never_panic() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let limits = Limits {
         max_source_pixels: 1_000_000,
+        ..Limits::default()
     };
     let valid: Vec<Vec<u8>> = [
         ImageFormat::Png,
@@ -399,6 +401,7 @@ fn every_png_layout_decodes_to_its_pixels() {
 fn sixteen_bit_pixels_count_twice_against_the_budget() {
     let limits = Limits {
         max_source_pixels: 100,
+        ..Limits::default()
     };
     let rgba16 = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
         10,

@@ -3,6 +3,7 @@
 //! signatures, and the render pool. Images are made in the test with the
 //! `image` crate and read back with it.
 
+mod budget;
 mod lifetime;
 mod pool;
 mod refusals;
