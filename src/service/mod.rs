@@ -150,7 +150,9 @@ impl App {
             return Err(StartError::Plans(why));
         }
         let config_concurrency = config.images.concurrency;
-        let config_memory = config.images.memory;
+        // Renders take at most half of the process's budget: the other
+        // half is downloads' windows and connections.
+        let config_memory = config.images.memory.min(config.limits.memory_budget / 2);
         let downloads =
             download::Buffers::new(config.limits.memory_budget, config.limits.stall_timeout);
         Ok(Arc::new(App {
