@@ -211,10 +211,14 @@ def downloads(srv, victim_key, victim_cdn, args):
     time.sleep(args.hold)
     closed = 0
     for s in socks:
+        # What is queued for it is read now, to its end: a connection the
+        # server closed ends there (or was reset).
         s.setblocking(False)
         try:
-            if s.recv(1, socket.MSG_PEEK) == b"":
-                closed += 1
+            while True:
+                if s.recv(65536) == b"":
+                    closed += 1
+                    break
         except BlockingIOError:
             pass
         except OSError:

@@ -342,9 +342,10 @@ impl Found {
             )));
         }
         let buffer = app.downloads.take().await?;
+        let chunk = download::ChunkSize::new(download::WINDOW);
         let stream = app
             .store
-            .get_chunked(&row.blob_key, offset, len, download::WINDOW)
+            .get_chunked(&row.blob_key, offset, len, chunk.clone())
             .await
             .map_err(not_found)?;
         Ok(Content::Stream(Counted::bounded(
@@ -353,6 +354,7 @@ impl Found {
             app.clone(),
             socket,
             buffer,
+            chunk,
         )))
     }
 }

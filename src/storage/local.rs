@@ -5,7 +5,7 @@
 
 use super::flush::EarlyFlush;
 use super::pipe::{Pipe, Sink};
-use super::{valid_key, BlobStore, BlobStream, ByteStream, Partial, StorageError};
+use super::{valid_key, BlobStore, BlobStream, ByteStream, ChunkSize, Partial, StorageError};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -116,16 +116,17 @@ impl LocalStore {
         Ok(self.root.join(key))
     }
 
-    /// `len` bytes of `key` from `offset`, read `size` bytes at a time.
+    /// `len` bytes of `key` from `offset`, read `size`'s bytes at a time
+    /// (at most [`READ_CHUNK`]).
     async fn chunks(
         &self,
         key: &str,
         offset: u64,
         len: u64,
-        size: u64,
+        size: ChunkSize,
     ) -> Result<BlobStream, StorageError> {
         let path = self.path_of(key)?;
-        let first = chunk_len(len, size);
+        let first = chunk_len(len, read_size(&size));
         // The open and the first read in one trip to the blocking pool.
         let opened = bounded_read(move || {
             let mut file = std::fs::File::open(&path)?;
@@ -159,7 +160,13 @@ impl LocalStore {
 /// chunk (two chunks: 620–860 KB each were measured under 4,090 of them);
 /// a download to a client (the CDN's) reads through
 /// [`BlobStore::get_chunked`] instead, a window at a time.
-const READ_CHUNK: u64 = 512 * 1024;
+const READ_CHUNK: u64 = READ_CHUNK_BYTES as u64;
+const READ_CHUNK_BYTES: usize = 512 * 1024;
+
+/// The bytes of a chunked read's next read: `size`'s, at most [`READ_CHUNK`].
+fn read_size(size: &ChunkSize) -> u64 {
+    u64::try_from(size.get()).map_or(READ_CHUNK, |n| n.clamp(1, READ_CHUNK))
+}
 
 /// Bytes of the next read when `left` remain: at most `max`.
 fn chunk_len(left: u64, max: u64) -> usize {
@@ -220,7 +227,7 @@ struct Chunks {
     /// Bytes neither read nor being read.
     left: u64,
     /// The most read at once.
-    size: u64,
+    size: ChunkSize,
 }
 
 impl Stream for Chunks {
@@ -234,7 +241,7 @@ impl Stream for Chunks {
             let Some(file) = self.file.take().filter(|_| self.left > 0) else {
                 return Poll::Ready(None);
             };
-            let n = chunk_len(self.left, self.size);
+            let n = chunk_len(self.left, read_size(&self.size));
             self.left -= n as u64;
             self.reading = Some(Box::pin(bounded_read(move || read_chunk(file, n))));
         }
@@ -332,7 +339,8 @@ impl BlobStore for LocalStore {
     }
 
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError> {
-        self.chunks(key, offset, len, READ_CHUNK).await
+        self.chunks(key, offset, len, ChunkSize::new(READ_CHUNK_BYTES))
+            .await
     }
 
     async fn get_chunked(
@@ -340,12 +348,9 @@ impl BlobStore for LocalStore {
         key: &str,
         offset: u64,
         len: u64,
-        chunk: usize,
+        chunk: ChunkSize,
     ) -> Result<BlobStream, StorageError> {
-        let size = u64::try_from(chunk)
-            .unwrap_or(READ_CHUNK)
-            .clamp(1, READ_CHUNK);
-        self.chunks(key, offset, len, size).await
+        self.chunks(key, offset, len, chunk).await
     }
 
     async fn delete(&self, key: &str) -> Result<(), StorageError> {

@@ -9,7 +9,56 @@ pub(crate) mod s3;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::BoxStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// The most bytes of a chunked read's next chunks ([`BlobStore::get_chunked`]),
+/// shared by the stream and its reader, which may change it as it goes.
+#[derive(Debug, Clone)]
+pub struct ChunkSize(Arc<AtomicUsize>);
+
+impl ChunkSize {
+    /// Chunks of at most `max` bytes (at least one).
+    pub fn new(max: usize) -> ChunkSize {
+        ChunkSize(Arc::new(AtomicUsize::new(max.max(1))))
+    }
+
+    /// The most bytes of the next chunk.
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Chunks read from now on hold at most `max` bytes (at least one).
+    pub fn set(&self, max: usize) {
+        self.0.store(max.max(1), Ordering::Release);
+    }
+}
+
+/// `stream` in chunks of at most `max`'s bytes (slices of its own: no copy).
+pub(crate) fn split<S>(
+    stream: S,
+    max: ChunkSize,
+) -> impl futures_util::Stream<Item = std::io::Result<Bytes>>
+where
+    S: futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static,
+{
+    use futures_util::StreamExt;
+    stream.flat_map(move |item| {
+        let max = max.get();
+        let pieces: Vec<std::io::Result<Bytes>> = match item {
+            Ok(mut chunk) => {
+                let mut v = Vec::with_capacity(chunk.len().div_ceil(max));
+                while chunk.len() > max {
+                    v.push(Ok(chunk.split_to(max)));
+                }
+                v.push(Ok(chunk));
+                v
+            }
+            Err(e) => vec![Err(e)],
+        };
+        futures_util::stream::iter(pieces)
+    })
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -59,20 +108,22 @@ pub trait BlobStore: Send + Sync + 'static {
     /// Streams `len` bytes of the blob starting at `offset`.
     async fn get(&self, key: &str, offset: u64, len: u64) -> Result<BlobStream, StorageError>;
 
-    /// As [`BlobStore::get`], in chunks of at most `chunk` bytes: a download
-    /// that holds one chunk at a time beyond its socket
-    /// (`service::download`). A store that reads its own chunks reads them
-    /// that size; one whose chunks come off the network (S3) splits them.
+    /// As [`BlobStore::get`], in chunks of at most `chunk`'s bytes as it is
+    /// when each is read: a download holds a bounded number of chunks
+    /// beyond its socket (`service::download`), and asks for larger ones
+    /// once its client shows it reads. A store that reads its own chunks
+    /// reads them that size; one whose chunks come off the network (S3)
+    /// splits them.
     async fn get_chunked(
         &self,
         key: &str,
         offset: u64,
         len: u64,
-        chunk: usize,
+        chunk: ChunkSize,
     ) -> Result<BlobStream, StorageError> {
         use futures_util::StreamExt;
         let stream = self.get(key, offset, len).await?;
-        Ok(crate::service::download::split(stream, chunk).boxed())
+        Ok(split(stream, chunk).boxed())
     }
 
     /// The blob's size, or None when there is no such blob.
@@ -192,7 +243,26 @@ pub(crate) fn valid_key(key: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::valid_key;
+    use super::{split, valid_key, ChunkSize};
+    use bytes::Bytes;
+    use futures_util::StreamExt;
+
+    #[tokio::test]
+    async fn split_keeps_the_bytes_in_pieces_no_larger_than_asked_as_it_goes() {
+        let size = ChunkSize::new(64 * 1024);
+        let chunks = vec![
+            Ok(Bytes::from(vec![1u8; 150_000])),
+            Ok(Bytes::from(vec![2u8; 300_000])),
+        ];
+        let mut pieces = split(futures_util::stream::iter(chunks), size.clone()).boxed();
+        let mut lens = Vec::new();
+        while let Some(p) = pieces.next().await {
+            lens.push(p.unwrap().len());
+            // Larger from the next chunk of the source on.
+            size.set(256 * 1024);
+        }
+        assert_eq!(lens, [65_536, 65_536, 18_928, 262_144, 37_856]);
+    }
 
     #[test]
     fn keys_cannot_escape() {
