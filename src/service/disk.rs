@@ -26,10 +26,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const RESERVE_FILE: &str = ".reserve";
 
 /// The room kept past the end of each of SQLite's files: its suffix (after
-/// the database's name) and bytes. The log's room holds thousands of
-/// deletes' pages between two checkpoints; the index grows 32 KiB per 4,096
-/// pages of log.
-const ROOM: [(&str, u64); 3] = [("", 4 << 20), ("-wal", 16 << 20), ("-shm", 64 << 10)];
+/// the database's name) and its part of the whole room, in fifths: the log
+/// takes most (thousands of deletes' pages between two checkpoints at the
+/// largest room), the index a fixed 64 KiB (it grows 32 KiB per 4,096 pages
+/// of log).
+const ROOM: [(&str, u64); 2] = [("", 1), ("-wal", 4)];
+
+/// The largest room: 20 MiB (4 past the database, 16 past its log).
+const ROOM_MAX: u64 = 20 << 20;
+
+/// The smallest room (on a volume of 40 MiB or more): a log of 1 MiB was
+/// used up by ten deletes between two checkpoints.
+const ROOM_MIN: u64 = 5 << 20;
+
+/// The index's room.
+const SHM_ROOM: u64 = 64 << 10;
 
 /// Default reserve: 1 GiB, or 5 % of the volume when that is smaller.
 const DEFAULT_MAX: u64 = 1 << 30;
@@ -49,6 +60,10 @@ pub struct Disk {
 struct Room {
     /// The database file; its log and index are beside it.
     db: PathBuf,
+    /// Bytes of the whole room: half the reserve, from [`ROOM_MIN`] to
+    /// [`ROOM_MAX`], and at most an eighth of the volume (a small volume is
+    /// not taken by it).
+    bytes: u64,
     /// Whether the last top-up kept all of it.
     kept: AtomicBool,
 }
@@ -59,7 +74,14 @@ impl Room {
     /// missing). A file that does not exist yet is skipped: SQLite creates
     /// the log and index with the first connection, before any request.
     fn keep(&self) -> std::io::Result<()> {
-        for (suffix, bytes) in ROOM {
+        if self.bytes == 0 {
+            return Ok(());
+        }
+        let parts = ROOM
+            .iter()
+            .map(|&(suffix, fifths)| (suffix, self.bytes / 5 * fifths))
+            .chain([("-shm", SHM_ROOM)]);
+        for (suffix, bytes) in parts {
             let mut path = self.db.clone().into_os_string();
             path.push(suffix);
             let file = match std::fs::OpenOptions::new().write(true).open(&path) {
@@ -89,16 +111,15 @@ impl Disk {
     /// `room`, room for deletes is kept in the SQLite database in `dir`
     /// (now if there is space, else once there is).
     pub fn new(dir: &Path, configured: Option<u64>, room: bool) -> std::io::Result<Disk> {
-        let reserve = match configured {
-            Some(r) => r,
-            None => DEFAULT_MAX.min(space(dir)?.1 / 20),
-        };
+        let total = space(dir)?.1;
+        let reserve = configured.unwrap_or(DEFAULT_MAX.min(total / 20));
         let _ = std::fs::remove_file(dir.join(RESERVE_FILE));
         let disk = Disk {
             dir: dir.to_path_buf(),
             reserve,
             room: room.then(|| Room {
                 db: dir.join(SQLITE_FILE),
+                bytes: (reserve / 2).clamp(ROOM_MIN, ROOM_MAX).min(total / 8),
                 kept: AtomicBool::new(false),
             }),
         };
@@ -192,7 +213,7 @@ mod tests {
         let wal = dir.path().join(format!("{SQLITE_FILE}-wal"));
         std::fs::write(&wal, b"").unwrap();
         std::fs::write(dir.path().join(RESERVE_FILE), b"old").unwrap();
-        let d = Disk::new(dir.path(), Some(0), true).unwrap();
+        let d = Disk::new(dir.path(), Some(1 << 30), true).unwrap();
         assert!(d.room_kept());
         assert!(
             !dir.path().join(RESERVE_FILE).exists(),
