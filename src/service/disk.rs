@@ -9,7 +9,7 @@
 //! the volume before a delete retries lost that race (23 of 24 deletes got
 //! 507 under such a writer). So the room deletes need is kept *inside*
 //! SQLite's own files instead ([`Room`]): blocks allocated past the end of
-//! the database, its write-ahead log and its index (`fallocate` with
+//! the database and its write-ahead log (`fallocate` with
 //! `KEEP_SIZE`), which the files grow into without asking the volume for
 //! anything, and which no other process can take. A delete writes a few
 //! pages to the log (reused from its start after each checkpoint) and, at a
@@ -28,8 +28,8 @@ const RESERVE_FILE: &str = ".reserve";
 /// The room kept past the end of each of SQLite's files: its suffix (after
 /// the database's name) and its part of the whole room, in fifths: the log
 /// takes most (thousands of deletes' pages between two checkpoints at the
-/// largest room), the index a fixed 64 KiB (it grows 32 KiB per 4,096 pages
-/// of log).
+/// largest room). Not the index (`-shm`): SQLite maps it into memory, and
+/// grows it itself, a byte a page, failing cleanly on a full volume.
 const ROOM: [(&str, u64); 2] = [("", 1), ("-wal", 4)];
 
 /// The largest room: 20 MiB (4 past the database, 16 past its log).
@@ -38,9 +38,6 @@ const ROOM_MAX: u64 = 20 << 20;
 /// The smallest room (on a volume of 40 MiB or more): a log of 1 MiB was
 /// used up by ten deletes between two checkpoints.
 const ROOM_MIN: u64 = 5 << 20;
-
-/// The index's room.
-const SHM_ROOM: u64 = 64 << 10;
 
 /// Default reserve: 1 GiB, or 5 % of the volume when that is smaller.
 const DEFAULT_MAX: u64 = 1 << 30;
@@ -79,8 +76,7 @@ impl Room {
         }
         let parts = ROOM
             .iter()
-            .map(|&(suffix, fifths)| (suffix, self.bytes / 5 * fifths))
-            .chain([("-shm", SHM_ROOM)]);
+            .map(|&(suffix, fifths)| (suffix, self.bytes / 5 * fifths));
         for (suffix, bytes) in parts {
             let mut path = self.db.clone().into_os_string();
             path.push(suffix);
