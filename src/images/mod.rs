@@ -1,5 +1,5 @@
 //! The image render pipeline behind the CDN's variants: read a source image's
-//! header ([`probe()`]), then decode, orient, resize and encode it ([`render`]).
+//! header ([`probe()`]), then decode, orient, resize and encode it ([`prepare`], [`Job::render`]).
 //! Pure and blocking (no HTTP, no database): the caller runs it off the async
 //! runtime.
 //!
