@@ -36,6 +36,10 @@ pub(crate) const DEFAULT_MAX_SOURCE_PIXELS: u64 = 50_000_000;
 /// `images.memory`: what renders take at once (a 12 MP photo's thumbnail
 /// takes about 60 MiB, a 50 MP PNG's about 450).
 pub(crate) const DEFAULT_IMAGES_MEMORY: u64 = 512 << 20;
+
+/// The least `images.memory` may be: what any render takes beyond its
+/// pixels, and a small variant's pixels.
+pub(crate) const MIN_MEMORY: u64 = 16 << 20;
 /// `images.variants_per_file`.
 pub(crate) const DEFAULT_VARIANTS_PER_FILE: u32 = 16;
 
@@ -49,10 +53,10 @@ impl ImagesSection {
             concurrency: self.concurrency.unwrap_or(cores),
             memory: self.memory.unwrap_or(DEFAULT_IMAGES_MEMORY),
         };
-        if images.memory < crate::images::MIN_MEMORY {
+        if images.memory < MIN_MEMORY {
             return Err(format!(
                 "images.memory must be at least {} MiB (what any render takes)",
-                crate::images::MIN_MEMORY >> 20
+                MIN_MEMORY >> 20
             ));
         }
         if images.max_source_pixels == 0 {

@@ -31,10 +31,6 @@ use crate::domain::transform::{Format, Output, SourceFormat, Transform};
 
 pub(crate) use probe::probe;
 
-/// The least `images.memory` may be: what any render takes beyond its
-/// pixels, and a small variant's pixels.
-pub(crate) const MIN_MEMORY: u64 = 16 << 20;
-
 /// What a render may take on (a struct, passed by reference, so that limits
 /// can be added without touching the callers).
 #[derive(Debug, Clone, PartialEq, Eq)]
