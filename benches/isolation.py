@@ -10,21 +10,21 @@ sampled every 100 ms (VmHWM, VmRSS from /proc):
   Reports peak RSS, the victim's latencies, and the bandwidth charged to
   the file's owner (usage's bandwidth_bytes) against the bytes the
   connections could have received.
-- renders: the three files of the issue (a GIF of ~37 KB with a huge
-  canvas, a ~194 KB PNG of 7000x7000 RGBA, a 631-byte JPEG whose header
-  claims 7000x7000) uploaded by two stranger accounts, each flooding
+- renders: the three files of the issue (a GIF whose screen claims
+  7000x7000, a ~190 KB PNG of 7000x7000 RGBA, a 631-byte JPEG whose header
+  claims 7000x7000, from benches/attack_renders.py) uploaded by two stranger accounts, each flooding
   renders of new widths from 4 threads; a third account's fresh variant (a
   new width of a 1600x1200 photo-like JPEG each time) is timed alone first,
   then during the flood. Reports statuses, peak RSS and the latencies.
 
 Usage: benches/isolation.py [--bin target/release/filestore] [--phase all]
        [--conns 4090] [--hold 20] [--flood 20] [--config-extra 'toml lines']
-Run by hand (not in CI). Needs python3 and Pillow (PyPI) for the images.
+Run by hand (not in CI). Needs python3, and Pillow and requests (PyPI) for the
+images, which benches/attack_renders.py crafts.
 """
 
 import argparse
 import http.client
-import io
 import json
 import os
 import random
@@ -32,7 +32,6 @@ import resource
 import shutil
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -234,37 +233,11 @@ def downloads(srv, victim_key, victim_cdn, args):
 
 
 def attack_images():
-    from PIL import Image
+    """The issue's three files, as benches/attack_renders.py crafts them."""
+    from attack_renders import gif_claiming, jpeg_claiming, png_claiming
 
-    # GIF: a huge canvas of one colour, LZW at its best.
-    gif = io.BytesIO()
-    Image.new("P", (8000, 8000), 1).save(gif, "GIF")
-    # PNG: 7000x7000 RGBA of one colour, deflate at its best (~194 KB).
-    png = io.BytesIO()
-    Image.new("RGBA", (7000, 7000), (9, 9, 9, 255)).save(png, "PNG", compress_level=9)
-    # JPEG: a small real JPEG whose frame header is made to claim
-    # 7000x7000, cut a few bytes into its scan (~630 bytes).
-    small = io.BytesIO()
-    Image.new("RGB", (16, 16), (200, 10, 10)).save(small, "JPEG", quality=50)
-    b = bytearray(small.getvalue())
-    sof = b.index(b"\xff\xc0")
-    struct.pack_into(">HH", b, sof + 5, 7000, 7000)
-    sos = b.index(b"\xff\xda")
-    scan = sos + 2 + struct.unpack_from(">H", b, sos + 2)[0]
-    jpeg = bytes(b[:scan]) + b"\x00" * 4 + b"\xff\xd9"
-    return [("bomb.gif", gif.getvalue()), ("bomb.png", png.getvalue()), ("bomb.jpg", jpeg)]
-
-
-def photo(seed):
-    from PIL import Image
-
-    rnd = random.Random(seed)
-    img = Image.new("RGB", (1600, 1200))
-    img.putdata([(rnd.randrange(256), (x * 7) % 256, (x // 5) % 256)
-                 for x in range(1600 * 1200)])
-    out = io.BytesIO()
-    img.save(out, "JPEG", quality=85)
-    return out.getvalue()
+    return [("bomb.gif", gif_claiming(7000, 7000)), ("bomb.png", png_claiming(7000, 7000)),
+            ("bomb.jpg", jpeg_claiming(7000, 7000))]
 
 
 def renders(srv, victim_key, victim_cdn, args):
@@ -280,7 +253,12 @@ def renders(srv, victim_key, victim_cdn, args):
         paths.append([path_of(srv.upload(key, "%d-%s" % (i, n), d + bytes([i]))["url"])
                       for n, d in files for i in range(8)])
     _, third_key = srv.account("third")
-    thirds = [path_of(srv.upload(third_key, "photo%d.jpg" % i, photo(i))["url"]) for i in range(6)]
+    from attack_renders import photo
+
+    # Copies that differ past the JPEG's end, as the strangers' files.
+    jpeg = photo()
+    thirds = [path_of(srv.upload(third_key, "photo%d.jpg" % i, jpeg + bytes([i]))["url"])
+              for i in range(6)]
     asked = iter(range(100000))
 
     def fresh():
