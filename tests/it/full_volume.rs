@@ -6,7 +6,7 @@
 use crate::common::tmpfs::Volume;
 use crate::common::{TestOptions, TestServer};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// Writes zeros to `path` until the volume has no byte left.
@@ -31,31 +31,42 @@ fn free_bytes(dir: &Path) -> u64 {
     s.f_bavail * s.f_frsize
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
-    let Some(volume) = Volume::mount(48) else {
-        return;
-    };
-    let data_dir: PathBuf = volume.path().join("data");
-    // No collector pass: the room is kept at start; the test tops it up
-    // itself (deletes still remove their blobs at once).
+/// A server whose data dir is on `volume` (2 MiB kept free), its collector
+/// passing every `reap`, holding `n` files: small ones (inline in SQLite)
+/// and, every other one, `blob` bytes (a blob on the volume); their ids.
+async fn server_with_files(
+    volume: &Volume,
+    reap: Duration,
+    n: usize,
+    blob: usize,
+) -> (TestServer, Vec<String>) {
     let srv = TestServer::start_with(TestOptions {
-        data_dir: Some(data_dir.clone()),
+        data_dir: Some(volume.path().join("data")),
         plans_toml: Some("[storage]\nmin_free_space = \"2MiB\"\n".into()),
-        reap_interval: Some(Duration::from_hours(1)),
+        reap_interval: Some(reap),
         ..Default::default()
     })
     .await;
-    let key = srv.secret_key.clone();
-    // Small files (inline in SQLite) and larger ones (blobs on the volume).
     let mut ids = Vec::new();
-    for i in 0..20 {
-        let size = if i % 2 == 0 { 1000 } else { 300_000 };
+    for i in 0..n {
+        let size = if i % 2 == 0 { 1000 } else { blob };
         let rec = srv
             .upload_ok(&format!("f{i}.bin"), vec![b'a'; size], &[])
             .await;
         ids.push(rec["id"].as_str().unwrap().to_string());
     }
+    (srv, ids)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_answer_200_on_a_volume_filled_to_zero_by_another_process() {
+    let Some(volume) = Volume::mount(48) else {
+        return;
+    };
+    // No collector pass: the room is kept at start; the test tops it up
+    // itself (deletes still remove their blobs at once).
+    let (srv, ids) = server_with_files(&volume, Duration::from_hours(1), 20, 300_000).await;
+    let key = srv.secret_key.clone();
     let filler = volume.path().join("filler");
     let sqlite = !srv.on_postgres();
     // Twice: the volume filled to its last byte, ten deletes. (On
@@ -111,23 +122,8 @@ async fn deletes_answer_200_while_another_process_keeps_the_volume_full() {
     let Some(volume) = Volume::mount(48) else {
         return;
     };
-    let data_dir: PathBuf = volume.path().join("data");
-    let srv = TestServer::start_with(TestOptions {
-        data_dir: Some(data_dir.clone()),
-        plans_toml: Some("[storage]\nmin_free_space = \"2MiB\"\n".into()),
-        reap_interval: Some(Duration::from_millis(200)),
-        ..Default::default()
-    })
-    .await;
+    let (srv, ids) = server_with_files(&volume, Duration::from_millis(200), 24, 200_000).await;
     let key = srv.secret_key.clone();
-    let mut ids = Vec::new();
-    for i in 0..24 {
-        let size = if i % 2 == 0 { 1000 } else { 200_000 };
-        let rec = srv
-            .upload_ok(&format!("f{i}.bin"), vec![b'a'; size], &[])
-            .await;
-        ids.push(rec["id"].as_str().unwrap().to_string());
-    }
     let stop = Arc::new(AtomicBool::new(false));
     let filler = volume.path().join("filler");
     let refiller = {
