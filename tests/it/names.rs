@@ -9,6 +9,23 @@ use serde_json::json;
 /// A name that reads as `invoiceexe.pdf` where it is rendered.
 const SPOOF: &str = "invoice\u{202E}fdp.exe";
 
+/// A tus creation (secret key) whose Upload-Metadata names the file `name`.
+async fn tus_named(srv: &TestServer, name: &[u8]) -> reqwest::Response {
+    let meta = format!(
+        "filename {}",
+        base64::engine::general_purpose::STANDARD.encode(name)
+    );
+    srv.http
+        .post(srv.url("/v1/uploads"))
+        .bearer_auth(&srv.secret_key)
+        .header("tus-resumable", "1.0.0")
+        .header("upload-length", "1")
+        .header("upload-metadata", meta)
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bidi_names_are_refused_at_every_door() {
     let srv = TestServer::start().await;
@@ -22,20 +39,7 @@ async fn bidi_names_are_refused_at_every_door() {
         assert_eq!(error_code(r).await, (400, "bad_request".into()), "{c:?}");
     }
     // tus: the name in Upload-Metadata.
-    let meta = format!(
-        "filename {}",
-        base64::engine::general_purpose::STANDARD.encode(SPOOF)
-    );
-    let r = srv
-        .http
-        .post(srv.url("/v1/uploads"))
-        .bearer_auth(key)
-        .header("tus-resumable", "1.0.0")
-        .header("upload-length", "1")
-        .header("upload-metadata", meta)
-        .send()
-        .await
-        .unwrap();
+    let r = tus_named(&srv, SPOOF.as_bytes()).await;
     let (status, code) = error_code(r).await;
     assert_eq!((status, code.as_str()), (400, "bad_request"));
     // A rename and a copy of a stored file.
@@ -98,20 +102,7 @@ async fn a_name_that_is_not_utf8_is_refused_as_such() {
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("not valid UTF-8"), "{message}");
     // tus: a name whose bytes are not UTF-8.
-    let meta = format!(
-        "filename {}",
-        base64::engine::general_purpose::STANDARD.encode([b'c', b'a', b'f', 0xE9])
-    );
-    let r = srv
-        .http
-        .post(srv.url("/v1/uploads"))
-        .bearer_auth(&srv.secret_key)
-        .header("tus-resumable", "1.0.0")
-        .header("upload-length", "1")
-        .header("upload-metadata", meta)
-        .send()
-        .await
-        .unwrap();
+    let r = tus_named(&srv, &[b'c', b'a', b'f', 0xE9]).await;
     assert_eq!(r.status(), 400);
     let body: serde_json::Value = r.json().await.unwrap();
     let message = body["error"]["message"].as_str().unwrap();
