@@ -1,10 +1,14 @@
 //! The rows and outcomes of the metadata store, the same whichever database
 //! holds them (see [`super::MetaStore`]).
 
-use crate::domain::ids::KeyKind;
+pub(crate) use crate::domain::accounts::Commitments;
+pub use crate::domain::accounts::{Account, KeyRecord, TokenRow};
+pub(crate) use crate::domain::files::FileChange;
+pub use crate::domain::files::{
+    FolderFilter, ListFilter, PageAfter, StoredFile as FileRow, UploadRow,
+};
 pub(crate) use crate::domain::policy::UploadPolicy;
 pub use crate::domain::quota::{Quota, Refusal};
-use std::collections::BTreeMap;
 
 /// How long an upload may take between registering its blob and committing.
 pub(crate) const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
@@ -19,105 +23,6 @@ pub(crate) const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
 /// How long a completed resumable upload's row is kept (for
 /// `GET /v1/uploads/{id}`).
 pub(crate) const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Account {
-    pub id: String,
-    pub name: String,
-    pub plan: String,
-    pub grace_period: bool,
-    pub storage_bytes: u64,
-    pub created_at: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRecord {
-    pub id: String,
-    pub account_id: String,
-    pub kind: KeyKind,
-    pub name: Option<String>,
-    pub origins: Vec<String>,
-    pub created_at: i64,
-    pub revoked_at: Option<i64>,
-    /// A public key's upload policy (`folder`, `max_size`, `types` only;
-    /// empty for secret keys). For an upload token's caller, the token's.
-    pub policy: UploadPolicy,
-}
-
-/// An upload token (`upt_…`, stored only as its hash): a narrow, short-lived,
-/// counted permission to upload into one account.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenRow {
-    /// `ut_…`: how it is managed and how its uploads name their creator.
-    pub id: String,
-    pub account_id: String,
-    /// The secret key that made it.
-    pub created_by: String,
-    pub policy: UploadPolicy,
-    /// 1–1000.
-    pub max_uploads: u32,
-    /// Files created with it.
-    pub uploads_used: u32,
-    /// Resumable uploads created with it and not yet complete: each holds
-    /// one of its uploads until it completes (then counted in
-    /// `uploads_used`), is ended, or expires (then given back).
-    pub uploads_open: u32,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub revoked_at: Option<i64>,
-}
-
-impl TokenRow {
-    /// How many more uploads it may start.
-    pub fn uploads_left(&self) -> u32 {
-        self.max_uploads
-            .saturating_sub(self.uploads_used)
-            .saturating_sub(self.uploads_open)
-    }
-
-    /// Why it may not be used at `now`, if it may not: it must be
-    /// unrevoked and unexpired, and for a new upload have one left (not for
-    /// the rest of a resumable upload it made, `continuing`, which holds its
-    /// use; nor for a `retry` with an `Idempotency-Key`, which may be
-    /// answered with what an earlier request stored: the commit counts
-    /// exactly). So nothing outlives a token's expiry by more than a
-    /// resumable upload's idle time.
-    pub fn refusal(&self, now: i64, continuing: bool, retry: bool) -> Option<&'static str> {
-        if self.revoked_at.is_some() {
-            Some("this upload token was revoked")
-        } else if now >= self.expires_at {
-            Some("this upload token has expired")
-        } else if continuing {
-            None
-        } else if self.uploads_left() == 0 && !retry {
-            Some("this upload token is used up")
-        } else {
-            None
-        }
-    }
-}
-
-/// (Also the outbox's durable form of a file: fields added later need
-/// `#[serde(default)]`, which the struct-level one gives them.)
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct FileRow {
-    pub id: String,
-    pub account_id: String,
-    pub name: String,
-    pub folder: Option<String>,
-    pub size: u64,
-    pub content_type: String,
-    pub private: bool,
-    pub sha256: String,
-    pub blob_key: String,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
-    /// The bytes are in `inline_blobs` (small files), not in the blob store.
-    pub inline: bool,
-    /// The client's metadata (`domain::metadata`), empty when none.
-    pub metadata: BTreeMap<String, String>,
-}
 
 /// A file row and, for an inline file, its bytes.
 pub(crate) type RowWithData = (FileRow, Option<Vec<u8>>);
@@ -157,71 +62,6 @@ pub enum CommitOutcome {
     TokenSpent,
 }
 
-/// Position in the newest-first order: (created_at, id) of the last file seen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageAfter {
-    pub created_at: i64,
-    pub id: String,
-}
-
-/// A rename or move of a file (`PATCH /v1/files/{id}`): a `None` name
-/// stays; with `moves`, the file goes to `folder` (None: the root).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FileChange {
-    pub name: Option<String>,
-    pub moves: bool,
-    pub folder: Option<String>,
-}
-
-/// Which files a page lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListFilter {
-    pub folder: FolderFilter,
-    /// Each `(key, value)` must be in the file's metadata, exactly (keys
-    /// already checked by `domain::metadata::valid_key`).
-    pub metadata: Vec<(String, String)>,
-}
-
-/// Which folders a page covers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FolderFilter {
-    /// Every file.
-    All,
-    /// The files of this folder only.
-    Exactly(String),
-    /// The files of this folder and of every folder under it.
-    Under(String),
-}
-
-/// What an account has used of its plan, as an upload's early check needs
-/// it: this period's uploads, and what incomplete resumable uploads hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Commitments {
-    /// Uploads committed this period.
-    pub upload_count: u64,
-    /// Bytes reserved by incomplete, unexpired resumable uploads.
-    pub reserved_bytes: u64,
-    /// Incomplete, unexpired resumable uploads (each counts as one upload).
-    pub pending_uploads: u64,
-    /// The account's stored bytes, when read with the rest (PostgreSQL,
-    /// whose nodes may hold an account row read up to a second ago); None:
-    /// the caller's account row is as fresh.
-    pub stored_bytes: Option<u64>,
-}
-
-impl Commitments {
-    /// What the account holds, as the quota rule reads it, with its stored
-    /// bytes (`stored`, unless these were read with the rest).
-    pub fn holdings(&self, stored: u64) -> crate::domain::quota::Holdings {
-        let stored = self.stored_bytes.unwrap_or(stored);
-        crate::domain::quota::Holdings {
-            used: stored.saturating_add(self.reserved_bytes),
-            uploads: self.upload_count.saturating_add(self.pending_uploads),
-            open: self.pending_uploads,
-        }
-    }
-}
-
 /// The counters of the usage record (bandwidth as flushed so far).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct UsageCounters {
@@ -236,40 +76,6 @@ pub struct BandwidthCount {
     pub account_id: String,
     pub period: String,
     pub bytes: u64,
-}
-
-/// A resumable (tus) upload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UploadRow {
-    pub id: String,
-    pub account_id: String,
-    pub file_id: String,
-    pub blob_key: String,
-    pub length: u64,
-    /// Bytes received and durable (tus's offset).
-    pub received: u64,
-    pub name: String,
-    /// As the client gave it; guessed from the name at completion when None.
-    pub content_type: Option<String>,
-    pub folder: Option<String>,
-    pub private: bool,
-    /// The file's lifetime (`expires`), from completion.
-    pub expires_ms: Option<i64>,
-    pub hash_state: String,
-    pub store_state: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub completed_at: Option<i64>,
-    pub idempotency_key: Option<String>,
-    /// The key (`key_…`) that created it: with the account's secret keys,
-    /// the only one that may continue, read or end it (None: made before
-    /// this was recorded, any key of the account).
-    pub created_by: Option<String>,
-    /// How long it lives without receiving a byte (`expires_at` moves this
-    /// far ahead of each PATCH that brings some).
-    pub idle_ms: i64,
-    /// The file's metadata (`domain::metadata`), given at creation.
-    pub metadata: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -358,47 +164,7 @@ pub(crate) fn event_file(seq: i64, data: &str) -> Option<FileRow> {
 #[cfg(test)]
 mod tests {
 
-    #[test]
-    fn an_upload_tokens_refusals() {
-        let t = TokenRow {
-            id: "ut_1".into(),
-            account_id: "acc".into(),
-            created_by: "key_1".into(),
-            policy: UploadPolicy::default(),
-            max_uploads: 2,
-            uploads_used: 1,
-            uploads_open: 1,
-            created_at: 0,
-            expires_at: 100,
-            revoked_at: None,
-        };
-        assert_eq!(t.uploads_left(), 0);
-        assert_eq!(
-            t.refusal(50, false, false),
-            Some("this upload token is used up")
-        );
-        // A retry may be answered with what an earlier request stored.
-        assert_eq!(t.refusal(50, false, true), None);
-        // Its own resumable upload goes on, used up; not once it expired.
-        assert_eq!(t.refusal(50, true, false), None);
-        assert_eq!(
-            t.refusal(500, true, false),
-            Some("this upload token has expired")
-        );
-        assert_eq!(
-            t.refusal(100, false, true),
-            Some("this upload token has expired")
-        );
-        let revoked = TokenRow {
-            revoked_at: Some(60),
-            ..t
-        };
-        assert_eq!(
-            revoked.refusal(70, true, false),
-            Some("this upload token was revoked")
-        );
-    }
-    use super::{FileRow, TokenRow, UploadPolicy};
+    use super::FileRow;
 
     #[test]
     fn an_outbox_file_from_before_metadata_still_reads() {

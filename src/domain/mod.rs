@@ -1,7 +1,9 @@
 //! Pure rules of the service: no I/O here, so each is unit-tested on its own.
 
+pub(crate) mod accounts;
 pub(crate) mod backoff;
 pub mod digest;
+pub(crate) mod files;
 pub mod ids;
 pub mod metadata;
 pub(crate) mod origins;

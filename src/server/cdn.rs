@@ -116,7 +116,7 @@ fn body(content: Content) -> Body {
 /// The headers of a CDN answer of `row` (or of a variant of it, with its
 /// own ETag, type and name): validators, type, name, and the safe ones.
 pub(super) fn file_headers(
-    row: &crate::db::FileRow,
+    row: &crate::domain::files::StoredFile,
     etag: &str,
     content_type: &str,
     name: &str,

@@ -39,7 +39,7 @@ retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
 };
 
 async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ServiceError> {
-    let origins = app.meta.public_origins().await?;
+    let origins = app.public_origins().await?;
     Ok(origins::any_matches(&origins, origin))
 }
 

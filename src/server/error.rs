@@ -268,13 +268,4 @@ mod tests {
         let other = std::io::Error::other("eio");
         assert_eq!(ServiceError::from_io(other).status().as_u16(), 503);
     }
-
-    #[test]
-    fn database_errors_keep_their_statuses() {
-        let boxed = |m: &str| -> crate::db::error::BoxError { m.to_string().into() };
-        let status = |e: crate::db::DbError| ServiceError::from(e).status().as_u16();
-        assert_eq!(status(crate::db::DbError::DiskFull(boxed("full"))), 507);
-        assert_eq!(status(crate::db::DbError::Pool(boxed("gone"))), 503);
-        assert_eq!(status(crate::db::DbError::Backend(boxed("no rows"))), 500);
-    }
 }

@@ -475,11 +475,7 @@ where
         (status = 503, description = "Some check failed (degraded)", body = Health),
     ))]
 pub(crate) async fn health(State(app): AppState) -> Response {
-    let storage = async {
-        app.disk.check()?;
-        app.store.check().await.map_err(|e| e.to_string())
-    };
-    let (database, storage) = tokio::join!(timed(app.meta.ping()), timed(storage));
+    let (database, storage) = tokio::join!(timed(app.check_database()), timed(app.check_storage()));
     let checks = BTreeMap::from([
         ("database".to_string(), database),
         ("storage".to_string(), storage),

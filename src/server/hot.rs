@@ -47,7 +47,7 @@ struct Ready {
 
 impl Ready {
     /// The headers the full path gives a whole public file of `row`.
-    fn of(row: &crate::db::FileRow) -> Ready {
+    fn of(row: &crate::domain::files::StoredFile) -> Ready {
         let etag = format!("\"{}\"", row.sha256);
         let mut h = cdn::file_headers(row, &etag, &row.content_type, &row.name);
         if let Some(d) = digest::content_digest(&row.sha256) {

@@ -88,14 +88,14 @@ pub(crate) async fn serve(
 
 /// The gauges read at scrape time, then the whole text.
 async fn render(app: &App, handle: &PrometheusHandle) -> String {
-    if let Ok(n) = app.meta.pending_events().await {
+    if let Some(n) = app.pending_events().await {
         // Gauges are f64; a count past 2^53 events is beyond any outbox.
         #[allow(clippy::cast_precision_loss)]
         metrics::gauge!("filestore_webhook_outbox_events").set(n as f64);
     }
-    let pool = app.meta.pool_stats();
+    let pool = app.pool();
     metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
-    metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));
+    metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle));
     handle.render()
 }
 

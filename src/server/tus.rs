@@ -8,7 +8,7 @@ use super::auth::Caller;
 use super::cdn::{httpdate, put};
 use crate::api::{ErrorBody, OpenUpload, OpenUploads, UploadStatus};
 use crate::clock::rfc3339_ms;
-use crate::db::UploadRow;
+use crate::domain::files::UploadRow;
 use crate::domain::tus::{self, Metadata};
 use crate::service::ServiceError;
 use crate::service::{tus as service, App};
@@ -94,15 +94,6 @@ fn size(headers: &HeaderMap, name: &str) -> Result<Option<u64>, ServiceError> {
         .transpose()
 }
 
-fn caller(c: Caller) -> service::Caller {
-    service::Caller {
-        kind: c.key.kind,
-        policy: c.key.policy,
-        key_id: c.key.id,
-        account: c.account,
-    }
-}
-
 /// The request body, its errors as the API's (a body that stopped arriving is 408).
 fn body_stream(
     body: Body,
@@ -184,7 +175,7 @@ pub(crate) async fn create(
     };
     let with_data = is_offset_stream(&headers);
     let patch = with_data.then(|| patch_of(&headers, 0)).transpose()?;
-    let who = caller(who);
+
     let key = headers
         .get("idempotency-key")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -261,7 +252,7 @@ pub(crate) async fn head(
     who: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ServiceError> {
-    let (row, _) = service::status(&app, &caller(who), &id).await?;
+    let (row, _) = service::status(&app, &who, &id).await?;
     let mut r = StatusCode::OK.into_response();
     let h = r.headers_mut();
     put(h, UPLOAD_OFFSET, &offset_of(&row).to_string());
@@ -299,7 +290,7 @@ pub(crate) async fn status(
     who: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ServiceError> {
-    let (row, file) = service::status(&app, &caller(who), &id).await?;
+    let (row, file) = service::status(&app, &who, &id).await?;
     let body = UploadStatus {
         offset: offset_of(&row),
         id: row.id,
@@ -360,7 +351,7 @@ pub(crate) async fn patch(
     let offset = size(&headers, "upload-offset")?
         .ok_or_else(|| ServiceError::bad_request("Upload-Offset is required"))?;
     let patch = patch_of(&headers, offset)?;
-    let who = caller(who);
+
     // Only its creating key or a secret key of its account may continue it.
     service::owned(&app, &who, &id).await?;
     let done = service::patch(&app, &who, &id, patch, body_stream(body)).await?;
@@ -393,7 +384,7 @@ pub(crate) async fn terminate(
     who: Caller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ServiceError> {
-    service::terminate(&app, &caller(who), &id).await?;
+    service::terminate(&app, &who, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -407,7 +398,7 @@ pub(crate) async fn terminate(
     ),
     security(("bearer" = [])))]
 pub(crate) async fn list(State(app): AppState, who: Caller) -> Result<Response, ServiceError> {
-    let rows = service::list(&app, &caller(who)).await?;
+    let rows = service::list(&app, &who).await?;
     let uploads = rows
         .into_iter()
         .map(|row| OpenUpload {

@@ -207,4 +207,22 @@ mod tests {
         let e = ServiceError::Internal("disk /secret/path exploded".into());
         assert_eq!(e.public_message(), "internal server error");
     }
+
+    #[test]
+    fn database_errors_keep_their_statuses() {
+        let boxed = |m: &str| -> crate::db::error::BoxError { m.to_string().into() };
+        let status = |e: crate::db::DbError| ServiceError::from(e).code();
+        assert_eq!(
+            status(crate::db::DbError::DiskFull(boxed("full"))),
+            "insufficient_storage"
+        );
+        assert_eq!(
+            status(crate::db::DbError::Pool(boxed("gone"))),
+            "unavailable"
+        );
+        assert_eq!(
+            status(crate::db::DbError::Backend(boxed("no rows"))),
+            "internal_error"
+        );
+    }
 }

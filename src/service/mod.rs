@@ -5,6 +5,7 @@
 pub mod admin;
 pub(crate) mod bandwidth;
 pub(crate) mod blobs;
+pub(crate) mod caller;
 pub(crate) mod cdn;
 pub(crate) mod checksum;
 pub(crate) mod collector;
@@ -14,6 +15,7 @@ pub(crate) mod disk;
 pub(crate) mod download;
 pub(crate) mod error;
 pub(crate) mod files;
+pub(crate) mod health;
 pub(crate) mod images;
 pub(crate) mod inflight;
 pub(crate) mod meter;

@@ -62,20 +62,20 @@ pub(crate) async fn create(
             return replay(app, caller, earlier).await;
         }
     }
-    if meta.private == Some(true) && caller.kind == KeyKind::Public {
+    if meta.private == Some(true) && caller.key.kind == KeyKind::Public {
         return Err(ServiceError::Forbidden(
             "public keys cannot upload private files".into(),
         ));
     }
-    let meta = settle(&caller.policy, meta)?;
+    let meta = settle(&caller.key.policy, meta)?;
     let plan = app.plan_of(&caller.account).clone();
-    let limit = size_limit(plan.max_file_size, &caller.policy);
+    let limit = size_limit(plan.max_file_size, &caller.key.policy);
     if length > limit.max {
         return Err(limit.refusal());
     }
     // An empty file has all its bytes already: its type is known now.
     if length == 0 {
-        sniffed_type(&caller.policy, &[], meta.content_type.as_deref())?;
+        sniffed_type(&caller.key.policy, &[], meta.content_type.as_deref())?;
     }
     room_on_disk(app, length)?;
     if length > app.store.max_partial() {
@@ -119,11 +119,11 @@ pub(crate) async fn create(
         expires_at: now + idle_ms,
         completed_at: None,
         idempotency_key,
-        created_by: Some(caller.key_id.clone()),
+        created_by: Some(caller.key.id.clone()),
         idle_ms,
         metadata: meta.metadata,
     };
-    let share = caller.kind.is_stranger().then_some(plan.public_share);
+    let share = caller.key.kind.is_stranger().then_some(plan.public_share);
     let outcome = app
         .meta
         .create_upload(row.clone(), plan.quota(), share, &period)
@@ -131,8 +131,14 @@ pub(crate) async fn create(
     let refusal = match outcome {
         Ok(CreateOutcome::Created) if length == 0 => {
             let _turn = app.tus_locks.lock(&row.id).await;
-            let file =
-                complete(app, &caller.policy, &row, partial, &ResumableSha256::new()).await?;
+            let file = complete(
+                app,
+                &caller.key.policy,
+                &row,
+                partial,
+                &ResumableSha256::new(),
+            )
+            .await?;
             return Ok((row, Some(file)));
         }
         Ok(CreateOutcome::Created) => return Ok((row, None)),

@@ -14,30 +14,14 @@
 //! (`domain::tus::idle_expiry`): its reservation goes with it.
 
 use crate::config::Plan;
-use crate::db::{Account, UploadRow};
-use crate::domain::ids::KeyKind;
-use crate::domain::policy::UploadPolicy;
+use crate::db::UploadRow;
 use crate::domain::quota::Ask;
 use crate::domain::tus as rules;
 use crate::service::error::ServiceError;
 use crate::service::refusals::refused;
 use crate::service::App;
 
-/// Who asks: the account, and the key or upload token (its id, kind and
-/// policy).
-#[derive(Debug, Clone)]
-pub(crate) struct Caller {
-    pub account: Account,
-    pub key_id: String,
-    pub kind: KeyKind,
-    pub policy: UploadPolicy,
-}
-
-impl Caller {
-    pub(crate) fn is_secret(&self) -> bool {
-        self.kind == KeyKind::Secret
-    }
-}
+pub(crate) use crate::service::caller::Caller;
 
 /// 410 for an upload whose time is up.
 pub(super) fn unexpired(app: &App, row: UploadRow) -> Result<UploadRow, ServiceError> {
@@ -59,7 +43,7 @@ fn no_such() -> ServiceError {
 pub(super) fn check(row: &UploadRow, caller: &Caller) -> Result<(), ServiceError> {
     if rules::may_use(
         row.created_by.as_deref(),
-        &caller.key_id,
+        &caller.key.id,
         caller.is_secret(),
     ) {
         Ok(())
@@ -107,7 +91,7 @@ pub(super) async fn precheck(
     let held = app.meta.commitments(&account.id, period, now).await?;
     let holdings = held.holdings(account.storage_bytes);
     let ask = Ask::resumable(length);
-    let admitted = if caller.kind.is_stranger() {
+    let admitted = if caller.key.kind.is_stranger() {
         let theirs = app.meta.strangers(&account.id, period, now).await?;
         plan.quota()
             .admit_stranger(plan.public_share, holdings, theirs, ask)

@@ -61,7 +61,7 @@ pub(crate) async fn patch<S>(
 where
     S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
-    let (account_id, policy) = (who.account.id.as_str(), who.policy.clone());
+    let (account_id, policy) = (who.account.id.as_str(), who.key.policy.clone());
     let (max, largest) = match app.meta.account(account_id).await? {
         Some(account) => {
             let plan = app.plan_of(&account);
@@ -82,7 +82,7 @@ where
             &app.meta,
             account_id,
             max,
-            (who.kind, &who.key_id, None),
+            (who.key.kind, &who.key.id, None),
             app.clock.now().timestamp(),
         )
         .await?;

@@ -1,0 +1,39 @@
+//! What the operator's probes ask of the service: whether the database and
+//! the blob store answer, and the gauges the metrics read at scrape time.
+//! The doors (the /v1 health route, the metrics listener) only render it.
+
+use super::App;
+
+/// The store's pool, as the metrics show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pool {
+    pub connections: u32,
+    pub idle: u32,
+}
+
+impl App {
+    /// A round trip to the metadata store.
+    pub(crate) async fn check_database(&self) -> Result<(), String> {
+        self.meta.ping().await.map_err(|e| e.to_string())
+    }
+
+    /// The data dir's free space, then a round trip to the blob store.
+    pub(crate) async fn check_storage(&self) -> Result<(), String> {
+        self.disk.check()?;
+        self.store.check().await.map_err(|e| e.to_string())
+    }
+
+    /// Webhook events not yet delivered (None when the store cannot say).
+    pub(crate) async fn pending_events(&self) -> Option<u64> {
+        self.meta.pending_events().await.ok()
+    }
+
+    /// The metadata store's connections.
+    pub(crate) fn pool(&self) -> Pool {
+        let p = self.meta.pool_stats();
+        Pool {
+            connections: p.connections,
+            idle: p.idle_connections,
+        }
+    }
+}
