@@ -2,15 +2,16 @@
 //! the answer. Every rejection of axum's extractors becomes a 400 envelope.
 
 use super::auth::{Caller, EarlyCommitments};
+use super::records;
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileCopy, FileList, FileRecord,
     FileUpdate, FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck,
-    ListParams, SignedUrl, SignedUrlRequest, Usage,
+    ListParams, SignedUrl, SignedUrlRequest, Usage, UsageLimits,
 };
 use crate::domain::transform::Transform;
 use crate::domain::{metadata, validate};
 use crate::service::ServiceError;
-use crate::service::{copy, files, records, upload, usage, zip, App};
+use crate::service::{copy, files, upload, usage, zip, App};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -74,7 +75,7 @@ pub(crate) async fn upload(
     };
     let upload = upload::Upload::start(&app, req).await?;
     let (file, fields) = super::form::read(&upload, form).await?;
-    let record: FileRecord = upload.finish(file, fields).await?;
+    let record = records::record(&app, &upload.finish(file, fields).await?);
     let location = format!("/v1/files/{}", record.id);
     Ok((
         StatusCode::CREATED,
@@ -103,7 +104,8 @@ pub(crate) async fn list(
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let metadata = metadata::filters(query.as_deref()).map_err(ServiceError::BadRequest)?;
     let q = super::query::list(&params, metadata)?;
-    Ok(Json(files::list(&app, &caller.account.id, q).await?))
+    let page = files::list(&app, &caller.account.id, q).await?;
+    Ok(Json(records::file_list(&app, page)))
 }
 
 /// List the immediate subfolders of a folder that hold a file at any depth, by name.
@@ -123,7 +125,8 @@ pub(crate) async fn folders(
 ) -> Result<Json<FolderList>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let q = super::query::folders(&params)?;
-    Ok(Json(files::folders(&app, &caller.account.id, q).await?))
+    let page = files::folders(&app, &caller.account.id, q).await?;
+    Ok(Json(records::folder_list(page)))
 }
 
 /// A file's record.
@@ -185,7 +188,7 @@ pub(crate) async fn update(
 ) -> Result<Json<FileRecord>, ServiceError> {
     let req: FileUpdate = json_object(body, "{\"name\", \"folder\"}")?;
     let folder = folder_field(req.folder)?;
-    let record = files::update(
+    let file = files::update(
         &app,
         &caller.account.id,
         &id,
@@ -193,7 +196,7 @@ pub(crate) async fn update(
         folder.as_deref(),
     )
     .await?;
-    Ok(Json(record))
+    Ok(Json(records::record(&app, &file)))
 }
 
 /// The `folder` field of a rename or copy: absent (None), `null` (the
@@ -277,9 +280,8 @@ pub(crate) async fn delete_many(
     body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<BulkDeleteResult>, ServiceError> {
     let req: BulkDeleteRequest = json_object(body, "{\"ids\": [...]}")?;
-    Ok(Json(
-        files::delete_many(&app, &caller.account.id, req).await?,
-    ))
+    let done = files::delete_many(&app, &caller.account.id, req.ids).await?;
+    Ok(Json(records::bulk_deleted(done)))
 }
 
 /// Delete a folder: every file in it and below, at once.
@@ -298,9 +300,11 @@ pub(crate) async fn delete_folder(
     params: Result<Query<FolderTarget>, QueryRejection>,
 ) -> Result<Json<FolderDeleteResult>, ServiceError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
-    Ok(Json(
-        files::delete_folder(&app, &caller.account.id, params.folder.as_deref()).await?,
-    ))
+    let deleted = files::delete_folder(&app, &caller.account.id, params.folder.as_deref()).await?;
+    Ok(Json(FolderDeleteResult {
+        success: true,
+        deleted,
+    }))
 }
 
 /// Download a folder and everything below it as one ZIP archive (zip64,
@@ -419,9 +423,8 @@ pub(crate) async fn signed_url(
         None | Some(serde_json::Value::Null) => None,
         Some(t) => Some(Transform::from_json(t).map_err(|e| ServiceError::BadRequest(e.0))?),
     };
-    Ok(Json(
-        files::sign(&app, &caller.account.id, &id, expires_in, transform).await?,
-    ))
+    let link = files::sign(&app, &caller.account.id, &id, expires_in, transform).await?;
+    Ok(Json(records::signed_url(link)))
 }
 
 /// The account's usage this billing period.
@@ -438,7 +441,20 @@ pub(crate) async fn usage(
     State(app): AppState,
     caller: Caller,
 ) -> Result<Json<Usage>, ServiceError> {
-    Ok(Json(usage::record(&app, &caller.account).await?))
+    let s = usage::standing(&app, &caller.account).await?;
+    Ok(Json(Usage {
+        storage_bytes: s.storage_bytes,
+        reserved_bytes: s.reserved_bytes,
+        bandwidth_bytes: s.bandwidth_bytes,
+        upload_count: s.upload_count,
+        period_start: s.period_start,
+        plan: Some(s.plan),
+        limits: Some(UsageLimits {
+            storage_bytes: s.limits.storage_bytes,
+            bandwidth_bytes: s.limits.bandwidth_bytes,
+            upload_count: s.limits.upload_count,
+        }),
+    }))
 }
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);

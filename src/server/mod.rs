@@ -16,11 +16,13 @@ pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
 mod query;
+pub(crate) mod records;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;
+pub(crate) mod webhooks;
 
-use crate::service::{bandwidth, collector, webhooks, App, StartError};
+use crate::service::{bandwidth, collector, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};

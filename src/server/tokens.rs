@@ -3,8 +3,11 @@
 
 use super::auth::Caller;
 use super::handlers::optional_object;
-use crate::api::{DeleteResult, ErrorBody, UploadToken, UploadTokenRequest};
-use crate::service::{tokens, App, ServiceError};
+use crate::api::{DeleteResult, ErrorBody, UploadToken, UploadTokenPolicy, UploadTokenRequest};
+use crate::clock::rfc3339_ms;
+use crate::domain::accounts::TokenRow;
+use crate::service::tokens::{self, TokenAsk};
+use crate::service::{App, ServiceError};
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -35,7 +38,12 @@ pub(crate) async fn create(
     // Every field is optional, the body too: none is a token of the
     // account's defaults.
     let req: UploadTokenRequest = optional_object(&body, "of upload policy fields")?;
-    let token = tokens::create(&app, &caller.account, &caller.key.id, req).await?;
+    let minted = tokens::create(&app, &caller.account, &caller.key.id, ask(req)).await?;
+    let token = UploadToken {
+        token: Some(minted.secret),
+        url: Some(minted.url),
+        ..record(&minted.token)
+    };
     let location = format!("/v1/upload-tokens/{}", token.id);
     Ok((
         StatusCode::CREATED,
@@ -60,7 +68,9 @@ pub(crate) async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<UploadToken>, ServiceError> {
-    Ok(Json(tokens::get(&app, &caller.account.id, &id).await?))
+    Ok(Json(record(
+        &tokens::get(&app, &caller.account.id, &id).await?,
+    )))
 }
 
 /// Revoke an upload token at once.
@@ -80,4 +90,40 @@ pub(crate) async fn revoke(
 ) -> Result<Json<DeleteResult>, ServiceError> {
     tokens::revoke(&app, &caller.account.id, &id).await?;
     Ok(Json(DeleteResult { success: true }))
+}
+
+/// The request as the service takes it.
+fn ask(r: UploadTokenRequest) -> TokenAsk {
+    TokenAsk {
+        folder: r.folder,
+        max_size: r.max_size,
+        types: r.types,
+        max_uploads: r.max_uploads,
+        expires_in: r.expires_in,
+        private: r.private,
+        file_expires: r.file_expires,
+        metadata: r.metadata,
+    }
+}
+
+/// The token as the API shows it, without its secret.
+fn record(row: &TokenRow) -> UploadToken {
+    let p = &row.policy;
+    UploadToken {
+        id: row.id.clone(),
+        token: None,
+        url: None,
+        created_at: rfc3339_ms(row.created_at),
+        expires_at: rfc3339_ms(row.expires_at),
+        max_uploads: row.max_uploads,
+        uploads_left: row.uploads_left(),
+        policy: UploadTokenPolicy {
+            folder: p.folder.clone(),
+            max_size: p.max_size,
+            types: p.types.clone(),
+            private: p.private.unwrap_or(false),
+            file_expires: p.file_expires.map(|d| d.as_secs()),
+            metadata: p.metadata.clone(),
+        },
+    }
 }

@@ -299,7 +299,7 @@ pub(crate) async fn status(
             .completed_at
             .is_none()
             .then(|| rfc3339_ms(row.expires_at)),
-        file,
+        file: file.map(|f| super::records::record(&app, &f)),
     };
     Ok(([(header::CACHE_CONTROL, "no-store")], Json(body)).into_response())
 }

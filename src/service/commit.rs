@@ -4,11 +4,11 @@
 
 use super::blobs::delete_blob_now;
 use super::refusals::{refused, token_spent};
-use super::{records, App};
-use crate::api::FileRecord;
+use super::App;
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{CommitContext, CommitOutcome, FileRow};
+use crate::domain::files::StoredFile;
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use crate::service::error::ServiceError;
 use bytes::Bytes;
@@ -35,7 +35,7 @@ pub(crate) async fn commit(
     plan: &Plan,
     ctx: CommitContext,
     mut pending: PendingBlob,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     let account_id = row.account_id.clone();
     let outcome = app.meta.commit_upload(row, inline, plan.quota(), ctx).await;
     match outcome {
@@ -46,11 +46,11 @@ pub(crate) async fn commit(
             }
             metrics::counter!("filestore_uploads_total").increment(1);
             metrics::counter!("filestore_upload_bytes_total").increment(row.size);
-            Ok(records::record(app, &row))
+            Ok(row)
         }
         Ok(CommitOutcome::Replayed(existing)) => {
             pending.discard().await;
-            Ok(records::record(app, &existing))
+            Ok(existing)
         }
         Ok(CommitOutcome::Refused(refusal)) => {
             pending.discard().await;

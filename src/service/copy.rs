@@ -7,10 +7,10 @@
 use super::commit::{commit, commit_context, PendingBlob};
 use super::files::{new_folder, new_name};
 use super::refusals::{refused, size_limit};
-use super::{records, App};
-use crate::api::FileRecord;
+use super::App;
 use crate::clock::period_of;
 use crate::db::{Account, CommitContext, FileRow};
+use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Ask;
 use crate::domain::{ids, validate, IDEMPOTENCY_WINDOW_MS};
@@ -45,7 +45,7 @@ pub(crate) async fn copy(
     app: &Arc<App>,
     id: &str,
     req: CopyRequest,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     if req.account.grace_period {
         return Err(ServiceError::GracePeriod(
             "the account is in its grace period: uploads and copies are paused".into(),
@@ -75,7 +75,7 @@ pub(crate) async fn copy(
     if let Some(key) = &idempotency_key {
         let since = now - IDEMPOTENCY_WINDOW_MS;
         if let Some(done) = app.meta.replayed_file(&account.id, key, since, now).await? {
-            return Ok(records::record(app, &done));
+            return Ok(done);
         }
     }
     let (source, data) = app

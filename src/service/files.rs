@@ -1,14 +1,10 @@
 //! Reads, pages, deletion and signing of files.
 
 use super::blobs::delete_blob_now;
-use super::records::{cdn_path_url, record};
+use super::links::cdn_path_url;
 use super::App;
-use crate::api::{
-    BulkDeleteRequest, BulkDeleteResult, FileList, FileRecord, Folder, FolderDeleteResult,
-    FolderList, SignedUrl,
-};
-use crate::clock::rfc3339_ms;
 use crate::db::{FileChange, FileRow, FolderFilter, ListFilter, PageAfter};
+use crate::domain::files::StoredFile;
 use crate::domain::transform::Transform;
 use crate::domain::validate;
 use crate::service::error::ServiceError;
@@ -54,12 +50,21 @@ pub(crate) struct ListQuery {
     pub metadata: Vec<(String, String)>,
 }
 
+/// A page of something, and where the next one starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Page<T> {
+    pub items: Vec<T>,
+    pub has_more: bool,
+    /// Gives the next page (None: this is the last).
+    pub cursor: Option<String>,
+}
+
 /// One page of files, newest first.
 pub(crate) async fn list(
     app: &App,
     account_id: &str,
     q: ListQuery,
-) -> Result<FileList, ServiceError> {
+) -> Result<Page<StoredFile>, ServiceError> {
     let ListQuery {
         folder,
         recursive,
@@ -87,8 +92,8 @@ pub(crate) async fn list(
         })),
         _ => None,
     };
-    Ok(FileList {
-        files: rows.iter().map(|r| record(app, r)).collect(),
+    Ok(Page {
+        items: rows,
         has_more,
         cursor,
     })
@@ -103,7 +108,7 @@ pub(crate) async fn update(
     id: &str,
     name: Option<&str>,
     folder: Option<&str>,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     if name.is_none() && folder.is_none() {
         return Err(ServiceError::bad_request("name or folder is required"));
     }
@@ -120,7 +125,7 @@ pub(crate) async fn update(
     app.recent.forget(account_id, id);
     let row = updated?.ok_or_else(ServiceError::not_found)?;
     app.outbox.wake();
-    Ok(record(app, &row))
+    Ok(row)
 }
 
 /// A file's new name (a rename, a copy): checked as an upload's, but one
@@ -162,12 +167,19 @@ pub(crate) struct FolderQuery {
     pub after: Option<String>,
 }
 
+/// A folder: its last segment and its whole path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Folder {
+    pub name: String,
+    pub path: String,
+}
+
 /// The immediate subfolders of `parent` holding a live file at any depth, by name.
 pub(crate) async fn folders(
     app: &App,
     account_id: &str,
     q: FolderQuery,
-) -> Result<FolderList, ServiceError> {
+) -> Result<Page<Folder>, ServiceError> {
     let FolderQuery {
         parent,
         limit,
@@ -189,8 +201,8 @@ pub(crate) async fn folders(
         Some(last) if has_more => Some(encode_folder_cursor(last)),
         _ => None,
     };
-    Ok(FolderList {
-        folders: names
+    Ok(Page {
+        items: names
             .into_iter()
             .map(|name| Folder {
                 path: parent
@@ -223,18 +235,26 @@ const MAX_BULK_DELETE: usize = 1000;
 /// Deletes up to 1000 files in one transaction; their blobs (queued a
 /// lease ahead, as for one file) are deleted right after, in the
 /// background (or by the collector, should this node stop first).
+/// What a bulk delete did: the ids deleted, and those that were no file
+/// of the account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BulkDeleted {
+    pub deleted: Vec<String>,
+    pub not_found: Vec<String>,
+}
+
 pub(crate) async fn delete_many(
     app: &Arc<App>,
     account_id: &str,
-    req: BulkDeleteRequest,
-) -> Result<BulkDeleteResult, ServiceError> {
-    if req.ids.is_empty() || req.ids.len() > MAX_BULK_DELETE {
+    asked: Vec<String>,
+) -> Result<BulkDeleted, ServiceError> {
+    if asked.is_empty() || asked.len() > MAX_BULK_DELETE {
         return Err(ServiceError::bad_request(format!(
             "ids must hold 1 to {MAX_BULK_DELETE} file ids"
         )));
     }
-    let mut ids = Vec::with_capacity(req.ids.len());
-    for id in req.ids {
+    let mut ids = Vec::with_capacity(asked.len());
+    for id in asked {
         if !ids.contains(&id) {
             ids.push(id);
         }
@@ -257,16 +277,17 @@ pub(crate) async fn delete_many(
     let (deleted, not_found) = ids
         .into_iter()
         .partition(|id| deleted.contains(id.as_str()));
-    Ok(BulkDeleteResult { deleted, not_found })
+    Ok(BulkDeleted { deleted, not_found })
 }
 
 /// Deletes every file in a folder and below at once; the collector
-/// deletes their blobs in the background. The root is refused.
+/// deletes their blobs in the background. The root is refused. How many
+/// files went.
 pub(crate) async fn delete_folder(
     app: &App,
     account_id: &str,
     folder: Option<&str>,
-) -> Result<FolderDeleteResult, ServiceError> {
+) -> Result<u64, ServiceError> {
     let folder = validate::folder(folder.unwrap_or(""))
         .map_err(ServiceError::BadRequest)?
         .ok_or_else(|| {
@@ -278,10 +299,7 @@ pub(crate) async fn delete_folder(
     app.recent.forget_all();
     let deleted = deleted?;
     app.outbox.wake();
-    Ok(FolderDeleteResult {
-        success: true,
-        deleted,
-    })
+    Ok(deleted)
 }
 
 /// Deletes freed blobs one after the other in the background.
@@ -297,13 +315,22 @@ fn spawn_blob_deletions(app: &Arc<App>, keys: Vec<String>) {
     });
 }
 
+/// A signed link and when it stops working (unix seconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SignedLink {
+    pub url: String,
+    pub expires: i64,
+}
+
+/// A link to file `id` (a variant of it, with `transform`) that works for
+/// `expires_in` seconds, private or not.
 pub(crate) async fn sign(
     app: &App,
     account_id: &str,
     id: &str,
     expires_in: u64,
     transform: Option<Transform>,
-) -> Result<SignedUrl, ServiceError> {
+) -> Result<SignedLink, ServiceError> {
     let row = get(app, account_id, id).await?;
     let expires = app
         .clock
@@ -317,12 +344,12 @@ pub(crate) async fn sign(
     let variant = transform
         .map(|t| format!("{}&", t.query()))
         .unwrap_or_default();
-    Ok(SignedUrl {
+    Ok(SignedLink {
         url: format!(
             "{}?{variant}expires={expires}&signature={signature}",
             cdn_path_url(app, &row)
         ),
-        expires_at: rfc3339_ms(expires * 1000),
+        expires,
     })
 }
 

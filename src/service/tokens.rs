@@ -4,8 +4,7 @@
 //! transactions that create files.
 
 use super::App;
-use crate::api::{UploadToken, UploadTokenPolicy, UploadTokenRequest};
-use crate::clock::{millis, rfc3339_ms};
+use crate::clock::millis;
 use crate::db::TokenRow;
 use crate::domain::policy::{self, UploadPolicy};
 use crate::domain::{ids, metadata, validate};
@@ -21,13 +20,40 @@ const DEFAULT_EXPIRES_IN: u64 = 3600;
 /// The longest a token may live (seconds).
 const MAX_EXPIRES_IN: u64 = 86_400;
 
+/// What a new token is asked to allow: every field optional (the
+/// account's defaults), checked here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(test, derive(serde::Deserialize), serde(deny_unknown_fields))]
+pub(crate) struct TokenAsk {
+    pub folder: Option<String>,
+    pub max_size: Option<u64>,
+    pub types: Option<Vec<String>>,
+    pub max_uploads: Option<u32>,
+    /// Seconds.
+    pub expires_in: Option<u64>,
+    pub private: Option<bool>,
+    /// Seconds, or an upload's `expires` (`"7d"`).
+    pub file_expires: Option<serde_json::Value>,
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// A token just made: the only time its secret is known.
+#[derive(Debug, Clone)]
+pub(crate) struct Minted {
+    pub token: TokenRow,
+    /// `upt_…`.
+    pub secret: String,
+    /// The multipart upload URL that carries it.
+    pub url: String,
+}
+
 /// Mints a token for the account of the secret key `key_id`.
 pub(crate) async fn create(
     app: &App,
     account: &crate::db::Account,
     key_id: &str,
-    req: UploadTokenRequest,
-) -> Result<UploadToken, ServiceError> {
+    req: TokenAsk,
+) -> Result<Minted, ServiceError> {
     let plan = app.plan_of(account);
     let (policy, max_uploads, expires_in) =
         policy_of(req, plan.max_file_size).map_err(ServiceError::BadRequest)?;
@@ -48,20 +74,17 @@ pub(crate) async fn create(
     app.meta
         .create_token(row.clone(), ids::key_hash(&secret))
         .await?;
-    let mut record = record(&row);
-    record.url = Some(format!("{}/v1/upload?token={secret}", app.config.base_url));
-    record.token = Some(secret);
-    Ok(record)
+    Ok(Minted {
+        token: row,
+        url: format!("{}/v1/upload?token={secret}", app.config.base_url),
+        secret,
+    })
 }
 
 /// The account's token `id`: 404 for another account's, and for a revoked
 /// one (deleted, as far as the API goes).
-pub(crate) async fn get(
-    app: &App,
-    account_id: &str,
-    id: &str,
-) -> Result<UploadToken, ServiceError> {
-    Ok(record(&live(app, account_id, id).await?))
+pub(crate) async fn get(app: &App, account_id: &str, id: &str) -> Result<TokenRow, ServiceError> {
+    live(app, account_id, id).await
 }
 
 /// Revokes the account's token `id` at once: every node refuses it from
@@ -94,7 +117,7 @@ fn no_such() -> ServiceError {
 }
 
 /// The request checked: the policy, `max_uploads` and `expires_in`.
-fn policy_of(req: UploadTokenRequest, plan_max: u64) -> Result<(UploadPolicy, u32, u64), String> {
+fn policy_of(req: TokenAsk, plan_max: u64) -> Result<(UploadPolicy, u32, u64), String> {
     let folder = match req.folder.as_deref() {
         Some(f) => validate::folder(f)?,
         None => None,
@@ -148,34 +171,12 @@ fn file_expires(v: &serde_json::Value) -> Result<Duration, String> {
     validate::expires(&raw).map_err(|e| format!("file_{e}"))
 }
 
-/// The token as the API shows it, without its secret.
-fn record(row: &TokenRow) -> UploadToken {
-    let p = &row.policy;
-    UploadToken {
-        id: row.id.clone(),
-        token: None,
-        url: None,
-        created_at: rfc3339_ms(row.created_at),
-        expires_at: rfc3339_ms(row.expires_at),
-        max_uploads: row.max_uploads,
-        uploads_left: row.uploads_left(),
-        policy: UploadTokenPolicy {
-            folder: p.folder.clone(),
-            max_size: p.max_size,
-            types: p.types.clone(),
-            private: p.private.unwrap_or(false),
-            file_expires: p.file_expires.map(|d| d.as_secs()),
-            metadata: p.metadata.clone(),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn req(v: serde_json::Value) -> Result<(UploadPolicy, u32, u64), String> {
-        let r: UploadTokenRequest = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        let r: TokenAsk = serde_json::from_value(v).map_err(|e| e.to_string())?;
         policy_of(r, 1000)
     }
 

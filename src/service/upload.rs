@@ -15,12 +15,12 @@ use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slots};
 use super::refusals::{refused, size_limit, sniffed_type, storage_exceeded, SizeLimit};
 use super::spool::{Body, Spool, Spooled};
-use super::{checksum, records, App};
-use crate::api::FileRecord;
+use super::{checksum, App};
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{Account, CommitContext, Commitments, FileRow};
 use crate::domain::digest::Sha256Digest;
+use crate::domain::files::StoredFile;
 use crate::domain::ids::KeyKind;
 use crate::domain::metadata::Metadata;
 use crate::domain::policy::{Asked, Settled, UploadPolicy};
@@ -241,7 +241,7 @@ impl Upload {
         mut self,
         file: FilePart,
         fields: UploadFields,
-    ) -> Result<FileRecord, ServiceError> {
+    ) -> Result<StoredFile, ServiceError> {
         // The body has all arrived: no longer an upload receiving bytes.
         self.slot.take();
         self.check(&fields)?;
@@ -251,7 +251,7 @@ impl Upload {
         if let Some(existing) = &self.replay {
             // The file stored the first time must be the one meant now.
             checksum::verify(expected, &existing.sha256, checksum::REPLAYED)?;
-            return Ok(records::record(app, existing));
+            return Ok(existing.clone());
         }
         // Before the blob goes to the store: a mismatch leaves nothing (the
         // spool is dropped, and removed, with `file`).
@@ -317,7 +317,7 @@ async fn store_and_commit(
     plan: &Plan,
     ctx: CommitContext,
     held: Held,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     let mut pending = PendingBlob::new(app, &row.blob_key);
     let inline = match body {
         Body::Inline(bytes) => Some(bytes),

@@ -2,8 +2,8 @@
 //! recovered when the store has the whole blob but no partial one.
 
 use super::read::with_file;
-use crate::api::FileRecord;
 use crate::db::{FileRow, UploadRow};
+use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::sha256_state::ResumableSha256;
 use crate::domain::sniff::SNIFF_LEN;
@@ -25,7 +25,7 @@ pub(super) async fn complete(
     row: &UploadRow,
     after: Partial,
     hash: &ResumableSha256,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     match app.store.complete_partial(&row.blob_key, after).await {
         Ok(()) => commit_file(app, policy, row, hash.hex()).await,
         Err(StorageError::NotFound(_)) => recover(app, policy, row).await,
@@ -43,7 +43,7 @@ pub(super) async fn recover(
     app: &Arc<App>,
     policy: &UploadPolicy,
     row: &UploadRow,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     if app.store.size(&row.blob_key).await? == Some(row.length) {
         let mut hash = ResumableSha256::new();
         let mut bytes = app.store.get(&row.blob_key, 0, row.length).await?;
@@ -120,7 +120,7 @@ async fn commit_file(
     policy: &UploadPolicy,
     row: &UploadRow,
     sha256: String,
-) -> Result<FileRecord, ServiceError> {
+) -> Result<StoredFile, ServiceError> {
     let sniffed = stored_type(app, policy, row).await?;
     let now = app.clock.now_ms();
     let file = FileRow {

@@ -24,9 +24,9 @@ mod owners;
 mod patch;
 mod read;
 
-use crate::api::FileRecord;
 use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
+use crate::domain::files::StoredFile;
 use crate::domain::ids::KeyKind;
 use crate::domain::policy::{Asked, UploadPolicy};
 use crate::domain::sha256_state::ResumableSha256;
@@ -53,7 +53,7 @@ pub(crate) async fn create(
     length: u64,
     meta: Metadata,
     idempotency_key: Option<String>,
-) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
+) -> Result<(UploadRow, Option<StoredFile>), ServiceError> {
     // A retried creation (its answer lost) gets the upload it made.
     if let Some(key) = &idempotency_key {
         validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
@@ -183,7 +183,7 @@ async fn replay(
     app: &App,
     caller: &Caller,
     earlier: UploadRow,
-) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
+) -> Result<(UploadRow, Option<StoredFile>), ServiceError> {
     if owners::check(&earlier, caller).is_err() {
         return Err(ServiceError::BadRequest(
             "this Idempotency-Key was used by another key's upload: send another".into(),

@@ -6,8 +6,8 @@ use super::feed::{fed, hasher, length_exceeded, Checker, Feed};
 use super::lease::{self, Lease};
 use super::read::{find, with_file};
 use super::Caller;
-use crate::api::FileRecord;
 use crate::db::{Progress, UploadRow};
+use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Share;
 use crate::domain::sha256_state::ResumableSha256;
@@ -44,7 +44,7 @@ pub(crate) struct Patched {
     pub offset: u64,
     pub expires_at: Option<i64>,
     /// The file, when this PATCH completed the upload (or it was complete).
-    pub file: Option<FileRecord>,
+    pub file: Option<StoredFile>,
 }
 
 /// Appends a PATCH's body to the upload; see the module's doc. Runs as a

@@ -1,10 +1,10 @@
 //! Reading an upload back: the caller's, unexpired, with its file once complete.
 
 use super::owners::{owned, unexpired, Caller};
-use crate::api::FileRecord;
 use crate::db::UploadRow;
+use crate::domain::files::StoredFile;
 use crate::service::error::ServiceError;
-use crate::service::{records, App};
+use crate::service::App;
 
 /// An upload the caller may read and, once complete, its file (null if
 /// deleted since).
@@ -12,21 +12,21 @@ pub(crate) async fn status(
     app: &App,
     caller: &Caller,
     id: &str,
-) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
+) -> Result<(UploadRow, Option<StoredFile>), ServiceError> {
     with_file(app, owned(app, caller, id).await?).await
 }
 
 pub(super) async fn with_file(
     app: &App,
     row: UploadRow,
-) -> Result<(UploadRow, Option<FileRecord>), ServiceError> {
+) -> Result<(UploadRow, Option<StoredFile>), ServiceError> {
     let account_id = row.account_id.as_str();
     let file = match row.completed_at {
-        Some(_) => app
-            .meta
-            .file(account_id, &row.file_id, app.clock.now_ms())
-            .await?
-            .map(|f| records::record(app, &f)),
+        Some(_) => {
+            app.meta
+                .file(account_id, &row.file_id, app.clock.now_ms())
+                .await?
+        }
         None => None,
     };
     Ok((row, file))

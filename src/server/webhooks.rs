@@ -1,4 +1,5 @@
-//! The webhook sender (docs/decisions.md, "Webhooks"). Events are written to the outbox by
+//! The webhook sender (docs/decisions.md, "Webhooks"): the /v1 door's
+//! outbound half, whose bodies hold the File record as the API shows it. Events are written to the outbox by
 //! the metadata store in the transaction of their change, so nothing is
 //! sent before a change is committed and nothing committed goes unsent. This
 //! task claims due events (a file's in order; on PostgreSQL one node at a
@@ -16,13 +17,14 @@
 //! commit on this node wakes the sender at once; events of other nodes,
 //! retries and reopened circuits are found by polling every second.
 
-use super::outbox::Outbox;
-use super::{records, App};
+use super::records;
 use crate::clock::{millis, rfc3339_ms};
 use crate::db::OutboxEvent;
 use crate::domain::webhooks::{
     self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT, FAILING_SHARE, NODE_IN_FLIGHT,
 };
+use crate::service::outbox::Outbox;
+use crate::service::App;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::Semaphore;
