@@ -260,6 +260,14 @@ pub(crate) struct ErrorBody {
     pub error: ErrorDetail,
 }
 
+/// On a refusal, which limit refused (beside the envelope's `code`, which
+/// several limits share): the client says how each can be raised.
+pub(crate) const LIMIT_HEADER: &str = "filestore-limit";
+/// [`LIMIT_HEADER`] of a 413 `file_too_large` for the plan's
+/// `max_file_size` (an operator moves the account to another plan), not an
+/// upload policy's `max_size`.
+pub(crate) const PLAN_MAX_FILE_SIZE: &str = "plan.max_file_size";
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct ErrorDetail {
     pub code: String,

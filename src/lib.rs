@@ -22,6 +22,7 @@ mod config;
 mod db;
 mod domain;
 mod images;
+mod private_dir;
 mod server;
 mod service;
 mod storage;

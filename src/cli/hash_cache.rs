@@ -135,7 +135,7 @@ impl HashCache {
             return;
         }
         let Some(dir) = path.parent() else { return };
-        if crate::storage::create_private_dir(dir).is_err() {
+        if crate::private_dir::create(dir).is_err() {
             return;
         }
         let mut entries: Vec<_> = self.fresh.iter().collect();

@@ -3,7 +3,7 @@
 
 use super::error::ClientError;
 use super::retry::{status_text, Failure};
-use crate::api::ErrorBody;
+use crate::api::{ErrorBody, LIMIT_HEADER, PLAN_MAX_FILE_SIZE};
 use futures_util::StreamExt;
 use reqwest::{Response, StatusCode};
 use serde::de::DeserializeOwned;
@@ -59,11 +59,22 @@ pub(super) async fn read_capped(resp: Response, cap: usize) -> Result<Vec<u8>, C
 /// envelope when there is one (a proxy's HTML page otherwise).
 pub(crate) async fn decode_error(resp: Response) -> ClientError {
     let status = resp.status();
-    match read_capped(resp, MAX_ERROR_BODY).await {
+    let limit = resp.headers().get(LIMIT_HEADER).cloned();
+    let e = match read_capped(resp, MAX_ERROR_BODY).await {
         Ok(body) => http_error(status, &body),
         Err(_) => http_error(status, b""),
+    };
+    match limit {
+        Some(l) if l.as_bytes() == PLAN_MAX_FILE_SIZE.as_bytes() => {
+            e.map_message(|m| format!("{m}{PLAN_HINT}"))
+        }
+        _ => e,
     }
 }
+
+/// Added to the 413 of a file over the plan's maximum file size.
+pub(crate) const PLAN_HINT: &str = "; an operator raises it by moving the account to a plan \
+with a larger max_file_size: `filestore admin account set ACCOUNT --plan PLAN`";
 
 pub(super) fn http_error(status: StatusCode, body: &[u8]) -> ClientError {
     if let Ok(env) = serde_json::from_slice::<ErrorBody>(body) {

@@ -17,17 +17,12 @@ use super::error::ClientError;
 use super::retry::{Failure, Retrier, RetryNotice, RetryPolicy};
 use crate::domain::secret::Secret;
 use crate::domain::PATH_SEGMENT;
-use crate::service::refusals::PLAN_MAX_FILE_SIZE;
 use percent_encoding::utf8_percent_encode;
 use reqwest::{RequestBuilder, Response, StatusCode};
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// Added to the 413 of a file over the plan's maximum file size.
-pub(crate) const PLAN_HINT: &str = "; an operator raises it by moving the account to a plan \
-with a larger max_file_size: `filestore admin account set ACCOUNT --plan PLAN`";
 
 /// The timeouts of a [`Client`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,9 +122,6 @@ impl Client {
                 return e.map_message(|m| format!("{m} (the key from {source})"));
             }
             _ => {}
-        }
-        if e.code() == "file_too_large" && e.message().starts_with(PLAN_MAX_FILE_SIZE) {
-            return e.map_message(|m| format!("{m}{PLAN_HINT}"));
         }
         e
     }

@@ -419,7 +419,7 @@ impl Memo {
     fn save(&self, url: &str) {
         let Some(path) = &self.path else { return };
         if let Some(dir) = path.parent() {
-            let _ = crate::storage::create_private_dir(dir);
+            let _ = crate::private_dir::create(dir);
         }
         let _ = std::fs::write(path, url);
     }

@@ -14,16 +14,16 @@ impl ServiceError {
         use ServiceError::{
             BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
             GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
-            MethodNotAllowed, NotFound, OffsetMismatch, RangeNotSatisfiable, RateLimited,
-            StorageLimitExceeded, Timeout, Unauthorized, Unavailable, UnsupportedMediaType,
-            UnsupportedVersion,
+            MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize, RangeNotSatisfiable,
+            RateLimited, StorageLimitExceeded, Timeout, Unauthorized, Unavailable,
+            UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
             BadRequest(_) | ChecksumMismatch(_) => StatusCode::BAD_REQUEST,
             NotFound(_) => StatusCode::NOT_FOUND,
-            FileTooLarge(_) | StorageLimitExceeded(_) | LengthExceeded(_) => {
+            FileTooLarge(_) | OverPlanFileSize(_) | StorageLimitExceeded(_) | LengthExceeded(_) => {
                 StatusCode::PAYLOAD_TOO_LARGE
             }
             RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -78,6 +78,12 @@ impl IntoResponse for ServiceError {
         }
         let mut headers = HeaderMap::new();
         match &self {
+            ServiceError::OverPlanFileSize(_) => {
+                headers.insert(
+                    HeaderName::from_static(crate::api::LIMIT_HEADER),
+                    HeaderValue::from_static(crate::api::PLAN_MAX_FILE_SIZE),
+                );
+            }
             ServiceError::RateLimited {
                 limit, reset, now, ..
             } => {

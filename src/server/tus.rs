@@ -206,6 +206,7 @@ pub(crate) async fn create(
             Err(
                 e @ (ServiceError::UnsupportedMediaType(_)
                 | ServiceError::FileTooLarge(_)
+                | ServiceError::OverPlanFileSize(_)
                 | ServiceError::Gone(_)),
             ) => return Err(e),
             Err(e) => {

@@ -18,6 +18,10 @@ pub enum ServiceError {
     NotFound(String),
     #[error("{0}")]
     FileTooLarge(String),
+    /// Over the plan's maximum file size (not a policy's or the store's
+    /// limit): an operator can raise it, which a door may say.
+    #[error("{0}")]
+    OverPlanFileSize(String),
     #[error("{0}")]
     StorageLimitExceeded(String),
     #[error("{0}")]
@@ -89,9 +93,9 @@ impl ServiceError {
         use ServiceError::{
             BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
             GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
-            MethodNotAllowed, NotFound, OffsetMismatch, RangeNotSatisfiable, RateLimited,
-            StorageLimitExceeded, Timeout, Unauthorized, Unavailable, UnsupportedMediaType,
-            UnsupportedVersion,
+            MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize, RangeNotSatisfiable,
+            RateLimited, StorageLimitExceeded, Timeout, Unauthorized, Unavailable,
+            UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
             Unauthorized(_) => "unauthorized",
@@ -99,7 +103,7 @@ impl ServiceError {
             BadRequest(_) | HeadersTooLarge(_) => "bad_request",
             ChecksumMismatch(_) | ChunkChecksumMismatch(_) => "checksum_mismatch",
             NotFound(_) => "not_found",
-            FileTooLarge(_) => "file_too_large",
+            FileTooLarge(_) | OverPlanFileSize(_) => "file_too_large",
             StorageLimitExceeded(_) => "storage_limit_exceeded",
             GracePeriod(_) => "grace_period",
             RateLimited { .. } => "rate_limit_exceeded",

@@ -109,9 +109,9 @@ impl App {
             let path = path.to_path_buf();
             move |source| StartError::Dir { path, source }
         };
-        crate::storage::create_private_dir(&data_dir).map_err(dir_error(&data_dir))?;
+        crate::private_dir::create(&data_dir).map_err(dir_error(&data_dir))?;
         let spool_dir = data_dir.join("tmp");
-        crate::storage::create_private_dir(&spool_dir).map_err(dir_error(&spool_dir))?;
+        crate::private_dir::create(&spool_dir).map_err(dir_error(&spool_dir))?;
         clear_spool(&spool_dir);
         let url = config.database_url.as_ref().map(Secret::expose);
         let migrate = if config.migrate {

@@ -86,14 +86,17 @@ impl SizeLimit {
     /// The 413 of a larger file, in the words of whichever binds (made only
     /// when a file is refused: most requests never need it).
     pub(crate) fn refusal(self) -> ServiceError {
-        ServiceError::FileTooLarge(if self.by_policy {
-            format!(
+        if self.by_policy {
+            ServiceError::FileTooLarge(format!(
                 "file exceeds the upload policy's maximum size of {}",
                 human_bytes(self.max)
-            )
+            ))
         } else {
-            format!("{PLAN_MAX_FILE_SIZE} {}", human_bytes(self.max))
-        })
+            ServiceError::OverPlanFileSize(format!(
+                "file exceeds the plan's maximum file size of {}",
+                human_bytes(self.max)
+            ))
+        }
     }
 }
 
@@ -106,10 +109,6 @@ pub(crate) fn size_limit(plan_max: u64, policy: &UploadPolicy) -> SizeLimit {
         by_policy: max < plan_max,
     }
 }
-
-/// How the 413 of a file over the plan's maximum file size begins (the
-/// client adds how an operator raises it).
-pub(crate) const PLAN_MAX_FILE_SIZE: &str = "file exceeds the plan's maximum file size of";
 
 /// The refusal of an upload token used up or revoked since its request
 /// was admitted (counted exactly in the transaction that creates the file

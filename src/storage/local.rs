@@ -34,7 +34,7 @@ fn partial_path(blob: &Path) -> PathBuf {
 /// root is synced too, or a power cut could take it (and the blobs in it).
 fn new_account_dir(dir: &Path) -> Result<(), StorageError> {
     if !dir.exists() {
-        super::create_private_dir(dir)?;
+        crate::private_dir::create(dir)?;
         if let Some(root) = dir.parent() {
             sync_dir(root)?;
         }
@@ -105,7 +105,7 @@ async fn blocking<T: Send + 'static>(
 impl LocalStore {
     pub fn open(root: impl Into<PathBuf>) -> std::io::Result<Self> {
         let root = root.into();
-        super::create_private_dir(&root)?;
+        crate::private_dir::create(&root)?;
         Ok(Self { root })
     }
 

@@ -82,7 +82,7 @@ pub(super) async fn over_the_plan(app: &App, row: &UploadRow, largest: u64) -> S
     if let Err(e) = discard(app, row).await {
         return e;
     }
-    ServiceError::FileTooLarge(format!(
+    ServiceError::OverPlanFileSize(format!(
         "the upload is {} bytes, over the {largest} bytes a file may have on the account's plan now: it is ended",
         row.length
     ))
