@@ -56,7 +56,7 @@ pub mod server {
         pub use crate::server::auth::bearer;
     }
     pub mod cdn {
-        pub use crate::server::cdn::{not_modified, parse_range, requested_range};
+        pub use crate::server::conditional::{not_modified, parse_range, requested_range};
     }
 }
 

@@ -15,7 +15,8 @@ use image::{
 };
 
 use super::png_source::PngSource;
-use super::probe::{corrupt, from_image, image_format, open};
+use super::probe::image_format;
+use super::read::{corrupt, from_image, open};
 use super::{ImageError, Limits, Probe};
 use crate::domain::transform::SourceFormat;
 

@@ -17,7 +17,8 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use super::probe::{avif_too_long, from_avif, io_error, read_avif};
+use super::probe::{avif_too_long, from_avif, read_avif};
+use super::read::io_error;
 use super::ImageError;
 
 /// The first argument that makes this binary an AVIF decoder.

@@ -12,7 +12,7 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use super::jpeg_dc::JpegLayout;
-use super::probe::{io_error, read_up_to};
+use super::read::{io_error, read_up_to};
 use super::{ImageError, Probe};
 
 /// A source's layout, by format.
@@ -50,7 +50,7 @@ const LZW_PIXELS_PER_BYTE: u64 = 4 * 4096;
 pub(super) fn plausible(path: &Path, header: &Probe) -> Result<(), ImageError> {
     match header.layout {
         Layout::Jpeg(_) => super::caught(
-            || super::jpeg_dc::layout(super::probe::open(path)?, true),
+            || super::jpeg_dc::layout(super::read::open(path)?, true),
             ImageError::Corrupt,
         )?
         .map(|_| ()),

@@ -19,6 +19,7 @@ mod jpeg_dc;
 mod layout;
 mod png_source;
 mod probe;
+mod read;
 mod resize;
 
 #[cfg(test)]

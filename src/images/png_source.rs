@@ -11,7 +11,7 @@ use std::path::Path;
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageBuffer};
 
-use super::probe::{corrupt, io_error, open};
+use super::read::{corrupt, io_error, open};
 use super::ImageError;
 
 /// A PNG whose header is read, ready for its first frame.

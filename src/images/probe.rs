@@ -2,12 +2,13 @@
 //! read without decoding a pixel.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::path::Path;
 
 use image::{ImageDecoder, ImageFormat, ImageReader};
 
 use super::layout::{self, Layout};
+use super::read::{corrupt, from_image, io_error, open, read_up_to};
 use super::{jpeg_dc, ImageError, Probe};
 use crate::domain::transform::SourceFormat;
 
@@ -97,24 +98,6 @@ pub(super) fn image_format(format: SourceFormat) -> ImageFormat {
     }
 }
 
-/// The file, buffered, for a decoder.
-pub(super) fn open(path: &Path) -> Result<BufReader<File>, ImageError> {
-    File::open(path)
-        .map(BufReader::new)
-        .map_err(|e| io_error(path, &e))
-}
-
-/// A decoder's error: a file cut short or malformed is the client's, a
-/// failure to read it is ours, a decoder's limit is a too-large image.
-pub(super) fn from_image(path: &Path, e: image::ImageError) -> ImageError {
-    match e {
-        image::ImageError::IoError(e) => io_error(path, &e),
-        image::ImageError::Limits(e) => ImageError::Corrupt(format!("over a decoder limit: {e}")),
-        image::ImageError::Unsupported(e) => ImageError::Corrupt(e.to_string()),
-        e => corrupt(e),
-    }
-}
-
 /// The whole of an AVIF file, at most [`MAX_AVIF_BYTES`].
 pub(super) fn avif_bytes(path: &Path) -> Result<Vec<u8>, ImageError> {
     let file = File::open(path).map_err(|e| io_error(path, &e))?;
@@ -148,33 +131,4 @@ pub(super) fn from_avif(e: filestore_avif::AvifError, max: u64) -> ImageError {
         }
         e => corrupt(e),
     }
-}
-
-/// A decode failure of a file that claimed to be an image.
-pub(super) fn corrupt(e: impl std::fmt::Display) -> ImageError {
-    ImageError::Corrupt(e.to_string())
-}
-
-/// A read error: the end of the file too soon is the file's fault, anything
-/// else (the file gone, the disk failing) is ours.
-pub(super) fn io_error(path: &Path, e: &io::Error) -> ImageError {
-    if e.kind() == io::ErrorKind::UnexpectedEof {
-        ImageError::Corrupt("the file ends too soon".into())
-    } else {
-        ImageError::Encode(format!("reading {}: {e}", path.display()))
-    }
-}
-
-/// Fills `buf` as far as the reader goes; the count read.
-pub(super) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }

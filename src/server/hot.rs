@@ -9,7 +9,7 @@
 //! private, expired, unknown or blob-stored file, any other method. The
 //! answer is the full path's, header for header (`tests/it/cdn.rs`).
 
-use super::{cdn, cors, envelope, observe};
+use super::{cors, envelope, observe};
 use crate::domain::digest;
 use crate::service::cdn::{count_hot, hot};
 use crate::service::App;
@@ -49,11 +49,11 @@ impl Ready {
     /// The headers the full path gives a whole public file of `row`.
     fn of(row: &crate::domain::files::StoredFile) -> Ready {
         let etag = format!("\"{}\"", row.sha256);
-        let mut h = cdn::file_headers(row, &etag, &row.content_type, &row.name);
+        let mut h = super::conditional::file_headers(row, &etag, &row.content_type, &row.name);
         if let Some(d) = digest::content_digest(&row.sha256) {
-            cdn::put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
+            super::conditional::put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
         }
-        cdn::put(&mut h, header::CONTENT_LENGTH, &row.size.to_string());
+        super::conditional::put(&mut h, header::CONTENT_LENGTH, &row.size.to_string());
         cors::cdn_headers(&mut h);
         Ready { headers: h }
     }

@@ -4,6 +4,7 @@
 pub(crate) mod access;
 pub(crate) mod auth;
 pub(crate) mod cdn;
+pub(crate) mod conditional;
 pub(crate) mod conn;
 pub(crate) mod cors;
 pub(crate) mod drain;

@@ -5,7 +5,7 @@
 //! knows tus's headers.
 
 use super::auth::Caller;
-use super::cdn::{httpdate, put};
+use super::conditional::{httpdate, put};
 use crate::api::{ErrorBody, OpenUpload, OpenUploads, UploadStatus};
 use crate::clock::rfc3339_ms;
 use crate::domain::files::UploadRow;

@@ -4,7 +4,7 @@
 //! format follows `Accept`, ranges and HEAD as for a file. What is rendered
 //! and stored is `service::images`'.
 
-use super::cdn::{disposition, file_headers, not_modified, put, ranged};
+use super::conditional::{disposition, file_headers, not_modified, put, ranged};
 use crate::domain::transform::{Format, Transform};
 use crate::service::cdn::{self, Found};
 use crate::service::images;

@@ -61,3 +61,15 @@ pub(crate) fn spawn(app: Arc<App>) -> tokio::task::JoinHandle<()> {
         }
     })
 }
+
+/// Books `bytes` sent as `account_id`'s bandwidth.
+pub(crate) fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
+    count_bandwidth_at(app, account_id, bytes, app.clock.now_ms());
+}
+
+/// Books `bytes` sent at `now` (ms) as `account_id`'s bandwidth.
+pub(crate) fn count_bandwidth_at(app: &App, account_id: &str, bytes: u64, now: i64) {
+    crate::clock::with_period_key(now, |period| {
+        app.bandwidth.add(account_id, period, bytes);
+    });
+}

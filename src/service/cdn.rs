@@ -257,7 +257,7 @@ pub(crate) fn hot(
 
 /// Books a hot file's `bytes` sent at `now` as its account's bandwidth.
 pub(crate) fn count_hot(app: &App, kept: &Kept, bytes: u64, now: i64) {
-    count_bandwidth_at(app, &kept.row.account_id, bytes, now);
+    super::bandwidth::count_bandwidth_at(app, &kept.row.account_id, bytes, now);
 }
 
 impl Found {
@@ -415,20 +415,8 @@ pub(crate) fn held_slice(
     len: u64,
 ) -> Bytes {
     let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    count_bandwidth(app, account_id, len);
+    super::bandwidth::count_bandwidth(app, account_id, len);
     data.slice(at(offset)..at(offset + len))
-}
-
-/// Books `bytes` sent as `account_id`'s bandwidth.
-pub(super) fn count_bandwidth(app: &App, account_id: &str, bytes: u64) {
-    count_bandwidth_at(app, account_id, bytes, app.clock.now_ms());
-}
-
-/// Books `bytes` sent at `now` (ms) as `account_id`'s bandwidth.
-fn count_bandwidth_at(app: &App, account_id: &str, bytes: u64, now: i64) {
-    crate::clock::with_period_key(now, |period| {
-        app.bandwidth.add(account_id, period, bytes);
-    });
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ impl Owed {
     /// Books what the socket took of it, `accepted` being its count now.
     fn book(self, accepted: u64) {
         let sent = accepted.saturating_sub(self.from).min(self.handed);
-        super::cdn::count_bandwidth(&self.app, &self.account_id, sent);
+        super::bandwidth::count_bandwidth(&self.app, &self.account_id, sent);
     }
 }
 
@@ -357,7 +357,7 @@ impl<S> Drop for Counted<S> {
                 return;
             }
         }
-        super::cdn::count_bandwidth(&self.app, &self.account_id, accepted.min(self.handed));
+        super::bandwidth::count_bandwidth(&self.app, &self.account_id, accepted.min(self.handed));
     }
 }
 
