@@ -51,7 +51,7 @@ pub mod domain {
 
 /// The server in-process, and the header parsers the fuzz targets feed.
 pub mod server {
-    pub use crate::server::run;
+    pub use crate::server::{run, Door, Listener};
     pub mod auth {
         pub use crate::server::auth::bearer;
     }

@@ -5,6 +5,7 @@ use super::globals::GlobalArgs;
 use super::logging::{self, notice, Level};
 use crate::clock::Clock;
 use crate::config::{Config, LogFormat, Overrides};
+use crate::server::{Door, Listener};
 use crate::service::App;
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -173,7 +174,17 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
             );
         }
     }
-    crate::server::run(app, listener, metrics, shutdown_signal()).await?;
+    let mut doors = vec![Listener {
+        door: Door::Api,
+        listener,
+    }];
+    if let Some(listener) = metrics {
+        doors.push(Listener {
+            door: Door::Metrics,
+            listener,
+        });
+    }
+    crate::server::run(app, doors, shutdown_signal()).await?;
     // The log's last lines (requests that finished while draining) first.
     drop(logs);
     notice(Level::Info, "filestore: stopped", &[]);

@@ -3,7 +3,7 @@
 //! a plain form post from any page), and its `Origin`; who may do what is
 //! the service's (`service::caller`), which this asks once per request.
 
-use crate::server::error::rate_limit_headers;
+use crate::server::error::{rate_limit_headers, ApiError};
 pub(crate) use crate::service::caller::{Access, Caller};
 use crate::service::caller::{Admitted, Presented};
 use crate::service::App;
@@ -41,14 +41,14 @@ fn reads_holdings(access: Access, req: &Request) -> bool {
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
-    type Rejection = ServiceError;
+    type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         parts
             .extensions
             .get::<Caller>()
             .cloned()
-            .ok_or_else(|| ServiceError::Unauthorized("missing API key".into()))
+            .ok_or_else(|| ApiError(ServiceError::Unauthorized("missing API key".into())))
     }
 }
 
@@ -115,7 +115,7 @@ pub(crate) async fn guard(
     let uri = req.uri();
     let p = match presented(req.headers(), uri.path(), uri.query()) {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => return ApiError(e).into_response(),
     };
     let early = reads_holdings(access, &req);
     let (
@@ -127,7 +127,7 @@ pub(crate) async fn guard(
     ) = match app.admit(p, access, early).await {
         Ok(admitted) => admitted,
         Err(refused) => {
-            let mut response = refused.error.into_response();
+            let mut response = ApiError(refused.error).into_response();
             if let Some(d) = refused.standing {
                 rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
             }

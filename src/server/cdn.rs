@@ -5,6 +5,7 @@
 //! file's headers are `conditional`'s.
 
 use super::conditional::{file_headers, not_modified, put, ranged};
+use super::error::ApiError;
 use super::variant;
 use crate::domain::digest;
 use crate::domain::transform::Transform;
@@ -33,7 +34,7 @@ pub(crate) async fn serve_file(
     RawQuery(raw): RawQuery,
     socket: Option<Extension<Arc<Socket>>>,
     headers: HeaderMap,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     // The connection's socket (`server::conn` gives it): a download reads
     // ahead of it by one window, and is charged what it accepts.
     let socket = socket.map(|Extension(s)| s);
@@ -80,7 +81,7 @@ async fn whole(
     found: cdn::Found,
     mut h: HeaderMap,
     socket: Option<Arc<Socket>>,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     let size = found.row.size;
     put(&mut h, header::CONTENT_LENGTH, &size.to_string());
     if method == Method::HEAD {

@@ -1,6 +1,7 @@
 //! Safety nets that keep every error in the API's error envelope (docs/api.md, "Errors"): rejections that
 //! axum produces as plain text, panics, and oversized request headers.
 
+use super::error::ApiError;
 use crate::server::error::{code_for_status, error_body};
 use crate::service::ServiceError;
 use axum::body::{to_bytes, Body};
@@ -49,7 +50,7 @@ pub(crate) fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Re
         .cloned()
         .or_else(|| err.downcast_ref::<&str>().map(ToString::to_string))
         .unwrap_or_default();
-    ServiceError::Internal(format!("panic: {detail}")).into_response()
+    ApiError(ServiceError::Internal(format!("panic: {detail}"))).into_response()
 }
 
 /// The size of request headers, as the limit counts it: each name and
@@ -61,8 +62,8 @@ pub(crate) fn headers_size(h: &axum::http::HeaderMap) -> usize {
 /// 431 in the envelope when the request's headers add up to more than `max`.
 pub(crate) async fn limit_headers(max: usize, req: Request<Body>, next: Next) -> Response {
     if headers_size(req.headers()) > max {
-        return ServiceError::HeadersTooLarge(format!("request headers exceed {max} bytes"))
-            .into_response();
+        let e = ServiceError::HeadersTooLarge(format!("request headers exceed {max} bytes"));
+        return ApiError(e).into_response();
     }
     next.run(req).await
 }

@@ -1,6 +1,7 @@
-//! The one place a `ServiceError` becomes HTTP: its status, its headers
-//! (`Retry-After`, the rate-limit trio, `Content-Range`) and the API's
-//! envelope `{"error": {"code", "message"}}`, also for bare statuses.
+//! The one place a `ServiceError` becomes a /v1 answer ([`ApiError`]): its
+//! status, its headers (`Retry-After`, the rate-limit trio, `Content-Range`)
+//! and the API's envelope `{"error": {"code", "message"}}`, also for bare
+//! statuses.
 
 use crate::api::{ErrorBody, ErrorDetail};
 use crate::service::ServiceError;
@@ -71,8 +72,34 @@ pub(crate) fn error_body(code: &str, message: &str) -> ErrorBody {
     }
 }
 
-impl IntoResponse for ServiceError {
+/// A service error as the /v1 door answers it: the door's own type, so
+/// that another door (S3, the console) renders the same error its own way
+/// and never answers in this envelope by accident.
+#[derive(Debug)]
+pub(crate) struct ApiError(pub ServiceError);
+
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        ApiError(e)
+    }
+}
+
+impl From<crate::service::caller::Refused> for ApiError {
+    fn from(r: crate::service::caller::Refused) -> Self {
+        ApiError(r.error)
+    }
+}
+
+impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let ApiError(e) = self;
+        e.into_envelope()
+    }
+}
+
+impl ServiceError {
+    /// The /v1 answer: status, headers and the API's envelope.
+    fn into_envelope(self) -> Response {
         if let ServiceError::Internal(detail) = &self {
             tracing::error!(%detail, "internal error");
         }

@@ -2,6 +2,7 @@
 //! the answer. Every rejection of axum's extractors becomes a 400 envelope.
 
 use super::auth::{Caller, EarlyCommitments};
+use super::error::ApiError;
 use super::records;
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileCopy, FileList, FileRecord,
@@ -50,7 +51,7 @@ pub(crate) async fn upload(
     held: Option<Extension<EarlyCommitments>>,
     headers: HeaderMap,
     form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     let form = form.map_err(|e| {
         ServiceError::BadRequest(format!(
             "expected a multipart/form-data body: {}",
@@ -100,7 +101,7 @@ pub(crate) async fn list(
     caller: Caller,
     params: Result<Query<ListParams>, QueryRejection>,
     RawQuery(query): RawQuery,
-) -> Result<Json<FileList>, ServiceError> {
+) -> Result<Json<FileList>, ApiError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let metadata = metadata::filters(query.as_deref()).map_err(ServiceError::BadRequest)?;
     let q = super::query::list(&params, metadata)?;
@@ -122,7 +123,7 @@ pub(crate) async fn folders(
     State(app): AppState,
     caller: Caller,
     params: Result<Query<FolderParams>, QueryRejection>,
-) -> Result<Json<FolderList>, ServiceError> {
+) -> Result<Json<FolderList>, ApiError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let q = super::query::folders(&params)?;
     let page = files::folders(&app, &caller.account.id, q).await?;
@@ -143,7 +144,7 @@ pub(crate) async fn get(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<FileRecord>, ServiceError> {
+) -> Result<Json<FileRecord>, ApiError> {
     let row = files::get(&app, &caller.account.id, &id).await?;
     Ok(Json(records::record(&app, &row)))
 }
@@ -162,7 +163,7 @@ pub(crate) async fn delete(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<DeleteResult>, ServiceError> {
+) -> Result<Json<DeleteResult>, ApiError> {
     files::delete(&app, &caller.account.id, &id).await?;
     Ok(Json(DeleteResult { success: true }))
 }
@@ -185,7 +186,7 @@ pub(crate) async fn update(
     caller: Caller,
     Path(id): Path<String>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
-) -> Result<Json<FileRecord>, ServiceError> {
+) -> Result<Json<FileRecord>, ApiError> {
     let req: FileUpdate = json_object(body, "{\"name\", \"folder\"}")?;
     let folder = folder_field(req.folder)?;
     let file = files::update(
@@ -239,7 +240,7 @@ pub(crate) async fn copy(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: axum::body::Bytes,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     // The body is optional: none copies as it is.
     let req: FileCopy = optional_object(&body, "{\"name\", \"folder\", \"private\"}")?;
     let folder = folder_field(req.folder)?;
@@ -278,7 +279,7 @@ pub(crate) async fn delete_many(
     State(app): AppState,
     caller: Caller,
     body: Result<Json<serde_json::Value>, JsonRejection>,
-) -> Result<Json<BulkDeleteResult>, ServiceError> {
+) -> Result<Json<BulkDeleteResult>, ApiError> {
     let req: BulkDeleteRequest = json_object(body, "{\"ids\": [...]}")?;
     let done = files::delete_many(&app, &caller.account.id, req.ids).await?;
     Ok(Json(records::bulk_deleted(done)))
@@ -298,7 +299,7 @@ pub(crate) async fn delete_folder(
     State(app): AppState,
     caller: Caller,
     params: Result<Query<FolderTarget>, QueryRejection>,
-) -> Result<Json<FolderDeleteResult>, ServiceError> {
+) -> Result<Json<FolderDeleteResult>, ApiError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let deleted = files::delete_folder(&app, &caller.account.id, params.folder.as_deref()).await?;
     Ok(Json(FolderDeleteResult {
@@ -328,7 +329,7 @@ pub(crate) async fn folder_zip(
     State(app): AppState,
     caller: Caller,
     params: Result<Query<FolderTarget>, QueryRejection>,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let archive = zip::folder(&app, &caller.account.id, params.folder.as_deref()).await?;
     Ok((
@@ -405,7 +406,7 @@ pub(crate) async fn signed_url(
     caller: Caller,
     Path(id): Path<String>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
-) -> Result<Json<SignedUrl>, ServiceError> {
+) -> Result<Json<SignedUrl>, ApiError> {
     let Json(body) = body.map_err(|e| {
         ServiceError::BadRequest(format!(
             "expected a JSON body {{\"expires_in\": seconds}}: {}",
@@ -437,10 +438,7 @@ pub(crate) async fn signed_url(
         (status = 429, description = "Rate limit reached", body = ErrorBody),
     ),
     security(("bearer" = [])))]
-pub(crate) async fn usage(
-    State(app): AppState,
-    caller: Caller,
-) -> Result<Json<Usage>, ServiceError> {
+pub(crate) async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
     let s = usage::standing(&app, &caller.account).await?;
     Ok(Json(Usage {
         storage_bytes: s.storage_bytes,
@@ -510,10 +508,12 @@ pub(crate) async fn health(State(app): AppState) -> Response {
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }
 
-pub(crate) async fn not_found() -> ServiceError {
-    ServiceError::NotFound("no such route".into())
+pub(crate) async fn not_found() -> ApiError {
+    ApiError(ServiceError::NotFound("no such route".into()))
 }
 
-pub(crate) async fn method_not_allowed() -> ServiceError {
-    ServiceError::MethodNotAllowed("method not allowed on this route".into())
+pub(crate) async fn method_not_allowed() -> ApiError {
+    ApiError(ServiceError::MethodNotAllowed(
+        "method not allowed on this route".into(),
+    ))
 }

@@ -154,24 +154,56 @@ fn request_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
 }
 
-/// Serves `app` on `listener` until `shutdown` completes, then finishes the
-/// requests in flight. Runs the collector alongside.
+/// What a listener of `serve` speaks: each door renders its own wire
+/// format and errors over the one service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Door {
+    /// The `/v1` API and the CDN routes.
+    Api,
+    /// The Prometheus metrics (`/metrics`).
+    Metrics,
+}
+
+/// A listener and the door it opens.
+#[derive(Debug)]
+pub struct Listener {
+    pub door: Door,
+    pub listener: tokio::net::TcpListener,
+}
+
+/// Serves `app` on each of `listeners` until `shutdown` completes, then
+/// finishes the requests in flight. Runs the collector, the bandwidth
+/// flusher and the webhook sender alongside.
 pub async fn run(
     app: Arc<App>,
-    listener: tokio::net::TcpListener,
-    metrics_listener: Option<tokio::net::TcpListener>,
+    listeners: Vec<Listener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let metrics_server = match metrics_listener {
-        Some(l) => {
-            let handle = metrics::recorder().map_err(StartError::Metrics)?;
-            let app = app.clone();
-            Some(tokio::spawn(async move {
-                metrics::serve(app, l, handle, std::future::pending()).await;
-            }))
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stopped = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            // A closed channel (the sender gone) stops too.
+            let _ = stopped.wait_for(|s| *s).await;
         }
-        None => None,
     };
+    let mut api = Vec::new();
+    let mut others = Vec::new();
+    for l in listeners {
+        match l.door {
+            Door::Api => api.push(l.listener),
+            Door::Metrics => {
+                let handle = metrics::recorder().map_err(StartError::Metrics)?;
+                let app = app.clone();
+                others.push(tokio::spawn(metrics::serve(
+                    app,
+                    l.listener,
+                    handle,
+                    until_stopped(),
+                )));
+            }
+        }
+    }
     collector::recover(&app).await;
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
@@ -205,14 +237,28 @@ pub async fn run(
         stall_timeout = ?limits.stall_timeout,
         "under the memory budget: a window per download beyond its socket"
     );
-    let front = hot::front(app.clone());
-    conn::serve(listener, router(app.clone()), Some(front), limits, shutdown).await;
+    let mut doors = Vec::new();
+    for listener in api {
+        let front = hot::front(app.clone());
+        let router = router(app.clone());
+        let stopping = until_stopped();
+        doors.push(tokio::spawn(conn::serve(
+            listener,
+            router,
+            Some(front),
+            limits,
+            stopping,
+        )));
+    }
+    shutdown.await;
+    let _ = stop.send(true);
+    // Each door finishes the requests it has in flight.
+    for door in doors.into_iter().chain(others) {
+        let _ = door.await;
+    }
     collector.abort();
     flusher.abort();
     sender.abort();
-    if let Some(m) = metrics_server {
-        m.abort();
-    }
     bandwidth::flush(&app).await;
     Ok(())
 }

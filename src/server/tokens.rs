@@ -2,12 +2,13 @@
 //! the tokens its pages upload with (`service::tokens`).
 
 use super::auth::Caller;
+use super::error::ApiError;
 use super::handlers::optional_object;
 use crate::api::{DeleteResult, ErrorBody, UploadToken, UploadTokenPolicy, UploadTokenRequest};
 use crate::clock::rfc3339_ms;
 use crate::domain::accounts::TokenRow;
 use crate::service::tokens::{self, TokenAsk};
-use crate::service::{App, ServiceError};
+use crate::service::App;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -34,7 +35,7 @@ pub(crate) async fn create(
     State(app): AppState,
     caller: Caller,
     body: axum::body::Bytes,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     // Every field is optional, the body too: none is a token of the
     // account's defaults.
     let req: UploadTokenRequest = optional_object(&body, "of upload policy fields")?;
@@ -67,7 +68,7 @@ pub(crate) async fn get(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<UploadToken>, ServiceError> {
+) -> Result<Json<UploadToken>, ApiError> {
     Ok(Json(record(
         &tokens::get(&app, &caller.account.id, &id).await?,
     )))
@@ -87,7 +88,7 @@ pub(crate) async fn revoke(
     State(app): AppState,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<DeleteResult>, ServiceError> {
+) -> Result<Json<DeleteResult>, ApiError> {
     tokens::revoke(&app, &caller.account.id, &id).await?;
     Ok(Json(DeleteResult { success: true }))
 }

@@ -6,6 +6,7 @@
 
 use super::auth::Caller;
 use super::conditional::{httpdate, put};
+use super::error::ApiError;
 use crate::api::{ErrorBody, OpenUpload, OpenUploads, UploadStatus};
 use crate::clock::rfc3339_ms;
 use crate::domain::files::UploadRow;
@@ -45,10 +46,10 @@ pub(crate) async fn require_version(req: Request, next: Next) -> Response {
     if *req.method() == Method::GET || version == Some(tus::VERSION.as_bytes()) {
         return next.run(req).await;
     }
-    let mut r = ServiceError::UnsupportedVersion(format!(
+    let mut r = ApiError(ServiceError::UnsupportedVersion(format!(
         "send Tus-Resumable: {} (the protocol version this server speaks)",
         tus::VERSION
-    ))
+    )))
     .into_response();
     r.headers_mut().insert(
         HeaderName::from_static("tus-version"),
@@ -161,11 +162,12 @@ pub(crate) async fn create(
     who: Caller,
     headers: HeaderMap,
     body: Body,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     if headers.contains_key("upload-defer-length") {
         return Err(ServiceError::bad_request(
             "Upload-Defer-Length is not supported: send Upload-Length",
-        ));
+        )
+        .into());
     }
     let length = size(&headers, "upload-length")?
         .ok_or_else(|| ServiceError::bad_request("Upload-Length is required"))?;
@@ -208,7 +210,7 @@ pub(crate) async fn create(
                 | ServiceError::FileTooLarge(_)
                 | ServiceError::OverPlanFileSize(_)
                 | ServiceError::Gone(_)),
-            ) => return Err(e),
+            ) => return Err(e.into()),
             Err(e) => {
                 tracing::info!(upload = %row.id, error = %e, "first bytes of a new upload refused");
                 if let Ok((now, _)) = service::status(&app, &who, &row.id).await {
@@ -252,7 +254,7 @@ pub(crate) async fn head(
     State(app): AppState,
     who: Caller,
     Path(id): Path<String>,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     let (row, _) = service::status(&app, &who, &id).await?;
     let mut r = StatusCode::OK.into_response();
     let h = r.headers_mut();
@@ -290,7 +292,7 @@ pub(crate) async fn status(
     State(app): AppState,
     who: Caller,
     Path(id): Path<String>,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     let (row, file) = service::status(&app, &who, &id).await?;
     let body = UploadStatus {
         offset: offset_of(&row),
@@ -342,12 +344,13 @@ pub(crate) async fn patch(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     if !is_offset_stream(&headers) {
         return Err(ServiceError::UnsupportedMediaType(format!(
             "a PATCH body must be Content-Type: {}",
             tus::OFFSET_STREAM
-        )));
+        ))
+        .into());
     }
     let offset = size(&headers, "upload-offset")?
         .ok_or_else(|| ServiceError::bad_request("Upload-Offset is required"))?;
@@ -384,7 +387,7 @@ pub(crate) async fn terminate(
     State(app): AppState,
     who: Caller,
     Path(id): Path<String>,
-) -> Result<StatusCode, ServiceError> {
+) -> Result<StatusCode, ApiError> {
     service::terminate(&app, &who, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -398,7 +401,7 @@ pub(crate) async fn terminate(
         (status = 403, description = "A public key", body = ErrorBody),
     ),
     security(("bearer" = [])))]
-pub(crate) async fn list(State(app): AppState, who: Caller) -> Result<Response, ServiceError> {
+pub(crate) async fn list(State(app): AppState, who: Caller) -> Result<Response, ApiError> {
     let rows = service::list(&app, &who).await?;
     let uploads = rows
         .into_iter()

@@ -5,10 +5,11 @@
 //! and stored is `service::images`'.
 
 use super::conditional::{disposition, file_headers, not_modified, put, ranged};
+use super::error::ApiError;
 use crate::domain::transform::{Format, Transform};
 use crate::service::cdn::{self, Found};
 use crate::service::images;
-use crate::service::{App, ServiceError};
+use crate::service::App;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -20,7 +21,7 @@ pub(super) async fn serve(
     found: Found,
     t: Transform,
     headers: &HeaderMap,
-) -> Result<Response, ServiceError> {
+) -> Result<Response, ApiError> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let plan = images::plan(app, &found.row, t, accept)?;
     let row = &found.row;

@@ -179,7 +179,11 @@ impl TestServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_for_task = app.clone();
         let task = tokio::spawn(async move {
-            filestore::testing::server::run(app_for_task, listener, None, async move {
+            let api = filestore::testing::server::Listener {
+                door: filestore::testing::server::Door::Api,
+                listener,
+            };
+            filestore::testing::server::run(app_for_task, vec![api], async move {
                 let _ = rx.await;
             })
             .await
