@@ -59,10 +59,7 @@ pub(crate) async fn upload(
         ))
     })?;
     let req = upload::UploadRequest {
-        kind: caller.key.kind,
-        policy: caller.key.policy,
-        key_id: caller.key.id,
-        account: caller.account,
+        caller,
         content_length: headers
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())

@@ -11,6 +11,7 @@
 //! blob goes to the store: a mismatch stores nothing. The HTTP layer reads the multipart form into
 //! these calls (`server::form`).
 
+use super::caller::Caller;
 use super::commit::{commit, commit_context, PendingBlob};
 use super::inflight::{Held, Slots};
 use super::refusals::{refused, size_limit, sniffed_type, storage_exceeded, SizeLimit};
@@ -18,7 +19,7 @@ use super::spool::{Body, Spool, Spooled};
 use super::{checksum, App};
 use crate::clock::period_of;
 use crate::config::Plan;
-use crate::db::{Account, CommitContext, Commitments, FileRow};
+use crate::db::{CommitContext, Commitments, FileRow};
 use crate::domain::digest::Sha256Digest;
 use crate::domain::files::StoredFile;
 use crate::domain::ids::KeyKind;
@@ -40,12 +41,9 @@ pub(crate) const FORM_OVERHEAD: u64 = 64 * 1024;
 /// Who uploads, and what the request's headers said.
 #[derive(Debug, Clone)]
 pub(crate) struct UploadRequest {
-    pub account: Account,
-    /// The id of the API key (or upload token) that sent it.
-    pub key_id: String,
-    pub kind: KeyKind,
-    /// What the key or token allows (`domain::policy`).
-    pub policy: UploadPolicy,
+    /// Who sends it: the key or upload token (with what it allows,
+    /// `domain::policy`) and its account.
+    pub caller: Caller,
     pub content_length: Option<u64>,
     pub idempotency_key: Option<String>,
     /// The `sha-256` of the request's `Content-Digest` header.
@@ -105,23 +103,27 @@ impl Upload {
         app: &Arc<App>,
         mut req: UploadRequest,
     ) -> Result<Upload, ServiceError> {
-        let plan = app.plan_of(&req.account).clone();
+        let plan = app.plan_of(&req.caller.account).clone();
         let now = app.clock.now().timestamp();
         let slots = app
             .in_flight
             .slots(
                 &app.meta,
-                &req.account.id,
+                &req.caller.account.id,
                 (plan.concurrent_uploads, plan.public_share),
-                (req.kind, &req.key_id, req.policy.at_once),
+                (
+                    req.caller.key.kind,
+                    &req.caller.key.id,
+                    req.caller.key.policy.at_once,
+                ),
                 now,
             )
             .await?;
         if let Some(key) = &req.idempotency_key {
             validate::idempotency_key(key).map_err(ServiceError::BadRequest)?;
-            req.idempotency_key = Some(validate::idempotency_scope(&req.key_id, key));
+            req.idempotency_key = Some(validate::idempotency_scope(&req.caller.key.id, key));
         }
-        let size = size_limit(plan.max_file_size, &req.policy);
+        let size = size_limit(plan.max_file_size, &req.caller.key.policy);
         if let Some(len) = req.content_length {
             if len > size.max.saturating_add(FORM_OVERHEAD) {
                 return Err(size.refusal());
@@ -136,11 +138,11 @@ impl Upload {
         // been lost).
         // What incomplete resumable uploads hold counts as used.
         let (quota, used) = match replay {
-            Some(_) => (Quota::UNLIMITED, req.account.storage_bytes),
+            Some(_) => (Quota::UNLIMITED, req.caller.account.storage_bytes),
             None => (plan.quota(), precheck_limits(app, &req, &plan).await?),
         };
         let limits = SpoolLimits {
-            account: req.account.id.clone(),
+            account: req.caller.account.id.clone(),
             size,
             used,
             quota,
@@ -161,7 +163,7 @@ impl Upload {
     /// and a `Content-Digest` must name the same digest). Called as soon as
     /// fields arrive, and again by [`Upload::finish`].
     pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ServiceError> {
-        if fields.private == Some(true) && self.req.kind == KeyKind::Public {
+        if fields.private == Some(true) && self.req.caller.key.kind == KeyKind::Public {
             return Err(ServiceError::Forbidden(
                 "public keys cannot upload private files".into(),
             ));
@@ -180,6 +182,8 @@ impl Upload {
             metadata: fields.metadata.clone(),
         };
         self.req
+            .caller
+            .key
             .policy
             .settle(asked)
             .map_err(ServiceError::BadRequest)
@@ -204,13 +208,13 @@ impl Upload {
         let (app, limits) = (&self.app, &self.limits);
         let mut held = app.in_flight.hold(&limits.account);
         let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
-        let mut sniffer = Sniffer::new(&self.req.policy, part_type);
+        let mut sniffer = Sniffer::new(&self.req.caller.key.policy, part_type);
         while let Some(chunk) = bytes.next().await.transpose()? {
             let size = spool.size() + chunk.len() as u64;
             if size > limits.size.max {
                 return Err(limits.size.refusal());
             }
-            sniffer.feed(&chunk, &self.req.policy)?;
+            sniffer.feed(&chunk, &self.req.caller.key.policy)?;
             // Refused in the words of the precheck: what the account had
             // stored when the upload began (this body's bytes are not used yet).
             if held
@@ -229,7 +233,7 @@ impl Upload {
         Ok(FilePart {
             name: name.to_string(),
             part_type: part_type.map(str::to_string),
-            sniffed: sniffer.finish(&self.req.policy)?,
+            sniffed: sniffer.finish(&self.req.caller.key.policy)?,
             spooled: spool.finish().await.map_err(ServiceError::from_io)?,
             held,
         })
@@ -267,9 +271,9 @@ impl Upload {
             ..
         } = file;
         let row = FileRow {
-            blob_key: format!("{}/{}", self.req.account.id, file_id),
+            blob_key: format!("{}/{}", self.req.caller.account.id, file_id),
             id: file_id,
-            account_id: self.req.account.id.clone(),
+            account_id: self.req.caller.account.id.clone(),
             content_type: sniffed
                 .unwrap_or_else(|| validate::content_type(part_type.as_deref(), &name)),
             name,
@@ -286,9 +290,12 @@ impl Upload {
         };
         let ctx = CommitContext {
             idempotency_key: self.req.idempotency_key,
-            token: (self.req.kind == KeyKind::Token).then(|| self.req.key_id.clone()),
+            token: (self.req.caller.key.kind == KeyKind::Token)
+                .then(|| self.req.caller.key.id.clone()),
             share: self
                 .req
+                .caller
+                .key
                 .kind
                 .is_stranger()
                 .then_some(self.plan.public_share),
@@ -341,7 +348,12 @@ async fn lookup_replay(app: &App, req: &UploadRequest) -> Result<Option<FileRow>
     let now = app.clock.now_ms();
     Ok(app
         .meta
-        .replayed_file(&req.account.id, &key, now - IDEMPOTENCY_WINDOW_MS, now)
+        .replayed_file(
+            &req.caller.account.id,
+            &key,
+            now - IDEMPOTENCY_WINDOW_MS,
+            now,
+        )
         .await?)
 }
 
@@ -357,20 +369,25 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
         if req.idempotency_key.is_none() {
             // It commits in its account's next batch.
             app.meta
-                .upload_commitments(&req.account.id, &key, now)
+                .upload_commitments(&req.caller.account.id, &key, now)
                 .await?
         } else {
-            app.meta.commitments(&req.account.id, &key, now).await?
+            app.meta
+                .commitments(&req.caller.account.id, &key, now)
+                .await?
         }
     };
     let least = req
         .content_length
         .map_or(0, |l| l.saturating_sub(FORM_OVERHEAD));
-    let holdings = held.holdings(req.account.storage_bytes);
+    let holdings = held.holdings(req.caller.account.storage_bytes);
     let ask = Ask::file(least);
-    let admitted = if req.kind.is_stranger() {
+    let admitted = if req.caller.key.kind.is_stranger() {
         let (period, now) = (period_of(app.clock.now()).key, app.clock.now_ms());
-        let theirs = app.meta.strangers(&req.account.id, &period, now).await?;
+        let theirs = app
+            .meta
+            .strangers(&req.caller.account.id, &period, now)
+            .await?;
         plan.quota()
             .admit_stranger(plan.public_share, holdings, theirs, ask)
     } else {
@@ -378,7 +395,7 @@ async fn precheck_limits(app: &App, req: &UploadRequest, plan: &Plan) -> Result<
     };
     match admitted {
         Ok(()) => Ok(holdings.used),
-        Err(refusal) => Err(refused(app, refusal, plan, &req.account.id).await),
+        Err(refusal) => Err(refused(app, refusal, plan, &req.caller.account.id).await),
     }
 }
 
