@@ -2,14 +2,17 @@
 //!
 //! Layers, from the wire inwards (each imports only those below it):
 //! - `cli`: the command line (`entry.rs` is [`main`]); `client`: its HTTP client.
-//! - `server`: axum router, auth/CORS/rate-limit layers, thin handlers, the CDN's
-//!   HTTP, and the one mapping of a service error to a status and envelope.
-//! - `service`: the rules that touch I/O (uploads, tus, reads, the CDN's rules,
-//!   the collector, admin), with their own transport-free error.
+//! - `server`: the /v1 + CDN door: axum router, the layers that find what a
+//!   request presents, thin handlers, the CDN's HTTP, and its own rendering of
+//!   the service's values (/v1 records) and errors (`ApiError`).
+//! - `service`: the core every door calls: who may do what (`caller`), the
+//!   rules that touch I/O (uploads, tus, reads, the CDN's rules, the
+//!   collector, admin), speaking domain values, with a transport-free error.
 //! - `db`: the metadata seam (`MetaStore`, the sum of eight aggregate traits)
 //!   and its SQLite and PostgreSQL implementations, one file per aggregate.
 //! - `storage`: the `BlobStore` trait with a local-disk and an S3 implementation.
-//! - `config`; `domain`: pure rules (validation, signing, the quota rule, …).
+//! - `config`; `domain`: the values (accounts, keys, stored files) and pure rules
+//!   (validation, signing, the quota rule, …).
 //!
 //! The modules are private: [`testing`] is the door for the integration tests,
 //! fuzz targets and benches.
