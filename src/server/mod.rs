@@ -21,9 +21,8 @@ pub(crate) mod records;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;
-pub(crate) mod webhooks;
 
-use crate::service::{bandwidth, collector, App, StartError};
+use crate::service::{bandwidth, collector, webhooks, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -208,7 +207,7 @@ pub async fn run(
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
     let flusher = bandwidth::spawn(app.clone());
-    let sender = webhooks::spawn(app.clone());
+    let sender = webhooks::spawn(app.clone(), records::event_body);
     let mut limits = app.config.limits;
     if let Some(room) = conn::connection_room() {
         if room < limits.max_connections {

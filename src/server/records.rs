@@ -7,6 +7,7 @@ use crate::clock::rfc3339_ms;
 use crate::domain::files::StoredFile;
 use crate::service::files::{self, BulkDeleted, Page, SignedLink};
 use crate::service::links::cdn_path_url;
+use crate::service::webhooks::OutboxEvent;
 use crate::service::App;
 
 pub(crate) fn record(app: &App, f: &StoredFile) -> FileRecord {
@@ -64,4 +65,15 @@ pub(crate) fn bulk_deleted(done: BulkDeleted) -> BulkDeleteResult {
         deleted: done.deleted,
         not_found: done.not_found,
     }
+}
+
+/// The body of a delivery: the event's type, its time, and the file record
+/// as the API shows it.
+pub(crate) fn event_body(app: &App, event: &OutboxEvent) -> Vec<u8> {
+    let payload = serde_json::json!({
+        "type": event.kind,
+        "timestamp": rfc3339_ms(event.created_at),
+        "data": record(app, &event.file),
+    });
+    serde_json::to_vec(&payload).unwrap_or_default()
 }

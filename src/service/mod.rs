@@ -30,6 +30,7 @@ pub(crate) mod tus;
 pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;
+pub(crate) mod webhooks;
 pub(crate) mod zip;
 
 use crate::clock::Clock;

@@ -1,5 +1,6 @@
-//! The webhook sender (docs/decisions.md, "Webhooks"): the /v1 door's
-//! outbound half, whose bodies hold the File record as the API shows it. Events are written to the outbox by
+//! The webhook sender (docs/decisions.md, "Webhooks"). What a delivery's
+//! body says is the door's ([`Render`]: the /v1 door's File record); when
+//! and to whom it goes is decided here. Events are written to the outbox by
 //! the metadata store in the transaction of their change, so nothing is
 //! sent before a change is committed and nothing committed goes unsent. This
 //! task claims due events (a file's in order; on PostgreSQL one node at a
@@ -17,14 +18,13 @@
 //! commit on this node wakes the sender at once; events of other nodes,
 //! retries and reopened circuits are found by polling every second.
 
-use super::records;
-use crate::clock::{millis, rfc3339_ms};
-use crate::db::OutboxEvent;
+use super::outbox::Outbox;
+use super::App;
+use crate::clock::millis;
+pub(crate) use crate::db::OutboxEvent;
 use crate::domain::webhooks::{
     self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT, FAILING_SHARE, NODE_IN_FLIGHT,
 };
-use crate::service::outbox::Outbox;
-use crate::service::App;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -33,14 +33,18 @@ use tokio::sync::Semaphore;
 const POLL: Duration = Duration::from_secs(1);
 
 /// Runs the sender until the app is dropped by everyone else.
-pub(crate) fn spawn(app: Arc<App>) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(app: Arc<App>, render: Render) -> tokio::task::JoinHandle<()> {
     let weak = Arc::downgrade(&app);
     let outbox = app.outbox.clone();
     drop(app);
-    tokio::spawn(run(weak, outbox))
+    tokio::spawn(run(weak, outbox, render))
 }
 
-async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
+/// A delivery's body for an event, in the wire format of the door whose
+/// records the receivers read.
+pub(crate) type Render = fn(&App, &OutboxEvent) -> Vec<u8>;
+
+async fn run(weak: Weak<App>, outbox: Arc<Outbox>, render: Render) {
     let client = match reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(5))
         .timeout(DELIVERY_TIMEOUT)
@@ -85,7 +89,8 @@ async fn run(weak: Weak<App>, outbox: Arc<Outbox>) {
                         let mut attempt = Attempt::start(&scheduler, &event.webhook_id, now, &app);
                         let (app, client, outbox) = (app.clone(), client.clone(), outbox.clone());
                         tokio::spawn(async move {
-                            attempt.delivered = deliver(&app, &client, event).await;
+                            let body = render(&app, &event);
+                            attempt.delivered = deliver(&app, &client, event, body).await;
                             drop(attempt);
                             drop(slot);
                             outbox.settled.notify_one();
@@ -148,20 +153,8 @@ fn lock(s: &Mutex<Scheduler>) -> std::sync::MutexGuard<'_, Scheduler> {
     s.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The body of a delivery: the event's type, its time, and the file record
-/// as the API shows it.
-pub(crate) fn body(app: &App, event: &OutboxEvent) -> Vec<u8> {
-    let payload = serde_json::json!({
-        "type": event.kind,
-        "timestamp": rfc3339_ms(event.created_at),
-        "data": records::record(app, &event.file),
-    });
-    serde_json::to_vec(&payload).unwrap_or_default()
-}
-
 /// One attempt; records its outcome. Whether the receiver took it.
-async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent) -> bool {
-    let body = body(app, &event);
+async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent, body: Vec<u8>) -> bool {
     // The transport's time (receivers check it against their clock), not
     // the event's.
     let sent_at = chrono::Utc::now().timestamp();
