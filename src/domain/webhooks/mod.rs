@@ -1,7 +1,7 @@
 //! Webhooks (docs/decisions.md, "Webhooks"): the events, the subscription's rules, the
 //! Standard Webhooks signature, the retry schedule, and how the sender
 //! shares its attempts among subscriptions. No I/O here: the outbox lives in
-//! the metadata store, the sender in `server::webhooks`.
+//! the metadata store, the sender in `service::webhooks`.
 
 mod claim;
 mod limits;
