@@ -252,7 +252,7 @@ pub(crate) async fn copy(
         folder,
         private: req.private,
     };
-    let record = copy::copy(&app, &id, req).await?;
+    let record = records::record(&app, &copy::copy(&app, &id, req).await?);
     let location = format!("/v1/files/{}", record.id);
     Ok((
         StatusCode::CREATED,
