@@ -195,11 +195,8 @@ mod tests {
 
     #[test]
     fn a_token_in_the_query_string() {
-        assert_eq!(query_token(Some("token=upt_a")).as_deref(), Some("upt_a"));
-        assert_eq!(
-            query_token(Some("x=1&token=upt_b")).as_deref(),
-            Some("upt_b")
-        );
+        assert_eq!(query_token(Some("token=upt_a")), Some("upt_a"));
+        assert_eq!(query_token(Some("x=1&token=upt_b")), Some("upt_b"));
         assert_eq!(query_token(Some("tokens=upt_c")), None);
         assert_eq!(query_token(None), None);
         assert_eq!(query_token(Some("a=1")), None);
