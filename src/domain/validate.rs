@@ -42,8 +42,8 @@ pub fn folder(raw: &str) -> Result<Option<String>, String> {
 /// embeddings and overrides (U+202A–U+202E) and the isolates
 /// (U+2066–U+2069). A name holding one shows otherwise than it is
 /// (`invoice\u{202E}fdp.exe` reads as `invoiceexe.pdf`), in every listing,
-/// console and terminal that renders it, so no door stores one (CONTRACT
-/// §23).
+/// console and terminal that renders it, so no door stores one
+/// (docs/api.md, the upload's `file`).
 pub const BIDI_FORMATTING: [char; 12] = [
     '\u{200E}', '\u{200F}', '\u{061C}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}',
     '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',

@@ -1,4 +1,4 @@
-//! Downloads under the memory budget (CONTRACT §23), for any door that
+//! Downloads under the memory budget (docs/decisions.md, "Downloads under the memory budget"), for any door that
 //! streams a blob to a client (the CDN today; an S3 door would take the same
 //! body):
 //!
