@@ -2,6 +2,7 @@
 
 pub(crate) mod backoff;
 pub mod digest;
+pub mod filepath;
 pub mod ids;
 pub mod metadata;
 pub(crate) mod origins;

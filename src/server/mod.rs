@@ -15,6 +15,7 @@ mod hot;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
+mod paths;
 mod query;
 pub(crate) mod tokens;
 pub(crate) mod tus;
@@ -93,6 +94,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
                 .delete(handlers::delete)
                 .patch(handlers::update)
                 .route_layer(guard(Access::Secret)),
+        )
+        .route(
+            "/v1/files/at",
+            get(paths::file_at).route_layer(guard(Access::Secret)),
         )
         .route(
             "/v1/files/delete",

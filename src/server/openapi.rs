@@ -39,6 +39,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::list,
         super::handlers::folders,
         super::handlers::get,
+        super::paths::file_at,
         super::handlers::delete,
         super::handlers::update,
         super::handlers::copy,
@@ -198,11 +199,12 @@ fn folder_schema() -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(SchemaType::new(Type::String))
         .description(Some(
-            "Folder: 1-255 bytes of A-Z a-z 0-9 - _ . / segments (no empty, . or .. segment); \
-leading and trailing / are dropped; empty is the root",
+            "Folder: 1-1024 bytes (UTF-8) of /-separated segments, each 1-255 bytes of any \
+characters but control (Cc) and bidirectional formatting characters (no empty, . or .. \
+segment); leading and trailing / are dropped; empty is the root",
         ))
         .pattern(Some(validate::FOLDER_PATTERN))
-        .max_length(Some(255))
+        .max_length(Some(validate::MAX_FOLDER))
 }
 
 /// The body of `POST /v1/upload-tokens`, with the rules its derived schema

@@ -18,6 +18,7 @@ pub(crate) mod images;
 pub(crate) mod inflight;
 pub(crate) mod meter;
 pub(crate) mod outbox;
+pub(crate) mod paths;
 pub(crate) mod plans;
 pub(crate) mod records;
 pub(crate) mod refusals;
