@@ -234,10 +234,6 @@ fn validate(args: &UploadArgs, stdin_count: usize, ctx: &Ctx) -> Result<(), Clie
             "--name needs exactly one file (or \"-\")",
         ));
     }
-    if let Some(folder) = &args.folder {
-        crate::domain::validate::folder(folder)
-            .map_err(|e| ClientError::usage(format!("--folder: {e}")))?;
-    }
     if let Some(ct) = &args.content_type {
         if ct.parse::<mime_guess::mime::Mime>().is_err() {
             return Err(ClientError::usage(format!("invalid --content-type {ct:?}")));
