@@ -18,6 +18,19 @@ pub fn join(folder: Option<&str>, name: &str) -> String {
     }
 }
 
+/// The OpenAPI `pattern` of a path: exactly what [`split`] accepts but for
+/// the lengths (the schema's `maxLength` counts characters, the rule
+/// bytes): an optional `/`, folder segments each followed by `/` (as
+/// `validate::FOLDER_PATTERN` has them), then a name (no `/`, `\`, control
+/// or bidirectional formatting character; not `.` or `..`).
+pub(crate) const PATH_PATTERN: &str = concat!(
+    r"^/?(",
+    r"(\.{0,2}[^/.\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]|\.{3})[^/\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*",
+    r"/)*",
+    r"(\.{0,2}[^/\\.\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]|\.{3})[^/\\\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*",
+    r"$"
+);
+
 /// The folder and name of `path` (a leading `/` is dropped), each as an
 /// upload's would be checked; Err when no file can be at `path`.
 pub fn split(path: &str) -> Result<(Option<String>, String), String> {
@@ -171,7 +184,41 @@ mod tests {
         assert_eq!(range(Some("x\0"), None), None);
     }
 
+    #[test]
+    fn the_openapi_pattern_is_the_rule() {
+        let re = regex::Regex::new(PATH_PATTERN).unwrap();
+        for s in [
+            "a",
+            "/a",
+            "//a",
+            "a/b",
+            "a/b/",
+            "a//b",
+            "./a",
+            "a/.",
+            "a/..",
+            "a/...",
+            ".a",
+            "..a/b",
+            "my docs/ünï+%/a b.txt",
+            "a\\b",
+            "a\\b/c",
+            "a/b\u{1}",
+            "a\u{202e}/b",
+            "",
+            "/",
+        ] {
+            assert_eq!(re.is_match(s), split(s).is_ok(), "{s:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn the_openapi_pattern_matches_split(s in "[a./\\\\ é\u{1}\u{85}\u{200e}]{0,10}") {
+            let re = regex::Regex::new(PATH_PATTERN).unwrap();
+            prop_assert_eq!(re.is_match(&s), split(&s).is_ok());
+        }
+
         #[test]
         fn a_range_holds_exactly_the_paths_listed(p in "[a-c/é]{0,3}", a in "[a-c/é\u{0}]{0,4}", s in "[a-c/é]{1,6}") {
             let listed = s.starts_with(&p) && s > a;

@@ -9,7 +9,7 @@ use crate::api::{
     OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
     UploadToken, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
 };
-use crate::domain::{digest, metadata, sniff, tus, validate};
+use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use axum::Router;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
@@ -161,6 +161,29 @@ impl Modify for Additions {
                             .into(),
                     );
                 }
+            }
+        }
+        // The path `GET /v1/files/at` takes: required, a folder's segments
+        // and a name.
+        let at = doc
+            .paths
+            .paths
+            .get_mut("/v1/files/at")
+            .and_then(|item| item.get.as_mut());
+        for p in at
+            .into_iter()
+            .flat_map(|op| op.parameters.iter_mut().flatten())
+        {
+            if p.name == "path" {
+                p.required = utoipa::openapi::Required::True;
+                p.schema = Some(
+                    ObjectBuilder::new()
+                        .schema_type(SchemaType::new(Type::String))
+                        .pattern(Some(filepath::PATH_PATTERN))
+                        .min_length(Some(1))
+                        .max_length(Some(filepath::MAX_PATH + 1))
+                        .into(),
+                );
             }
         }
         // Optional tus headers are absent or a string, never null.

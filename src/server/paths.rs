@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub(crate) struct AtParams {
     /// The file's path: `folder/name`, or `name` in the root (a leading `/`
     /// is dropped).
+    // Its pattern is `filepath::PATH_PATTERN`, set in `server::openapi`.
     #[param(min_length = 1)]
     pub path: Option<String>,
 }
