@@ -272,3 +272,49 @@ async fn the_file_at_a_path_is_the_newest() {
         .await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subfolders_of_any_characters_are_listed_by_name() {
+    let srv = TestServer::start().await;
+    // Space, `+`, `!` and `%` sort before `/`, like `-` and `.`; `~`, `{`
+    // and non-ASCII letters after `z`.
+    for folder in [
+        "a/x", "a b/y", "a+", "a!/z/w", "a%", "é/ü", "~", "{x}", "z", "a b+/v",
+    ] {
+        srv.upload_ok("f.txt", b"x".to_vec(), &[("folder", folder)])
+            .await;
+    }
+    let names = |body: &Value| -> Vec<String> {
+        body["folders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let want = ["a", "a b", "a b+", "a!", "a%", "a+", "z", "{x}", "~", "é"];
+    let (status, body) = get(&srv, "/v1/folders", &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let mut sorted = want.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(sorted, want);
+    assert_eq!(names(&body), want);
+    // Page by page through the cursor.
+    let mut seen = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let mut query = vec![("limit", "3")];
+        if !cursor.is_empty() {
+            query.push(("cursor", cursor.as_str()));
+        }
+        let (_, page) = get(&srv, "/v1/folders", &query).await;
+        seen.extend(names(&page));
+        match page["cursor"].as_str() {
+            Some(c) => cursor = c.to_string(),
+            None => break,
+        }
+    }
+    assert_eq!(seen, want);
+    let (_, body) = get(&srv, "/v1/folders", &[("parent", "a b")]).await;
+    assert_eq!(names(&body), ["y"]);
+}
