@@ -123,6 +123,10 @@ async fn a_folder_of_any_characters_is_stored_and_lists_back() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["content-disposition"],
+        "attachment; filename=\"my docs.zip\"; filename*=UTF-8''my%20docs.zip"
+    );
     let zip = r.bytes().await.unwrap();
     for entry in ["ünï+%/a b.txt", "moved here/a b.txt", "other.txt"] {
         let found = zip.windows(entry.len()).any(|w| w == entry.as_bytes());
