@@ -322,3 +322,42 @@ async fn subfolders_of_any_characters_are_listed_by_name() {
     let (_, body) = get(&srv, "/v1/folders", &[("parent", "a b")]).await;
     assert_eq!(names(&body), ["y"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_tokens_folder_follows_the_rule() {
+    use crate::tokens::{create_token_as, token, upload_ok_with, upload_with, Via};
+    let srv = TestServer::start().await;
+    let t = token(
+        &srv,
+        json!({"folder": format!("/{FOLDER}/"), "max_uploads": 5}),
+    )
+    .await;
+    assert_eq!(t.record["policy"]["folder"], FOLDER);
+    let f = upload_ok_with(&srv, &t.token, Via::Query, "a.txt", b"a".to_vec(), &[]).await;
+    assert_eq!(f["folder"], FOLDER);
+    // Repeating the policy's folder is fine; another one is refused.
+    let f = upload_ok_with(
+        &srv,
+        &t.token,
+        Via::Bearer,
+        "b.txt",
+        b"b".to_vec(),
+        &[("folder", FOLDER)],
+    )
+    .await;
+    assert_eq!(f["folder"], FOLDER);
+    let r = upload_with(
+        &srv,
+        &t.token,
+        Via::Bearer,
+        "c.txt",
+        b"c".to_vec(),
+        &[("folder", "my docs")],
+    )
+    .await;
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    for bad in ["a//b", "a\u{7}", "a/..", "x\u{2066}"] {
+        let r = create_token_as(&srv, &srv.secret_key, &json!({ "folder": bad })).await;
+        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{bad:?}");
+    }
+}
