@@ -25,7 +25,7 @@ pub async fn files_at(
         .await?)
 }
 
-/// The file at `path`: the newest there (CONTRACT's "the file at P"); 404
+/// The file at `path`: the newest there (docs/api.md, "Folders and paths"); 404
 /// not_found when there is none.
 pub async fn file_at(app: &App, account_id: &str, path: &str) -> Result<FileRow, ServiceError> {
     files_at(app, account_id, path)

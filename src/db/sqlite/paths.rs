@@ -8,6 +8,7 @@ use crate::db::model::FileRow;
 use crate::domain::filepath;
 use rusqlite::types::Value;
 use rusqlite::Connection;
+use std::fmt::Write as _;
 
 /// A file's path, word for word the expression `files_by_path` indexes
 /// (SQLite uses an index on an expression only for the same expression).
@@ -62,11 +63,11 @@ pub(super) fn list_paths(
     let mut args = vec![Value::Text(account_id.to_string()), Value::Integer(now)];
     if let Some(lower) = range.lower {
         let op = if range.inclusive { ">=" } else { ">" };
-        sql.push_str(&format!(" AND {} {op} ?", path_of!("f.")));
+        let _ = write!(sql, " AND {} {op} ?", path_of!("f."));
         args.push(Value::Text(lower));
     }
     if let Some(upper) = range.upper {
-        sql.push_str(&format!(" AND {} < ?", path_of!("f.")));
+        let _ = write!(sql, " AND {} < ?", path_of!("f."));
         args.push(Value::Text(upper));
     }
     sql.push_str(concat!(
