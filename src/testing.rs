@@ -44,8 +44,8 @@ pub mod db {
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
     pub use crate::domain::{
-        digest, ids, metadata, ratelimit, secret, signing, sniff, transform, tus, validate,
-        webhooks,
+        digest, filepath, ids, metadata, ratelimit, secret, signing, sniff, transform, tus,
+        validate, webhooks,
     };
 }
 
@@ -64,6 +64,9 @@ pub mod service {
     pub use crate::service::{admin, App};
     pub mod files {
         pub use crate::service::files::decode_cursor;
+    }
+    pub mod paths {
+        pub use crate::service::paths::{file_at, files_at, list_paths, MAX_PATHS_PAGE};
     }
 }
 

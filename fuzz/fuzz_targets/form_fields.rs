@@ -10,7 +10,8 @@ fuzz_target!(|data: &str| {
         assert!(d.as_secs() >= 1 && d <= validate::MAX_EXPIRES);
     }
     if let Ok(Some(f)) = validate::folder(data) {
-        assert!(!f.is_empty() && f.len() <= 255);
+        assert!(!f.is_empty() && f.len() <= validate::MAX_FOLDER);
+        assert!(!f.chars().any(char::is_control) && validate::bidi(&f).is_none());
         assert_eq!(validate::folder(&f), Ok(Some(f.clone())));
     }
     if let Ok(n) = validate::file_name(data) {

@@ -18,6 +18,7 @@ use crate::api::FileRecord;
 use crate::client::upload::UploadMeta;
 use crate::client::Cursors;
 use crate::client::{Client, ClientError, RetryNotice};
+use crate::domain::validate;
 use futures_util::StreamExt;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -98,7 +99,8 @@ struct Tally {
 
 /// Runs the command; gives the exit status (failures already reported).
 pub(crate) async fn run(args: SyncArgs, ctx: &Ctx) -> Result<u8, ClientError> {
-    let folder = walk::join_folder(Some(&args.folder), &[])
+    let folder = validate::folder(&args.folder)
+        .map_err(|e| ClientError::usage(format!("--folder: {e}")))?
         .ok_or_else(|| ClientError::usage("--folder must name a folder (not the root)"))?;
     let root =
         std::fs::canonicalize(&args.dir).map_err(|e| ClientError::io(args.dir.display(), e))?;
@@ -130,7 +132,15 @@ pub(crate) async fn run(args: SyncArgs, ctx: &Ctx) -> Result<u8, ClientError> {
                 "{}: a name with \\ cannot be published as it is (the server takes \\ as a path separator)",
                 job.label
             ))),
-            Some(rel) => locals.push(Local { job, rel }),
+            // What the server would refuse is reported, never planned (a
+            // dry run included): a folder or name it cannot hold.
+            Some(rel) => match refusal(&job) {
+                Some(why) => errors.push(ClientError::usage(format!(
+                    "{}: cannot be published: {why}",
+                    job.label
+                ))),
+                None => locals.push(Local { job, rel }),
+            },
             None => {}
         }
     }
@@ -640,9 +650,40 @@ impl Runner<'_> {
     }
 }
 
+/// Why the server would refuse `job` where it goes (its folder, its name,
+/// by the server's own rules), if it would.
+fn refusal(job: &walk::Job) -> Option<String> {
+    let folder = job.folder.as_deref().unwrap_or("");
+    if let Err(e) = validate::folder(folder) {
+        return Some(e);
+    }
+    match validate::file_name(&job.name) {
+        Err(e) => Some(e),
+        Ok(n) if n != job.name => Some(format!("the server would store {:?} as {n:?}", job.name)),
+        Ok(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_server_refuses_is_not_planned() {
+        let job = |folder: &str, name: &str| walk::Job {
+            source: PathBuf::from("x"),
+            label: "x".into(),
+            name: name.into(),
+            folder: Some(folder.into()),
+            size: 0,
+        };
+        assert_eq!(refusal(&job("site/my docs/ünï+%", "a b.txt")), None);
+        assert!(refusal(&job("site/a\u{1}b", "a.txt")).is_some());
+        assert!(refusal(&job("site/a\u{202e}b", "a.txt")).is_some());
+        assert!(refusal(&job(&format!("site/{}", "d".repeat(256)), "a.txt")).is_some());
+        assert!(refusal(&job(&vec!["d".repeat(200); 6].join("/"), "a.txt")).is_some());
+        assert!(refusal(&job("site", "a\nb")).is_some());
+    }
 
     #[test]
     fn remote_paths_are_relative_to_the_folder() {

@@ -211,13 +211,14 @@ enum Stage {
 /// name, after `after`: a few "smallest live folder in a range" probes
 /// (one index seek each), however many files the folders hold.
 ///
-/// Bytewise, a subfolder `s` holds `P/s` and `P/s/…`, but `P/s-x` and
-/// `P/s.x` (`-` and `.` sort before `/`) lie between the two. So from `s`
-/// the next folder is looked for first in (`P/s`, `P/s/`), then from `P/s0`
-/// (`0` follows `/`); and its segment `g` is not yet the answer: a name `h`
-/// that `g` extends with `-` or `.` (`h` < `g`) may hold only deeper
-/// folders (`P/h/…`, after `P/g`), so each such `h` > `s` is probed first;
-/// likewise a name that `s` extends is met after `s` and skipped.
+/// Bytewise, a subfolder `s` holds `P/s` and `P/s/…`, but `P/s-x`,
+/// `P/s.x`, `P/s x`, `P/s+x`… (every character from space to `.` sorts
+/// before `/`) lie between the two. So from `s` the next folder is looked
+/// for first in (`P/s`, `P/s/`), then from `P/s0` (`0` follows `/`); and
+/// its segment `g` is not yet the answer: a name `h` that `g` extends with
+/// such a character (`h` < `g`) may hold only deeper folders (`P/h/…`,
+/// after `P/g`), so each such `h` > `s` is probed first; likewise a name
+/// that `s` extends is met after `s` and skipped.
 #[derive(Debug, Clone)]
 pub(crate) struct SubfolderSeek {
     prefix: String,
@@ -231,8 +232,8 @@ impl SubfolderSeek {
     #[must_use]
     pub(crate) fn new(parent: Option<&str>, after: Option<String>) -> Self {
         let (prefix, hi) = match parent {
-            // Every folder starts with a character up to 'z'; '{' follows it.
-            None => (String::new(), "{".to_string()),
+            // Past every folder, whatever its characters.
+            None => (String::new(), crate::domain::filepath::past_prefix("")),
             Some(p) => (format!("{p}/"), format!("{p}0")),
         };
         Self {
@@ -294,7 +295,7 @@ impl SubfolderSeek {
                 }
                 let mut left: Vec<String> = found
                     .char_indices()
-                    .filter(|&(i, c)| i > 0 && (c == '-' || c == '.'))
+                    .filter(|&(i, c)| i > 0 && c < '/')
                     .map(|(i, _)| found[..i].to_string())
                     .filter(|h| self.after.as_ref().is_none_or(|s| h > s))
                     .collect();
@@ -398,6 +399,26 @@ mod subfolder_tests {
     }
 
     #[test]
+    fn names_of_any_characters_in_order() {
+        let folders = [
+            "my docs/x",
+            "my",
+            "my+/y",
+            "my docs+/z",
+            "my%/a/b",
+            "é/ü",
+            "~",
+            "{",
+            "m y",
+            "my!",
+            "\u{10FFFF}/a",
+        ];
+        assert_eq!(names(&folders, None, None, 100), naive(&folders, None));
+        assert_eq!(names(&folders, Some("my docs"), None, 9), ["x"]);
+        assert_eq!(names(&folders, Some("my%"), None, 9), ["a"]);
+    }
+
+    #[test]
     fn names_in_order_whatever_the_byte_order_of_their_folders() {
         let folders = [
             "a/x", "a-b", "a.c/d", "a0", "ab/c/d", "b", "a-b-c/q", "a-b.d", "z/y", "a-/k",
@@ -419,7 +440,7 @@ mod subfolder_tests {
     proptest::proptest! {
         #[test]
         fn the_seek_finds_what_a_scan_finds(
-            folders in proptest::collection::vec("(p/)?[ab.-]{1,3}(/[ab.-]{1,2}){0,2}", 0..30),
+            folders in proptest::collection::vec("(p/)?[ab. +%é~-]{1,3}(/[ab. +%é-]{1,2}){0,2}", 0..30),
             limit in 1u32..5,
         ) {
             let folders: Vec<&str> = folders.iter().map(String::as_str).collect();

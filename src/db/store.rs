@@ -111,6 +111,32 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError>;
 
+    /// The live files of `account_id` at path `folder/name` (`folder` None:
+    /// the root), newest first (created_at, then id): one seek of the path
+    /// index (`files_by_path`, docs/decisions.md "Paths").
+    async fn files_at(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError>;
+
+    /// Up to `limit` live files of `account_id`, the newest at each path,
+    /// in byte order of the path (`domain::filepath`): the paths that start
+    /// with `prefix` and sort strictly after `start_after` (either absent).
+    /// One range scan of the path index, whatever the key. A listing skips
+    /// every path below a common prefix by starting after
+    /// `domain::filepath::past_prefix` of it.
+    async fn list_paths(
+        &self,
+        account_id: &str,
+        prefix: Option<&str>,
+        start_after: Option<&str>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError>;
+
     /// Renames or moves a live file in one statement (its id, bytes,
     /// sha256 and created_at stay) and queues `file.updated` in the same
     /// transaction. None when absent.

@@ -3,6 +3,7 @@
 pub(crate) mod accounts;
 pub(crate) mod backoff;
 pub mod digest;
+pub mod filepath;
 pub(crate) mod files;
 pub mod ids;
 pub mod metadata;

@@ -31,15 +31,36 @@ proptest! {
     }
 
     #[test]
-    fn folders_accepted_are_clean_and_stable(raw in "[a-zA-Z0-9_./ -]{0,40}|\\PC{0,300}") {
+    fn folders_accepted_are_clean_and_stable(raw in "[a-zA-Z0-9_./ -]{0,40}|\\PC{0,300}|[a./é\u{1}\u{7f}\u{85}\u{200e} +%*\\\\]{0,12}|(/?[ab.]{0,3}){0,400}") {
         if let Ok(Some(f)) = validate::folder(&raw) {
-            prop_assert!(!f.is_empty() && f.len() <= 255);
+            prop_assert!(!f.is_empty() && f.len() <= validate::MAX_FOLDER);
             prop_assert!(!f.starts_with('/') && !f.ends_with('/'));
             for seg in f.split('/') {
                 prop_assert!(!seg.is_empty() && seg != "." && seg != "..");
-                prop_assert!(seg.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
+                prop_assert!(seg.len() <= validate::MAX_SEGMENT);
+                prop_assert!(!seg.chars().any(char::is_control));
+                prop_assert!(validate::bidi(seg).is_none());
             }
             prop_assert_eq!(validate::folder(&f), Ok(Some(f.clone())));
+        }
+    }
+
+    /// The rule, stated as its definition: every string of clean segments
+    /// within the lengths is accepted as itself, leading and trailing `/`
+    /// dropped.
+    #[test]
+    fn folders_of_clean_segments_are_accepted(segs in prop::collection::vec("[^/\\p{Cc}\u{200e}\u{200f}\u{61c}\u{202a}-\u{202e}\u{2066}-\u{2069}]{1,40}", 1..8), lead in "/{0,2}", trail in "/{0,2}") {
+        let joined = segs.join("/");
+        let raw = format!("{lead}{joined}{trail}");
+        let clean = segs.iter().all(|s| s != "." && s != ".." && s.len() <= validate::MAX_SEGMENT);
+        let fits = raw.len() <= validate::MAX_FOLDER;
+        match validate::folder(&raw) {
+            Ok(Some(f)) => {
+                prop_assert!(clean && fits);
+                prop_assert_eq!(f, joined);
+            }
+            Ok(None) => prop_assert!(false, "not the root"),
+            Err(_) => prop_assert!(!(clean && fits)),
         }
     }
 
@@ -156,7 +177,29 @@ mod patterns_match_the_validators {
         }
         let folder = re(validate::FOLDER_PATTERN);
         for s in [
-            "", "/", "a", "/a/", "a//b", "./a", "a/.", "..", ".a", "..a", "a/..b/c", "a b", "é",
+            "",
+            "/",
+            "a",
+            "/a/",
+            "a//b",
+            "./a",
+            "a/.",
+            "..",
+            ".a",
+            "..a",
+            "...",
+            "a/..b/c",
+            "a b",
+            "é",
+            "my docs/ünï+%",
+            "a\\b*",
+            "a\tb",
+            "a\u{7f}",
+            "a/\u{9f}",
+            "a\u{a0}",
+            "a\u{202e}b",
+            "a\u{2069}",
+            "a\u{200d}",
         ] {
             assert_eq!(
                 folder.is_match(s),
@@ -229,7 +272,7 @@ mod patterns_match_the_validators {
         }
 
         #[test]
-        fn folder(raw in "[a./_ -]{0,12}") {
+        fn folder(raw in "[a./_ \\u{0}\u{1f}\u{7f}\u{85}\u{a0}\u{200d}\u{200e}\u{2066}é%]{0,12}") {
             let matched = re(validate::FOLDER_PATTERN).is_match(&raw);
             prop_assert_eq!(matched, validate::folder(&raw).is_ok());
         }

@@ -6,15 +6,24 @@ use std::time::Duration;
 pub const MAX_EXPIRES: Duration = Duration::from_hours(365 * 24);
 pub const MAX_SIGNED_URL_SECS: u64 = 604_800;
 
-/// A folder: 1–255 bytes of `A-Z a-z 0-9 - _ . /` segments, no empty, `.` or
-/// `..` segment; leading and trailing `/` are trimmed. Empty input is the root.
+/// The most bytes a folder may hold.
+pub const MAX_FOLDER: usize = 1024;
+/// The most bytes one segment of a folder (or a file name) may hold.
+pub const MAX_SEGMENT: usize = 255;
+
+/// A folder: 1–[`MAX_FOLDER`] bytes of `/`-separated segments, each
+/// 1–[`MAX_SEGMENT`] bytes of any characters but control characters
+/// (Unicode category Cc) and bidirectional formatting characters
+/// ([`BIDI_FORMATTING`]); no empty, `.` or `..` segment. Leading and
+/// trailing `/` are trimmed; empty input is the root (docs/api.md,
+/// "Folders").
 pub fn folder(raw: &str) -> Result<Option<String>, String> {
     let trimmed = raw.trim_matches('/');
     if raw.is_empty() {
         return Ok(None);
     }
-    if raw.len() > 255 {
-        return Err("folder is longer than 255 bytes".into());
+    if raw.len() > MAX_FOLDER {
+        return Err(format!("folder is longer than {MAX_FOLDER} bytes"));
     }
     if trimmed.is_empty() {
         return Err("folder must name at least one segment".into());
@@ -23,16 +32,20 @@ pub fn folder(raw: &str) -> Result<Option<String>, String> {
         if seg.is_empty() || seg == "." || seg == ".." {
             return Err(format!("folder segment {seg:?} is not allowed"));
         }
+        if seg.len() > MAX_SEGMENT {
+            return Err(format!(
+                "folder segment {:?}... is longer than {MAX_SEGMENT} bytes",
+                seg.chars().take(16).collect::<String>()
+            ));
+        }
+        if let Some(c) = seg.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "folder has a control character (U+{:04X})",
+                u32::from(c)
+            ));
+        }
         if let Some(c) = bidi(seg) {
             return Err(format!("folder {}", bidi_refusal(c)));
-        }
-        if let Some(c) = seg
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
-        {
-            return Err(format!(
-                "folder may hold only A-Z a-z 0-9 - _ . / (found {c:?})"
-            ));
         }
     }
     Ok(Some(trimmed.to_string()))
@@ -70,8 +83,8 @@ pub fn file_name(raw: &str) -> Result<String, String> {
     if base.is_empty() || base == "." || base == ".." {
         return Err("the file part needs a file name".into());
     }
-    if base.len() > 255 {
-        return Err("file name is longer than 255 bytes".into());
+    if base.len() > MAX_SEGMENT {
+        return Err(format!("file name is longer than {MAX_SEGMENT} bytes"));
     }
     if base.chars().any(char::is_control) {
         return Err("file name has control characters".into());
@@ -162,11 +175,14 @@ pub fn folders_limit(raw: Option<&str>) -> Result<u32, String> {
 }
 
 /// The OpenAPI `pattern` of a folder: exactly what [`folder`] accepts but
-/// for the length (the schema's `maxLength`). Empty is the root.
+/// for the lengths (the schema's `maxLength` counts characters, the rule
+/// bytes). A segment is any characters but `/`, control and bidirectional
+/// formatting characters, and not `.` or `..`: up to two dots and another
+/// character, or three dots, then anything. Empty is the root.
 pub(crate) const FOLDER_PATTERN: &str = concat!(
     r"^(/*",
-    r"([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+)",
-    r"(/([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+))*",
+    r"(\.{0,2}[^/.\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]|\.{3})[^/\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*",
+    r"(/(\.{0,2}[^/.\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]|\.{3})[^/\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*)*",
     r"/*)?$"
 );
 
@@ -174,8 +190,8 @@ pub(crate) const FOLDER_PATTERN: &str = concat!(
 /// without its empty alternative.
 pub(crate) const NON_ROOT_FOLDER_PATTERN: &str = concat!(
     r"^/*",
-    r"([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+)",
-    r"(/([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+))*",
+    r"(\.{0,2}[^/.\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]|\.{3})[^/\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*",
+    r"(/(\.{0,2}[^/.\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]|\.{3})[^/\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*)*",
     r"/*$"
 );
 
@@ -302,17 +318,37 @@ mod tests {
             folder("/releases/v1.2/").unwrap().as_deref(),
             Some("releases/v1.2")
         );
+        for good in [
+            "my docs/ünï+%",
+            "a b",
+            "é",
+            "a?b",
+            "*/\\/+%20",
+            "...",
+            ".a/..b/a..",
+            "שלום/日本語",
+            &"x".repeat(255),
+            &vec!["y".repeat(255); 4].join("/"),
+        ] {
+            assert_eq!(folder(good).unwrap().as_deref(), Some(good), "{good}");
+        }
         for bad in [
             "/",
             "a//b",
             "a/../b",
             "./a",
-            "a b",
-            "é",
-            "a?b",
+            "a/.",
+            "..",
+            "a\tb",
+            "a\u{7f}",
+            "a/\u{85}",
+            "a\nb/c",
             &"x".repeat(256),
+            &format!("a/{}/b", "é".repeat(128)),
+            &vec!["y".repeat(255); 5].join("/"),
+            &format!("{}/a", vec!["y".repeat(255); 4].join("/")),
         ] {
-            assert!(folder(bad).is_err(), "{bad}");
+            assert!(folder(bad).is_err(), "{bad:?}");
         }
     }
 

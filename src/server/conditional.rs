@@ -96,6 +96,12 @@ pub(super) fn httpdate(ms: i64) -> String {
 
 /// `inline` with an ASCII fallback name and the exact name in `filename*`.
 pub(super) fn disposition(name: &str) -> String {
+    content_disposition("inline", name)
+}
+
+/// A `Content-Disposition` of `kind` (`inline`, `attachment`) naming
+/// `name`, as [`disposition`] says.
+pub(super) fn content_disposition(kind: &str, name: &str) -> String {
     let fallback: String = name
         .chars()
         .map(|c| {
@@ -107,7 +113,7 @@ pub(super) fn disposition(name: &str) -> String {
         })
         .collect();
     format!(
-        "inline; filename=\"{fallback}\"; filename*=UTF-8''{}",
+        "{kind}; filename=\"{fallback}\"; filename*=UTF-8''{}",
         utf8_percent_encode(name, ATTR_CHAR)
     )
 }
@@ -337,5 +343,10 @@ mod tests {
         let d = disposition("a\"b\\c é.txt");
         assert!(d.starts_with("inline; filename=\"a_b_c _.txt\"; filename*=UTF-8''"));
         assert!(!d.contains('\n'));
+        let d = content_disposition("attachment", "ünï+%\"\\.zip");
+        assert_eq!(
+            d,
+            "attachment; filename=\"_n_+%__.zip\"; filename*=UTF-8''%C3%BCn%C3%AF+%25%22%5C.zip"
+        );
     }
 }

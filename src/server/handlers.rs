@@ -313,7 +313,7 @@ pub(crate) async fn delete_folder(
         (status = 200, description = "The archive: entries `sub/dir/name` relative to the folder, \
 a repeated path numbered ` (2)`, ` (3)`... before its extension; counted as bandwidth",
             content_type = "application/zip", body = Vec<u8>, headers(
-            ("Content-Disposition" = String, description = "attachment; filename=\"<last segment of the folder>.zip\""))),
+            ("Content-Disposition" = String, description = "attachment; filename=\"<last segment of the folder, ASCII>.zip\"; filename*=UTF-8''<it, percent-encoded>.zip"))),
         (status = 400, description = "No folder, the root, or an invalid folder", body = ErrorBody),
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "A public key", body = ErrorBody),
@@ -334,7 +334,7 @@ pub(crate) async fn folder_zip(
             (header::CONTENT_TYPE, "application/zip".to_string()),
             (
                 header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{}\"", archive.file_name),
+                super::conditional::content_disposition("attachment", &archive.file_name),
             ),
         ],
         axum::body::Body::from_stream(archive.body),

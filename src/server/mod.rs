@@ -16,6 +16,7 @@ mod hot;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
+mod paths;
 mod query;
 pub(crate) mod records;
 pub(crate) mod tokens;
@@ -95,6 +96,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
                 .delete(handlers::delete)
                 .patch(handlers::update)
                 .route_layer(guard(Access::Secret)),
+        )
+        .route(
+            "/v1/files/at",
+            get(paths::file_at).route_layer(guard(Access::Secret)),
         )
         .route(
             "/v1/files/delete",

@@ -9,7 +9,7 @@ use crate::api::{
     OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
     UploadToken, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
 };
-use crate::domain::{digest, metadata, sniff, tus, validate};
+use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use axum::Router;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
@@ -39,6 +39,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::list,
         super::handlers::folders,
         super::handlers::get,
+        super::paths::file_at,
         super::handlers::delete,
         super::handlers::update,
         super::handlers::copy,
@@ -162,6 +163,29 @@ impl Modify for Additions {
                 }
             }
         }
+        // The path `GET /v1/files/at` takes: required, a folder's segments
+        // and a name.
+        let at = doc
+            .paths
+            .paths
+            .get_mut("/v1/files/at")
+            .and_then(|item| item.get.as_mut());
+        for p in at
+            .into_iter()
+            .flat_map(|op| op.parameters.iter_mut().flatten())
+        {
+            if p.name == "path" {
+                p.required = utoipa::openapi::Required::True;
+                p.schema = Some(
+                    ObjectBuilder::new()
+                        .schema_type(SchemaType::new(Type::String))
+                        .pattern(Some(filepath::PATH_PATTERN))
+                        .min_length(Some(1))
+                        .max_length(Some(filepath::MAX_PATH + 1))
+                        .into(),
+                );
+            }
+        }
         // Optional tus headers are absent or a string, never null.
         for path in ["/v1/uploads", "/v1/uploads/{id}"] {
             let Some(item) = doc.paths.paths.get_mut(path) else {
@@ -198,11 +222,12 @@ fn folder_schema() -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(SchemaType::new(Type::String))
         .description(Some(
-            "Folder: 1-255 bytes of A-Z a-z 0-9 - _ . / segments (no empty, . or .. segment); \
-leading and trailing / are dropped; empty is the root",
+            "Folder: 1-1024 bytes (UTF-8) of /-separated segments, each 1-255 bytes of any \
+characters but control (Cc) and bidirectional formatting characters (no empty, . or .. \
+segment); leading and trailing / are dropped; empty is the root",
         ))
         .pattern(Some(validate::FOLDER_PATTERN))
-        .max_length(Some(255))
+        .max_length(Some(validate::MAX_FOLDER))
 }
 
 /// The body of `POST /v1/upload-tokens`, with the rules its derived schema

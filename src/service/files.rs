@@ -375,13 +375,13 @@ mod tests {
 
     #[test]
     fn folder_cursors_hold_one_segment() {
-        for name in ["a", "v1.2", "-x", ".hidden"] {
+        for name in ["a", "v1.2", "-x", ".hidden", "é", "a b", "+%*\\"] {
             assert_eq!(
                 decode_folder_cursor(&encode_folder_cursor(name)).as_deref(),
                 Some(name)
             );
         }
-        for bad in ["a/b", "", "..", "é", "a b"] {
+        for bad in ["a/b", "", "..", "a\u{1}", "a\u{202e}", &"x".repeat(256)] {
             assert_eq!(
                 decode_folder_cursor(&encode_folder_cursor(bad)),
                 None,

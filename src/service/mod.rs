@@ -21,6 +21,7 @@ pub(crate) mod inflight;
 pub(crate) mod links;
 pub(crate) mod meter;
 pub(crate) mod outbox;
+pub(crate) mod paths;
 pub(crate) mod plans;
 pub(crate) mod refusals;
 pub(crate) mod render_queue;

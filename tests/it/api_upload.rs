@@ -146,7 +146,7 @@ async fn upload_validation_errors(b: Backend) {
     for fields in [
         vec![("folder", "../etc")],
         vec![("folder", "a//b")],
-        vec![("folder", "has space")],
+        vec![("folder", "has\u{1}control")],
         vec![("expires", "1y")],
         vec![("expires", "0h")],
         vec![("expires", "366d")],

@@ -233,7 +233,7 @@ async fn bad_requests_exit_1_and_usage_errors_exit_2() {
     let cli = Cli::new(&srv.base_url, &srv.secret_key);
     let file = write_file(&cli.cwd(), "a.txt", b"x");
     let f = file.to_str().unwrap();
-    cli.run(&["upload", f, "--folder", "bad folder"])
+    cli.run(&["upload", f, "--folder", "a/../b"])
         .await
         .expect_error(1, "bad_request");
     for bad in [

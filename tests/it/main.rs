@@ -52,6 +52,7 @@ mod names;
 mod one_thread;
 mod operating;
 mod outbox;
+mod paths;
 mod pg_deadlines;
 mod plans;
 mod postgres;

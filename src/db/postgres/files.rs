@@ -741,6 +741,28 @@ impl FileRepo for PgStore {
         })
     }
 
+    async fn files_at(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        self.files_at_path(account_id, folder, name, now).await
+    }
+
+    async fn list_paths(
+        &self,
+        account_id: &str,
+        prefix: Option<&str>,
+        start_after: Option<&str>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        self.paths_page(account_id, prefix, start_after, limit, now)
+            .await
+    }
+
     async fn update_file(
         &self,
         account_id: &str,

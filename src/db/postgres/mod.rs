@@ -85,6 +85,7 @@ mod group;
 mod node;
 mod ops;
 mod outbox;
+mod paths;
 mod rates;
 mod turns;
 pub(crate) use node::NODE_LOCK;
@@ -206,6 +207,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_commit_accounts_culprit.sql"),
     include_str!("migrations/0016_commit_accounts_at_once.sql"),
     include_str!("migrations/0017_strangers_share.sql"),
+    include_str!("migrations/0019_path_index.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -19,10 +19,10 @@ use rusqlite::types::Value;
 use rusqlite::{params, Connection, Row};
 use std::sync::atomic::Ordering;
 
-const COLUMNS: &str =
+pub(super) const COLUMNS: &str =
     "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
         id: r.get(0)?,
         account_id: r.get(1)?,
@@ -548,6 +548,28 @@ impl FileRepo for SqliteStore {
         let (acc, filter) = (owned(account_id), filter.clone());
         self.db
             .run(move |c| page(c, &acc, &filter, after.as_ref(), limit, now))
+            .await
+    }
+
+    async fn files_at(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        self.files_at_path(account_id, folder, name, now).await
+    }
+
+    async fn list_paths(
+        &self,
+        account_id: &str,
+        prefix: Option<&str>,
+        start_after: Option<&str>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Vec<FileRow>, DbError> {
+        self.paths_page(account_id, prefix, start_after, limit, now)
             .await
     }
 

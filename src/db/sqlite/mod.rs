@@ -20,6 +20,7 @@ mod blobs;
 mod files;
 mod ops;
 mod outbox;
+mod paths;
 mod plans;
 mod rates;
 mod shared;
@@ -125,6 +126,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_plans.sql"),
     include_str!("migrations/0013_folder_delete.sql"),
     include_str!("migrations/0014_strangers_share.sql"),
+    include_str!("migrations/0016_path_index.sql"),
 ];
 
 #[derive(Clone)]

@@ -196,7 +196,7 @@ async fn copy_refusals_change_nothing(b: Backend) {
         json!({"name": "a\u{1}"}),
         json!({"name": "n".repeat(256)}),
         json!({"folder": "a/../b"}),
-        json!({"folder": "a b"}),
+        json!({"folder": "a\u{1}b"}),
         json!({"folder": "/"}),
         json!({"folder": 3}),
         json!({"private": "yes"}),

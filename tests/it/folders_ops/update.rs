@@ -97,7 +97,7 @@ async fn refusals_change_nothing(b: Backend) {
         json!({"name": "n".repeat(256)}),
         json!({"name": null}),
         json!({"folder": "a/../b"}),
-        json!({"folder": "a b"}),
+        json!({"folder": "a\u{1}b"}),
         json!({"folder": 3}),
         json!({"name": "b", "private": true}),
         json!(["a"]),

@@ -190,7 +190,7 @@ async fn folder_zip_holds_the_tree(b: Backend) {
     assert_eq!(headers["content-type"], "application/zip");
     assert_eq!(
         headers["content-disposition"],
-        "attachment; filename=\"rel.zip\""
+        "attachment; filename=\"rel.zip\"; filename*=UTF-8''rel.zip"
     );
     let mut got = read_zip(&path);
     got.sort();
@@ -221,7 +221,7 @@ async fn folder_zip_holds_the_tree(b: Backend) {
     assert_eq!(status, 200);
     assert_eq!(
         headers["content-disposition"],
-        "attachment; filename=\"v1.zip\""
+        "attachment; filename=\"v1.zip\"; filename*=UTF-8''v1.zip"
     );
     let mut names: Vec<String> = read_zip(&path).into_iter().map(|e| e.0).collect();
     names.sort();

@@ -219,7 +219,10 @@ async fn each_bad_field_is_a_400_and_makes_no_token(b: Backend) {
             json!({"metadata": {"a": "x".repeat(4100)}}),
         ),
         ("a bad folder", json!({"folder": "../etc"})),
-        ("a folder with a space", json!({"folder": "has space"})),
+        (
+            "a folder with a control character",
+            json!({"folder": "has\ttab"}),
+        ),
         ("file_expires forever", json!({"file_expires": "forever"})),
         ("file_expires 0", json!({"file_expires": 0})),
         ("private a string", json!({"private": "yes"})),
