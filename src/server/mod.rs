@@ -1,5 +1,6 @@
-//! The HTTP layer: the router, its layers, and how a server is launched on a
-//! listener (tests bind `127.0.0.1:0` and launch in-process).
+//! The /v1 + CDN door: the router, its layers, its rendering of the
+//! service's values and errors, and how `serve` runs its list of listeners
+//! (tests bind `127.0.0.1:0` and launch in-process).
 
 pub(crate) mod access;
 pub(crate) mod auth;

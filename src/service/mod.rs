@@ -1,6 +1,8 @@
-//! The service's rules that touch I/O: opening the data dir, the upload
-//! pipeline, reads, deletion, signing, usage, the background collector and the
-//! operator's account/key management. The HTTP layer calls into this.
+//! The service core every door calls: who may do what (`caller`), and the
+//! rules that touch I/O: opening the data dir, the upload pipeline, reads,
+//! deletion, signing, usage, the background collector and the operator's
+//! account/key management. It speaks in domain values; each door renders
+//! them in its own wire format.
 
 pub mod admin;
 pub(crate) mod bandwidth;
