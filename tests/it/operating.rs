@@ -423,6 +423,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "DELETE /v1/uploads/{id}",
             "GET /live/{account}/{file}/{name}",
             "GET /v1/files",
+            "GET /v1/files/at",
             "GET /v1/files/{id}",
             "GET /v1/folders",
             "GET /v1/folders/zip",
