@@ -110,6 +110,9 @@ pub struct FileRow {
     pub content_type: String,
     pub private: bool,
     pub sha256: String,
+    /// Hex MD5 of the bytes (lower case), computed in the same pass as
+    /// `sha256`; None: not yet known (a file stored before MD5s were kept).
+    pub md5: Option<String>,
     pub blob_key: String,
     pub created_at: i64,
     pub expires_at: Option<i64>,
@@ -256,6 +259,9 @@ pub struct UploadRow {
     /// The file's lifetime (`expires`), from completion.
     pub expires_ms: Option<i64>,
     pub hash_state: String,
+    /// The running MD5 ([`crate::domain::md5_state`]); None for an upload
+    /// begun before it was kept (its file's MD5 stays unknown).
+    pub md5_state: Option<String>,
     pub store_state: String,
     pub created_at: i64,
     pub expires_at: i64,
@@ -292,6 +298,7 @@ pub struct Progress {
     pub from: u64,
     pub received: u64,
     pub hash_state: String,
+    pub md5_state: Option<String>,
     pub store_state: String,
     pub tail: Option<Vec<u8>>,
     pub expires_at: i64,

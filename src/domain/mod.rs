@@ -3,11 +3,13 @@
 pub(crate) mod backoff;
 pub mod digest;
 pub mod ids;
+pub(crate) mod md5_state;
 pub mod metadata;
 pub(crate) mod origins;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod quota;
+pub(crate) mod resumable;
 pub mod ratelimit;
 pub mod secret;
 pub(crate) mod sha256_state;

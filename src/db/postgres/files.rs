@@ -651,7 +651,7 @@ impl FileRepo for PgStore {
             );
             Ok(query_opt(c, &sql, &[&id, &account_id, &now])
                 .await?
-                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(13))))
+                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(14))))
         })
     }
 
