@@ -55,6 +55,11 @@ impl ResumableMd5 {
         self.tail.extend_from_slice(rest);
     }
 
+    /// Bytes hashed so far.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     /// The digest of the bytes so far (the state itself is left as it is).
     pub(crate) fn digest(&self) -> [u8; 16] {
         let mut state = self.state;
@@ -148,7 +153,7 @@ mod tests {
 
     #[test]
     fn odd_splits_saved_and_restored_equal_md5() {
-        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + i / 13).to_le_bytes()[0]).collect();
         // Around a block's edges, the 56-byte padding edge, and far apart.
         for cuts in [
             vec![1, 55, 56, 57, 63, 64, 65],

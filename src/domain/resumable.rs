@@ -1,7 +1,9 @@
 //! The hashes of a resumable upload's bytes, saved between PATCHes: its
 //! SHA-256 ([`ResumableSha256`]) and its MD5 ([`ResumableMd5`]), updated in
 //! one pass over each chunk. The MD5 is None for an upload begun before its
-//! state was kept (the file's `md5` then stays unknown: NULL).
+//! state was kept, or one a node of an earlier release moved on (its state
+//! then covers fewer bytes than the SHA-256's): the file's `md5` then stays
+//! unknown (NULL), never wrong.
 
 use super::md5_state::ResumableMd5;
 use super::sha256_state::ResumableSha256;
@@ -34,14 +36,17 @@ impl ResumableHashes {
     }
 
     /// The states [`ResumableHashes::save`] wrote; None when one is not a
-    /// state (a missing MD5 state stays missing).
+    /// state. A missing MD5 state stays missing, and so does one of other
+    /// bytes than the SHA-256's.
     pub(crate) fn restore(sha256: &str, md5: Option<&str>) -> Option<Self> {
+        let sha256 = ResumableSha256::restore(sha256)?;
+        let md5 = match md5 {
+            Some(saved) => Some(ResumableMd5::restore(saved)?),
+            None => None,
+        };
         Some(ResumableHashes {
-            sha256: ResumableSha256::restore(sha256)?,
-            md5: match md5 {
-                Some(saved) => Some(ResumableMd5::restore(saved)?),
-                None => None,
-            },
+            md5: md5.filter(|m| m.len() == sha256.len()),
+            sha256,
         })
     }
 
@@ -71,5 +76,16 @@ mod tests {
         let old = ResumableHashes::restore(&ResumableSha256::new().save(), None).unwrap();
         assert_eq!(old.hex().1, None);
         assert_eq!(ResumableHashes::restore(&sha, Some("garbage")), None);
+    }
+
+    #[test]
+    fn an_md5_state_behind_the_sha256_state_is_dropped() {
+        let mut h = ResumableHashes::new();
+        h.update(b"hello ");
+        let (_, md5) = h.save();
+        // A node of an earlier release moved the SHA-256 on, not the MD5.
+        h.sha256.update(b"world");
+        let back = ResumableHashes::restore(&h.sha256.save(), md5.as_deref()).unwrap();
+        assert_eq!(back.md5, None);
     }
 }

@@ -75,10 +75,12 @@ macro_rules! in_tx {
 }
 
 // After the macros: they are in scope in the modules declared below.
+mod account_lock;
 mod accounts;
 mod batch;
 mod blobs;
 mod bus;
+mod commit;
 mod files;
 mod flights;
 mod group;
@@ -206,6 +208,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_commit_accounts_culprit.sql"),
     include_str!("migrations/0016_commit_accounts_at_once.sql"),
     include_str!("migrations/0017_strangers_share.sql"),
+    include_str!("migrations/0018_one_commit.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -5,7 +5,8 @@
 //! ([`UploadRepo`]); and the completion of an upload, which its commit
 //! makes.
 
-use super::accounts::{commitments, lock_account};
+use super::account_lock::lock_account;
+use super::accounts::commitments;
 use super::blobs::{schedule, unqueue};
 use super::strangers::{strangers, BY_STRANGER};
 use super::tokens;
