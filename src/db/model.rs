@@ -259,7 +259,7 @@ pub struct UploadRow {
     /// The file's lifetime (`expires`), from completion.
     pub expires_ms: Option<i64>,
     pub hash_state: String,
-    /// The running MD5 ([`crate::domain::md5_state`]); None for an upload
+    /// The running MD5 (`domain::md5_state`); None for an upload
     /// begun before it was kept (its file's MD5 stays unknown).
     pub md5_state: Option<String>,
     pub store_state: String,

@@ -153,7 +153,9 @@ mod tests {
 
     #[test]
     fn odd_splits_saved_and_restored_equal_md5() {
-        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + i / 13).to_le_bytes()[0]).collect();
+        let data: Vec<u8> = (0..10_000u32)
+            .map(|i| (i * 7 + i / 13).to_le_bytes()[0])
+            .collect();
         // Around a block's edges, the 56-byte padding edge, and far apart.
         for cuts in [
             vec![1, 55, 56, 57, 63, 64, 65],

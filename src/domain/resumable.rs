@@ -32,7 +32,10 @@ impl ResumableHashes {
 
     /// The states to keep with the upload (SHA-256's, MD5's).
     pub(crate) fn save(&self) -> (String, Option<String>) {
-        (self.sha256.save(), self.md5.as_ref().map(ResumableMd5::save))
+        (
+            self.sha256.save(),
+            self.md5.as_ref().map(ResumableMd5::save),
+        )
     }
 
     /// The states [`ResumableHashes::save`] wrote; None when one is not a

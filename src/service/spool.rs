@@ -224,7 +224,10 @@ mod tests {
         assert_eq!(large.sha256, expected);
         // The MD5 too, whether the bytes stayed in memory or spilled past it.
         let md5 = hex::encode(<md5::Md5 as md5::Digest>::digest(b"hello world"));
-        assert_eq!((small.md5.as_str(), large.md5.as_str()), (md5.as_str(), md5.as_str()));
+        assert_eq!(
+            (small.md5.as_str(), large.md5.as_str()),
+            (md5.as_str(), md5.as_str())
+        );
         let (_d, off) = spool(&[b"x"], 0).await;
         assert!(matches!(off.body, Body::File(_)));
     }

@@ -128,7 +128,13 @@ async fn an_upload_tokens_uploads_store_their_md5(b: Backend) {
     );
     // Its resumable upload, in two PATCHes.
     let bytes = data(70_001, 9);
-    let url = tus_created(&srv, &t.token, bytes.len() as u64, &[("filename", "t2.bin")]).await;
+    let url = tus_created(
+        &srv,
+        &t.token,
+        bytes.len() as u64,
+        &[("filename", "t2.bin")],
+    )
+    .await;
     let r = tus_patch(&srv, &url, &t.token, 0, bytes[..33_333].to_vec()).await;
     assert_eq!(r.status(), 204);
     let r = tus_patch(&srv, &url, &t.token, 33_333, bytes[33_333..].to_vec()).await;

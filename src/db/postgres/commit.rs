@@ -9,7 +9,7 @@
 //! rows say ([`outcome_of`]).
 
 use super::{query_opt, rows, signed, DbError, PgStore};
-use crate::db::model::{event_data, Commitments, CommitContext, CommitOutcome, FileRow};
+use crate::db::model::{event_data, CommitContext, CommitOutcome, Commitments, FileRow};
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use bytes::Bytes;
