@@ -1,6 +1,8 @@
-//! File rows on PostgreSQL ([`FileRepo`]): the commit of an upload with its
-//! quota checks (under the account row's lock), lookups that hide expired
-//! files, keyset pages, deletion and expiry, idempotency keys.
+//! File rows on PostgreSQL ([`FileRepo`]): the commit of an upload (which
+//! way it goes; every way ends in `filestore_commit`, see `commit`), the
+//! judging of a resumable upload's and a stranger's under the account row's
+//! lock, lookups that hide expired files, keyset pages, deletion and
+//! expiry, idempotency keys.
 
 use super::account_lock::lock_account;
 use super::accounts::commitments;
@@ -404,10 +406,10 @@ impl FileRepo for PgStore {
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
         if ctx.tus_upload.is_some() || ctx.share.is_some() {
-            // A resumable upload's, as before (its row and its token's use);
-            // and a stranger's, whose share is read and counted under the
-            // account row's lock (the commit functions know no share: they
-            // commit the account's own keys' uploads).
+            // A resumable upload's (its row and its token's use) and a
+            // stranger's (its share) are judged here under the account
+            // row's lock, then written by `filestore_commit` as admitted
+            // (the function judges no share and no reservation).
             let (_turn, deadline) = self.turn(&f.account_id).await?;
             let out = in_tx!(self, deadline, |tx| commit(
                 &tx,
