@@ -245,16 +245,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Spool::new(dir.path(), 0);
         let mut expected = Sha256::new();
+        let mut md5 = <md5::Md5 as md5::Digest>::new();
         let n = usize::try_from(crate::storage::flush::FLUSH_EVERY * 2 + 12_345).unwrap();
         for i in 0..n.div_ceil(1 << 20) {
             let len = (1 << 20).min(n - i * (1 << 20));
             let chunk = Bytes::from(vec![u8::try_from(i % 251).unwrap(); len]);
             expected.update(&chunk);
+            md5::Digest::update(&mut md5, &chunk);
             s.push(chunk).await.unwrap();
         }
         let done = s.finish().await.unwrap();
         assert_eq!(done.size, n as u64);
         assert_eq!(done.sha256, hex::encode(expected.finalize()));
+        assert_eq!(done.md5, hex::encode(md5::Digest::finalize(md5)));
         let Body::File(path) = &done.body else {
             panic!("expected a file")
         };
