@@ -1,15 +1,14 @@
 //! Where an upload's bytes wait until the file commits.
 //!
-//! A file part is hashed (SHA-256 and MD5) and counted as it arrives. Up to
-//! the inline limit it stays in memory, both hashes taking each chunk in one
-//! pass (small files are stored in the database with their row, so they
-//! never touch the spool directory). Past it, the bytes go to a spool file
-//! beside the blob store, written and hashed (SHA-256) on the blocking pool
-//! in batches ([`Pipe`]), and the same chunks go to a second pipe for the
-//! MD5: a thread works only while there are bytes to take, so a client that
-//! trickles its body holds none, while for a fast one the network, the disk
-//! and the MD5 still run on different cores. The chunks move without a
-//! copy, and memory stays at a few megabytes whatever the file size.
+//! A file part is hashed (SHA-256 and MD5, in one pass over each chunk) and
+//! counted as it arrives. Up to the inline limit it
+//! stays in memory (small files are stored in the database with their row, so
+//! they never touch the spool directory). Past it, the bytes go to a spool
+//! file beside the blob store, written and hashed on the blocking pool in
+//! batches ([`Pipe`]): a thread works only while there are bytes to write, so
+//! a client that trickles its body holds none, while for a fast one the
+//! network and the disk side still run on different cores. The chunks move
+//! without a copy, and memory stays at a few megabytes whatever the file size.
 //!
 //! Dropped before [`Spool::finish`], a spool removes its file.
 
@@ -40,8 +39,8 @@ pub(crate) struct Spooled {
     pub md5: String,
 }
 
-/// The hashes of what a spool holds in memory: SHA-256 (aws-lc-rs's
-/// assembly) and MD5, each chunk given to both while it is in cache.
+/// The hashes of what a spool takes: SHA-256 (aws-lc-rs's assembly) and
+/// MD5, each chunk given to both while it is in cache.
 #[derive(Clone)]
 struct Hashes {
     sha256: Context,
@@ -60,6 +59,14 @@ impl Hashes {
         self.sha256.update(data);
         self.md5.update(data);
     }
+
+    /// Hex SHA-256 and hex MD5.
+    fn finish(self) -> (String, String) {
+        (
+            hex::encode(self.sha256.finish()),
+            hex::encode(self.md5.finalize()),
+        )
+    }
 }
 
 enum State {
@@ -71,20 +78,15 @@ enum State {
         /// Owned here, so that a dropped spool removes its file at once.
         path: tempfile::TempPath,
         pipe: Pipe<Writer>,
-        /// The MD5, on a blocking thread of its own beside the writer's:
-        /// the same chunks (shared, not copied), so a large upload's MD5
-        /// (about 600 MB/s a core) runs alongside the SHA-256 and the
-        /// writes rather than after them.
-        md5: Pipe<Md5Sink>,
     },
 }
 
-/// The spool file's side of the pipe: writes and hashes (SHA-256) each
-/// chunk, and flushes early what a large file has written so far.
+/// The spool file's side of the pipe: writes and hashes each chunk, and
+/// flushes early what a large file has written so far.
 struct Writer {
     file: std::fs::File,
-    sha256: Context,
-    /// Bytes at the start of what comes that `sha256` has seen already
+    hasher: Hashes,
+    /// Bytes at the start of what comes that `hasher` has seen already
     /// (what was held in memory before the spill).
     hashed_ahead: usize,
     flush: EarlyFlush,
@@ -94,20 +96,9 @@ impl Sink for Writer {
     fn take(&mut self, chunk: &[u8]) -> std::io::Result<()> {
         let hashed = self.hashed_ahead.min(chunk.len());
         self.hashed_ahead -= hashed;
-        self.sha256.update(&chunk[hashed..]);
+        self.hasher.update(&chunk[hashed..]);
         self.file.write_all(chunk)?;
         self.flush.wrote(&self.file, chunk.len() as u64)
-    }
-}
-
-/// The MD5 of a spool file's chunks (those after the spill: what was held
-/// in memory is in the hasher already).
-struct Md5Sink(md5::Md5);
-
-impl Sink for Md5Sink {
-    fn take(&mut self, chunk: &[u8]) -> std::io::Result<()> {
-        self.0.update(chunk);
-        Ok(())
     }
 }
 
@@ -152,14 +143,13 @@ impl Spool {
                     .into_parts();
                 let mut pipe = Pipe::new(Writer {
                     file,
-                    sha256: hasher.sha256,
+                    hasher,
                     hashed_ahead: held.len(),
                     flush: EarlyFlush::default(),
                 });
                 // `held` is hashed already: it is written first.
                 let pushed = pipe.push(held).await;
-                let md5 = Pipe::new(Md5Sink(hasher.md5));
-                self.state = State::File { path, pipe, md5 };
+                self.state = State::File { path, pipe };
                 pushed?;
                 self.push_to_file(chunk).await
             }
@@ -168,10 +158,9 @@ impl Spool {
     }
 
     async fn push_to_file(&mut self, chunk: Bytes) -> std::io::Result<()> {
-        let State::File { pipe, md5, .. } = &mut self.state else {
+        let State::File { pipe, .. } = &mut self.state else {
             unreachable!("only called once spilled to a file")
         };
-        md5.push(chunk.clone()).await?;
         pipe.push(chunk).await
     }
 
@@ -179,19 +168,22 @@ impl Spool {
     pub(crate) async fn finish(self) -> std::io::Result<Spooled> {
         let size = self.size;
         match self.state {
-            State::Memory { buf, hasher } => Ok(Spooled {
-                body: Body::Inline(buf.freeze()),
-                size,
-                sha256: hex::encode(hasher.sha256.finish()),
-                md5: hex::encode(hasher.md5.finalize()),
-            }),
-            State::File { path, pipe, md5 } => {
-                let written = pipe.finish(|w| {
-                    w.flush.finish(&w.file)?;
-                    Ok(hex::encode(w.sha256.finish()))
-                });
-                let md5 = md5.finish(|m| Ok(hex::encode(m.0.finalize())));
-                let (sha256, md5) = tokio::try_join!(written, md5)?;
+            State::Memory { buf, hasher } => {
+                let (sha256, md5) = hasher.finish();
+                Ok(Spooled {
+                    body: Body::Inline(buf.freeze()),
+                    size,
+                    sha256,
+                    md5,
+                })
+            }
+            State::File { path, pipe } => {
+                let (sha256, md5) = pipe
+                    .finish(|w| {
+                        w.flush.finish(&w.file)?;
+                        Ok(w.hasher.finish())
+                    })
+                    .await?;
                 Ok(Spooled {
                     body: Body::File(path),
                     size,
