@@ -98,6 +98,7 @@ pub struct Progress {
     pub from: u64,
     pub received: u64,
     pub hash_state: String,
+    pub md5_state: Option<String>,
     pub store_state: String,
     pub tail: Option<Vec<u8>>,
     pub expires_at: i64,

@@ -17,6 +17,9 @@ pub struct StoredFile {
     pub content_type: String,
     pub private: bool,
     pub sha256: String,
+    /// Hex MD5 of the bytes (lower case), computed in the same pass as
+    /// `sha256`; None: not yet known (a file stored before MD5s were kept).
+    pub md5: Option<String>,
     pub blob_key: String,
     pub created_at: i64,
     pub expires_at: Option<i64>,
@@ -80,6 +83,9 @@ pub struct UploadRow {
     /// The file's lifetime (`expires`), from completion.
     pub expires_ms: Option<i64>,
     pub hash_state: String,
+    /// The running MD5 (`domain::md5_state`); None for an upload
+    /// begun before it was kept (its file's MD5 stays unknown).
+    pub md5_state: Option<String>,
     pub store_state: String,
     pub created_at: i64,
     pub expires_at: i64,

@@ -79,6 +79,11 @@ impl ResumableSha256 {
         self.tail.extend_from_slice(blocks.remainder());
     }
 
+    /// Bytes hashed so far.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     /// The digest of the bytes so far (the state itself is left as it is).
     pub(crate) fn digest(&self) -> [u8; 32] {
         let mut state = self.state;

@@ -1,6 +1,7 @@
 //! Where an upload's bytes wait until the file commits.
 //!
-//! A file part is hashed and counted as it arrives. Up to the inline limit it
+//! A file part is hashed (SHA-256 and MD5, in one pass over each chunk) and
+//! counted as it arrives. Up to the inline limit it
 //! stays in memory (small files are stored in the database with their row, so
 //! they never touch the spool directory). Past it, the bytes go to a spool
 //! file beside the blob store, written and hashed on the blocking pool in
@@ -15,6 +16,7 @@ use crate::storage::flush::EarlyFlush;
 use crate::storage::pipe::{Pipe, Sink};
 use aws_lc_rs::digest::{Context, SHA256};
 use bytes::{Bytes, BytesMut};
+use md5::Digest as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -33,12 +35,44 @@ pub(crate) struct Spooled {
     pub size: u64,
     /// Hex SHA-256 of the bytes.
     pub sha256: String,
+    /// Hex MD5 of the bytes.
+    pub md5: String,
+}
+
+/// The hashes of what a spool takes: SHA-256 (aws-lc-rs's assembly) and
+/// MD5, each chunk given to both while it is in cache.
+#[derive(Clone)]
+struct Hashes {
+    sha256: Context,
+    md5: md5::Md5,
+}
+
+impl Hashes {
+    fn new() -> Self {
+        Hashes {
+            sha256: Context::new(&SHA256),
+            md5: md5::Md5::new(),
+        }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        self.sha256.update(data);
+        self.md5.update(data);
+    }
+
+    /// Hex SHA-256 and hex MD5.
+    fn finish(self) -> (String, String) {
+        (
+            hex::encode(self.sha256.finish()),
+            hex::encode(self.md5.finalize()),
+        )
+    }
 }
 
 enum State {
     Memory {
         buf: BytesMut,
-        hasher: Context,
+        hasher: Hashes,
     },
     File {
         /// Owned here, so that a dropped spool removes its file at once.
@@ -51,7 +85,7 @@ enum State {
 /// flushes early what a large file has written so far.
 struct Writer {
     file: std::fs::File,
-    hasher: Context,
+    hasher: Hashes,
     /// Bytes at the start of what comes that `hasher` has seen already
     /// (what was held in memory before the spill).
     hashed_ahead: usize,
@@ -83,7 +117,7 @@ impl Spool {
             size: 0,
             state: State::Memory {
                 buf: BytesMut::new(),
-                hasher: Context::new(&SHA256),
+                hasher: Hashes::new(),
             },
         }
     }
@@ -134,22 +168,27 @@ impl Spool {
     pub(crate) async fn finish(self) -> std::io::Result<Spooled> {
         let size = self.size;
         match self.state {
-            State::Memory { buf, hasher } => Ok(Spooled {
-                body: Body::Inline(buf.freeze()),
-                size,
-                sha256: hex::encode(hasher.finish()),
-            }),
+            State::Memory { buf, hasher } => {
+                let (sha256, md5) = hasher.finish();
+                Ok(Spooled {
+                    body: Body::Inline(buf.freeze()),
+                    size,
+                    sha256,
+                    md5,
+                })
+            }
             State::File { path, pipe } => {
-                let sha256 = pipe
+                let (sha256, md5) = pipe
                     .finish(|w| {
                         w.flush.finish(&w.file)?;
-                        Ok(hex::encode(w.hasher.finish()))
+                        Ok(w.hasher.finish())
                     })
                     .await?;
                 Ok(Spooled {
                     body: Body::File(path),
                     size,
                     sha256,
+                    md5,
                 })
             }
         }
@@ -183,6 +222,12 @@ mod tests {
         };
         assert_eq!(std::fs::read(path).unwrap(), b"hello world");
         assert_eq!(large.sha256, expected);
+        // The MD5 too, whether the bytes stayed in memory or spilled past it.
+        let md5 = hex::encode(<md5::Md5 as md5::Digest>::digest(b"hello world"));
+        assert_eq!(
+            (small.md5.as_str(), large.md5.as_str()),
+            (md5.as_str(), md5.as_str())
+        );
         let (_d, off) = spool(&[b"x"], 0).await;
         assert!(matches!(off.body, Body::File(_)));
     }
@@ -192,16 +237,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Spool::new(dir.path(), 0);
         let mut expected = Sha256::new();
+        let mut md5 = <md5::Md5 as md5::Digest>::new();
         let n = usize::try_from(crate::storage::flush::FLUSH_EVERY * 2 + 12_345).unwrap();
         for i in 0..n.div_ceil(1 << 20) {
             let len = (1 << 20).min(n - i * (1 << 20));
             let chunk = Bytes::from(vec![u8::try_from(i % 251).unwrap(); len]);
             expected.update(&chunk);
+            md5::Digest::update(&mut md5, &chunk);
             s.push(chunk).await.unwrap();
         }
         let done = s.finish().await.unwrap();
         assert_eq!(done.size, n as u64);
         assert_eq!(done.sha256, hex::encode(expected.finalize()));
+        assert_eq!(done.md5, hex::encode(md5::Digest::finalize(md5)));
         let Body::File(path) = &done.body else {
             panic!("expected a file")
         };

@@ -37,6 +37,7 @@ mod cli_sync;
 mod cli_tokens;
 mod cli_tus;
 mod crash;
+mod file_md5;
 mod folders;
 mod folders_ops;
 mod full_volume;

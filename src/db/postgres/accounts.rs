@@ -1,7 +1,7 @@
 //! Accounts, API keys and usage counters on PostgreSQL ([`AccountRepo`]);
-//! and what a quota check reads under the account row's lock (the lock, the
-//! period's uploads, the bytes open uploads hold), shared by the commit and
-//! the creation of an upload.
+//! and what a quota check reads under the account row's lock
+//! (`account_lock`: the period's uploads, the bytes open uploads hold),
+//! shared by the commit and the creation of an upload.
 
 use super::group::Groups;
 use super::{
@@ -12,24 +12,6 @@ use crate::db::store::AccountRepo;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Transaction};
 use std::sync::{Arc, LazyLock};
-
-/// Locks the account row for the rest of the transaction (every check of a
-/// quota of this account, on any node, waits here); its stored bytes. `FOR
-/// NO KEY UPDATE`, as the commit functions' (migrations 0012, 0013) and
-/// every `UPDATE` of its counters take it: the foreign keys of rows
-/// written meanwhile (an idempotency key's) check the row without waiting
-/// for it. (`FOR UPDATE` made such an insert wait on a request holding the
-/// row while that request waited on the insert's: a deadlock.)
-pub(super) async fn lock_account(tx: &Transaction<'_>, account_id: &str) -> Result<u64, DbError> {
-    let row = query_opt(
-        tx,
-        "SELECT storage_bytes FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
-        &[&account_id],
-    )
-    .await?
-    .ok_or_else(|| DbError::Invalid(format!("account {account_id} vanished")))?;
-    Ok(unsigned(row.get(0)))
-}
 
 /// The statement that reads what an account has committed to (see
 /// [`commitments`]), with what stands in it (parameters such as `$1`, or

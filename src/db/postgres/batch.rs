@@ -1,7 +1,7 @@
 //! An account's multipart uploads committed in batches on PostgreSQL: the
 //! uploads (of one period) that arrive while one of the account's commits
 //! is in flight on this node go together as its next commit ([`Groups`]):
-//! one statement (`filestore_commit_uploads`, migration 0013), one
+//! one statement (`filestore_commit`, migration 0018), one
 //! transaction and one WAL flush for all of them. The account row's lock,
 //! held through the flush, then serves a batch instead of one upload. Each
 //! upload keeps its own outcome: one refused (the quota, a spent token)
@@ -15,33 +15,16 @@
 //! (`commit_statement`).
 
 use super::bus::Bus;
-use super::files::{commit_alone, refusal_of};
+use super::commit::{call, commit_alone, outcome_of, Columns, Committed, How, Pending};
 use super::flights::Flights;
 use super::group::{Gate, Groups};
-use super::{signed, DbError, PgStore};
-use crate::db::model::{event_data, CommitContext, CommitOutcome, FileRow};
-use crate::domain::metadata;
-use crate::domain::quota::Quota;
-use bytes::Bytes;
-use deadpool_postgres::GenericClient;
+use super::{DbError, PgStore};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio_postgres::types::ToSql;
 
 /// The most uploads in one batch (a bound on one statement's work and
 /// size: 64 inline files of the default `inline_max` are 8 MiB).
 const MOST: usize = 64;
-
-/// An upload waiting for its commit.
-pub(super) struct Pending {
-    pub(super) f: FileRow,
-    pub(super) inline: Option<Bytes>,
-    pub(super) limits: Quota,
-    pub(super) ctx: CommitContext,
-}
-
-/// A commit's outcome, and whether it queued webhook events.
-pub(super) type Committed = Result<(CommitOutcome, bool), DbError>;
 
 /// The accounts with a commit in flight on this node, and what their
 /// commits came to.
@@ -152,7 +135,7 @@ impl PgStore {
         outcomes
     }
 
-    /// The uploads of `batch` in one call of `filestore_commit_uploads`.
+    /// The uploads of `batch` in one call of `filestore_commit`.
     async fn commit_together(
         &self,
         account: &str,
@@ -164,11 +147,9 @@ impl PgStore {
     }
 
     /// The uploads of `accounts` (each account's batch, in the order
-    /// given) in one statement; outcomes in the same order, flattened.
-    /// `bounded`: in one call of `filestore_commit_accounts` (migration
-    /// 0014), which waits for no lock past its `lock_timeout` (the accounts
-    /// then in byte order, each once); else of `filestore_commit_uploads`
-    /// (one account).
+    /// given) in one call of `filestore_commit`; outcomes in the same
+    /// order, flattened. `bounded`: it waits for no lock past its
+    /// `lock_timeout` (the accounts then in byte order, each once).
     pub(super) async fn commit_statement(
         &self,
         period: &str,
@@ -177,46 +158,22 @@ impl PgStore {
     ) -> Result<Vec<Committed>, DbError> {
         let mut outcomes: Vec<Option<Committed>> = Vec::new();
         let mut cols = Columns::default();
-        let (mut names, mut ends) = (Vec::new(), Vec::new());
         for (account, batch) in accounts {
             for p in *batch {
-                match cols.push(p) {
+                let token = p.ctx.token.as_deref();
+                match cols.push(&p.f, p.inline.as_deref(), p.limits, token) {
                     Ok(()) => outcomes.push(None),
                     Err(e) => outcomes.push(Some(Err(e))),
                 }
             }
-            // An account none of whose uploads could be sent is left out.
-            let end = i32::try_from(cols.id.len()).unwrap_or(i32::MAX);
-            if end > ends.last().copied().unwrap_or(0) {
-                names.push(*account);
-                ends.push(end);
-            }
+            cols.end_account(account);
         }
-        if !cols.id.is_empty() {
-            let rows = on_conn!(self, |c| {
-                let rows = if bounded {
-                    let stmt = c
-                        .prepare_cached(
-                            "SELECT n, code, detail, message, queued FROM filestore_commit_accounts(
-                                 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-                                 $15, $16, $17, $18, $19, $20)",
-                        )
-                        .await?;
-                    c.query(&stmt, &cols.params_of_accounts(&names, &ends, &period))
-                        .await?
-                } else {
-                    let stmt = c
-                        .prepare_cached(
-                            "SELECT n, code, detail, message, queued FROM filestore_commit_uploads(
-                                 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                                 $16, $17, $18, $19)",
-                        )
-                        .await?;
-                    let account = names.first().copied().unwrap_or_default();
-                    c.query(&stmt, &cols.params(&account, &period)).await?
-                };
-                Ok::<_, DbError>(rows)
-            })?;
+        if cols.len() > 0 {
+            let how = How {
+                bounded,
+                ..How::default()
+            };
+            let rows = on_conn!(self, |c| call(c, period, &cols, how).await)?;
             if rows.len() > 1 {
                 self.commits.batches.fetch_add(1, Ordering::Relaxed);
                 let n = u64::try_from(rows.len()).unwrap_or(u64::MAX);
@@ -235,7 +192,9 @@ impl PgStore {
                 let n: i32 = row.get(0);
                 let at = usize::try_from(n).ok().and_then(|n| n.checked_sub(1));
                 match at.and_then(|i| sent.get_mut(i)) {
-                    Some((p, slot)) if slot.is_none() => **slot = Some(outcome_of(&row, p)),
+                    Some((p, slot)) if slot.is_none() => {
+                        **slot = Some(outcome_of(&row, &p.f, p.limits));
+                    }
                     _ => tracing::warn!(n, "a commit statement gave a row for no upload sent"),
                 }
             }
@@ -250,124 +209,5 @@ impl PgStore {
                 }))
             })
             .collect()
-    }
-}
-
-/// What a row of the commit functions says of upload `p`.
-fn outcome_of(row: &tokio_postgres::Row, p: &Pending) -> Committed {
-    let code: Option<String> = row.get(1);
-    let queued: i32 = row.get(4);
-    match code {
-        None => Ok((CommitOutcome::Committed(p.f.clone()), queued > 0)),
-        Some(code) => {
-            let detail: Option<String> = row.get(2);
-            let message: Option<String> = row.get(3);
-            let (detail, message) = (detail.unwrap_or_default(), message.unwrap_or_default());
-            refusal_of(&code, &detail, &message, p.limits, p.f.size)
-                .unwrap_or_else(|| Err(DbError::Invalid(format!("{code}: {message}"))))
-                .map(|o| (o, false))
-        }
-    }
-}
-
-/// The batch's uploads as one array per parameter of
-/// `filestore_commit_uploads` (the account and period are one for all).
-#[derive(Default)]
-struct Columns<'a> {
-    id: Vec<&'a str>,
-    name: Vec<&'a str>,
-    folder: Vec<Option<&'a str>>,
-    size: Vec<i64>,
-    content_type: Vec<&'a str>,
-    private: Vec<bool>,
-    sha256: Vec<&'a str>,
-    blob_key: Vec<&'a str>,
-    created_at: Vec<i64>,
-    expires_at: Vec<Option<i64>>,
-    inline: Vec<bool>,
-    metadata: Vec<String>,
-    data: Vec<Option<&'a [u8]>>,
-    event: Vec<String>,
-    token: Vec<Option<&'a str>>,
-    max_storage: Vec<i64>,
-    max_uploads: Vec<i64>,
-}
-
-impl<'a> Columns<'a> {
-    /// Adds `p`, or says why it cannot be committed (nothing added then).
-    fn push(&mut self, p: &'a Pending) -> Result<(), DbError> {
-        let f = &p.f;
-        if f.inline != p.inline.is_some() {
-            return Err(DbError::Invalid(format!(
-                "file {} is inline only if its bytes come with it",
-                f.id
-            )));
-        }
-        let size = signed(f.size)?;
-        let event = event_data(f)?;
-        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        self.id.push(&f.id);
-        self.name.push(&f.name);
-        self.folder.push(f.folder.as_deref());
-        self.size.push(size);
-        self.content_type.push(&f.content_type);
-        self.private.push(f.private);
-        self.sha256.push(&f.sha256);
-        self.blob_key.push(&f.blob_key);
-        self.created_at.push(f.created_at);
-        self.expires_at.push(f.expires_at);
-        self.inline.push(f.inline);
-        self.metadata.push(metadata::to_json(&f.metadata));
-        self.data.push(p.inline.as_deref());
-        self.event.push(event);
-        self.token.push(p.ctx.token.as_deref());
-        self.max_storage.push(clamp(p.limits.storage));
-        self.max_uploads.push(clamp(p.limits.uploads_per_period));
-        Ok(())
-    }
-
-    /// The parameters of `filestore_commit_accounts`, in its order: the
-    /// accounts and where each one's uploads end (`ends`, from 1).
-    fn params_of_accounts<'b>(
-        &'b self,
-        accounts: &'b (dyn ToSql + Sync),
-        ends: &'b (dyn ToSql + Sync),
-        period: &'b &'b str,
-    ) -> Vec<&'b (dyn ToSql + Sync)> {
-        let head: [&'b (dyn ToSql + Sync); 3] = [accounts, ends, &self.id];
-        head.into_iter().chain(self.after_account(period)).collect()
-    }
-
-    /// The parameters of `filestore_commit_uploads`, in its order.
-    fn params<'b>(
-        &'b self,
-        account: &'b &'b str,
-        period: &'b &'b str,
-    ) -> Vec<&'b (dyn ToSql + Sync)> {
-        let head: [&'b (dyn ToSql + Sync); 2] = [&self.id, account];
-        head.into_iter().chain(self.after_account(period)).collect()
-    }
-
-    /// The parameters both functions take after the account's, in order.
-    fn after_account<'b>(&'b self, period: &'b &'b str) -> [&'b (dyn ToSql + Sync); 17] {
-        [
-            &self.name,
-            &self.folder,
-            &self.size,
-            &self.content_type,
-            &self.private,
-            &self.sha256,
-            &self.blob_key,
-            &self.created_at,
-            &self.expires_at,
-            &self.inline,
-            &self.metadata,
-            &self.data,
-            &self.event,
-            period,
-            &self.token,
-            &self.max_storage,
-            &self.max_uploads,
-        ]
     }
 }

@@ -2,15 +2,15 @@
 //! PostgreSQL. The multipart uploads (without an idempotency key) that
 //! become ready on a node while its previous commit statement is in flight
 //! go together as its next, whatever their accounts
-//! (`filestore_commit_accounts`, migration 0014): one round trip, one
+//! (`filestore_commit`, migration 0018): one round trip, one
 //! transaction, one WAL flush for all. Per-account batches left a node
 //! serving a few accounts with a few uploads in each batch, and a
 //! statement for each cost the node a sleep and a wake, and PostgreSQL a
 //! flush, per account; on the bus they cost one.
 //!
 //! Each account's uploads are still judged as if they came alone, in the
-//! order they came, as `filestore_commit_uploads` judges them; the function
-//! does each step once for all the accounts (migration 0016: their rows
+//! order they came, as an account's batch is judged; the function
+//! does each step once for all the accounts (their rows
 //! locked in byte order, so that two nodes' statements lock them in one
 //! order; their counts read, their rows written, each in one statement).
 //! A statement takes the uploads in the order they became
@@ -24,14 +24,14 @@
 //! The bus never waits long for a lock: its statement gives up on a row
 //! held past `lock_timeout` (100 ms; another node's commit of the same
 //! account holds it for a flush), and names the account whose row, or
-//! upload token or guard, it was (migrations 0015, 0016). That account then commits in its batches of its own
+//! upload token or guard, it was. That account then commits in its batches of its own
 //! (`batch`), as before the bus, for [`SOLO_FOR`]; the statement's other
 //! uploads go in the bus's next. So one account whose rows are held long
 //! (a delete of many files) costs the others on this node at most one such
 //! wait in that time. A statement that fails as a whole for another reason
 //! has every account in it commit on its own for that time.
 
-use super::batch::{Committed, Pending};
+use super::commit::{Committed, Pending};
 use super::flights::Flights;
 use super::group::{Gate, Groups};
 use super::{DbError, PgStore};
@@ -165,7 +165,7 @@ impl PgStore {
 
     /// The outcomes of `batch`, in order: the uploads of accounts solo by
     /// now (set apart while these waited) handed back at once; the others
-    /// in one statement (`filestore_commit_accounts`, each account's
+    /// in one statement (`filestore_commit`, each account's
     /// uploads in the order they came). When the database refused it as a
     /// whole, none: each upload is handed back; the account whose lock it
     /// gave up on is solo, or, for another error, every account in it.
@@ -256,8 +256,8 @@ impl PgStore {
 }
 
 /// The account whose lock PostgreSQL gave up on (`lock_timeout`, 55P03),
-/// when `e` is that: `filestore_commit_accounts` names it in the error's
-/// DETAIL (migrations 0015, 0016).
+/// when `e` is that: `filestore_commit` names it in the error's DETAIL
+/// (migration 0018).
 fn held_account(e: &DbError) -> Option<&str> {
     let DbError::Backend(inner) = e else {
         return None;

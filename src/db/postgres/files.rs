@@ -1,22 +1,24 @@
-//! File rows on PostgreSQL ([`FileRepo`]): the commit of an upload with its
-//! quota checks (under the account row's lock), lookups that hide expired
-//! files, keyset pages, deletion and expiry, idempotency keys.
+//! File rows on PostgreSQL ([`FileRepo`]): the commit of an upload (which
+//! way it goes; every way ends in `filestore_commit`, see `commit`), the
+//! judging of a resumable upload's and a stranger's under the account row's
+//! lock, lookups that hide expired files, keyset pages, deletion and
+//! expiry, idempotency keys.
 
-use super::accounts::{commitments, lock_account};
-use super::batch::Pending;
+use super::account_lock::lock_account;
+use super::accounts::commitments;
 use super::blobs::{schedule_by, unqueue};
+use super::commit::{call, commit_alone, outcome_of, Columns, How, Pending};
 use super::outbox::enqueue;
-use super::strangers::{add_stranger_upload, is_stranger, strangers};
+use super::strangers::{is_stranger, strangers};
 use super::tokens;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{
-    event_data, CommitContext, CommitOutcome, Commitments, FileChange, FileRow, FolderFilter,
-    FolderRange, ListFilter, PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
+    CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange, ListFilter,
+    PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
 use crate::domain::ids::upload_token_of;
-use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
 use async_trait::async_trait;
@@ -26,10 +28,13 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 use tokio_postgres::types::ToSql;
 
-/// Commits an upload's file: the account row locked first (see
+/// Commits an upload's file judged here, under the account row's lock (a
+/// resumable upload's, a stranger's): the lock first (see
 /// [`lock_account`]), then an idempotent replay, the quota, the upload
-/// token's use, the upload's guard or inline bytes, the row, the counters
-/// and the event.
+/// token's use, the upload's guard, the upload marked complete; then the
+/// rows every commit writes (the file, its inline bytes, the counters, the
+/// event) by `filestore_commit`, as the function judging nothing
+/// (`How::admitted`); then the idempotency key.
 async fn commit(
     tx: &Transaction<'_>,
     f: &FileRow,
@@ -79,42 +84,27 @@ async fn commit(
             return Ok(CommitOutcome::TokenSpent);
         }
     }
-    match (f.inline, inline) {
-        (true, Some(data)) => {
-            execute(
-                tx,
-                "INSERT INTO inline_blobs (blob_key, data) VALUES ($1, $2)",
-                &[&f.blob_key, &data],
-            )
-            .await?;
-        }
-        (false, None) => {
-            // A resumable upload's row guards its blob instead. An upload
-            // guard made due (its node looked dead) is no guard any more.
-            let released = match ctx.tus_upload {
-                Some(_) => unqueue(tx, &f.blob_key).await?,
-                None => {
-                    execute(
-                        tx,
-                        "DELETE FROM blob_deletions WHERE blob_key = $1 AND owner IS NOT NULL",
-                        &[&f.blob_key],
-                    )
-                    .await?
-                        == 1
-                }
-            };
-            if !released && ctx.tus_upload.is_none() {
-                return Err(DbError::Invalid(format!(
-                    "upload guard of {} is gone; the blob may have been collected",
-                    f.blob_key
-                )));
+    // An inline file's bytes go in with its row (`filestore_commit`).
+    if !f.inline {
+        // A resumable upload's row guards its blob instead. An upload
+        // guard made due (its node looked dead) is no guard any more.
+        let released = match ctx.tus_upload {
+            Some(_) => unqueue(tx, &f.blob_key).await?,
+            None => {
+                execute(
+                    tx,
+                    "DELETE FROM blob_deletions WHERE blob_key = $1 AND owner IS NOT NULL",
+                    &[&f.blob_key],
+                )
+                .await?
+                    == 1
             }
-        }
-        _ => {
+        };
+        if !released && ctx.tus_upload.is_none() {
             return Err(DbError::Invalid(format!(
-                "file {} is inline only if its bytes come with it",
-                f.id
-            )))
+                "upload guard of {} is gone; the blob may have been collected",
+                f.blob_key
+            )));
         }
     }
     if let Some(id) = &ctx.tus_upload {
@@ -133,32 +123,19 @@ async fn commit(
         }
         by_stranger = is_stranger(tx, &creator).await?;
     }
-    let size = signed(f.size)?;
-    execute(
-        tx,
-        &format!(
-            "INSERT INTO files ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            rows::FILE
-        ),
-        &file_columns(f, &size, &metadata::to_json(&f.metadata)),
-    )
-    .await?;
-    execute(
-        tx,
-        "UPDATE accounts SET storage_bytes = storage_bytes + $2 WHERE id = $1",
-        &[&f.account_id, &size],
-    )
-    .await?;
-    execute(
-        tx,
-        "INSERT INTO usage_periods (account_id, period, upload_count) VALUES ($1, $2, 1)
-         ON CONFLICT (account_id, period)
-         DO UPDATE SET upload_count = usage_periods.upload_count + 1",
-        &[&f.account_id, &ctx.period],
-    )
-    .await?;
-    if by_stranger {
-        add_stranger_upload(tx, &f.account_id, &ctx.period).await?;
+    // The rest as every commit writes it: judged here, so admitted.
+    let mut cols = Columns::default();
+    cols.push(f, inline, limits, None)?;
+    cols.end_account(&f.account_id);
+    let how = How {
+        admitted: true,
+        strangers: by_stranger,
+        ..How::default()
+    };
+    let out = call(tx, &ctx.period, &cols, how).await?;
+    if let Some(row) = out.first() {
+        // Admitted: only an error of its own can stop it, and it rolls back.
+        outcome_of(row, f, limits)?;
     }
     if let Some(key) = &ctx.idempotency_key {
         execute(
@@ -171,134 +148,7 @@ async fn commit(
         )
         .await?;
     }
-    enqueue(tx, webhooks::FILE_CREATED, f, f.created_at).await?;
     Ok(CommitOutcome::Committed(f.clone()))
-}
-
-/// A file row's columns, in `rows::FILE`'s order, as statement parameters.
-fn file_columns<'a>(
-    f: &'a FileRow,
-    size: &'a i64,
-    metadata: &'a String,
-) -> [&'a (dyn ToSql + Sync); 13] {
-    [
-        &f.id,
-        &f.account_id,
-        &f.name,
-        &f.folder,
-        size,
-        &f.content_type,
-        &f.private,
-        &f.sha256,
-        &f.blob_key,
-        &f.created_at,
-        &f.expires_at,
-        &f.inline,
-        metadata,
-    ]
-}
-
-/// A multipart upload's commit in one statement (its own transaction, one
-/// round trip): `filestore_commit_upload` (migration 0012) does what
-/// [`commit`] does, the account row locked last, for the one statement's
-/// end. Also whether it queued events (the sender is woken only then).
-/// None: the file its idempotency key replays was deleted before it was
-/// read (the key is stale now: ask again).
-async fn commit_in_one<C: GenericClient>(
-    c: &C,
-    f: &FileRow,
-    inline: Option<&[u8]>,
-    limits: Quota,
-    ctx: &CommitContext,
-) -> Result<Option<(CommitOutcome, bool)>, DbError> {
-    if f.inline != inline.is_some() {
-        return Err(DbError::Invalid(format!(
-            "file {} is inline only if its bytes come with it",
-            f.id
-        )));
-    }
-    let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    let size = signed(f.size)?;
-    let event = event_data(f)?;
-    let metadata = metadata::to_json(&f.metadata);
-    let stmt = c
-        .prepare_cached(
-            "SELECT replayed, queued FROM filestore_commit_upload($1, $2, $3, $4, $5, $6, $7,
-                 $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
-        )
-        .await?;
-    let (storage, uploads) = (clamp(limits.storage), clamp(limits.uploads_per_period));
-    let mut params = file_columns(f, &size, &metadata).to_vec();
-    params.extend_from_slice(&[
-        &inline,
-        &event,
-        &ctx.period,
-        &ctx.idempotency_key,
-        &ctx.idempotency_since,
-        &ctx.token,
-        &storage,
-        &uploads,
-    ]);
-    let row = match c.query_one(&stmt, &params).await {
-        Ok(row) => row,
-        Err(e) => {
-            let Some(db) = e.as_db_error() else {
-                return Err(e.into());
-            };
-            let (code, detail) = (db.code().code(), db.detail().unwrap_or_default());
-            return match refusal_of(code, detail, db.message(), limits, f.size) {
-                Some(outcome) => outcome.map(|o| Some((o, false))),
-                None => Err(e.into()),
-            };
-        }
-    };
-    let replayed: Option<String> = row.get(0);
-    let queued: i32 = row.get(1);
-    if let Some(id) = replayed {
-        let sql = format!("SELECT {} FROM files WHERE id = $1", rows::FILE);
-        let found = query_opt(c, &sql, &[&id]).await?;
-        return Ok(found.map(|r| (CommitOutcome::Replayed(rows::file(&r)), false)));
-    }
-    Ok(Some((CommitOutcome::Committed(f.clone()), queued > 0)))
-}
-
-/// The outcome a failed `filestore_commit_upload` stands for, by the error's
-/// SQLSTATE, DETAIL and message: a refusal of the quota (its holdings in
-/// the DETAIL, judged again by the one quota rule) or of a spent upload
-/// token, or an error of its own (FS003). None: not one of its refusals.
-pub(super) fn refusal_of(
-    code: &str,
-    detail: &str,
-    message: &str,
-    limits: Quota,
-    size: u64,
-) -> Option<Result<CommitOutcome, DbError>> {
-    Some(match code {
-        "FS002" => Ok(CommitOutcome::TokenSpent),
-        "FS001" => {
-            let held: Vec<u64> = detail.split(' ').filter_map(|n| n.parse().ok()).collect();
-            let [stored, upload_count, reserved_bytes, pending_uploads] = held[..] else {
-                return Some(Err(DbError::Invalid(format!(
-                    "quota refusal without holdings: {message} ({detail})"
-                ))));
-            };
-            let held = Commitments {
-                upload_count,
-                reserved_bytes,
-                pending_uploads,
-                stored_bytes: None,
-            }
-            .holdings(stored);
-            match limits.admit(held, Ask::file(size)) {
-                Err(refusal) => Ok(CommitOutcome::Refused(refusal)),
-                Ok(()) => Err(DbError::Invalid(format!(
-                    "the commit refused what the quota admits: {message} ({detail})"
-                ))),
-            }
-        }
-        "FS003" => Err(DbError::Invalid(message.to_string())),
-        _ => return None,
-    })
 }
 
 /// The live file an idempotency key (used since `since`) points to.
@@ -546,34 +396,6 @@ async fn subfolders_in(
     Ok(names)
 }
 
-/// An upload's commit in a statement of its own (see [`commit_in_one`]).
-pub(super) async fn commit_alone(
-    store: &PgStore,
-    f: &FileRow,
-    inline: Option<&[u8]>,
-    limits: Quota,
-    ctx: &CommitContext,
-) -> Result<(CommitOutcome, bool), DbError> {
-    let (_turn, deadline) = store.turn(&f.account_id).await?;
-    on_conn!(store, deadline, |c| {
-        // A replayed file deleted before it was read: the key is stale
-        // now, and the upload commits as a new one.
-        let mut tries = 0;
-        loop {
-            match commit_in_one(c, f, inline, limits, ctx).await? {
-                Some(done) => break Ok(done),
-                None if tries < 3 => tries += 1,
-                None => {
-                    break Err(DbError::Invalid(format!(
-                        "idempotency key of {} replays a file deleted, again and again",
-                        f.id
-                    )))
-                }
-            }
-        }
-    })
-}
-
 #[async_trait]
 impl FileRepo for PgStore {
     async fn commit_upload(
@@ -584,10 +406,10 @@ impl FileRepo for PgStore {
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
         if ctx.tus_upload.is_some() || ctx.share.is_some() {
-            // A resumable upload's, as before (its row and its token's use);
-            // and a stranger's, whose share is read and counted under the
-            // account row's lock (the commit functions know no share: they
-            // commit the account's own keys' uploads).
+            // A resumable upload's (its row and its token's use) and a
+            // stranger's (its share) are judged here under the account
+            // row's lock, then written by `filestore_commit` as admitted
+            // (the function judges no share and no reservation).
             let (_turn, deadline) = self.turn(&f.account_id).await?;
             let out = in_tx!(self, deadline, |tx| commit(
                 &tx,
@@ -651,7 +473,7 @@ impl FileRepo for PgStore {
             );
             Ok(query_opt(c, &sql, &[&id, &account_id, &now])
                 .await?
-                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(13))))
+                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(14))))
         })
     }
 

@@ -75,10 +75,12 @@ macro_rules! in_tx {
 }
 
 // After the macros: they are in scope in the modules declared below.
+mod account_lock;
 mod accounts;
 mod batch;
 mod blobs;
 mod bus;
+mod commit;
 mod files;
 mod flights;
 mod group;
@@ -207,6 +209,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_commit_accounts_culprit.sql"),
     include_str!("migrations/0016_commit_accounts_at_once.sql"),
     include_str!("migrations/0017_strangers_share.sql"),
+    include_str!("migrations/0018_one_commit.sql"),
     include_str!("migrations/0019_path_index.sql"),
 ];
 
@@ -532,8 +535,11 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// expands), 12, 13 and 14 (the upload's commit, a batch's and several
 /// accounts' as functions, which a node of schema 8 never calls) only add,
 /// and 15 and 16 replace 14's function with the same signature, outcomes
-/// and errors (a node of schema 14 calls it as before), so a node of
-/// schema 8 runs on.
+/// and errors; 17 adds the strangers' share (a column and a table) and 18
+/// nullable MD5 columns, which a node of schema 8 leaves NULL, and replaces
+/// the commit functions with one, `filestore_commit` (those it drops came
+/// after the last release, schema 10, and no released node calls them), so
+/// a node of schema 8 runs on.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

@@ -115,7 +115,7 @@ pub(crate) fn token_and_account(r: &Row) -> (TokenRow, Account) {
 }
 
 pub(crate) const FILE: &str = "id, account_id, name, folder, size, content_type, private, sha256, \
-     blob_key, created_at, expires_at, inline, metadata";
+     blob_key, created_at, expires_at, inline, metadata, md5";
 
 pub(crate) fn file(r: &Row) -> FileRow {
     FileRow {
@@ -132,12 +132,13 @@ pub(crate) fn file(r: &Row) -> FileRow {
         expires_at: r.get(10),
         inline: r.get(11),
         metadata: metadata::from_stored(r.get::<_, &str>(12)),
+        md5: r.get(13),
     }
 }
 
 pub(crate) const UPLOAD: &str = "id, account_id, file_id, blob_key, length, received, name, \
      content_type, folder, private, expires_ms, hash_state, store_state, created_at, expires_at, \
-     completed_at, idempotency_key, created_by, idle_ms, metadata";
+     completed_at, idempotency_key, created_by, idle_ms, metadata, md5_state";
 
 pub(crate) fn upload(r: &Row) -> UploadRow {
     UploadRow {
@@ -161,5 +162,6 @@ pub(crate) fn upload(r: &Row) -> UploadRow {
         created_by: r.get(17),
         idle_ms: r.get(18),
         metadata: metadata::from_stored(r.get::<_, &str>(19)),
+        md5_state: r.get(20),
     }
 }

@@ -4,7 +4,7 @@
 //! that it holds across nodes; and their upload bodies arriving at once
 //! ([`SlotRepo`]), one row each in `stranger_slots` (migration 0017).
 
-use super::accounts::lock_account;
+use super::account_lock::lock_account;
 use super::{execute, query_one, query_opt, unsigned, DbError, PgStore, NODE_LOCK};
 use crate::db::store::SlotRepo;
 use crate::domain::ids::upload_token_of;
@@ -61,23 +61,6 @@ pub(super) async fn is_stranger<C: GenericClient>(c: &C, key_id: &str) -> Result
     }
     let sql = "SELECT 1 FROM api_keys WHERE id = $1 AND kind = 'public'";
     Ok(query_opt(c, sql, &[&key_id]).await?.is_some())
-}
-
-/// Counts one more upload of the account's strangers in `period` (its row
-/// written by the commit's count of the period's uploads just before).
-pub(super) async fn add_stranger_upload<C: GenericClient>(
-    c: &C,
-    account_id: &str,
-    period: &str,
-) -> Result<(), DbError> {
-    execute(
-        c,
-        "UPDATE usage_periods SET stranger_uploads = stranger_uploads + 1
-         WHERE account_id = $1 AND period = $2",
-        &[&account_id, &period],
-    )
-    .await?;
-    Ok(())
 }
 
 /// The nodes alive now: those whose session holds their advisory lock

@@ -7,7 +7,7 @@
 //!
 //! Lock order: the account row (`lock_account`), then a resumable upload's
 //! row, then token rows (several in id order: a batch of uploads,
-//! `filestore_commit_uploads`, locks its tokens so before using them);
+//! `filestore_commit`, locks its tokens so before using them);
 //! nothing locks them the other way round.
 
 use super::{execute, has_nul, query_opt, rows, signed, DbError, PgStore};

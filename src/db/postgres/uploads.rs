@@ -5,7 +5,8 @@
 //! ([`UploadRepo`]); and the completion of an upload, which its commit
 //! makes.
 
-use super::accounts::{commitments, lock_account};
+use super::account_lock::lock_account;
+use super::accounts::commitments;
 use super::blobs::{schedule, unqueue};
 use super::strangers::{strangers, BY_STRANGER};
 use super::tokens;
@@ -59,7 +60,7 @@ async fn create(
         &format!(
             "INSERT INTO tus_uploads ({}) VALUES
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-              $18, $19, $20)",
+              $18, $19, $20, $21)",
             rows::UPLOAD
         ),
         &[
@@ -83,6 +84,7 @@ async fn create(
             &u.created_by,
             &u.idle_ms,
             &metadata::to_json(&u.metadata),
+            &u.md5_state,
         ],
     )
     .await?;
@@ -270,7 +272,7 @@ impl UploadRepo for PgStore {
             Ok(execute(
                 c,
                 "UPDATE tus_uploads SET received = $3, hash_state = $4, store_state = $5, tail = $6,
-                     expires_at = $7
+                     expires_at = $7, md5_state = $9
                  WHERE id = $1 AND received = $2 AND completed_at IS NULL AND expires_at > $8",
                 &[
                     &id,
@@ -281,6 +283,7 @@ impl UploadRepo for PgStore {
                     &p.tail,
                     &p.expires_at,
                     &p.now,
+                    &p.md5_state,
                 ],
             )
             .await?

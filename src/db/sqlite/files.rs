@@ -20,7 +20,7 @@ use rusqlite::{params, Connection, Row};
 use std::sync::atomic::Ordering;
 
 pub(super) const COLUMNS: &str =
-    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata";
+    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata, md5";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
@@ -37,6 +37,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         expires_at: r.get(10)?,
         inline: r.get(11)?,
         metadata: metadata::from_stored(&r.get::<_, String>(12)?),
+        md5: r.get(13)?,
     })
 }
 
@@ -131,7 +132,7 @@ fn commit_upload(
         by_stranger = shared::is_stranger(&tx, &creator)?;
     }
     tx.prepare_cached(&format!(
-        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
     ))?
     .execute(params![
         f.id,
@@ -146,7 +147,8 @@ fn commit_upload(
         f.created_at,
         f.expires_at,
         f.inline,
-        metadata::to_json(&f.metadata)
+        metadata::to_json(&f.metadata),
+        f.md5
     ])?;
     accounts::add_storage(&tx, &f.account_id, signed(f.size)?)?;
     accounts::add_upload(&tx, &f.account_id, &ctx.period)?;
@@ -517,7 +519,7 @@ impl FileRepo for SqliteStore {
                 ))?;
                 Ok(stmt
                     .query_row(params![id, acc, now], |r| {
-                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(13)?))
+                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(14)?))
                     })
                     .optional()?)
             })

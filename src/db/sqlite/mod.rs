@@ -126,6 +126,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_plans.sql"),
     include_str!("migrations/0013_folder_delete.sql"),
     include_str!("migrations/0014_strangers_share.sql"),
+    include_str!("migrations/0015_md5.sql"),
     include_str!("migrations/0016_path_index.sql"),
 ];
 

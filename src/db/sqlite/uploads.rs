@@ -17,7 +17,7 @@ use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
      folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at, \
-     idempotency_key, created_by, idle_ms, metadata";
+     idempotency_key, created_by, idle_ms, metadata, md5_state";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     Ok(UploadRow {
@@ -41,6 +41,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
         created_by: r.get(17)?,
         idle_ms: r.get(18)?,
         metadata: metadata::from_stored(&r.get::<_, String>(19)?),
+        md5_state: r.get(20)?,
     })
 }
 
@@ -82,7 +83,7 @@ fn create(
     }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
     ))?
     .execute(params![
         u.id,
@@ -105,6 +106,7 @@ fn create(
         u.created_by,
         u.idle_ms,
         metadata::to_json(&u.metadata),
+        u.md5_state,
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)
@@ -307,7 +309,7 @@ impl UploadRepo for SqliteStore {
             .write(move |c| {
                 Ok(c.prepare_cached(
                     "UPDATE tus_uploads SET received = ?3, hash_state = ?4, store_state = ?5,
-                         tail = ?6, expires_at = ?7
+                         tail = ?6, expires_at = ?7, md5_state = ?9
                      WHERE id = ?1 AND received = ?2 AND completed_at IS NULL AND expires_at > ?8",
                 )?
                 .execute(params![
@@ -318,7 +320,8 @@ impl UploadRepo for SqliteStore {
                     p.store_state,
                     p.tail,
                     p.expires_at,
-                    p.now
+                    p.now,
+                    p.md5_state
                 ])? == 1)
             })
             .await

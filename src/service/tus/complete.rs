@@ -5,7 +5,7 @@ use super::read::with_file;
 use crate::db::{FileRow, UploadRow};
 use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
-use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::resumable::ResumableHashes;
 use crate::domain::sniff::SNIFF_LEN;
 use crate::domain::validate;
 use crate::service::blobs::delete_blob_now;
@@ -24,7 +24,7 @@ pub(super) async fn complete(
     policy: &UploadPolicy,
     row: &UploadRow,
     after: Partial,
-    hash: &ResumableSha256,
+    hash: &ResumableHashes,
 ) -> Result<StoredFile, ServiceError> {
     match app.store.complete_partial(&row.blob_key, after).await {
         Ok(()) => commit_file(app, policy, row, hash.hex()).await,
@@ -36,7 +36,7 @@ pub(super) async fn complete(
 /// The store no longer has the upload's partial blob. When it holds the whole
 /// blob instead (completed in the store, but the file's commit never
 /// happened: a crash or a database failure in between, then a retried last
-/// PATCH), the file is committed now, its SHA-256 read back from the store.
+/// PATCH), the file is committed now, its SHA-256 and MD5 read back from the store.
 /// Otherwise the bytes are lost (the store's upload was aborted): the upload
 /// is removed and 410 says to start again.
 pub(super) async fn recover(
@@ -45,7 +45,7 @@ pub(super) async fn recover(
     row: &UploadRow,
 ) -> Result<StoredFile, ServiceError> {
     if app.store.size(&row.blob_key).await? == Some(row.length) {
-        let mut hash = ResumableSha256::new();
+        let mut hash = ResumableHashes::new();
         let mut bytes = app.store.get(&row.blob_key, 0, row.length).await?;
         while let Some(chunk) = bytes.next().await {
             hash.update(&chunk.map_err(ServiceError::from_io)?);
@@ -119,7 +119,7 @@ async fn commit_file(
     app: &Arc<App>,
     policy: &UploadPolicy,
     row: &UploadRow,
-    sha256: String,
+    (sha256, md5): (String, Option<String>),
 ) -> Result<StoredFile, ServiceError> {
     let sniffed = stored_type(app, policy, row).await?;
     let now = app.clock.now_ms();
@@ -133,6 +133,7 @@ async fn commit_file(
         size: row.length,
         private: row.private,
         sha256,
+        md5,
         blob_key: row.blob_key.clone(),
         created_at: now,
         expires_at: row.expires_ms.map(|ms| now.saturating_add(ms)),

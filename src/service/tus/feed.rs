@@ -1,11 +1,11 @@
 //! A PATCH's body on its way to the store: counted against the upload's
-//! length, hashed (the upload's resumable SHA-256 and the chunk's
+//! length, hashed (the upload's resumable SHA-256 and MD5, and the chunk's
 //! `Upload-Checksum`) on the blocking pool in batches beside the network and
 //! the store, and one PATCH at a time per upload. No thread waits for the
 //! client's next byte: a batch runs only when bytes have come
 //! (`storage::pipe`).
 
-use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::resumable::ResumableHashes;
 use crate::domain::tus::Algorithm;
 use crate::service::error::ServiceError;
 use crate::storage::pipe::{Pipe, Sink};
@@ -26,7 +26,7 @@ pub(super) struct Feed {
 
 /// The hashes a PATCH's bytes update.
 struct Hashes {
-    hash: ResumableSha256,
+    hash: ResumableHashes,
     check: Option<Checker>,
 }
 
@@ -44,7 +44,7 @@ impl Sink for Hashes {
 /// or is dropped, the hashes of everything it passed go to the receiver.
 pub(super) struct ToHasher {
     pipe: Option<Pipe<Hashes>>,
-    done: Option<oneshot::Sender<(ResumableSha256, Option<Checker>)>>,
+    done: Option<oneshot::Sender<(ResumableHashes, Option<Checker>)>>,
 }
 
 impl ToHasher {
@@ -63,7 +63,7 @@ impl ToHasher {
     }
 }
 
-async fn deliver(pipe: Pipe<Hashes>, done: oneshot::Sender<(ResumableSha256, Option<Checker>)>) {
+async fn deliver(pipe: Pipe<Hashes>, done: oneshot::Sender<(ResumableHashes, Option<Checker>)>) {
     // A failed pipe (a panic) drops `done`: the receiver sees the error.
     if let Ok(hashes) = pipe.finish(|h| Ok((h.hash, h.check))).await {
         let _ = done.send(hashes);
@@ -86,11 +86,11 @@ impl Drop for ToHasher {
 /// is passed on, not copied); the receiver gives them back once the stream
 /// has ended.
 pub(super) fn hasher(
-    hash: ResumableSha256,
+    hash: ResumableHashes,
     check: Option<Checker>,
 ) -> (
     ToHasher,
-    oneshot::Receiver<(ResumableSha256, Option<Checker>)>,
+    oneshot::Receiver<(ResumableHashes, Option<Checker>)>,
 ) {
     let (done, rx) = oneshot::channel();
     let to = ToHasher {
@@ -203,8 +203,8 @@ mod tests {
         futures_util::stream::iter(chunks)
     }
 
-    fn sha(data: &[u8]) -> String {
-        let mut h = ResumableSha256::new();
+    fn sha(data: &[u8]) -> (String, Option<String>) {
+        let mut h = ResumableHashes::new();
         h.update(data);
         h.hex()
     }
@@ -212,7 +212,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_hashes_cover_every_byte_passed_on() {
         let check = Some(Checker::new(Algorithm::Sha256));
-        let (to, done) = hasher(ResumableSha256::new(), check);
+        let (to, done) = hasher(ResumableHashes::new(), check);
         let feed = Arc::new(Mutex::new(Feed {
             room: 100,
             error: None,
@@ -224,6 +224,10 @@ mod tests {
         let (hash, check) = done.await.unwrap();
         assert_eq!(hash.hex(), sha(b"hello world"));
         assert_eq!(
+            hash.hex().1.unwrap(),
+            hex::encode(<md5::Md5 as md5::Digest>::digest(b"hello world"))
+        );
+        assert_eq!(
             check.unwrap().finish(),
             sha2::Sha256::digest(b"hello world").to_vec()
         );
@@ -233,7 +237,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn past_the_room_the_stream_ends_and_the_hashes_stop_before_it() {
-        let (to, done) = hasher(ResumableSha256::new(), None);
+        let (to, done) = hasher(ResumableHashes::new(), None);
         let feed = Arc::new(Mutex::new(Feed {
             room: 8,
             error: None,
@@ -249,7 +253,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stream_dropped_early_still_gives_the_hashes_of_what_it_passed() {
-        let (to, done) = hasher(ResumableSha256::new(), None);
+        let (to, done) = hasher(ResumableHashes::new(), None);
         let feed = Arc::new(Mutex::new(Feed {
             room: 100,
             error: None,

@@ -29,7 +29,7 @@ use crate::db::{CreateOutcome, UploadRow};
 use crate::domain::files::StoredFile;
 use crate::domain::ids::KeyKind;
 use crate::domain::policy::{Asked, UploadPolicy};
-use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::resumable::ResumableHashes;
 use crate::domain::tus::{self as rules, Metadata};
 use crate::domain::{ids, validate};
 use crate::service::blobs::delete_blob_now;
@@ -101,6 +101,7 @@ pub(crate) async fn create(
             return Err(e.into());
         }
     };
+    let (hash_state, md5_state) = ResumableHashes::new().save();
     let row = UploadRow {
         id: ids::upload_id(),
         account_id: caller.account.id.clone(),
@@ -113,7 +114,8 @@ pub(crate) async fn create(
         folder: meta.folder,
         private: meta.private.unwrap_or(false),
         expires_ms: meta.expires.map(millis),
-        hash_state: ResumableSha256::new().save(),
+        hash_state,
+        md5_state,
         store_state: partial.state.clone(),
         created_at: now,
         expires_at: now + idle_ms,
@@ -136,7 +138,7 @@ pub(crate) async fn create(
                 &caller.key.policy,
                 &row,
                 partial,
-                &ResumableSha256::new(),
+                &ResumableHashes::new(),
             )
             .await?;
             return Ok((row, Some(file)));

@@ -10,7 +10,7 @@ use crate::db::{Progress, UploadRow};
 use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Share;
-use crate::domain::sha256_state::ResumableSha256;
+use crate::domain::resumable::ResumableHashes;
 use crate::domain::sniff::{Head, SNIFF_LEN};
 use crate::domain::tus::{self as rules, Algorithm};
 use crate::service::error::ServiceError;
@@ -183,7 +183,7 @@ where
     S: Stream<Item = Result<Bytes, ServiceError>> + Send + 'static,
 {
     let id = row.id.as_str();
-    let hash = ResumableSha256::restore(&row.hash_state)
+    let hash = ResumableHashes::restore(&row.hash_state, row.md5_state.as_deref())
         .ok_or_else(|| ServiceError::internal(format!("upload {id}: bad hash state")))?;
     let feed = Arc::new(Mutex::new(Feed { room, error: None }));
     let check = p.checksum.as_ref().map(|(a, _)| Checker::new(*a));
@@ -271,16 +271,18 @@ async fn record(
     app: &App,
     row: &UploadRow,
     after: &Partial,
-    hash: &ResumableSha256,
+    hash: &ResumableHashes,
 ) -> Result<i64, ServiceError> {
     let now = app.clock.now_ms();
     let brought = after.offset.saturating_sub(row.received);
     let expires_at = rules::expiry_after_patch(now, row.expires_at, row.idle_ms, brought);
+    let (hash_state, md5_state) = hash.save();
     let progress = Progress {
         now,
         from: row.received,
         received: after.offset,
-        hash_state: hash.save(),
+        hash_state,
+        md5_state,
         store_state: after.state.clone(),
         tail: after.tail.as_ref().map(|t| t.to_vec()),
         expires_at,

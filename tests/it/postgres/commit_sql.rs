@@ -1,5 +1,6 @@
-//! `filestore_commit_accounts` (migration 0016) against
-//! `filestore_commit_uploads` (0013) run for each account: the same uploads
+//! `filestore_commit` (migration 0018), the one function that inserts into
+//! `files`: called with several accounts at once against called for each
+//! account alone, the same uploads
 //! of several accounts, every kind of outcome among them (a token used and
 //! then spent, a revoked token, a guard gone, the storage quota with and
 //! without what resumable uploads hold, the monthly count), give the same
@@ -100,7 +101,7 @@ struct Outcome {
 }
 
 /// The columns of `ups[range]` (of `account`s, each once, in order) as the
-/// node binds them; `accounts` and `ends` first when `several`.
+/// node binds them; bounded by `lock_timeout` when `several` (as the bus's).
 async fn call(
     c: &impl GenericClient,
     ups: &[Up],
@@ -141,31 +142,21 @@ async fn call(
     let ev: Vec<String> = range.clone().map(|i| format!("{{\"n\":{i}}}")).collect();
     let (n, t, m, sha) = (text("n"), text("text/plain"), text("{}"), text("00"));
     let period = "2026-11";
-    let columns: [&(dyn ToSql + Sync); 18] = [
-        &ids, &n, &folder, &size, &t, &private, &sha, &blob, &at, &expires, &inline, &m, &data,
-        &ev, &period, &token, &storage, &count,
+    let md5: Vec<Option<String>> = range.clone().map(|i| Some(format!("{i:032x}"))).collect();
+    let (no_key, no_since): (Option<String>, Option<i64>) = (None, None);
+    let params: [&(dyn ToSql + Sync); 26] = [
+        &names, &ends, &ids, &n, &folder, &size, &t, &private, &sha, &md5, &blob, &at, &expires,
+        &inline, &m, &data, &ev, &period, &token, &storage, &count, &no_key, &no_since, &false,
+        &false, &several,
     ];
-    let rows = if several {
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&names, &ends];
-        params.extend(columns);
-        c.query(
-            "SELECT n, code, detail, message, queued FROM filestore_commit_accounts(
+    let rows = c
+        .query(
+            "SELECT n, code, detail, message, queued FROM filestore_commit(
                 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                $18, $19, $20)",
+                $18, $19, $20, $21, $22, $23, $24, $25, $26)",
             &params,
         )
-        .await?
-    } else {
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&ids, &names[0]];
-        params.extend(&columns[1..]);
-        c.query(
-            "SELECT n, code, detail, message, queued FROM filestore_commit_uploads(
-                $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                $18, $19)",
-            &params,
-        )
-        .await?
-    };
+        .await?;
     let start = i32::try_from(range.start).unwrap();
     Ok(rows
         .iter()
@@ -185,7 +176,8 @@ async fn state(c: &impl GenericClient) -> Vec<String> {
     for sql in [
         "SELECT id || ' ' || storage_bytes FROM accounts ORDER BY id",
         "SELECT account_id || ' ' || upload_count FROM usage_periods ORDER BY account_id",
-        "SELECT id || ' ' || account_id || ' ' || size || ' ' || inline FROM files ORDER BY id",
+        "SELECT id || ' ' || account_id || ' ' || size || ' ' || inline || ' ' || md5
+             FROM files ORDER BY id",
         "SELECT blob_key FROM inline_blobs ORDER BY blob_key",
         "SELECT blob_key FROM blob_deletions ORDER BY blob_key",
         "SELECT id || ' ' || uploads_used FROM upload_tokens ORDER BY id",
@@ -250,6 +242,7 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
         "tok_a 1",
         "tok_b 0",
         "file_7 wh_b file.created {\"n\":7} 1000 1000",
+        "file_7 acc_sql_b 10 true 00000000000000000000000000000007",
     ] {
         assert!(
             after_together.contains(&row.to_string()),

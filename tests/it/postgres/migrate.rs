@@ -5,8 +5,8 @@
 use super::*;
 use crate::common::process::{admin, filestore, Serve};
 
-/// The migrations since the previous release's schema (9).
-const SINCE_RELEASE: i64 = 9;
+/// The migrations since the previous release's schema (8).
+const SINCE_RELEASE: i64 = 10;
 
 /// This binary's migrations, and SQL that takes a database back to the
 /// previous release's schema (before the last [`SINCE_RELEASE`]).
@@ -18,11 +18,11 @@ fn back_to_the_release(url: &str) -> i64 {
     .unwrap()
     .count() as i64;
     for sql in [
+        "DROP FUNCTION filestore_commit",
+        "ALTER TABLE files DROP COLUMN md5",
+        "ALTER TABLE tus_uploads DROP COLUMN md5_state",
         "DROP TABLE stranger_slots",
         "ALTER TABLE usage_periods DROP COLUMN stranger_uploads",
-        "DROP FUNCTION filestore_commit_accounts",
-        "DROP FUNCTION filestore_commit_uploads",
-        "DROP FUNCTION filestore_commit_upload",
         "DROP TABLE webhook_event_batches",
         "DROP TABLE plans",
         "DROP TRIGGER image_variants_go_with_their_file ON files",

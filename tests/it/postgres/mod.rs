@@ -17,6 +17,7 @@ mod bus;
 mod commit_sql;
 mod keys;
 mod migrate;
+mod one_commit;
 mod outages;
 mod races;
 mod serve;
