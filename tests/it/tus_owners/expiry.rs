@@ -27,9 +27,9 @@ async fn a_public_keys_upload_expires_after_ten_minutes_without_a_byte() {
     // 10 minutes after its last byte it is gone, its reservation with it;
     // the secret key's upload, as old, is not.
     srv.clock.advance(Duration::from_mins(5));
-    let r = public.head(&url).await;
-    assert_eq!(r.status(), 410);
     // Expired, or (the collector may take it at any moment now) gone.
+    let status = public.head(&url).await.status();
+    assert!(status == 410 || status == 404, "{status}");
     let r = public.patch(&url, 10, vec![1; 10]).await;
     let refused = error_code(r).await;
     assert!(
