@@ -242,8 +242,7 @@ pub(crate) async fn copy(
     let req: FileCopy = optional_object(&body, "{\"name\", \"folder\", \"private\"}")?;
     let folder = folder_field(req.folder)?;
     let req = copy::CopyRequest {
-        key_id: caller.key.id,
-        account: caller.account,
+        caller,
         // Checked by the service (non-ASCII turns into characters it refuses).
         idempotency_key: headers
             .get("idempotency-key")

@@ -4,12 +4,13 @@
 //! store copies itself (`BlobStore::copy`) instead of receiving them again;
 //! inline bytes are copied with the row.
 
+use super::caller::Caller;
 use super::commit::{commit, commit_context, PendingBlob};
 use super::files::{new_folder, new_name};
 use super::refusals::{refused, size_limit};
 use super::App;
 use crate::clock::period_of;
-use crate::db::{Account, CommitContext, FileRow};
+use crate::db::{CommitContext, FileRow};
 use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::quota::Ask;
@@ -22,9 +23,8 @@ use std::sync::Arc;
 /// A copy asked for: by whom, and what changes from the source.
 #[derive(Debug, Clone)]
 pub(crate) struct CopyRequest {
-    pub account: Account,
-    /// The id of the API key that sent it (idempotency keys are per key).
-    pub key_id: String,
+    /// Who asks (a secret key: idempotency keys are per key).
+    pub caller: Caller,
     /// The request's `Idempotency-Key`, unchecked.
     pub idempotency_key: Option<String>,
     /// The copy's name; None keeps the source's.
@@ -46,7 +46,7 @@ pub(crate) async fn copy(
     id: &str,
     req: CopyRequest,
 ) -> Result<StoredFile, ServiceError> {
-    if req.account.grace_period {
+    if req.caller.account.grace_period {
         return Err(ServiceError::GracePeriod(
             "the account is in its grace period: uploads and copies are paused".into(),
         ));
@@ -64,13 +64,13 @@ pub(crate) async fn copy(
             // upload, or with a copy of another file, is another request
             // and never replays this one.
             Some(validate::idempotency_scope(
-                &req.key_id,
+                &req.caller.key.id,
                 &format!("copy/{id}/{key}"),
             ))
         }
         None => None,
     };
-    let account = &req.account;
+    let account = &req.caller.account;
     let now = app.clock.now_ms();
     if let Some(key) = &idempotency_key {
         let since = now - IDEMPOTENCY_WINDOW_MS;
