@@ -9,6 +9,7 @@ pub use crate::domain::files::{
 };
 pub(crate) use crate::domain::policy::UploadPolicy;
 pub use crate::domain::quota::{Quota, Refusal};
+use std::collections::BTreeMap;
 
 /// How long an upload may take between registering its blob and committing.
 pub(crate) const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
@@ -144,16 +145,55 @@ pub struct OutboxEvent {
     pub attempts: u32,
 }
 
+/// The outbox's durable form of a file (every field defaults: one added
+/// later still reads an older event). Its field names are also those the
+/// PostgreSQL folder delete writes (`db/postgres/files.rs`).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(remote = "FileRow")]
+pub(crate) struct DurableFile {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    account_id: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    folder: Option<String>,
+    #[serde(default)]
+    size: u64,
+    #[serde(default)]
+    content_type: String,
+    #[serde(default)]
+    private: bool,
+    #[serde(default)]
+    sha256: String,
+    #[serde(default)]
+    md5: Option<String>,
+    #[serde(default)]
+    blob_key: String,
+    #[serde(default)]
+    created_at: i64,
+    #[serde(default)]
+    expires_at: Option<i64>,
+    #[serde(default)]
+    inline: bool,
+    #[serde(default)]
+    metadata: BTreeMap<String, String>,
+}
+
 /// The file row as the outbox keeps it.
 pub(crate) fn event_data(row: &FileRow) -> Result<String, super::error::DbError> {
-    serde_json::to_string(row).map_err(|e| super::error::DbError::Invalid(e.to_string()))
+    let mut out = Vec::new();
+    DurableFile::serialize(row, &mut serde_json::Serializer::new(&mut out))
+        .map_err(|e| super::error::DbError::Invalid(e.to_string()))?;
+    String::from_utf8(out).map_err(|e| super::error::DbError::Invalid(e.to_string()))
 }
 
 /// The file row of outbox event `seq`'s `data`, or None (logged) when it
 /// cannot be read: such an event can never be sent, and the claim drops it
 /// rather than holding up the others.
 pub(crate) fn event_file(seq: i64, data: &str) -> Option<FileRow> {
-    match serde_json::from_str(data) {
+    match DurableFile::deserialize(&mut serde_json::Deserializer::from_str(data)) {
         Ok(f) => Some(f),
         Err(e) => {
             tracing::error!(seq, error = %e, "an outbox event's data is unreadable; dropped");
@@ -165,18 +205,22 @@ pub(crate) fn event_file(seq: i64, data: &str) -> Option<FileRow> {
 #[cfg(test)]
 mod tests {
 
-    use super::FileRow;
+    use super::{event_data, event_file};
 
     #[test]
     fn an_outbox_file_from_before_metadata_still_reads() {
         let old = r#"{"id":"f_1","account_id":"a_1","name":"x","folder":null,"size":1,
             "content_type":"text/plain","private":false,"sha256":"","blob_key":"a_1/f_1",
             "created_at":5,"expires_at":null,"inline":true}"#;
-        let f: FileRow = serde_json::from_str(old).unwrap();
-        assert_eq!((f.id.as_str(), f.metadata.len()), ("f_1", 0));
+        let f = event_file(1, old).unwrap();
+        assert_eq!(
+            (f.id.as_str(), f.metadata.len(), f.md5.as_deref()),
+            ("f_1", 0, None)
+        );
         let mut g = f.clone();
         g.metadata.insert("k".into(), "v".into());
-        let back: FileRow = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        g.md5 = Some("d41d8cd98f00b204e9800998ecf8427e".into());
+        let back = event_file(2, &event_data(&g).unwrap()).unwrap();
         assert_eq!(back, g);
     }
 }

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-/// (Also the outbox's durable form of a file: fields added later need
-/// `#[serde(default)]`, which the struct-level one gives them.)
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+/// A stored file, as the service knows it. Not serializable: each door
+/// renders its own record of it (the outbox keeps it in a durable form of
+/// its own, `db::model::DurableFile`), so no door can hand out its internal
+/// fields (`blob_key`, `inline`) by mistake.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoredFile {
     pub id: String,
     pub account_id: String,
