@@ -6,6 +6,8 @@
 //! (`block_api::compress`); only the padding at the end is done here (RFC
 //! 1321 §3.1–3.2: the bit length little-endian).
 
+use super::block_state;
+
 /// The initial state A, B, C, D of MD5 (RFC 1321 §3.3).
 const INIT: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
 
@@ -37,17 +39,13 @@ impl ResumableMd5 {
 
     pub(crate) fn update(&mut self, mut data: &[u8]) {
         self.len += data.len() as u64;
-        if !self.tail.is_empty() {
-            let take = (64 - self.tail.len()).min(data.len());
-            self.tail.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.tail.len() < 64 {
-                return;
-            }
-            let mut block = [0u8; 64];
-            block.copy_from_slice(&self.tail);
+        let (rest, block) = block_state::fill_tail(&mut self.tail, data);
+        if let Some(block) = block {
             md5::block_api::compress(&mut self.state, &[block]);
-            self.tail.clear();
+        }
+        data = rest;
+        if !self.tail.is_empty() {
+            return;
         }
         // Whole blocks straight from the caller's bytes: no copy.
         let (blocks, rest) = data.as_chunks::<64>();
@@ -63,11 +61,7 @@ impl ResumableMd5 {
     /// The digest of the bytes so far (the state itself is left as it is).
     pub(crate) fn digest(&self) -> [u8; 16] {
         let mut state = self.state;
-        let mut last = self.tail.clone();
-        last.push(0x80);
-        let blocks = if last.len() <= 56 { 1 } else { 2 };
-        last.resize(blocks * 64 - 8, 0);
-        last.extend_from_slice(&(self.len.wrapping_mul(8)).to_le_bytes());
+        let last = block_state::last_blocks(&self.tail, self.len, u64::to_le_bytes);
         let (blocks, _) = last.as_chunks::<64>();
         md5::block_api::compress(&mut state, blocks);
         let mut out = [0u8; 16];
@@ -84,31 +78,12 @@ impl ResumableMd5 {
 
     /// The state as text: `<16 hex: length>:<32 hex: words>:<hex tail>`.
     pub(crate) fn save(&self) -> String {
-        let words: Vec<u8> = self.state.iter().flat_map(|w| w.to_be_bytes()).collect();
-        format!(
-            "{:016x}:{}:{}",
-            self.len,
-            hex::encode(words),
-            hex::encode(&self.tail)
-        )
+        block_state::save(self.len, &self.state, &self.tail)
     }
 
     /// A state [`ResumableMd5::save`] wrote; None for anything else.
     pub(crate) fn restore(saved: &str) -> Option<ResumableMd5> {
-        let mut parts = saved.split(':');
-        let (len, words, tail) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some() || len.len() != 16 || words.len() != 32 {
-            return None;
-        }
-        let len = u64::from_str_radix(len, 16).ok()?;
-        let tail = hex::decode(tail).ok()?;
-        if tail.len() as u64 != len % 64 {
-            return None;
-        }
-        let mut state = [0u32; 4];
-        for (i, w) in state.iter_mut().enumerate() {
-            *w = u32::from_str_radix(words.get(i * 8..i * 8 + 8)?, 16).ok()?;
-        }
+        let (len, state, tail) = block_state::restore(saved)?;
         Some(ResumableMd5 { state, len, tail })
     }
 }

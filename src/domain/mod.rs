@@ -2,6 +2,7 @@
 
 pub(crate) mod accounts;
 pub(crate) mod backoff;
+pub(crate) mod block_state;
 pub mod digest;
 pub mod filepath;
 pub(crate) mod files;

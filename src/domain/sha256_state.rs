@@ -5,6 +5,7 @@
 //! The compression itself is `sha2`'s (`compress256`, SHA-NI where the CPU
 //! has it); only the padding at the end is done here (FIPS 180-4 §5.1.1).
 
+use super::block_state;
 use sha2::digest::generic_array::GenericArray;
 
 /// The initial hash value H(0) of SHA-256.
@@ -50,16 +51,13 @@ impl ResumableSha256 {
 
     pub(crate) fn update(&mut self, mut data: &[u8]) {
         self.len += data.len() as u64;
+        let (rest, block) = block_state::fill_tail(&mut self.tail, data);
+        if let Some(block) = block {
+            sha2::compress256(&mut self.state, &[GenericArray::from(block)]);
+        }
+        data = rest;
         if !self.tail.is_empty() {
-            let take = (64 - self.tail.len()).min(data.len());
-            self.tail.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.tail.len() < 64 {
-                return;
-            }
-            let block = GenericArray::clone_from_slice(&self.tail);
-            sha2::compress256(&mut self.state, &[block]);
-            self.tail.clear();
+            return;
         }
         // Whole blocks go to `compress256` in batches copied to the stack (measured
         // on 256 MiB: a call per block is 14 % slower than `Sha256`, batches 7 %).
@@ -87,11 +85,7 @@ impl ResumableSha256 {
     /// The digest of the bytes so far (the state itself is left as it is).
     pub(crate) fn digest(&self) -> [u8; 32] {
         let mut state = self.state;
-        let mut last = self.tail.clone();
-        last.push(0x80);
-        let blocks = if last.len() <= 56 { 1 } else { 2 };
-        last.resize(blocks * 64 - 8, 0);
-        last.extend_from_slice(&(self.len.wrapping_mul(8)).to_be_bytes());
+        let last = block_state::last_blocks(&self.tail, self.len, u64::to_be_bytes);
         let blocks: Vec<_> = last
             .chunks_exact(64)
             .map(GenericArray::clone_from_slice)
@@ -111,31 +105,12 @@ impl ResumableSha256 {
 
     /// The state as text: `<16 hex: length>:<64 hex: words>:<hex tail>`.
     pub(crate) fn save(&self) -> String {
-        let words = hex::encode(
-            self.state
-                .iter()
-                .flat_map(|w| w.to_be_bytes())
-                .collect::<Vec<u8>>(),
-        );
-        format!("{:016x}:{words}:{}", self.len, hex::encode(&self.tail))
+        block_state::save(self.len, &self.state, &self.tail)
     }
 
     /// A state [`ResumableSha256::save`] wrote; None for anything else.
     pub(crate) fn restore(saved: &str) -> Option<ResumableSha256> {
-        let mut parts = saved.split(':');
-        let (len, words, tail) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some() || len.len() != 16 || words.len() != 64 {
-            return None;
-        }
-        let len = u64::from_str_radix(len, 16).ok()?;
-        let tail = hex::decode(tail).ok()?;
-        if tail.len() as u64 != len % 64 {
-            return None;
-        }
-        let mut state = [0u32; 8];
-        for (i, w) in state.iter_mut().enumerate() {
-            *w = u32::from_str_radix(words.get(i * 8..i * 8 + 8)?, 16).ok()?;
-        }
+        let (len, state, tail) = block_state::restore(saved)?;
         Some(ResumableSha256 { state, len, tail })
     }
 }
