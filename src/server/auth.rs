@@ -132,12 +132,13 @@ pub(crate) async fn guard(
                 rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
             }
             if let Some(caller) = refused.caller {
-                tag(&mut response, &caller);
+                let token = caller.is_token();
+                tag(&mut response, caller.account.id, token);
             }
             return response;
         }
     };
-    let tagged = (caller.account.id.clone(), caller.is_token());
+    let (account, token) = (caller.account.id.clone(), caller.is_token());
     if let Some(held) = commitments {
         req.extensions_mut().insert(EarlyCommitments(held));
     }
@@ -149,21 +150,16 @@ pub(crate) async fn guard(
             rate_limit_headers(response.headers_mut(), d.limit, d.remaining, d.reset);
         }
     }
-    response
-        .extensions_mut()
-        .insert(super::observe::AccountTag(tagged.0));
-    if tagged.1 {
-        response.extensions_mut().insert(AnyOrigin);
-    }
+    tag(&mut response, account, token);
     response
 }
 
 /// Marks a response with its caller's account (the access log's) and,
 /// for an upload token, as readable from any origin.
-fn tag(response: &mut Response, caller: &Caller) {
-    let account = super::observe::AccountTag(caller.account.id.clone());
+fn tag(response: &mut Response, account: String, token: bool) {
+    let account = super::observe::AccountTag(account);
     response.extensions_mut().insert(account);
-    if caller.is_token() {
+    if token {
         response.extensions_mut().insert(AnyOrigin);
     }
 }
