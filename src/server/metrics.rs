@@ -95,7 +95,7 @@ async fn render(app: &App, handle: &PrometheusHandle) -> String {
     }
     let pool = app.pool();
     metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
-    metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle));
+    metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));
     handle.render()
 }
 

@@ -4,13 +4,6 @@
 
 use super::App;
 
-/// The store's pool, as the metrics show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Pool {
-    pub connections: u32,
-    pub idle: u32,
-}
-
 impl App {
     /// A round trip to the metadata store.
     pub(crate) async fn check_database(&self) -> Result<(), String> {
@@ -29,11 +22,7 @@ impl App {
     }
 
     /// The metadata store's connections.
-    pub(crate) fn pool(&self) -> Pool {
-        let p = self.meta.pool_stats();
-        Pool {
-            connections: p.connections,
-            idle: p.idle_connections,
-        }
+    pub(crate) fn pool(&self) -> crate::db::PoolStats {
+        self.meta.pool_stats()
     }
 }
