@@ -68,6 +68,9 @@ pub mod service {
     pub mod paths {
         pub use crate::service::paths::{file_at, files_at, list_paths, MAX_PATHS_PAGE};
     }
+    pub mod md5_fill {
+        pub use crate::service::md5_fill::pass_once;
+    }
 }
 
 pub mod storage {

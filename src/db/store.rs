@@ -190,6 +190,14 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
 
     /// Forgets idempotency keys used before `before`.
     async fn prune_idempotency(&self, before: i64) -> Result<usize, DbError>;
+
+    /// Up to `max` files (live or not) whose MD5 is not known, in id order
+    /// after `after` (`service::md5_fill`).
+    async fn md5_pending(&self, after: &str, max: u32) -> Result<Vec<FileRow>, DbError>;
+
+    /// Records the MD5 of the file `id` when it has none and its SHA-256 is
+    /// still `sha256`; false when there was nothing to set.
+    async fn md5_found(&self, id: &str, sha256: &str, md5: &str) -> Result<bool, DbError>;
 }
 
 /// The blob deletion queue and the upload guards that keep a blob being written from it.

@@ -1,9 +1,12 @@
 //! The hashes of a resumable upload's bytes, saved between PATCHes: its
-//! SHA-256 ([`ResumableSha256`]) and its MD5 ([`ResumableMd5`]), updated in
-//! one pass over each chunk. The MD5 is None for an upload begun before its
-//! state was kept, or one a node of an earlier release moved on (its state
-//! then covers fewer bytes than the SHA-256's): the file's `md5` then stays
-//! unknown (NULL), never wrong.
+//! SHA-256 ([`ResumableSha256`]) and, for an upload begun by the release
+//! that streamed MD5s, its MD5 ([`ResumableMd5`]), updated in one pass over
+//! each chunk. An upload begun now keeps no MD5 state: its file commits
+//! without one and `service::md5_fill` fills it in at idle priority
+//! (docs/decisions.md, "MD5 after the fact"). An MD5 state that covers fewer
+//! bytes than the SHA-256's (a node of an earlier release moved the upload
+//! on) is dropped: the file's `md5` is then unknown (NULL) until filled,
+//! never wrong.
 
 use super::md5_state::ResumableMd5;
 use super::sha256_state::ResumableSha256;
@@ -15,11 +18,11 @@ pub(crate) struct ResumableHashes {
 }
 
 impl ResumableHashes {
-    /// The hashes of no bytes yet.
+    /// The hashes of no bytes yet: SHA-256's only.
     pub(crate) fn new() -> Self {
         ResumableHashes {
             sha256: ResumableSha256::new(),
-            md5: Some(ResumableMd5::new()),
+            md5: None,
         }
     }
 
@@ -63,9 +66,29 @@ impl ResumableHashes {
 mod tests {
     use super::*;
 
+    /// An upload an earlier release began, with its MD5 state.
+    fn begun_with_md5() -> ResumableHashes {
+        ResumableHashes {
+            md5: Some(ResumableMd5::new()),
+            ..ResumableHashes::new()
+        }
+    }
+
+    #[test]
+    fn an_upload_begun_now_keeps_no_md5_state() {
+        let mut h = ResumableHashes::new();
+        h.update(b"hello");
+        assert_eq!(h.save().1, None);
+        let (sha, md5) = h.save();
+        assert_eq!(
+            ResumableHashes::restore(&sha, md5.as_deref()).unwrap().md5,
+            None
+        );
+    }
+
     #[test]
     fn both_hashes_survive_a_save_and_an_old_upload_stays_without_md5() {
-        let mut h = ResumableHashes::new();
+        let mut h = begun_with_md5();
         h.update(b"hello ");
         let (sha, md5) = h.save();
         let mut back = ResumableHashes::restore(&sha, md5.as_deref()).unwrap();
@@ -83,7 +106,7 @@ mod tests {
 
     #[test]
     fn an_md5_state_behind_the_sha256_state_is_dropped() {
-        let mut h = ResumableHashes::new();
+        let mut h = begun_with_md5();
         h.update(b"hello ");
         let (_, md5) = h.save();
         // A node of an earlier release moved the SHA-256 on, not the MD5.

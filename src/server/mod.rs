@@ -24,7 +24,7 @@ pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;
 
-use crate::service::{bandwidth, collector, webhooks, App, StartError};
+use crate::service::{bandwidth, collector, md5_fill, webhooks, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -178,7 +178,7 @@ pub struct Listener {
 
 /// Serves `app` on each of `listeners` until `shutdown` completes, then
 /// finishes the requests in flight. Runs the collector, the bandwidth
-/// flusher and the webhook sender alongside.
+/// flusher, the MD5 fill and the webhook sender alongside.
 pub async fn run(
     app: Arc<App>,
     listeners: Vec<Listener>,
@@ -213,6 +213,7 @@ pub async fn run(
     collector::run_once(&app).await;
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
     let flusher = bandwidth::spawn(app.clone());
+    let md5s = md5_fill::spawn(app.clone());
     let sender = webhooks::spawn(app.clone(), records::event_body);
     let mut limits = app.config.limits;
     if let Some(room) = conn::connection_room() {
@@ -263,6 +264,7 @@ pub async fn run(
     }
     collector.abort();
     flusher.abort();
+    md5s.abort();
     sender.abort();
     bandwidth::flush(&app).await;
     Ok(())

@@ -44,6 +44,9 @@ pub(crate) async fn commit(
             if app.meta.take_queued_events() {
                 app.outbox.wake();
             }
+            if row.md5.is_none() {
+                app.md5_fill.wake();
+            }
             metrics::counter!("filestore_uploads_total").increment(1);
             metrics::counter!("filestore_upload_bytes_total").increment(row.size);
             Ok(row)

@@ -21,6 +21,7 @@ pub(crate) mod health;
 pub(crate) mod images;
 pub(crate) mod inflight;
 pub(crate) mod links;
+pub(crate) mod md5_fill;
 pub(crate) mod meter;
 pub(crate) mod outbox;
 pub(crate) mod paths;
@@ -71,6 +72,8 @@ pub struct App {
     pub(crate) renders: images::Renders,
     /// Files the CDN served lately, answered from memory for a second.
     pub(crate) recent: cdn::Recent,
+    /// Wakes the task that fills in the MD5 of spooled files.
+    pub(crate) md5_fill: md5_fill::Fill,
     /// The download buffers `server.memory_budget` allows at once.
     pub(crate) downloads: download::Buffers,
     /// The plans in force: the database's, read at start and again every
@@ -173,6 +176,7 @@ impl App {
             outbox: Arc::default(),
             renders: images::Renders::new(config_concurrency, config_memory),
             recent: cdn::Recent::default(),
+            md5_fill: md5_fill::Fill::default(),
             downloads,
             plans: std::sync::RwLock::new(Arc::new(plans)),
             spool_dir,

@@ -1,7 +1,6 @@
 //! Where an upload's bytes wait until the file commits.
 //!
-//! A file part is hashed (SHA-256 and MD5, in one pass over each chunk) and
-//! counted as it arrives. Up to the inline limit it
+//! A file part is hashed and counted as it arrives. Up to the inline limit it
 //! stays in memory (small files are stored in the database with their row, so
 //! they never touch the spool directory). Past it, the bytes go to a spool
 //! file beside the blob store, written and hashed on the blocking pool in
@@ -11,6 +10,12 @@
 //! without a copy, and memory stays at a few megabytes whatever the file size.
 //!
 //! Dropped before [`Spool::finish`], a spool removes its file.
+//!
+//! SHA-256 is taken of every byte. MD5 (S3's ETag; /v1 never shows it) only
+//! while the bytes fit in memory: past the inline limit it would double the
+//! CPU an upload costs (MD5 runs at about a third of SHA-NI's speed), so a
+//! spooled file commits without it and `service::md5_fill` fills it in at idle
+//! priority (docs/decisions.md, "MD5 after the fact").
 
 use crate::storage::flush::EarlyFlush;
 use crate::storage::pipe::{Pipe, Sink};
@@ -35,36 +40,39 @@ pub(crate) struct Spooled {
     pub size: u64,
     /// Hex SHA-256 of the bytes.
     pub sha256: String,
-    /// Hex MD5 of the bytes.
-    pub md5: String,
+    /// Hex MD5 of the bytes, when they stayed in memory.
+    pub md5: Option<String>,
 }
 
-/// The hashes of what a spool takes: SHA-256 (aws-lc-rs's assembly) and
-/// MD5, each chunk given to both while it is in cache.
+/// The hashes of what a spool takes: SHA-256 (aws-lc-rs's assembly) and,
+/// until the bytes spill to a file, MD5, each chunk given to both while it
+/// is in cache.
 #[derive(Clone)]
 struct Hashes {
     sha256: Context,
-    md5: md5::Md5,
+    md5: Option<md5::Md5>,
 }
 
 impl Hashes {
     fn new() -> Self {
         Hashes {
             sha256: Context::new(&SHA256),
-            md5: md5::Md5::new(),
+            md5: Some(md5::Md5::new()),
         }
     }
 
     fn update(&mut self, data: &[u8]) {
         self.sha256.update(data);
-        self.md5.update(data);
+        if let Some(md5) = &mut self.md5 {
+            md5.update(data);
+        }
     }
 
-    /// Hex SHA-256 and hex MD5.
-    fn finish(self) -> (String, String) {
+    /// Hex SHA-256 and hex MD5 (when still taken).
+    fn finish(self) -> (String, Option<String>) {
         (
             hex::encode(self.sha256.finish()),
-            hex::encode(self.md5.finalize()),
+            self.md5.map(|m| hex::encode(m.finalize())),
         )
     }
 }
@@ -136,7 +144,9 @@ impl Spool {
                 Ok(())
             }
             State::Memory { buf, hasher } => {
-                let (held, hasher) = (std::mem::take(buf).freeze(), hasher.clone());
+                let (held, mut hasher) = (std::mem::take(buf).freeze(), hasher.clone());
+                // Spilled: the MD5 is left to the idle-priority fill.
+                hasher.md5 = None;
                 let (file, path) = tempfile::Builder::new()
                     .prefix("upload-")
                     .tempfile_in(&self.dir)?
@@ -222,12 +232,9 @@ mod tests {
         };
         assert_eq!(std::fs::read(path).unwrap(), b"hello world");
         assert_eq!(large.sha256, expected);
-        // The MD5 too, whether the bytes stayed in memory or spilled past it.
+        // The MD5 while the bytes stay in memory; none once they spill.
         let md5 = hex::encode(<md5::Md5 as md5::Digest>::digest(b"hello world"));
-        assert_eq!(
-            (small.md5.as_str(), large.md5.as_str()),
-            (md5.as_str(), md5.as_str())
-        );
+        assert_eq!((small.md5, large.md5), (Some(md5), None));
         let (_d, off) = spool(&[b"x"], 0).await;
         assert!(matches!(off.body, Body::File(_)));
     }
@@ -237,19 +244,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Spool::new(dir.path(), 0);
         let mut expected = Sha256::new();
-        let mut md5 = <md5::Md5 as md5::Digest>::new();
         let n = usize::try_from(crate::storage::flush::FLUSH_EVERY * 2 + 12_345).unwrap();
         for i in 0..n.div_ceil(1 << 20) {
             let len = (1 << 20).min(n - i * (1 << 20));
             let chunk = Bytes::from(vec![u8::try_from(i % 251).unwrap(); len]);
             expected.update(&chunk);
-            md5::Digest::update(&mut md5, &chunk);
             s.push(chunk).await.unwrap();
         }
         let done = s.finish().await.unwrap();
         assert_eq!(done.size, n as u64);
         assert_eq!(done.sha256, hex::encode(expected.finalize()));
-        assert_eq!(done.md5, hex::encode(md5::Digest::finalize(md5)));
+        assert_eq!(done.md5, None);
         let Body::File(path) = &done.body else {
             panic!("expected a file")
         };

@@ -281,7 +281,7 @@ impl Upload {
             size: spooled.size,
             private: settled.private,
             sha256: spooled.sha256,
-            md5: Some(spooled.md5),
+            md5: spooled.md5,
             created_at: now,
             expires_at: settled
                 .expires

@@ -768,4 +768,12 @@ impl FileRepo for PgStore {
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
     }
+
+    async fn md5_pending(&self, after: &str, max: u32) -> Result<Vec<FileRow>, DbError> {
+        PgStore::md5_pending(self, after, max).await
+    }
+
+    async fn md5_found(&self, id: &str, sha256: &str, md5: &str) -> Result<bool, DbError> {
+        PgStore::md5_found(self, id, sha256, md5).await
+    }
 }

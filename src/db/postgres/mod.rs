@@ -81,6 +81,7 @@ mod batch;
 mod blobs;
 mod bus;
 mod commit;
+mod digests;
 mod files;
 mod flights;
 mod group;
@@ -211,6 +212,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0017_strangers_share.sql"),
     include_str!("migrations/0018_one_commit.sql"),
     include_str!("migrations/0019_path_index.sql"),
+    include_str!("migrations/0020_md5_pending.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

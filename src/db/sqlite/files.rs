@@ -659,4 +659,12 @@ impl FileRepo for SqliteStore {
             })
             .await
     }
+
+    async fn md5_pending(&self, after: &str, max: u32) -> Result<Vec<FileRow>, DbError> {
+        SqliteStore::md5_pending(self, after, max).await
+    }
+
+    async fn md5_found(&self, id: &str, sha256: &str, md5: &str) -> Result<bool, DbError> {
+        SqliteStore::md5_found(self, id, sha256, md5).await
+    }
 }

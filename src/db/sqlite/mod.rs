@@ -17,6 +17,7 @@
 
 mod accounts;
 mod blobs;
+mod digests;
 mod files;
 mod ops;
 mod outbox;
@@ -128,6 +129,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_strangers_share.sql"),
     include_str!("migrations/0015_md5.sql"),
     include_str!("migrations/0016_path_index.sql"),
+    include_str!("migrations/0017_md5_pending.sql"),
 ];
 
 #[derive(Clone)]

@@ -252,6 +252,17 @@ impl TestServer {
         Some(conn)
     }
 
+    /// Runs a statement on whichever store the server runs on (SQL that
+    /// both dialects read alike).
+    pub fn exec(&self, sql: &str) {
+        match self.sqlite() {
+            Some(db) => {
+                db.execute(sql, []).unwrap();
+            }
+            None => pg::execute(self.database_url(), sql),
+        }
+    }
+
     /// The first column of the first row of `sql` as text, whichever store
     /// the server runs on (SQL that both dialects read alike).
     pub fn text(&self, sql: &str) -> String {
