@@ -24,7 +24,7 @@ both_stores!(
 mod local_only {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn bytes_that_no_longer_match_their_sha256_get_no_md5() {
-        super::bytes_that_no_longer_match_their_sha256_get_no_md5().await
+        super::bytes_that_no_longer_match_their_sha256_get_no_md5().await;
     }
 }
 
@@ -50,7 +50,7 @@ fn md5_of(srv: &TestServer, id: &str) -> String {
 /// bytes kept in memory, within a minute (a liveness bound, at idle
 /// priority on a busy test machine) for the rest.
 async fn stored(srv: &TestServer, id: &str) -> (String, String) {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let until = std::time::Instant::now() + std::time::Duration::from_mins(1);
     let md5 = loop {
         let md5 = md5_of(srv, id);
         if !md5.is_empty() || std::time::Instant::now() > until {
