@@ -32,6 +32,7 @@ mod cli_config;
 mod cli_errors;
 mod cli_files;
 mod cli_frictions;
+mod cli_publish;
 mod cli_retry;
 mod cli_sync;
 mod cli_tokens;
