@@ -52,6 +52,7 @@ mod multinode;
 mod names;
 mod one_thread;
 mod operating;
+mod operator;
 mod outbox;
 mod paths;
 mod pg_deadlines;
