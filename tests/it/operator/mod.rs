@@ -4,4 +4,5 @@
 //! upload example.
 
 mod accounts;
+mod observe;
 mod owner;
