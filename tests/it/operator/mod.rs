@@ -4,5 +4,6 @@
 //! upload example.
 
 mod accounts;
+mod docs_example;
 mod observe;
 mod owner;
