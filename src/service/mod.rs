@@ -201,7 +201,7 @@ impl App {
     }
 
     /// The first start on an empty database: account `default`, on the
-    /// built-in plan [`OWNER_PLAN`] (the operator's own: no storage or
+    /// built-in plan `owner` (the operator's own: no storage or
     /// monthly limits), and one secret key for it. Accounts created later
     /// take `server.default_plan`; a database with any account gets
     /// nothing, so an existing `default` keeps its plan.

@@ -57,7 +57,7 @@ impl OpsRepo for PgStore {
     }
 
     /// An operator's command, not a request: no statement timeout, and
-    /// [`REMOVAL_DEADLINE`] for the whole.
+    /// ten minutes (`REMOVAL_DEADLINE`) for the whole.
     async fn delete_account(&self, id: &str, now: i64) -> Result<Option<Removed>, DbError> {
         let deadline = tokio::time::Instant::now() + REMOVAL_DEADLINE;
         let removed = in_tx!(self, deadline, |tx| remove_account(&tx, id, now).await);

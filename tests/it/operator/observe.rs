@@ -118,8 +118,9 @@ async fn scrape(metrics: u16) -> String {
         .unwrap()
 }
 
-fn gauge(text: &str, name: &str) -> f64 {
-    metric_value(text, name, "").unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+/// A gauge's value (whole: counts and bytes).
+fn gauge(text: &str, name: &str) -> u64 {
+    metric_value(text, name, "").unwrap_or_else(|| panic!("no {name} in:\n{text}")) as u64
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,9 +155,9 @@ async fn the_metrics_show_the_stores_bytes_files_accounts_and_free_disk() {
     );
     assert!(made.status.success(), "{made:?}");
     let text = scrape(metrics).await;
-    assert_eq!(gauge(&text, "filestore_stored_bytes"), 12.0);
-    assert_eq!(gauge(&text, "filestore_files"), 2.0);
-    assert_eq!(gauge(&text, "filestore_accounts"), 2.0);
+    assert_eq!(gauge(&text, "filestore_stored_bytes"), 12);
+    assert_eq!(gauge(&text, "filestore_files"), 2);
+    assert_eq!(gauge(&text, "filestore_accounts"), 2);
     for family in [
         "filestore_stored_bytes",
         "filestore_files",
@@ -175,8 +176,8 @@ async fn the_metrics_show_the_stores_bytes_files_accounts_and_free_disk() {
     // The data dir's volume, as statvfs gives it (other writers move it a little).
     let free = gauge(&text, "filestore_disk_free_bytes");
     let vfs = rustix::fs::statvfs(&data).unwrap();
-    let now = (vfs.f_bavail * vfs.f_frsize) as f64;
-    assert!(free > 0.0 && (free - now).abs() < 1e9, "{free} vs {now}");
+    let now = vfs.f_bavail * vfs.f_frsize;
+    assert!(free > 0 && free.abs_diff(now) < 1 << 30, "{free} vs {now}");
     // A delete and an account's removal show at the next scrape.
     let gone = http
         .delete(served.url(&format!("/v1/files/{}", ids[0])))
@@ -192,7 +193,7 @@ async fn the_metrics_show_the_stores_bytes_files_accounts_and_free_disk() {
     );
     assert!(removed.status.success(), "{removed:?}");
     let text = scrape(metrics).await;
-    assert_eq!(gauge(&text, "filestore_stored_bytes"), 7.0);
-    assert_eq!(gauge(&text, "filestore_files"), 1.0);
-    assert_eq!(gauge(&text, "filestore_accounts"), 1.0);
+    assert_eq!(gauge(&text, "filestore_stored_bytes"), 7);
+    assert_eq!(gauge(&text, "filestore_files"), 1);
+    assert_eq!(gauge(&text, "filestore_accounts"), 1);
 }
