@@ -110,6 +110,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show an account''s usage this billing period (the record of GET /v1/usage)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -162,10 +164,43 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'filestore;admin;account;usage' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;account;delete' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask (required when stdin is not a terminal)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'filestore;admin;account;help' {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show an account''s usage this billing period (the record of GET /v1/usage)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -176,6 +211,12 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;account;help;set' {
+            break
+        }
+        'filestore;admin;account;help;usage' {
+            break
+        }
+        'filestore;admin;account;help;delete' {
             break
         }
         'filestore;admin;account;help;help' {
@@ -450,6 +491,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show an account''s usage this billing period (the record of GET /v1/usage)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal')
             break
         }
         'filestore;admin;help;account;create' {
@@ -459,6 +502,12 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;help;account;set' {
+            break
+        }
+        'filestore;admin;help;account;usage' {
+            break
+        }
+        'filestore;admin;help;account;delete' {
             break
         }
         'filestore;admin;help;key' {
@@ -851,6 +900,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List accounts (JSON Lines with --json)')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Change an account''s plan or grace period')
+            [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show an account''s usage this billing period (the record of GET /v1/usage)')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal')
             break
         }
         'filestore;help;admin;account;create' {
@@ -860,6 +911,12 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;account;set' {
+            break
+        }
+        'filestore;help;admin;account;usage' {
+            break
+        }
+        'filestore;help;admin;account;delete' {
             break
         }
         'filestore;help;admin;key' {

@@ -88,6 +88,9 @@ _filestore() {
             filestore__subcmd__admin__subcmd__account,create)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__create"
                 ;;
+            filestore__subcmd__admin__subcmd__account,delete)
+                cmd="filestore__subcmd__admin__subcmd__account__subcmd__delete"
+                ;;
             filestore__subcmd__admin__subcmd__account,help)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__help"
                 ;;
@@ -97,8 +100,14 @@ _filestore() {
             filestore__subcmd__admin__subcmd__account,set)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__set"
                 ;;
+            filestore__subcmd__admin__subcmd__account,usage)
+                cmd="filestore__subcmd__admin__subcmd__account__subcmd__usage"
+                ;;
             filestore__subcmd__admin__subcmd__account__subcmd__help,create)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__create"
+                ;;
+            filestore__subcmd__admin__subcmd__account__subcmd__help,delete)
+                cmd="filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__delete"
                 ;;
             filestore__subcmd__admin__subcmd__account__subcmd__help,help)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__help"
@@ -108,6 +117,9 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__account__subcmd__help,set)
                 cmd="filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__set"
+                ;;
+            filestore__subcmd__admin__subcmd__account__subcmd__help,usage)
+                cmd="filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__usage"
                 ;;
             filestore__subcmd__admin__subcmd__help,account)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__account"
@@ -130,11 +142,17 @@ _filestore() {
             filestore__subcmd__admin__subcmd__help__subcmd__account,create)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__create"
                 ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__account,delete)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__delete"
+                ;;
             filestore__subcmd__admin__subcmd__help__subcmd__account,list)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__list"
                 ;;
             filestore__subcmd__admin__subcmd__help__subcmd__account,set)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__set"
+                ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__account,usage)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__usage"
                 ;;
             filestore__subcmd__admin__subcmd__help__subcmd__key,create)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__create"
@@ -295,11 +313,17 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin__subcmd__account,create)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__create"
                 ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__account,delete)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__delete"
+                ;;
             filestore__subcmd__help__subcmd__admin__subcmd__account,list)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__list"
                 ;;
             filestore__subcmd__help__subcmd__admin__subcmd__account,set)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__set"
+                ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__account,usage)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__usage"
                 ;;
             filestore__subcmd__help__subcmd__admin__subcmd__key,create)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__create"
@@ -415,7 +439,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list set help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list set usage delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -490,8 +514,42 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__admin__subcmd__account__subcmd__delete)
+            opts="-q -h -V --yes --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__admin__subcmd__account__subcmd__help)
-            opts="create list set help"
+            opts="create list set usage delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,6 +563,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__delete)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -547,6 +619,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__account__subcmd__help__subcmd__usage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -636,6 +722,40 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__admin__subcmd__account__subcmd__usage)
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__admin__subcmd__help)
             opts="account key webhook plan migrate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -651,7 +771,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__account)
-            opts="create list set"
+            opts="create list set usage delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -665,6 +785,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__delete)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -693,6 +827,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__usage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1817,7 +1965,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__account)
-            opts="create list set"
+            opts="create list set usage delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1831,6 +1979,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__delete)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1859,6 +2021,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__usage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

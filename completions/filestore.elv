@@ -104,6 +104,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand create 'Create an account'
             cand list 'List accounts (JSON Lines with --json)'
             cand set 'Change an account''s plan or grace period'
+            cand usage 'Show an account''s usage this billing period (the record of GET /v1/usage)'
+            cand delete 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account;create'= {
@@ -152,10 +154,41 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'filestore;admin;account;usage'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;account;delete'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --yes 'Do not ask (required when stdin is not a terminal)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'filestore;admin;account;help'= {
             cand create 'Create an account'
             cand list 'List accounts (JSON Lines with --json)'
             cand set 'Change an account''s plan or grace period'
+            cand usage 'Show an account''s usage this billing period (the record of GET /v1/usage)'
+            cand delete 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account;help;create'= {
@@ -163,6 +196,10 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;account;help;list'= {
         }
         &'filestore;admin;account;help;set'= {
+        }
+        &'filestore;admin;account;help;usage'= {
+        }
+        &'filestore;admin;account;help;delete'= {
         }
         &'filestore;admin;account;help;help'= {
         }
@@ -408,12 +445,18 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand create 'Create an account'
             cand list 'List accounts (JSON Lines with --json)'
             cand set 'Change an account''s plan or grace period'
+            cand usage 'Show an account''s usage this billing period (the record of GET /v1/usage)'
+            cand delete 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal'
         }
         &'filestore;admin;help;account;create'= {
         }
         &'filestore;admin;help;account;list'= {
         }
         &'filestore;admin;help;account;set'= {
+        }
+        &'filestore;admin;help;account;usage'= {
+        }
+        &'filestore;admin;help;account;delete'= {
         }
         &'filestore;admin;help;key'= {
             cand create 'Create a key; its secret is printed once'
@@ -771,12 +814,18 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand create 'Create an account'
             cand list 'List accounts (JSON Lines with --json)'
             cand set 'Change an account''s plan or grace period'
+            cand usage 'Show an account''s usage this billing period (the record of GET /v1/usage)'
+            cand delete 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal'
         }
         &'filestore;help;admin;account;create'= {
         }
         &'filestore;help;admin;account;list'= {
         }
         &'filestore;help;admin;account;set'= {
+        }
+        &'filestore;help;admin;account;usage'= {
+        }
+        &'filestore;help;admin;account;delete'= {
         }
         &'filestore;help;admin;key'= {
             cand create 'Create a key; its secret is printed once'

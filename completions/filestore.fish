@@ -93,6 +93,8 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "create" -d 'Create an account'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "list" -d 'List accounts (JSON Lines with --json)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "set" -d 'Change an account\'s plan or grace period'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "usage" -d 'Show an account\'s usage this billing period (the record of GET /v1/usage)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "delete" -d 'Delete an account with its files (their blobs are freed), keys, upload tokens and webhooks; asks first on a terminal'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l server -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from key" -l api-key -r

@@ -7,9 +7,10 @@ use super::output::{stderr_line, Printer};
 use crate::client::ClientError;
 use crate::clock::Clock;
 use crate::config::{Config, Overrides, Plan};
-use crate::db::MetaStore;
+use crate::db::{Account, MetaStore, Removed};
 use crate::domain::ids::KeyKind;
 use crate::domain::secret::Secret;
+use crate::service::account_ops;
 use crate::service::admin::{self, AccountView, KeyLimits, KeyView, WebhookView};
 use crate::service::plans;
 use serde::Serialize;
@@ -84,7 +85,15 @@ impl From<&Plan> for PlanView {
 }
 
 fn plan_line(p: &PlanView) -> String {
-    let size = super::format::bytes;
+    let unlimited = |n: u64, show: fn(u64) -> String| {
+        if n >= crate::config::UNLIMITED {
+            "unlimited".to_string()
+        } else {
+            show(n)
+        }
+    };
+    let size = |n| unlimited(n, super::format::bytes);
+    let count = |n| unlimited(n, |n| n.to_string());
     format!(
         "{}  max_file_size={}  storage={}  bandwidth={}/month  uploads={}/month  rate={}/{}  \
          concurrent_uploads={}  open_uploads={}  public_share={}",
@@ -92,7 +101,7 @@ fn plan_line(p: &PlanView) -> String {
         size(p.max_file_size),
         size(p.storage),
         size(p.bandwidth),
-        p.uploads,
+        count(p.uploads),
         p.rate_limit,
         p.rate_window,
         p.concurrent_uploads,
@@ -123,6 +132,20 @@ pub(crate) enum AccountCommand {
         /// In grace period, uploads are refused (403 grace_period)
         #[arg(long, value_enum)]
         grace_period: Option<Switch>,
+    },
+    /// Show an account's usage this billing period (the record of GET /v1/usage)
+    Usage {
+        /// Account id or name
+        id: String,
+    },
+    /// Delete an account with its files (their blobs are freed), keys, upload tokens and
+    /// webhooks; asks first on a terminal
+    Delete {
+        /// Account id or name
+        id: String,
+        /// Do not ask (required when stdin is not a terminal)
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -243,6 +266,59 @@ fn account_line(a: &AccountView) -> String {
     )
 }
 
+/// What `admin account delete --json` prints: the account as it was, and
+/// what went with it.
+#[derive(Debug, Serialize)]
+struct DeletedAccount {
+    #[serde(flatten)]
+    account: AccountView,
+    deleted: bool,
+    #[serde(flatten)]
+    removed: Removed,
+}
+
+fn deleted_line(d: &DeletedAccount) -> String {
+    let r = &d.removed;
+    format!(
+        "deleted account {} ({}): {} files ({}), {} incomplete uploads, {} keys, {} upload \
+         tokens, {} webhooks; a running server frees the blobs at its next collector pass",
+        d.account.name,
+        d.account.id,
+        r.files,
+        super::format::bytes(r.bytes),
+        r.uploads,
+        r.keys,
+        r.tokens,
+        r.webhooks
+    )
+}
+
+/// `admin account delete` goes on with `--yes`, or when the operator
+/// answers y on a terminal; off a terminal without `--yes` it is a usage
+/// error (exit 2), so that no script deletes an account by accident.
+fn confirm_delete(account: &Account, yes: bool) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    if yes {
+        return Ok(());
+    }
+    let refused = |why: &str| CliError::Admin(admin::AdminError::Invalid(why.into()));
+    if !std::io::stdin().is_terminal() {
+        return Err(refused(
+            "deleting an account deletes its files, keys, upload tokens and webhooks: \
+             pass --yes (stdin is not a terminal to ask on)",
+        ));
+    }
+    let answer = super::output::ask(&format!(
+        "delete account {} ({}) with every file, key, upload token and webhook of it? [y/N] ",
+        account.name, account.id
+    ));
+    if matches!(answer.as_str(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        Err(refused("not deleted (answer y, or pass --yes)"))
+    }
+}
+
 fn key_line(k: &KeyView) -> String {
     let origins = if k.origins.is_empty() {
         String::new()
@@ -348,6 +424,24 @@ async fn command(
                 let a = admin::set_account(meta, config, &id, plan.as_deref(), grace).await?;
                 let v = AccountView::from(&a);
                 emit(*out, &v, &account_line(&v))?;
+                Ok(())
+            }
+            AccountCommand::Usage { id } => {
+                let (_, standing) = account_ops::usage(meta, config, &id, &Clock::new()).await?;
+                let usage = crate::server::records::usage(standing);
+                emit(*out, &usage, &super::usage::lines(&usage).join("\n"))?;
+                Ok(())
+            }
+            AccountCommand::Delete { id, yes } => {
+                let account = admin::find_account(meta, &id).await?;
+                confirm_delete(&account, yes)?;
+                let removed = account_ops::delete(meta, &account, now).await?;
+                let v = DeletedAccount {
+                    account: AccountView::from(&account),
+                    deleted: true,
+                    removed,
+                };
+                emit(*out, &v, &deleted_line(&v))?;
                 Ok(())
             }
         },

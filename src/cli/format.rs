@@ -20,7 +20,7 @@ const NANOS: u128 = 1_000_000_000;
 pub(crate) const DURATION_FORMS: &str =
     "seconds (90) or numbers with units s, m, h, d, w (90s, 1m30s, 1.5h, 7d)";
 
-/// The one duration syntax of every flag that takes a duration (the README, where it names the flags):
+/// The one duration syntax of every flag that takes a duration (docs/cli.md, where it names the flags):
 /// whole seconds (`90`), or one or more numbers each followed by a unit, with
 /// no spaces: `90s`, `1m30s`, `1h`, `1.5h`, `7d`, `2w`. A number may have a
 /// decimal fraction (`1.5h`, `0.5d`) as long as the whole is a number of

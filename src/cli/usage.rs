@@ -32,7 +32,7 @@ pub(crate) async fn run(args: UsageArgs, ctx: &Ctx) -> Result<u8, ClientError> {
 
 /// The human report: plan (when reported), period, and each counter with
 /// its quota and percentage when the server reports the plan's limits.
-fn lines(u: &Usage) -> Vec<String> {
+pub(crate) fn lines(u: &Usage) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(plan) = &u.plan {
         out.push(format!("{:<10} {plan}", "plan"));
@@ -70,8 +70,12 @@ fn lines(u: &Usage) -> Vec<String> {
 }
 
 /// One line: `storage    1.20 MB of 1.00 GB (0.1%)`, or without the quota.
+/// A limit of [`UNLIMITED`](crate::config::UNLIMITED) is none.
 fn measure(label: &str, used: u64, limit: Option<u64>, show: &dyn Fn(u64) -> String) -> String {
     match limit {
+        Some(of) if of >= crate::config::UNLIMITED => {
+            format!("{label:<10} {} (no limit)", show(used))
+        }
         Some(of) => format!(
             "{label:<10} {} of {} ({})",
             show(used),
@@ -142,5 +146,17 @@ mod tests {
         });
         let u: Usage = serde_json::from_value(raw).unwrap();
         assert_eq!((u.plan, u.limits, u.reserved_bytes), (None, None, 0));
+    }
+
+    #[test]
+    fn an_unlimited_quota_says_no_limit() {
+        let l = UsageLimits {
+            storage_bytes: crate::config::UNLIMITED,
+            bandwidth_bytes: crate::config::UNLIMITED,
+            upload_count: crate::config::UNLIMITED,
+        };
+        let out = lines(&usage(Some("owner"), Some(l)));
+        assert_eq!(out[2], "storage    1.50 MB (no limit)");
+        assert_eq!(out[4], "uploads    1 (no limit)");
     }
 }

@@ -13,7 +13,7 @@ mod tests;
 pub use crate::domain::secret::Secret;
 pub(crate) use error::ConfigError;
 pub(crate) use limits::Limits;
-pub(crate) use plans::{parse_bytes, Plan, Plans};
+pub(crate) use plans::{parse_bytes, Plan, Plans, UNLIMITED};
 
 pub use env::{Env, Overrides};
 pub use file::{BackendKind, FileConfig, LogFormat, StorageConfig};

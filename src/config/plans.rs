@@ -1,6 +1,7 @@
 //! Plans (`[plans.<name>]`): the built-in free, hobby and pro of the API reference (docs/api.md, "Plans"),
-//! what a config file changes or adds, and the size and duration values the
-//! config accepts.
+//! and `owner`, the bootstrap account's (no storage or monthly limits); what a
+//! config file changes or adds, and the size and duration values the config
+//! accepts.
 
 use crate::domain::quota::Share;
 use serde::{Deserialize, Deserializer};
@@ -18,6 +19,8 @@ pub struct PlanOverride {
     pub storage: Option<u64>,
     #[serde(default, deserialize_with = "opt_bytes")]
     pub bandwidth: Option<u64>,
+    /// Per month: a count, or `"unlimited"`.
+    #[serde(default, deserialize_with = "opt_uploads")]
     pub uploads: Option<u64>,
     pub rate_limit: Option<u64>,
     #[serde(default, deserialize_with = "opt_duration")]
@@ -52,6 +55,15 @@ pub struct Plan {
     pub public_share: Share,
 }
 
+/// A limit that is none: storage, bandwidth or monthly uploads of the
+/// `owner` plan, or a configured `"unlimited"`. The largest signed 64-bit
+/// integer, so that both databases and every JSON reader take it as a
+/// number (a usage record shows it as is; clients show "no limit").
+pub(crate) const UNLIMITED: u64 = i64::MAX.unsigned_abs();
+
+/// The built-in plans, by name (`owner` is the bootstrap account's).
+const BUILTIN: [&str; 4] = ["free", "hobby", "owner", "pro"];
+
 /// `concurrent_uploads` and `open_uploads` of a configured plan that does not
 /// set them (the built-in plans have their own).
 const CONFIGURED_CONCURRENT_UPLOADS: u64 = 64;
@@ -79,6 +91,10 @@ impl Plan {
                 128,
                 256,
             ),
+            // The operator's own account (`default`): no storage or monthly
+            // limits, files up to 5 TiB (S3's largest object); requests and
+            // isolation as pro.
+            "owner" => (5 << 40, UNLIMITED, UNLIMITED, UNLIMITED, 128, 256),
             _ => return None,
         };
         Some(Plan {
@@ -178,7 +194,7 @@ impl Plans {
         overrides: &BTreeMap<String, PlanOverride>,
     ) -> Result<Plans, super::error::ConfigError> {
         let mut plans = BTreeMap::new();
-        for name in ["free", "hobby", "pro"] {
+        for name in BUILTIN {
             plans.insert(name.to_string(), Plan::builtin(name).expect("builtin"));
         }
         for (name, o) in overrides {
@@ -226,9 +242,9 @@ impl Plans {
         self.0.values()
     }
 
-    /// The built-in plans' names (free, hobby, pro).
-    pub fn builtin_names() -> [&'static str; 3] {
-        ["free", "hobby", "pro"]
+    /// The built-in plans' names (free, hobby, owner, pro).
+    pub fn builtin_names() -> [&'static str; 4] {
+        BUILTIN
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -244,12 +260,27 @@ impl Default for Plans {
 
 /// Parses a size: an integer of bytes, or a string like `10MB`, `1GiB`,
 /// `500kB`, `1.5GB` (the `bytesize` crate: SI units are powers of 1000,
-/// `KiB`/`MiB`/`GiB`/`TiB` powers of 1024, case-insensitive).
+/// `KiB`/`MiB`/`GiB`/`TiB` powers of 1024, case-insensitive), or
+/// `unlimited` ([`UNLIMITED`]).
 pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+    if s.trim().eq_ignore_ascii_case("unlimited") {
+        return Ok(UNLIMITED);
+    }
     s.trim()
         .parse::<bytesize::ByteSize>()
         .map(|b| b.as_u64())
         .map_err(|e| format!("bad size {s:?}: {e}"))
+}
+
+/// Monthly uploads: an integer, or `"unlimited"`.
+fn opt_uploads<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    opt_count(d, |s| {
+        if s.trim().eq_ignore_ascii_case("unlimited") {
+            Ok(UNLIMITED)
+        } else {
+            Err(format!("uploads {s:?}: a whole number, or \"unlimited\""))
+        }
+    })
 }
 
 pub(super) fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -313,6 +344,46 @@ mod tests {
         assert_eq!(caps("free"), (8, 16));
         assert_eq!(caps("hobby"), (32, 64));
         assert_eq!(caps("pro"), (128, 256));
+    }
+
+    #[test]
+    fn owner_has_no_storage_or_monthly_limits_and_pros_rates() {
+        let p = Plans::default();
+        let (owner, pro) = (p.get("owner").unwrap(), p.get("pro").unwrap());
+        assert_eq!(owner.max_file_size, 5 * 1024 * 1024 * 1024 * 1024);
+        assert_eq!(
+            (owner.storage, owner.bandwidth, owner.uploads),
+            (UNLIMITED, UNLIMITED, UNLIMITED)
+        );
+        assert_eq!(
+            (
+                owner.rate_limit,
+                owner.rate_window,
+                owner.concurrent_uploads,
+                owner.open_uploads,
+                owner.public_share
+            ),
+            (
+                pro.rate_limit,
+                pro.rate_window,
+                pro.concurrent_uploads,
+                pro.open_uploads,
+                pro.public_share
+            )
+        );
+        assert_eq!(Plan::from_spec("owner", &owner.spec()).unwrap(), *owner);
+        assert_eq!(Plans::builtin_names(), ["free", "hobby", "owner", "pro"]);
+        let o: BTreeMap<String, PlanOverride> =
+            toml::from_str("[team]\nstorage = \"unlimited\"\nuploads = \"Unlimited\"\n").unwrap();
+        let team = Plans::from_overrides(&o)
+            .unwrap()
+            .get("team")
+            .unwrap()
+            .clone();
+        assert_eq!((team.storage, team.uploads), (UNLIMITED, UNLIMITED));
+        assert!(
+            toml::from_str::<BTreeMap<String, PlanOverride>>("[t]\nuploads = \"lots\"\n").is_err()
+        );
     }
 
     #[test]

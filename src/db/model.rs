@@ -112,6 +112,28 @@ pub struct PoolStats {
     pub idle_connections: u32,
 }
 
+/// What the whole store holds (the metrics' gauges), from the counters the
+/// account rows keep: no scan of the files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Totals {
+    pub stored_bytes: u64,
+    pub files: u64,
+    pub accounts: u64,
+}
+
+/// What the removal of an account took with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Removed {
+    /// Files (their blobs queued for deletion) and their bytes.
+    pub files: u64,
+    pub bytes: u64,
+    /// Incomplete resumable uploads (their partial blobs queued too).
+    pub uploads: u64,
+    pub keys: u64,
+    pub tokens: u64,
+    pub webhooks: u64,
+}
+
 /// A webhook subscription.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookRow {

@@ -9,8 +9,8 @@ use super::error::DbError;
 use super::model::{
     Account, BandwidthCount, CommitContext, CommitOutcome, Commitments, CreateOutcome, FileChange,
     FileRow, KeyRecord, ListFilter, OutboxEvent, PageAfter, PlanUse, PoolStats, Progress, Quota,
-    RowWithData, StoredPlan, TokenRow, UploadRow, UsageCounters, VariantOutcome, VariantRow,
-    WebhookRow,
+    Removed, RowWithData, StoredPlan, TokenRow, Totals, UploadRow, UsageCounters, VariantOutcome,
+    VariantRow, WebhookRow,
 };
 use crate::domain::quota::Share;
 use crate::domain::ratelimit::Window;
@@ -550,6 +550,19 @@ pub trait OpsRepo: std::fmt::Debug + Send + Sync {
 
     /// The pool's connections, for the metrics.
     fn pool_stats(&self) -> PoolStats;
+
+    /// The store's stored bytes, files and accounts, from the counters of
+    /// the account rows (one row an account, never a scan of the files).
+    async fn totals(&self) -> Result<Totals, DbError>;
+
+    /// Removes account `id` and everything of it in one transaction: its
+    /// files (their blobs, their variants' and those of its incomplete
+    /// resumable uploads queued for the collector, due at `now`), uploads,
+    /// keys, upload tokens, webhooks with their undelivered events, usage
+    /// counters and idempotency keys. None when there is no such account.
+    /// A commit of the account racing it either lands before (and goes
+    /// with it) or finds no account.
+    async fn delete_account(&self, id: &str, now: i64) -> Result<Option<Removed>, DbError>;
 }
 
 /// Image variants: renders of a file kept in the blob store. They go with

@@ -16,8 +16,9 @@ use base64::Engine;
 /// A SHA-256 digest.
 pub type Sha256Digest = [u8; 32];
 
-/// What the `sha256` form field accepts: 64 hex digits, either case.
-pub const SHA256_FIELD_PATTERN: &str = "^[0-9a-fA-F]{64}$";
+/// What the `sha256` form field accepts: 64 hex digits, either case; or
+/// empty, which is none (as an HTML form sends a field left blank).
+pub const SHA256_FIELD_PATTERN: &str = "^([0-9a-fA-F]{64})?$";
 
 /// The header's name (RFC 9530), as `http` spells header names.
 pub const HEADER: &str = "content-digest";

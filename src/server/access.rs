@@ -1,6 +1,6 @@
 //! The access log's line: `info` on the target `filestore::access`, one a
-//! request, with method, route, status, bytes in and out, duration and
-//! account. Where `serve` writes its log plainly (JSON, or text without
+//! request, with method, route, status, bytes in and out, duration,
+//! account, client address and request id (`server::request_id`). Where `serve` writes its log plainly (JSON, or text without
 //! colour) the line is made here, as the log's formatter would make it, and
 //! handed straight to the log's writer ([`write_directly`]): at a hundred
 //! thousand cached downloads a second, going through the formatter (field
@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::net::IpAddr;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -24,8 +25,24 @@ pub(crate) struct Line<'a> {
     /// Milliseconds, rounded to the microsecond.
     pub(crate) duration_ms: f64,
     pub(crate) account: &'a str,
+    /// The connection's peer (None: a request from no connection).
+    pub(crate) client: Option<IpAddr>,
+    /// The request's id, as its `X-Request-Id` answer header gives it.
+    pub(crate) request_id: &'a str,
     /// When the request was answered.
     pub(crate) at: SystemTime,
+}
+
+/// A client's address as the line writes it: empty when unknown.
+struct Client(Option<IpAddr>);
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(ip) => ip.fmt(f),
+            None => Ok(()),
+        }
+    }
 }
 
 /// What takes whole lines for the log.
@@ -78,6 +95,8 @@ fn event(line: &Line<'_>) {
         bytes_out = line.bytes_out,
         duration_ms = line.duration_ms,
         account = %line.account,
+        client = %Client(line.client),
+        request_id = %line.request_id,
     );
 }
 
@@ -101,20 +120,30 @@ fn format_line(buf: &mut String, line: &Line<'_>, now: SystemTime, json: bool) {
         buf.push_str(&serde_json::to_string(&line.duration_ms).unwrap_or_else(|_| "null".into()));
         buf.push_str(",\"account\":");
         json_str(buf, line.account);
+        // An address or an id needs no escaping (`request_id` lets
+        // nothing else through).
+        let _ = write!(
+            buf,
+            ",\"client\":\"{}\",\"request_id\":",
+            Client(line.client)
+        );
+        json_str(buf, line.request_id);
         buf.push_str(",\"target\":\"filestore::access\"}\n");
     } else {
         timestamp(buf, now);
         let _ = writeln!(
             buf,
             "  INFO filestore::access: method={} route={} status={} bytes_in={} bytes_out={} \
-             duration_ms={:?} account={}",
+             duration_ms={:?} account={} client={} request_id={}",
             line.method,
             line.route,
             line.status,
             line.bytes_in,
             line.bytes_out,
             line.duration_ms,
-            line.account
+            line.account,
+            Client(line.client),
+            line.request_id
         );
     }
 }
@@ -213,6 +242,8 @@ mod tests {
                 bytes_out: 4096,
                 duration_ms: 0.003,
                 account: "acc_c1749a1fd4d59507497df11c",
+                client: Some(IpAddr::from([203, 0, 113, 7])),
+                request_id: "3f2a9c0d1e5b47a8b6c4d2e0f1a3b5c7",
                 at: UNIX_EPOCH,
             },
             Line {
@@ -223,6 +254,8 @@ mod tests {
                 bytes_out: 84,
                 duration_ms: 2000.0,
                 account: "",
+                client: None,
+                request_id: "",
                 at: UNIX_EPOCH,
             },
             Line {
@@ -233,6 +266,8 @@ mod tests {
                 bytes_out: 0,
                 duration_ms: 0.0,
                 account: "ä",
+                client: Some("2001:db8::1".parse().unwrap()),
+                request_id: "proxy-42:a/b+c=",
                 at: UNIX_EPOCH,
             },
         ]

@@ -22,9 +22,9 @@ struct Policy {
 
 const UPLOAD: Policy = Policy {
     methods: "POST, OPTIONS",
-    allow_headers: "authorization, content-type, idempotency-key, content-digest",
-    expose_headers:
-        "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
+    allow_headers: "authorization, content-type, idempotency-key, content-digest, x-request-id",
+    expose_headers: "location, retry-after, x-ratelimit-limit, x-ratelimit-remaining, \
+x-ratelimit-reset, x-request-id",
 };
 
 /// tus (docs/api.md, "Resumable uploads"), with what tus-js-client sends besides.
@@ -32,10 +32,10 @@ const TUS: Policy = Policy {
     methods: "POST, GET, HEAD, PATCH, DELETE, OPTIONS",
     allow_headers: "authorization, content-type, tus-resumable, upload-length, upload-offset, \
 upload-metadata, upload-checksum, upload-defer-length, upload-concat, idempotency-key, x-http-method-override, \
-x-requested-with",
+x-requested-with, x-request-id",
     expose_headers: "location, upload-offset, upload-length, upload-expires, x-file-id, \
 tus-resumable, tus-version, tus-extension, tus-max-size, tus-checksum-algorithm, upload-metadata, \
-retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset",
+retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-request-id",
 };
 
 async fn origin_allowed(app: &App, origin: &str) -> Result<bool, ServiceError> {
@@ -143,7 +143,7 @@ pub(crate) fn cdn_headers(h: &mut axum::http::HeaderMap) {
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static(
             "content-length, content-range, content-disposition, etag, last-modified, accept-ranges, \
-content-digest",
+content-digest, x-request-id",
         ),
     );
 }

@@ -65,8 +65,13 @@ pub(crate) async fn read(
             }
             // Before or after the file part: checked when the file is.
             "sha256" => {
-                fields.sha256 =
-                    Some(digest::parse_hex(&text(field).await?).map_err(ServiceError::BadRequest)?);
+                // Empty, like `expires`: none.
+                let raw = text(field).await?;
+                fields.sha256 = if raw.is_empty() {
+                    None
+                } else {
+                    Some(digest::parse_hex(&raw).map_err(ServiceError::BadRequest)?)
+                };
             }
             "metadata" => {
                 // Empty, like `expires`: none.

@@ -7,7 +7,7 @@ use super::records;
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, FileCopy, FileList, FileRecord,
     FileUpdate, FolderDeleteResult, FolderList, FolderParams, FolderTarget, Health, HealthCheck,
-    ListParams, SignedUrl, SignedUrlRequest, Usage, UsageLimits,
+    ListParams, SignedUrl, SignedUrlRequest, Usage,
 };
 use crate::domain::transform::Transform;
 use crate::domain::{metadata, validate};
@@ -436,19 +436,7 @@ pub(crate) async fn signed_url(
     security(("bearer" = [])))]
 pub(crate) async fn usage(State(app): AppState, caller: Caller) -> Result<Json<Usage>, ApiError> {
     let s = usage::standing(&app, &caller.account).await?;
-    Ok(Json(Usage {
-        storage_bytes: s.storage_bytes,
-        reserved_bytes: s.reserved_bytes,
-        bandwidth_bytes: s.bandwidth_bytes,
-        upload_count: s.upload_count,
-        period_start: s.period_start,
-        plan: Some(s.plan),
-        limits: Some(UsageLimits {
-            storage_bytes: s.limits.storage_bytes,
-            bandwidth_bytes: s.limits.bandwidth_bytes,
-            upload_count: s.limits.upload_count,
-        }),
-    }))
+    Ok(Json(super::records::usage(s)))
 }
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);

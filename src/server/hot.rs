@@ -108,7 +108,7 @@ fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
         200,
         (0, size),
         elapsed,
-        account,
+        (account, req.extensions().get()),
         started + elapsed,
     );
     Some(response)

@@ -10,6 +10,13 @@
 //! - `filestore_webhook_outbox_events` (events not delivered yet, read at
 //!   scrape time), `filestore_webhook_deliveries_total{result}` (`ok`,
 //!   `failed`: to be retried, `dropped`: given up after 24 h);
+//! - `filestore_stored_bytes`, `filestore_files`, `filestore_accounts` (the
+//!   whole store, read at scrape time from the counters its account rows
+//!   keep: one row an account, never a scan of the files; every node of a
+//!   PostgreSQL database shows the same), `filestore_disk_free_bytes`
+//!   (statvfs of the data dir: the room of SQLite, the upload spool and the
+//!   local store's blobs; on the S3 store the blobs are elsewhere, so this
+//!   is the node's own room, not the bucket's);
 //! - `filestore_build_info{version}`, always 1.
 //!
 //! Each has its `# HELP` and `# TYPE` lines ([`describe`]).
@@ -93,6 +100,17 @@ async fn render(app: &App, handle: &PrometheusHandle) -> String {
         #[allow(clippy::cast_precision_loss)]
         metrics::gauge!("filestore_webhook_outbox_events").set(n as f64);
     }
+    // Gauges are f64: exact up to 2^53 (8 PiB, 9e15 files).
+    #[allow(clippy::cast_precision_loss)]
+    if let Some(t) = app.totals().await {
+        metrics::gauge!("filestore_stored_bytes").set(t.stored_bytes as f64);
+        metrics::gauge!("filestore_files").set(t.files as f64);
+        metrics::gauge!("filestore_accounts").set(t.accounts as f64);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if let Some(free) = app.disk_free() {
+        metrics::gauge!("filestore_disk_free_bytes").set(free as f64);
+    }
     let pool = app.pool();
     metrics::gauge!("filestore_db_pool_connections").set(f64::from(pool.connections));
     metrics::gauge!("filestore_db_pool_idle_connections").set(f64::from(pool.idle_connections));
@@ -151,6 +169,27 @@ fn describe() {
         "filestore_webhook_outbox_events",
         Unit::Count,
         "Webhook events not delivered yet (read at scrape time)."
+    );
+    describe_gauge!(
+        "filestore_stored_bytes",
+        Unit::Bytes,
+        "Bytes of every account's files (read at scrape time from the accounts' counters)."
+    );
+    describe_gauge!(
+        "filestore_files",
+        Unit::Count,
+        "Files of every account (read at scrape time from the accounts' counters)."
+    );
+    describe_gauge!(
+        "filestore_accounts",
+        Unit::Count,
+        "Accounts (read at scrape time)."
+    );
+    describe_gauge!(
+        "filestore_disk_free_bytes",
+        Unit::Bytes,
+        "Free bytes on the data dir's volume (database if SQLite, upload spool, local blobs; \
+not the S3 bucket's)."
     );
     describe_counter!(
         "filestore_webhook_deliveries_total",

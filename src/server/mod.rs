@@ -20,6 +20,7 @@ pub(crate) mod openapi;
 mod paths;
 mod query;
 pub(crate) mod records;
+pub(crate) mod request_id;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;

@@ -1,9 +1,10 @@
 //! What every request leaves behind: one `info` access-log line (method,
-//! route, status, bytes in and out, duration, account id; never a key, a
-//! query string or a file name) and its metrics (requests by route and
+//! route, status, bytes in and out, duration, account id, client address,
+//! request id; never a key, a query string or a file name) and its metrics (requests by route and
 //! status, latency, bytes). The metrics cost nothing unless a recorder is
 //! installed (`--metrics-listen`, see [`super::metrics`]).
 
+use super::request_id::Tag;
 use axum::extract::{MatchedPath, Request};
 use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
@@ -64,6 +65,7 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .map_or("unmatched", |p| p.as_str())
         .to_string();
+    let tag = req.extensions().get::<Tag>().cloned();
     let cdn_account = (route.starts_with("/live/"))
         .then(|| req.uri().path().split('/').nth(2).map(str::to_string))
         .flatten();
@@ -89,41 +91,27 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         .map(|a| a.0.clone())
         .or(cdn_account)
         .unwrap_or_default();
-    report(
-        &method, &route, status, bytes_in, bytes_out, elapsed, &account,
+    report_at(
+        &method,
+        &route,
+        status,
+        (bytes_in, bytes_out),
+        elapsed,
+        (&account, tag.as_ref()),
+        std::time::SystemTime::now(),
     );
     response
 }
 
-/// A request's access line and metrics.
-pub(crate) fn report(
-    method: &axum::http::Method,
-    route: &str,
-    status: u16,
-    bytes_in: u64,
-    bytes_out: u64,
-    elapsed: std::time::Duration,
-    account: &str,
-) {
-    report_at(
-        method,
-        route,
-        status,
-        (bytes_in, bytes_out),
-        elapsed,
-        account,
-        std::time::SystemTime::now(),
-    );
-}
-
-/// [`report`] of a request answered at `at` (a time its caller read).
+/// The access line and metrics of a request answered at `at` (a time its
+/// caller read), for `account` and the client and id of `tag`.
 pub(crate) fn report_at(
     method: &axum::http::Method,
     route: &str,
     status: u16,
     (bytes_in, bytes_out): (u64, u64),
     elapsed: std::time::Duration,
-    account: &str,
+    (account, tag): (&str, Option<&Tag>),
     at: std::time::SystemTime,
 ) {
     super::access::record(&super::access::Line {
@@ -134,6 +122,8 @@ pub(crate) fn report_at(
         bytes_out,
         duration_ms: millis(elapsed),
         account,
+        client: tag.map(|t| t.client),
+        request_id: tag.map_or("", Tag::id),
         at,
     });
     if !super::metrics::on() {

@@ -307,14 +307,36 @@ type/* (image/* excludes SVG); default any",
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))
 }
 
+/// The example of each text field of the upload form: what the docs page
+/// (Swagger UI) fills in for "Try it out", which without one makes up
+/// values from the patterns (`expires` of fifty zeros and `39m`, a random
+/// `sha256` that mismatches, `metadata` "string": 400 every time). Each is
+/// valid, so the pre-filled form uploads (201); an empty one is left out
+/// by the page and means none (`tests/it/operator/docs_example.rs`).
+pub(crate) const UPLOAD_EXAMPLES: [(&str, &str); 5] = [
+    ("folder", "docs"),
+    ("private", "false"),
+    ("expires", ""),
+    ("sha256", ""),
+    ("metadata", r#"{"source":"docs page"}"#),
+];
+
 /// `multipart/form-data`: `file` (required), `folder`, `private`, `expires`,
 /// `sha256`, `metadata`.
 fn upload_form() -> utoipa::openapi::request_body::RequestBody {
-    let text = |description: &str, pattern: &str| {
+    let example = |field: &str| {
+        UPLOAD_EXAMPLES
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map(|(_, value)| *value)
+            .expect("every text field has its example")
+    };
+    let text = |field: &str, description: &str, pattern: &str| {
         ObjectBuilder::new()
             .schema_type(SchemaType::new(Type::String))
             .description(Some(description))
             .pattern(Some(pattern))
+            .examples([example(field)])
     };
     let form = ObjectBuilder::new()
         .schema_type(SchemaType::new(Type::Object))
@@ -333,10 +355,11 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
                 .description(Some("The bytes; the part's file name is the file's name")),
         )
         .required("file")
-        .property("folder", folder_schema())
+        .property("folder", folder_schema().examples([example("folder")]))
         .property(
             "private",
             text(
+                "private",
                 "true makes the file private (secret keys only); also 1/0, yes/no, on/off, any case",
                 validate::BOOLEAN_PATTERN,
             ),
@@ -344,6 +367,7 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
         .property(
             "expires",
             text(
+                "expires",
                 "Delete after this long: a number and s, m, h, d or w, at most 365 days",
                 &validate::expires_pattern(),
             ),
@@ -351,8 +375,10 @@ fn upload_form() -> utoipa::openapi::request_body::RequestBody {
         .property(
             "sha256",
             text(
+                "sha256",
                 "The file's SHA-256, 64 hex digits (either case), before or after the file \
-part: a file whose bytes do not match is refused (400 checksum_mismatch) and not stored",
+part: a file whose bytes do not match is refused (400 checksum_mismatch) and not stored. \
+Empty is none",
                 digest::SHA256_FIELD_PATTERN,
             ),
         )
@@ -364,7 +390,8 @@ part: a file whose bytes do not match is refused (400 checksum_mismatch) and not
                     "The file's metadata, a JSON object of strings: keys of 1-64 characters \
 a-z 0-9 _ -, at most 16 keys, at most 4096 bytes as compact JSON; anything else is 400 \
 bad_request. Empty is none. The File record returns it as `metadata`.",
-                )),
+                ))
+                .examples([example("metadata")]),
         );
     RequestBodyBuilder::new()
         .content(

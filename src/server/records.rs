@@ -2,13 +2,32 @@
 //! the /v1 door's rendering of the service's value, also the `data` of
 //! every webhook delivery.
 
-use crate::api::{BulkDeleteResult, FileList, FileRecord, Folder, FolderList, SignedUrl};
+use crate::api::{
+    BulkDeleteResult, FileList, FileRecord, Folder, FolderList, SignedUrl, Usage, UsageLimits,
+};
 use crate::clock::rfc3339_ms;
 use crate::domain::files::StoredFile;
 use crate::service::files::{self, BulkDeleted, Page, SignedLink};
 use crate::service::links::cdn_path_url;
 use crate::service::webhooks::OutboxEvent;
 use crate::service::App;
+
+/// The usage record (`GET /v1/usage`, and `admin account usage`).
+pub(crate) fn usage(s: crate::service::usage::Standing) -> Usage {
+    Usage {
+        storage_bytes: s.storage_bytes,
+        reserved_bytes: s.reserved_bytes,
+        bandwidth_bytes: s.bandwidth_bytes,
+        upload_count: s.upload_count,
+        period_start: s.period_start,
+        plan: Some(s.plan),
+        limits: Some(UsageLimits {
+            storage_bytes: s.limits.storage_bytes,
+            bandwidth_bytes: s.limits.bandwidth_bytes,
+            upload_count: s.limits.upload_count,
+        }),
+    }
+}
 
 pub(crate) fn record(app: &App, f: &StoredFile) -> FileRecord {
     FileRecord {

@@ -103,6 +103,12 @@ pub(crate) fn space(dir: &Path) -> std::io::Result<(u64, u64)> {
 }
 
 impl Disk {
+    /// Free bytes on the data dir's volume now (for this user), None when
+    /// the volume cannot say.
+    pub fn free(&self) -> Option<u64> {
+        space(&self.dir).ok().map(|(free, _)| free)
+    }
+
     /// The reserve of `dir`'s volume: `configured`, else the default. With
     /// `room`, room for deletes is kept in the SQLite database in `dir`
     /// (now if there is space, else once there is).

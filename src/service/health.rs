@@ -21,6 +21,19 @@ impl App {
         self.meta.pending_events().await.ok()
     }
 
+    /// Stored bytes, files and accounts of the whole store (None when the
+    /// store cannot say): counters its account rows keep, not a scan.
+    pub(crate) async fn totals(&self) -> Option<crate::db::Totals> {
+        self.meta.totals().await.ok()
+    }
+
+    /// Free bytes on the data dir's volume: what SQLite, the upload spool
+    /// and (on the local store) the blobs grow into. On the S3 store the
+    /// blobs are not there, and the bucket's room is not known.
+    pub(crate) fn disk_free(&self) -> Option<u64> {
+        self.disk.free()
+    }
+
     /// The metadata store's connections.
     pub(crate) fn pool(&self) -> crate::db::PoolStats {
         self.meta.pool_stats()

@@ -4,6 +4,7 @@
 //! account/key management. It speaks in domain values; each door renders
 //! them in its own wire format.
 
+pub(crate) mod account_ops;
 pub mod admin;
 pub(crate) mod bandwidth;
 pub(crate) mod blobs;
@@ -187,13 +188,7 @@ impl App {
     /// an account on a plan that is gone takes the default plan (start-up
     /// refuses to run with such accounts, so this is a plan removed since).
     pub fn plan_of(&self, account: &Account) -> Plan {
-        let plans = self.plans();
-        plans
-            .get(&account.plan)
-            .or_else(|| plans.get(&self.config.default_plan))
-            .or_else(|| self.config.plans.get(&self.config.default_plan))
-            .cloned()
-            .expect("the default plan is in the config")
+        usage::plan_for(&self.plans(), &self.config, account)
     }
 
     /// The plans in force.
@@ -209,13 +204,19 @@ impl App {
         }
     }
 
+    /// The first start on an empty database: account `default`, on the
+    /// built-in plan `owner` (the operator's own: no storage or
+    /// monthly limits), and one secret key for it. Accounts created later
+    /// take `server.default_plan`; a database with any account gets
+    /// nothing, so an existing `default` keeps its plan.
     pub async fn bootstrap(&self) -> Result<Option<Bootstrap>, AdminError> {
         let meta = &*self.meta;
         if meta.count_accounts().await? > 0 {
             return Ok(None);
         }
         let now = self.clock.now_ms();
-        let created = admin::create_account(meta, &self.config, Some("default"), None, now).await;
+        let created =
+            admin::create_account(meta, &self.config, Some("default"), Some(OWNER_PLAN), now).await;
         let account = match created {
             Ok(a) => a,
             // Another node starting on the same empty database made it first.
@@ -237,6 +238,9 @@ impl App {
         }))
     }
 }
+
+/// The plan of the bootstrap account `default`.
+pub(crate) const OWNER_PLAN: &str = "owner";
 
 /// Spool files left by a crash are partial uploads: remove them.
 fn clear_spool(dir: &std::path::Path) {

@@ -30,7 +30,10 @@ async fn a_hot_files_answer_is_the_full_paths(b: Backend) {
     let answer = |method: reqwest::Method, full: bool| {
         let (http, url) = (srv.http.clone(), url.clone());
         async move {
-            let mut req = http.request(method, &url);
+            // The same request id each time: both paths answer with it.
+            let mut req = http
+                .request(method, &url)
+                .header("x-request-id", "hot-or-full");
             if full {
                 req = req.header("if-modified-since", old);
             }
@@ -58,6 +61,10 @@ async fn a_hot_files_answer_is_the_full_paths(b: Backend) {
         .iter()
         .any(|(k, _)| k == "access-control-allow-origin"));
     assert!(hot.1.iter().any(|(k, _)| k == "content-digest"));
+    assert!(hot
+        .1
+        .iter()
+        .any(|(k, v)| k == "x-request-id" && v == "hot-or-full"));
     let head = answer(reqwest::Method::HEAD, false).await;
     let full_head = answer(reqwest::Method::HEAD, true).await;
     assert_eq!(head, full_head);

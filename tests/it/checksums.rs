@@ -295,11 +295,6 @@ async fn malformed_or_disagreeing_digests_are_bad_requests(b: Backend) {
             vec![],
         ),
         (
-            "field: empty",
-            form(&content, &[], &[("sha256", "")]),
-            vec![],
-        ),
-        (
             "field: spaces",
             form(&content, &[], &[("sha256", &spaced)]),
             vec![],

@@ -53,6 +53,7 @@ mod multinode;
 mod names;
 mod one_thread;
 mod operating;
+mod operator;
 mod outbox;
 mod paths;
 mod pg_deadlines;

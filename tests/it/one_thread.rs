@@ -64,6 +64,13 @@ fn one_thread_serves_and_stays_live_while_uploads_stall() {
     assert_eq!(line["threads"], 1, "{line}");
     assert_eq!(line["scheduler"], "current-thread", "{line}");
     let key = child.key();
+    // On free's 8 uploads at once (the bootstrap account starts on `owner`).
+    let set = crate::common::process::admin(
+        dir.path(),
+        None,
+        &["account", "set", "default", "--plan", "free"],
+    );
+    assert!(set.status.success(), "{set:?}");
 
     let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
     let (status, body) = upload(port, &key, "one.bin", &bytes);

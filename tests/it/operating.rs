@@ -281,7 +281,7 @@ async fn json_logs_are_json_on_every_line_from_start_to_stop() {
     let created = &lines[position("first start: created account")];
     assert_eq!(created["account"], account.as_str());
     assert_eq!(created["account_name"], "default");
-    assert_eq!(created["plan"], "free");
+    assert_eq!(created["plan"], "owner");
     assert_eq!(created["level"], "INFO");
     assert_eq!(created["target"], "filestore::serve");
     let login = lines

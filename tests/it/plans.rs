@@ -75,7 +75,7 @@ async fn every_node_enforces_the_plans_in_the_database() {
                 .to_string()
         })
         .collect();
-    assert_eq!(names, ["free", "hobby", "pro", "team"]);
+    assert_eq!(names, ["free", "hobby", "owner", "pro", "team"]);
     // `admin plan apply` with another config changes team for every node,
     // and says what it changed; node A enforces it within a collector pass.
     let cfg = a.data_dir.join("other.toml");

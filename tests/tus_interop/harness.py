@@ -165,6 +165,8 @@ class Filestore:
         config = (
             "[plans.free]\nmax_file_size = 200_000_000\nstorage = 10_000_000_000\n"
             "uploads = 1_000_000\nrate_limit = 1_000_000\n"
+            # The bootstrap account's (no storage or monthly limits of its own).
+            "[plans.owner]\nrate_limit = 1_000_000\n"
         )
         # Only this config speaks: no FILESTORE_* of the caller's (a default plan...).
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("FILESTORE_")}

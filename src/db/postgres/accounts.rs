@@ -412,7 +412,7 @@ impl AccountRepo for PgStore {
 /// the keys it remembers, sent with each row changed and delivered when the
 /// change commits (so one that timed out but committed still tells them,
 /// and one that changed nothing tells nobody).
-const TELL_NODES: &str = "pg_notify('filestore_keys', '')";
+pub(super) const TELL_NODES: &str = "pg_notify('filestore_keys', '')";
 
 #[cfg(test)]
 mod tests {

@@ -213,6 +213,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0018_one_commit.sql"),
     include_str!("migrations/0019_path_index.sql"),
     include_str!("migrations/0020_md5_pending.sql"),
+    include_str!("migrations/0021_file_counts.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -130,6 +130,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_md5.sql"),
     include_str!("migrations/0016_path_index.sql"),
     include_str!("migrations/0017_md5_pending.sql"),
+    include_str!("migrations/0018_file_counts.sql"),
 ];
 
 #[derive(Clone)]

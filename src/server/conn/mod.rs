@@ -36,6 +36,7 @@ mod timed_io;
 pub(crate) use body::BodyTimeout;
 
 use super::hot::Front;
+use super::request_id::{Tag, X_REQUEST_ID};
 use crate::config::Limits;
 use crate::service::download::Socket;
 use axum::body::Body;
@@ -89,9 +90,9 @@ pub(crate) async fn serve(
     http.timer(TokioTimer::new()).header_read_timeout(None);
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, client) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok((tcp, peer)) => (tcp, peer.ip()),
                 Err(e) => {
                     // Out of file descriptors or memory: wait, don't spin.
                     tracing::warn!(error = %e, "accept failed");
@@ -144,16 +145,20 @@ pub(crate) async fn serve(
         let io = TokioIo::new(TimedIo::new(tcp, phase.clone(), socket.clone(), limits));
         let (started, done) = (phase.clone(), phase);
         let (router, front) = (router.clone(), front.clone());
-        let service = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
+        let service = tower::service_fn(move |mut req: Request<hyper::body::Incoming>| {
             started.start();
             let socket = socket.clone();
+            // Its client and id, for its access line and its answer.
+            let tag = Tag::of(client, req.headers());
+            let id = tag.id.clone();
+            req.extensions_mut().insert(tag);
             let answered = front.as_ref().and_then(|f| f(&req));
             // The router (one for all connections: its count is shared by
             // every core) only for a request the front did not answer.
             let next = answered.ok_or_else(|| router.clone());
             let done = done.clone();
             async move {
-                let response = match next {
+                let mut response = match next {
                     Ok(answer) => answer,
                     Err(router) => {
                         let mut req = req.map(|b| Body::new(TimedBody::new(b, &limits)));
@@ -162,6 +167,7 @@ pub(crate) async fn serve(
                         router.oneshot(req).await?
                     }
                 };
+                response.headers_mut().insert(&X_REQUEST_ID, id);
                 let guard = PhaseGuard(done);
                 Ok::<_, std::convert::Infallible>(response.map(|inner| {
                     Body::new(Guarded {

@@ -161,7 +161,7 @@ impl Cluster {
             "exactly one node bootstraps the empty database (prints a key): {boots:?}"
         );
         let (account, key) = boots.into_iter().next().unwrap();
-        Some(Cluster {
+        let cluster = Cluster {
             nodes,
             http: reqwest::Client::new(),
             account,
@@ -170,7 +170,12 @@ impl Cluster {
             s3,
             config,
             _dir: dir,
-        })
+        };
+        // The bootstrap account starts on the built-in plan `owner`; the
+        // tests' is on `t`.
+        let set = cluster.admin(&["account", "set", &cluster.account, "--plan", "t"]);
+        assert_eq!(set["plan"], "t");
+        Some(cluster)
     }
 
     pub fn url(&self, n: usize, path: &str) -> String {

@@ -167,6 +167,13 @@ impl TestServer {
         let clock = Clock::new();
         let app = App::open(config, clock.clone()).await.expect("app opens");
         let (account_id, secret_key) = if let Some(b) = app.bootstrap().await.expect("bootstrap") {
+            // The bootstrap account is on the built-in plan `owner` (no
+            // storage or monthly limits); the tests' account is on the
+            // config's default plan, whose limits they provoke.
+            let plan = app.config.default_plan.clone();
+            admin::set_account(&*app.meta, &app.config, &b.account.id, Some(&plan), None)
+                .await
+                .expect("the default plan exists");
             (b.account.id, b.secret_key)
         } else {
             let meta = &*app.meta;
