@@ -375,6 +375,10 @@ pub(crate) struct UploadTokenRequest {
     pub file_expires: Option<serde_json::Value>,
     /// Metadata merged into every file's (its keys win).
     pub metadata: Option<std::collections::BTreeMap<String, String>>,
+    /// Whether each file it uploads replaces the files at its path
+    /// (default false; as the upload field `replace=true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<bool>,
 }
 
 /// The policy an upload token carries.
@@ -389,6 +393,9 @@ pub(crate) struct UploadTokenPolicy {
     /// Seconds; null: each upload's own `expires`.
     pub file_expires: Option<u64>,
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// Whether its files replace the files at their paths.
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// An upload token, as `POST /v1/upload-tokens` (with `token` and `url`,

@@ -101,4 +101,6 @@ pub struct UploadRow {
     pub idle_ms: i64,
     /// The file's metadata (`domain::metadata`), given at creation.
     pub metadata: BTreeMap<String, String>,
+    /// What its file does at its path, given at creation.
+    pub at_path: super::filepath::AtPath,
 }

@@ -13,13 +13,14 @@ impl ServiceError {
     /// The HTTP status of the error.
     pub fn status(&self) -> StatusCode {
         use ServiceError::{
-            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
-            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
-            MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize, RangeNotSatisfiable,
-            RateLimited, StorageLimitExceeded, Timeout, Unauthorized, Unavailable,
-            UnsupportedMediaType, UnsupportedVersion,
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, FileTooLarge, Forbidden,
+            Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded,
+            Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
+            RangeNotSatisfiable, RateLimited, StorageLimitExceeded, Timeout, Unauthorized,
+            Unavailable, UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
+            Conflict(_) => StatusCode::CONFLICT,
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
             BadRequest(_) | ChecksumMismatch(_) => StatusCode::BAD_REQUEST,

@@ -211,6 +211,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0017_strangers_share.sql"),
     include_str!("migrations/0018_one_commit.sql"),
     include_str!("migrations/0019_path_index.sql"),
+    include_str!("migrations/0020_replace.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

@@ -128,6 +128,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_strangers_share.sql"),
     include_str!("migrations/0015_md5.sql"),
     include_str!("migrations/0016_path_index.sql"),
+    include_str!("migrations/0018_token_replace.sql"),
 ];
 
 #[derive(Clone)]
