@@ -44,7 +44,6 @@ pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) 
         expires_at,
         inline: true,
         metadata: std::collections::BTreeMap::new(),
-        at_path: Default::default(),
     }
 }
 
@@ -124,5 +123,6 @@ pub fn upload(account: &str, id: &str, created_by: &str, expires_at: i64) -> Upl
         created_by: Some(created_by.into()),
         idle_ms: 600_000,
         metadata: std::collections::BTreeMap::new(),
+        at_path: Default::default(),
     }
 }
