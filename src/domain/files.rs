@@ -37,13 +37,15 @@ pub struct PageAfter {
     pub id: String,
 }
 
-/// A rename or move of a file (`PATCH /v1/files/{id}`): a `None` name
-/// stays; with `moves`, the file goes to `folder` (None: the root).
+/// A rename, move or change of privacy of a file (`PATCH
+/// /v1/files/{id}`): a `None` name or privacy stays; with `moves`, the file
+/// goes to `folder` (None: the root).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileChange {
     pub name: Option<String>,
     pub moves: bool,
     pub folder: Option<String>,
+    pub private: Option<bool>,
 }
 
 /// Which files a page lists.

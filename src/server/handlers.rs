@@ -184,7 +184,7 @@ pub(crate) async fn update(
     Path(id): Path<String>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<FileRecord>, ApiError> {
-    let req: FileUpdate = json_object(body, "{\"name\", \"folder\"}")?;
+    let req: FileUpdate = json_object(body, "{\"name\", \"folder\", \"private\"}")?;
     let folder = folder_field(req.folder)?;
     let file = files::update(
         &app,
@@ -192,6 +192,7 @@ pub(crate) async fn update(
         &id,
         req.name.as_deref(),
         folder.as_deref(),
+        req.private,
     )
     .await?;
     Ok(Json(records::record(&app, &file)))
@@ -420,7 +421,20 @@ pub(crate) async fn signed_url(
         None | Some(serde_json::Value::Null) => None,
         Some(t) => Some(Transform::from_json(t).map_err(|e| ServiceError::BadRequest(e.0))?),
     };
-    let link = files::sign(&app, &caller.account.id, &id, expires_in, transform).await?;
+    let by_path = match body.get("by_path") {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(_) => return Err(ServiceError::bad_request("by_path must be true or false").into()),
+    };
+    let link = files::sign(
+        &app,
+        &caller.account.id,
+        &id,
+        expires_in,
+        transform,
+        by_path,
+    )
+    .await?;
     Ok(Json(records::signed_url(link)))
 }
 

@@ -6,7 +6,7 @@ use crate::api::{BulkDeleteResult, FileList, FileRecord, Folder, FolderList, Sig
 use crate::clock::rfc3339_ms;
 use crate::domain::files::StoredFile;
 use crate::service::files::{self, BulkDeleted, Page, SignedLink};
-use crate::service::links::cdn_path_url;
+use crate::service::links::{cdn_path_url, cdn_stable_url};
 use crate::service::webhooks::OutboxEvent;
 use crate::service::App;
 
@@ -14,6 +14,7 @@ pub(crate) fn record(app: &App, f: &StoredFile) -> FileRecord {
     FileRecord {
         id: f.id.clone(),
         url: (!f.private).then(|| cdn_path_url(app, f)),
+        path_url: (!f.private).then(|| cdn_stable_url(app, f)),
         name: f.name.clone(),
         folder: f.folder.clone(),
         size: f.size,

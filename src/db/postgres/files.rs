@@ -196,7 +196,8 @@ async fn update_live(
 ) -> Result<Option<FileRow>, DbError> {
     let sql = format!(
         "UPDATE files SET name = coalesce($1, name),
-             folder = CASE WHEN $2::BOOLEAN THEN $3 ELSE folder END
+             folder = CASE WHEN $2::BOOLEAN THEN $3 ELSE folder END,
+             private = coalesce($7, private)
          WHERE id = $4 AND account_id = $5 AND (expires_at IS NULL OR expires_at > $6)
          RETURNING {}",
         rows::FILE
@@ -211,6 +212,7 @@ async fn update_live(
             &id,
             &account_id,
             &now,
+            &change.private,
         ],
     )
     .await?
@@ -587,6 +589,17 @@ impl FileRepo for PgStore {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError> {
         self.files_at_path(account_id, folder, name, now).await
+    }
+
+    async fn file_at_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        self.file_at_path_with_data(account_id, folder, name, now)
+            .await
     }
 
     async fn list_paths(

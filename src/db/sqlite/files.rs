@@ -292,7 +292,8 @@ fn update_live(
     let row = tx
         .prepare_cached(&format!(
             "UPDATE files SET name = coalesce(?1, name),
-                 folder = CASE WHEN ?2 THEN ?3 ELSE folder END
+                 folder = CASE WHEN ?2 THEN ?3 ELSE folder END,
+                 private = coalesce(?7, private)
              WHERE id = ?4 AND account_id = ?5 AND (expires_at IS NULL OR expires_at > ?6)
              RETURNING {COLUMNS}"
         ))?
@@ -303,7 +304,8 @@ fn update_live(
                 change.folder,
                 id,
                 account_id,
-                now
+                now,
+                change.private
             ],
             from_row,
         )
@@ -585,6 +587,17 @@ impl FileRepo for SqliteStore {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError> {
         self.files_at_path(account_id, folder, name, now).await
+    }
+
+    async fn file_at_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        self.file_at_path_with_data(account_id, folder, name, now)
+            .await
     }
 
     async fn list_paths(
