@@ -238,7 +238,9 @@ pub(crate) async fn open(
 /// The newest file of `account_id` at `path` (a stable link), if the
 /// caller may read it: public, or private with a signature of the path
 /// (`POST /v1/files/{id}/signed-url` with `by_path`) that is valid and
-/// unexpired and covers `scope`. One metadata lookup, never answered from
+/// unexpired and covers `scope`. A private newest without a valid
+/// signature is 404 (a stable link does not tell that a private file is
+/// there), an expired one 403. One metadata lookup, never answered from
 /// memory (a file published there is served at once); a path no file can
 /// have is 404.
 pub(crate) async fn open_path(
@@ -259,7 +261,11 @@ pub(crate) async fn open_path(
     if row.private {
         let path = filepath::join(folder.as_deref(), &name);
         let subject = Subject::Path(&path);
-        check_signature(app, account_id, subject, expires, signature, scope)?;
+        match verdict(app, account_id, subject, expires, signature, scope) {
+            Some(Verdict::Valid) => {}
+            Some(Verdict::Expired) => return Err(denied("the signed URL has expired")),
+            Some(Verdict::Invalid) | None => return Err(ServiceError::not_found()),
+        }
     }
     Ok(Found {
         row,
@@ -393,6 +399,12 @@ impl Found {
     }
 }
 
+/// The 403 of a private file the request may not read.
+fn denied(why: &str) -> ServiceError {
+    ServiceError::Forbidden(format!("private file: {why}"))
+}
+
+/// A private file's `/live/` URL: 403 without a valid, unexpired signature.
 fn check_signature(
     app: &App,
     account_id: &str,
@@ -401,23 +413,34 @@ fn check_signature(
     signature: Option<String>,
     scope: Option<&str>,
 ) -> Result<(), ServiceError> {
-    let denied = |why: &str| ServiceError::Forbidden(format!("private file: {why}"));
-    let (Some(expires), Some(sig)) = (expires, signature) else {
-        return Err(denied("a signed URL is required"));
-    };
-    let expires: i64 = expires.parse().map_err(|_| denied("invalid signature"))?;
-    match app.signer.verify_subject(
-        account_id,
-        subject,
-        expires,
-        scope,
-        &sig,
-        app.clock.now().timestamp(),
-    ) {
-        Verdict::Valid => Ok(()),
-        Verdict::Expired => Err(denied("the signed URL has expired")),
-        Verdict::Invalid => Err(denied("invalid signature")),
+    match verdict(app, account_id, subject, expires, signature, scope) {
+        Some(Verdict::Valid) => Ok(()),
+        Some(Verdict::Expired) => Err(denied("the signed URL has expired")),
+        Some(Verdict::Invalid) => Err(denied("invalid signature")),
+        None => Err(denied("a signed URL is required")),
     }
+}
+
+/// What the URL's signature says of `subject` now (None: it has none).
+fn verdict(
+    app: &App,
+    account_id: &str,
+    subject: Subject<'_>,
+    expires: Option<String>,
+    signature: Option<String>,
+    scope: Option<&str>,
+) -> Option<Verdict> {
+    let (Some(expires), Some(sig)) = (expires, signature) else {
+        return None;
+    };
+    let Ok(expires) = expires.parse::<i64>() else {
+        return Some(Verdict::Invalid);
+    };
+    let now = app.clock.now().timestamp();
+    Some(
+        app.signer
+            .verify_subject(account_id, subject, expires, scope, &sig, now),
+    )
 }
 
 /// `len` bytes from `offset` of the blob `key`; a blob the store does not
