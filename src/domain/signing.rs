@@ -157,7 +157,10 @@ mod tests {
                 Verdict::Invalid
             );
         }
-        assert_eq!(s.verify("acc_1", "a/b.txt", 1000, None, &sig, 1), Verdict::Invalid);
+        assert_eq!(
+            s.verify("acc_1", "a/b.txt", 1000, None, &sig, 1),
+            Verdict::Invalid
+        );
         let file = s.sign("acc_1", "f_1", 1000, None);
         assert_eq!(
             s.verify_subject("acc_1", path("f_1"), 1000, None, &file, 1),

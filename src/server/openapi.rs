@@ -426,7 +426,8 @@ with a `sha256` field too. A file whose bytes do not match: 400 checksum_mismatc
 /// stands for).
 fn stable_link() -> utoipa::openapi::path::Operation {
     let mut op = cdn_operation();
-    op.summary = Some("The newest file at a path (a stable link), or an image variant of it".into());
+    op.summary =
+        Some("The newest file at a path (a stable link), or an image variant of it".into());
     op.description = Some(
         "The newest file at the path, as /live/ serves a file (ETag, one byte range, \
 conditional requests, image variants), with Cache-Control: no-cache on the file and its \
@@ -439,8 +440,7 @@ variants. No file there, or a private newest without a valid signature of the pa
         for p in params.iter_mut().filter(|p| p.name == "name") {
             p.name = "path".into();
             p.description = Some(
-                "The file's path: its folder's segments and its name, each percent-encoded"
-                    .into(),
+                "The file's path: its folder's segments and its name, each percent-encoded".into(),
             );
         }
     }

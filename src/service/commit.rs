@@ -56,7 +56,6 @@ pub(crate) async fn commit(
             Err(super::paths::path_taken(folder.as_deref(), &name))
         }
         Ok(CommitOutcome::Replayed(existing)) => {
-
             pending.discard().await;
             Ok(existing)
         }

@@ -44,7 +44,12 @@ pub(crate) async fn refuse_taken(
     name: &str,
 ) -> Result<(), ServiceError> {
     let now = app.clock.now_ms();
-    if app.meta.files_at(account_id, folder, name, now).await?.is_empty() {
+    if app
+        .meta
+        .files_at(account_id, folder, name, now)
+        .await?
+        .is_empty()
+    {
         Ok(())
     } else {
         Err(path_taken(folder, name))

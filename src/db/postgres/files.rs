@@ -142,13 +142,17 @@ async fn commit(
     };
     let out = call(tx, &ctx.period, &cols, how).await?;
     let Some(row) = out.first() else {
-        return Err(DbError::Invalid(format!("the commit of {} gave no outcome", f.id)));
+        return Err(DbError::Invalid(format!(
+            "the commit of {} gave no outcome",
+            f.id
+        )));
     };
     // Admitted: only an error of its own, which rolls back, or the path's
     // refusal can stop it.
     let (outcome, _) = outcome_of(row, f, limits)?;
     if outcome == CommitOutcome::PathTaken {
-        tx.batch_execute("ROLLBACK TO SAVEPOINT judged_here").await?;
+        tx.batch_execute("ROLLBACK TO SAVEPOINT judged_here")
+            .await?;
         return Ok(outcome);
     }
     if let Some(key) = &ctx.idempotency_key {

@@ -67,8 +67,14 @@ fn commit_upload(
     }
     // Reads only, before any write: an early return rolls back anyway.
     if ctx.at_path == AtPath::IfAbsent
-        && !paths::files_at(&tx, &f.account_id, f.folder.as_deref(), &f.name, f.created_at)?
-            .is_empty()
+        && !paths::files_at(
+            &tx,
+            &f.account_id,
+            f.folder.as_deref(),
+            &f.name,
+            f.created_at,
+        )?
+        .is_empty()
     {
         return Ok((CommitOutcome::PathTaken, false));
     }

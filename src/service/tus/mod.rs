@@ -26,9 +26,9 @@ mod read;
 
 use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
+use crate::domain::filepath::AtPath;
 use crate::domain::files::StoredFile;
 use crate::domain::ids::KeyKind;
-use crate::domain::filepath::AtPath;
 use crate::domain::policy::{Asked, UploadPolicy};
 use crate::domain::resumable::ResumableHashes;
 use crate::domain::tus::{self as rules, Metadata};

@@ -12,17 +12,25 @@ async fn an_upload_if_absent_to_a_taken_path_is_a_conflict() {
     let absent = [("folder", "a b"), ("if_absent", "true")];
     let r = srv.upload("x.txt", b"first".to_vec(), &absent).await;
     assert_eq!(r.status(), 201);
-    let before = (srv.blob_count().await, srv.usage().await["storage_bytes"].clone());
+    let before = (
+        srv.blob_count().await,
+        srv.usage().await["storage_bytes"].clone(),
+    );
     let r = srv.upload("x.txt", b"second".to_vec(), &absent).await;
     let (status, code) = error_code(r).await;
     assert_eq!((status, code.as_str()), (409, "conflict"));
     assert_eq!(srv.count("SELECT COUNT(*) FROM files"), 1);
-    let after = (srv.blob_count().await, srv.usage().await["storage_bytes"].clone());
+    let after = (
+        srv.blob_count().await,
+        srv.usage().await["storage_bytes"].clone(),
+    );
     assert_eq!(before, after, "nothing stored");
     // Another path, or the same one without the field, stores.
     let r = srv.upload("y.txt", b"y".to_vec(), &absent).await;
     assert_eq!(r.status(), 201);
-    let r = srv.upload("x.txt", b"z".to_vec(), &[("folder", "a b")]).await;
+    let r = srv
+        .upload("x.txt", b"z".to_vec(), &[("folder", "a b")])
+        .await;
     assert_eq!(r.status(), 201);
     // tus: refused at the creation, before a byte is sent.
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);

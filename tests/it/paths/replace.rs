@@ -97,7 +97,9 @@ async fn replace_takes_every_file_at_the_path(b: Backend) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replace_by_tus_metadata_and_by_a_tokens_policy() {
     let srv = TestServer::start().await;
-    let first = id(&srv.upload_ok("v.txt", b"1".to_vec(), &[("folder", "t")]).await);
+    let first = id(&srv
+        .upload_ok("v.txt", b"1".to_vec(), &[("folder", "t")])
+        .await);
     // tus: the rule is kept from the creation to the completion.
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let r = srv
@@ -120,7 +122,11 @@ async fn replace_by_tus_metadata_and_by_a_tokens_policy() {
         .unwrap();
     assert_eq!(r.status(), 201);
     let location = r.headers()["location"].to_str().unwrap().to_string();
-    assert_eq!(ids_in(&srv, "t").await, [first.as_str()], "not before it completes");
+    assert_eq!(
+        ids_in(&srv, "t").await,
+        [first.as_str()],
+        "not before it completes"
+    );
     let r = srv
         .http
         .patch(&location)
@@ -184,7 +190,11 @@ async fn replace_and_if_absent_are_booleans_and_not_both() {
         vec![("replace", "true"), ("if_absent", "true")],
     ] {
         let r = srv.upload("x.txt", b"x".to_vec(), &fields).await;
-        assert_eq!(error_code(r).await, (400, "bad_request".into()), "{fields:?}");
+        assert_eq!(
+            error_code(r).await,
+            (400, "bad_request".into()),
+            "{fields:?}"
+        );
     }
     assert_eq!(srv.count("SELECT COUNT(*) FROM files"), 0);
 }

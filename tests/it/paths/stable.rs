@@ -42,7 +42,9 @@ async fn sign(srv: &TestServer, id: &str, body: Value) -> (u16, Value) {
 async fn a_stable_link_serves_the_newest_file_with_no_cache() {
     let srv = TestServer::start().await;
     let rel = [("folder", "releases/latest")];
-    let v1 = srv.upload_ok("app.tar.gz", b"version one".to_vec(), &rel).await;
+    let v1 = srv
+        .upload_ok("app.tar.gz", b"version one".to_vec(), &rel)
+        .await;
     let link = url_of(&v1, "path_url").to_string();
     assert_eq!(
         link,
@@ -67,7 +69,9 @@ async fn a_stable_link_serves_the_newest_file_with_no_cache() {
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-length"], "11");
     // A new file at the path is served at once (no replace: the newest).
-    let v2 = srv.upload_ok("app.tar.gz", b"version two".to_vec(), &rel).await;
+    let v2 = srv
+        .upload_ok("app.tar.gz", b"version two".to_vec(), &rel)
+        .await;
     assert_eq!(url_of(&v2, "path_url"), link);
     let r = get(&srv, &link, &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 200, "the old ETag no longer matches");
@@ -103,7 +107,9 @@ async fn paths_of_any_characters_round_trip() {
         .await;
     let link = url_of(&f, "path_url");
     assert!(
-        link.ends_with("/my%20docs/%C3%BCn%C3%AF%2B%25%3F%23%26%3D/a%20b%2Bc%25d%3Fe%23f%26%C3%A9.txt"),
+        link.ends_with(
+            "/my%20docs/%C3%BCn%C3%AF%2B%25%3F%23%26%3D/a%20b%2Bc%25d%3Fe%23f%26%C3%A9.txt"
+        ),
         "{link}"
     );
     let r = get(&srv, link, &[]).await;
@@ -132,8 +138,12 @@ async fn variants_of_a_stable_link_revalidate() {
     let r = get(&srv, &link, &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 304);
     // Re-published: the same link's variant is the new file's.
-    srv.upload_ok("logo.png", crate::images::png(32, 32), &[("replace", "true")])
-        .await;
+    srv.upload_ok(
+        "logo.png",
+        crate::images::png(32, 32),
+        &[("replace", "true")],
+    )
+    .await;
     let r = get(&srv, &link, &[("if-none-match", &etag)]).await;
     assert_eq!(r.status(), 200);
     let img = image::load_from_memory(&r.bytes().await.unwrap()).unwrap();
@@ -156,7 +166,10 @@ async fn a_private_newest_is_served_only_by_a_link_signed_by_path() {
     let (status, signed) = sign(&srv, pid, json!({"expires_in": 60, "by_path": true})).await;
     assert_eq!(status, 200, "{signed}");
     let signed_url = url_of(&signed, "url").to_string();
-    assert!(signed_url.starts_with(&format!("{link}?expires=")), "{signed_url}");
+    assert!(
+        signed_url.starts_with(&format!("{link}?expires=")),
+        "{signed_url}"
+    );
     let r = get(&srv, &signed_url, &[]).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.bytes().await.unwrap(), &b"private"[..]);
@@ -179,7 +192,11 @@ async fn a_private_newest_is_served_only_by_a_link_signed_by_path() {
         json!({"expires_in": 60, "by_path": true}),
     )
     .await;
-    let their_query = url_of(&theirs, "url").split_once('?').unwrap().1.to_string();
+    let their_query = url_of(&theirs, "url")
+        .split_once('?')
+        .unwrap()
+        .1
+        .to_string();
     let r = get(&srv, &format!("{link}?{their_query}"), &[]).await;
     assert_eq!(r.status(), 404, "another path's signature");
     // The signed-URL rules stand: expiry bounds, a bad by_path, expiry.
@@ -188,9 +205,18 @@ async fn a_private_newest_is_served_only_by_a_link_signed_by_path() {
         json!({"expires_in": 60, "by_path": "yes"}),
     ] {
         let (status, body) = sign(&srv, pid, bad.clone()).await;
-        assert_eq!((status, &body["error"]["code"]), (400, &json!("bad_request")), "{bad}");
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (400, &json!("bad_request")),
+            "{bad}"
+        );
     }
-    let (status, _) = sign(&srv, "f_missing", json!({"expires_in": 60, "by_path": true})).await;
+    let (status, _) = sign(
+        &srv,
+        "f_missing",
+        json!({"expires_in": 60, "by_path": true}),
+    )
+    .await;
     assert_eq!(status, 404);
     srv.clock.advance(Duration::from_secs(61));
     let r = get(&srv, &signed_url, &[]).await;
@@ -202,7 +228,10 @@ async fn patch_private_both_ways() {
     let srv = TestServer::start().await;
     let f = srv.upload_ok("p.txt", b"bytes".to_vec(), &[]).await;
     let id = url_of(&f, "id").to_string();
-    let (live, stable) = (url_of(&f, "url").to_string(), url_of(&f, "path_url").to_string());
+    let (live, stable) = (
+        url_of(&f, "url").to_string(),
+        url_of(&f, "path_url").to_string(),
+    );
     for url in [&live, &stable] {
         assert_eq!(get(&srv, url, &[]).await.status(), 200);
     }
@@ -218,7 +247,10 @@ async fn patch_private_both_ways() {
     let r = patch(&srv, &id, json!({"private": false})).await;
     let made: Value = r.json().await.unwrap();
     assert_eq!(made["private"], false);
-    assert_eq!((made["url"].as_str(), made["path_url"].as_str()), (Some(&*live), Some(&*stable)));
+    assert_eq!(
+        (made["url"].as_str(), made["path_url"].as_str()),
+        (Some(&*live), Some(&*stable))
+    );
     for url in [&live, &stable] {
         let r = get(&srv, url, &[]).await;
         assert_eq!(r.status(), 200);
@@ -228,6 +260,8 @@ async fn patch_private_both_ways() {
         let r = patch(&srv, &id, bad.clone()).await;
         assert_eq!(error_code(r).await, (400, "bad_request".into()), "{bad}");
     }
-    let (_, still) = srv.get_json(&srv.secret_key, &format!("/v1/files/{id}")).await;
+    let (_, still) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{id}"))
+        .await;
     assert_eq!(still["private"], false);
 }

@@ -31,7 +31,8 @@ async fn stable_links_never_fail_while_the_path_is_replaced(b: Backend) {
     let done = Arc::new(AtomicBool::new(false));
     let mut readers = Vec::new();
     for _ in 0..READERS {
-        let (srv, link, versions, done) = (srv.clone(), link.clone(), versions.clone(), done.clone());
+        let (srv, link, versions, done) =
+            (srv.clone(), link.clone(), versions.clone(), done.clone());
         readers.push(tokio::spawn(async move {
             let mut seen: BTreeMap<u16, usize> = BTreeMap::new();
             let mut reads = 0;
@@ -64,7 +65,11 @@ async fn stable_links_never_fail_while_the_path_is_replaced(b: Backend) {
         }
     }
     eprintln!("statuses during {SWAPS} replaces by {READERS} readers: {statuses:?}");
-    assert_eq!(statuses.keys().copied().collect::<Vec<_>>(), [200], "{statuses:?}");
+    assert_eq!(
+        statuses.keys().copied().collect::<Vec<_>>(),
+        [200],
+        "{statuses:?}"
+    );
     // One file at the path at the end: the last published.
     assert_eq!(super::replace::ids_in(&srv, "site/latest").await.len(), 1);
     let r = srv.http.get(&link).send().await.unwrap();

@@ -83,9 +83,34 @@ async fn keyed(
     let (period, key, since) = ("2026-11", Some(key.to_string()), Some(0i64));
     let at_path: Vec<Option<String>> = vec![None];
     let params: [&(dyn ToSql + Sync); 28] = [
-        &account, &ends, &ids, &name, &folder, &size, &ty, &private, &sha, &md5, &blob, &when,
-        &expires, &inline, &meta, &data, &ev, &period, &token, &storage, &uploads, &key, &since,
-        &false, &false, &false, &at_path, &300_000i64,
+        &account,
+        &ends,
+        &ids,
+        &name,
+        &folder,
+        &size,
+        &ty,
+        &private,
+        &sha,
+        &md5,
+        &blob,
+        &when,
+        &expires,
+        &inline,
+        &meta,
+        &data,
+        &ev,
+        &period,
+        &token,
+        &storage,
+        &uploads,
+        &key,
+        &since,
+        &false,
+        &false,
+        &false,
+        &at_path,
+        &300_000i64,
     ];
     let row = c
         .query_one(
