@@ -151,7 +151,7 @@ async fn whole(
 ) -> Result<Response, ServiceError> {
     let size = found.row.size;
     put(&mut h, header::CONTENT_LENGTH, &size.to_string());
-    if method == &Method::HEAD {
+    if *method == Method::HEAD {
         return Ok((StatusCode::OK, h).into_response());
     }
     let body = body(found.content(app, 0, size, socket).await?);

@@ -20,7 +20,6 @@ impl ServiceError {
             Unavailable, UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
-            Conflict(_) => StatusCode::CONFLICT,
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Forbidden(_) | GracePeriod(_) => StatusCode::FORBIDDEN,
             BadRequest(_) | ChecksumMismatch(_) => StatusCode::BAD_REQUEST,
@@ -35,7 +34,7 @@ impl ServiceError {
             Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             InsufficientStorage(_) => StatusCode::INSUFFICIENT_STORAGE,
-            OffsetMismatch(_) => StatusCode::CONFLICT,
+            OffsetMismatch(_) | Conflict(_) => StatusCode::CONFLICT,
             Gone(_) => StatusCode::GONE,
             Locked { .. } => StatusCode::LOCKED,
             UnsupportedVersion(_) => StatusCode::PRECONDITION_FAILED,
