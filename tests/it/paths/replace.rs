@@ -65,6 +65,17 @@ async fn replace_takes_every_file_at_the_path(b: Backend) {
         ))
     };
     assert_eq!((deleted(&old1), deleted(&old2), deleted(&other)), (1, 1, 0));
+    // The event carries the file as it was (written in SQL on PostgreSQL).
+    let data: Value = serde_json::from_str(&srv.text(&format!(
+        "SELECT data FROM webhook_events WHERE type = 'file.deleted' AND file_id = '{old1}'"
+    )))
+    .unwrap();
+    assert_eq!(
+        (&data["id"], &data["folder"], &data["name"], &data["size"]),
+        (&json!(old1), &json!("rel"), &json!("app.tgz"), &json!(3))
+    );
+    assert_eq!(data["metadata"], json!({}));
+    assert_eq!(data["md5"].as_str().map(str::len), Some(32), "{data}");
     for old in [&old1, &old2] {
         let (status, _) = srv
             .get_json(&srv.secret_key, &format!("/v1/files/{old}"))
