@@ -11,6 +11,11 @@ pub(crate) struct FileRecord {
     /// `{cdn_url}/live/<account>/<file>/<name>`; null for a private file.
     #[schema(format = "uri")]
     pub url: Option<String>,
+    /// `{cdn_url}/p/<account>/<path>`: the stable link of the file's path,
+    /// which serves the newest file there; null for a private file.
+    #[serde(default)]
+    #[schema(format = "uri")]
+    pub path_url: Option<String>,
     pub name: String,
     pub folder: Option<String>,
     pub size: u64,
@@ -79,6 +84,11 @@ pub(crate) struct SignedUrlRequest {
     /// signature covers these parameters, which the URL then carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transform: Option<TransformRequest>,
+    /// A stable link (`{cdn_url}/p/<account>/<path>`) whose signature
+    /// covers the file's path, not the file: until it expires it serves
+    /// whatever file is newest at that path (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_path: bool,
 }
 
 /// The parameters of an image variant, as `?w=&h=&fit=&format=&q=` take them.
@@ -107,7 +117,8 @@ pub(crate) struct TransformRequest {
     pub q: Option<u8>,
 }
 
-/// Body of `PATCH /v1/files/{id}`: a new name, a new folder, or both.
+/// Body of `PATCH /v1/files/{id}`: a new name, a new folder, a new privacy,
+/// or several.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileUpdate {
@@ -128,6 +139,10 @@ pub(crate) struct FileUpdate {
     )]
     #[schema(value_type = Option<String>, nullable)]
     pub folder: Option<serde_json::Value>,
+    /// Whether the file is private: its `url` and `path_url` become null
+    /// (the CDN serves it only signed) or appear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private: Option<bool>,
 }
 
 /// Body of `POST /v1/files/{id}/copy` (optional: no body copies the file
@@ -375,6 +390,10 @@ pub(crate) struct UploadTokenRequest {
     pub file_expires: Option<serde_json::Value>,
     /// Metadata merged into every file's (its keys win).
     pub metadata: Option<std::collections::BTreeMap<String, String>>,
+    /// Whether each file it uploads replaces the files at its path
+    /// (default false; as the upload field `replace=true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replace: Option<bool>,
 }
 
 /// The policy an upload token carries.
@@ -389,6 +408,9 @@ pub(crate) struct UploadTokenPolicy {
     /// Seconds; null: each upload's own `expires`.
     pub file_expires: Option<u64>,
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// Whether its files replace the files at their paths.
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// An upload token, as `POST /v1/upload-tokens` (with `token` and `url`,

@@ -33,6 +33,7 @@ pub(crate) async fn run(args: MvArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let body = FileUpdate {
         name: args.name,
         folder: args.folder.map(serde_json::Value::String),
+        private: None,
     };
     let fetched = client.update_file(&args.id, &body).await?;
     if ctx.out.is_json() {

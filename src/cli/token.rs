@@ -108,6 +108,7 @@ fn request(args: &CreateArgs) -> Result<UploadTokenRequest, String> {
         private: args.private.then_some(true),
         file_expires: file_expires.map(serde_json::Value::String),
         metadata: (!metadata.is_empty()).then_some(metadata),
+        replace: None,
     })
 }
 

@@ -193,6 +193,7 @@ impl Client {
         let body = crate::api::SignedUrlRequest {
             expires_in,
             transform,
+            by_path: false,
         };
         let resp = self
             .send(|| self.request(reqwest::Method::POST, &url).json(&body))

@@ -21,6 +21,11 @@ pub(crate) const UPLOAD_GUARD_MS: i64 = 24 * 3600 * 1000;
 /// collector take it, after this.
 pub(crate) const DELETION_LEASE_MS: i64 = 5 * 60 * 1000;
 
+/// How long a replaced file's blob outlives its row: a read that found the
+/// row just before the replace (a GET of a stable link, `/p/…`) still
+/// reads the old bytes whole; the collector deletes the blob after this.
+pub(crate) const REPLACED_KEPT_MS: i64 = 5 * 60 * 1000;
+
 /// How long a completed resumable upload's row is kept (for
 /// `GET /v1/uploads/{id}`).
 pub(crate) const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
@@ -49,12 +54,23 @@ pub struct CommitContext {
     /// (`domain::quota::Quota::admit_stranger`), and the upload counts as
     /// theirs.
     pub share: Option<crate::domain::quota::Share>,
+    /// What the file does to the files already at its path: decided in
+    /// the commit's transaction ([`CommitOutcome::Replaced`],
+    /// [`CommitOutcome::PathTaken`]).
+    pub at_path: crate::domain::filepath::AtPath,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitOutcome {
     /// The file is stored and counted.
     Committed(FileRow),
+    /// The file is stored and counted, and replaced the files at its path
+    /// (these ids): each deleted as a DELETE does it (`file.deleted`, its
+    /// bytes given back), its blob queued [`REPLACED_KEPT_MS`] ahead.
+    Replaced(FileRow, Vec<String>),
+    /// The upload asked for an empty path (`AtPath::IfAbsent`) and the path
+    /// holds a file: nothing stored.
+    PathTaken,
     /// The idempotency key was used already: this is that upload's file.
     Replayed(FileRow),
     /// A limit of the plan would be passed (`domain::quota`): nothing stored.

@@ -122,6 +122,17 @@ pub trait FileRepo: std::fmt::Debug + Send + Sync {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError>;
 
+    /// The newest live file of `account_id` at `folder/name`, with its
+    /// bytes when they are inline: what a stable link serves (one seek of
+    /// the path index, the row and its bytes read together).
+    async fn file_at_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError>;
+
     /// Up to `limit` live files of `account_id`, the newest at each path,
     /// in byte order of the path (`domain::filepath`): the paths that start
     /// with `prefix` and sort strictly after `start_after` (either absent).

@@ -7,6 +7,52 @@
 
 use super::validate::{self, MAX_FOLDER, MAX_SEGMENT};
 
+/// What a new file does to the files already at its path (docs/api.md,
+/// "Paths and stable links"), decided in the transaction that commits it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AtPath {
+    /// It joins them (the newest is the file at the path).
+    #[default]
+    Add,
+    /// It replaces every one of them: each is deleted (`file.deleted`),
+    /// its bytes given back at once.
+    Replace,
+    /// It is refused (409 `conflict`) when the path holds a file.
+    IfAbsent,
+}
+
+impl AtPath {
+    /// The rule of an upload's `replace` and `if_absent` fields (both
+    /// true is a 400's message).
+    pub fn of(replace: bool, if_absent: bool) -> Result<AtPath, String> {
+        match (replace, if_absent) {
+            (true, true) => Err("replace and if_absent cannot both be true".into()),
+            (true, false) => Ok(AtPath::Replace),
+            (false, true) => Ok(AtPath::IfAbsent),
+            (false, false) => Ok(AtPath::Add),
+        }
+    }
+
+    /// How the databases keep it (a resumable upload's, the commit
+    /// function's argument): NULL, `replace` or `absent`.
+    pub fn stored(self) -> Option<&'static str> {
+        match self {
+            AtPath::Add => None,
+            AtPath::Replace => Some("replace"),
+            AtPath::IfAbsent => Some("absent"),
+        }
+    }
+
+    /// The rule [`AtPath::stored`] kept (anything else: none).
+    pub fn from_stored(stored: Option<&str>) -> AtPath {
+        match stored {
+            Some("replace") => AtPath::Replace,
+            Some("absent") => AtPath::IfAbsent,
+            _ => AtPath::Add,
+        }
+    }
+}
+
 /// The most bytes a path may hold: a folder, `/` and a name.
 pub const MAX_PATH: usize = MAX_FOLDER + 1 + MAX_SEGMENT;
 

@@ -37,13 +37,15 @@ pub struct PageAfter {
     pub id: String,
 }
 
-/// A rename or move of a file (`PATCH /v1/files/{id}`): a `None` name
-/// stays; with `moves`, the file goes to `folder` (None: the root).
+/// A rename, move or change of privacy of a file (`PATCH
+/// /v1/files/{id}`): a `None` name or privacy stays; with `moves`, the file
+/// goes to `folder` (None: the root).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileChange {
     pub name: Option<String>,
     pub moves: bool,
     pub folder: Option<String>,
+    pub private: Option<bool>,
 }
 
 /// Which files a page lists.
@@ -101,4 +103,6 @@ pub struct UploadRow {
     pub idle_ms: i64,
     /// The file's metadata (`domain::metadata`), given at creation.
     pub metadata: BTreeMap<String, String>,
+    /// What its file does at its path, given at creation.
+    pub at_path: super::filepath::AtPath,
 }

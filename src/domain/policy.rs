@@ -2,6 +2,7 @@
 //! allows (docs/decisions.md, "Upload tokens"). The policy decides; a request
 //! field may repeat what it says but not contradict it (400).
 
+use super::filepath::AtPath;
 use super::metadata::{self, Metadata};
 use super::sniff;
 use std::time::Duration;
@@ -13,6 +14,10 @@ pub(crate) struct Asked {
     pub private: Option<bool>,
     pub expires: Option<Duration>,
     pub metadata: Metadata,
+    /// The `replace` field.
+    pub replace: Option<bool>,
+    /// The `if_absent` field.
+    pub if_absent: bool,
 }
 
 /// What an upload gets once its policy has decided.
@@ -22,6 +27,8 @@ pub(crate) struct Settled {
     pub private: bool,
     pub expires: Option<Duration>,
     pub metadata: Metadata,
+    /// What it does to the files at its path.
+    pub at_path: AtPath,
 }
 
 /// Everything optional: an empty policy allows what the plan allows.
@@ -39,6 +46,9 @@ pub struct UploadPolicy {
     pub file_expires: Option<Duration>,
     /// Merged under the request's metadata; these keys win.
     pub metadata: Metadata,
+    /// Whether its files replace the files at their paths (an upload
+    /// token's `replace`).
+    pub replace: bool,
     /// Whether an unset `folder` and `file_expires` still decide (the root,
     /// permanent files), as an upload token's do; a public key's only
     /// restrict what they name.
@@ -59,7 +69,20 @@ impl UploadPolicy {
             private: self.private(asked.private)?,
             expires: self.expires(asked.expires)?,
             metadata: self.metadata(asked.metadata)?,
+            at_path: self.at_path(asked.replace, asked.if_absent)?,
         })
+    }
+
+    /// What a file does at its path: a policy that replaces decides it
+    /// (a request may repeat `replace=true`, not say otherwise).
+    pub(crate) fn at_path(&self, replace: Option<bool>, if_absent: bool) -> Result<AtPath, String> {
+        if self.replace && (replace == Some(false) || if_absent) {
+            return Err(
+                "replace=false or if_absent contradicts the upload policy (replace): leave it out"
+                    .into(),
+            );
+        }
+        AtPath::of(replace.unwrap_or(self.replace), if_absent)
     }
 
     /// The type a file whose first bytes are `head` is stored as, when the
@@ -185,7 +208,25 @@ mod tests {
             metadata: [("user".to_string(), "u1".to_string())].into(),
             decides: true,
             at_once: None,
+            replace: false,
         }
+    }
+
+    #[test]
+    fn a_replacing_policy_decides_what_a_file_does_at_its_path() {
+        let open = UploadPolicy::default();
+        assert_eq!(open.at_path(None, false), Ok(AtPath::Add));
+        assert_eq!(open.at_path(Some(true), false), Ok(AtPath::Replace));
+        assert_eq!(open.at_path(Some(false), true), Ok(AtPath::IfAbsent));
+        assert!(open.at_path(Some(true), true).is_err());
+        let replaces = UploadPolicy {
+            replace: true,
+            ..token()
+        };
+        assert_eq!(replaces.at_path(None, false), Ok(AtPath::Replace));
+        assert_eq!(replaces.at_path(Some(true), false), Ok(AtPath::Replace));
+        assert!(replaces.at_path(Some(false), false).is_err());
+        assert!(replaces.at_path(None, true).is_err());
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! account, the file, the expiry and, for an image variant, its canonical
 //! parameters (`Transform::canonical`: a signature for one variant is no
 //! signature for another, nor for the original); checked in constant time.
+//! A stable link's signature (`/p/<account>/<path>`) covers the path
+//! instead of a file ([`Subject::Path`]): it follows whatever is newest
+//! there. The two never stand for each other (each its own prefix).
 
 use super::secret::Secret;
 use hmac::{Hmac, Mac};
@@ -22,6 +25,14 @@ pub enum Verdict {
     Invalid,
 }
 
+/// What a signature covers: a file (by its id) or a path (whatever file is
+/// newest there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject<'a> {
+    File(&'a str),
+    Path(&'a str),
+}
+
 impl Signer {
     pub fn new(secret: Secret) -> Signer {
         Signer { secret }
@@ -30,19 +41,37 @@ impl Signer {
     fn mac(
         &self,
         account_id: &str,
-        file_id: &str,
+        subject: Subject<'_>,
         expires: i64,
         scope: Option<&str>,
     ) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(self.secret.expose().as_bytes())
             .expect("HMAC takes any key length");
+        // A path holds no control character: the newlines stay separators.
+        let (whole, variant, subject) = match subject {
+            Subject::File(id) => ("v1", "v2", id),
+            Subject::Path(path) => ("p1", "p2", path),
+        };
         match scope {
-            None => mac.update(format!("v1\n{account_id}\n{file_id}\n{expires}").as_bytes()),
-            Some(scope) => {
-                mac.update(format!("v2\n{account_id}\n{file_id}\n{expires}\n{scope}").as_bytes());
-            }
+            None => mac.update(format!("{whole}\n{account_id}\n{subject}\n{expires}").as_bytes()),
+            Some(scope) => mac.update(
+                format!("{variant}\n{account_id}\n{subject}\n{expires}\n{scope}").as_bytes(),
+            ),
         }
         mac
+    }
+
+    /// The signature of a stable link to `path` until `expires` (of the
+    /// file there, or of one variant of it).
+    pub fn sign_path(
+        &self,
+        account_id: &str,
+        path: &str,
+        expires: i64,
+        scope: Option<&str>,
+    ) -> String {
+        let mac = self.mac(account_id, Subject::Path(path), expires, scope);
+        hex::encode(mac.finalize().into_bytes())
     }
 
     /// The signature of a URL of `file_id` until `expires`, of the file
@@ -55,13 +84,14 @@ impl Signer {
         scope: Option<&str>,
     ) -> String {
         hex::encode(
-            self.mac(account_id, file_id, expires, scope)
+            self.mac(account_id, Subject::File(file_id), expires, scope)
                 .finalize()
                 .into_bytes(),
         )
     }
 
-    /// Checks a signature in constant time, then its expiry against `now` (unix seconds).
+    /// Checks a signature of file `file_id` in constant time, then its
+    /// expiry against `now` (unix seconds).
     pub fn verify(
         &self,
         account_id: &str,
@@ -71,11 +101,26 @@ impl Signer {
         signature: &str,
         now: i64,
     ) -> Verdict {
+        let subject = Subject::File(file_id);
+        self.verify_subject(account_id, subject, expires, scope, signature, now)
+    }
+
+    /// Checks a signature of `subject` in constant time, then its expiry
+    /// against `now` (unix seconds).
+    pub fn verify_subject(
+        &self,
+        account_id: &str,
+        subject: Subject<'_>,
+        expires: i64,
+        scope: Option<&str>,
+        signature: &str,
+        now: i64,
+    ) -> Verdict {
         let Ok(given) = hex::decode(signature) else {
             return Verdict::Invalid;
         };
         let expected = self
-            .mac(account_id, file_id, expires, scope)
+            .mac(account_id, subject, expires, scope)
             .finalize()
             .into_bytes();
         if given.len() != expected.len() || !bool::from(expected.as_slice().ct_eq(&given)) {
@@ -92,6 +137,41 @@ impl Signer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paths_signature_is_no_files_and_follows_only_its_path() {
+        let s = Signer::new(Secret::new("k"));
+        let sig = s.sign_path("acc_1", "a/b.txt", 1000, None);
+        let path = |p| Subject::Path(p);
+        assert_eq!(
+            s.verify_subject("acc_1", path("a/b.txt"), 1000, None, &sig, 999),
+            Verdict::Valid
+        );
+        assert_eq!(
+            s.verify_subject("acc_1", path("a/b.txt"), 1000, None, &sig, 1000),
+            Verdict::Expired
+        );
+        for (acc, p) in [("acc_1", "a/c.txt"), ("acc_2", "a/b.txt")] {
+            assert_eq!(
+                s.verify_subject(acc, path(p), 1000, None, &sig, 1),
+                Verdict::Invalid
+            );
+        }
+        assert_eq!(
+            s.verify("acc_1", "a/b.txt", 1000, None, &sig, 1),
+            Verdict::Invalid
+        );
+        let file = s.sign("acc_1", "f_1", 1000, None);
+        assert_eq!(
+            s.verify_subject("acc_1", path("f_1"), 1000, None, &file, 1),
+            Verdict::Invalid
+        );
+        let variant = s.sign_path("acc_1", "a/b.txt", 1000, Some("w=10"));
+        assert_eq!(
+            s.verify_subject("acc_1", path("a/b.txt"), 1000, None, &variant, 1),
+            Verdict::Invalid
+        );
+    }
 
     #[test]
     fn sign_verify_tamper_expire() {

@@ -71,11 +71,16 @@ pub struct Metadata {
     /// The file's metadata: the JSON of the `metadata` key
     /// (`super::metadata::parse`); an empty value is none.
     pub metadata: super::metadata::Metadata,
+    /// `replace` (None when the client does not say).
+    pub replace: Option<bool>,
+    /// `if_absent`.
+    pub if_absent: bool,
 }
 
 /// Parses `Upload-Metadata`: comma-separated `key base64(value)` pairs (a
 /// key alone has an empty value). `filename` (or `name`), `filetype` (or
-/// `type`), `folder`, `private`, `expires` and `metadata` follow the
+/// `type`), `folder`, `private`, `expires`, `metadata`, `replace` and
+/// `if_absent` follow the
 /// multipart fields' rules (`filename` wins over `name` and `filetype` over `type` when both
 /// come, as Uppy sends them); other keys are ignored; a key given twice is
 /// refused.
@@ -115,6 +120,8 @@ pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
             }
             "folder" => m.folder = validate::folder(&text()?)?,
             "private" => m.private = Some(validate::boolean(&text()?)?),
+            "replace" => m.replace = Some(flag(key, &text()?)?),
+            "if_absent" => m.if_absent = flag(key, &text()?)?,
             "expires" => {
                 let t = text()?;
                 m.expires = if t.is_empty() {
@@ -133,6 +140,11 @@ pub fn parse_metadata(raw: &str) -> Result<Metadata, String> {
         }
     }
     Ok(m)
+}
+
+/// A true/false value (`replace`, `if_absent`).
+fn flag(key: &str, raw: &str) -> Result<bool, String> {
+    validate::boolean(raw).map_err(|_| format!("Upload-Metadata: {key} {raw:?}: use true or false"))
 }
 
 /// A checksum algorithm of the checksum extension.

@@ -1,5 +1,6 @@
-//! The CDN routes: `GET`/`HEAD /live/<account>/<file>/<name>`, the HTTP of
-//! them: which file and signature the request names (what may be served, and
+//! The CDN routes: `GET`/`HEAD /live/<account>/<file>/<name>` and the
+//! stable links `GET`/`HEAD /p/<account>/<path>`, the HTTP of them: which
+//! file (or path) and signature the request names (what may be served, and
 //! the counting of its bytes, is `service::cdn`'s), and the file's SHA-256 as
 //! `Content-Digest` on a whole-file 200; conditional requests, ranges and the
 //! file's headers are `conditional`'s.
@@ -15,7 +16,7 @@ use crate::service::App;
 use crate::service::ServiceError;
 use axum::body::Body;
 use axum::extract::{Extension, Path, Query, RawQuery, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
@@ -51,27 +52,93 @@ pub(crate) async fn serve_file(
         scope.as_deref(),
     )
     .await?;
+    Ok(respond(&app, &method, found, transform, &headers, socket).await?)
+}
+
+/// How many times a stable link looks its path up again when the file it
+/// found went before its bytes were read (deleted meanwhile; a replaced
+/// file's bytes stay a while, `db::REPLACED_KEPT_MS`).
+const PATH_LOOKUPS: usize = 3;
+
+/// A stable link: the newest file at `path` (docs/api.md, "Paths and stable
+/// links"), as `/live/…` serves a file, but `Cache-Control: no-cache` on a
+/// public one and its variants (a re-published file is seen at once; its
+/// ETag revalidates it).
+pub(crate) async fn serve_path(
+    State(app): State<Arc<App>>,
+    method: Method,
+    Path((account_id, path)): Path<(String, String)>,
+    Query(query): Query<SignatureParams>,
+    RawQuery(raw): RawQuery,
+    socket: Option<Extension<Arc<Socket>>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let socket = socket.map(|Extension(s)| s);
+    let transform = Transform::from_query(raw.as_deref().unwrap_or(""))
+        .map_err(|e| ServiceError::BadRequest(e.0))?;
+    let scope = transform.map(|t| t.canonical());
+    let mut lookups = 0;
+    loop {
+        lookups += 1;
+        let found = cdn::open_path(
+            &app,
+            &account_id,
+            &path,
+            query.expires.clone(),
+            query.signature.clone(),
+            scope.as_deref(),
+        )
+        .await?;
+        let public = !found.row.private;
+        match respond(&app, &method, found, transform, &headers, socket.clone()).await {
+            Ok(mut response) => {
+                if public {
+                    response
+                        .headers_mut()
+                        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                }
+                return Ok(response);
+            }
+            // Its bytes went after its row was read: the path again.
+            Err(ServiceError::NotFound(_)) if lookups < PATH_LOOKUPS => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The answer for a file the caller may read: a variant of it, or the
+/// file (conditionals, a range, HEAD).
+async fn respond(
+    app: &Arc<App>,
+    method: &Method,
+    found: cdn::Found,
+    transform: Option<Transform>,
+    headers: &HeaderMap,
+    socket: Option<Arc<Socket>>,
+) -> Result<Response, ServiceError> {
     if let Some(t) = transform {
-        return variant::serve(&app, &method, found, t, &headers).await;
+        return variant::serve(app, method, found, t, headers)
+            .await
+            .map_err(|ApiError(e)| e);
     }
     let row = &found.row;
     let etag = format!("\"{}\"", row.sha256);
     let mut h = file_headers(row, &etag, &row.content_type, &row.name);
-    if not_modified(&headers, &etag, row.created_at) {
+    if not_modified(headers, &etag, row.created_at) {
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
-    let Some((status, offset, len)) = ranged(&mut h, &headers, &etag, row.created_at, row.size)?
+    let Some((status, offset, len)) = ranged(&mut h, headers, &etag, row.created_at, row.size)?
     else {
         // The digest of the whole content (RFC 9530): never on a part.
         if let Some(d) = digest::content_digest(&row.sha256) {
             put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
         }
-        return whole(&app, &method, found, h, socket).await;
+        return whole(app, method, found, h, socket).await;
     };
     if method == Method::HEAD {
         return Ok((status, h).into_response());
     }
-    let body = body(found.content(&app, offset, len, socket).await?);
+    let body = body(found.content(app, offset, len, socket).await?);
     Ok((status, h, body).into_response())
 }
 
@@ -81,10 +148,10 @@ async fn whole(
     found: cdn::Found,
     mut h: HeaderMap,
     socket: Option<Arc<Socket>>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ServiceError> {
     let size = found.row.size;
     put(&mut h, header::CONTENT_LENGTH, &size.to_string());
-    if method == Method::HEAD {
+    if *method == Method::HEAD {
         return Ok((StatusCode::OK, h).into_response());
     }
     let body = body(found.content(app, 0, size, socket).await?);

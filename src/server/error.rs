@@ -13,11 +13,11 @@ impl ServiceError {
     /// The HTTP status of the error.
     pub fn status(&self) -> StatusCode {
         use ServiceError::{
-            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
-            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
-            MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize, RangeNotSatisfiable,
-            RateLimited, StorageLimitExceeded, Timeout, Unauthorized, Unavailable,
-            UnsupportedMediaType, UnsupportedVersion,
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, FileTooLarge, Forbidden,
+            Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded,
+            Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
+            RangeNotSatisfiable, RateLimited, StorageLimitExceeded, Timeout, Unauthorized,
+            Unavailable, UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
             Unauthorized(_) => StatusCode::UNAUTHORIZED,
@@ -34,7 +34,7 @@ impl ServiceError {
             Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             InsufficientStorage(_) => StatusCode::INSUFFICIENT_STORAGE,
-            OffsetMismatch(_) => StatusCode::CONFLICT,
+            OffsetMismatch(_) | Conflict(_) => StatusCode::CONFLICT,
             Gone(_) => StatusCode::GONE,
             Locked { .. } => StatusCode::LOCKED,
             UnsupportedVersion(_) => StatusCode::PRECONDITION_FAILED,

@@ -63,6 +63,8 @@ pub(crate) async fn read(
                 fields.private =
                     Some(validate::boolean(&text(field).await?).map_err(ServiceError::BadRequest)?);
             }
+            "replace" => fields.replace = Some(flag("replace", &text(field).await?)?),
+            "if_absent" => fields.if_absent = flag("if_absent", &text(field).await?)?,
             // Before or after the file part: checked when the file is.
             "sha256" => {
                 // Empty, like `expires`: none.
@@ -139,6 +141,12 @@ pub(crate) fn body_timeout(e: &(dyn std::error::Error + 'static)) -> Option<Serv
         source = err.source();
     }
     None
+}
+
+/// A true/false field (`replace`, `if_absent`).
+pub(crate) fn flag(name: &str, raw: &str) -> Result<bool, ServiceError> {
+    validate::boolean(raw)
+        .map_err(|_| ServiceError::BadRequest(format!("{name} {raw:?}: use true or false")))
 }
 
 async fn text(field: Field<'_>) -> Result<String, ServiceError> {

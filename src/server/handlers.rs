@@ -38,6 +38,7 @@ type AppState = State<Arc<App>>;
         (status = 401, description = "No or unknown key; an upload token unknown, expired, revoked or used up", body = ErrorBody),
         (status = 403, description = "Origin not allowed, private upload with a public key, or grace period", body = ErrorBody),
         (status = 408, description = "The body stopped arriving, or arrived slower than min_upload_rate", body = ErrorBody),
+        (status = 409, description = "if_absent=true and the path already holds a file: nothing stored", body = ErrorBody),
         (status = 413, description = "File too large (for the plan or the upload policy), or storage quota exceeded", body = ErrorBody),
         (status = 415, description = "The upload policy does not allow the type sniffed from the file's bytes", body = ErrorBody),
         (status = 429, description = "Rate limit, monthly uploads or the plan's concurrent uploads reached", body = ErrorBody),
@@ -165,14 +166,15 @@ pub(crate) async fn delete(
     Ok(Json(DeleteResult { success: true }))
 }
 
-/// Rename or move a file; its id, bytes, sha256 and created_at stay, its
-/// url follows the new name (the old one is 404).
+/// Rename or move a file, or make it private or public; its id, bytes,
+/// sha256 and created_at stay, its url follows the new name (the old one
+/// is 404); `url` and `path_url` are null while it is private.
 #[utoipa::path(patch, path = "/v1/files/{id}", tag = "files",
     params(("id" = String, Path, description = "The file's id")),
     request_body(content = FileUpdate, content_type = "application/json"),
     responses(
         (status = 200, description = "The file as it is now", body = FileRecord),
-        (status = 400, description = "No name or folder, an invalid one, or an unknown field", body = ErrorBody),
+        (status = 400, description = "No name, folder or private, an invalid one (private not a boolean), or an unknown field", body = ErrorBody),
         (status = 401, description = "No or unknown key", body = ErrorBody),
         (status = 403, description = "A public key", body = ErrorBody),
         (status = 404, description = "No such file", body = ErrorBody),
@@ -184,7 +186,7 @@ pub(crate) async fn update(
     Path(id): Path<String>,
     body: Result<Json<serde_json::Value>, JsonRejection>,
 ) -> Result<Json<FileRecord>, ApiError> {
-    let req: FileUpdate = json_object(body, "{\"name\", \"folder\"}")?;
+    let req: FileUpdate = json_object(body, "{\"name\", \"folder\", \"private\"}")?;
     let folder = folder_field(req.folder)?;
     let file = files::update(
         &app,
@@ -192,6 +194,7 @@ pub(crate) async fn update(
         &id,
         req.name.as_deref(),
         folder.as_deref(),
+        req.private,
     )
     .await?;
     Ok(Json(records::record(&app, &file)))
@@ -420,7 +423,20 @@ pub(crate) async fn signed_url(
         None | Some(serde_json::Value::Null) => None,
         Some(t) => Some(Transform::from_json(t).map_err(|e| ServiceError::BadRequest(e.0))?),
     };
-    let link = files::sign(&app, &caller.account.id, &id, expires_in, transform).await?;
+    let by_path = match body.get("by_path") {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(_) => return Err(ServiceError::bad_request("by_path must be true or false").into()),
+    };
+    let link = files::sign(
+        &app,
+        &caller.account.id,
+        &id,
+        expires_in,
+        transform,
+        by_path,
+    )
+    .await?;
     Ok(Json(records::signed_url(link)))
 }
 

@@ -136,6 +136,13 @@ pub(crate) fn router(app: Arc<App>) -> Router {
                 .head(cdn::serve_file)
                 .options(|| async { axum::http::StatusCode::NO_CONTENT })
                 .route_layer(from_fn(cors::cdn_cors)),
+        )
+        .route(
+            "/p/{account}/{*path}",
+            get(cdn::serve_path)
+                .head(cdn::serve_path)
+                .options(|| async { axum::http::StatusCode::NO_CONTENT })
+                .route_layer(from_fn(cors::cdn_cors)),
         );
     let max_header_bytes = app.config.max_header_bytes;
     upload

@@ -214,6 +214,10 @@ impl Modify for Additions {
             "/live/{account}/{file}/{name}".into(),
             PathItem::from_http_methods([HttpMethod::Get, HttpMethod::Head], cdn_operation()),
         );
+        doc.paths.paths.insert(
+            "/p/{account}/{path}".into(),
+            PathItem::from_http_methods([HttpMethod::Get, HttpMethod::Head], stable_link()),
+        );
     }
 }
 
@@ -304,6 +308,14 @@ type/* (image/* excludes SVG); default any",
                 )),
         )
         .property("metadata", metadata)
+        .property(
+            "replace",
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::Boolean))
+                .description(Some(
+                    "Each file it uploads replaces the files at its path (default false)",
+                )),
+        )
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))
 }
 
@@ -313,16 +325,18 @@ type/* (image/* excludes SVG); default any",
 /// `sha256` that mismatches, `metadata` "string": 400 every time). Each is
 /// valid, so the pre-filled form uploads (201); an empty one is left out
 /// by the page and means none (`tests/it/operator/docs_example.rs`).
-pub(crate) const UPLOAD_EXAMPLES: [(&str, &str); 5] = [
+pub(crate) const UPLOAD_EXAMPLES: [(&str, &str); 7] = [
     ("folder", "docs"),
     ("private", "false"),
     ("expires", ""),
     ("sha256", ""),
     ("metadata", r#"{"source":"docs page"}"#),
+    ("replace", "false"),
+    ("if_absent", "false"),
 ];
 
 /// `multipart/form-data`: `file` (required), `folder`, `private`, `expires`,
-/// `sha256`, `metadata`.
+/// `sha256`, `metadata`, `replace`, `if_absent`.
 fn upload_form() -> utoipa::openapi::request_body::RequestBody {
     let example = |field: &str| {
         UPLOAD_EXAMPLES
@@ -392,6 +406,24 @@ a-z 0-9 _ -, at most 16 keys, at most 4096 bytes as compact JSON; anything else 
 bad_request. Empty is none. The File record returns it as `metadata`.",
                 ))
                 .examples([example("metadata")]),
+        )
+        .property(
+            "replace",
+            text(
+                "replace",
+                "true: the file replaces every file at its path (folder/name) in the \
+transaction that stores it, each a file.deleted event, its bytes out of storage_bytes at once",
+                validate::BOOLEAN_PATTERN,
+            ),
+        )
+        .property(
+            "if_absent",
+            text(
+                "if_absent",
+                "true: 409 conflict, nothing stored, when the path (folder/name) already holds \
+a file; not with replace=true",
+                validate::BOOLEAN_PATTERN,
+            ),
         );
     RequestBodyBuilder::new()
         .content(
@@ -418,6 +450,32 @@ with a `sha256` field too. A file whose bytes do not match: 400 checksum_mismatc
             ObjectBuilder::new().schema_type(SchemaType::new(Type::String)),
         ))
         .build()
+}
+
+/// `GET`/`HEAD /p/{account}/{path}`: the newest file at a path, as the
+/// CDN serves a file (its parameters but `file` and `name`, which a path
+/// stands for).
+fn stable_link() -> utoipa::openapi::path::Operation {
+    let mut op = cdn_operation();
+    op.summary =
+        Some("The newest file at a path (a stable link), or an image variant of it".into());
+    op.description = Some(
+        "The newest file at the path, as /live/ serves a file (ETag, one byte range, \
+conditional requests, image variants), with Cache-Control: no-cache on the file and its \
+variants. No file there, or a private newest without a valid signature of the path \
+(POST /v1/files/{id}/signed-url with by_path: true): 404; an expired signature: 403."
+            .into(),
+    );
+    if let Some(params) = op.parameters.as_mut() {
+        params.retain(|p| p.name != "file");
+        for p in params.iter_mut().filter(|p| p.name == "name") {
+            p.name = "path".into();
+            p.description = Some(
+                "The file's path: its folder's segments and its name, each percent-encoded".into(),
+            );
+        }
+    }
+    op
 }
 
 /// `GET`/`HEAD /live/{account}/{file}/{name}`: the bytes.

@@ -8,7 +8,7 @@ use crate::api::{
 use crate::clock::rfc3339_ms;
 use crate::domain::files::StoredFile;
 use crate::service::files::{self, BulkDeleted, Page, SignedLink};
-use crate::service::links::cdn_path_url;
+use crate::service::links::{cdn_path_url, cdn_stable_url};
 use crate::service::webhooks::OutboxEvent;
 use crate::service::App;
 
@@ -33,6 +33,7 @@ pub(crate) fn record(app: &App, f: &StoredFile) -> FileRecord {
     FileRecord {
         id: f.id.clone(),
         url: (!f.private).then(|| cdn_path_url(app, f)),
+        path_url: (!f.private).then(|| cdn_stable_url(app, f)),
         name: f.name.clone(),
         folder: f.folder.clone(),
         size: f.size,

@@ -104,6 +104,7 @@ fn ask(r: UploadTokenRequest) -> TokenAsk {
         private: r.private,
         file_expires: r.file_expires,
         metadata: r.metadata,
+        replace: r.replace,
     }
 }
 
@@ -125,6 +126,7 @@ fn record(row: &TokenRow) -> UploadToken {
             private: p.private.unwrap_or(false),
             file_expires: p.file_expires.map(|d| d.as_secs()),
             metadata: p.metadata.clone(),
+            replace: p.replace,
         },
     }
 }

@@ -9,7 +9,8 @@ use super::download::{self, Socket};
 use super::error::ServiceError;
 use super::App;
 use crate::db::FileRow;
-use crate::domain::signing::Verdict;
+use crate::domain::filepath;
+use crate::domain::signing::{Subject, Verdict};
 use crate::storage::{BlobStream, StorageError};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -228,9 +229,48 @@ pub(crate) async fn open(
         .filter(|(r, _)| r.name == name)
         .ok_or_else(ServiceError::not_found)?;
     if row.private {
-        check_signature(app, &row, expires, signature, scope)?;
+        let subject = Subject::File(&row.id);
+        check_signature(app, &row.account_id, subject, expires, signature, scope)?;
     }
     Ok(Found { row, inline })
+}
+
+/// The newest file of `account_id` at `path` (a stable link), if the
+/// caller may read it: public, or private with a signature of the path
+/// (`POST /v1/files/{id}/signed-url` with `by_path`) that is valid and
+/// unexpired and covers `scope`. A private newest without a valid
+/// signature is 404 (a stable link does not tell that a private file is
+/// there), an expired one 403. One metadata lookup, never answered from
+/// memory (a file published there is served at once); a path no file can
+/// have is 404.
+pub(crate) async fn open_path(
+    app: &App,
+    account_id: &str,
+    path: &str,
+    expires: Option<String>,
+    signature: Option<String>,
+    scope: Option<&str>,
+) -> Result<Found, ServiceError> {
+    let (folder, name) = filepath::split(path).map_err(|_| ServiceError::not_found())?;
+    let now = app.clock.now_ms();
+    let (row, inline) = app
+        .meta
+        .file_at_with_data(account_id, folder.as_deref(), &name, now)
+        .await?
+        .ok_or_else(ServiceError::not_found)?;
+    if row.private {
+        let path = filepath::join(folder.as_deref(), &name);
+        let subject = Subject::Path(&path);
+        match verdict(app, account_id, subject, expires, signature, scope) {
+            Some(Verdict::Valid) => {}
+            Some(Verdict::Expired) => return Err(denied("the signed URL has expired")),
+            Some(Verdict::Invalid) | None => return Err(ServiceError::not_found()),
+        }
+    }
+    Ok(Found {
+        row,
+        inline: inline.map(Bytes::from),
+    })
 }
 
 /// The file `file_id` of `account_id` named `name`, when this node served
@@ -359,30 +399,48 @@ impl Found {
     }
 }
 
+/// The 403 of a private file the request may not read.
+fn denied(why: &str) -> ServiceError {
+    ServiceError::Forbidden(format!("private file: {why}"))
+}
+
+/// A private file's `/live/` URL: 403 without a valid, unexpired signature.
 fn check_signature(
     app: &App,
-    row: &FileRow,
+    account_id: &str,
+    subject: Subject<'_>,
     expires: Option<String>,
     signature: Option<String>,
     scope: Option<&str>,
 ) -> Result<(), ServiceError> {
-    let denied = |why: &str| ServiceError::Forbidden(format!("private file: {why}"));
-    let (Some(expires), Some(sig)) = (expires, signature) else {
-        return Err(denied("a signed URL is required"));
-    };
-    let expires: i64 = expires.parse().map_err(|_| denied("invalid signature"))?;
-    match app.signer.verify(
-        &row.account_id,
-        &row.id,
-        expires,
-        scope,
-        &sig,
-        app.clock.now().timestamp(),
-    ) {
-        Verdict::Valid => Ok(()),
-        Verdict::Expired => Err(denied("the signed URL has expired")),
-        Verdict::Invalid => Err(denied("invalid signature")),
+    match verdict(app, account_id, subject, expires, signature, scope) {
+        Some(Verdict::Valid) => Ok(()),
+        Some(Verdict::Expired) => Err(denied("the signed URL has expired")),
+        Some(Verdict::Invalid) => Err(denied("invalid signature")),
+        None => Err(denied("a signed URL is required")),
     }
+}
+
+/// What the URL's signature says of `subject` now (None: it has none).
+fn verdict(
+    app: &App,
+    account_id: &str,
+    subject: Subject<'_>,
+    expires: Option<String>,
+    signature: Option<String>,
+    scope: Option<&str>,
+) -> Option<Verdict> {
+    let (Some(expires), Some(sig)) = (expires, signature) else {
+        return None;
+    };
+    let Ok(expires) = expires.parse::<i64>() else {
+        return Some(Verdict::Invalid);
+    };
+    let now = app.clock.now().timestamp();
+    Some(
+        app.signer
+            .verify_subject(account_id, subject, expires, scope, &sig, now),
+    )
 }
 
 /// `len` bytes from `offset` of the blob `key`; a blob the store does not

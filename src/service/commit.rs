@@ -8,6 +8,7 @@ use super::App;
 use crate::clock::period_of;
 use crate::config::Plan;
 use crate::db::{CommitContext, CommitOutcome, FileRow};
+use crate::domain::filepath::AtPath;
 use crate::domain::files::StoredFile;
 use crate::domain::IDEMPOTENCY_WINDOW_MS;
 use crate::service::error::ServiceError;
@@ -23,6 +24,7 @@ pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitCon
         tus_upload,
         token: None,
         share: None,
+        at_path: AtPath::Add,
     }
 }
 
@@ -37,19 +39,21 @@ pub(crate) async fn commit(
     mut pending: PendingBlob,
 ) -> Result<StoredFile, ServiceError> {
     let account_id = row.account_id.clone();
+    let (folder, name) = (row.folder.clone(), row.name.clone());
     let outcome = app.meta.commit_upload(row, inline, plan.quota(), ctx).await;
     match outcome {
-        Ok(CommitOutcome::Committed(row)) => {
-            pending.armed = false;
-            if app.meta.take_queued_events() {
-                app.outbox.wake();
+        Ok(CommitOutcome::Committed(row)) => Ok(committed(app, row, &mut pending)),
+        Ok(CommitOutcome::Replaced(row, gone)) => {
+            // Not answered from this node's memory again; their blobs are
+            // the collector's, a while later (`REPLACED_KEPT_MS`).
+            for id in &gone {
+                app.recent.forget(&account_id, id);
             }
-            if row.md5.is_none() {
-                app.md5_fill.wake();
-            }
-            metrics::counter!("filestore_uploads_total").increment(1);
-            metrics::counter!("filestore_upload_bytes_total").increment(row.size);
-            Ok(row)
+            Ok(committed(app, row, &mut pending))
+        }
+        Ok(CommitOutcome::PathTaken) => {
+            pending.discard().await;
+            Err(super::paths::path_taken(folder.as_deref(), &name))
         }
         Ok(CommitOutcome::Replayed(existing)) => {
             pending.discard().await;
@@ -72,6 +76,20 @@ pub(crate) async fn commit(
             Err(e.into())
         }
     }
+}
+
+/// A file committed: its blob is its row's, its events are told.
+fn committed(app: &App, row: FileRow, pending: &mut PendingBlob) -> StoredFile {
+    pending.armed = false;
+    if app.meta.take_queued_events() {
+        app.outbox.wake();
+    }
+    if row.md5.is_none() {
+        app.md5_fill.wake();
+    }
+    metrics::counter!("filestore_uploads_total").increment(1);
+    metrics::counter!("filestore_upload_bytes_total").increment(row.size);
+    row
 }
 
 /// A blob written (or being written) for an upload that has not committed.

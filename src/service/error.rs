@@ -49,6 +49,10 @@ pub enum ServiceError {
     /// (`storage.min_free_space`).
     #[error("{0}")]
     InsufficientStorage(String),
+    /// What is asked contradicts what is there: an upload with
+    /// `if_absent=true` to a path that holds a file (409).
+    #[error("{0}")]
+    Conflict(String),
     /// tus: the PATCH's `Upload-Offset` is not the upload's offset.
     #[error("{0}")]
     OffsetMismatch(String),
@@ -91,13 +95,14 @@ impl ServiceError {
 
     pub fn code(&self) -> &'static str {
         use ServiceError::{
-            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, FileTooLarge, Forbidden, Gone,
-            GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded, Locked,
-            MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize, RangeNotSatisfiable,
-            RateLimited, StorageLimitExceeded, Timeout, Unauthorized, Unavailable,
-            UnsupportedMediaType, UnsupportedVersion,
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, FileTooLarge, Forbidden,
+            Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded,
+            Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
+            RangeNotSatisfiable, RateLimited, StorageLimitExceeded, Timeout, Unauthorized,
+            Unavailable, UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
+            Conflict(_) => "conflict",
             Unauthorized(_) => "unauthorized",
             Forbidden(_) => "forbidden",
             BadRequest(_) | HeadersTooLarge(_) => "bad_request",

@@ -1,9 +1,10 @@
 //! Reads, pages, deletion and signing of files.
 
 use super::blobs::delete_blob_now;
-use super::links::cdn_path_url;
+use super::links::{cdn_path_url, cdn_stable_url};
 use super::App;
 use crate::db::{FileChange, FileRow, FolderFilter, ListFilter, PageAfter};
+use crate::domain::filepath;
 use crate::domain::files::StoredFile;
 use crate::domain::transform::Transform;
 use crate::domain::validate;
@@ -99,23 +100,29 @@ pub(crate) async fn list(
     })
 }
 
-/// Renames or moves a file (the name and folder checked as an upload's;
-/// a name with a directory part is refused rather than cut): `folder`
-/// unchecked, `""` the root, None to stay where it is.
+/// Renames, moves or makes private or public a file (the name and folder
+/// checked as an upload's; a name with a directory part is refused rather
+/// than cut): `folder` unchecked, `""` the root, None to stay where it is;
+/// `private` None to stay as it is. The CDN serves or refuses it at once
+/// on this node (within a second on the others, as any change).
 pub(crate) async fn update(
     app: &App,
     account_id: &str,
     id: &str,
     name: Option<&str>,
     folder: Option<&str>,
+    private: Option<bool>,
 ) -> Result<StoredFile, ServiceError> {
-    if name.is_none() && folder.is_none() {
-        return Err(ServiceError::bad_request("name or folder is required"));
+    if name.is_none() && folder.is_none() && private.is_none() {
+        return Err(ServiceError::bad_request(
+            "name, folder or private is required",
+        ));
     }
     let change = FileChange {
         name: name.map(new_name).transpose()?,
         moves: folder.is_some(),
         folder: folder.map(|f| new_folder(Some(f))).transpose()?.flatten(),
+        private,
     };
     let updated = app
         .meta
@@ -323,13 +330,15 @@ pub(crate) struct SignedLink {
 }
 
 /// A link to file `id` (a variant of it, with `transform`) that works for
-/// `expires_in` seconds, private or not.
+/// `expires_in` seconds, private or not; `by_path`: to the file's path (a
+/// stable link, `/p/…`), which serves whatever is newest there until then.
 pub(crate) async fn sign(
     app: &App,
     account_id: &str,
     id: &str,
     expires_in: u64,
     transform: Option<Transform>,
+    by_path: bool,
 ) -> Result<SignedLink, ServiceError> {
     let row = get(app, account_id, id).await?;
     let expires = app
@@ -338,17 +347,23 @@ pub(crate) async fn sign(
         .timestamp()
         .saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX));
     let scope = transform.map(|t| t.canonical());
-    let signature = app
-        .signer
-        .sign(&row.account_id, &row.id, expires, scope.as_deref());
+    let (link, signature) = if by_path {
+        let path = filepath::join(row.folder.as_deref(), &row.name);
+        let signature = app
+            .signer
+            .sign_path(&row.account_id, &path, expires, scope.as_deref());
+        (cdn_stable_url(app, &row), signature)
+    } else {
+        let signature = app
+            .signer
+            .sign(&row.account_id, &row.id, expires, scope.as_deref());
+        (cdn_path_url(app, &row), signature)
+    };
     let variant = transform
         .map(|t| format!("{}&", t.query()))
         .unwrap_or_default();
     Ok(SignedLink {
-        url: format!(
-            "{}?{variant}expires={expires}&signature={signature}",
-            cdn_path_url(app, &row)
-        ),
+        url: format!("{link}?{variant}expires={expires}&signature={signature}"),
         expires,
     })
 }

@@ -35,6 +35,35 @@ pub async fn file_at(app: &App, account_id: &str, path: &str) -> Result<FileRow,
         .ok_or_else(ServiceError::not_found)
 }
 
+/// 409 conflict when `folder/name` holds a file: an upload with
+/// `if_absent=true` told early (its commit decides, in its transaction).
+pub(crate) async fn refuse_taken(
+    app: &App,
+    account_id: &str,
+    folder: Option<&str>,
+    name: &str,
+) -> Result<(), ServiceError> {
+    let now = app.clock.now_ms();
+    if app
+        .meta
+        .files_at(account_id, folder, name, now)
+        .await?
+        .is_empty()
+    {
+        Ok(())
+    } else {
+        Err(path_taken(folder, name))
+    }
+}
+
+/// The refusal of an upload with `if_absent=true` to a path that holds a file.
+pub(crate) fn path_taken(folder: Option<&str>, name: &str) -> ServiceError {
+    ServiceError::Conflict(format!(
+        "{} already holds a file (if_absent=true)",
+        filepath::join(folder, name)
+    ))
+}
+
 /// Up to `limit` (at most [`MAX_PATHS_PAGE`]) live files, the newest at
 /// each path, in byte order of the path: those starting with `prefix` and
 /// after `start_after` (`filepath::past_prefix` skips a common prefix).

@@ -35,6 +35,8 @@ pub(crate) struct TokenAsk {
     /// Seconds, or an upload's `expires` (`"7d"`).
     pub file_expires: Option<serde_json::Value>,
     pub metadata: Option<std::collections::BTreeMap<String, String>>,
+    /// Whether its files replace the files at their paths.
+    pub replace: Option<bool>,
 }
 
 /// A token just made: the only time its secret is known.
@@ -154,6 +156,7 @@ fn policy_of(req: TokenAsk, plan_max: u64) -> Result<(UploadPolicy, u32, u64), S
         metadata,
         decides: true,
         at_once: None,
+        replace: req.replace.unwrap_or(false),
     };
     Ok((policy, max_uploads, expires_in))
 }

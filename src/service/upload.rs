@@ -65,6 +65,10 @@ pub(crate) struct UploadFields {
     pub sha256: Option<Sha256Digest>,
     /// The `metadata` form field (`domain::metadata`), empty when none.
     pub metadata: Metadata,
+    /// The `replace` field (None when the request does not say).
+    pub replace: Option<bool>,
+    /// The `if_absent` field.
+    pub if_absent: bool,
 }
 
 /// The file, spooled, with the name and type its sender gave.
@@ -180,6 +184,8 @@ impl Upload {
             private: fields.private,
             expires: fields.expires,
             metadata: fields.metadata.clone(),
+            replace: fields.replace,
+            if_absent: fields.if_absent,
         };
         self.req
             .caller
@@ -300,6 +306,7 @@ impl Upload {
                 .kind
                 .is_stranger()
                 .then_some(self.plan.public_share),
+            at_path: settled.at_path,
             ..commit_context(app, None)
         };
         let stored = store_and_commit(app, row, spooled.body, &self.plan, ctx, held).await;

@@ -122,6 +122,7 @@ async fn token_create_json_is_the_record() {
             "private": true,
             "file_expires": 604_800,
             "metadata": { "user": "u2" },
+            "replace": false,
         })
     );
     let at = |k: &str| {

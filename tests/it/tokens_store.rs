@@ -27,6 +27,8 @@ async fn token(store: &DynMetaStore, account: &str, max: u32) -> (TokenRow, [u8;
             metadata: [("user".to_string(), "u1".to_string())].into(),
             decides: true,
             at_once: None,
+            // Kept as it is, as every field of the policy.
+            replace: true,
         },
         max_uploads: max,
         uploads_used: 0,

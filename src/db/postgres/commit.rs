@@ -1,5 +1,5 @@
 //! The one way a file is committed on PostgreSQL: a call of
-//! `filestore_commit` (migration 0018), the only function that inserts
+//! `filestore_commit` (migrations 0018, 0020), the only function that inserts
 //! into `files`. Every path comes here: the bus's statement of several
 //! accounts (`bus`), an account's batch (`batch`), an upload with an
 //! idempotency key or one committed alone ([`commit_alone`]), and the
@@ -9,7 +9,10 @@
 //! rows say ([`outcome_of`]).
 
 use super::{query_opt, rows, signed, DbError, PgStore};
-use crate::db::model::{event_data, CommitContext, CommitOutcome, Commitments, FileRow};
+use crate::db::model::{
+    event_data, CommitContext, CommitOutcome, Commitments, FileRow, REPLACED_KEPT_MS,
+};
+use crate::domain::filepath::AtPath;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
 use bytes::Bytes;
@@ -67,6 +70,7 @@ pub(super) struct Columns<'a> {
     token: Vec<Option<&'a str>>,
     max_storage: Vec<i64>,
     max_uploads: Vec<i64>,
+    at_path: Vec<Option<&'static str>>,
 }
 
 impl<'a> Columns<'a> {
@@ -107,7 +111,17 @@ impl<'a> Columns<'a> {
         self.token.push(token);
         self.max_storage.push(clamp(limits.storage));
         self.max_uploads.push(clamp(limits.uploads_per_period));
+        self.at_path.push(None);
         Ok(())
+    }
+
+    /// What the last upload pushed does at its path (it goes alone when it
+    /// does anything: the function refuses a path rule in a statement of
+    /// several uploads).
+    pub(super) fn at_path(&mut self, rule: AtPath) {
+        if let Some(last) = self.at_path.last_mut() {
+            *last = rule.stored();
+        }
     }
 
     /// Uploads pushed so far.
@@ -129,7 +143,7 @@ impl<'a> Columns<'a> {
 
 /// One call of `filestore_commit` with `cols`' uploads of `period`: its
 /// rows, one per upload sent, in order (`n`, `code`, `detail`, `message`,
-/// `queued`, `replayed`).
+/// `queued`, `replayed`, `replaced`).
 pub(super) async fn call<C: GenericClient>(
     c: &C,
     period: &str,
@@ -138,13 +152,13 @@ pub(super) async fn call<C: GenericClient>(
 ) -> Result<Vec<Row>, DbError> {
     let stmt = c
         .prepare_cached(
-            "SELECT n, code, detail, message, queued, replayed FROM filestore_commit(
+            "SELECT n, code, detail, message, queued, replayed, replaced FROM filestore_commit(
                  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                 $18, $19, $20, $21, $22, $23, $24, $25, $26)",
+                 $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)",
         )
         .await?;
     let (key, since) = (how.key.map(|k| k.0), how.key.map(|k| k.1));
-    let params: [&(dyn ToSql + Sync); 26] = [
+    let params: [&(dyn ToSql + Sync); 28] = [
         &cols.accounts,
         &cols.ends,
         &cols.id,
@@ -171,6 +185,8 @@ pub(super) async fn call<C: GenericClient>(
         &how.admitted,
         &how.strangers,
         &how.bounded,
+        &cols.at_path,
+        &REPLACED_KEPT_MS,
     ];
     match c.query(&stmt, &params).await {
         Ok(rows) => Ok(rows),
@@ -188,7 +204,14 @@ pub(super) fn outcome_of(row: &Row, f: &FileRow, limits: Quota) -> Committed {
     let code: Option<String> = row.get(1);
     let queued: i32 = row.get(4);
     match code {
-        None => Ok((CommitOutcome::Committed(f.clone()), queued > 0)),
+        None => {
+            let replaced: Option<Vec<String>> = row.get(6);
+            let outcome = match replaced {
+                Some(ids) if !ids.is_empty() => CommitOutcome::Replaced(f.clone(), ids),
+                _ => CommitOutcome::Committed(f.clone()),
+            };
+            Ok((outcome, queued > 0))
+        }
         Some(code) => {
             let detail: Option<String> = row.get(2);
             let message: Option<String> = row.get(3);
@@ -213,6 +236,7 @@ fn refusal_of(
 ) -> Option<Result<CommitOutcome, DbError>> {
     Some(match code {
         "FS002" => Ok(CommitOutcome::TokenSpent),
+        "FS004" => Ok(CommitOutcome::PathTaken),
         "FS001" => {
             let held: Vec<u64> = detail.split(' ').filter_map(|n| n.parse().ok()).collect();
             let [stored, upload_count, reserved_bytes, pending_uploads] = held[..] else {
@@ -252,6 +276,7 @@ pub(super) async fn commit_alone(
 ) -> Committed {
     let mut cols = Columns::default();
     cols.push(f, inline, limits, ctx.token.as_deref())?;
+    cols.at_path(ctx.at_path);
     cols.end_account(&f.account_id);
     let how = How {
         key: ctx

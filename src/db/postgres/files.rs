@@ -18,6 +18,7 @@ use crate::db::model::{
     PageAfter, RowWithData, SeekStep, SubfolderSeek, DELETION_LEASE_MS,
 };
 use crate::db::store::FileRepo;
+use crate::domain::filepath::AtPath;
 use crate::domain::ids::upload_token_of;
 use crate::domain::quota::{Ask, Quota};
 use crate::domain::webhooks;
@@ -42,6 +43,12 @@ async fn commit(
     limits: Quota,
     ctx: &CommitContext,
 ) -> Result<CommitOutcome, DbError> {
+    // A refusal for the path (`filestore_commit`'s, after the writes
+    // below) takes back what they wrote.
+    let at_path = ctx.at_path != AtPath::Add;
+    if at_path {
+        tx.batch_execute("SAVEPOINT judged_here").await?;
+    }
     // The lock first: a commit with the same idempotency key on another node
     // has then committed (and is seen) or not started.
     let stored = lock_account(tx, &f.account_id).await?;
@@ -126,6 +133,7 @@ async fn commit(
     // The rest as every commit writes it: judged here, so admitted.
     let mut cols = Columns::default();
     cols.push(f, inline, limits, None)?;
+    cols.at_path(ctx.at_path);
     cols.end_account(&f.account_id);
     let how = How {
         admitted: true,
@@ -133,9 +141,19 @@ async fn commit(
         ..How::default()
     };
     let out = call(tx, &ctx.period, &cols, how).await?;
-    if let Some(row) = out.first() {
-        // Admitted: only an error of its own can stop it, and it rolls back.
-        outcome_of(row, f, limits)?;
+    let Some(row) = out.first() else {
+        return Err(DbError::Invalid(format!(
+            "the commit of {} gave no outcome",
+            f.id
+        )));
+    };
+    // Admitted: only an error of its own, which rolls back, or the path's
+    // refusal can stop it.
+    let (outcome, _) = outcome_of(row, f, limits)?;
+    if outcome == CommitOutcome::PathTaken {
+        tx.batch_execute("ROLLBACK TO SAVEPOINT judged_here")
+            .await?;
+        return Ok(outcome);
     }
     if let Some(key) = &ctx.idempotency_key {
         execute(
@@ -148,7 +166,7 @@ async fn commit(
         )
         .await?;
     }
-    Ok(CommitOutcome::Committed(f.clone()))
+    Ok(outcome)
 }
 
 /// The live file an idempotency key (used since `since`) points to.
@@ -182,7 +200,8 @@ async fn update_live(
 ) -> Result<Option<FileRow>, DbError> {
     let sql = format!(
         "UPDATE files SET name = coalesce($1, name),
-             folder = CASE WHEN $2::BOOLEAN THEN $3 ELSE folder END
+             folder = CASE WHEN $2::BOOLEAN THEN $3 ELSE folder END,
+             private = coalesce($7, private)
          WHERE id = $4 AND account_id = $5 AND (expires_at IS NULL OR expires_at > $6)
          RETURNING {}",
         rows::FILE
@@ -197,6 +216,7 @@ async fn update_live(
             &id,
             &account_id,
             &now,
+            &change.private,
         ],
     )
     .await?
@@ -422,7 +442,9 @@ impl FileRepo for PgStore {
             self.queued_events.store(true, Ordering::Release);
             return out;
         }
-        let committed = if ctx.idempotency_key.is_none() {
+        // An upload with a path rule goes alone: what it finds at its path
+        // is what is committed, never an upload of the same statement.
+        let committed = if ctx.idempotency_key.is_none() && ctx.at_path == AtPath::Add {
             self.commit_grouped(Pending {
                 f,
                 inline,
@@ -433,7 +455,7 @@ impl FileRepo for PgStore {
         } else {
             commit_alone(self, &f, inline.as_deref(), limits, &ctx).await?
         };
-        if let (CommitOutcome::Committed(_), true) = &committed {
+        if let (CommitOutcome::Committed(_) | CommitOutcome::Replaced(..), true) = &committed {
             self.queued_events.store(true, Ordering::Release);
         }
         Ok(committed.0)
@@ -571,6 +593,17 @@ impl FileRepo for PgStore {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError> {
         self.files_at_path(account_id, folder, name, now).await
+    }
+
+    async fn file_at_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        self.file_at_path_with_data(account_id, folder, name, now)
+            .await
     }
 
     async fn list_paths(

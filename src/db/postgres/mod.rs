@@ -214,6 +214,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0019_path_index.sql"),
     include_str!("migrations/0020_md5_pending.sql"),
     include_str!("migrations/0021_file_counts.sql"),
+    include_str!("migrations/0022_replace.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

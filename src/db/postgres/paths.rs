@@ -2,8 +2,8 @@
 //! paths in byte order from any key, each on the path index
 //! (`files_by_path`, migration 0019; docs/decisions.md, "Paths").
 
-use super::{has_nul, query, rows, DbError, PgStore};
-use crate::db::model::FileRow;
+use super::{has_nul, query, query_opt, rows, DbError, PgStore};
+use crate::db::model::{FileRow, RowWithData};
 use crate::domain::filepath;
 use std::fmt::Write as _;
 use tokio_postgres::types::ToSql;
@@ -40,6 +40,33 @@ impl PgStore {
                 .iter()
                 .map(rows::file)
                 .collect())
+        })
+    }
+
+    /// The newest live file of `account_id` at `folder/name`, with its
+    /// inline bytes if it has them: one seek of `files_by_path`.
+    pub(super) async fn file_at_path_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        let path = filepath::join(folder, name);
+        if has_nul(&[account_id, &path]) {
+            return Ok(None);
+        }
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {}, (SELECT data FROM inline_blobs d WHERE d.blob_key = files.blob_key)
+                 FROM files WHERE account_id = $1 AND {PATH} = $2
+                 AND (expires_at IS NULL OR expires_at > $3)
+                 ORDER BY created_at DESC, id DESC LIMIT 1",
+                rows::FILE
+            );
+            Ok(query_opt(c, &sql, &[&account_id, &path, &now])
+                .await?
+                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(14))))
         })
     }
 

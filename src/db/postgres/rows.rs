@@ -74,7 +74,7 @@ fn account_at(r: &Row, at: usize) -> Account {
 
 pub(crate) const TOKEN: &str = "id, account_id, created_by, folder, max_size, types, max_uploads, \
      uploads_used, uploads_open, private, file_expires_ms, metadata, created_at, expires_at, \
-     revoked_at";
+     revoked_at, replace";
 
 pub(crate) fn token(r: &Row) -> TokenRow {
     let count = |i: usize| u32::try_from(r.get::<_, i32>(i)).unwrap_or(0);
@@ -93,6 +93,7 @@ pub(crate) fn token(r: &Row) -> TokenRow {
             metadata: metadata::from_stored(r.get::<_, &str>(11)),
             decides: true,
             at_once: None,
+            replace: r.get(15),
         },
         max_uploads: count(6),
         uploads_used: count(7),
@@ -107,11 +108,11 @@ pub(crate) fn token(r: &Row) -> TokenRow {
 pub(crate) const TOKEN_AND_ACCOUNT: &str =
     "t.id, t.account_id, t.created_by, t.folder, t.max_size, t.types, t.max_uploads, \
      t.uploads_used, t.uploads_open, t.private, t.file_expires_ms, t.metadata, t.created_at, \
-     t.expires_at, t.revoked_at, \
+     t.expires_at, t.revoked_at, t.replace, \
      a.id, a.name, a.plan, a.grace_period, a.storage_bytes, a.created_at";
 
 pub(crate) fn token_and_account(r: &Row) -> (TokenRow, Account) {
-    (token(r), account_at(r, 15))
+    (token(r), account_at(r, 16))
 }
 
 pub(crate) const FILE: &str = "id, account_id, name, folder, size, content_type, private, sha256, \
@@ -138,7 +139,7 @@ pub(crate) fn file(r: &Row) -> FileRow {
 
 pub(crate) const UPLOAD: &str = "id, account_id, file_id, blob_key, length, received, name, \
      content_type, folder, private, expires_ms, hash_state, store_state, created_at, expires_at, \
-     completed_at, idempotency_key, created_by, idle_ms, metadata, md5_state";
+     completed_at, idempotency_key, created_by, idle_ms, metadata, md5_state, at_path";
 
 pub(crate) fn upload(r: &Row) -> UploadRow {
     UploadRow {
@@ -163,5 +164,6 @@ pub(crate) fn upload(r: &Row) -> UploadRow {
         idle_ms: r.get(18),
         metadata: metadata::from_stored(r.get::<_, &str>(19)),
         md5_state: r.get(20),
+        at_path: crate::domain::filepath::AtPath::from_stored(r.get::<_, Option<&str>>(21)),
     }
 }

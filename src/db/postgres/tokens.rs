@@ -115,7 +115,7 @@ impl TokenRepo for PgStore {
         on_conn!(self, |c| {
             let sql = format!(
                 "INSERT INTO upload_tokens ({}, token_hash)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
                 rows::TOKEN
             );
             execute(
@@ -137,6 +137,7 @@ impl TokenRepo for PgStore {
                     &t.created_at,
                     &t.expires_at,
                     &t.revoked_at,
+                    &p.replace,
                     &&hash[..],
                 ],
             )

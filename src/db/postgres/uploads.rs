@@ -60,7 +60,7 @@ async fn create(
         &format!(
             "INSERT INTO tus_uploads ({}) VALUES
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-              $18, $19, $20, $21)",
+              $18, $19, $20, $21, $22)",
             rows::UPLOAD
         ),
         &[
@@ -85,6 +85,7 @@ async fn create(
             &u.idle_ms,
             &metadata::to_json(&u.metadata),
             &u.md5_state,
+            &u.at_path.stored(),
         ],
     )
     .await?;

@@ -2,13 +2,14 @@
 //! write transaction), lookups that hide expired files, keyset pages,
 //! deletion and expiry, idempotency keys.
 
-use super::{accounts, blobs, outbox, owned, shared, signed, tokens, write_tx};
+use super::{accounts, blobs, outbox, owned, paths, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
     subfolder_names, CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange,
-    ListFilter, PageAfter, RowWithData, DELETION_LEASE_MS,
+    ListFilter, PageAfter, RowWithData, DELETION_LEASE_MS, REPLACED_KEPT_MS,
 };
 use crate::db::store::FileRepo;
+use crate::domain::filepath::AtPath;
 use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota};
@@ -63,6 +64,19 @@ fn commit_upload(
         {
             return Ok((CommitOutcome::Replayed(existing), false));
         }
+    }
+    // Reads only, before any write: an early return rolls back anyway.
+    if ctx.at_path == AtPath::IfAbsent
+        && !paths::files_at(
+            &tx,
+            &f.account_id,
+            f.folder.as_deref(),
+            &f.name,
+            f.created_at,
+        )?
+        .is_empty()
+    {
+        return Ok((CommitOutcome::PathTaken, false));
     }
     // A resumable upload was admitted at its creation and holds its room:
     // only a plan lowered since can refuse it, and then it is not refused.
@@ -162,9 +176,25 @@ fn commit_upload(
         )?
         .execute(params![f.account_id, key, f.id, f.created_at])?;
     }
-    let queued = outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
+    let mut queued = outbox::enqueue(&tx, webhooks::FILE_CREATED, f, f.created_at)?;
+    let mut replaced = Vec::new();
+    if ctx.at_path == AtPath::Replace {
+        let now = f.created_at;
+        for old in paths::files_at(&tx, &f.account_id, f.folder.as_deref(), &f.name, now)? {
+            if old.id != f.id {
+                let due = now + REPLACED_KEPT_MS;
+                queued |= remove_in(&tx, &old, (now, due), webhooks::FILE_DELETED)?;
+                replaced.push(old.id);
+            }
+        }
+    }
     tx.commit()?;
-    Ok((CommitOutcome::Committed(f.clone()), queued))
+    let outcome = if replaced.is_empty() {
+        CommitOutcome::Committed(f.clone())
+    } else {
+        CommitOutcome::Replaced(f.clone(), replaced)
+    };
+    Ok((outcome, queued))
 }
 
 /// The live file an idempotency key (used since `since`) points to.
@@ -268,7 +298,8 @@ fn update_live(
     let row = tx
         .prepare_cached(&format!(
             "UPDATE files SET name = coalesce(?1, name),
-                 folder = CASE WHEN ?2 THEN ?3 ELSE folder END
+                 folder = CASE WHEN ?2 THEN ?3 ELSE folder END,
+                 private = coalesce(?7, private)
              WHERE id = ?4 AND account_id = ?5 AND (expires_at IS NULL OR expires_at > ?6)
              RETURNING {COLUMNS}"
         ))?
@@ -279,7 +310,8 @@ fn update_live(
                 change.folder,
                 id,
                 account_id,
-                now
+                now,
+                change.private
             ],
             from_row,
         )
@@ -434,14 +466,14 @@ fn delete_folder(
 
 /// Removes a file's row at `now`, gives back its bytes, frees its blob
 /// (queued for deletion at `due`) and tells its subscribers (`event`:
-/// deleted or expired).
+/// deleted or expired); true when that queued an event.
 fn remove_in(
     tx: &Connection,
     row: &FileRow,
     (now, due): (i64, i64),
     event: &str,
-) -> Result<(), DbError> {
-    outbox::enqueue(tx, event, row, now)?;
+) -> Result<bool, DbError> {
+    let queued = outbox::enqueue(tx, event, row, now)?;
     tx.prepare_cached("DELETE FROM files WHERE id = ?1")?
         .execute([&row.id])?;
     tx.prepare_cached("DELETE FROM idempotency_keys WHERE file_id = ?1")?
@@ -453,7 +485,7 @@ fn remove_in(
     } else {
         blobs::schedule(tx, &row.blob_key, due)?;
     }
-    Ok(())
+    Ok(queued)
 }
 
 /// Removes up to `max` files whose time has come, as `delete_live` does;
@@ -561,6 +593,17 @@ impl FileRepo for SqliteStore {
         now: i64,
     ) -> Result<Vec<FileRow>, DbError> {
         self.files_at_path(account_id, folder, name, now).await
+    }
+
+    async fn file_at_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        self.file_at_path_with_data(account_id, folder, name, now)
+            .await
     }
 
     async fn list_paths(

@@ -131,6 +131,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0016_path_index.sql"),
     include_str!("migrations/0017_md5_pending.sql"),
     include_str!("migrations/0018_file_counts.sql"),
+    include_str!("migrations/0019_token_replace.sql"),
 ];
 
 #[derive(Clone)]

@@ -3,8 +3,8 @@
 //! migration 0016; docs/decisions.md, "Paths").
 
 use super::files::{from_row, COLUMNS};
-use super::{owned, DbError, SqliteStore};
-use crate::db::model::FileRow;
+use super::{owned, DbError, OptionalExtension, SqliteStore};
+use crate::db::model::{FileRow, RowWithData};
 use crate::domain::filepath;
 use rusqlite::types::Value;
 use rusqlite::Connection;
@@ -38,6 +38,30 @@ pub(super) fn files_at(
         .query_map(rusqlite::params![account_id, path, now], from_row)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
+}
+
+/// The newest live file of `account_id` at `folder/name`, with its inline
+/// bytes if it has them.
+pub(super) fn newest_with_data(
+    conn: &Connection,
+    account_id: &str,
+    folder: Option<&str>,
+    name: &str,
+    now: i64,
+) -> Result<Option<RowWithData>, DbError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, (SELECT data FROM inline_blobs d WHERE d.blob_key = files.blob_key)
+         FROM files WHERE account_id = ?1 AND {} = ?2
+         AND (expires_at IS NULL OR expires_at > ?3)
+         ORDER BY created_at DESC, id DESC LIMIT 1",
+        path_of!("")
+    ))?;
+    let path = filepath::join(folder, name);
+    Ok(stmt
+        .query_row(rusqlite::params![account_id, path, now], |r| {
+            Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(14)?))
+        })
+        .optional()?)
 }
 
 /// Up to `limit` live files of `account_id`, the newest at each path, in
@@ -101,6 +125,20 @@ impl SqliteStore {
         let (acc, folder, name) = (owned(account_id), folder.map(owned), owned(name));
         self.db
             .lookup(move |c| files_at(c, &acc, folder.as_deref(), &name, now))
+            .await
+    }
+
+    /// [`newest_with_data`] on a reading connection.
+    pub(super) async fn file_at_path_with_data(
+        &self,
+        account_id: &str,
+        folder: Option<&str>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<RowWithData>, DbError> {
+        let (acc, folder, name) = (owned(account_id), folder.map(owned), owned(name));
+        self.db
+            .lookup(move |c| newest_with_data(c, &acc, folder.as_deref(), &name, now))
             .await
     }
 

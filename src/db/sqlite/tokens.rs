@@ -13,7 +13,7 @@ use std::time::Duration;
 
 const COLUMNS: &str = "id, account_id, created_by, folder, max_size, types, max_uploads, \
      uploads_used, uploads_open, private, file_expires_ms, metadata, created_at, expires_at, \
-     revoked_at";
+     revoked_at, replace";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenRow> {
     Ok(TokenRow {
@@ -31,6 +31,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<TokenRow> {
             metadata: metadata::from_stored(&r.get::<_, String>(11)?),
             decides: true,
             at_once: None,
+            replace: r.get(15)?,
         },
         max_uploads: r.get(6)?,
         uploads_used: r.get(7)?,
@@ -50,7 +51,7 @@ fn insert(conn: &Connection, t: &TokenRow, hash: &[u8; 32]) -> Result<(), DbErro
         .transpose()?;
     conn.prepare_cached(&format!(
         "INSERT INTO upload_tokens ({COLUMNS}, token_hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
     ))?
     .execute(params![
         t.id,
@@ -68,6 +69,7 @@ fn insert(conn: &Connection, t: &TokenRow, hash: &[u8; 32]) -> Result<(), DbErro
         t.created_at,
         t.expires_at,
         t.revoked_at,
+        p.replace,
         &hash[..],
     ])?;
     Ok(())

@@ -9,6 +9,7 @@ use super::{blobs, owned, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{CreateOutcome, Progress, UploadRow, DELETION_LEASE_MS};
 use crate::db::store::UploadRepo;
+use crate::domain::filepath::AtPath;
 use crate::domain::ids::upload_token_of;
 use crate::domain::metadata;
 use crate::domain::quota::{Ask, Quota, Share};
@@ -17,7 +18,7 @@ use rusqlite::{params, Connection, Row};
 
 const COLUMNS: &str = "id, account_id, file_id, blob_key, length, received, name, content_type, \
      folder, private, expires_ms, hash_state, store_state, created_at, expires_at, completed_at, \
-     idempotency_key, created_by, idle_ms, metadata, md5_state";
+     idempotency_key, created_by, idle_ms, metadata, md5_state, at_path";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
     Ok(UploadRow {
@@ -42,6 +43,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<UploadRow> {
         idle_ms: r.get(18)?,
         metadata: metadata::from_stored(&r.get::<_, String>(19)?),
         md5_state: r.get(20)?,
+        at_path: AtPath::from_stored(r.get::<_, Option<String>>(21)?.as_deref()),
     })
 }
 
@@ -83,7 +85,7 @@ fn create(
     }
     tx.prepare_cached(&format!(
         "INSERT INTO tus_uploads ({COLUMNS}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
     ))?
     .execute(params![
         u.id,
@@ -107,6 +109,7 @@ fn create(
         u.idle_ms,
         metadata::to_json(&u.metadata),
         u.md5_state,
+        u.at_path.stored(),
     ])?;
     tx.commit()?;
     Ok(CreateOutcome::Created)

@@ -2,7 +2,7 @@
 //! recovered when the store has the whole blob but no partial one.
 
 use super::read::with_file;
-use crate::db::{FileRow, UploadRow};
+use crate::db::{CommitContext, FileRow, UploadRow};
 use crate::domain::files::StoredFile;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::resumable::ResumableHashes;
@@ -155,7 +155,10 @@ async fn commit_file(
     // failed commit leaves it for the retried PATCH.
     // (An upload token's use, held since the creation, is counted in the
     // commit: the store knows the upload's creator.)
-    let ctx = commit_context(app, Some(row.id.clone()));
+    let ctx = CommitContext {
+        at_path: row.at_path,
+        ..commit_context(app, Some(row.id.clone()))
+    };
     let committed = commit(
         app,
         file,

@@ -26,6 +26,7 @@ mod read;
 
 use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
+use crate::domain::filepath::AtPath;
 use crate::domain::files::StoredFile;
 use crate::domain::ids::KeyKind;
 use crate::domain::policy::{Asked, UploadPolicy};
@@ -67,7 +68,12 @@ pub(crate) async fn create(
             "public keys cannot upload private files".into(),
         ));
     }
-    let meta = settle(&caller.key.policy, meta)?;
+    let (meta, at_path) = settle(&caller.key.policy, meta)?;
+    if at_path == AtPath::IfAbsent {
+        // Told before any byte is sent; the commit decides again.
+        let name = meta.name.as_deref().unwrap_or(DEFAULT_NAME);
+        super::paths::refuse_taken(app, &caller.account.id, meta.folder.as_deref(), name).await?;
+    }
     let plan = app.plan_of(&caller.account).clone();
     let limit = size_limit(plan.max_file_size, &caller.key.policy);
     if length > limit.max {
@@ -109,7 +115,7 @@ pub(crate) async fn create(
         blob_key: blob_key.clone(),
         length,
         received: 0,
-        name: meta.name.unwrap_or_else(|| "upload".to_string()),
+        name: meta.name.unwrap_or_else(|| DEFAULT_NAME.to_string()),
         content_type: meta.content_type,
         folder: meta.folder,
         private: meta.private.unwrap_or(false),
@@ -124,6 +130,7 @@ pub(crate) async fn create(
         created_by: Some(caller.key.id.clone()),
         idle_ms,
         metadata: meta.metadata,
+        at_path,
     };
     let share = caller.key.kind.is_stranger().then_some(plan.public_share);
     let outcome = app
@@ -158,24 +165,30 @@ pub(crate) async fn create(
     Err(refusal)
 }
 
+/// The name of an upload whose metadata gives none.
+const DEFAULT_NAME: &str = "upload";
+
 /// The creation's metadata as the caller's policy settles it: folder,
 /// privacy and lifetime may be repeated, not changed (400); the policy's
 /// metadata keys win.
-fn settle(policy: &UploadPolicy, meta: Metadata) -> Result<Metadata, ServiceError> {
+fn settle(policy: &UploadPolicy, meta: Metadata) -> Result<(Metadata, AtPath), ServiceError> {
     let asked = Asked {
         folder: meta.folder,
         private: meta.private,
         expires: meta.expires,
         metadata: meta.metadata,
+        replace: meta.replace,
+        if_absent: meta.if_absent,
     };
     let s = policy.settle(asked).map_err(ServiceError::BadRequest)?;
-    Ok(Metadata {
+    let settled = Metadata {
         folder: s.folder,
         private: Some(s.private),
         expires: s.expires,
         metadata: s.metadata,
         ..meta
-    })
+    };
+    Ok((settled, s.at_path))
 }
 
 /// The answer to a replayed creation: the upload (and its file, if

@@ -123,5 +123,6 @@ pub fn upload(account: &str, id: &str, created_by: &str, expires_at: i64) -> Upl
         created_by: Some(created_by.into()),
         idle_ms: 600_000,
         metadata: std::collections::BTreeMap::new(),
+        at_path: filestore::testing::domain::filepath::AtPath::default(),
     }
 }

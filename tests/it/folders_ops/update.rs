@@ -99,7 +99,9 @@ async fn refusals_change_nothing(b: Backend) {
         json!({"folder": "a/../b"}),
         json!({"folder": "a\u{1}b"}),
         json!({"folder": 3}),
-        json!({"name": "b", "private": true}),
+        // `private` is a field of its own now (a boolean); others are not.
+        json!({"name": "b", "public": true}),
+        json!({"name": "b", "private": "yes"}),
         json!(["a"]),
     ] {
         let r = patch(&srv, &srv.secret_key, id, &body).await;

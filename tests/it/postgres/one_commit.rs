@@ -81,16 +81,42 @@ async fn keyed(
     let (size, private, when, inline) = (vec![10i64], vec![false], vec![at], vec![true]);
     let (storage, uploads) = (vec![max_storage], vec![100i64]);
     let (period, key, since) = ("2026-11", Some(key.to_string()), Some(0i64));
-    let params: [&(dyn ToSql + Sync); 26] = [
-        &account, &ends, &ids, &name, &folder, &size, &ty, &private, &sha, &md5, &blob, &when,
-        &expires, &inline, &meta, &data, &ev, &period, &token, &storage, &uploads, &key, &since,
-        &false, &false, &false,
+    let at_path: Vec<Option<String>> = vec![None];
+    let params: [&(dyn ToSql + Sync); 28] = [
+        &account,
+        &ends,
+        &ids,
+        &name,
+        &folder,
+        &size,
+        &ty,
+        &private,
+        &sha,
+        &md5,
+        &blob,
+        &when,
+        &expires,
+        &inline,
+        &meta,
+        &data,
+        &ev,
+        &period,
+        &token,
+        &storage,
+        &uploads,
+        &key,
+        &since,
+        &false,
+        &false,
+        &false,
+        &at_path,
+        &300_000i64,
     ];
     let row = c
         .query_one(
             "SELECT code, replayed FROM filestore_commit($1, $2, $3, $4, $5, $6, $7, $8, $9,
                  $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-                 $25, $26)",
+                 $25, $26, $27, $28)",
             &params,
         )
         .await

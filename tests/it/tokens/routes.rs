@@ -62,7 +62,7 @@ async fn create_get_delete_have_their_shapes_and_defaults(b: Backend) {
         rec["policy"],
         json!({
             "folder": null, "max_size": null, "types": [], "private": false,
-            "file_expires": null, "metadata": {}
+            "file_expires": null, "metadata": {}, "replace": false
         })
     );
     // Two tokens never share an id or a secret.
