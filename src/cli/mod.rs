@@ -1,5 +1,6 @@
-//! The command line: `filestore serve | admin | login | upload | list | get |
-//! download | sign | token | delete | sync | usage | health | completions`. Each client
+//! The command line: `filestore serve | admin | login | logout | whoami |
+//! profile | upload | list | get | download | sign | token | mv | cp | delete |
+//! sync | usage | health | completions`. Each client
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
@@ -11,6 +12,7 @@ pub(crate) mod docs;
 pub(crate) mod download;
 pub(crate) mod entry;
 pub(crate) mod error;
+pub(crate) mod examples;
 pub(crate) mod exit_codes;
 pub(crate) mod format;
 pub(crate) mod get;
@@ -22,15 +24,19 @@ pub(crate) mod logging;
 pub(crate) mod login;
 pub(crate) mod mv;
 pub(crate) mod output;
+pub(crate) mod profile;
 pub(crate) mod progress;
+pub(crate) mod prompt;
 pub(crate) mod runtime;
 pub(crate) mod serve;
 pub(crate) mod sign;
 pub(crate) mod sync;
+pub(crate) mod target;
 pub(crate) mod token;
 pub(crate) mod upload;
 pub(crate) mod usage;
 pub(crate) mod walk;
+pub(crate) mod whoami;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -62,6 +68,12 @@ pub(crate) enum Command {
     Admin(admin::AdminArgs),
     /// Save a server and API key as a profile (checked against the server first)
     Login(login::LoginArgs),
+    /// Forget a saved profile (--profile NAME; default: the one in use)
+    Logout(profile::LogoutArgs),
+    /// Show the server, account, key and plan in use
+    Whoami(whoami::WhoamiArgs),
+    /// The saved client profiles
+    Profile(profile::ProfileArgs),
     /// Upload files, directories (-r) or standard input (-)
     ///
     /// Each file's SHA-256 is computed while it is sent and sent after it: the server refuses
@@ -69,7 +81,7 @@ pub(crate) enum Command {
     Upload(upload::UploadArgs),
     /// List files, newest first
     List(list::ListArgs),
-    /// Show a file's record
+    /// Show a file's record (by id, or by path: the newest file there)
     Get(get::GetArgs),
     /// Download a file's content
     ///
@@ -106,7 +118,8 @@ pub(crate) enum Command {
     Completions(completions::CompletionsArgs),
 }
 
-/// The clap command of the whole CLI (completions, man pages).
+/// The clap command of the whole CLI (parsing, completions, man pages),
+/// finished by [`examples::finish`].
 pub(crate) fn command() -> clap::Command {
-    Cli::command()
+    examples::finish(Cli::command())
 }

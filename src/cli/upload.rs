@@ -3,9 +3,11 @@
 
 use super::context::{Ctx, NetArgs};
 use super::format;
+use super::output::stderr_line;
 use super::progress::{Progress, Transfer};
 use super::walk::{self, Job};
 use crate::api::FileRecord;
+use crate::client::error::exit;
 use crate::client::upload::UploadMeta;
 use crate::client::{Client, ClientError, Fetched, RetryNotice};
 use futures_util::StreamExt;
@@ -61,6 +63,19 @@ pub(crate) struct UploadArgs {
     #[arg(long)]
     pub fail_fast: bool,
 
+    /// Replace the files already at each path (folder/name) as the new one is stored
+    #[arg(long, conflicts_with = "no_clobber")]
+    pub replace: bool,
+
+    /// Refuse a file whose path (folder/name) already holds one (exit 5, error conflict)
+    #[arg(long)]
+    pub no_clobber: bool,
+
+    /// Check each file's name and folder as the server would and say what would be
+    /// uploaded; send nothing (exit 1 when something would be refused)
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// Files of at least this size go through resumable (tus) uploads, sent in
     /// pieces of this size; an interrupted upload resumes on the next run of the
     /// same command for the same file (same path, size and modification time).
@@ -92,9 +107,6 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         .map(format::upload_expires)
         .transpose()
         .map_err(ClientError::Usage)?;
-    let client = ctx.client(&args.net)?;
-    let progress = ctx.progress();
-
     let files: Vec<PathBuf> = args
         .paths
         .iter()
@@ -107,9 +119,6 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         notes,
         ..
     } = walk::expand(&files, args.recursive, args.folder.as_deref());
-    for note in &notes {
-        progress.note(note);
-    }
     // Standard input is spooled to a temporary file first: memory stays flat,
     // the size is known (Content-Length) and a retry can send it again.
     let _spool = if stdin_count == 1 {
@@ -131,6 +140,14 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
     if let (Some(name), [job]) = (&args.name, jobs.as_mut_slice()) {
         job.name.clone_from(name);
     }
+    if args.dry_run {
+        return dry_run(&jobs, &problems, ctx);
+    }
+    let client = ctx.client(&args.net)?;
+    let progress = ctx.progress();
+    for note in &notes {
+        progress.note(note);
+    }
 
     let mut first_exit = None;
     for p in &problems {
@@ -148,6 +165,8 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         expires: args.expires.clone(),
         content_type: args.content_type.clone(),
         metadata,
+        replace: args.replace,
+        if_absent: args.no_clobber,
         ..Default::default()
     };
     let shared = Shared {
@@ -187,6 +206,51 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         progress.note(&tally.summary(total_bytes, started.elapsed()));
     }
     Ok(first_exit.unwrap_or(0))
+}
+
+/// One stored file in a line: `uploaded docs/a.txt (7 B) as f_…` (its
+/// record, url included: `filestore get PATH`, or `--json`).
+fn done_line(r: &FileRecord) -> String {
+    format!(
+        "uploaded {} ({}) as {}",
+        format::path(r.folder.as_deref(), &r.name),
+        format::bytes(r.size),
+        r.id
+    )
+}
+
+/// `--dry-run`: each file where it would go, or why the server would
+/// refuse it (its name or folder, by the server's rules); nothing sent.
+/// Exit 1 when something would be refused (or could not be read).
+fn dry_run(jobs: &[Job], problems: &[ClientError], ctx: &Ctx) -> Result<u8, ClientError> {
+    let mut refused = problems.len();
+    for p in problems {
+        stderr_line(&format!("error: {p}"));
+    }
+    for job in jobs {
+        let path = format::path(job.folder.as_deref(), &job.name);
+        let why = walk::refusal(job);
+        if ctx.out.is_json() {
+            ctx.out.record(&serde_json::json!({
+                "source": job.label,
+                "path": path,
+                "size": job.size,
+                "refused": why,
+                "dry_run": true,
+            }))?;
+        } else if let Some(why) = &why {
+            ctx.out
+                .line(&format!("would refuse {}: {why}", job.label))?;
+        } else {
+            ctx.out.line(&format!(
+                "would upload {} ({}) to {path}",
+                job.label,
+                format::bytes(job.size)
+            ))?;
+        }
+        refused += usize::from(why.is_some());
+    }
+    Ok(if refused > 0 { exit::OTHER } else { exit::OK })
 }
 
 /// Counts of a batch, for its summary line.
@@ -303,12 +367,12 @@ impl Shared<'_> {
         };
         match result.and_then(|f| self.print(&f).map(|()| f)) {
             Ok(f) => {
-                transfer.done(&format!(
-                    "uploaded {} ({}) as {}",
-                    job.label,
-                    format::bytes(job.size),
-                    f.record.id
-                ));
+                // Without --json, the result line on stdout says it all.
+                transfer.done(&if self.ctx.out.is_json() {
+                    done_line(&f.record)
+                } else {
+                    String::new()
+                });
                 Outcome::Stored
             }
             Err(ClientError::BrokenPipe) => {
@@ -328,17 +392,14 @@ impl Shared<'_> {
     }
 
     /// The result line of a stored file: the record under `--json`, else
-    /// `ID<TAB>FOLDER/NAME<TAB>URL` (URL `(private)` for a private file).
+    /// one short line ([`done_line`]).
     fn print(&self, f: &Fetched<FileRecord>) -> Result<(), ClientError> {
         let mut result = Ok(());
         self.progress.suspend(&mut || {
             result = if self.ctx.out.is_json() {
                 self.ctx.out.record(&f.raw)
             } else {
-                let r = &f.record;
-                let url = r.url.as_deref().unwrap_or("(private)");
-                let path = format::path(r.folder.as_deref(), &r.name);
-                self.ctx.out.line(&format!("{}\t{path}\t{url}", r.id))
+                self.ctx.out.line(&done_line(&f.record))
             };
         });
         result
