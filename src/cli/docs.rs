@@ -136,7 +136,8 @@ pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
         Ok(())
     }
     use clap::CommandFactory;
-    let cmd = super::examples::finish(super::Cli::command().disable_help_subcommand(true));
+    let mut cmd = super::examples::finish(super::Cli::command().disable_help_subcommand(true));
+    cmd.build();
     let mut out = Vec::new();
     walk(&cmd, "", &mut out)?;
     Ok(out)

@@ -126,11 +126,31 @@ fn help_text(examples: &[(&str, &str)]) -> String {
 /// The flags only `serve` and `admin` read, left out of the other commands' help.
 const SERVER_ONLY: &[&str] = &["config", "data_dir"];
 
+/// The commands that read [`SERVER_ONLY`] (and their subcommands).
+const SERVER_SIDE: &[&str] = &["serve", "admin"];
+
 /// The command tree, finished: every command's help ends with its
 /// examples, and the client commands' help leaves out the server-only
-/// flags. Built first, so that the global flags are in every subcommand.
+/// flags. Those stay global (accepted before or after any subcommand's
+/// name), hidden; `serve` and `admin` get visible copies of them, global
+/// within them, whose values clap carries up to the top as a global's.
 pub(crate) fn finish(mut cmd: clap::Command) -> clap::Command {
-    cmd.build();
+    let shown: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| SERVER_ONLY.contains(&a.get_id().as_str()))
+        .cloned()
+        .collect();
+    for id in SERVER_ONLY {
+        cmd = cmd.mut_arg(*id, |a| a.hide(true));
+    }
+    for name in SERVER_SIDE {
+        cmd = cmd.mut_subcommand(*name, |mut sub| {
+            for arg in &shown {
+                sub = sub.arg(arg.clone().global(true));
+            }
+            sub
+        });
+    }
     walk(cmd, "")
 }
 
@@ -140,14 +160,6 @@ fn walk(mut cmd: clap::Command, path: &str) -> clap::Command {
         let short = join(cmd.get_after_help().map(ToString::to_string), &text);
         let long = join(cmd.get_after_long_help().map(ToString::to_string), &text);
         cmd = cmd.after_help(short).after_long_help(long);
-    }
-    let server_side = path == "serve" || path == "admin" || path.starts_with("admin ");
-    if !server_side {
-        for id in SERVER_ONLY {
-            if cmd.get_arguments().any(|a| a.get_id() == *id) {
-                cmd = cmd.mut_arg(*id, |a| a.hide(true));
-            }
-        }
     }
     let names: Vec<String> = cmd
         .get_subcommands()
