@@ -98,6 +98,12 @@ async fn the_root_is_a_folder_and_a_bad_folder_a_usage_error() {
             "{human:?}"
         );
     }
+    // The API: `folder=/` is the root's own files; absent or empty, every file.
+    let (status, body) = srv.get_json(&srv.secret_key, "/v1/files?folder=/").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["files"].as_array().unwrap().len(), 1, "{body}");
+    let (_, body) = srv.get_json(&srv.secret_key, "/v1/files?folder=").await;
+    assert_eq!(body["files"].as_array().unwrap().len(), 3, "{body}");
     for bad in ["a//b", "docs/../etc", "x/./y"] {
         let r = cli.run(&["list", "--folder", bad]).await;
         r.expect_error(2, "usage");
