@@ -343,6 +343,7 @@ async fn list_shows_subfolders_first() {
     assert!(!r.stdout.contains("PRE"), "{}", r.stdout);
 
     // --limit counts files: every subfolder still shows, then the hint.
+    srv.upload_ok("root2.txt", b"abc".to_vec(), &[]).await;
     let r = cli.run(&["list", "--folder", "", "--limit", "1"]).await;
     r.expect(0);
     let out = lines(&r.stdout);
@@ -360,6 +361,6 @@ async fn list_shows_subfolders_first() {
         .await;
     r.expect(0);
     let recs = r.json_lines();
-    assert_eq!(recs.len(), 6, "{}", r.stdout);
+    assert_eq!(recs.len(), 1, "the root's other file: {}", r.stdout);
     assert!(recs.iter().all(|f| f.get("id").is_some()), "{}", r.stdout);
 }
