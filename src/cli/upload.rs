@@ -18,6 +18,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Upload files, directories (-r) or standard input (-)
+// Each bool is one command-line switch, independent of the others (but
+// --replace and --no-clobber, which clap keeps apart).
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct UploadArgs {
