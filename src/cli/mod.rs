@@ -100,13 +100,14 @@ pub(crate) enum Command {
     /// The copy counts as an upload (storage quota, monthly uploads) and keeps the file's type,
     /// metadata, privacy and expiry; --folder and --name change where it goes.
     Cp(cp::CpArgs),
-    /// Delete files permanently
+    /// Delete files permanently (by id, every file at a path, or a folder)
     Delete(delete::DeleteArgs),
     /// Publish a directory to a folder: upload what is new or changed, skip the rest
     ///
     /// One listing of the remote folder and a SHA-256 of each local file (remembered between
     /// runs by path, size and modification time) decide what to send: a new path or a changed
-    /// content is uploaded, then the older remote file at that path is deleted. With --delete,
+    /// content is uploaded with replace=true, which removes the older remote files at that path
+    /// as it stores the new one (the path never shows two files, nor none). With --delete,
     /// remote files without a local counterpart are deleted too. A run with nothing to do sends
     /// no write request.
     Sync(sync::SyncArgs),
