@@ -46,9 +46,17 @@ pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     } else {
         verify(&server, &key, &args.net).await?
     };
+    // The profile named (flag or env), else `default`: never the only
+    // saved one standing in for `default`, which a login would overwrite.
+    let name = ctx
+        .globals
+        .profile
+        .clone()
+        .or_else(|| config::Env::from_process().profile)
+        .unwrap_or_else(|| config::DEFAULT_PROFILE.to_string());
     let mut file = config::load(&ctx.config_path)?;
     file.profiles.insert(
-        ctx.settings.profile.clone(),
+        name.clone(),
         Profile {
             server: Some(server.clone()),
             api_key: Some(Secret::new(key)),
@@ -57,7 +65,7 @@ pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     config::save(&ctx.config_path, &file)?;
     if ctx.out.is_json() {
         ctx.out.record(&json!({
-            "profile": ctx.settings.profile,
+            "profile": name,
             "server": server,
             "key_kind": kind,
             "config_file": ctx.config_path.display().to_string(),
@@ -65,7 +73,7 @@ pub(crate) async fn run(args: LoginArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     } else if !ctx.globals.quiet {
         stderr_line(&format!(
             "saved profile {:?} for {server} ({kind} key) in {}",
-            ctx.settings.profile,
+            name,
             ctx.config_path.display()
         ));
     }

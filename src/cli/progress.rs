@@ -169,8 +169,17 @@ const RATE_AFTER: f64 = 0.25;
 
 /// The bytes per second this run moved (position less what was `resumed`).
 fn rate(state: &ProgressState, resumed: &AtomicU64) -> Option<f64> {
-    let secs = state.elapsed().as_secs_f64();
-    let moved = state.pos().saturating_sub(resumed.load(Ordering::Relaxed));
+    per_second(
+        state.pos(),
+        resumed.load(Ordering::Relaxed),
+        state.elapsed().as_secs_f64(),
+    )
+}
+
+/// The rate of a transfer at `pos` after `secs`, of which `resumed` bytes
+/// were there before it started; None too early to tell, or before a byte.
+fn per_second(pos: u64, resumed: u64, secs: f64) -> Option<f64> {
+    let moved = pos.saturating_sub(resumed);
     #[allow(clippy::cast_precision_loss)] // a rate, shown to 3 digits
     (secs >= RATE_AFTER && moved > 0).then(|| moved as f64 / secs)
 }
@@ -396,6 +405,24 @@ mod tests {
         assert_eq!(Mode::choose(false, false, false, false, false), Mode::Lines);
         assert_eq!(Mode::choose(true, false, false, false, true), Mode::Quiet);
         assert_eq!(Mode::choose(true, true, true, true, false), Mode::Quiet);
+    }
+
+    #[test]
+    fn a_resumed_transfer_rates_only_what_this_run_moved() {
+        // 900 MB found there, 10 MB sent in 2 s: 5 MB/s, not 455 MB/s.
+        let r = per_second(910_000_000, 900_000_000, 2.0).unwrap();
+        assert!((r - 5_000_000.0).abs() < 1.0, "{r}");
+        assert_eq!(per_second(900_000_000, 900_000_000, 2.0), None);
+        assert_eq!(per_second(1000, 0, 0.1), None, "too early to tell");
+        // A bar counting resumed bytes keeps them out of its rate.
+        let bars = Bars::new();
+        let t = bars.start("x", 100);
+        t.resumed(60);
+        t.add(10);
+        t.reset();
+        t.add(5);
+        drop(t);
+        assert_eq!(bars.total_resumed.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -144,6 +144,22 @@ async fn the_only_profile_is_used_and_several_are_named() {
     let r = cli.run_bare(&["logout", "--profile", "gone"], None).await;
     r.expect_error(2, "usage");
     assert!(r.stderr.contains("profile \"gone\" not found"), "{r:?}");
+
+    // A login without --profile writes `default`, never over the only one.
+    login(&cli, &srv, "work").await;
+    cli.run_bare(
+        &["login", "--server", &srv.base_url, "--api-key", "-"],
+        Some(format!("{}\n", srv.secret_key).into_bytes()),
+    )
+    .await
+    .expect(0);
+    let list = cli.run_bare(&["profile", "list", "--json"], None).await;
+    let names: Vec<_> = list
+        .json_lines()
+        .iter()
+        .map(|p| p["name"].clone())
+        .collect();
+    assert_eq!(names, ["default", "work"], "{list:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
