@@ -3,11 +3,9 @@
 
 use super::context::{Ctx, NetArgs};
 use super::format;
-use super::output::stderr_line;
 use super::progress::{Progress, Transfer};
 use super::walk::{self, Job};
 use crate::api::FileRecord;
-use crate::client::error::exit;
 use crate::client::upload::UploadMeta;
 use crate::client::{Client, ClientError, Fetched, RetryNotice};
 use futures_util::StreamExt;
@@ -144,7 +142,7 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         job.name.clone_from(name);
     }
     if args.dry_run {
-        return dry_run(&jobs, &problems, ctx);
+        return super::upload_check::dry_run(&jobs, &problems, ctx);
     }
     let client = ctx.client(&args.net)?;
     let progress = ctx.progress();
@@ -209,51 +207,6 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         progress.note(&tally.summary(total_bytes, started.elapsed()));
     }
     Ok(first_exit.unwrap_or(0))
-}
-
-/// One stored file in a line: `uploaded docs/a.txt (7 B) as f_…` (its
-/// record, url included: `filestore get PATH`, or `--json`).
-fn done_line(r: &FileRecord) -> String {
-    format!(
-        "uploaded {} ({}) as {}",
-        format::path(r.folder.as_deref(), &r.name),
-        format::bytes(r.size),
-        r.id
-    )
-}
-
-/// `--dry-run`: each file where it would go, or why the server would
-/// refuse it (its name or folder, by the server's rules); nothing sent.
-/// Exit 1 when something would be refused (or could not be read).
-fn dry_run(jobs: &[Job], problems: &[ClientError], ctx: &Ctx) -> Result<u8, ClientError> {
-    let mut refused = problems.len();
-    for p in problems {
-        stderr_line(&format!("error: {p}"));
-    }
-    for job in jobs {
-        let path = format::path(job.folder.as_deref(), &job.name);
-        let why = walk::refusal(job);
-        if ctx.out.is_json() {
-            ctx.out.record(&serde_json::json!({
-                "source": job.label,
-                "path": path,
-                "size": job.size,
-                "refused": why,
-                "dry_run": true,
-            }))?;
-        } else if let Some(why) = &why {
-            ctx.out
-                .line(&format!("would refuse {}: {why}", job.label))?;
-        } else {
-            ctx.out.line(&format!(
-                "would upload {} ({}) to {path}",
-                job.label,
-                format::bytes(job.size)
-            ))?;
-        }
-        refused += usize::from(why.is_some());
-    }
-    Ok(if refused > 0 { exit::OTHER } else { exit::OK })
 }
 
 /// Counts of a batch, for its summary line.
@@ -372,7 +325,7 @@ impl Shared<'_> {
             Ok(f) => {
                 // Without --json, the result line on stdout says it all.
                 transfer.done(&if self.ctx.out.is_json() {
-                    done_line(&f.record)
+                    super::upload_check::done_line(&f.record)
                 } else {
                     String::new()
                 });
@@ -395,14 +348,16 @@ impl Shared<'_> {
     }
 
     /// The result line of a stored file: the record under `--json`, else
-    /// one short line ([`done_line`]).
+    /// one short line (`upload_check::done_line`).
     fn print(&self, f: &Fetched<FileRecord>) -> Result<(), ClientError> {
         let mut result = Ok(());
         self.progress.suspend(&mut || {
             result = if self.ctx.out.is_json() {
                 self.ctx.out.record(&f.raw)
             } else {
-                self.ctx.out.line(&done_line(&f.record))
+                self.ctx
+                    .out
+                    .line(&super::upload_check::done_line(&f.record))
             };
         });
         result
