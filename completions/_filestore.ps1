@@ -21,11 +21,11 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'filestore' {
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
             [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
@@ -33,23 +33,455 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
-            [CompletionResult]::new('admin', 'admin', [CompletionResultType]::ParameterValue, 'Operator commands: accounts and keys (on the server''s data dir)')
             [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Save a server and API key as a profile (checked against the server first)')
+            [CompletionResult]::new('logout', 'logout', [CompletionResultType]::ParameterValue, 'Forget a saved profile (--profile NAME; default: the one in use)')
+            [CompletionResult]::new('whoami', 'whoami', [CompletionResultType]::ParameterValue, 'Show the server, account, key and plan in use')
+            [CompletionResult]::new('profile', 'profile', [CompletionResultType]::ParameterValue, 'The saved client profiles')
             [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload files, directories (-r) or standard input (-)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List files, newest first')
-            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record (by id, or by path: the newest file there)')
             [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
             [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
             [CompletionResult]::new('mv', 'mv', [CompletionResultType]::ParameterValue, 'Rename or move a file (its id, bytes and checksum stay)')
             [CompletionResult]::new('cp', 'cp', [CompletionResultType]::ParameterValue, 'Copy a file to a new one (a new id; the same bytes, copied by the server)')
-            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently (by id, every file at a path, or a folder)')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
+            [CompletionResult]::new('admin', 'admin', [CompletionResultType]::ParameterValue, 'Operator commands: accounts and keys (on the server''s data dir)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;login' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--no-verify', '--no-verify', [CompletionResultType]::ParameterName, 'Save without checking the key against the server')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;logout' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;whoami' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;profile' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the saved profiles: name and server (never a key); * marks the one in use')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;profile;list' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;profile;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the saved profiles: name and server (never a key); * marks the one in use')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;profile;help;list' {
+            break
+        }
+        'filestore;profile;help;help' {
+            break
+        }
+        'filestore;upload' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Folder to store the files in (directory contents go below it)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Name to store the file under (one input only; default for stdin: "stdin")')
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)')
+            [CompletionResult]::new('--content-type', '--content-type', [CompletionResultType]::ParameterName, 'Content type of the files (default: guessed by the server from the name)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
+            [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Upload the contents of directories, keeping their relative paths as folders')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Upload the contents of directories, keeping their relative paths as folders')
+            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make the files private (URL null; download through signed URLs)')
+            [CompletionResult]::new('--fail-fast', '--fail-fast', [CompletionResultType]::ParameterName, 'Stop starting new uploads after the first failure')
+            [CompletionResult]::new('--replace', '--replace', [CompletionResultType]::ParameterName, 'Replace the files already at each path (folder/name) as the new one is stored')
+            [CompletionResult]::new('--no-clobber', '--no-clobber', [CompletionResultType]::ParameterName, 'Refuse a file whose path (folder/name) already holds one (exit 5, error conflict)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Check each file''s name and folder as the server would and say what would be uploaded; send nothing (exit 1 when something would be refused)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;list' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" or / is the root (its own files only)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many files [default: 50; with --json, every file, so that a script never reads a list cut short]')
+            [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'Start after this cursor (from a previous listing)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Full ids and names, however wide the table gets')
+            [CompletionResult]::new('--long', '--long', [CompletionResultType]::ParameterName, 'Full ids and names, however wide the table gets')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'With --folder: the files of its subfolders too (releases/v1.2 under releases)')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With --folder: the files of its subfolders too (releases/v1.2 under releases)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every file, following the cursors (ignores --limit)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;get' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;download' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Download every file of this folder and below into -o DIR, the tree recreated; a rerun resumes what was cut off and skips what is complete')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;sign' {
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'An image variant of this width in pixels (1-4096)')
+            [CompletionResult]::new('--height', '--height', [CompletionResultType]::ParameterName, 'An image variant of this height in pixels (1-4096)')
+            [CompletionResult]::new('--fit', '--fit', [CompletionResultType]::ParameterName, 'How the variant fits WxH [default: inside]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The variant''s format (auto: AVIF or WebP as the browser accepts) [default: the source''s]')
+            [CompletionResult]::new('--quality', '--quality', [CompletionResultType]::ParameterName, 'The variant''s quality (1-100) [default: 80]')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;token' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the active upload tokens (not revoked, not expired), newest first; never a secret')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke an upload token: refused at once (files already uploaded stay)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;token;create' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Folder of the files uploaded with it')
+            [CompletionResult]::new('--max-size', '--max-size', [CompletionResultType]::ParameterName, 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)')
+            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)')
+            [CompletionResult]::new('--max-uploads', '--max-uploads', [CompletionResultType]::ParameterName, 'How many files it may upload')
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)')
+            [CompletionResult]::new('--file-expires', '--file-expires', [CompletionResultType]::ParameterName, 'Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make its files private (URL null; download through signed URLs)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;token;list' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;token;revoke' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;token;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the active upload tokens (not revoked, not expired), newest first; never a secret')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke an upload token: refused at once (files already uploaded stay)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;token;help;create' {
+            break
+        }
+        'filestore;token;help;list' {
+            break
+        }
+        'filestore;token;help;revoke' {
+            break
+        }
+        'filestore;token;help;help' {
+            break
+        }
+        'filestore;mv' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The new folder ("" for the root)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The new name')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;cp' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The copy''s folder ("" for the root; default: the file''s)')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The copy''s name (default: the file''s)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make the copy private (default: as the file is)')
+            [CompletionResult]::new('--public', '--public', [CompletionResultType]::ParameterName, 'Make the copy public (default: as the file is)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;delete' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Delete every file in this folder and below (needs --recursive)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'With --folder: its subfolders too (required: a folder goes whole)')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With --folder: its subfolders too (required: a folder goes whole)')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With --folder: do not ask (required off a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With --folder: do not ask (required off a terminal)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;sync' {
+            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The remote folder it is published to (its subdirectories become subfolders)')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded (and deleted) at the same time')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded (and deleted) at the same time')
+            [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, as with `upload`')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--delete', '--delete', [CompletionResultType]::ParameterName, 'Also delete remote files under FOLDER that have no local counterpart')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print what would be done; change nothing')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;usage' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;health' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Keep asking until the server is ok (or --timeout passes)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;completions' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'filestore;serve' {
@@ -82,8 +514,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
@@ -103,8 +535,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an account')
@@ -126,8 +558,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -141,8 +573,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -158,8 +590,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -231,8 +663,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
@@ -257,8 +689,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -273,8 +705,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -288,8 +720,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -322,8 +754,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Subscribe a URL to an account''s file events; its signing secret is printed once')
@@ -344,8 +776,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -360,8 +792,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -375,8 +807,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -409,8 +841,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'The plans in the database (JSON Lines with --json)')
@@ -427,8 +859,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -442,8 +874,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -472,8 +904,8 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -557,332 +989,94 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;admin;help;help' {
             break
         }
-        'filestore;login' {
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--no-verify', '--no-verify', [CompletionResultType]::ParameterName, 'Save without checking the key against the server')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;upload' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Folder to store the files in (directory contents go below it)')
-            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'Name to store the file under (one input only; default for stdin: "stdin")')
-            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)')
-            [CompletionResult]::new('--content-type', '--content-type', [CompletionResultType]::ParameterName, 'Content type of the files (default: guessed by the server from the name)')
-            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value')
-            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
-            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded at the same time')
-            [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Upload the contents of directories, keeping their relative paths as folders')
-            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Upload the contents of directories, keeping their relative paths as folders')
-            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make the files private (URL null; download through signed URLs)')
-            [CompletionResult]::new('--fail-fast', '--fail-fast', [CompletionResultType]::ParameterName, 'Stop starting new uploads after the first failure')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;list' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root')
-            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match')
-            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many files [default: 50; with --json, every file, so that a script never reads a list cut short]')
-            [CompletionResult]::new('--cursor', '--cursor', [CompletionResultType]::ParameterName, 'Start after this cursor (from a previous listing)')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'With --folder: the files of its subfolders too (releases/v1.2 under releases)')
-            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With --folder: the files of its subfolders too (releases/v1.2 under releases)')
-            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every file, following the cursors (ignores --limit)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;get' {
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;download' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Download every file of this folder and below into -o DIR, the tree recreated; a rerun resumes what was cut off and skips what is complete')
-            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in')
-            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)')
-            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;sign' {
-            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)')
-            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'An image variant of this width in pixels (1-4096)')
-            [CompletionResult]::new('--height', '--height', [CompletionResultType]::ParameterName, 'An image variant of this height in pixels (1-4096)')
-            [CompletionResult]::new('--fit', '--fit', [CompletionResultType]::ParameterName, 'How the variant fits WxH [default: inside]')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The variant''s format (auto: AVIF or WebP as the browser accepts) [default: the source''s]')
-            [CompletionResult]::new('--quality', '--quality', [CompletionResultType]::ParameterName, 'The variant''s quality (1-100) [default: 80]')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;token' {
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
-            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
-            break
-        }
-        'filestore;token;create' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Folder of the files uploaded with it')
-            [CompletionResult]::new('--max-size', '--max-size', [CompletionResultType]::ParameterName, 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)')
-            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)')
-            [CompletionResult]::new('--max-uploads', '--max-uploads', [CompletionResultType]::ParameterName, 'How many files it may upload')
-            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)')
-            [CompletionResult]::new('--file-expires', '--file-expires', [CompletionResultType]::ParameterName, 'Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)')
-            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make its files private (URL null; download through signed URLs)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;token;help' {
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
-            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
-            break
-        }
-        'filestore;token;help;create' {
-            break
-        }
-        'filestore;token;help;help' {
-            break
-        }
-        'filestore;mv' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The new folder ("" for the root)')
-            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The new name')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;cp' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The copy''s folder ("" for the root; default: the file''s)')
-            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The copy''s name (default: the file''s)')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--private', '--private', [CompletionResultType]::ParameterName, 'Make the copy private (default: as the file is)')
-            [CompletionResult]::new('--public', '--public', [CompletionResultType]::ParameterName, 'Make the copy public (default: as the file is)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;delete' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'Delete every file in this folder and below (needs --recursive)')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'With --folder: its subfolders too (required: a folder goes whole)')
-            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'With --folder: its subfolders too (required: a folder goes whole)')
-            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With --folder: do not ask on a terminal')
-            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With --folder: do not ask on a terminal')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;sync' {
-            [CompletionResult]::new('--folder', '--folder', [CompletionResultType]::ParameterName, 'The remote folder it is published to (its subdirectories become subfolders)')
-            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Files uploaded (and deleted) at the same time')
-            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Files uploaded (and deleted) at the same time')
-            [CompletionResult]::new('--chunk-size', '--chunk-size', [CompletionResultType]::ParameterName, 'Files of at least this size go through resumable (tus) uploads, as with `upload`')
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--delete', '--delete', [CompletionResultType]::ParameterName, 'Also delete remote files under FOLDER that have no local counterpart')
-            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print what would be done; change nothing')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;usage' {
-            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;health' {
-            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Keep asking until the server is ok (or --timeout passes)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'filestore;completions' {
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
-            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
-            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
         'filestore;help' {
-            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
-            [CompletionResult]::new('admin', 'admin', [CompletionResultType]::ParameterValue, 'Operator commands: accounts and keys (on the server''s data dir)')
             [CompletionResult]::new('login', 'login', [CompletionResultType]::ParameterValue, 'Save a server and API key as a profile (checked against the server first)')
+            [CompletionResult]::new('logout', 'logout', [CompletionResultType]::ParameterValue, 'Forget a saved profile (--profile NAME; default: the one in use)')
+            [CompletionResult]::new('whoami', 'whoami', [CompletionResultType]::ParameterValue, 'Show the server, account, key and plan in use')
+            [CompletionResult]::new('profile', 'profile', [CompletionResultType]::ParameterValue, 'The saved client profiles')
             [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload files, directories (-r) or standard input (-)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List files, newest first')
-            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record')
+            [CompletionResult]::new('get', 'get', [CompletionResultType]::ParameterValue, 'Show a file''s record (by id, or by path: the newest file there)')
             [CompletionResult]::new('download', 'download', [CompletionResultType]::ParameterValue, 'Download a file''s content')
             [CompletionResult]::new('sign', 'sign', [CompletionResultType]::ParameterValue, 'Create a signed URL for a file (only the URL is printed)')
             [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Upload tokens: URLs a browser uploads to without an API key')
             [CompletionResult]::new('mv', 'mv', [CompletionResultType]::ParameterValue, 'Rename or move a file (its id, bytes and checksum stay)')
             [CompletionResult]::new('cp', 'cp', [CompletionResultType]::ParameterValue, 'Copy a file to a new one (a new id; the same bytes, copied by the server)')
-            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently')
+            [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently (by id, every file at a path, or a folder)')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
+            [CompletionResult]::new('admin', 'admin', [CompletionResultType]::ParameterValue, 'Operator commands: accounts and keys (on the server''s data dir)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;help;login' {
+            break
+        }
+        'filestore;help;logout' {
+            break
+        }
+        'filestore;help;whoami' {
+            break
+        }
+        'filestore;help;profile' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the saved profiles: name and server (never a key); * marks the one in use')
+            break
+        }
+        'filestore;help;profile;list' {
+            break
+        }
+        'filestore;help;upload' {
+            break
+        }
+        'filestore;help;list' {
+            break
+        }
+        'filestore;help;get' {
+            break
+        }
+        'filestore;help;download' {
+            break
+        }
+        'filestore;help;sign' {
+            break
+        }
+        'filestore;help;token' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the active upload tokens (not revoked, not expired), newest first; never a secret')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke an upload token: refused at once (files already uploaded stay)')
+            break
+        }
+        'filestore;help;token;create' {
+            break
+        }
+        'filestore;help;token;list' {
+            break
+        }
+        'filestore;help;token;revoke' {
+            break
+        }
+        'filestore;help;mv' {
+            break
+        }
+        'filestore;help;cp' {
+            break
+        }
+        'filestore;help;delete' {
+            break
+        }
+        'filestore;help;sync' {
+            break
+        }
+        'filestore;help;usage' {
+            break
+        }
+        'filestore;help;health' {
+            break
+        }
+        'filestore;help;completions' {
             break
         }
         'filestore;help;serve' {
@@ -961,52 +1155,6 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;migrate' {
-            break
-        }
-        'filestore;help;login' {
-            break
-        }
-        'filestore;help;upload' {
-            break
-        }
-        'filestore;help;list' {
-            break
-        }
-        'filestore;help;get' {
-            break
-        }
-        'filestore;help;download' {
-            break
-        }
-        'filestore;help;sign' {
-            break
-        }
-        'filestore;help;token' {
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create an upload token; only its upload URL is printed (--json: the record)')
-            break
-        }
-        'filestore;help;token;create' {
-            break
-        }
-        'filestore;help;mv' {
-            break
-        }
-        'filestore;help;cp' {
-            break
-        }
-        'filestore;help;delete' {
-            break
-        }
-        'filestore;help;sync' {
-            break
-        }
-        'filestore;help;usage' {
-            break
-        }
-        'filestore;help;health' {
-            break
-        }
-        'filestore;help;completions' {
             break
         }
         'filestore;help;help' {

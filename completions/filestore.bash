@@ -46,8 +46,14 @@ _filestore() {
             filestore,login)
                 cmd="filestore__subcmd__login"
                 ;;
+            filestore,logout)
+                cmd="filestore__subcmd__logout"
+                ;;
             filestore,mv)
                 cmd="filestore__subcmd__mv"
+                ;;
+            filestore,profile)
+                cmd="filestore__subcmd__profile"
                 ;;
             filestore,serve)
                 cmd="filestore__subcmd__serve"
@@ -66,6 +72,9 @@ _filestore() {
                 ;;
             filestore,usage)
                 cmd="filestore__subcmd__usage"
+                ;;
+            filestore,whoami)
+                cmd="filestore__subcmd__whoami"
                 ;;
             filestore__subcmd__admin,account)
                 cmd="filestore__subcmd__admin__subcmd__account"
@@ -274,8 +283,14 @@ _filestore() {
             filestore__subcmd__help,login)
                 cmd="filestore__subcmd__help__subcmd__login"
                 ;;
+            filestore__subcmd__help,logout)
+                cmd="filestore__subcmd__help__subcmd__logout"
+                ;;
             filestore__subcmd__help,mv)
                 cmd="filestore__subcmd__help__subcmd__mv"
+                ;;
+            filestore__subcmd__help,profile)
+                cmd="filestore__subcmd__help__subcmd__profile"
                 ;;
             filestore__subcmd__help,serve)
                 cmd="filestore__subcmd__help__subcmd__serve"
@@ -294,6 +309,9 @@ _filestore() {
                 ;;
             filestore__subcmd__help,usage)
                 cmd="filestore__subcmd__help__subcmd__usage"
+                ;;
+            filestore__subcmd__help,whoami)
+                cmd="filestore__subcmd__help__subcmd__whoami"
                 ;;
             filestore__subcmd__help__subcmd__admin,account)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__account"
@@ -349,8 +367,29 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin__subcmd__webhook,list)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook__subcmd__list"
                 ;;
+            filestore__subcmd__help__subcmd__profile,list)
+                cmd="filestore__subcmd__help__subcmd__profile__subcmd__list"
+                ;;
             filestore__subcmd__help__subcmd__token,create)
                 cmd="filestore__subcmd__help__subcmd__token__subcmd__create"
+                ;;
+            filestore__subcmd__help__subcmd__token,list)
+                cmd="filestore__subcmd__help__subcmd__token__subcmd__list"
+                ;;
+            filestore__subcmd__help__subcmd__token,revoke)
+                cmd="filestore__subcmd__help__subcmd__token__subcmd__revoke"
+                ;;
+            filestore__subcmd__profile,help)
+                cmd="filestore__subcmd__profile__subcmd__help"
+                ;;
+            filestore__subcmd__profile,list)
+                cmd="filestore__subcmd__profile__subcmd__list"
+                ;;
+            filestore__subcmd__profile__subcmd__help,help)
+                cmd="filestore__subcmd__profile__subcmd__help__subcmd__help"
+                ;;
+            filestore__subcmd__profile__subcmd__help,list)
+                cmd="filestore__subcmd__profile__subcmd__help__subcmd__list"
                 ;;
             filestore__subcmd__token,create)
                 cmd="filestore__subcmd__token__subcmd__create"
@@ -358,11 +397,23 @@ _filestore() {
             filestore__subcmd__token,help)
                 cmd="filestore__subcmd__token__subcmd__help"
                 ;;
+            filestore__subcmd__token,list)
+                cmd="filestore__subcmd__token__subcmd__list"
+                ;;
+            filestore__subcmd__token,revoke)
+                cmd="filestore__subcmd__token__subcmd__revoke"
+                ;;
             filestore__subcmd__token__subcmd__help,create)
                 cmd="filestore__subcmd__token__subcmd__help__subcmd__create"
                 ;;
             filestore__subcmd__token__subcmd__help,help)
                 cmd="filestore__subcmd__token__subcmd__help__subcmd__help"
+                ;;
+            filestore__subcmd__token__subcmd__help,list)
+                cmd="filestore__subcmd__token__subcmd__help__subcmd__list"
+                ;;
+            filestore__subcmd__token__subcmd__help,revoke)
+                cmd="filestore__subcmd__token__subcmd__help__subcmd__revoke"
                 ;;
             *)
                 ;;
@@ -371,20 +422,12 @@ _filestore() {
 
     case "${cmd}" in
         filestore)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version serve admin login upload list get download sign token mv cp delete sync usage health completions help"
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version login logout whoami profile upload list get download sign token mv cp delete sync usage health completions serve admin help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -394,6 +437,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1689,20 +1740,12 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__completions)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version bash elvish fish powershell zsh"
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1715,6 +1758,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1723,7 +1774,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__cp)
-            opts="-q -h -V --folder --name --private --public --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --folder --name --private --public --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1741,14 +1792,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1761,6 +1804,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1769,7 +1820,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__delete)
-            opts="-r -y -q -h -V --folder --recursive --yes --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -y -q -h -V --folder --recursive --yes --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1783,14 +1834,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1803,6 +1846,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1811,7 +1862,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__download)
-            opts="-o -f -q -h -V --folder --output --force --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-o -f -q -h -V --folder --output --force --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1833,14 +1884,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1850,6 +1893,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1861,21 +1912,13 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__get)
-            opts="-q -h -V --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --retries)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1888,6 +1931,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1899,21 +1950,13 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__health)
-            opts="-q -h -V --wait --timeout --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --wait --timeout --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1929,6 +1972,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1937,7 +1988,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help)
-            opts="serve admin login upload list get download sign token mv cp delete sync usage health completions help"
+            opts="login logout whoami profile upload list get download sign token mv cp delete sync usage health completions serve admin help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2342,9 +2393,51 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__help__subcmd__logout)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__help__subcmd__mv)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__profile)
+            opts="list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__profile__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2399,7 +2492,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__token)
-            opts="create"
+            opts="create list revoke"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2413,6 +2506,34 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__token__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__token__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__token__subcmd__revoke)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2454,8 +2575,22 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__help__subcmd__whoami)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__list)
-            opts="-r -q -h -V --folder --recursive --metadata --limit --all --cursor --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-l -r -q -h -V --folder --long --recursive --metadata --limit --all --cursor --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2481,14 +2616,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2498,6 +2625,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2509,21 +2644,13 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__login)
-            opts="-q -h -V --no-verify --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --no-verify --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --retries)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2539,6 +2666,48 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__logout)
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2547,7 +2716,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__mv)
-            opts="-q -h -V --folder --name --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --folder --name --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2565,14 +2734,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2582,6 +2743,124 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__profile)
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__profile__subcmd__help)
+            opts="list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__profile__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__profile__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__profile__subcmd__list)
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2647,7 +2926,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__sign)
-            opts="-q -h -V --expires --width --height --fit --format --quality --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --expires --width --height --fit --format --quality --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2681,14 +2960,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2701,6 +2972,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2709,7 +2988,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__sync)
-            opts="-j -q -h -V --folder --delete --dry-run --concurrency --chunk-size --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-j -q -h -V --folder --delete --dry-run --concurrency --chunk-size --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2735,14 +3014,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2752,6 +3023,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2763,20 +3042,12 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__token)
-            opts="-q -h -V --config --data-dir --json --quiet --server --api-key --profile --help --version create help"
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version create list revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2789,6 +3060,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2797,7 +3076,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__token__subcmd__create)
-            opts="-q -h -V --folder --max-size --type --max-uploads --expires --file-expires --private --metadata --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --folder --max-size --type --max-uploads --expires --file-expires --private --metadata --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2835,14 +3114,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2855,6 +3126,14 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2863,7 +3142,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__token__subcmd__help)
-            opts="create help"
+            opts="create list revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2904,8 +3183,112 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__token__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__help__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__list)
+            opts="-q -h -V --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__token__subcmd__revoke)
+            opts="-q -h -V --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__upload)
-            opts="-r -j -q -h -V --recursive --folder --name --private --expires --content-type --metadata --concurrency --fail-fast --chunk-size --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-r -j -q -h -V --recursive --folder --name --private --expires --content-type --metadata --concurrency --fail-fast --replace --no-clobber --dry-run --chunk-size --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2947,14 +3330,6 @@ _filestore() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2964,6 +3339,14 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2975,21 +3358,13 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__usage)
-            opts="-q -h -V --retries --config --data-dir --json --quiet --server --api-key --profile --help --version"
+            opts="-q -h -V --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --retries)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3002,6 +3377,52 @@ _filestore() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__whoami)
+            opts="-q -h -V --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -18,11 +18,11 @@ set edit:completion:arg-completer[filestore] = {|@words|
     }
     var completions = [
         &'filestore'= {
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'
             cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
             cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
@@ -30,23 +30,426 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand serve 'Run the server (API and CDN routes)'
-            cand admin 'Operator commands: accounts and keys (on the server''s data dir)'
             cand login 'Save a server and API key as a profile (checked against the server first)'
+            cand logout 'Forget a saved profile (--profile NAME; default: the one in use)'
+            cand whoami 'Show the server, account, key and plan in use'
+            cand profile 'The saved client profiles'
             cand upload 'Upload files, directories (-r) or standard input (-)'
             cand list 'List files, newest first'
-            cand get 'Show a file''s record'
+            cand get 'Show a file''s record (by id, or by path: the newest file there)'
             cand download 'Download a file''s content'
             cand sign 'Create a signed URL for a file (only the URL is printed)'
             cand token 'Upload tokens: URLs a browser uploads to without an API key'
             cand mv 'Rename or move a file (its id, bytes and checksum stay)'
             cand cp 'Copy a file to a new one (a new id; the same bytes, copied by the server)'
-            cand delete 'Delete files permanently'
+            cand delete 'Delete files permanently (by id, every file at a path, or a folder)'
             cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
             cand health 'Check the server''s health (exit 0 only when ok)'
             cand completions 'Print a shell completion script'
+            cand serve 'Run the server (API and CDN routes)'
+            cand admin 'Operator commands: accounts and keys (on the server''s data dir)'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;login'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --no-verify 'Save without checking the key against the server'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;logout'= {
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;whoami'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;profile'= {
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'List the saved profiles: name and server (never a key); * marks the one in use'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;profile;list'= {
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;profile;help'= {
+            cand list 'List the saved profiles: name and server (never a key); * marks the one in use'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;profile;help;list'= {
+        }
+        &'filestore;profile;help;help'= {
+        }
+        &'filestore;upload'= {
+            cand --folder 'Folder to store the files in (directory contents go below it)'
+            cand --name 'Name to store the file under (one input only; default for stdin: "stdin")'
+            cand --expires 'Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)'
+            cand --content-type 'Content type of the files (default: guessed by the server from the name)'
+            cand --metadata 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value'
+            cand -j 'Files uploaded at the same time'
+            cand --concurrency 'Files uploaded at the same time'
+            cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand -r 'Upload the contents of directories, keeping their relative paths as folders'
+            cand --recursive 'Upload the contents of directories, keeping their relative paths as folders'
+            cand --private 'Make the files private (URL null; download through signed URLs)'
+            cand --fail-fast 'Stop starting new uploads after the first failure'
+            cand --replace 'Replace the files already at each path (folder/name) as the new one is stored'
+            cand --no-clobber 'Refuse a file whose path (folder/name) already holds one (exit 5, error conflict)'
+            cand --dry-run 'Check each file''s name and folder as the server would and say what would be uploaded; send nothing (exit 1 when something would be refused)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;list'= {
+            cand --folder 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" or / is the root (its own files only)'
+            cand --metadata 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match'
+            cand --limit 'Show at most this many files [default: 50; with --json, every file, so that a script never reads a list cut short]'
+            cand --cursor 'Start after this cursor (from a previous listing)'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand -l 'Full ids and names, however wide the table gets'
+            cand --long 'Full ids and names, however wide the table gets'
+            cand -r 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
+            cand --recursive 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
+            cand --all 'Show every file, following the cursors (ignores --limit)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;get'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;download'= {
+            cand --folder 'Download every file of this folder and below into -o DIR, the tree recreated; a rerun resumes what was cut off and skips what is complete'
+            cand -o 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in'
+            cand --output 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand -f 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)'
+            cand --force 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;sign'= {
+            cand --expires 'Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)'
+            cand --width 'An image variant of this width in pixels (1-4096)'
+            cand --height 'An image variant of this height in pixels (1-4096)'
+            cand --fit 'How the variant fits WxH [default: inside]'
+            cand --format 'The variant''s format (auto: AVIF or WebP as the browser accepts) [default: the source''s]'
+            cand --quality 'The variant''s quality (1-100) [default: 80]'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;token'= {
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
+            cand list 'List the active upload tokens (not revoked, not expired), newest first; never a secret'
+            cand revoke 'Revoke an upload token: refused at once (files already uploaded stay)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;token;create'= {
+            cand --folder 'Folder of the files uploaded with it'
+            cand --max-size 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)'
+            cand --type 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)'
+            cand --max-uploads 'How many files it may upload'
+            cand --expires 'How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)'
+            cand --file-expires 'Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)'
+            cand --metadata 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --private 'Make its files private (URL null; download through signed URLs)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;token;list'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;token;revoke'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;token;help'= {
+            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
+            cand list 'List the active upload tokens (not revoked, not expired), newest first; never a secret'
+            cand revoke 'Revoke an upload token: refused at once (files already uploaded stay)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;token;help;create'= {
+        }
+        &'filestore;token;help;list'= {
+        }
+        &'filestore;token;help;revoke'= {
+        }
+        &'filestore;token;help;help'= {
+        }
+        &'filestore;mv'= {
+            cand --folder 'The new folder ("" for the root)'
+            cand --name 'The new name'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;cp'= {
+            cand --folder 'The copy''s folder ("" for the root; default: the file''s)'
+            cand --name 'The copy''s name (default: the file''s)'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --private 'Make the copy private (default: as the file is)'
+            cand --public 'Make the copy public (default: as the file is)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;delete'= {
+            cand --folder 'Delete every file in this folder and below (needs --recursive)'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand -r 'With --folder: its subfolders too (required: a folder goes whole)'
+            cand --recursive 'With --folder: its subfolders too (required: a folder goes whole)'
+            cand -y 'With --folder: do not ask (required off a terminal)'
+            cand --yes 'With --folder: do not ask (required off a terminal)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;sync'= {
+            cand --folder 'The remote folder it is published to (its subdirectories become subfolders)'
+            cand -j 'Files uploaded (and deleted) at the same time'
+            cand --concurrency 'Files uploaded (and deleted) at the same time'
+            cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, as with `upload`'
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --delete 'Also delete remote files under FOLDER that have no local counterpart'
+            cand --dry-run 'Print what would be done; change nothing'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;usage'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;health'= {
+            cand --timeout 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --wait 'Keep asking until the server is ok (or --timeout passes)'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;completions'= {
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
         }
         &'filestore;serve'= {
             cand --listen 'Address to listen on [env: FILESTORE_LISTEN] [default: 127.0.0.1:8080]'
@@ -77,8 +480,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand account 'Create, list and change accounts'
@@ -97,8 +500,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand create 'Create an account'
@@ -119,8 +522,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -133,8 +536,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -149,8 +552,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -212,8 +615,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand create 'Create a key; its secret is printed once'
@@ -237,8 +640,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -252,8 +655,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -266,8 +669,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -294,8 +697,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'
@@ -315,8 +718,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -330,8 +733,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -344,8 +747,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -372,8 +775,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand list 'The plans in the database (JSON Lines with --json)'
@@ -389,8 +792,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -403,8 +806,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -428,8 +831,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
             cand -q 'No progress and no informational output'
             cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -492,314 +895,73 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;admin;help;help'= {
         }
-        &'filestore;login'= {
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --no-verify 'Save without checking the key against the server'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;upload'= {
-            cand --folder 'Folder to store the files in (directory contents go below it)'
-            cand --name 'Name to store the file under (one input only; default for stdin: "stdin")'
-            cand --expires 'Delete the files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)'
-            cand --content-type 'Content type of the files (default: guessed by the server from the name)'
-            cand --metadata 'Metadata of the files: KEY=VALUE, repeatable (keys a-z 0-9 _ -, at most 16 keys and 4 KiB in all); a key given twice keeps its last value'
-            cand -j 'Files uploaded at the same time'
-            cand --concurrency 'Files uploaded at the same time'
-            cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, sent in pieces of this size; an interrupted upload resumes on the next run of the same command for the same file (same path, size and modification time). Bytes, or 64MiB, 500MB, 1GiB...; 0 sends every file in one request'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand -r 'Upload the contents of directories, keeping their relative paths as folders'
-            cand --recursive 'Upload the contents of directories, keeping their relative paths as folders'
-            cand --private 'Make the files private (URL null; download through signed URLs)'
-            cand --fail-fast 'Stop starting new uploads after the first failure'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;list'= {
-            cand --folder 'Only files in this folder (exact match; with -r, its subfolders too). Without -r, its subfolders holding files come first, every one of them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the root'
-            cand --metadata 'Only files whose metadata has KEY=VALUE (exact match); repeatable, all must match'
-            cand --limit 'Show at most this many files [default: 50; with --json, every file, so that a script never reads a list cut short]'
-            cand --cursor 'Start after this cursor (from a previous listing)'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand -r 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
-            cand --recursive 'With --folder: the files of its subfolders too (releases/v1.2 under releases)'
-            cand --all 'Show every file, following the cursors (ignores --limit)'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;get'= {
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;download'= {
-            cand --folder 'Download every file of this folder and below into -o DIR, the tree recreated; a rerun resumes what was cut off and skips what is complete'
-            cand -o 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in'
-            cand --output 'Where to write: a file (replaced), a directory (the file''s name in it, never replaced without --force), or "-" for standard output [default: the file''s name in the current directory]; with --folder, the directory to recreate the tree in'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand -f 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)'
-            cand --force 'Replace an existing file of the same name (in the current directory or -o DIR; with --folder, a file in the tree whose bytes differ)'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;sign'= {
-            cand --expires 'Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)'
-            cand --width 'An image variant of this width in pixels (1-4096)'
-            cand --height 'An image variant of this height in pixels (1-4096)'
-            cand --fit 'How the variant fits WxH [default: inside]'
-            cand --format 'The variant''s format (auto: AVIF or WebP as the browser accepts) [default: the source''s]'
-            cand --quality 'The variant''s quality (1-100) [default: 80]'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;token'= {
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help'
-            cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
-            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
-            cand help 'Print this message or the help of the given subcommand(s)'
-        }
-        &'filestore;token;create'= {
-            cand --folder 'Folder of the files uploaded with it'
-            cand --max-size 'Largest file: bytes, or 10MB, 5MiB... (default and at most: the plan''s)'
-            cand --type 'Allowed type of the bytes: image/png or a family like image/* (which leaves out SVG); repeatable (default: any)'
-            cand --max-uploads 'How many files it may upload'
-            cand --expires 'How long it may be used: 900, 90s, 1m30s, 1.5h... (at most 1 day)'
-            cand --file-expires 'Delete its files automatically after this long: 90, 90s, 1m30s, 1.5h, 7d... (at most 365d)'
-            cand --metadata 'Metadata of every file it uploads: KEY=VALUE, repeatable; these keys win over the uploader''s'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --private 'Make its files private (URL null; download through signed URLs)'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;token;help'= {
-            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
-            cand help 'Print this message or the help of the given subcommand(s)'
-        }
-        &'filestore;token;help;create'= {
-        }
-        &'filestore;token;help;help'= {
-        }
-        &'filestore;mv'= {
-            cand --folder 'The new folder ("" for the root)'
-            cand --name 'The new name'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;cp'= {
-            cand --folder 'The copy''s folder ("" for the root; default: the file''s)'
-            cand --name 'The copy''s name (default: the file''s)'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --private 'Make the copy private (default: as the file is)'
-            cand --public 'Make the copy public (default: as the file is)'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;delete'= {
-            cand --folder 'Delete every file in this folder and below (needs --recursive)'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand -r 'With --folder: its subfolders too (required: a folder goes whole)'
-            cand --recursive 'With --folder: its subfolders too (required: a folder goes whole)'
-            cand -y 'With --folder: do not ask on a terminal'
-            cand --yes 'With --folder: do not ask on a terminal'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;sync'= {
-            cand --folder 'The remote folder it is published to (its subdirectories become subfolders)'
-            cand -j 'Files uploaded (and deleted) at the same time'
-            cand --concurrency 'Files uploaded (and deleted) at the same time'
-            cand --chunk-size 'Files of at least this size go through resumable (tus) uploads, as with `upload`'
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --delete 'Also delete remote files under FOLDER that have no local counterpart'
-            cand --dry-run 'Print what would be done; change nothing'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;usage'= {
-            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;health'= {
-            cand --timeout 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)'
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --wait 'Keep asking until the server is ok (or --timeout passes)'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'filestore;completions'= {
-            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
-            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
-            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
-            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
-            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
-            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
-            cand -q 'No progress and no informational output'
-            cand --quiet 'No progress and no informational output'
-            cand -h 'Print help (see more with ''--help'')'
-            cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
         &'filestore;help'= {
-            cand serve 'Run the server (API and CDN routes)'
-            cand admin 'Operator commands: accounts and keys (on the server''s data dir)'
             cand login 'Save a server and API key as a profile (checked against the server first)'
+            cand logout 'Forget a saved profile (--profile NAME; default: the one in use)'
+            cand whoami 'Show the server, account, key and plan in use'
+            cand profile 'The saved client profiles'
             cand upload 'Upload files, directories (-r) or standard input (-)'
             cand list 'List files, newest first'
-            cand get 'Show a file''s record'
+            cand get 'Show a file''s record (by id, or by path: the newest file there)'
             cand download 'Download a file''s content'
             cand sign 'Create a signed URL for a file (only the URL is printed)'
             cand token 'Upload tokens: URLs a browser uploads to without an API key'
             cand mv 'Rename or move a file (its id, bytes and checksum stay)'
             cand cp 'Copy a file to a new one (a new id; the same bytes, copied by the server)'
-            cand delete 'Delete files permanently'
+            cand delete 'Delete files permanently (by id, every file at a path, or a folder)'
             cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
             cand health 'Check the server''s health (exit 0 only when ok)'
             cand completions 'Print a shell completion script'
+            cand serve 'Run the server (API and CDN routes)'
+            cand admin 'Operator commands: accounts and keys (on the server''s data dir)'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;help;login'= {
+        }
+        &'filestore;help;logout'= {
+        }
+        &'filestore;help;whoami'= {
+        }
+        &'filestore;help;profile'= {
+            cand list 'List the saved profiles: name and server (never a key); * marks the one in use'
+        }
+        &'filestore;help;profile;list'= {
+        }
+        &'filestore;help;upload'= {
+        }
+        &'filestore;help;list'= {
+        }
+        &'filestore;help;get'= {
+        }
+        &'filestore;help;download'= {
+        }
+        &'filestore;help;sign'= {
+        }
+        &'filestore;help;token'= {
+            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
+            cand list 'List the active upload tokens (not revoked, not expired), newest first; never a secret'
+            cand revoke 'Revoke an upload token: refused at once (files already uploaded stay)'
+        }
+        &'filestore;help;token;create'= {
+        }
+        &'filestore;help;token;list'= {
+        }
+        &'filestore;help;token;revoke'= {
+        }
+        &'filestore;help;mv'= {
+        }
+        &'filestore;help;cp'= {
+        }
+        &'filestore;help;delete'= {
+        }
+        &'filestore;help;sync'= {
+        }
+        &'filestore;help;usage'= {
+        }
+        &'filestore;help;health'= {
+        }
+        &'filestore;help;completions'= {
         }
         &'filestore;help;serve'= {
         }
@@ -858,37 +1020,6 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin;plan;apply'= {
         }
         &'filestore;help;admin;migrate'= {
-        }
-        &'filestore;help;login'= {
-        }
-        &'filestore;help;upload'= {
-        }
-        &'filestore;help;list'= {
-        }
-        &'filestore;help;get'= {
-        }
-        &'filestore;help;download'= {
-        }
-        &'filestore;help;sign'= {
-        }
-        &'filestore;help;token'= {
-            cand create 'Create an upload token; only its upload URL is printed (--json: the record)'
-        }
-        &'filestore;help;token;create'= {
-        }
-        &'filestore;help;mv'= {
-        }
-        &'filestore;help;cp'= {
-        }
-        &'filestore;help;delete'= {
-        }
-        &'filestore;help;sync'= {
-        }
-        &'filestore;help;usage'= {
-        }
-        &'filestore;help;health'= {
-        }
-        &'filestore;help;completions'= {
         }
         &'filestore;help;help'= {
         }

@@ -413,6 +413,13 @@ pub(crate) struct UploadTokenPolicy {
     pub replace: bool,
 }
 
+/// `GET /v1/upload-tokens`: the account's active upload tokens (unrevoked,
+/// unexpired), newest first, without their secrets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct UploadTokenList {
+    pub tokens: Vec<UploadToken>,
+}
+
 /// An upload token, as `POST /v1/upload-tokens` (with `token` and `url`,
 /// the only time the secret is shown) and `GET /v1/upload-tokens/{id}`
 /// (without them) return it. A revoked token is gone from the API (404).

@@ -1,4 +1,4 @@
-//! `filestore cp ID [--folder F] [--name N] [--private | --public]`: copies
+//! `filestore cp FILE [--folder F] [--name N] [--private | --public]`: copies
 //! a file to a new one (a new id and url, the same bytes; the server copies
 //! them).
 
@@ -10,8 +10,7 @@ use crate::client::ClientError;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct CpArgs {
-    /// File id (f_…)
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "FILE", help = super::target::FILE_HELP)]
     pub id: String,
 
     /// The copy's folder ("" for the root; default: the file's)
@@ -42,7 +41,8 @@ pub(crate) async fn run(args: CpArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         folder: args.folder.map(serde_json::Value::String),
         private: (args.private || args.public).then_some(args.private),
     };
-    let fetched = client.copy_file(&args.id, &body).await?;
+    let id = super::target::id(&client, &args.id).await?;
+    let fetched = client.copy_file(&id, &body).await?;
     if ctx.out.is_json() {
         ctx.out.record(&fetched.raw)?;
     } else {
@@ -52,7 +52,7 @@ pub(crate) async fn run(args: CpArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             .as_deref()
             .unwrap_or("private: use `filestore sign`");
         ctx.out
-            .line(&format!("copied {} to {} ({url})", args.id, copy.id))?;
+            .line(&format!("copied {id} to {} ({url})", copy.id))?;
     }
     Ok(0)
 }

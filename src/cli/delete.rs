@@ -1,19 +1,22 @@
-//! `filestore delete ID...`: deletes each file; a failure does not stop the
-//! others, and the exit status reports the first one. `delete --folder F
-//! --recursive`: every file in F and below at once, after a question on a
-//! terminal (unless `--yes`).
+//! `filestore delete FILE...`: deletes each file (an id), or every file at
+//! a path; a failure does not stop the others, and the exit status reports
+//! the first one. `delete --folder F --recursive`: every file in F and below
+//! at once, after a question on a terminal (off a terminal: only with
+//! `--yes`); a folder that holds no file is not found (exit 4).
 
 use super::context::{Ctx, NetArgs};
 use super::output::{self, stderr_line};
-use crate::client::ClientError;
+use super::target::{self, Target};
+use crate::client::{Client, ClientError};
 
 /// Delete files permanently
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct DeleteArgs {
-    /// File ids (f_…)
+    /// File ids (f_…) or paths (folder/name; a leading / forces a path): a path deletes
+    /// every file at it
     #[arg(
-        value_name = "ID",
+        value_name = "FILE",
         required_unless_present = "folder",
         conflicts_with = "folder"
     )]
@@ -27,7 +30,7 @@ pub(crate) struct DeleteArgs {
     #[arg(short = 'r', long, requires = "folder")]
     pub recursive: bool,
 
-    /// With --folder: do not ask on a terminal
+    /// With --folder: do not ask (required off a terminal)
     #[arg(short = 'y', long, requires = "folder")]
     pub yes: bool,
 
@@ -43,8 +46,15 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
     let client = ctx.client(&args.net)?;
     let mut status = 0;
     for id in &args.ids {
-        match client.delete(id).await {
-            Ok(fetched) if ctx.out.is_json() => ctx.out.record(&with_id(id, fetched.raw))?,
+        let outcome = match Target::parse(id) {
+            Target::Id(id) => client.delete(&id).await.map(|f| (f.raw, None)),
+            Target::Path(path) => delete_at(&client, &path, ctx)
+                .await
+                .map(|n| (serde_json::Value::Null, Some(n))),
+        };
+        match outcome {
+            Ok((_, Some(_))) => {}
+            Ok((raw, None)) if ctx.out.is_json() => ctx.out.record(&with_id(id, raw))?,
             Ok(_) => ctx.out.line(&format!("deleted {id}"))?,
             Err(e) if args.ids.len() == 1 => return Err(e),
             Err(e) => {
@@ -57,6 +67,22 @@ pub(crate) async fn run(args: DeleteArgs, ctx: &Ctx) -> Result<u8, ClientError> 
         }
     }
     Ok(status)
+}
+
+/// Deletes every file at `path`, printing each (`--json`) or how many.
+async fn delete_at(client: &Client, path: &str, ctx: &Ctx) -> Result<usize, ClientError> {
+    let ids = target::delete_all_at(client, path).await?;
+    if ctx.out.is_json() {
+        for id in &ids {
+            ctx.out
+                .record(&serde_json::json!({"id": id, "path": path, "success": true}))?;
+        }
+    } else {
+        let files = if ids.len() == 1 { "file" } else { "files" };
+        ctx.out
+            .line(&format!("deleted {} {files} at {path}", ids.len()))?;
+    }
+    Ok(ids.len())
 }
 
 /// The API's answer to a delete (`{"success": true}`) with the id it is
@@ -86,7 +112,13 @@ async fn delete_folder(args: &DeleteArgs, folder: &str, ctx: &Ctx) -> Result<u8,
             "deleting a folder deletes its subfolders too: add --recursive",
         ));
     }
-    if !args.yes && std::io::stdin().is_terminal() {
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(ClientError::usage(format!(
+                "not deleted: off a terminal, deleting the folder {folder} and everything below \
+it needs --yes"
+            )));
+        }
         let answer = output::ask(&format!("delete every file in {folder} and below? [y/N] "));
         if !matches!(answer.as_str(), "y" | "Y" | "yes") {
             return Err(ClientError::usage("not deleted (answer y, or pass --yes)"));
@@ -94,6 +126,10 @@ async fn delete_folder(args: &DeleteArgs, folder: &str, ctx: &Ctx) -> Result<u8,
     }
     let client = ctx.client(&args.net)?;
     let fetched = client.delete_folder(folder).await?;
+    // Folders exist through their files: none deleted, no such folder.
+    if fetched.record.deleted == 0 {
+        return Err(no_such_folder(folder));
+    }
     if ctx.out.is_json() {
         ctx.out.record(&fetched.raw)?;
     } else {
@@ -103,4 +139,13 @@ async fn delete_folder(args: &DeleteArgs, folder: &str, ctx: &Ctx) -> Result<u8,
         ))?;
     }
     Ok(0)
+}
+
+/// The error of a folder that holds no file (exit 4).
+pub(crate) fn no_such_folder(folder: &str) -> ClientError {
+    ClientError::Api {
+        status: 404,
+        code: "not_found".into(),
+        message: format!("no folder {folder:?}: no file is in it or below it"),
+    }
 }

@@ -58,8 +58,9 @@ fn tagged_section(title: &str, items: &[(&str, &str)]) -> String {
     out
 }
 
-/// Renders one man page: clap_mangen's sections, then ours.
-fn render(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
+/// Renders one man page: clap_mangen's sections, then ours (`path`: the
+/// command's path, for its EXAMPLES).
+fn render(cmd: clap::Command, path: &str) -> std::io::Result<(String, Vec<u8>)> {
     let has_args = cmd.get_arguments().any(|a| !a.is_hide_set());
     let has_subs = cmd.get_subcommands().any(|s| !s.is_hide_set());
     let has_version = cmd.get_version().is_some();
@@ -85,6 +86,14 @@ fn render(cmd: clap::Command) -> std::io::Result<(String, Vec<u8>)> {
     out.extend_from_slice(tagged_section("EXIT STATUS", &statuses).as_bytes());
     out.extend_from_slice(b".PP\nErrors are written to standard error as one line: \\fBerror: <code>: <message>\\fR.\n");
     out.extend_from_slice(tagged_section("ENVIRONMENT", ENVIRONMENT).as_bytes());
+    if let Some(examples) = super::examples::of(path) {
+        let items: Vec<(&str, String)> = examples
+            .iter()
+            .map(|(line, what)| (*line, sentence(what)))
+            .collect();
+        let items: Vec<(&str, &str)> = items.iter().map(|(l, w)| (*l, w.as_str())).collect();
+        out.extend_from_slice(tagged_section("EXAMPLES", &items).as_bytes());
+    }
     if has_version {
         man.render_version_section(&mut out)?;
     }
@@ -110,17 +119,27 @@ fn dedup_preamble(page: &[u8]) -> Vec<u8> {
 
 /// Every man page, as (file name, content): the command and its subcommands.
 pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    fn walk(cmd: &clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
-        out.push(render(cmd.clone())?);
+    fn walk(
+        cmd: &clap::Command,
+        path: &str,
+        out: &mut Vec<(String, Vec<u8>)>,
+    ) -> std::io::Result<()> {
+        out.push(render(cmd.clone(), path)?);
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-            walk(sub, out)?;
+            let sub_path = if path.is_empty() {
+                sub.get_name().to_string()
+            } else {
+                format!("{path} {}", sub.get_name())
+            };
+            walk(sub, &sub_path, out)?;
         }
         Ok(())
     }
-    let mut cmd = super::command().disable_help_subcommand(true);
+    use clap::CommandFactory;
+    let mut cmd = super::examples::finish(super::Cli::command().disable_help_subcommand(true));
     cmd.build();
     let mut out = Vec::new();
-    walk(&cmd, &mut out)?;
+    walk(&cmd, "", &mut out)?;
     Ok(out)
 }
 

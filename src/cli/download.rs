@@ -33,9 +33,10 @@ const SIGNED_DOWNLOAD_SECS: u64 = 3600;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct DownloadArgs {
-    /// File id (f_…)
+    /// File id (f_…) or path (folder/name; a leading / forces a path): a path means its
+    /// newest file
     #[arg(
-        value_name = "ID",
+        value_name = "FILE",
         required_unless_present = "folder",
         conflicts_with = "folder"
     )]
@@ -70,12 +71,12 @@ pub(crate) async fn run(args: DownloadArgs, ctx: &Ctx) -> Result<u8, ClientError
     let id = args
         .id
         .as_deref()
-        .ok_or_else(|| ClientError::usage("a file id or --folder is required"))?;
+        .ok_or_else(|| ClientError::usage("a file id or path, or --folder, is required"))?;
     if let Some(out) = args.output.as_deref().filter(|p| *p != Path::new("-")) {
         target_dir_exists(out)?;
     }
     let client = ctx.client(&args.net)?;
-    let fetched = client.get_file(id).await?;
+    let fetched = super::target::record(&client, id).await?;
     let file = &fetched.record;
     let url = file_url(&client, file).await?;
     let progress = ctx.progress();
@@ -191,7 +192,7 @@ async fn fetch(
     // Everything already there (an earlier run stopped before the rename):
     // nothing to ask for (a range from the end would be a 416).
     let received = if start == file.size {
-        transfer.add(start);
+        transfer.resumed(start);
         Ok(Downloaded::already(start, hasher))
     } else {
         client
@@ -282,6 +283,10 @@ async fn download_folder(args: &DownloadArgs, folder: &str, ctx: &Ctx) -> Result
             break;
         }
     }
+    // Folders exist through their files: none listed, no such folder.
+    if files.is_empty() {
+        return Err(super::delete::no_such_folder(&top));
+    }
     let mut names = Unique::new();
     let mut planned = Vec::with_capacity(files.len());
     for file in files {
@@ -358,7 +363,7 @@ async fn fetch_into_tree(
         }
         if meta.len() == file.size && same_sha256(dest, file).await? {
             let transfer = progress.start(&file.name, file.size);
-            transfer.add(file.size);
+            transfer.resumed(file.size);
             transfer.done(&format!("{} is complete in {}", file.id, dest.display()));
             return Ok(false);
         }

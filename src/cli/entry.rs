@@ -11,7 +11,7 @@ use crate::cli::logging::error_line;
 use crate::cli::{self, Cli, Command};
 use crate::client::error::exit;
 use crate::client::ClientError;
-use clap::Parser;
+use clap::FromArgMatches;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::process::ExitCode;
@@ -23,7 +23,10 @@ pub fn main() -> ExitCode {
     if let Some(status) = crate::images::isolated::child_main() {
         return status;
     }
-    let cli = match Cli::try_parse() {
+    let cli = match cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(parse_error(&e)),
     };
@@ -44,6 +47,9 @@ pub fn main() -> ExitCode {
         Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
         Command::Completions(args) => report(cli::completions::run(&args, cli::command())),
         Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
+        Command::Logout(a) => client(&g, |ctx| async move { cli::profile::logout(&a, &ctx) }),
+        Command::Whoami(a) => client(&g, |ctx| async move { cli::whoami::run(a, &ctx).await }),
+        Command::Profile(a) => client(&g, |ctx| async move { cli::profile::run(&a, &ctx) }),
         Command::Upload(a) => client(&g, |ctx| async move { cli::upload::run(a, &ctx).await }),
         Command::List(a) => client(&g, |ctx| async move { cli::list::run(a, &ctx).await }),
         Command::Get(a) => client(&g, |ctx| async move { cli::get::run(a, &ctx).await }),

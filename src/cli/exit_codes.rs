@@ -36,7 +36,7 @@ exit_codes! {
     ("2", "usage error (bad flags or values, no server or API key configured)"),
     ("3", "unauthorized or forbidden (401, 403): bad or revoked key, public key for a secret-key call"),
     ("4", "not found (404): no such file, deleted or expired"),
-    ("5", "limit: file too large or storage quota (413), rate limit or monthly uploads after retries (429)"),
+    ("5", "limit: file too large or storage quota (413), rate limit or monthly uploads after retries (429), a path that holds a file (409, upload --no-clobber)"),
     ("6", "server or network error (5xx, connection failures, timeouts, bad answers)"),
     ("130", "interrupted (Ctrl-C); a download keeps what it received and resumes on the next run"),
 }

@@ -1,4 +1,4 @@
-//! `filestore get ID`: a file's record.
+//! `filestore get FILE`: a file's record (FILE: an id or a path).
 
 use super::context::{Ctx, NetArgs};
 use super::format;
@@ -9,8 +9,7 @@ use crate::client::ClientError;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct GetArgs {
-    /// File id (f_…)
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "FILE", help = super::target::FILE_HELP)]
     pub id: String,
 
     #[command(flatten)]
@@ -20,7 +19,7 @@ pub(crate) struct GetArgs {
 /// Runs the command; gives the exit status.
 pub(crate) async fn run(args: GetArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let client = ctx.client(&args.net)?;
-    let fetched = client.get_file(&args.id).await?;
+    let fetched = super::target::record(&client, &args.id).await?;
     if ctx.out.is_json() {
         ctx.out.record(&fetched.raw)?;
     } else {

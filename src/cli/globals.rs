@@ -8,8 +8,7 @@ use std::path::PathBuf;
 /// Help heading of the flags only `serve` and `admin` read.
 const SERVER: &str = "Server options (serve, admin)";
 /// Help heading of the flags only the client commands read.
-const CLIENT: &str =
-    "Client options (login, upload, list, get, download, sign, token, delete, usage, health)";
+const CLIENT: &str = "Client options (every command but serve, admin and completions)";
 
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct GlobalArgs {

@@ -1,6 +1,9 @@
 //! `filestore list`: files newest first, a page or all of them (`--all`
 //! follows the cursors), as a table or JSON Lines; with `--folder F` (not
 //! recursive), F's subfolders first, as `aws s3 ls` shows prefixes.
+//! `--folder ""` and `--folder /` are the root: its files and top-level
+//! folders. The table fits 80 columns: name and size first, the id last
+//! (shortened unless `--long`).
 
 use super::context::{Ctx, NetArgs};
 use super::format;
@@ -8,6 +11,7 @@ use super::output::stderr_line;
 use crate::api::FileRecord;
 use crate::client::ClientError;
 use crate::client::Cursors;
+use crate::domain::validate;
 
 /// Largest page the API serves.
 const MAX_PAGE: u32 = 100;
@@ -21,10 +25,14 @@ const MAX_FOLDER_PAGE: u32 = 1000;
 pub(crate) struct ListArgs {
     /// Only files in this folder (exact match; with -r, its subfolders too).
     /// Without -r, its subfolders holding files come first, every one of
-    /// them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" is the
-    /// root
-    #[arg(long, value_name = "FOLDER")]
+    /// them ("PRE sub/" lines; {"folder": "F/sub"} with --json); "" or / is the
+    /// root (its own files only)
+    #[arg(long, value_name = "FOLDER", value_parser = list_folder)]
     pub folder: Option<String>,
+
+    /// Full ids and names, however wide the table gets
+    #[arg(short, long)]
+    pub long: bool,
 
     /// With --folder: the files of its subfolders too (releases/v1.2 under releases)
     #[arg(short, long, requires = "folder")]
@@ -73,8 +81,7 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         _ => 0,
     };
     let mut shown: u64 = 0;
-    // Width of the ID column, from the first page (ids have one length).
-    let mut id_width: Option<usize> = None;
+    let mut header = false;
     loop {
         let page = if all {
             MAX_PAGE
@@ -96,15 +103,11 @@ pub(crate) async fn run(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
                 let raw = fetched.raw.get("files").and_then(|f| f.get(i));
                 ctx.out.record(raw.unwrap_or(&serde_json::Value::Null))?;
             } else {
-                let width = if let Some(w) = id_width {
-                    w
-                } else {
-                    let w = list.files.iter().map(|f| f.id.len()).max().unwrap_or(2);
-                    let head = ["ID", "SIZE", "AGE", "EXPIRES", "ACCESS", "NAME"];
-                    ctx.out.line(&row(w, &head))?;
-                    *id_width.insert(w)
-                };
-                ctx.out.line(&human_row(file, width, now))?;
+                if !std::mem::replace(&mut header, true) {
+                    let head = ["NAME", "SIZE", "AGE", "EXPIRES", "ACCESS", "ID"];
+                    ctx.out.line(&row(&head, args.long))?;
+                }
+                ctx.out.line(&human_row(file, now, args.long))?;
             }
         }
         shown += list.files.len() as u64;
@@ -141,9 +144,10 @@ async fn show_folders(
 ) -> Result<u64, ClientError> {
     let mut cursor: Option<String> = None;
     let mut shown: u64 = 0;
+    let parent = (parent != "/").then_some(parent);
     loop {
         let page = client
-            .folders(Some(parent), MAX_FOLDER_PAGE, cursor.as_deref())
+            .folders(parent, MAX_FOLDER_PAGE, cursor.as_deref())
             .await?
             .record;
         for folder in &page.folders {
@@ -162,23 +166,104 @@ async fn show_folders(
     }
 }
 
-/// One table line: ID, SIZE, AGE, EXPIRES, ACCESS, NAME.
-fn row<S: AsRef<str>>(id_width: usize, cells: &[S; 6]) -> String {
-    let [id, size, age, expires, access, name] = cells.each_ref().map(AsRef::as_ref);
-    format!("{id:<id_width$}  {size:>10}  {age:>4}  {expires:>7}  {access:<7}  {name}")
+/// The `--folder` value: "" and `/` are the root (sent as `/`, the root's
+/// own files); anything else must be a folder a file can have
+/// (`domain::validate`, the server's rule), else a usage error.
+fn list_folder(raw: &str) -> Result<String, String> {
+    if raw.is_empty() || raw.bytes().all(|b| b == b'/') {
+        return Ok("/".into());
+    }
+    validate::folder(raw)?.ok_or_else(|| "not a folder".into())
 }
 
-fn human_row(f: &FileRecord, id_width: usize, now: chrono::DateTime<chrono::Utc>) -> String {
+/// The width of a table line, but for `--long`.
+const WIDTH: usize = 80;
+/// The columns between NAME and ID: two spaces, then SIZE, AGE, EXPIRES,
+/// ACCESS each followed by two spaces.
+const MIDDLE: usize = 2 + (10 + 2) + (4 + 2) + (7 + 2) + (7 + 2);
+/// A shortened id: `f_` and this many characters, then `…`.
+const SHORT_ID: usize = 8;
+/// The NAME column, so that a line with a shortened id fits [`WIDTH`].
+const NAME_WIDTH: usize = WIDTH - MIDDLE - (SHORT_ID + 1);
+
+/// One table line: NAME, SIZE, AGE, EXPIRES, ACCESS, ID.
+fn row<S: AsRef<str>>(cells: &[S; 6], long: bool) -> String {
+    let [name, size, age, expires, access, id] = cells.each_ref().map(AsRef::as_ref);
+    let name = if long {
+        name.to_string()
+    } else {
+        let cut = cut(name, NAME_WIDTH);
+        format!("{cut:<NAME_WIDTH$}")
+    };
+    format!("{name}  {size:>10}  {age:>4}  {expires:>7}  {access:<7}  {id}")
+}
+
+/// `text` in at most `width` characters: its start, `…`, and its end (a
+/// name's extension stays visible).
+fn cut(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    let tail = width / 3;
+    let head = width - 1 - tail;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+/// An id as the table shows it: whole with `--long`, else its first
+/// characters and `…` (`--long` or `--json` give it whole).
+fn shown_id(id: &str, long: bool) -> String {
+    if long || id.chars().count() <= SHORT_ID + 1 {
+        id.to_string()
+    } else {
+        let start: String = id.chars().take(SHORT_ID).collect();
+        format!("{start}…")
+    }
+}
+
+fn human_row(f: &FileRecord, now: chrono::DateTime<chrono::Utc>, long: bool) -> String {
     let access = if f.private { "private" } else { "public" };
     row(
-        id_width,
         &[
-            f.id.clone(),
+            format::path(f.folder.as_deref(), &f.name),
             format::bytes(f.size),
             format::age(&f.created_at, now),
             format::until(f.expires_at.as_deref(), now),
             access.to_string(),
-            format::path(f.folder.as_deref(), &f.name),
+            shown_id(&f.id, long),
         ],
+        long,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_fit_80_columns_and_the_root_is_a_folder() {
+        let long_name = "a".repeat(100) + ".txt";
+        let line = row(
+            &[
+                &long_name,
+                "999.99 MB",
+                "52w",
+                "in 52w",
+                "private",
+                &shown_id(&"f_".repeat(12), false),
+            ],
+            false,
+        );
+        assert_eq!(line.chars().count(), WIDTH, "{line}");
+        assert!(line.contains("…aaaaaaa.txt  "), "{line}");
+        assert_eq!(shown_id("f_abcdefghijklmnop", true), "f_abcdefghijklmnop");
+        assert_eq!(shown_id("f_abcdefghijklmnop", false), "f_abcdef…");
+        assert_eq!(list_folder("").unwrap(), "/");
+        assert_eq!(list_folder("//").unwrap(), "/");
+        assert_eq!(list_folder("/a/b/").unwrap(), "a/b");
+        assert!(list_folder("a//b").is_err());
+        assert!(list_folder("a/../b").is_err());
+    }
 }

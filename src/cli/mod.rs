@@ -1,8 +1,10 @@
-//! The command line: `filestore serve | admin | login | upload | list | get |
-//! download | sign | token | delete | sync | usage | health | completions`. Each client
+//! The command line: `filestore serve | admin | login | logout | whoami |
+//! profile | upload | list | get | download | sign | token | mv | cp | delete |
+//! sync | usage | health | completions`. Each client
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
+pub(crate) mod bar_style;
 pub(crate) mod completions;
 pub(crate) mod context;
 pub(crate) mod cp;
@@ -11,6 +13,7 @@ pub(crate) mod docs;
 pub(crate) mod download;
 pub(crate) mod entry;
 pub(crate) mod error;
+pub(crate) mod examples;
 pub(crate) mod exit_codes;
 pub(crate) mod format;
 pub(crate) mod get;
@@ -22,15 +25,20 @@ pub(crate) mod logging;
 pub(crate) mod login;
 pub(crate) mod mv;
 pub(crate) mod output;
+pub(crate) mod profile;
 pub(crate) mod progress;
+pub(crate) mod prompt;
 pub(crate) mod runtime;
 pub(crate) mod serve;
 pub(crate) mod sign;
 pub(crate) mod sync;
+pub(crate) mod target;
 pub(crate) mod token;
 pub(crate) mod upload;
+pub(crate) mod upload_check;
 pub(crate) mod usage;
 pub(crate) mod walk;
+pub(crate) mod whoami;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -62,6 +70,12 @@ pub(crate) enum Command {
     Admin(admin::AdminArgs),
     /// Save a server and API key as a profile (checked against the server first)
     Login(login::LoginArgs),
+    /// Forget a saved profile (--profile NAME; default: the one in use)
+    Logout(profile::LogoutArgs),
+    /// Show the server, account, key and plan in use
+    Whoami(whoami::WhoamiArgs),
+    /// The saved client profiles
+    Profile(profile::ProfileArgs),
     /// Upload files, directories (-r) or standard input (-)
     ///
     /// Each file's SHA-256 is computed while it is sent and sent after it: the server refuses
@@ -69,7 +83,7 @@ pub(crate) enum Command {
     Upload(upload::UploadArgs),
     /// List files, newest first
     List(list::ListArgs),
-    /// Show a file's record
+    /// Show a file's record (by id, or by path: the newest file there)
     Get(get::GetArgs),
     /// Download a file's content
     ///
@@ -88,13 +102,14 @@ pub(crate) enum Command {
     /// The copy counts as an upload (storage quota, monthly uploads) and keeps the file's type,
     /// metadata, privacy and expiry; --folder and --name change where it goes.
     Cp(cp::CpArgs),
-    /// Delete files permanently
+    /// Delete files permanently (by id, every file at a path, or a folder)
     Delete(delete::DeleteArgs),
     /// Publish a directory to a folder: upload what is new or changed, skip the rest
     ///
     /// One listing of the remote folder and a SHA-256 of each local file (remembered between
     /// runs by path, size and modification time) decide what to send: a new path or a changed
-    /// content is uploaded, then the older remote file at that path is deleted. With --delete,
+    /// content is uploaded with replace=true, which removes the older remote files at that path
+    /// as it stores the new one (the path never shows two files, nor none). With --delete,
     /// remote files without a local counterpart are deleted too. A run with nothing to do sends
     /// no write request.
     Sync(sync::SyncArgs),
@@ -106,7 +121,8 @@ pub(crate) enum Command {
     Completions(completions::CompletionsArgs),
 }
 
-/// The clap command of the whole CLI (completions, man pages).
+/// The clap command of the whole CLI (parsing, completions, man pages),
+/// finished by [`examples::finish`].
 pub(crate) fn command() -> clap::Command {
-    Cli::command()
+    examples::finish(Cli::command())
 }

@@ -1,4 +1,4 @@
-//! `filestore mv ID [--folder F] [--name N]`: renames or moves a file; its
+//! `filestore mv FILE [--folder F] [--name N]`: renames or moves a file; its
 //! id stays.
 
 use super::context::{Ctx, NetArgs};
@@ -11,8 +11,7 @@ use crate::client::ClientError;
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 #[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["folder", "name"])))]
 pub(crate) struct MvArgs {
-    /// File id (f_…)
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "FILE", help = super::target::FILE_HELP)]
     pub id: String,
 
     /// The new folder ("" for the root)
@@ -35,7 +34,8 @@ pub(crate) async fn run(args: MvArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         folder: args.folder.map(serde_json::Value::String),
         private: None,
     };
-    let fetched = client.update_file(&args.id, &body).await?;
+    let id = super::target::id(&client, &args.id).await?;
+    let fetched = client.update_file(&id, &body).await?;
     if ctx.out.is_json() {
         ctx.out.record(&fetched.raw)?;
     } else {

@@ -1,11 +1,14 @@
 //! Progress on stderr, behind a small trait so commands never care how it is
 //! shown: indicatif bars on a terminal, one plain line per finished file when
 //! stderr is not a terminal (or under `--json`, `CI=true`, `TERM=dumb`), and
-//! nothing but errors under `--quiet`.
+//! nothing but errors under `--quiet`. Bars fit the terminal's width (their
+//! message or bar takes what is left), and their rate and ETA count only
+//! the bytes moved by this run, not those a resumed transfer found there.
 
+use super::bar_style::{style, FILE_TEMPLATE, TOTAL_TEMPLATE};
 use super::output::{shown, stderr_line};
 use crate::client::Meter;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,7 +34,8 @@ pub(crate) trait Progress: Send + Sync {
 
 /// One running transfer.
 pub(crate) trait Transfer: Meter {
-    /// It finished; `line` describes it for the plain-lines mode.
+    /// It finished; `line` describes it for the plain-lines mode (an empty
+    /// one: the command's result line says it all).
     fn done(&self, line: &str);
     /// It failed (its error is reported through [`Progress::error`]).
     fn failed(&self);
@@ -135,7 +139,7 @@ impl Meter for LineTransfer {
 
 impl Transfer for LineTransfer {
     fn done(&self, line: &str) {
-        if !self.quiet {
+        if !self.quiet && !line.is_empty() {
             stderr_line(line);
         }
     }
@@ -147,20 +151,18 @@ impl Transfer for LineTransfer {
 struct Bars {
     multi: MultiProgress,
     total: std::sync::Mutex<Option<ProgressBar>>,
+    /// Bytes the total bar found already there (resumed transfers).
+    total_resumed: Arc<AtomicU64>,
     files: Arc<AtomicU64>,
     finished: Arc<AtomicU64>,
 }
-
-const TOTAL_TEMPLATE: &str = "{spinner} {msg:>11} [{bar:30.cyan/blue}] \
-    {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}";
-const FILE_TEMPLATE: &str = "  {wide_msg} [{bar:20}] {percent:>3}% \
-    {decimal_bytes}/{decimal_total_bytes} {decimal_bytes_per_sec} ETA {eta}";
 
 impl Bars {
     fn new() -> Self {
         Bars {
             multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
             total: std::sync::Mutex::new(None),
+            total_resumed: Arc::default(),
             files: Arc::new(AtomicU64::new(0)),
             finished: Arc::new(AtomicU64::new(0)),
         }
@@ -171,19 +173,13 @@ impl Bars {
     }
 }
 
-fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ")
-}
-
 impl Progress for Bars {
     fn plan(&self, files: u64, bytes: u64) {
         self.files.store(files, Ordering::Relaxed);
         if files > 1 {
-            let bar = self
-                .multi
-                .add(ProgressBar::new(bytes).with_style(style(TOTAL_TEMPLATE)));
+            let bar = self.multi.add(
+                ProgressBar::new(bytes).with_style(style(TOTAL_TEMPLATE, &self.total_resumed)),
+            );
             bar.set_message(format!("0/{files} files"));
             bar.enable_steady_tick(std::time::Duration::from_millis(200));
             if let Ok(mut t) = self.total.lock() {
@@ -193,12 +189,15 @@ impl Progress for Bars {
     }
 
     fn start(&self, label: &str, size: u64) -> Arc<dyn Transfer> {
+        let resumed: Arc<AtomicU64> = Arc::default();
         let bar = self
             .multi
-            .add(ProgressBar::new(size).with_style(style(FILE_TEMPLATE)));
+            .add(ProgressBar::new(size).with_style(style(FILE_TEMPLATE, &resumed)));
         bar.set_message(shown(label).into_owned());
         Arc::new(BarTransfer {
             bar,
+            resumed,
+            total_resumed: self.total_resumed.clone(),
             total: self.total(),
             files: self.files.clone(),
             finished: self.finished.clone(),
@@ -235,6 +234,9 @@ impl Drop for Bars {
 
 struct BarTransfer {
     bar: ProgressBar,
+    /// Bytes already there when this transfer started (not in its rate).
+    resumed: Arc<AtomicU64>,
+    total_resumed: Arc<AtomicU64>,
     total: Option<ProgressBar>,
     files: Arc<AtomicU64>,
     finished: Arc<AtomicU64>,
@@ -258,10 +260,22 @@ impl Meter for BarTransfer {
         }
     }
 
+    fn resumed(&self, n: u64) {
+        self.resumed.fetch_add(n, Ordering::Relaxed);
+        self.total_resumed.fetch_add(n, Ordering::Relaxed);
+        self.add(n);
+    }
+
     fn reset(&self) {
         if let Some(t) = &self.total {
             t.dec(self.bar.position());
         }
+        // Starting over: what was found there is gone from the position.
+        let found = self.resumed.swap(0, Ordering::Relaxed);
+        self.total_resumed.fetch_sub(
+            found.min(self.total_resumed.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
         self.bar.set_position(0);
     }
 }
@@ -269,7 +283,7 @@ impl Meter for BarTransfer {
 impl Transfer for BarTransfer {
     fn done(&self, line: &str) {
         // A lone transfer says how it ended (several have the total bar).
-        if self.total.is_none() {
+        if self.total.is_none() && !line.is_empty() {
             self.bar.println(shown(line));
         }
         self.close();
@@ -326,6 +340,19 @@ mod tests {
         assert_eq!(Mode::choose(false, false, false, false, false), Mode::Lines);
         assert_eq!(Mode::choose(true, false, false, false, true), Mode::Quiet);
         assert_eq!(Mode::choose(true, true, true, true, false), Mode::Quiet);
+    }
+
+    #[test]
+    fn what_a_bar_found_there_leaves_with_a_restart() {
+        let bars = Bars::new();
+        let t = bars.start("x", 100);
+        t.resumed(60);
+        assert_eq!(bars.total_resumed.load(Ordering::Relaxed), 60);
+        t.add(10);
+        t.reset();
+        t.add(5);
+        drop(t);
+        assert_eq!(bars.total_resumed.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `filestore sign ID [--expires DURATION] [--width W] [--height H] [--fit F]
+//! `filestore sign FILE [--expires DURATION] [--width W] [--height H] [--fit F]
 //! [--format FMT] [--quality Q]`: a signed URL (of an image variant when a
 //! size, fit, format or quality is given), alone on stdout.
 
@@ -12,8 +12,7 @@ use crate::domain::transform::Transform;
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct SignArgs {
-    /// File id (f_…)
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "FILE", help = super::target::FILE_HELP)]
     pub id: String,
 
     /// Validity: 3600, 90s, 1m30s, 1.5h, 7d... (at most 7 days)
@@ -49,7 +48,8 @@ pub(crate) async fn run(args: SignArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     let seconds = format::sign_seconds(&args.expires).map_err(ClientError::Usage)?;
     let transform = transform(&args).map_err(ClientError::Usage)?;
     let client = ctx.client(&args.net)?;
-    let fetched = client.sign(&args.id, seconds, transform).await?;
+    let id = super::target::id(&client, &args.id).await?;
+    let fetched = client.sign(&id, seconds, transform).await?;
     if ctx.out.is_json() {
         ctx.out.record(&fetched.raw)?;
     } else {

@@ -15,6 +15,7 @@ use super::hash_cache::{sha256_file, HashCache, Stamp};
 use super::progress::{Progress, Transfer};
 use super::walk;
 use crate::api::FileRecord;
+use crate::client::error::exit;
 use crate::client::upload::UploadMeta;
 use crate::client::Cursors;
 use crate::client::{Client, ClientError, RetryNotice};
@@ -80,7 +81,8 @@ struct Local {
 /// One decision.
 #[derive(Debug)]
 enum Action {
-    /// New or changed: upload, then delete `replaces` (the remote files at the path).
+    /// New or changed: upload with `replace=true`, which removes `replaces`
+    /// (the remote files at the path) as it stores the new one.
     Upload { local: Local, replaces: Vec<String> },
     /// The same content is already the newest file at the path.
     Skip { rel: String, id: String },
@@ -124,21 +126,28 @@ pub(crate) async fn run(args: SyncArgs, ctx: &Ctx) -> Result<u8, ClientError> {
         progress.note(note);
     }
     let mut locals: Vec<Local> = Vec::with_capacity(jobs.len());
+    let mut refused = 0usize;
     for job in jobs {
         match relative(&root, &job.source) {
             // The server reads `\` in a name as a path separator: the file
             // would be stored under another name, and sent again every run.
-            Some(_) if job.name.contains('\\') => errors.push(ClientError::usage(format!(
-                "{}: a name with \\ cannot be published as it is (the server takes \\ as a path separator)",
-                job.label
-            ))),
+            Some(_) if job.name.contains('\\') => {
+                refused += 1;
+                errors.push(ClientError::usage(format!(
+                    "{}: a name with \\ cannot be published as it is (the server takes \\ as a path separator)",
+                    job.label
+                )));
+            }
             // What the server would refuse is reported, never planned (a
             // dry run included): a folder or name it cannot hold.
-            Some(rel) => match refusal(&job) {
-                Some(why) => errors.push(ClientError::usage(format!(
-                    "{}: cannot be published: {why}",
-                    job.label
-                ))),
+            Some(rel) => match walk::refusal(&job) {
+                Some(why) => {
+                    refused += 1;
+                    errors.push(ClientError::usage(format!(
+                        "{}: cannot be published: {why}",
+                        job.label
+                    )));
+                }
                 None => locals.push(Local { job, rel }),
             },
             None => {}
@@ -194,7 +203,12 @@ pub(crate) async fn run(args: SyncArgs, ctx: &Ctx) -> Result<u8, ClientError> {
             tally.count(a);
         }
         print_summary(ctx, &tally, true)?;
-        return Ok(first_exit.unwrap_or(0));
+        // A dry run that found what the server would refuse fails (exit 1).
+        return Ok(if refused > 0 {
+            exit::OTHER
+        } else {
+            first_exit.unwrap_or(0)
+        });
     }
 
     let (uploads, rest): (Vec<Action>, Vec<Action>) = actions
@@ -546,7 +560,7 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// Uploads one file, then deletes the remote files it replaces.
+    /// Uploads one file, replacing the remote files at its path.
     async fn upload(&self, action: Action) -> Result<(), ClientError> {
         let Action::Upload { local, replaces } = &action else {
             return Ok(());
@@ -567,9 +581,12 @@ impl Runner<'_> {
             )));
         }
         let transfer: Arc<dyn Transfer> = self.progress.start(&local.rel, job.size);
+        // Replaced in the transaction that stores it: the path never
+        // shows two files, nor none.
         let meta = UploadMeta {
             name: job.name.clone(),
             folder: job.folder.clone(),
+            replace: true,
             ..UploadMeta::default()
         };
         let progress = self.progress.clone();
@@ -617,14 +634,9 @@ impl Runner<'_> {
                 );
             }
         }
-        // The new file is stored: only now do the older ones go.
-        for id in replaces {
-            if let Err(e) = self.client.delete(id).await {
-                return Err(
-                    self.report(e.context(format!("{}: deleting the older {id}", local.rel)))
-                );
-            }
-        }
+        // The server replaced the older files at the path (`replaces`)
+        // as it stored this one.
+        let _ = replaces;
         print_action(self.ctx, self.progress, &action, Some(&stored.id), false)
     }
 
@@ -650,23 +662,10 @@ impl Runner<'_> {
     }
 }
 
-/// Why the server would refuse `job` where it goes (its folder, its name,
-/// by the server's own rules), if it would.
-fn refusal(job: &walk::Job) -> Option<String> {
-    let folder = job.folder.as_deref().unwrap_or("");
-    if let Err(e) = validate::folder(folder) {
-        return Some(e);
-    }
-    match validate::file_name(&job.name) {
-        Err(e) => Some(e),
-        Ok(n) if n != job.name => Some(format!("the server would store {:?} as {n:?}", job.name)),
-        Ok(_) => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::walk::refusal;
 
     #[test]
     fn what_the_server_refuses_is_not_planned() {

@@ -1,6 +1,7 @@
 //! `filestore token create`: an upload token (docs/api.md, "Upload tokens"),
 //! a counted, short-lived URL a browser uploads to without a key. Only its
-//! URL is printed (`--json`: the record, with the token).
+//! URL is printed (`--json`: the record, with the token). `token list`: the
+//! active tokens; `token revoke ID`: one refused from now on.
 
 use super::context::{Ctx, NetArgs};
 use super::format;
@@ -24,6 +25,30 @@ pub(crate) enum TokenCommand {
     /// of the bytes against --type and their size against --max-size.
     #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
     Create(CreateArgs),
+    /// List the active upload tokens (not revoked, not expired), newest first; never a secret
+    #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
+    List(ListArgs),
+    /// Revoke an upload token: refused at once (files already uploaded stay)
+    #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
+    Revoke(RevokeArgs),
+}
+
+/// The flags of `token list`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub net: NetArgs,
+}
+
+/// The flags of `token revoke`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RevokeArgs {
+    /// Token id (ut_…), as `token list` shows it
+    #[arg(value_name = "ID")]
+    pub id: String,
+
+    #[command(flatten)]
+    pub net: NetArgs,
 }
 
 /// The flags of `token create`.
@@ -72,7 +97,49 @@ pub(crate) struct CreateArgs {
 pub(crate) async fn run(args: TokenArgs, ctx: &Ctx) -> Result<u8, ClientError> {
     match args.command {
         TokenCommand::Create(args) => create(args, ctx).await,
+        TokenCommand::List(args) => list(args, ctx).await,
+        TokenCommand::Revoke(args) => revoke(args, ctx).await,
     }
+}
+
+/// `token list`: one line a token (`--json`: one record a line).
+async fn list(args: ListArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    let client = ctx.client(&args.net)?;
+    let fetched = client.upload_tokens().await?;
+    if ctx.out.is_json() {
+        let raw = fetched.raw.get("tokens").and_then(|t| t.as_array());
+        for token in raw.into_iter().flatten() {
+            ctx.out.record(token)?;
+        }
+        return Ok(0);
+    }
+    let now = chrono::Utc::now();
+    for t in &fetched.record.tokens {
+        let folder = t.policy.folder.as_deref().unwrap_or("/");
+        ctx.out.line(&format!(
+            "{}  {}/{} left  expires {:<9} {folder}",
+            t.id,
+            t.uploads_left,
+            t.max_uploads,
+            format::until(Some(&t.expires_at), now),
+        ))?;
+    }
+    if fetched.record.tokens.is_empty() && !ctx.globals.quiet {
+        super::output::stderr_line("no active upload tokens");
+    }
+    Ok(0)
+}
+
+/// `token revoke ID`.
+async fn revoke(args: RevokeArgs, ctx: &Ctx) -> Result<u8, ClientError> {
+    let client = ctx.client(&args.net)?;
+    let fetched = client.revoke_upload_token(&args.id).await?;
+    if ctx.out.is_json() {
+        ctx.out.record(&fetched.raw)?;
+    } else {
+        ctx.out.line(&format!("revoked {}", args.id))?;
+    }
+    Ok(0)
 }
 
 async fn create(args: CreateArgs, ctx: &Ctx) -> Result<u8, ClientError> {

@@ -16,6 +16,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Upload files, directories (-r) or standard input (-)
+// Each bool is one command-line switch, independent of the others (but
+// --replace and --no-clobber, which clap keeps apart).
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, clap::Args)]
 #[command(after_help = super::exit_codes::EXIT_CODES_SHORT, after_long_help = super::exit_codes::EXIT_CODES_LONG)]
 pub(crate) struct UploadArgs {
@@ -61,6 +64,19 @@ pub(crate) struct UploadArgs {
     #[arg(long)]
     pub fail_fast: bool,
 
+    /// Replace the files already at each path (folder/name) as the new one is stored
+    #[arg(long, conflicts_with = "no_clobber")]
+    pub replace: bool,
+
+    /// Refuse a file whose path (folder/name) already holds one (exit 5, error conflict)
+    #[arg(long)]
+    pub no_clobber: bool,
+
+    /// Check each file's name and folder as the server would and say what would be
+    /// uploaded; send nothing (exit 1 when something would be refused)
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// Files of at least this size go through resumable (tus) uploads, sent in
     /// pieces of this size; an interrupted upload resumes on the next run of the
     /// same command for the same file (same path, size and modification time).
@@ -92,9 +108,6 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         .map(format::upload_expires)
         .transpose()
         .map_err(ClientError::Usage)?;
-    let client = ctx.client(&args.net)?;
-    let progress = ctx.progress();
-
     let files: Vec<PathBuf> = args
         .paths
         .iter()
@@ -107,9 +120,6 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         notes,
         ..
     } = walk::expand(&files, args.recursive, args.folder.as_deref());
-    for note in &notes {
-        progress.note(note);
-    }
     // Standard input is spooled to a temporary file first: memory stays flat,
     // the size is known (Content-Length) and a retry can send it again.
     let _spool = if stdin_count == 1 {
@@ -131,6 +141,14 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
     if let (Some(name), [job]) = (&args.name, jobs.as_mut_slice()) {
         job.name.clone_from(name);
     }
+    if args.dry_run {
+        return super::upload_check::dry_run(&jobs, &problems, ctx);
+    }
+    let client = ctx.client(&args.net)?;
+    let progress = ctx.progress();
+    for note in &notes {
+        progress.note(note);
+    }
 
     let mut first_exit = None;
     for p in &problems {
@@ -148,6 +166,8 @@ pub(crate) async fn run(mut args: UploadArgs, ctx: &Ctx) -> Result<u8, ClientErr
         expires: args.expires.clone(),
         content_type: args.content_type.clone(),
         metadata,
+        replace: args.replace,
+        if_absent: args.no_clobber,
         ..Default::default()
     };
     let shared = Shared {
@@ -303,12 +323,12 @@ impl Shared<'_> {
         };
         match result.and_then(|f| self.print(&f).map(|()| f)) {
             Ok(f) => {
-                transfer.done(&format!(
-                    "uploaded {} ({}) as {}",
-                    job.label,
-                    format::bytes(job.size),
-                    f.record.id
-                ));
+                // Without --json, the result line on stdout says it all.
+                transfer.done(&if self.ctx.out.is_json() {
+                    super::upload_check::done_line(&f.record)
+                } else {
+                    String::new()
+                });
                 Outcome::Stored
             }
             Err(ClientError::BrokenPipe) => {
@@ -328,17 +348,16 @@ impl Shared<'_> {
     }
 
     /// The result line of a stored file: the record under `--json`, else
-    /// `ID<TAB>FOLDER/NAME<TAB>URL` (URL `(private)` for a private file).
+    /// one short line (`upload_check::done_line`).
     fn print(&self, f: &Fetched<FileRecord>) -> Result<(), ClientError> {
         let mut result = Ok(());
         self.progress.suspend(&mut || {
             result = if self.ctx.out.is_json() {
                 self.ctx.out.record(&f.raw)
             } else {
-                let r = &f.record;
-                let url = r.url.as_deref().unwrap_or("(private)");
-                let path = format::path(r.folder.as_deref(), &r.name);
-                self.ctx.out.line(&format!("{}\t{path}\t{url}", r.id))
+                self.ctx
+                    .out
+                    .line(&super::upload_check::done_line(&f.record))
             };
         });
         result

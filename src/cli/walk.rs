@@ -5,6 +5,7 @@
 //! to directories are skipped (no cycles), with a note for the user.
 
 use crate::client::ClientError;
+use crate::domain::validate;
 use std::path::{Path, PathBuf};
 
 /// One file to upload.
@@ -30,6 +31,20 @@ pub(crate) fn join_folder(base: Option<&str>, rel: &[String]) -> Option<String> 
     }
     parts.extend(rel.iter().map(String::as_str));
     (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Why the server would refuse `job` where it goes (its folder, its name,
+/// by the server's own rules, `domain::validate`), if it would.
+pub(crate) fn refusal(job: &Job) -> Option<String> {
+    let folder = job.folder.as_deref().unwrap_or("");
+    if let Err(e) = validate::folder(folder) {
+        return Some(e);
+    }
+    match validate::file_name(&job.name) {
+        Err(e) => Some(e),
+        Ok(n) if n != job.name => Some(format!("the server would store {:?} as {n:?}", job.name)),
+        Ok(_) => None,
+    }
 }
 
 fn utf8_name(path: &Path) -> Result<String, ClientError> {

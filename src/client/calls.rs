@@ -46,6 +46,21 @@ impl Client {
         .await
     }
 
+    /// `GET /v1/files/at?path=P`: the newest file at a path (404 when none).
+    pub(crate) async fn file_at(
+        &self,
+        path: &str,
+    ) -> Result<Fetched<crate::api::FileRecord>, ClientError> {
+        let mut url = reqwest::Url::parse(&self.url("files/at"))
+            .map_err(|e| ClientError::usage(format!("invalid server URL: {e}")))?;
+        url.query_pairs_mut().append_pair("path", path);
+        read_json(
+            self.send(|| self.request(reqwest::Method::GET, url.as_str()))
+                .await?,
+        )
+        .await
+    }
+
     /// `GET /v1/files` with the given filter (a folder, and `metadata.KEY=VALUE`
     /// pairs that must all match), page size and cursor.
     pub(crate) async fn list(
@@ -211,6 +226,32 @@ impl Client {
             .send(|| self.request(reqwest::Method::POST, &url).json(body))
             .await?;
         read_json(resp).await
+    }
+
+    /// `GET /v1/upload-tokens`: the active upload tokens.
+    pub(crate) async fn upload_tokens(
+        &self,
+    ) -> Result<Fetched<crate::api::UploadTokenList>, ClientError> {
+        let url = self.url("upload-tokens");
+        read_json(
+            self.send(|| self.request(reqwest::Method::GET, &url))
+                .await?,
+        )
+        .await
+    }
+
+    /// `DELETE /v1/upload-tokens/{id}` (revoking twice is the same, so it
+    /// is retried).
+    pub(crate) async fn revoke_upload_token(
+        &self,
+        id: &str,
+    ) -> Result<Fetched<crate::api::DeleteResult>, ClientError> {
+        let url = self.item_url("upload-tokens", id, "");
+        read_json(
+            self.send(|| self.request(reqwest::Method::DELETE, &url))
+                .await?,
+        )
+        .await
     }
 
     /// `GET /v1/usage`.

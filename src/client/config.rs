@@ -102,6 +102,9 @@ pub(crate) struct Settings {
     pub profile: String,
     /// Whether that profile was named (flag or env) but is not in the file.
     pub profile_missing: bool,
+    /// The saved profiles, when none was named, none is `default` and
+    /// there are several: an error about a missing setting names them.
+    pub unchosen: Vec<String>,
 }
 
 impl Settings {
@@ -130,6 +133,13 @@ impl Settings {
             let name = &self.profile;
             return ClientError::usage(format!(
                 "profile {name:?} not found: create it with `filestore login --profile {name}`"
+            ));
+        }
+        if !self.unchosen.is_empty() {
+            return ClientError::usage(format!(
+                "no profile named \"default\", and several saved ({}): pass --profile NAME \
+or set FILESTORE_PROFILE",
+                self.unchosen.join(", ")
             ));
         }
         ClientError::usage(generic)
@@ -186,15 +196,6 @@ pub(crate) fn save(path: &Path, file: &ProfileFile) -> Result<(), ClientError> {
     write().map_err(|e| ClientError::io(format!("writing {}", path.display()), e))
 }
 
-/// Picks the profile name: flag, then env, then `default`.
-pub(crate) fn profile_name(flags: &Flags, env: &Env) -> String {
-    flags
-        .profile
-        .clone()
-        .or_else(|| env.profile.clone())
-        .unwrap_or_else(|| DEFAULT_PROFILE.to_string())
-}
-
 /// Resolves server and key: flags > env > profile. A profile named
 /// explicitly (flag or env) that is not in the file is only an error when a
 /// setting it would give is needed and missing (see
@@ -205,11 +206,15 @@ pub(crate) fn resolve(
     env: &Env,
     file: &ProfileFile,
 ) -> Result<Settings, ClientError> {
-    let name = profile_name(flags, env);
-    let explicit = flags.profile.is_some() || env.profile.is_some();
-    let found = file.profiles.get(&name);
-    let profile_missing = explicit && found.is_none();
-    let profile = found.cloned().unwrap_or_default();
+    let chosen = super::profiles::choose(flags, env, file);
+    let name = chosen.name;
+    let profile_missing = chosen.explicit && chosen.profile.is_none();
+    let unchosen = if !chosen.explicit && chosen.profile.is_none() && file.profiles.len() > 1 {
+        super::profiles::names(file)
+    } else {
+        Vec::new()
+    };
+    let profile = chosen.profile.unwrap_or_default();
     let server = flags
         .server
         .clone()
@@ -233,6 +238,7 @@ pub(crate) fn resolve(
         key_source,
         profile: name,
         profile_missing,
+        unchosen,
     })
 }
 

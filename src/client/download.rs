@@ -128,7 +128,7 @@ impl Client {
         let write_err = |e: std::io::Error| ClientError::io("writing the download", e);
         let mut retrier = Retrier::new(self.policy(), on_retry);
         let mut written = start;
-        meter.add(start);
+        meter.resumed(start);
         let mut etag: Option<reqwest::header::HeaderValue> = None;
         let mut announced = None;
         loop {

@@ -137,6 +137,8 @@ impl ClientError {
         match self {
             // The server found the upload's bytes were not the ones sent.
             ClientError::Api { code, .. } if code == "checksum_mismatch" => exit::SERVER,
+            // `upload --no-clobber` to a path that holds a file.
+            ClientError::Api { code, .. } if code == "conflict" => exit::LIMIT,
             ClientError::Api { status, .. } => exit::for_status(*status),
             ClientError::Network(_)
             | ClientError::Protocol(_)

@@ -143,8 +143,13 @@ impl Client {
 
     /// `{server}/v1/files/{id}{suffix}` with the id escaped.
     pub(crate) fn file_url(&self, id: &str, suffix: &str) -> String {
+        self.item_url("files", id, suffix)
+    }
+
+    /// `{server}/v1/{collection}/{id}{suffix}` with the id escaped.
+    pub(crate) fn item_url(&self, collection: &str, id: &str, suffix: &str) -> String {
         self.url(&format!(
-            "files/{}{suffix}",
+            "{collection}/{}{suffix}",
             utf8_percent_encode(id, PATH_SEGMENT)
         ))
     }

@@ -8,6 +8,7 @@ pub(crate) mod config;
 pub(crate) mod download;
 pub(crate) mod error;
 pub(crate) mod http;
+pub(crate) mod profiles;
 pub(crate) mod retry;
 pub(crate) mod tus;
 pub(crate) mod upload;
@@ -21,6 +22,11 @@ pub(crate) use retry::{RetryNotice, RetryPolicy};
 pub(crate) trait Meter: Send + Sync {
     /// `n` more bytes moved.
     fn add(&self, n: u64);
+    /// `n` bytes were already there before this run (a resumed transfer):
+    /// counted in the position, not in the rate.
+    fn resumed(&self, n: u64) {
+        self.add(n);
+    }
     /// The transfer starts over from byte 0 (a retry).
     fn reset(&self);
 }

@@ -76,7 +76,7 @@ impl Client {
         };
         let hashed: SharedHash = Arc::default();
         rehash(&hashed, path, offset).await?;
-        meter.add(offset);
+        meter.resumed(offset);
         let mut retrier = Retrier::new(self.policy(), on_retry);
         let file_id = loop {
             if offset == size {
@@ -164,6 +164,7 @@ impl Client {
         if let Some(ct) = &meta.content_type {
             fields.push(("filetype", ct));
         }
+        fields.extend(meta.path_rules());
         let json = crate::domain::metadata::to_json(&meta.metadata);
         if !meta.metadata.is_empty() {
             fields.push(("metadata", &json));
@@ -398,6 +399,8 @@ impl Memo {
             if meta.private { "private" } else { "" },
             meta.expires.as_deref().unwrap_or(""),
             meta.content_type.as_deref().unwrap_or(""),
+            if meta.replace { "replace" } else { "" },
+            if meta.if_absent { "if_absent" } else { "" },
             &file_metadata,
         ] {
             h.update(part.as_bytes());

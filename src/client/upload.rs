@@ -43,6 +43,24 @@ pub(crate) struct UploadMeta {
     pub content_type: Option<String>,
     /// The file's metadata (already checked; empty: none sent).
     pub metadata: crate::domain::metadata::Metadata,
+    /// `replace=true`: the new file replaces every file at its path.
+    pub replace: bool,
+    /// `if_absent=true`: refused (409 `conflict`) when the path holds a file.
+    pub if_absent: bool,
+}
+
+impl UploadMeta {
+    /// The upload fields `replace` and `if_absent` as set.
+    pub(crate) fn path_rules(&self) -> Vec<(&'static str, &'static str)> {
+        let mut fields = Vec::new();
+        if self.replace {
+            fields.push(("replace", "true"));
+        }
+        if self.if_absent {
+            fields.push(("if_absent", "true"));
+        }
+        fields
+    }
 }
 
 /// A fresh idempotency key: 128 random bits, hex.
@@ -131,6 +149,9 @@ async fn form(
             .map_err(|e| ClientError::usage(format!("invalid --content-type {ct:?}: {e}")))?;
     }
     let mut form = Form::new();
+    for (field, value) in meta.path_rules() {
+        form = form.text(field, value);
+    }
     if let Some(folder) = &meta.folder {
         form = form.text("folder", folder.clone());
     }

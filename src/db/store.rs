@@ -349,6 +349,14 @@ pub trait TokenRepo: std::fmt::Debug + Send + Sync {
     async fn create_token(&self, token: TokenRow, hash: [u8; 32]) -> Result<(), DbError>;
     /// The account's token `id` (revoked and expired ones too).
     async fn token(&self, account_id: &str, id: &str) -> Result<Option<TokenRow>, DbError>;
+    /// The account's active tokens at `now` (unrevoked, unexpired), newest
+    /// first, at most `limit`.
+    async fn active_tokens(
+        &self,
+        account_id: &str,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<TokenRow>, DbError>;
     /// The token whose secret hashes to `hash`, with its account (whatever
     /// its state: the caller decides with [`TokenRow::refusal`]).
     async fn token_by_hash(&self, hash: [u8; 32]) -> Result<Option<(TokenRow, Account)>, DbError>;

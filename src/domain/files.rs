@@ -62,6 +62,8 @@ pub struct ListFilter {
 pub enum FolderFilter {
     /// Every file.
     All,
+    /// The files of the root only (no folder).
+    Root,
     /// The files of this folder only.
     Exactly(String),
     /// The files of this folder and of every folder under it.

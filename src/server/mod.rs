@@ -117,7 +117,9 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         )
         .route(
             "/v1/upload-tokens",
-            post(tokens::create).route_layer(guard(Access::SecretLimited)),
+            post(tokens::create)
+                .route_layer(guard(Access::SecretLimited))
+                .merge(get(tokens::list).route_layer(guard(Access::Secret))),
         )
         .route(
             "/v1/upload-tokens/{id}",

@@ -7,7 +7,7 @@ use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
     OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
-    UploadToken, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
+    UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
 };
 use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use axum::Router;
@@ -57,13 +57,14 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tus::terminate,
         super::tus::list,
         super::tokens::create,
+        super::tokens::list,
         super::tokens::get,
         super::tokens::revoke,
     ),
     components(schemas(
         FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
-        UploadToken, UploadTokenRequest, UploadTokenPolicy
+        UploadToken, UploadTokenList, UploadTokenRequest, UploadTokenPolicy
     )),
     modifiers(&Additions),
     tags(

@@ -15,6 +15,8 @@ pub(super) fn list(
 ) -> Result<ListQuery, ServiceError> {
     let limit = validate::limit(p.limit.as_deref()).map_err(ServiceError::BadRequest)?;
     let folder = folder(p.folder.as_deref())?;
+    // `/` is the root: its own files only (absent or empty: every file).
+    let root = p.folder.as_deref().is_some_and(is_root);
     let recursive = match p.recursive.as_deref() {
         None => false,
         Some(r) => validate::boolean(r)
@@ -26,6 +28,7 @@ pub(super) fn list(
     };
     Ok(ListQuery {
         folder,
+        root,
         recursive,
         limit,
         after,
@@ -52,8 +55,14 @@ pub(super) fn folders(p: &FolderParams) -> Result<FolderQuery, ServiceError> {
 fn folder(raw: Option<&str>) -> Result<Option<String>, ServiceError> {
     match raw {
         None => Ok(None),
+        Some(f) if is_root(f) => Ok(None),
         Some(f) => validate::folder(f).map_err(ServiceError::BadRequest),
     }
+}
+
+/// `/` (or `//`…): the root named as a folder.
+fn is_root(raw: &str) -> bool {
+    !raw.is_empty() && raw.len() <= validate::MAX_FOLDER && raw.bytes().all(|b| b == b'/')
 }
 
 /// A cursor given and not empty.

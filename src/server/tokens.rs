@@ -4,7 +4,9 @@
 use super::auth::Caller;
 use super::error::ApiError;
 use super::handlers::optional_object;
-use crate::api::{DeleteResult, ErrorBody, UploadToken, UploadTokenPolicy, UploadTokenRequest};
+use crate::api::{
+    DeleteResult, ErrorBody, UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest,
+};
 use crate::clock::rfc3339_ms;
 use crate::domain::accounts::TokenRow;
 use crate::service::tokens::{self, TokenAsk};
@@ -52,6 +54,24 @@ pub(crate) async fn create(
         Json(token),
     )
         .into_response())
+}
+
+/// The account's active upload tokens (unrevoked, unexpired), newest first.
+#[utoipa::path(get, path = "/v1/upload-tokens", tag = "upload tokens", operation_id = "list_upload_tokens",
+    responses(
+        (status = 200, description = "The active tokens, newest first (at most 1000), without `token` and `url`", body = UploadTokenList),
+        (status = 401, description = "No or unknown key, or an upload token", body = ErrorBody),
+        (status = 403, description = "A public key", body = ErrorBody),
+    ),
+    security(("bearer" = [])))]
+pub(crate) async fn list(
+    State(app): AppState,
+    caller: Caller,
+) -> Result<Json<UploadTokenList>, ApiError> {
+    let rows = tokens::list(&app, &caller.account.id).await?;
+    Ok(Json(UploadTokenList {
+        tokens: rows.iter().map(record).collect(),
+    }))
 }
 
 /// An upload token (without its secret).

@@ -39,8 +39,10 @@ pub fn decode_cursor(s: &str) -> Option<PageAfter> {
 /// What one `GET /v1/files` asks, checked (the handler parses the query).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ListQuery {
-    /// None: every folder.
+    /// None: every folder (or, with `root`, the root's files only).
     pub folder: Option<String>,
+    /// The root's files only (`folder=/`).
+    pub root: bool,
     /// With `folder`: its subfolders too.
     pub recursive: bool,
     /// Page size, 1-100.
@@ -68,12 +70,14 @@ pub(crate) async fn list(
 ) -> Result<Page<StoredFile>, ServiceError> {
     let ListQuery {
         folder,
+        root,
         recursive,
         limit,
         after,
         metadata,
     } = q;
     let folder = match (folder, recursive) {
+        (None, false) if root => FolderFilter::Root,
         (None, _) => FolderFilter::All,
         (Some(f), false) => FolderFilter::Exactly(f),
         (Some(f), true) => FolderFilter::Under(f),

@@ -89,6 +89,18 @@ pub(crate) async fn get(app: &App, account_id: &str, id: &str) -> Result<TokenRo
     live(app, account_id, id).await
 }
 
+/// The most tokens `GET /v1/upload-tokens` lists.
+pub(crate) const LIST_MAX: u32 = 1000;
+
+/// The account's active tokens (unrevoked, unexpired), newest first, at
+/// most [`LIST_MAX`].
+pub(crate) async fn list(app: &App, account_id: &str) -> Result<Vec<TokenRow>, ServiceError> {
+    Ok(app
+        .meta
+        .active_tokens(account_id, app.clock.now_ms(), LIST_MAX)
+        .await?)
+}
+
 /// Revokes the account's token `id` at once: every node refuses it from
 /// the next request, and a commit not yet made with it is refused. Its row
 /// stays (the uploads it holds give their uses back to it) until it is

@@ -286,6 +286,8 @@ async fn quiet_runs_print_nothing_on_stderr() {
     ci.envs.push(("CI".into(), "true".into()));
     let r = ci.run(&["upload", file.to_str().unwrap()]).await;
     r.expect(0);
-    assert!(r.stderr.starts_with("uploaded "), "{r:?}");
+    // One line a file, the result's on stdout.
+    assert!(r.stdout.starts_with("uploaded "), "{r:?}");
+    assert!(r.stderr.is_empty(), "{r:?}");
     assert!(!r.stderr.contains('\r') && !r.stderr.contains('\x1b'));
 }

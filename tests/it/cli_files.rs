@@ -267,7 +267,10 @@ async fn stdin_upload_with_a_name() {
 
     let plain = cli.run_stdin(&["upload", "-"], b"hello".to_vec()).await;
     plain.expect(0);
-    assert!(plain.stdout.contains("\tstdin\t"), "{plain:?}");
+    assert!(
+        plain.stdout.starts_with("uploaded stdin (5 B) as f_"),
+        "{plain:?}"
+    );
     cli.run_stdin(&["upload", "-", "-"], vec![])
         .await
         .expect_error(2, "usage");
@@ -302,7 +305,7 @@ async fn list_pages_filters_and_formats() {
     human.expect(0);
     let lines: Vec<&str> = human.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "header + 3: {human:?}");
-    assert!(lines[0].starts_with("ID"));
+    assert!(lines[0].starts_with("NAME"));
     assert!(
         lines[1].contains("b/n6.txt") && lines[1].contains("7 B") && lines[1].contains("public")
     );

@@ -540,6 +540,7 @@ impl FileRepo for PgStore {
             };
             match &filter.folder {
                 FolderFilter::All => {}
+                FolderFilter::Root => sql.push_str(" AND folder IS NULL"),
                 FolderFilter::Exactly(f) => {
                     let p = arg(&mut args, Box::new(f.clone()));
                     let _ = write!(sql, " AND folder = {p}");

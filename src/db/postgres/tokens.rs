@@ -10,7 +10,7 @@
 //! `filestore_commit`, locks its tokens so before using them);
 //! nothing locks them the other way round.
 
-use super::{execute, has_nul, query_opt, rows, signed, DbError, PgStore};
+use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{Account, TokenRow};
 use crate::db::store::TokenRepo;
 use crate::domain::metadata;
@@ -158,6 +158,31 @@ impl TokenRepo for PgStore {
             Ok(query_opt(c, &sql, &[&id, &account_id])
                 .await?
                 .map(|r| rows::token(&r)))
+        })
+    }
+
+    async fn active_tokens(
+        &self,
+        account_id: &str,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<TokenRow>, DbError> {
+        if has_nul(&[account_id]) {
+            return Ok(Vec::new());
+        }
+        let limit = i64::from(limit);
+        on_conn!(self, |c| {
+            let sql = format!(
+                "SELECT {} FROM upload_tokens
+                 WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2
+                 ORDER BY created_at DESC, id DESC LIMIT $3",
+                rows::TOKEN
+            );
+            Ok(query(c, &sql, &[&account_id, &now, &limit])
+                .await?
+                .iter()
+                .map(rows::token)
+                .collect())
         })
     }
 

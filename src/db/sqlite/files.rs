@@ -249,6 +249,7 @@ fn page(
     let mut args = vec![Value::Text(account_id.to_string())];
     match &filter.folder {
         FolderFilter::All => {}
+        FolderFilter::Root => sql.push_str(" AND folder IS NULL"),
         FolderFilter::Exactly(f) => {
             sql.push_str(" AND folder = ?");
             args.push(Value::Text(f.clone()));

@@ -143,6 +143,26 @@ impl TokenRepo for SqliteStore {
             .await
     }
 
+    async fn active_tokens(
+        &self,
+        account_id: &str,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<TokenRow>, DbError> {
+        let acc = owned(account_id);
+        self.db
+            .lookup(move |c| {
+                let mut stmt = c.prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM upload_tokens
+                     WHERE account_id = ?1 AND revoked_at IS NULL AND expires_at > ?2
+                     ORDER BY created_at DESC, id DESC LIMIT ?3"
+                ))?;
+                let rows = stmt.query_map(params![acc, now, limit], from_row)?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await
+    }
+
     async fn token_by_hash(&self, hash: [u8; 32]) -> Result<Option<(TokenRow, Account)>, DbError> {
         self.db
             .lookup(move |c| {

@@ -131,8 +131,13 @@ async fn delete_folder_recursive() {
             .status,
         0
     );
-    // Not on a terminal: no question.
-    let r = cli.run(&["delete", "--folder", "t", "--recursive"]).await;
+    // Not on a terminal: no question, so --yes is required.
+    cli.run(&["delete", "--folder", "t", "--recursive"])
+        .await
+        .expect_error(2, "usage");
+    let r = cli
+        .run(&["delete", "--folder", "t", "--recursive", "--yes"])
+        .await;
     r.expect(0);
     assert_eq!(r.stdout, "deleted 2 files in t\n");
     let r = cli
@@ -280,9 +285,9 @@ async fn list_shows_subfolders_first() {
     r.expect(0);
     let out = lines(&r.stdout);
     assert_eq!(out[..2], ["PRE alpha/", "PRE v1.2/"], "{}", r.stdout);
-    assert!(out[2].starts_with("ID "), "{}", r.stdout);
+    assert!(out[2].starts_with("NAME "), "{}", r.stdout);
     assert_eq!(out.len(), 4, "{}", r.stdout);
-    assert!(out[3].ends_with("releases/notes.txt"), "{}", r.stdout);
+    assert!(out[3].starts_with("releases/notes.txt "), "{}", r.stdout);
 
     // A folder holding only deeper files is not "no files" (it was).
     let r = cli.run(&["list", "--folder", "dist"]).await;
@@ -308,8 +313,7 @@ async fn list_shows_subfolders_first() {
     assert_eq!(recs.len(), 3, "{}", r.stdout);
     assert_eq!(recs[2]["name"], "notes.txt");
 
-    // The root: its subfolders, then (the API has no root-only filter)
-    // every file.
+    // The root: its subfolders, then its own files only (`folder=/`).
     let r = cli.run(&["list", "--folder", "", "--json"]).await;
     r.expect(0);
     let recs = r.json_lines();
@@ -321,7 +325,8 @@ async fn list_shows_subfolders_first() {
             serde_json::json!({"folder": "releases-old"})
         ]
     );
-    assert_eq!(recs.len(), 3 + 7, "{}", r.stdout);
+    assert_eq!(recs.len(), 3 + 1, "{}", r.stdout);
+    assert_eq!(recs[3]["name"], "root.txt");
 
     // Recursive, a metadata filter or a continued listing: files only.
     let r = cli
@@ -338,6 +343,7 @@ async fn list_shows_subfolders_first() {
     assert!(!r.stdout.contains("PRE"), "{}", r.stdout);
 
     // --limit counts files: every subfolder still shows, then the hint.
+    srv.upload_ok("root2.txt", b"abc".to_vec(), &[]).await;
     let r = cli.run(&["list", "--folder", "", "--limit", "1"]).await;
     r.expect(0);
     let out = lines(&r.stdout);
@@ -355,6 +361,6 @@ async fn list_shows_subfolders_first() {
         .await;
     r.expect(0);
     let recs = r.json_lines();
-    assert_eq!(recs.len(), 6, "{}", r.stdout);
+    assert_eq!(recs.len(), 1, "the root's other file: {}", r.stdout);
     assert!(recs.iter().all(|f| f.get("id").is_some()), "{}", r.stdout);
 }

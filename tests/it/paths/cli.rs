@@ -49,7 +49,8 @@ async fn upload_and_sync_into_folders_with_spaces_and_symbols() {
     write_file(&root, "top.txt", b"t");
     let args = ["sync", root.to_str().unwrap(), "--folder", "my docs/ünï+%"];
     let dry = cli.run(&[&args[..], &["--dry-run"]].concat()).await;
-    assert_eq!(dry.status, 2, "{dry:?}");
+    // What the server would refuse fails a dry run (exit 1).
+    assert_eq!(dry.status, 1, "{dry:?}");
     assert!(
         dry.stdout.contains("would upload\tünï+%/a b.txt"),
         "{dry:?}"
@@ -84,7 +85,8 @@ async fn a_dry_run_does_not_plan_what_the_server_would_refuse() {
         "--dry-run",
     ];
     let dry = cli.run(&args).await;
-    assert_eq!(dry.status, 2, "{dry:?}");
+    // What the server would refuse fails a dry run (exit 1).
+    assert_eq!(dry.status, 1, "{dry:?}");
     assert!(dry.stdout.contains("would upload\tok dir/a.txt"), "{dry:?}");
     assert!(dry
         .stdout
