@@ -82,8 +82,17 @@ struct Local {
 #[derive(Debug)]
 enum Action {
     /// New or changed: upload with `replace=true`, which removes `replaces`
-    /// (the remote files at the path) as it stores the new one.
-    Upload { local: Local, replaces: Vec<String> },
+    /// (the remote files at the path) as it stores the new one. It is
+    /// stored under the newest remote file's `spelling` (folder, name) when
+    /// there is one, so that the server finds the files it replaces; files
+    /// at the path spelled otherwise (the same in NFC, other bytes:
+    /// `strays`) are deleted after it.
+    Upload {
+        local: Local,
+        replaces: Vec<String>,
+        spelling: Option<(Option<String>, String)>,
+        strays: Vec<String>,
+    },
     /// The same content is already the newest file at the path.
     Skip { rel: String, id: String },
     /// No local counterpart (`--delete`).
@@ -459,17 +468,24 @@ fn compare(local: Local, sha: &str, remote: &BTreeMap<String, Remote>) -> Action
 
 /// An upload replacing every remote file at its path.
 fn upload(local: Local, remote: &BTreeMap<String, Remote>) -> Action {
-    let replaces = remote
-        .get(&local.rel)
-        .map(|r| {
-            r.newest
-                .iter()
-                .chain(&r.older)
-                .map(|f| f.id.clone())
-                .collect()
-        })
+    let at = remote.get(&local.rel);
+    let files: Vec<&FileRecord> = at
+        .map(|r| r.newest.iter().chain(&r.older).collect())
         .unwrap_or_default();
-    Action::Upload { local, replaces }
+    let spelling = at
+        .and_then(|r| r.newest.as_ref())
+        .map(|f| (f.folder.clone(), f.name.clone()));
+    let strays = files
+        .iter()
+        .filter(|f| spelling.as_ref() != Some(&(f.folder.clone(), f.name.clone())))
+        .map(|f| f.id.clone())
+        .collect();
+    Action::Upload {
+        replaces: files.iter().map(|f| f.id.clone()).collect(),
+        local,
+        spelling,
+        strays,
+    }
 }
 
 impl Action {
@@ -562,7 +578,13 @@ struct Runner<'a> {
 impl Runner<'_> {
     /// Uploads one file, replacing the remote files at its path.
     async fn upload(&self, action: Action) -> Result<(), ClientError> {
-        let Action::Upload { local, replaces } = &action else {
+        let Action::Upload {
+            local,
+            spelling,
+            strays,
+            ..
+        } = &action
+        else {
             return Ok(());
         };
         let job = &local.job;
@@ -583,9 +605,12 @@ impl Runner<'_> {
         let transfer: Arc<dyn Transfer> = self.progress.start(&local.rel, job.size);
         // Replaced in the transaction that stores it: the path never
         // shows two files, nor none.
+        let (folder, name) = spelling
+            .clone()
+            .unwrap_or_else(|| (job.folder.clone(), job.name.clone()));
         let meta = UploadMeta {
-            name: job.name.clone(),
-            folder: job.folder.clone(),
+            name,
+            folder,
             replace: true,
             ..UploadMeta::default()
         };
@@ -634,9 +659,16 @@ impl Runner<'_> {
                 );
             }
         }
-        // The server replaced the older files at the path (`replaces`)
-        // as it stored this one.
-        let _ = replaces;
+        // The server replaced the files at the path spelled as this one
+        // as it stored it; those spelled otherwise go now (a 404: gone
+        // already).
+        for id in strays {
+            match self.client.delete(id).await {
+                Ok(_) => {}
+                Err(e) if e.code() == "not_found" => {}
+                Err(e) => return Err(self.report(e.context(&local.rel))),
+            }
+        }
         print_action(self.ctx, self.progress, &action, Some(&stored.id), false)
     }
 
