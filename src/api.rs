@@ -218,6 +218,31 @@ pub(crate) struct DeleteResult {
     pub success: bool,
 }
 
+/// Answer of `GET /v1/whoami`: the calling key, its account and the
+/// account's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct WhoAmI {
+    pub account: WhoAmIAccount,
+    pub key: WhoAmIKey,
+    /// The account's plan.
+    pub plan: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct WhoAmIAccount {
+    /// `acc_…`
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct WhoAmIKey {
+    /// The key's id (never its secret).
+    pub id: String,
+    /// `secret` (the only kind that may ask).
+    pub kind: String,
+}
+
 /// Answer of `GET /v1/usage`: the four fields of the API reference, plus (an addition, so
 /// that clients can show "used of quota") the plan's name and its limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -255,6 +255,16 @@ impl Client {
     }
 
     /// `GET /v1/usage`.
+    /// `GET /v1/whoami`: the calling key and its account.
+    pub(crate) async fn whoami(&self) -> Result<Fetched<crate::api::WhoAmI>, ClientError> {
+        let url = self.url("whoami");
+        read_json(
+            self.send(|| self.request(reqwest::Method::GET, &url))
+                .await?,
+        )
+        .await
+    }
+
     pub(crate) async fn usage(&self) -> Result<Fetched<crate::api::Usage>, ClientError> {
         let url = self.url("usage");
         read_json(

@@ -24,6 +24,7 @@ pub(crate) mod request_id;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;
+mod whoami;
 
 use crate::service::{bandwidth, collector, md5_fill, webhooks, App, StartError};
 use auth::Access;
@@ -130,6 +131,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/usage",
             get(handlers::usage).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/whoami",
+            get(whoami::whoami).route_layer(guard(Access::SecretLimited)),
         )
         .route("/v1/health", get(handlers::health))
         .route(

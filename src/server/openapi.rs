@@ -8,6 +8,7 @@ use crate::api::{
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
     OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
     UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
+    WhoAmI, WhoAmIAccount, WhoAmIKey,
 };
 use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use axum::Router;
@@ -48,6 +49,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::folder_zip,
         super::handlers::signed_url,
         super::handlers::usage,
+        super::whoami::whoami,
         super::handlers::health,
         super::tus::options,
         super::tus::create,
@@ -62,7 +64,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tokens::revoke,
     ),
     components(schemas(
-        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits,
+        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
         UploadToken, UploadTokenList, UploadTokenRequest, UploadTokenPolicy
     )),
@@ -70,7 +72,7 @@ use utoipa_swagger_ui::SwaggerUi;
     tags(
         (name = "files", description = "Uploads, records, deletion, signed URLs"),
         (name = "uploads", description = "Resumable uploads (tus 1.0.0)"),
-        (name = "account", description = "Usage"),
+        (name = "account", description = "Usage, and who the calling key is"),
         (name = "upload tokens", description = "One-time, narrow upload permissions for browsers"),
         (name = "cdn", description = "File bytes"),
         (name = "operating", description = "Health and this document"),

@@ -293,7 +293,7 @@ async fn public_keys_upload_only_from_their_origins(b: Backend) {
         .unwrap();
     assert_eq!(error_code(r).await, (403, "forbidden".into()));
     // Public keys may call nothing else.
-    for path in ["/v1/files", "/v1/usage", "/v1/files/f_x"] {
+    for path in ["/v1/files", "/v1/usage", "/v1/whoami", "/v1/files/f_x"] {
         let r = srv
             .http
             .get(srv.url(path))

@@ -166,21 +166,35 @@ async fn the_only_profile_is_used_and_several_are_named() {
 async fn whoami_says_the_server_account_key_and_plan() {
     let srv = TestServer::start().await;
     let cli = Cli::new(&srv.base_url, &srv.secret_key);
-    srv.upload_ok("pub.txt", b"x".to_vec(), &[]).await;
+    let key_id = srv.text(&format!(
+        "SELECT id FROM api_keys WHERE account_id = '{}' AND kind = 'secret' ORDER BY created_at LIMIT 1",
+        srv.account_id
+    ));
+    let name = srv.text(&format!(
+        "SELECT name FROM accounts WHERE id = '{}'",
+        srv.account_id
+    ));
     let r = cli.run(&["whoami", "--json"]).await;
     r.expect(0);
     let me = r.json();
     let keys: Vec<&String> = me.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["server", "account", "key", "plan"]);
     assert_eq!(me["server"], srv.base_url.as_str());
-    assert_eq!(me["account"]["id"], srv.account_id.as_str());
-    assert!(me["account"].as_object().unwrap().contains_key("name"));
-    assert_eq!(me["key"]["kind"], "secret");
-    assert!(me["key"].as_object().unwrap().contains_key("id"));
+    assert_eq!(
+        me["account"],
+        serde_json::json!({"id": srv.account_id, "name": name})
+    );
+    assert_eq!(
+        me["key"],
+        serde_json::json!({"id": key_id, "kind": "secret"})
+    );
     assert_eq!(me["plan"], srv.usage().await["plan"]);
     let human = cli.run(&["whoami"]).await;
     human.expect(0);
-    assert!(human.stdout.contains(&srv.account_id), "{human:?}");
+    assert!(
+        human.stdout.contains(&srv.account_id) && human.stdout.contains(&key_id),
+        "{human:?}"
+    );
     assert!(!human.stdout.contains(&srv.secret_key), "{human:?}");
     Cli::new(&srv.base_url, "sk_bad")
         .run(&["whoami"])

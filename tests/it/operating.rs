@@ -434,6 +434,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "GET /v1/uploads",
             "GET /v1/uploads/{id}",
             "GET /v1/usage",
+            "GET /v1/whoami",
             "HEAD /live/{account}/{file}/{name}",
             "HEAD /p/{account}/{path}",
             "HEAD /v1/uploads/{id}",
