@@ -294,9 +294,68 @@ pub(crate) fn authorize(
     Ok(())
 }
 
+/// What an upload may ask of the kind of key it comes with, the same rule
+/// for every door: a private file needs a secret key or an upload token;
+/// `replace=true` a secret key, or a token whose policy replaces;
+/// `if_absent` a secret key. A public key and a token are in strangers'
+/// hands: with `replace` they could delete the account's files by path,
+/// and with `if_absent` probe which paths hold a file.
+pub(crate) fn may_ask(
+    key: &KeyRecord,
+    private: Option<bool>,
+    replace: Option<bool>,
+    if_absent: bool,
+) -> Result<(), ServiceError> {
+    let refused = match key.kind {
+        KeyKind::Secret => None,
+        KeyKind::Public if private == Some(true) => Some("public keys cannot upload private files"),
+        _ if replace == Some(true) && !key.policy.replace => {
+            Some("replace=true needs a secret key, or an upload token whose policy replaces")
+        }
+        _ if if_absent => Some("if_absent needs a secret key"),
+        _ => None,
+    };
+    refused.map_or(Ok(()), |why| Err(ServiceError::Forbidden(why.into())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strangers_may_not_replace_or_probe_paths() {
+        let key = |kind, replace| KeyRecord {
+            id: "k".into(),
+            account_id: "a".into(),
+            kind,
+            name: None,
+            origins: vec![],
+            created_at: 0,
+            revoked_at: None,
+            policy: UploadPolicy {
+                replace,
+                ..UploadPolicy::default()
+            },
+        };
+        let asks = |k: &KeyRecord, private, replace, if_absent| {
+            may_ask(k, private, replace, if_absent).is_ok()
+        };
+        let secret = key(KeyKind::Secret, false);
+        assert!(asks(&secret, Some(true), Some(true), false));
+        assert!(asks(&secret, None, None, true));
+        for stranger in [key(KeyKind::Public, false), key(KeyKind::Token, false)] {
+            assert!(!asks(&stranger, None, Some(true), false), "{stranger:?}");
+            assert!(!asks(&stranger, None, None, true), "{stranger:?}");
+            assert!(asks(&stranger, None, Some(false), false), "{stranger:?}");
+            assert!(asks(&stranger, Some(false), None, false), "{stranger:?}");
+        }
+        assert!(!asks(&key(KeyKind::Public, false), Some(true), None, false));
+        assert!(asks(&key(KeyKind::Token, false), Some(true), None, false));
+        // A token whose policy replaces: replace may be repeated.
+        let replacing = key(KeyKind::Token, true);
+        assert!(asks(&replacing, None, Some(true), false));
+        assert!(!asks(&replacing, None, None, true));
+    }
 
     fn caller(kind: KeyKind, origins: &[&str], grace: bool) -> Caller {
         Caller {

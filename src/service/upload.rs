@@ -167,11 +167,12 @@ impl Upload {
     /// and a `Content-Digest` must name the same digest). Called as soon as
     /// fields arrive, and again by [`Upload::finish`].
     pub(crate) fn check(&self, fields: &UploadFields) -> Result<(), ServiceError> {
-        if fields.private == Some(true) && self.req.caller.key.kind == KeyKind::Public {
-            return Err(ServiceError::Forbidden(
-                "public keys cannot upload private files".into(),
-            ));
-        }
+        super::caller::may_ask(
+            &self.req.caller.key,
+            fields.private,
+            fields.replace,
+            fields.if_absent,
+        )?;
         self.settled(fields)?;
         checksum::agree(fields.sha256, self.req.content_digest)
     }

@@ -28,7 +28,6 @@ use crate::clock::{millis, period_of};
 use crate::db::{CreateOutcome, UploadRow};
 use crate::domain::filepath::AtPath;
 use crate::domain::files::StoredFile;
-use crate::domain::ids::KeyKind;
 use crate::domain::policy::{Asked, UploadPolicy};
 use crate::domain::resumable::ResumableHashes;
 use crate::domain::tus::{self as rules, Metadata};
@@ -63,11 +62,7 @@ pub(crate) async fn create(
             return replay(app, caller, earlier).await;
         }
     }
-    if meta.private == Some(true) && caller.key.kind == KeyKind::Public {
-        return Err(ServiceError::Forbidden(
-            "public keys cannot upload private files".into(),
-        ));
-    }
+    crate::service::caller::may_ask(&caller.key, meta.private, meta.replace, meta.if_absent)?;
     let (meta, at_path) = settle(&caller.key.policy, meta)?;
     if at_path == AtPath::IfAbsent {
         // Told before any byte is sent; the commit decides again.

@@ -186,10 +186,78 @@ async fn replace_by_tus_metadata_and_by_a_tokens_policy() {
         .upload_as(secret, "v.txt", b"c".to_vec(), &[("replace", "true")])
         .await;
     assert_eq!(r.status(), 201);
-    for fields in [[("replace", "false")], [("if_absent", "true")]] {
-        let r = srv.upload_as(secret, "v.txt", b"c".to_vec(), &fields).await;
-        assert_eq!(r.status(), 400, "{fields:?}");
+    let r = srv
+        .upload_as(secret, "v.txt", b"c".to_vec(), &[("replace", "false")])
+        .await;
+    assert_eq!(r.status(), 400);
+    // if_absent is a secret key's alone (a probe of which paths hold files).
+    let r = srv
+        .upload_as(secret, "v.txt", b"c".to_vec(), &[("if_absent", "true")])
+        .await;
+    assert_eq!(error_code(r).await, (403, "forbidden".into()));
+}
+
+/// A public key or an upload token is in strangers' hands: it may not
+/// replace the account's files by path (unless the token's policy says so)
+/// nor ask `if_absent`, by the form or by tus; the file at the path stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_may_not_replace_files_or_probe_paths() {
+    let srv = TestServer::start().await;
+    let origin = "https://app.example.com";
+    let pk = srv.new_key("public", &[origin]).await;
+    // In the root: an upload token without a folder uploads there.
+    let kept = id(&srv.upload_ok("index.html", b"mine".to_vec(), &[]).await);
+    let token = {
+        let r = srv
+            .http
+            .post(srv.url("/v1/upload-tokens"))
+            .bearer_auth(&srv.secret_key)
+            .json(&json!({"max_uploads": 5}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        r.json::<Value>().await.unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let asks: [&[(&str, &str)]; 2] = [&[("replace", "true")], &[("if_absent", "true")]];
+    for fields in asks {
+        let r = srv
+            .http
+            .post(srv.url("/v1/upload"))
+            .bearer_auth(&pk)
+            .header("origin", origin)
+            .multipart(TestServer::form("index.html", b"defaced".to_vec(), fields))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(error_code(r).await, (403, "forbidden".into()), "{fields:?}");
+        let r = srv
+            .upload_as(&token, "index.html", b"defaced".to_vec(), fields)
+            .await;
+        assert_eq!(error_code(r).await, (403, "forbidden".into()), "{fields:?}");
     }
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for rule in ["replace", "if_absent"] {
+        let r = srv
+            .http
+            .post(srv.url("/v1/uploads"))
+            .bearer_auth(&pk)
+            .header("origin", origin)
+            .header("tus-resumable", "1.0.0")
+            .header("upload-length", "7")
+            .header(
+                "upload-metadata",
+                format!("filename {},{rule} {}", b64("index.html"), b64("true")),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(error_code(r).await, (403, "forbidden".into()), "tus {rule}");
+    }
+    assert_eq!(ids_in(&srv, "/").await, [kept]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
