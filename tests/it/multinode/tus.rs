@@ -43,11 +43,19 @@ async fn resumable_upload_continues_on_the_other_node() {
     assert_eq!(status, 200);
     assert_eq!(rec["sha256"], sha256_hex(&bytes).as_str());
     assert_eq!(rec["size"], len);
-    // Its MD5 too, its state carried between the nodes with the SHA-256's.
-    let md5 = crate::common::pg::text(
-        &c.db,
-        &format!("SELECT md5 FROM files WHERE id = '{file_id}'"),
-    );
+    // Its MD5 too, filled in after the commit by a node's idle-priority
+    // pass (a liveness bound: within a minute).
+    let until = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    let md5 = loop {
+        let md5 = crate::common::pg::text(
+            &c.db,
+            &format!("SELECT COALESCE(md5, '') FROM files WHERE id = '{file_id}'"),
+        );
+        if !md5.is_empty() || std::time::Instant::now() > until {
+            break md5;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     assert_eq!(md5, hex::encode(<md5::Md5 as md5::Digest>::digest(&bytes)));
     let (status, got) = c.fetch(&c.at(B, rec["url"].as_str().unwrap())).await;
     assert_eq!(status, 200);
