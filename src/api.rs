@@ -86,9 +86,9 @@ pub(crate) struct SignedUrlRequest {
     pub transform: Option<TransformRequest>,
     /// A stable link (`{cdn_url}/p/<account>/<path>`) whose signature
     /// covers the file's path, not the file: until it expires it serves
-    /// whatever file is newest at that path (default false).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub by_path: bool,
+    /// whatever file is newest at that path (default false; null is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_path: Option<bool>,
 }
 
 /// The parameters of an image variant, as `?w=&h=&fit=&format=&q=` take them.

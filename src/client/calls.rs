@@ -208,7 +208,7 @@ impl Client {
         let body = crate::api::SignedUrlRequest {
             expires_in,
             transform,
-            by_path: false,
+            by_path: None,
         };
         let resp = self
             .send(|| self.request(reqwest::Method::POST, &url).json(&body))
