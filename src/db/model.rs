@@ -66,7 +66,7 @@ pub enum CommitOutcome {
     Committed(FileRow),
     /// The file is stored and counted, and replaced the files at its path
     /// (these ids): each deleted as a DELETE does it (`file.deleted`, its
-    /// bytes given back), its blob queued [`REPLACED_KEPT_MS`] ahead.
+    /// bytes given back), its blob queued `REPLACED_KEPT_MS` ahead.
     Replaced(FileRow, Vec<String>),
     /// The upload asked for an empty path (`AtPath::IfAbsent`) and the path
     /// holds a file: nothing stored.
