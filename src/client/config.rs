@@ -10,30 +10,11 @@
 
 use super::error::ClientError;
 use crate::domain::secret::Secret;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The profile used when neither `--profile` nor `FILESTORE_PROFILE` names one.
-pub(crate) const DEFAULT_PROFILE: &str = "default";
-
-/// The client config file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub(crate) struct ProfileFile {
-    /// Profiles by name.
-    #[serde(default)]
-    pub profiles: BTreeMap<String, Profile>,
-}
-
-/// One named server + key pair.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub(crate) struct Profile {
-    /// Server base URL (without `/v1`).
-    pub server: Option<String>,
-    /// API key (`sk_…` or `pk_…`).
-    pub api_key: Option<Secret>,
-}
+/// The file's profiles, and the one used when none is named.
+pub(crate) use super::profiles::{Profile, ProfileFile, DEFAULT_PROFILE};
 
 /// What the flags give (already read from the command line).
 #[derive(Debug, Clone, Default)]
@@ -206,7 +187,8 @@ pub(crate) fn resolve(
     env: &Env,
     file: &ProfileFile,
 ) -> Result<Settings, ClientError> {
-    let chosen = super::profiles::choose(flags, env, file);
+    let named = flags.profile.clone().or_else(|| env.profile.clone());
+    let chosen = super::profiles::choose(named, file);
     let name = chosen.name;
     let profile_missing = chosen.explicit && chosen.profile.is_none();
     let unchosen = if !chosen.explicit && chosen.profile.is_none() && file.profiles.len() > 1 {

@@ -2,7 +2,28 @@
 //! by `--profile` or `FILESTORE_PROFILE`, else `default`, else, when no
 //! profile is named `default` and exactly one is saved, that one.
 
-use super::config::{Env, Flags, Profile, ProfileFile, DEFAULT_PROFILE};
+use crate::domain::secret::Secret;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub(crate) const DEFAULT_PROFILE: &str = "default";
+
+/// The client config file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct ProfileFile {
+    /// Profiles by name.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+/// One named server + key pair.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct Profile {
+    /// Server base URL (without `/v1`).
+    pub server: Option<String>,
+    /// API key (`sk_…` or `pk_…`).
+    pub api_key: Option<Secret>,
+}
 
 /// The profile a command runs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,9 +36,10 @@ pub(crate) struct Chosen {
     pub profile: Option<Profile>,
 }
 
-/// Picks the profile: flag, then env, then `default`, then the only one saved.
-pub(crate) fn choose(flags: &Flags, env: &Env, file: &ProfileFile) -> Chosen {
-    if let Some(name) = flags.profile.clone().or_else(|| env.profile.clone()) {
+/// Picks the profile: the one `named` (by flag, then env), then `default`,
+/// then the only one saved.
+pub(crate) fn choose(named: Option<String>, file: &ProfileFile) -> Chosen {
+    if let Some(name) = named {
         let profile = file.profiles.get(&name).cloned();
         return Chosen {
             name,
@@ -72,25 +94,19 @@ mod tests {
 
     #[test]
     fn the_only_profile_stands_in_for_default() {
-        let none = Flags::default();
-        let env = Env::default();
-        let c = choose(&none, &env, &file(&["work"]));
+        let c = choose(None, &file(&["work"]));
         assert_eq!((c.name.as_str(), c.explicit), ("work", false));
         assert!(c.profile.is_some());
         // Two, neither `default`: none chosen.
-        let c = choose(&none, &env, &file(&["a", "b"]));
+        let c = choose(None, &file(&["a", "b"]));
         assert_eq!(c.name, "default");
         assert!(c.profile.is_none());
         // `default` wins over any other.
-        let c = choose(&none, &env, &file(&["default", "b"]));
+        let c = choose(None, &file(&["default", "b"]));
         assert_eq!(c.name, "default");
         assert!(c.profile.is_some());
         // A named profile is that one, present or not.
-        let flags = Flags {
-            profile: Some("x".into()),
-            ..Flags::default()
-        };
-        let c = choose(&flags, &env, &file(&["work"]));
+        let c = choose(Some("x".into()), &file(&["work"]));
         assert_eq!((c.name.as_str(), c.explicit), ("x", true));
         assert!(c.profile.is_none());
         assert_eq!(names(&file(&["b", "a"])), ["a", "b"]);

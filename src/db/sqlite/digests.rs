@@ -1,7 +1,7 @@
 //! Files whose MD5 is filled in after they commit (`service::md5_fill`), on
 //! SQLite: found on the partial index `files_without_md5` (migration 0017).
 
-use super::files::{from_row, COLUMNS};
+use super::file_rows::{from_row, COLUMNS};
 use super::{owned, DbError, SqliteStore};
 use crate::db::model::FileRow;
 

@@ -2,6 +2,7 @@
 //! write transaction), lookups that hide expired files, keyset pages,
 //! deletion and expiry, idempotency keys.
 
+use super::file_rows::{from_row, COLUMNS};
 use super::{accounts, blobs, outbox, owned, paths, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
@@ -17,30 +18,8 @@ use crate::domain::webhooks;
 use async_trait::async_trait;
 use bytes::Bytes;
 use rusqlite::types::Value;
-use rusqlite::{params, Connection, Row};
+use rusqlite::{params, Connection};
 use std::sync::atomic::Ordering;
-
-pub(super) const COLUMNS: &str =
-    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata, md5";
-
-pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
-    Ok(FileRow {
-        id: r.get(0)?,
-        account_id: r.get(1)?,
-        name: r.get(2)?,
-        folder: r.get(3)?,
-        size: r.get::<_, u64>(4)?,
-        content_type: r.get(5)?,
-        private: r.get(6)?,
-        sha256: r.get(7)?,
-        blob_key: r.get(8)?,
-        created_at: r.get(9)?,
-        expires_at: r.get(10)?,
-        inline: r.get(11)?,
-        metadata: metadata::from_stored(&r.get::<_, String>(12)?),
-        md5: r.get(13)?,
-    })
-}
 
 /// Commits an uploaded blob as a file, or refuses it, in one write
 /// transaction: the storage quota and the monthly upload count are checked

@@ -18,6 +18,7 @@
 mod accounts;
 mod blobs;
 mod digests;
+mod file_rows;
 mod files;
 mod ops;
 mod outbox;

@@ -2,7 +2,7 @@
 //! in byte order from any key, each on the path index (`files_by_path`,
 //! migration 0016; docs/decisions.md, "Paths").
 
-use super::files::{from_row, COLUMNS};
+use super::file_rows::{from_row, COLUMNS};
 use super::{owned, DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{FileRow, RowWithData};
 use crate::domain::filepath;
