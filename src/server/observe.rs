@@ -66,7 +66,9 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
         .map_or("unmatched", |p| p.as_str())
         .to_string();
     let tag = req.extensions().get::<Tag>().cloned();
-    let cdn_account = (route.starts_with("/live/"))
+    // The CDN's routes name the account second: `/live/{account}/…`,
+    // `/p/{account}/…`.
+    let cdn_account = (route.starts_with("/live/") || route.starts_with("/p/"))
         .then(|| req.uri().path().split('/').nth(2).map(str::to_string))
         .flatten();
     // Bytes of the body as they are read (a cut-off upload sent fewer than

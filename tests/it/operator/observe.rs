@@ -94,7 +94,21 @@ async fn access_lines_carry_the_client_and_the_request_id_every_answer_returns()
             (&line["route"], &line["client"]),
             (&"/live/{account}/{file}/{name}".into(), &"127.0.0.1".into())
         );
+        assert!(
+            line["account"].as_str().unwrap().starts_with("acc_"),
+            "{line}"
+        );
     }
+    // A stable link's line names its account as /live/'s does.
+    let (status, id) = ask(http.get(file["path_url"].as_str().unwrap())).await;
+    assert_eq!(status, 200);
+    let line = line_of(&served, &id);
+    assert_eq!(line["route"], "/p/{account}/{*path}", "{line}");
+    assert_eq!(
+        line["account"],
+        file["url"].as_str().unwrap().split('/').nth(4).unwrap(),
+        "{line}"
+    );
 }
 
 /// The text form has them too.
