@@ -39,9 +39,7 @@ pub(crate) async fn serve_file(
     // The connection's socket (`server::conn` gives it): a download reads
     // ahead of it by one window, and is charged what it accepts.
     let socket = socket.map(|Extension(s)| s);
-    let transform = Transform::from_query(raw.as_deref().unwrap_or(""))
-        .map_err(|e| ServiceError::BadRequest(e.0))?;
-    let scope = transform.map(|t| t.canonical());
+    let (transform, scope) = variant_of(raw.as_deref())?;
     let found = cdn::open(
         &app,
         &account_id,
@@ -53,6 +51,14 @@ pub(crate) async fn serve_file(
     )
     .await?;
     Ok(respond(&app, &method, found, transform, &headers, socket).await?)
+}
+
+/// The image variant a CDN URL's query asks for, and its canonical
+/// parameters (what a signature covers), if it asks for one.
+fn variant_of(raw: Option<&str>) -> Result<(Option<Transform>, Option<String>), ServiceError> {
+    let transform =
+        Transform::from_query(raw.unwrap_or("")).map_err(|e| ServiceError::BadRequest(e.0))?;
+    Ok((transform, transform.map(|t| t.canonical())))
 }
 
 /// How many times a stable link looks its path up again when the file it
@@ -74,9 +80,7 @@ pub(crate) async fn serve_path(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let socket = socket.map(|Extension(s)| s);
-    let transform = Transform::from_query(raw.as_deref().unwrap_or(""))
-        .map_err(|e| ServiceError::BadRequest(e.0))?;
-    let scope = transform.map(|t| t.canonical());
+    let (transform, scope) = variant_of(raw.as_deref())?;
     let mut lookups = 0;
     loop {
         lookups += 1;

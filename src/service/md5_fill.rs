@@ -13,12 +13,11 @@
 //! It is woken by each such commit on this node and otherwise looks every
 //! [`POLL`] (another node's uploads, files from before MD5s were kept).
 
+use super::spool::Hashes;
 use super::App;
 use crate::db::model::FileRow;
-use aws_lc_rs::digest::{Context, SHA256};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use md5::Digest as _;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,6 +138,7 @@ async fn fill_one(app: &App, hasher: &IdleHasher, row: &FileRow) -> Result<bool,
         }
     }
     let (size, sha256, md5) = job.finish().await?;
+    let md5 = md5.ok_or("the hashing thread took no MD5")?;
     if size != row.size || sha256 != row.sha256 {
         return Err(format!(
             "its stored bytes ({size} bytes, SHA-256 {sha256}) no longer match the file's"
@@ -158,7 +158,7 @@ async fn fill_one(app: &App, hasher: &IdleHasher, row: &FileRow) -> Result<bool,
 enum Msg {
     Begin,
     Chunk(Bytes),
-    Finish(oneshot::Sender<(u64, String, String)>),
+    Finish(oneshot::Sender<(u64, String, Option<String>)>),
 }
 
 /// The thread that hashes, at nice 19.
@@ -180,24 +180,18 @@ impl IdleHasher {
             .name("md5-fill".into())
             .spawn(move || {
                 lowest_priority();
-                let (mut size, mut sha, mut md5) = (0u64, Context::new(&SHA256), md5::Md5::new());
+                let (mut size, mut hashes) = (0u64, Hashes::new());
                 while let Some(msg) = rx.blocking_recv() {
                     match msg {
-                        Msg::Begin => {
-                            (size, sha, md5) = (0, Context::new(&SHA256), md5::Md5::new());
-                        }
+                        Msg::Begin => (size, hashes) = (0, Hashes::new()),
                         Msg::Chunk(b) => {
                             size += b.len() as u64;
-                            sha.update(&b);
-                            md5.update(&b);
+                            hashes.update(&b);
                         }
                         Msg::Finish(reply) => {
-                            let sha = std::mem::replace(&mut sha, Context::new(&SHA256));
-                            let _ = reply.send((
-                                size,
-                                hex::encode(sha.finish()),
-                                hex::encode(md5.finalize_reset()),
-                            ));
+                            let (sha256, md5) =
+                                std::mem::replace(&mut hashes, Hashes::new()).finish();
+                            let _ = reply.send((size, sha256, md5));
                         }
                     }
                 }
@@ -217,7 +211,7 @@ impl Job<'_> {
     }
 
     /// (size, hex SHA-256, hex MD5) of what was fed.
-    async fn finish(self) -> Result<(u64, String, String), String> {
+    async fn finish(self) -> Result<(u64, String, Option<String>), String> {
         let (reply, answer) = oneshot::channel();
         self.tx.send(Msg::Finish(reply)).await.map_err(|_| GONE)?;
         Ok(answer.await.map_err(|_| GONE)?)
@@ -251,11 +245,11 @@ mod tests {
             sha,
             "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
         );
-        assert_eq!(md5, "5eb63bbbe01eeed093cb22bb8f5acdc3");
+        assert_eq!(md5.as_deref(), Some("5eb63bbbe01eeed093cb22bb8f5acdc3"));
         let (size, _, md5) = h.begin().await.unwrap().finish().await.unwrap();
         assert_eq!(
-            (size, md5.as_str()),
-            (0, "d41d8cd98f00b204e9800998ecf8427e")
+            (size, md5.as_deref()),
+            (0, Some("d41d8cd98f00b204e9800998ecf8427e"))
         );
     }
 }

@@ -46,22 +46,22 @@ pub(crate) struct Spooled {
 
 /// The hashes of what a spool takes: SHA-256 (aws-lc-rs's assembly) and,
 /// until the bytes spill to a file, MD5, each chunk given to both while it
-/// is in cache.
+/// is in cache. The MD5 fill (`service::md5_fill`) hashes with it too.
 #[derive(Clone)]
-struct Hashes {
+pub(super) struct Hashes {
     sha256: Context,
     md5: Option<md5::Md5>,
 }
 
 impl Hashes {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Hashes {
             sha256: Context::new(&SHA256),
             md5: Some(md5::Md5::new()),
         }
     }
 
-    fn update(&mut self, data: &[u8]) {
+    pub(super) fn update(&mut self, data: &[u8]) {
         self.sha256.update(data);
         if let Some(md5) = &mut self.md5 {
             md5.update(data);
@@ -69,7 +69,7 @@ impl Hashes {
     }
 
     /// Hex SHA-256 and hex MD5 (when still taken).
-    fn finish(self) -> (String, Option<String>) {
+    pub(super) fn finish(self) -> (String, Option<String>) {
         (
             hex::encode(self.sha256.finish()),
             self.md5.map(|m| hex::encode(m.finalize())),
