@@ -26,6 +26,7 @@ mod db;
 mod domain;
 mod images;
 mod private_dir;
+mod s3door;
 mod server;
 mod service;
 mod storage;

@@ -24,6 +24,9 @@ pub(crate) struct ServeArgs {
     /// Serve Prometheus metrics at /metrics on this address [env: FILESTORE_METRICS_LISTEN] [default: off]
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
+    /// Open the S3 door on this address [env: FILESTORE_S3_LISTEN] [default: off]
+    #[arg(long, value_name = "ADDR")]
+    pub s3_listen: Option<String>,
     /// Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
@@ -62,6 +65,7 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
         base_url: args.base_url,
         cdn_url: args.cdn_url,
         metrics_listen: args.metrics_listen,
+        s3_listen: args.s3_listen,
         log_format: args.log_format,
     })?;
     let logs = logging::init(config.log_format, "info", true);
@@ -96,6 +100,24 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
                     source,
                 })?,
         ),
+        None => None,
+    };
+    let s3 = match config.s3.listen.clone() {
+        Some(addr) => {
+            let l = tokio::net::TcpListener::bind(&addr)
+                .await
+                .map_err(|source| CliError::Listen {
+                    addr: addr.clone(),
+                    source,
+                })?;
+            // With `--s3-listen 127.0.0.1:0` the default URL names the port bound.
+            if config.s3.url == format!("http://{addr}") {
+                if let Ok(bound) = l.local_addr() {
+                    config.s3.url = format!("http://{bound}");
+                }
+            }
+            Some(l)
+        }
         None => None,
     };
     config.migrate = args.migrate;
@@ -178,6 +200,33 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
         door: Door::Api,
         listener,
     }];
+    if let Some(listener) = s3 {
+        let url = app.config.s3.url.clone();
+        let bound = listener
+            .local_addr()
+            .map_or_else(|_| String::new(), |a| a.to_string());
+        notice(
+            Level::Info,
+            &format!(
+                "filestore: S3 door at {url} on {bound} (region {}{})",
+                app.config.s3.region,
+                app.config
+                    .s3
+                    .domain
+                    .as_deref()
+                    .map_or_else(String::new, |d| format!(", buckets also as BUCKET.{d}"))
+            ),
+            &[
+                ("s3_url", url.clone().into()),
+                ("s3_listen", bound.into()),
+                ("s3_region", app.config.s3.region.clone().into()),
+            ],
+        );
+        doors.push(Listener {
+            door: Door::S3,
+            listener,
+        });
+    }
     if let Some(listener) = metrics {
         doors.push(Listener {
             door: Door::Metrics,

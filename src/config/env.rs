@@ -14,6 +14,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     pub cdn_url: Option<String>,
     pub metrics_listen: Option<String>,
+    /// `--s3-listen`: the S3 door's address.
+    pub s3_listen: Option<String>,
     pub log_format: Option<LogFormat>,
 }
 /// The environment, as a value (so tests need not touch the process's).

@@ -21,6 +21,22 @@ pub struct FileConfig {
     pub database: DatabaseSection,
     #[serde(default)]
     pub images: super::images::ImagesSection,
+    #[serde(default)]
+    pub s3: S3Section,
+}
+
+/// The S3 door (`[s3]`, CONTRACT §18): off unless `listen` is set.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct S3Section {
+    /// Address of the S3 listener.
+    pub listen: Option<String>,
+    /// The region clients sign for (default `us-east-1`).
+    pub region: Option<String>,
+    /// The address clients use (default `http://<listen>`).
+    pub url: Option<String>,
+    /// Virtual-host style (`BUCKET.DOMAIN`) when set.
+    pub domain: Option<String>,
 }
 
 /// Where the metadata lives (`[database]`): SQLite in the data dir when no

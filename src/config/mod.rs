@@ -59,7 +59,25 @@ pub struct Config {
     /// schema (`serve --migrate`); an empty one is always created. True
     /// unless `serve` says otherwise.
     pub migrate: bool,
+    /// The S3 door (`[s3]`).
+    pub s3: S3Door,
 }
+
+/// The S3 door's settings, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Door {
+    /// Where it listens; None: no door.
+    pub listen: Option<String>,
+    pub region: String,
+    /// The address clients use (`http://<listen>` unless set; `serve`
+    /// names the port really bound).
+    pub url: String,
+    /// Virtual-host style under this domain, when set.
+    pub domain: Option<String>,
+}
+
+/// The region the S3 door signs for unless `[s3] region` says.
+pub(crate) const DEFAULT_S3_REGION: &str = "us-east-1";
 
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Small files are faster to store and serve from SQLite than as files of
@@ -283,7 +301,9 @@ impl Config {
             (None, None) => s.log_format.unwrap_or_default(),
         };
         let images = file.images.resolve().map_err(ConfigError::Invalid)?;
+        let s3 = s3_door(flags, env, &file.s3)?;
         Ok(Config {
+            s3,
             configured_plans: file.plans.keys().cloned().collect(),
             migrate: true,
             images,
@@ -306,6 +326,49 @@ impl Config {
         })
     }
 }
+/// `[s3]` with `FILESTORE_S3_LISTEN` / `--s3-listen` (and
+/// `FILESTORE_S3_REGION`, `FILESTORE_S3_URL`, `FILESTORE_S3_DOMAIN`) laid over it.
+fn s3_door(flags: &Overrides, env: &Env, f: &file::S3Section) -> Result<S3Door, ConfigError> {
+    let listen = flags
+        .s3_listen
+        .clone()
+        .or_else(|| env.get("FILESTORE_S3_LISTEN"))
+        .or_else(|| f.listen.clone());
+    let region = env
+        .get("FILESTORE_S3_REGION")
+        .or_else(|| f.region.clone())
+        .unwrap_or_else(|| DEFAULT_S3_REGION.to_string());
+    if region.is_empty()
+        || !region
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        return Err(ConfigError::Invalid(format!(
+            "s3.region {region:?}: letters, digits and '-' only"
+        )));
+    }
+    let url = env
+        .get("FILESTORE_S3_URL")
+        .or_else(|| f.url.clone())
+        .unwrap_or_else(|| format!("http://{}", listen.as_deref().unwrap_or("127.0.0.1:8333")));
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ConfigError::Invalid(format!(
+            "s3.url {url:?} must start with http:// or https://"
+        )));
+    }
+    let domain = env
+        .get("FILESTORE_S3_DOMAIN")
+        .or_else(|| f.domain.clone())
+        .map(|d| d.trim_matches('.').to_ascii_lowercase())
+        .filter(|d| !d.is_empty());
+    Ok(S3Door {
+        listen,
+        region,
+        url: url.trim_end_matches('/').to_string(),
+        domain,
+    })
+}
+
 fn default_data_dir() -> Result<PathBuf, ConfigError> {
     directories::ProjectDirs::from("", "", "filestore")
         .map(|d| d.data_dir().to_path_buf())

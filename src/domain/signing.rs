@@ -38,6 +38,20 @@ impl Signer {
         Signer { secret }
     }
 
+    /// The S3 secret access key of the secret key `key_id` (CONTRACT §18):
+    /// derived from the signing secret, so the database alone never
+    /// reveals one, and the same on every node. 40 characters, as AWS's.
+    pub fn s3_secret(&self, key_id: &str) -> String {
+        use base64::Engine as _;
+        let mut mac = HmacSha256::new_from_slice(self.secret.expose().as_bytes())
+            .expect("HMAC takes any key length");
+        mac.update(format!("s3-secret\n{key_id}").as_bytes());
+        let bytes = mac.finalize().into_bytes();
+        let mut text = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&bytes[..30]);
+        text.truncate(40);
+        text
+    }
+
     fn mac(
         &self,
         account_id: &str,
@@ -137,6 +151,16 @@ impl Signer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_key_has_its_own_stable_s3_secret_of_40_characters() {
+        let s = Signer::new(Secret::new("k"));
+        let a = s.s3_secret("key_a");
+        assert_eq!(a.len(), 40);
+        assert_eq!(a, s.s3_secret("key_a"));
+        assert_ne!(a, s.s3_secret("key_b"));
+        assert_ne!(a, Signer::new(Secret::new("other")).s3_secret("key_a"));
+    }
 
     #[test]
     fn a_paths_signature_is_no_files_and_follows_only_its_path() {

@@ -182,6 +182,8 @@ pub enum Door {
     Api,
     /// The Prometheus metrics (`/metrics`).
     Metrics,
+    /// The S3 door (CONTRACT §18).
+    S3,
 }
 
 /// A listener and the door it opens.
@@ -208,10 +210,12 @@ pub async fn run(
         }
     };
     let mut api = Vec::new();
+    let mut s3 = Vec::new();
     let mut others = Vec::new();
     for l in listeners {
         match l.door {
             Door::Api => api.push(l.listener),
+            Door::S3 => s3.push(l.listener),
             Door::Metrics => {
                 let handle = metrics::recorder().map_err(StartError::Metrics)?;
                 let app = app.clone();
@@ -269,6 +273,15 @@ pub async fn run(
             Some(front),
             limits,
             stopping,
+        )));
+    }
+    for listener in s3 {
+        doors.push(tokio::spawn(conn::serve(
+            listener,
+            crate::s3door::router(app.clone()),
+            None,
+            limits,
+            until_stopped(),
         )));
     }
     shutdown.await;

@@ -29,6 +29,7 @@ pub(crate) mod paths;
 pub(crate) mod plans;
 pub(crate) mod refusals;
 pub(crate) mod render_queue;
+pub(crate) mod s3_keys;
 pub(crate) mod spool;
 pub(crate) mod tokens;
 pub(crate) mod tus;

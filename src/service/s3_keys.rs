@@ -1,0 +1,48 @@
+//! S3 credentials (CONTRACT §18): every live secret key is one, with its
+//! id as the access key id and a secret access key derived from the signing
+//! secret (`Signer::s3_secret`), so the database alone reveals none and
+//! every node derives the same. Public keys and upload tokens have none.
+
+use super::caller::Caller;
+use super::{App, ServiceError};
+use crate::domain::ids::KeyKind;
+
+/// A secret key's S3 credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct S3Credential {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+}
+
+impl App {
+    /// The caller behind an access key id: a live secret key and its
+    /// account (None for anything else, revoked keys included: read from
+    /// the database each time, so a revocation holds at once on every node).
+    pub(crate) async fn s3_caller(
+        &self,
+        access_key_id: &str,
+    ) -> Result<Option<Caller>, ServiceError> {
+        if !access_key_id.starts_with("key_") || access_key_id.len() > 100 {
+            return Ok(None);
+        }
+        let Some(key) = self.meta.key(access_key_id).await? else {
+            return Ok(None);
+        };
+        if key.kind != KeyKind::Secret || key.revoked_at.is_some() {
+            return Ok(None);
+        }
+        let Some(account) = self.meta.account(&key.account_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(Caller { key, account }))
+    }
+
+    /// The S3 credential of secret key `key_id` (whoever asks must have
+    /// shown the right to see it).
+    pub(crate) fn s3_credential(&self, key_id: &str) -> S3Credential {
+        S3Credential {
+            access_key_id: key_id.to_string(),
+            secret_access_key: self.signer.s3_secret(key_id),
+        }
+    }
+}
