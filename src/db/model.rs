@@ -217,6 +217,8 @@ pub(crate) struct DurableFile {
     inline: bool,
     #[serde(default)]
     metadata: BTreeMap<String, String>,
+    #[serde(default)]
+    attrs: crate::domain::object::ObjectAttrs,
 }
 
 /// The file row as the outbox keeps it.

@@ -28,6 +28,8 @@ pub struct StoredFile {
     pub inline: bool,
     /// The client's metadata (`domain::metadata`), empty when none.
     pub metadata: BTreeMap<String, String>,
+    /// What S3 gave it beyond that (`domain::object`), empty when none.
+    pub attrs: super::object::ObjectAttrs,
 }
 
 /// Position in the newest-first order: (created_at, id) of the last file seen.

@@ -69,6 +69,8 @@ pub(crate) struct UploadFields {
     pub replace: Option<bool>,
     /// The `if_absent` field.
     pub if_absent: bool,
+    /// What the S3 door keeps beside (`domain::object`); empty from /v1.
+    pub attrs: crate::domain::object::ObjectAttrs,
 }
 
 /// The file, spooled, with the name and type its sender gave.
@@ -295,6 +297,7 @@ impl Upload {
                 .map(|d| now.saturating_add(crate::clock::millis(d))),
             inline: matches!(spooled.body, Body::Inline(_)),
             metadata: settled.metadata,
+            attrs: fields.attrs,
         };
         let ctx = CommitContext {
             idempotency_key: self.req.idempotency_key,

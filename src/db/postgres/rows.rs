@@ -134,6 +134,7 @@ pub(crate) fn file(r: &Row) -> FileRow {
         inline: r.get(11),
         metadata: metadata::from_stored(r.get::<_, &str>(12)),
         md5: r.get(13),
+        attrs: crate::domain::object::ObjectAttrs::default(),
     }
 }
 

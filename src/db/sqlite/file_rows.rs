@@ -25,5 +25,6 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         inline: r.get(11)?,
         metadata: metadata::from_stored(&r.get::<_, String>(12)?),
         md5: r.get(13)?,
+        attrs: crate::domain::object::ObjectAttrs::default(),
     })
 }

@@ -139,6 +139,7 @@ async fn commit_file(
         expires_at: row.expires_ms.map(|ms| now.saturating_add(ms)),
         inline: false,
         metadata: row.metadata.clone(),
+        attrs: crate::domain::object::ObjectAttrs::default(),
     };
     let account = app
         .meta
