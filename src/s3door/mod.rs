@@ -6,12 +6,23 @@
 //! S3's errors. It reaches no database: every rule is the core's.
 
 mod auth;
+mod buckets;
+mod digests;
+mod errors;
+mod keys;
+mod listing;
+mod lists;
+mod objects;
+mod render;
 
+use crate::service::caller::Caller;
 use crate::service::App;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Router;
+use s3s::dto as d;
+use s3s::{S3Request, S3Response, S3Result};
 use std::sync::Arc;
 
 /// What every request of the door shares.
@@ -26,8 +37,84 @@ pub(crate) struct Ops {
     pub(crate) app: Arc<App>,
 }
 
+/// The caller the access check found (every operation runs after it).
+pub(crate) fn caller(ext: &axum::http::Extensions) -> S3Result<Caller> {
+    ext.get::<Caller>()
+        .cloned()
+        .ok_or_else(|| s3s::s3_error!(AccessDenied, "Anonymous requests are not allowed"))
+}
+
+type Out<T> = S3Result<S3Response<T>>;
+
 #[async_trait::async_trait]
-impl s3s::S3 for Ops {}
+impl s3s::S3 for Ops {
+    async fn put_object(&self, req: S3Request<d::PutObjectInput>) -> Out<d::PutObjectOutput> {
+        self.put(req).await
+    }
+    async fn get_object(&self, req: S3Request<d::GetObjectInput>) -> Out<d::GetObjectOutput> {
+        self.get(req).await
+    }
+    async fn head_object(&self, req: S3Request<d::HeadObjectInput>) -> Out<d::HeadObjectOutput> {
+        self.head(req).await
+    }
+    async fn delete_object(
+        &self,
+        req: S3Request<d::DeleteObjectInput>,
+    ) -> Out<d::DeleteObjectOutput> {
+        self.delete(req).await
+    }
+    async fn delete_objects(
+        &self,
+        req: S3Request<d::DeleteObjectsInput>,
+    ) -> Out<d::DeleteObjectsOutput> {
+        self.delete_many(req).await
+    }
+    async fn list_objects(&self, req: S3Request<d::ListObjectsInput>) -> Out<d::ListObjectsOutput> {
+        self.list_v1(req).await
+    }
+    async fn list_objects_v2(
+        &self,
+        req: S3Request<d::ListObjectsV2Input>,
+    ) -> Out<d::ListObjectsV2Output> {
+        self.list_v2(req).await
+    }
+    async fn list_object_versions(
+        &self,
+        req: S3Request<d::ListObjectVersionsInput>,
+    ) -> Out<d::ListObjectVersionsOutput> {
+        self.list_versions(req).await
+    }
+    async fn list_buckets(&self, req: S3Request<d::ListBucketsInput>) -> Out<d::ListBucketsOutput> {
+        Ops::list_buckets(self, req).await
+    }
+    async fn create_bucket(
+        &self,
+        req: S3Request<d::CreateBucketInput>,
+    ) -> Out<d::CreateBucketOutput> {
+        Ops::create_bucket(self, req).await
+    }
+    async fn head_bucket(&self, req: S3Request<d::HeadBucketInput>) -> Out<d::HeadBucketOutput> {
+        Ops::head_bucket(self, req).await
+    }
+    async fn get_bucket_location(
+        &self,
+        req: S3Request<d::GetBucketLocationInput>,
+    ) -> Out<d::GetBucketLocationOutput> {
+        self.bucket_location(req).await
+    }
+    async fn delete_bucket(
+        &self,
+        req: S3Request<d::DeleteBucketInput>,
+    ) -> Out<d::DeleteBucketOutput> {
+        Ops::delete_bucket(self, req).await
+    }
+    async fn get_bucket_versioning(
+        &self,
+        req: S3Request<d::GetBucketVersioningInput>,
+    ) -> Out<d::GetBucketVersioningOutput> {
+        self.bucket_versioning(req).await
+    }
+}
 
 /// The door's whole application, served by `server::conn` like /v1's.
 pub(crate) fn router(app: Arc<App>) -> Router {

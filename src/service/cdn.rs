@@ -273,6 +273,27 @@ pub(crate) async fn open_path(
     })
 }
 
+/// The newest file of the caller's own account at `folder/name` (an S3
+/// GET or HEAD: the owner reads private files too), with its bytes when
+/// its row holds them; 404 when there is none.
+pub(crate) async fn open_own(
+    app: &App,
+    account_id: &str,
+    folder: &str,
+    name: &str,
+) -> Result<Found, ServiceError> {
+    let now = app.clock.now_ms();
+    let (row, inline) = app
+        .meta
+        .file_at_with_data(account_id, Some(folder), name, now)
+        .await?
+        .ok_or_else(ServiceError::not_found)?;
+    Ok(Found {
+        row,
+        inline: inline.map(Bytes::from),
+    })
+}
+
 /// The file `file_id` of `account_id` named `name`, when this node served
 /// it in the last second and may answer it from memory as it is: public,
 /// unexpired, its bytes in its row (and all there). None: the full path

@@ -37,6 +37,39 @@ impl App {
         Ok(Some(Caller { key, account }))
     }
 
+    /// Whether `caller` may write through the door now: not in its grace
+    /// period (403, naming it), and within its key's rate limit, in which
+    /// each write counts as an upload does in /v1 (503 `SlowDown` past it).
+    pub(crate) async fn s3_may_write(&self, caller: &Caller) -> Result<(), ServiceError> {
+        if caller.account.grace_period {
+            return Err(ServiceError::GracePeriod(
+                "the account is in its grace period: uploads, copies and other writes are paused"
+                    .into(),
+            ));
+        }
+        let plan = self.plan_of(&caller.account);
+        let (limit, window_ms, now) = (
+            plan.rate_limit,
+            crate::clock::millis(plan.rate_window),
+            self.clock.now_ms(),
+        );
+        let window = self
+            .meta
+            .rate_window(&caller.key.id, window_ms, now, true)
+            .await?;
+        let d = window.decision(limit, true);
+        if d.allowed {
+            Ok(())
+        } else {
+            Err(ServiceError::RateLimited {
+                message: format!("rate limit of {} requests per window reached", d.limit),
+                limit: d.limit,
+                reset: d.reset,
+                now: now / 1000,
+            })
+        }
+    }
+
     /// The S3 credential of secret key `key_id` (whoever asks must have
     /// shown the right to see it).
     pub(crate) fn s3_credential(&self, key_id: &str) -> S3Credential {
