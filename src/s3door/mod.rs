@@ -10,6 +10,7 @@ mod buckets;
 mod digests;
 mod errors;
 mod keys;
+mod layer;
 mod listing;
 mod lists;
 mod objects;
@@ -140,15 +141,29 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 }
 
 async fn serve(State(door): State<Door>, req: Request) -> Response {
-    let req = req.map(s3s::Body::http_body_unsync);
-    match door.s3.call(req).await {
-        Ok(resp) => resp.map(Body::new),
-        Err(e) => {
-            tracing::error!(error = ?e, "S3 door: unanswered request");
-            Response::builder()
-                .status(500)
-                .body(Body::empty())
-                .expect("a static response")
+    let id = layer::request_id();
+    let origin = req.headers().get(axum::http::header::ORIGIN).cloned();
+    let resource = req.uri().path().to_string();
+    let mut resp = if let Some(resp) = layer::preflight(&req) {
+        resp
+    } else if let Some(resp) = layer::refuse_early(&req, &id) {
+        resp
+    } else {
+        let req = req.map(s3s::Body::http_body_unsync);
+        match door.s3.call(req).await {
+            Ok(resp) => layer::complete_error(resp.map(Body::new), &resource, &id).await,
+            Err(e) => {
+                tracing::error!(error = ?e, "S3 door: unanswered request");
+                layer::error(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "InternalError",
+                    "We encountered an internal error. Please try again.",
+                    &resource,
+                    &id,
+                )
+            }
         }
-    }
+    };
+    layer::decorate(resp.headers_mut(), &id, origin.as_ref());
+    resp
 }

@@ -1,0 +1,227 @@
+//! What the door does around s3s (docs/s3-door-research.md §1.6): a
+//! request id on every answer (`x-amz-request-id`, and `<RequestId>` with
+//! `<Resource>` in error XML, which s3s leaves out); CORS preflights for
+//! any origin (a signature is the permission); Signature V2 and a bad
+//! `X-Amz-Expires` refused as §18 says, before s3s would judge them.
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+
+/// The longest error body rewritten (s3s's are a few hundred bytes).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The longest presigned URL lifetime (7 days).
+const MAX_EXPIRES: i64 = 604_800;
+
+/// A fresh request id (16 hex digits, as S3's).
+pub(crate) fn request_id() -> String {
+    format!("{:016X}", rand::random::<u64>())
+}
+
+/// An S3 error answer written by the door itself.
+pub(crate) fn error(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    resource: &str,
+    id: &str,
+) -> Response<Body> {
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{}</Message><Resource>{}</Resource><RequestId>{id}</RequestId></Error>",
+        escape(message),
+        escape(resource)
+    );
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/xml")
+        .body(Body::from(xml))
+        .expect("a well-formed response")
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A refusal the door makes before s3s sees the request, if any.
+pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Body>> {
+    let resource = req.uri().path();
+    let auth = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let query: Vec<(String, String)> = req
+        .uri()
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    let has = |k: &str| query.iter().any(|(n, _)| n == k);
+    let v2 = auth.starts_with("AWS ")
+        || (has("AWSAccessKeyId") && has("Signature") && !has("X-Amz-Signature"));
+    if v2 {
+        return Some(error(
+            StatusCode::FORBIDDEN,
+            "AccessDenied",
+            "Signature Version 2 is not supported: sign requests with Signature Version 4",
+            resource,
+            id,
+        ));
+    }
+    if let Some((_, v)) = query.iter().find(|(n, _)| n == "X-Amz-Expires") {
+        match v.parse::<i64>() {
+            Ok(0) => {
+                return Some(error(
+                    StatusCode::FORBIDDEN,
+                    "AccessDenied",
+                    "Request has expired",
+                    resource,
+                    id,
+                ))
+            }
+            Ok(n) if (1..=MAX_EXPIRES).contains(&n) => {}
+            _ => {
+                return Some(error(
+                    StatusCode::BAD_REQUEST,
+                    "AuthorizationQueryParametersError",
+                    "X-Amz-Expires must be a number of seconds from 1 to 604800",
+                    resource,
+                    id,
+                ))
+            }
+        }
+    }
+    None
+}
+
+/// The answer to a CORS preflight: any origin, the methods S3 has, the
+/// headers asked for.
+pub(crate) fn preflight(req: &Request<Body>) -> Option<Response<Body>> {
+    if req.method() != Method::OPTIONS {
+        return None;
+    }
+    let headers = req.headers();
+    let origin = headers.get(header::ORIGIN)?.clone();
+    let mut resp = Response::builder()
+        .status(StatusCode::OK)
+        .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin)
+        .header(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            "GET, PUT, POST, DELETE, HEAD",
+        )
+        .header(header::ACCESS_CONTROL_MAX_AGE, "3600")
+        .header(
+            header::VARY,
+            "Origin, Access-Control-Request-Headers, Access-Control-Request-Method",
+        );
+    if let Some(h) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        resp = resp.header(header::ACCESS_CONTROL_ALLOW_HEADERS, h.clone());
+    }
+    resp.body(Body::empty()).ok()
+}
+
+/// Headers every answer gets: its request id, and for a request from a
+/// page, its origin allowed with `ETag` exposed.
+pub(crate) fn decorate(headers: &mut HeaderMap, id: &str, origin: Option<&HeaderValue>) {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        headers.insert("x-amz-request-id", v);
+    }
+    if let Some(o) = origin {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, o.clone());
+        headers.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("ETag, x-amz-request-id, x-amz-version-id, x-amz-checksum-crc32, x-amz-checksum-crc32c, x-amz-checksum-crc64nvme, x-amz-checksum-sha1, x-amz-checksum-sha256"),
+        );
+        headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    }
+}
+
+/// An error answer of s3s's with `<Resource>` and `<RequestId>` added.
+pub(crate) async fn complete_error(
+    resp: Response<Body>,
+    resource: &str,
+    id: &str,
+) -> Response<Body> {
+    let is_xml = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().ends_with(b"xml"));
+    if resp.status().as_u16() < 400 || !is_xml {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_ERROR_BODY).await else {
+        return error(
+            parts.status,
+            "InternalError",
+            "error body too long",
+            resource,
+            id,
+        );
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut extra = String::new();
+    if !text.contains("<Resource>") {
+        extra.push_str(&format!("<Resource>{}</Resource>", escape(resource)));
+    }
+    if !text.contains("<RequestId>") {
+        extra.push_str(&format!("<RequestId>{id}</RequestId>"));
+    }
+    let text = match text.rfind("</Error>") {
+        Some(at) if !extra.is_empty() => format!("{}{extra}{}", &text[..at], &text[at..]),
+        _ => text.into_owned(),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(uri: &str, auth: Option<&str>) -> Request<Body> {
+        let mut b = Request::builder().uri(uri);
+        if let Some(a) = auth {
+            b = b.header(header::AUTHORIZATION, a);
+        }
+        b.body(Body::empty()).unwrap()
+    }
+
+    #[test]
+    fn signature_v2_and_bad_expiries_are_refused_as_section_18_says() {
+        let status = |r: Request<Body>| refuse_early(&r, "X").map(|r| r.status().as_u16());
+        assert_eq!(status(req("/b/k", Some("AWS key:sig"))), Some(403));
+        assert_eq!(
+            status(req("/b/k?AWSAccessKeyId=k&Signature=s&Expires=1", None)),
+            Some(403)
+        );
+        assert_eq!(status(req("/b/k?X-Amz-Expires=0", None)), Some(403));
+        assert_eq!(status(req("/b/k?X-Amz-Expires=-7", None)), Some(400));
+        assert_eq!(status(req("/b/k?X-Amz-Expires=604801", None)), Some(400));
+        assert_eq!(status(req("/b/k?X-Amz-Expires=60", None)), None);
+        assert_eq!(
+            status(req("/b/k", Some("AWS4-HMAC-SHA256 Credential=x"))),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn error_xml_gains_its_resource_and_request_id() {
+        let resp = Response::builder()
+            .status(404)
+            .header(header::CONTENT_TYPE, "application/xml")
+            .body(Body::from(
+                "<Error><Code>NoSuchKey</Code><Message>m</Message></Error>",
+            ))
+            .unwrap();
+        let done = complete_error(resp, "/b/k&", "ID1").await;
+        let body = axum::body::to_bytes(done.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        assert_eq!(
+            std::str::from_utf8(&body).unwrap(),
+            "<Error><Code>NoSuchKey</Code><Message>m</Message><Resource>/b/k&amp;</Resource><RequestId>ID1</RequestId></Error>"
+        );
+    }
+}
