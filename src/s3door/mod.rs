@@ -5,8 +5,10 @@
 //! service core, as `server` maps /v1's, and renders the core's refusals as
 //! S3's errors. It reaches no database: every rule is the core's.
 
+mod acl;
 mod auth;
 mod buckets;
+mod copy;
 mod digests;
 mod errors;
 mod keys;
@@ -84,6 +86,21 @@ impl s3s::S3 for Ops {
         req: S3Request<d::ListObjectVersionsInput>,
     ) -> Out<d::ListObjectVersionsOutput> {
         self.list_versions(req).await
+    }
+    async fn copy_object(&self, req: S3Request<d::CopyObjectInput>) -> Out<d::CopyObjectOutput> {
+        self.copy(req).await
+    }
+    async fn get_object_acl(
+        &self,
+        req: S3Request<d::GetObjectAclInput>,
+    ) -> Out<d::GetObjectAclOutput> {
+        self.get_acl(req).await
+    }
+    async fn put_object_acl(
+        &self,
+        req: S3Request<d::PutObjectAclInput>,
+    ) -> Out<d::PutObjectAclOutput> {
+        self.put_acl(req).await
     }
     async fn list_buckets(&self, req: S3Request<d::ListBucketsInput>) -> Out<d::ListBucketsOutput> {
         Ops::list_buckets(self, req).await

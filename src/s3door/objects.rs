@@ -198,7 +198,12 @@ impl Ops {
 
     /// The newest file at a key (404 `NoSuchKey`, or `NoSuchBucket` when the
     /// bucket is none of the account's).
-    async fn found(&self, caller: &Caller, bucket: &str, key: &str) -> S3Result<cdn::Found> {
+    pub(crate) async fn found(
+        &self,
+        caller: &Caller,
+        bucket: &str,
+        key: &str,
+    ) -> S3Result<cdn::Found> {
         let target = keys::target(bucket, key)?;
         let Target::File { folder, name } = target else {
             return Err(self.missing_key(caller, bucket).await);

@@ -253,6 +253,8 @@ pub(crate) async fn copy(
         name: req.name,
         folder,
         private: req.private,
+        at_path: crate::domain::filepath::AtPath::Add,
+        replaced: None,
     };
     let record = records::record(&app, &copy::copy(&app, &id, req).await?);
     let location = format!("/v1/files/{}", record.id);

@@ -34,6 +34,20 @@ pub(crate) struct CopyRequest {
     pub folder: Option<String>,
     /// None keeps the source's.
     pub private: Option<bool>,
+    /// What the copy does to the files at its path (the S3 door's copies
+    /// replace them).
+    pub at_path: crate::domain::filepath::AtPath,
+    /// The type, metadata and S3 attributes the copy takes instead of the
+    /// source's (S3's `x-amz-metadata-directive: REPLACE`); None keeps them.
+    pub replaced: Option<Replaced>,
+}
+
+/// What a copy takes instead of its source's.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Replaced {
+    pub content_type: Option<String>,
+    pub metadata: crate::domain::metadata::Metadata,
+    pub attrs: crate::domain::object::ObjectAttrs,
 }
 
 /// Copies the live file `id` of the account: a new id, blob and url; the
@@ -105,7 +119,7 @@ pub(crate) async fn copy(
     let on_disk = !source.inline && app.store.kind() == "local";
     app.disk.check_room(if on_disk { source.size } else { 0 })?;
     let file_id = ids::file_id();
-    let row = FileRow {
+    let mut row = FileRow {
         blob_key: format!("{}/{}", account.id, file_id),
         id: file_id,
         name: name.unwrap_or_else(|| source.name.clone()),
@@ -114,8 +128,20 @@ pub(crate) async fn copy(
         created_at: now,
         ..source.clone()
     };
+    if let Some(r) = req.replaced {
+        row.content_type = r.content_type.unwrap_or(row.content_type);
+        row.metadata = r.metadata;
+        // The bytes' own (a multipart ETag and parts, a checksum) stay.
+        row.attrs = crate::domain::object::ObjectAttrs {
+            etag: row.attrs.etag.take(),
+            parts: std::mem::take(&mut row.attrs.parts),
+            checksum: row.attrs.checksum.take(),
+            ..r.attrs
+        };
+    }
     let ctx = CommitContext {
         idempotency_key,
+        at_path: req.at_path,
         ..commit_context(app, None)
     };
     let mut pending = PendingBlob::new(app, &row.blob_key);
