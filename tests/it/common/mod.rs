@@ -92,6 +92,9 @@ pub struct TestOptions {
     /// Changes the resolved config (what no config key sets, such as the
     /// `min_upload_rate` window).
     pub configure: Option<fn(&mut Config)>,
+    /// Also opens the S3 door (CONTRACT §18) on a port of its own
+    /// (`TestServer::s3_url`).
+    pub s3_door: bool,
 }
 
 pub struct TestServer {
@@ -102,6 +105,8 @@ pub struct TestServer {
     pub clock: Clock,
     pub app: Arc<App>,
     pub http: reqwest::Client,
+    /// `http://127.0.0.1:PORT` of the S3 door, when `TestOptions::s3_door`.
+    pub s3_url: Option<String>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
@@ -134,6 +139,18 @@ impl TestServer {
             .await
             .expect("bind");
         let addr = listener.local_addr().unwrap();
+        let s3_listener = if opts.s3_door {
+            Some(
+                tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind the S3 door"),
+            )
+        } else {
+            None
+        };
+        let s3_url = s3_listener
+            .as_ref()
+            .map(|l| format!("http://{}", l.local_addr().unwrap()));
         let mut file: FileConfig =
             toml::from_str(opts.plans_toml.as_deref().unwrap_or("")).expect("test config");
         let interval = opts.reap_interval.unwrap_or(Duration::from_millis(100));
@@ -154,6 +171,10 @@ impl TestServer {
         )
         .expect("valid test config");
         let mut config = config;
+        if let Some(url) = &s3_url {
+            config.s3.listen = Some(url.trim_start_matches("http://").to_string());
+            config.s3.url.clone_from(url);
+        }
         if let Some(configure) = opts.configure {
             configure(&mut config);
         }
@@ -186,11 +207,17 @@ impl TestServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_for_task = app.clone();
         let task = tokio::spawn(async move {
-            let api = filestore::testing::server::Listener {
+            let mut doors = vec![filestore::testing::server::Listener {
                 door: filestore::testing::server::Door::Api,
                 listener,
-            };
-            filestore::testing::server::run(app_for_task, vec![api], async move {
+            }];
+            if let Some(listener) = s3_listener {
+                doors.push(filestore::testing::server::Listener {
+                    door: filestore::testing::server::Door::S3,
+                    listener,
+                });
+            }
+            filestore::testing::server::run(app_for_task, doors, async move {
                 let _ = rx.await;
             })
             .await
@@ -220,6 +247,7 @@ impl TestServer {
             clock,
             app,
             http,
+            s3_url,
             shutdown: Some(tx),
             task: Some(task),
             _dir: dir,
