@@ -16,6 +16,7 @@ mod layer;
 mod listing;
 mod lists;
 mod objects;
+mod post;
 mod render;
 
 use crate::service::caller::Caller;
@@ -32,6 +33,8 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub(crate) struct Door {
     s3: s3s::service::S3Service,
+    /// POST Object is answered by the door itself (`post`).
+    ops: Ops,
 }
 
 /// The operations, on the service core.
@@ -153,6 +156,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     }
     let door = Door {
         s3: builder.build(),
+        ops: Ops { app },
     };
     Router::new().fallback(serve).with_state(door)
 }
@@ -163,6 +167,12 @@ async fn serve(State(door): State<Door>, req: Request) -> Response {
     let resource = req.uri().path().to_string();
     let mut resp = if let Some(resp) = layer::preflight(&req) {
         resp
+    } else if let Some(bucket) = post::is_post_object(&req) {
+        let answer = match door.ops.post_object(bucket, req).await {
+            Ok(r) => r,
+            Err(e) => post::answer(e),
+        };
+        layer::complete_error(answer, &resource, &id).await
     } else if let Some(resp) = layer::refuse_early(&req, &id) {
         resp
     } else {

@@ -57,6 +57,19 @@ pub(crate) fn refuse_unsupported(headers: &HeaderMap) -> Result<(), S3Error> {
             ));
         }
     }
+    let chunked = headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("aws-chunked"));
+    let streaming = headers
+        .get("x-amz-content-sha256")
+        .is_some_and(|v| v.as_bytes().starts_with(b"STREAMING-"));
+    if chunked && !streaming {
+        // Its framing would be stored as the file's bytes.
+        return Err(invalid(
+            "Content-Encoding aws-chunked needs a STREAMING-* x-amz-content-sha256",
+        ));
+    }
     if let Some(class) = headers.get("x-amz-storage-class") {
         if class.as_bytes() != b"STANDARD" {
             return Err(s3_error!(
@@ -170,7 +183,7 @@ fn http_date(t: &Timestamp) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-fn parse_http_date(s: &str) -> Option<Timestamp> {
+pub(crate) fn parse_http_date(s: &str) -> Option<Timestamp> {
     Timestamp::parse(s3s::dto::TimestampFormat::HttpDate, s).ok()
 }
 
@@ -222,6 +235,11 @@ fn matches(c: &ETagCondition, tag: &ETag) -> bool {
 
 /// Seconds since the epoch (HTTP dates have no finer grain).
 fn secs(t: &Timestamp) -> i64 {
+    unix_secs(t)
+}
+
+/// A timestamp's seconds since the epoch.
+pub(crate) fn unix_secs(t: &Timestamp) -> i64 {
     let t: time::OffsetDateTime = t.clone().into();
     t.unix_timestamp()
 }
