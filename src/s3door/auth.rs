@@ -43,6 +43,9 @@ impl s3s::access::S3Access for Admission {
             Ok(None) => return Err(s3_error!(InvalidAccessKeyId)),
             Err(e) => return Err(s3_error!(InternalError, "{e}")),
         };
+        if let Some(slot) = cx.extensions_mut().get::<super::AccountSlot>() {
+            let _ = slot.0.set(caller.account.id.clone());
+        }
         cx.extensions_mut().insert(caller);
         Ok(())
     }

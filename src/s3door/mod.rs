@@ -43,6 +43,14 @@ pub(crate) struct Ops {
     pub(crate) app: Arc<App>,
 }
 
+/// The request's id, when the listener gave it one.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestId(pub(crate) String);
+
+/// Where the access check leaves the caller's account, for the access log.
+#[derive(Clone, Default)]
+pub(crate) struct AccountSlot(Arc<std::sync::OnceLock<String>>);
+
 /// The caller the access check found (every operation runs after it).
 pub(crate) fn caller(ext: &axum::http::Extensions) -> S3Result<Caller> {
     ext.get::<Caller>()
@@ -162,7 +170,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 }
 
 async fn serve(State(door): State<Door>, req: Request) -> Response {
-    let id = layer::request_id();
+    let id = req
+        .extensions()
+        .get::<RequestId>()
+        .map_or_else(layer::request_id, |r| r.0.clone());
     let origin = req.headers().get(axum::http::header::ORIGIN).cloned();
     let resource = req.uri().path().to_string();
     let mut resp = if let Some(resp) = layer::preflight(&req) {
@@ -176,9 +187,18 @@ async fn serve(State(door): State<Door>, req: Request) -> Response {
     } else if let Some(resp) = layer::refuse_early(&req, &id) {
         resp
     } else {
-        let req = req.map(s3s::Body::http_body_unsync);
+        let slot = AccountSlot::default();
+        let mut req = req.map(s3s::Body::http_body_unsync);
+        req.extensions_mut().insert(slot.clone());
         match door.s3.call(req).await {
-            Ok(resp) => layer::complete_error(resp.map(Body::new), &resource, &id).await,
+            Ok(resp) => {
+                let mut resp = layer::complete_error(resp.map(Body::new), &resource, &id).await;
+                if let Some(account) = slot.0.get() {
+                    resp.extensions_mut()
+                        .insert(crate::service::caller::AccountTag(account.clone()));
+                }
+                resp
+            }
             Err(e) => {
                 tracing::error!(error = ?e, "S3 door: unanswered request");
                 layer::error(
