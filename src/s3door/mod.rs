@@ -190,7 +190,8 @@ async fn serve(State(door): State<Door>, req: Request) -> Response {
         let slot = AccountSlot::default();
         let mut req = req.map(s3s::Body::http_body_unsync);
         req.extensions_mut().insert(slot.clone());
-        match door.s3.call(req).await {
+        let call = auth::SEEN.scope(std::sync::Mutex::new(None), door.s3.call(req));
+        match call.await {
             Ok(resp) => {
                 let mut resp = layer::complete_error(resp.map(Body::new), &resource, &id).await;
                 if let Some(account) = slot.0.get() {
