@@ -8,6 +8,7 @@ pub(crate) mod error;
 pub(crate) mod keys;
 pub(crate) mod model;
 pub(crate) mod postgres;
+pub(crate) mod s3;
 pub(crate) mod sqlite;
 pub(crate) mod store;
 
@@ -17,6 +18,7 @@ pub(crate) use error::DbError;
 /// it, with `-wal` and `-shm` after the name).
 pub(crate) const SQLITE_FILE: &str = "filestore.db";
 pub use model::*;
+pub use s3::{BucketRemoved, PartOutcome, PartRow, S3Completion, S3Repo, S3UploadRow};
 pub use postgres::{Migrate, PgStore};
 pub(crate) use sqlite::SqliteStore;
 pub use store::{
