@@ -15,6 +15,7 @@ mod keys;
 mod layer;
 mod listing;
 mod lists;
+mod multipart;
 mod objects;
 mod post;
 mod render;
@@ -112,6 +113,42 @@ impl s3s::S3 for Ops {
         req: S3Request<d::PutObjectAclInput>,
     ) -> Out<d::PutObjectAclOutput> {
         self.put_acl(req).await
+    }
+    async fn create_multipart_upload(
+        &self,
+        req: S3Request<d::CreateMultipartUploadInput>,
+    ) -> Out<d::CreateMultipartUploadOutput> {
+        self.create_multipart(req).await
+    }
+    async fn upload_part(&self, req: S3Request<d::UploadPartInput>) -> Out<d::UploadPartOutput> {
+        Ops::upload_part(self, req).await
+    }
+    async fn upload_part_copy(
+        &self,
+        req: S3Request<d::UploadPartCopyInput>,
+    ) -> Out<d::UploadPartCopyOutput> {
+        Ops::upload_part_copy(self, req).await
+    }
+    async fn complete_multipart_upload(
+        &self,
+        req: S3Request<d::CompleteMultipartUploadInput>,
+    ) -> Out<d::CompleteMultipartUploadOutput> {
+        self.complete_multipart(req).await
+    }
+    async fn abort_multipart_upload(
+        &self,
+        req: S3Request<d::AbortMultipartUploadInput>,
+    ) -> Out<d::AbortMultipartUploadOutput> {
+        self.abort_multipart(req).await
+    }
+    async fn list_parts(&self, req: S3Request<d::ListPartsInput>) -> Out<d::ListPartsOutput> {
+        Ops::list_parts(self, req).await
+    }
+    async fn list_multipart_uploads(
+        &self,
+        req: S3Request<d::ListMultipartUploadsInput>,
+    ) -> Out<d::ListMultipartUploadsOutput> {
+        self.list_multipart(req).await
     }
     async fn list_buckets(&self, req: S3Request<d::ListBucketsInput>) -> Out<d::ListBucketsOutput> {
         Ops::list_buckets(self, req).await

@@ -8,7 +8,6 @@ use super::errors;
 use super::keys::{self, Target};
 use super::render;
 use super::Ops;
-use crate::domain::object::{ChecksumAlgorithm, ObjectChecksum};
 use crate::service::caller::Caller;
 use crate::service::cdn::{self, Content};
 use crate::service::upload::{Upload, UploadFields, UploadRequest};
@@ -224,25 +223,28 @@ impl Ops {
         render::only_null_version(i.version_id.as_deref())?;
         let target = keys::target(&i.bucket, &i.key)?;
         self.bucket_must_exist(&caller, &i.bucket).await?;
-        self.remove(&caller, &target).await.map_err(errors::key)?;
+        self.remove(&caller, &target).await?;
         let mut resp = S3Response::new(DeleteObjectOutput::default());
         resp.status = Some(axum::http::StatusCode::NO_CONTENT);
         Ok(resp)
     }
 
     /// Removes every file at a key's path (or its folder marker).
-    async fn remove(&self, caller: &Caller, target: &Target) -> Result<(), ServiceError> {
+    async fn remove(&self, caller: &Caller, target: &Target) -> S3Result<()> {
         match target {
             Target::Marker { path } => self.remove_marker(caller, path).await,
             Target::File { .. } => {
                 let account = &caller.account.id;
                 let ids: Vec<String> = paths::files_at(&self.app, account, &target.path())
-                    .await?
+                    .await
+                    .map_err(errors::key)?
                     .into_iter()
                     .map(|f| f.id)
                     .collect();
                 if !ids.is_empty() {
-                    files::delete_many(&self.app, account, ids).await?;
+                    files::delete_many(&self.app, account, ids)
+                        .await
+                        .map_err(errors::key)?;
                 }
                 Ok(())
             }
@@ -270,7 +272,7 @@ impl Ops {
             let outcome = match render::only_null_version(o.version_id.as_deref())
                 .and_then(|()| keys::target(&i.bucket, &o.key))
             {
-                Ok(target) => self.remove(&caller, &target).await.map_err(errors::key),
+                Ok(target) => self.remove(&caller, &target).await,
                 Err(e) => Err(e),
             };
             match outcome {

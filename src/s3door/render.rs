@@ -6,7 +6,7 @@
 use super::keys::invalid;
 use crate::db::FileRow;
 use crate::domain::metadata;
-use crate::domain::object::{ChecksumAlgorithm, ObjectAttrs, ObjectChecksum};
+use crate::domain::object::ObjectAttrs;
 use axum::http::HeaderMap;
 use s3s::dto::{
     ETag, ETagCondition, GetObjectOutput, HeadObjectOutput, ObjectCannedACL, Range, Timestamp,
@@ -358,14 +358,14 @@ fn not_modified(row: &FileRow) -> S3Error {
 
 macro_rules! set_checksum {
     ($out:expr, $c:expr) => {{
-        let c: &ObjectChecksum = $c;
+        let c: &$crate::domain::object::ObjectChecksum = $c;
         let v = Some(c.value.clone());
         match c.algorithm {
-            ChecksumAlgorithm::Crc32 => $out.checksum_crc32 = v,
-            ChecksumAlgorithm::Crc32c => $out.checksum_crc32c = v,
-            ChecksumAlgorithm::Crc64Nvme => $out.checksum_crc64nvme = v,
-            ChecksumAlgorithm::Sha1 => $out.checksum_sha1 = v,
-            ChecksumAlgorithm::Sha256 => $out.checksum_sha256 = v,
+            $crate::domain::object::ChecksumAlgorithm::Crc32 => $out.checksum_crc32 = v,
+            $crate::domain::object::ChecksumAlgorithm::Crc32c => $out.checksum_crc32c = v,
+            $crate::domain::object::ChecksumAlgorithm::Crc64Nvme => $out.checksum_crc64nvme = v,
+            $crate::domain::object::ChecksumAlgorithm::Sha1 => $out.checksum_sha1 = v,
+            $crate::domain::object::ChecksumAlgorithm::Sha256 => $out.checksum_sha256 = v,
         }
         $out.checksum_type = Some(s3s::dto::ChecksumType::from_static(if c.composite {
             s3s::dto::ChecksumType::COMPOSITE
