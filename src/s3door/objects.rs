@@ -146,6 +146,13 @@ impl Ops {
             },
             checksums: i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
         };
+        if let Some(at) = self.marker_at(&caller, &i.bucket, &i.key).await? {
+            let mut out = render::marker_output(at);
+            out.body = Some(StreamingBlob::wrap(futures_util::stream::empty::<
+                Result<bytes::Bytes, std::io::Error>,
+            >()));
+            return Ok(S3Response::new(out));
+        }
         let found = self.found(&caller, &i.bucket, &i.key).await?;
         let row = found.row.clone();
         let shape = render::shape(&row, &asked)?;
@@ -185,6 +192,16 @@ impl Ops {
             },
             checksums: i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
         };
+        if let Some(at) = self.marker_at(&caller, &i.bucket, &i.key).await? {
+            let o = render::marker_output(at);
+            return Ok(S3Response::new(HeadObjectOutput {
+                content_length: o.content_length,
+                e_tag: o.e_tag,
+                last_modified: o.last_modified,
+                content_type: o.content_type,
+                ..HeadObjectOutput::default()
+            }));
+        }
         let found = self.found(&caller, &i.bucket, &i.key).await?;
         let shape = render::shape(&found.row, &asked)?;
         let out = render::head_output(&found.row, &shape, asked.checksums);
@@ -193,6 +210,18 @@ impl Ops {
             resp.status = Some(axum::http::StatusCode::PARTIAL_CONTENT);
         }
         Ok(resp)
+    }
+
+    /// When `key` is a folder marker that exists, its creation time.
+    async fn marker_at(&self, caller: &Caller, bucket: &str, key: &str) -> S3Result<Option<i64>> {
+        let Ok(Target::Marker { path }) = keys::target(bucket, key) else {
+            return Ok(None);
+        };
+        let found = self.markers(caller, &path, None, 1).await?;
+        Ok(found
+            .into_iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, at)| at))
     }
 
     /// The newest file at a key (404 `NoSuchKey`, or `NoSuchBucket` when the

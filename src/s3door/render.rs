@@ -401,6 +401,17 @@ macro_rules! object_headers {
     }};
 }
 
+/// A folder marker as GET shows it: no bytes.
+pub(crate) fn marker_output(created_at: i64) -> GetObjectOutput {
+    GetObjectOutput {
+        content_length: Some(0),
+        e_tag: Some(EMPTY_ETAG.clone()),
+        last_modified: Some(timestamp(created_at)),
+        content_type: Some("application/x-directory".into()),
+        ..GetObjectOutput::default()
+    }
+}
+
 pub(crate) fn get_output(row: &FileRow, shape: &Shape, checksums: bool) -> GetObjectOutput {
     let mut out = GetObjectOutput::default();
     object_headers!(out, row, shape, checksums);
