@@ -58,6 +58,11 @@ pub struct CommitContext {
     /// the commit's transaction ([`CommitOutcome::Replaced`],
     /// [`CommitOutcome::PathTaken`]).
     pub at_path: crate::domain::filepath::AtPath,
+    /// An S3 multipart upload completing (`db::s3`): admitted as a
+    /// resumable upload's completion is, marked completed and its parts
+    /// removed in the same transaction (else the commit fails and writes
+    /// nothing).
+    pub s3_upload: Option<super::s3::S3Completion>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

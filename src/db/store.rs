@@ -34,6 +34,7 @@ pub trait MetaStore:
     + VariantRepo
     + PlanRepo
     + SlotRepo
+    + super::s3::S3Repo
 {
 }
 
@@ -49,6 +50,7 @@ impl<T> MetaStore for T where
         + VariantRepo
         + PlanRepo
         + SlotRepo
+        + super::s3::S3Repo
 {
 }
 

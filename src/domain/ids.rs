@@ -30,6 +30,18 @@ pub fn upload_id() -> String {
     format!("u_{}", random_hex(16))
 }
 
+/// An S3 multipart upload's id (CONTRACT §18): `mpu_` and 128 random
+/// bits (hex); opaque to S3 clients.
+pub fn multipart_upload_id() -> String {
+    format!("mpu_{}", random_hex(16))
+}
+
+/// The blob of one sent part of an S3 multipart upload: `p_` and 128
+/// random bits (hex). A part sent again gets a blob of its own.
+pub fn part_blob_id() -> String {
+    format!("p_{}", random_hex(16))
+}
+
 pub fn account_id() -> String {
     format!("acc_{}", random_hex(12))
 }

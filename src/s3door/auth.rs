@@ -1,27 +1,43 @@
 //! Who signs a request: the secret key whose id is the access key id, its
 //! S3 secret derived from the signing secret (`Signer::s3_secret`), looked
-//! up for every request so that a revoked key stops at once on every node.
+//! up for every request (one lookup, shared by s3s's two questions through
+//! [`SEEN`]) so that a revoked key stops at once on every node.
 
+use super::errors;
+use crate::service::caller::Caller;
 use crate::service::App;
 use s3s::auth::{S3Auth, SecretKey};
 use s3s::{s3_error, S3Result};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+tokio::task_local! {
+    /// The caller the signature check found, for the access check of the
+    /// same request (s3s asks for the secret, then for the permission).
+    pub(crate) static SEEN: Mutex<Option<Caller>>;
+}
 
 pub(crate) struct Credentials {
     pub(crate) app: Arc<App>,
 }
 
+fn unknown() -> s3s::S3Error {
+    s3_error!(
+        InvalidAccessKeyId,
+        "The AWS Access Key Id you provided does not exist in our records."
+    )
+}
+
 #[async_trait::async_trait]
 impl S3Auth for Credentials {
     async fn get_secret_key(&self, access_key: &str) -> S3Result<SecretKey> {
-        match self.app.s3_caller(access_key).await {
-            Ok(Some(_)) => Ok(SecretKey::from(self.app.signer.s3_secret(access_key))),
-            Ok(None) => Err(s3_error!(
-                InvalidAccessKeyId,
-                "The AWS Access Key Id you provided does not exist in our records."
-            )),
-            Err(e) => Err(s3_error!(InternalError, "{e}")),
-        }
+        let caller = self
+            .app
+            .s3_caller(access_key)
+            .await
+            .map_err(errors::key)?
+            .ok_or_else(unknown)?;
+        let _ = SEEN.try_with(|seen| *seen.lock().expect("seen lock") = Some(caller));
+        Ok(SecretKey::from(self.app.signer.s3_secret(access_key)))
     }
 }
 
@@ -38,11 +54,23 @@ impl s3s::access::S3Access for Admission {
                 "Anonymous requests are not allowed"
             ));
         };
-        let caller = match self.app.s3_caller(&creds.access_key).await {
-            Ok(Some(caller)) => caller,
-            Ok(None) => return Err(s3_error!(InvalidAccessKeyId)),
-            Err(e) => return Err(s3_error!(InternalError, "{e}")),
+        let seen = SEEN
+            .try_with(|seen| seen.lock().expect("seen lock").take())
+            .ok()
+            .flatten()
+            .filter(|c| c.key.id == creds.access_key);
+        let caller = match seen {
+            Some(c) => c,
+            None => self
+                .app
+                .s3_caller(&creds.access_key)
+                .await
+                .map_err(errors::key)?
+                .ok_or_else(unknown)?,
         };
+        if let Some(slot) = cx.extensions_mut().get::<super::AccountSlot>() {
+            let _ = slot.0.set(caller.account.id.clone());
+        }
         cx.extensions_mut().insert(caller);
         Ok(())
     }

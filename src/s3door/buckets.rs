@@ -4,9 +4,9 @@
 //! of their bucket.
 
 use super::errors;
+use super::keys;
 use super::Ops;
 use crate::service::caller::Caller;
-use crate::service::{files, paths};
 use s3s::dto::{
     Bucket, CreateBucketInput, CreateBucketOutput, DeleteBucketInput, DeleteBucketOutput,
     GetBucketLocationInput, GetBucketLocationOutput, GetBucketVersioningInput,
@@ -16,19 +16,13 @@ use s3s::dto::{
 use s3s::{s3_error, S3Error, S3Request, S3Response, S3Result};
 
 impl Ops {
-    /// Whether `bucket` is one of the account's: a top-level folder that
-    /// holds a file.
+    /// Whether `bucket` is one of the account's: made by CreateBucket, or
+    /// a top-level folder holding a file or a folder marker.
     pub(crate) async fn bucket_exists(&self, caller: &Caller, bucket: &str) -> S3Result<bool> {
-        let rows = paths::list_paths(
-            &self.app,
-            &caller.account.id,
-            Some(&format!("{bucket}/")),
-            None,
-            1,
-        )
-        .await
-        .map_err(errors::key)?;
-        Ok(!rows.is_empty())
+        self.app
+            .bucket_exists(caller, bucket)
+            .await
+            .map_err(errors::rule)
     }
 
     /// 404 `NoSuchBucket` unless the bucket exists.
@@ -40,10 +34,9 @@ impl Ops {
         }
     }
 
-    /// A write's bucket must exist.
+    /// A write's bucket must exist, as S3's must.
     pub(crate) async fn bucket_for_write(&self, caller: &Caller, bucket: &str) -> S3Result<()> {
-        let _ = (caller, bucket);
-        Ok(())
+        self.bucket_must_exist(caller, bucket).await
     }
 
     /// A key that is no file: `NoSuchKey`, or `NoSuchBucket`.
@@ -56,17 +49,19 @@ impl Ops {
     }
 
     pub(crate) async fn put_marker(&self, caller: &Caller, path: &str) -> S3Result<()> {
-        let _ = (caller, path);
-        Err(s3_error!(NotImplemented, "folder markers"))
+        self.app
+            .put_marker(caller, path)
+            .await
+            .map(|_| ())
+            .map_err(errors::rule)
     }
 
-    pub(crate) async fn remove_marker(
-        &self,
-        caller: &Caller,
-        path: &str,
-    ) -> Result<(), crate::service::ServiceError> {
-        let _ = (caller, path);
-        Ok(())
+    pub(crate) async fn remove_marker(&self, caller: &Caller, path: &str) -> Result<(), S3Error> {
+        self.app
+            .delete_marker(caller, path)
+            .await
+            .map(|_| ())
+            .map_err(errors::rule)
     }
 
     /// Folder markers under `prefix` after `after`, in byte order.
@@ -77,8 +72,14 @@ impl Ops {
         after: Option<&str>,
         limit: u32,
     ) -> S3Result<Vec<(String, i64)>> {
-        let _ = (caller, prefix, after, limit);
-        Ok(Vec::new())
+        Ok(self
+            .app
+            .markers(caller, Some(prefix), after, limit)
+            .await
+            .map_err(errors::rule)?
+            .into_iter()
+            .map(|m| (m.path, m.created_at))
+            .collect())
     }
 
     pub(crate) async fn list_buckets(
@@ -86,31 +87,15 @@ impl Ops {
         req: S3Request<ListBucketsInput>,
     ) -> S3Result<S3Response<ListBucketsOutput>> {
         let caller = super::caller(&req.extensions)?;
-        let mut names = Vec::new();
-        let mut after = None;
-        loop {
-            let page = files::folders(
-                &self.app,
-                &caller.account.id,
-                files::FolderQuery {
-                    parent: None,
-                    limit: 1000,
-                    after: after.take(),
-                },
-            )
+        let buckets = self
+            .app
+            .buckets(&caller)
             .await
-            .map_err(errors::key)?;
-            after = page.items.last().map(|f| f.name.clone());
-            names.extend(page.items.into_iter().map(|f| f.name));
-            if !page.has_more {
-                break;
-            }
-        }
-        let buckets = names
+            .map_err(errors::rule)?
             .into_iter()
-            .map(|name| Bucket {
-                name: Some(name),
-                creation_date: Some(super::render::timestamp(caller.account.created_at)),
+            .map(|b| Bucket {
+                name: Some(b.name),
+                creation_date: Some(super::render::timestamp(b.created_at)),
                 ..Bucket::default()
             })
             .collect();
@@ -125,8 +110,33 @@ impl Ops {
         &self,
         req: S3Request<CreateBucketInput>,
     ) -> S3Result<S3Response<CreateBucketOutput>> {
-        let _ = req;
-        Err(s3_error!(NotImplemented, "CreateBucket"))
+        let caller = super::caller(&req.extensions)?;
+        let i = req.input;
+        if i.object_lock_enabled_for_bucket == Some(true) {
+            return Err(s3_error!(NotImplemented, "Object lock is not supported"));
+        }
+        if let Some(c) = i
+            .create_bucket_configuration
+            .as_ref()
+            .and_then(|c| c.location_constraint.as_ref())
+        {
+            let region = &self.app.config.s3.region;
+            if c.as_str() != region.as_str() && !(c.as_str().is_empty() && region == "us-east-1") {
+                return Err(s3_error!(
+                    InvalidLocationConstraint,
+                    "The specified location-constraint is not valid: this door is {region}"
+                ));
+            }
+        }
+        keys::bucket_name(&i.bucket)?;
+        self.app.s3_may_write(&caller).await.map_err(errors::key)?;
+        self.app
+            .create_bucket(&caller, &i.bucket)
+            .await
+            .map_err(errors::rule)?;
+        Ok(S3Response::new(CreateBucketOutput {
+            location: Some(format!("/{}", i.bucket)),
+        }))
     }
 
     pub(crate) async fn head_bucket(
@@ -160,8 +170,14 @@ impl Ops {
         &self,
         req: S3Request<DeleteBucketInput>,
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
-        let _ = req;
-        Err(s3_error!(NotImplemented, "DeleteBucket"))
+        let caller = super::caller(&req.extensions)?;
+        self.app
+            .delete_bucket(&caller, &req.input.bucket)
+            .await
+            .map_err(errors::rule)?;
+        let mut resp = S3Response::new(DeleteBucketOutput::default());
+        resp.status = Some(axum::http::StatusCode::NO_CONTENT);
+        Ok(resp)
     }
 
     pub(crate) async fn bucket_versioning(

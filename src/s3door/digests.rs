@@ -155,9 +155,12 @@ fn value_of(c: &s3s::dto::Checksum, alg: ChecksumAlgorithm) -> Option<String> {
     }
 }
 
+/// A body's error as s3s's streams give it.
+pub(crate) type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
 /// The body, checked: yields its bytes as the pipeline wants them.
-pub(crate) struct Checked {
-    inner: s3s::dto::StreamingBlob,
+pub(crate) struct Checked<S> {
+    inner: S,
     declared: Declared,
     md5: Option<md5::Md5>,
     checksum: Option<(ChecksumAlgorithm, s3s::checksum::ChecksumHasher)>,
@@ -167,15 +170,15 @@ pub(crate) struct Checked {
     shared: Shared,
 }
 
-impl Checked {
+impl<S> Checked<S> {
     /// `md5`: hash MD5 (to check `Content-MD5`, or to answer an ETag the
     /// pipeline does not compute).
     pub(crate) fn new(
-        inner: s3s::dto::StreamingBlob,
+        inner: S,
         declared: Declared,
         md5: bool,
         trailers: Option<s3s::TrailingHeaders>,
-    ) -> (Checked, Shared) {
+    ) -> (Checked<S>, Shared) {
         let shared = Shared::default();
         let checksum = declared.checksum.as_ref().map(|(a, _)| (*a, hasher(*a)));
         let md5 = (md5 || declared.md5.is_some()).then(md5::Md5::new);
@@ -276,7 +279,12 @@ impl Checked {
 /// the s3s version in Cargo.toml) as S3's error.
 pub(crate) fn body_error(e: &dyn std::error::Error) -> S3Error {
     let text = e.to_string();
-    if text.contains("SignatureMismatch") {
+    if text.starts_with("EntityTooLarge") {
+        s3_error!(
+            EntityTooLarge,
+            "Your proposed upload exceeds the maximum allowed size"
+        )
+    } else if text.contains("SignatureMismatch") {
         s3_error!(
             SignatureDoesNotMatch,
             "The request signature we calculated does not match the signature you provided."
@@ -291,7 +299,10 @@ pub(crate) fn body_error(e: &dyn std::error::Error) -> S3Error {
     }
 }
 
-impl Stream for Checked {
+impl<S> Stream for Checked<S>
+where
+    S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
+{
     type Item = Result<Bytes, ServiceError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {

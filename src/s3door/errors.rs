@@ -55,6 +55,26 @@ pub(crate) fn s3(e: ServiceError, missing: S3ErrorCode) -> S3Error {
     err
 }
 
+/// A refusal of the core's S3 rules (buckets, markers, multipart).
+pub(crate) fn rule(e: crate::service::s3_error::S3Error) -> S3Error {
+    use crate::service::s3_error::S3Error as R;
+    let message = e.to_string();
+    let (code, status) = match e {
+        R::NoSuchBucket => (S3ErrorCode::NoSuchBucket, 404),
+        R::BucketNotEmpty => (S3ErrorCode::BucketNotEmpty, 409),
+        R::NoSuchUpload => (S3ErrorCode::NoSuchUpload, 404),
+        R::InvalidPart(_) => (S3ErrorCode::InvalidPart, 400),
+        R::InvalidPartOrder => (S3ErrorCode::InvalidPartOrder, 400),
+        R::EntityTooSmall(_) => (S3ErrorCode::EntityTooSmall, 400),
+        R::Service(e) => return s3(e, S3ErrorCode::NoSuchKey),
+    };
+    let mut err = S3Error::with_message(code, message);
+    if let Ok(status) = axum::http::StatusCode::from_u16(status) {
+        err.set_status_code(status);
+    }
+    err
+}
+
 /// A refusal whose 404 is `NoSuchKey`.
 pub(crate) fn key(e: ServiceError) -> S3Error {
     s3(e, S3ErrorCode::NoSuchKey)

@@ -101,6 +101,28 @@ fn check_segment(name: &str) -> Result<(), S3Error> {
     Ok(())
 }
 
+/// S3's bucket-name rules: 3–63 characters of `a-z 0-9 . -`, beginning
+/// and ending with a letter or digit, no `..`, not an IP address
+/// (400 `InvalidBucketName`).
+pub(crate) fn bucket_name(name: &str) -> Result<(), S3Error> {
+    let b = name.as_bytes();
+    let ok = (3..=63).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'.' || *c == b'-')
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && !name.contains("..")
+        && name.parse::<std::net::Ipv4Addr>().is_err();
+    if ok {
+        Ok(())
+    } else {
+        Err(s3_error!(
+            InvalidBucketName,
+            "The specified bucket is not valid."
+        ))
+    }
+}
+
 /// The key of a stored path within `bucket` (None: not in it).
 pub(crate) fn key_of<'a>(bucket: &str, path: &'a str) -> Option<&'a str> {
     path.strip_prefix(bucket)?.strip_prefix('/')
@@ -138,6 +160,29 @@ mod tests {
         assert_eq!(target("b", "dir/x").unwrap().path(), "b/dir/x");
         assert_eq!(key_of("b", "b/dir/x"), Some("dir/x"));
         assert_eq!(key_of("b", "bb/x"), None);
+    }
+
+    #[test]
+    fn bucket_names_follow_s3s_rules() {
+        for good in ["abc", "my-bucket.2026", &"a".repeat(63)] {
+            assert!(bucket_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "ab",
+            "Abc",
+            "a_b",
+            "-ab",
+            "ab-",
+            "a..b",
+            "192.168.1.1",
+            &"a".repeat(64),
+        ] {
+            assert_eq!(
+                bucket_name(bad).unwrap_err().code().as_str(),
+                "InvalidBucketName",
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -15,7 +15,9 @@ mod keys;
 mod layer;
 mod listing;
 mod lists;
+mod multipart;
 mod objects;
+mod post;
 mod render;
 
 use crate::service::caller::Caller;
@@ -32,6 +34,8 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub(crate) struct Door {
     s3: s3s::service::S3Service,
+    /// POST Object is answered by the door itself (`post`).
+    ops: Ops,
 }
 
 /// The operations, on the service core.
@@ -39,6 +43,14 @@ pub(crate) struct Door {
 pub(crate) struct Ops {
     pub(crate) app: Arc<App>,
 }
+
+/// The request's id, when the listener gave it one.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestId(pub(crate) String);
+
+/// Where the access check leaves the caller's account, for the access log.
+#[derive(Clone, Default)]
+pub(crate) struct AccountSlot(Arc<std::sync::OnceLock<String>>);
 
 /// The caller the access check found (every operation runs after it).
 pub(crate) fn caller(ext: &axum::http::Extensions) -> S3Result<Caller> {
@@ -102,6 +114,42 @@ impl s3s::S3 for Ops {
     ) -> Out<d::PutObjectAclOutput> {
         self.put_acl(req).await
     }
+    async fn create_multipart_upload(
+        &self,
+        req: S3Request<d::CreateMultipartUploadInput>,
+    ) -> Out<d::CreateMultipartUploadOutput> {
+        self.create_multipart(req).await
+    }
+    async fn upload_part(&self, req: S3Request<d::UploadPartInput>) -> Out<d::UploadPartOutput> {
+        Ops::upload_part(self, req).await
+    }
+    async fn upload_part_copy(
+        &self,
+        req: S3Request<d::UploadPartCopyInput>,
+    ) -> Out<d::UploadPartCopyOutput> {
+        Ops::upload_part_copy(self, req).await
+    }
+    async fn complete_multipart_upload(
+        &self,
+        req: S3Request<d::CompleteMultipartUploadInput>,
+    ) -> Out<d::CompleteMultipartUploadOutput> {
+        self.complete_multipart(req).await
+    }
+    async fn abort_multipart_upload(
+        &self,
+        req: S3Request<d::AbortMultipartUploadInput>,
+    ) -> Out<d::AbortMultipartUploadOutput> {
+        self.abort_multipart(req).await
+    }
+    async fn list_parts(&self, req: S3Request<d::ListPartsInput>) -> Out<d::ListPartsOutput> {
+        Ops::list_parts(self, req).await
+    }
+    async fn list_multipart_uploads(
+        &self,
+        req: S3Request<d::ListMultipartUploadsInput>,
+    ) -> Out<d::ListMultipartUploadsOutput> {
+        self.list_multipart(req).await
+    }
     async fn list_buckets(&self, req: S3Request<d::ListBucketsInput>) -> Out<d::ListBucketsOutput> {
         Ops::list_buckets(self, req).await
     }
@@ -153,22 +201,42 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     }
     let door = Door {
         s3: builder.build(),
+        ops: Ops { app },
     };
     Router::new().fallback(serve).with_state(door)
 }
 
 async fn serve(State(door): State<Door>, req: Request) -> Response {
-    let id = layer::request_id();
+    let id = req
+        .extensions()
+        .get::<RequestId>()
+        .map_or_else(layer::request_id, |r| r.0.clone());
     let origin = req.headers().get(axum::http::header::ORIGIN).cloned();
     let resource = req.uri().path().to_string();
     let mut resp = if let Some(resp) = layer::preflight(&req) {
         resp
+    } else if let Some(bucket) = post::is_post_object(&req) {
+        let answer = match door.ops.post_object(bucket, req).await {
+            Ok(r) => r,
+            Err(e) => post::answer(e),
+        };
+        layer::complete_error(answer, &resource, &id).await
     } else if let Some(resp) = layer::refuse_early(&req, &id) {
         resp
     } else {
-        let req = req.map(s3s::Body::http_body_unsync);
-        match door.s3.call(req).await {
-            Ok(resp) => layer::complete_error(resp.map(Body::new), &resource, &id).await,
+        let slot = AccountSlot::default();
+        let mut req = req.map(s3s::Body::http_body_unsync);
+        req.extensions_mut().insert(slot.clone());
+        let call = auth::SEEN.scope(std::sync::Mutex::new(None), door.s3.call(req));
+        match call.await {
+            Ok(resp) => {
+                let mut resp = layer::complete_error(resp.map(Body::new), &resource, &id).await;
+                if let Some(account) = slot.0.get() {
+                    resp.extensions_mut()
+                        .insert(crate::service::caller::AccountTag(account.clone()));
+                }
+                resp
+            }
             Err(e) => {
                 tracing::error!(error = ?e, "S3 door: unanswered request");
                 layer::error(

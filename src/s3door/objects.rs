@@ -8,7 +8,6 @@ use super::errors;
 use super::keys::{self, Target};
 use super::render;
 use super::Ops;
-use crate::domain::object::{ChecksumAlgorithm, ObjectChecksum};
 use crate::service::caller::Caller;
 use crate::service::cdn::{self, Content};
 use crate::service::upload::{Upload, UploadFields, UploadRequest};
@@ -147,6 +146,13 @@ impl Ops {
             },
             checksums: i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
         };
+        if let Some(at) = self.marker_at(&caller, &i.bucket, &i.key).await? {
+            let mut out = render::marker_output(at);
+            out.body = Some(StreamingBlob::wrap(futures_util::stream::empty::<
+                Result<bytes::Bytes, std::io::Error>,
+            >()));
+            return Ok(S3Response::new(out));
+        }
         let found = self.found(&caller, &i.bucket, &i.key).await?;
         let row = found.row.clone();
         let shape = render::shape(&row, &asked)?;
@@ -186,6 +192,16 @@ impl Ops {
             },
             checksums: i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
         };
+        if let Some(at) = self.marker_at(&caller, &i.bucket, &i.key).await? {
+            let o = render::marker_output(at);
+            return Ok(S3Response::new(HeadObjectOutput {
+                content_length: o.content_length,
+                e_tag: o.e_tag,
+                last_modified: o.last_modified,
+                content_type: o.content_type,
+                ..HeadObjectOutput::default()
+            }));
+        }
         let found = self.found(&caller, &i.bucket, &i.key).await?;
         let shape = render::shape(&found.row, &asked)?;
         let out = render::head_output(&found.row, &shape, asked.checksums);
@@ -194,6 +210,18 @@ impl Ops {
             resp.status = Some(axum::http::StatusCode::PARTIAL_CONTENT);
         }
         Ok(resp)
+    }
+
+    /// When `key` is a folder marker that exists, its creation time.
+    async fn marker_at(&self, caller: &Caller, bucket: &str, key: &str) -> S3Result<Option<i64>> {
+        let Ok(Target::Marker { path }) = keys::target(bucket, key) else {
+            return Ok(None);
+        };
+        let found = self.markers(caller, &path, None, 1).await?;
+        Ok(found
+            .into_iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, at)| at))
     }
 
     /// The newest file at a key (404 `NoSuchKey`, or `NoSuchBucket` when the
@@ -224,25 +252,28 @@ impl Ops {
         render::only_null_version(i.version_id.as_deref())?;
         let target = keys::target(&i.bucket, &i.key)?;
         self.bucket_must_exist(&caller, &i.bucket).await?;
-        self.remove(&caller, &target).await.map_err(errors::key)?;
+        self.remove(&caller, &target).await?;
         let mut resp = S3Response::new(DeleteObjectOutput::default());
         resp.status = Some(axum::http::StatusCode::NO_CONTENT);
         Ok(resp)
     }
 
     /// Removes every file at a key's path (or its folder marker).
-    async fn remove(&self, caller: &Caller, target: &Target) -> Result<(), ServiceError> {
+    async fn remove(&self, caller: &Caller, target: &Target) -> S3Result<()> {
         match target {
             Target::Marker { path } => self.remove_marker(caller, path).await,
             Target::File { .. } => {
                 let account = &caller.account.id;
                 let ids: Vec<String> = paths::files_at(&self.app, account, &target.path())
-                    .await?
+                    .await
+                    .map_err(errors::key)?
                     .into_iter()
                     .map(|f| f.id)
                     .collect();
                 if !ids.is_empty() {
-                    files::delete_many(&self.app, account, ids).await?;
+                    files::delete_many(&self.app, account, ids)
+                        .await
+                        .map_err(errors::key)?;
                 }
                 Ok(())
             }
@@ -270,7 +301,7 @@ impl Ops {
             let outcome = match render::only_null_version(o.version_id.as_deref())
                 .and_then(|()| keys::target(&i.bucket, &o.key))
             {
-                Ok(target) => self.remove(&caller, &target).await.map_err(errors::key),
+                Ok(target) => self.remove(&caller, &target).await,
                 Err(e) => Err(e),
             };
             match outcome {

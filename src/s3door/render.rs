@@ -6,7 +6,7 @@
 use super::keys::invalid;
 use crate::db::FileRow;
 use crate::domain::metadata;
-use crate::domain::object::{ChecksumAlgorithm, ObjectAttrs, ObjectChecksum};
+use crate::domain::object::ObjectAttrs;
 use axum::http::HeaderMap;
 use s3s::dto::{
     ETag, ETagCondition, GetObjectOutput, HeadObjectOutput, ObjectCannedACL, Range, Timestamp,
@@ -56,6 +56,19 @@ pub(crate) fn refuse_unsupported(headers: &HeaderMap) -> Result<(), S3Error> {
                 format!("{name} is not supported"),
             ));
         }
+    }
+    let chunked = headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("aws-chunked"));
+    let streaming = headers
+        .get("x-amz-content-sha256")
+        .is_some_and(|v| v.as_bytes().starts_with(b"STREAMING-"));
+    if chunked && !streaming {
+        // Its framing would be stored as the file's bytes.
+        return Err(invalid(
+            "Content-Encoding aws-chunked needs a STREAMING-* x-amz-content-sha256",
+        ));
     }
     if let Some(class) = headers.get("x-amz-storage-class") {
         if class.as_bytes() != b"STANDARD" {
@@ -170,7 +183,7 @@ fn http_date(t: &Timestamp) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-fn parse_http_date(s: &str) -> Option<Timestamp> {
+pub(crate) fn parse_http_date(s: &str) -> Option<Timestamp> {
     Timestamp::parse(s3s::dto::TimestampFormat::HttpDate, s).ok()
 }
 
@@ -222,6 +235,11 @@ fn matches(c: &ETagCondition, tag: &ETag) -> bool {
 
 /// Seconds since the epoch (HTTP dates have no finer grain).
 fn secs(t: &Timestamp) -> i64 {
+    unix_secs(t)
+}
+
+/// A timestamp's seconds since the epoch.
+pub(crate) fn unix_secs(t: &Timestamp) -> i64 {
     let t: time::OffsetDateTime = t.clone().into();
     t.unix_timestamp()
 }
@@ -340,14 +358,14 @@ fn not_modified(row: &FileRow) -> S3Error {
 
 macro_rules! set_checksum {
     ($out:expr, $c:expr) => {{
-        let c: &ObjectChecksum = $c;
+        let c: &$crate::domain::object::ObjectChecksum = $c;
         let v = Some(c.value.clone());
         match c.algorithm {
-            ChecksumAlgorithm::Crc32 => $out.checksum_crc32 = v,
-            ChecksumAlgorithm::Crc32c => $out.checksum_crc32c = v,
-            ChecksumAlgorithm::Crc64Nvme => $out.checksum_crc64nvme = v,
-            ChecksumAlgorithm::Sha1 => $out.checksum_sha1 = v,
-            ChecksumAlgorithm::Sha256 => $out.checksum_sha256 = v,
+            $crate::domain::object::ChecksumAlgorithm::Crc32 => $out.checksum_crc32 = v,
+            $crate::domain::object::ChecksumAlgorithm::Crc32c => $out.checksum_crc32c = v,
+            $crate::domain::object::ChecksumAlgorithm::Crc64Nvme => $out.checksum_crc64nvme = v,
+            $crate::domain::object::ChecksumAlgorithm::Sha1 => $out.checksum_sha1 = v,
+            $crate::domain::object::ChecksumAlgorithm::Sha256 => $out.checksum_sha256 = v,
         }
         $out.checksum_type = Some(s3s::dto::ChecksumType::from_static(if c.composite {
             s3s::dto::ChecksumType::COMPOSITE
@@ -381,6 +399,17 @@ macro_rules! object_headers {
             }
         }
     }};
+}
+
+/// A folder marker as GET shows it: no bytes.
+pub(crate) fn marker_output(created_at: i64) -> GetObjectOutput {
+    GetObjectOutput {
+        content_length: Some(0),
+        e_tag: Some(EMPTY_ETAG.clone()),
+        last_modified: Some(timestamp(created_at)),
+        content_type: Some("application/x-directory".into()),
+        ..GetObjectOutput::default()
+    }
 }
 
 pub(crate) fn get_output(row: &FileRow, shape: &Shape, checksums: bool) -> GetObjectOutput {

@@ -276,9 +276,24 @@ pub async fn run(
         )));
     }
     for listener in s3 {
+        let label = |mut req: axum::extract::Request, next: axum::middleware::Next| async move {
+            req.extensions_mut().insert(observe::RouteLabel("s3"));
+            // One id for the access line, X-Request-Id and x-amz-request-id.
+            let id = req
+                .extensions()
+                .get::<request_id::Tag>()
+                .map(|t| t.id().to_string());
+            if let Some(id) = id {
+                req.extensions_mut().insert(crate::s3door::RequestId(id));
+            }
+            next.run(req).await
+        };
+        let door = crate::s3door::router(app.clone())
+            .layer(from_fn(observe::observe))
+            .layer(from_fn(label));
         doors.push(tokio::spawn(conn::serve(
             listener,
-            crate::s3door::router(app.clone()),
+            door,
             None,
             limits,
             until_stopped(),

@@ -48,10 +48,12 @@ impl http_body::Body for Counted {
     }
 }
 
-/// The account a response was for, put in the response's extensions by the
-/// auth guard (the CDN's account is in its path).
-#[derive(Debug, Clone)]
-pub(crate) struct AccountTag(pub(crate) String);
+pub(crate) use crate::service::caller::AccountTag;
+
+/// The route label of a door with no routes of its own (the S3 door's
+/// requests are all `s3`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RouteLabel(pub(crate) &'static str);
 
 /// The middleware: times the request and reports it once its response head
 /// is ready (a download's body may still be streaming then).
@@ -63,7 +65,9 @@ pub(crate) async fn observe(req: Request, next: Next) -> Response {
     let route = req
         .extensions()
         .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
+        .map(MatchedPath::as_str)
+        .or_else(|| req.extensions().get::<RouteLabel>().map(|l| l.0))
+        .unwrap_or("unmatched")
         .to_string();
     let tag = req.extensions().get::<Tag>().cloned();
     // The CDN's routes name the account second: `/live/{account}/…`,

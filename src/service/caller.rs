@@ -18,6 +18,11 @@ use crate::domain::origins;
 use crate::domain::policy::UploadPolicy;
 use crate::domain::ratelimit::Decision;
 
+/// The account a response was for, put in the response's extensions by a
+/// door (the access log names it; the CDN's account is in its path).
+#[derive(Debug, Clone)]
+pub(crate) struct AccountTag(pub(crate) String);
+
 /// The authenticated caller: the key (or upload token, as a key of kind
 /// `Token` carrying its policy) and its account.
 #[derive(Debug, Clone)]

@@ -4,7 +4,8 @@
 //! 30 s) join the queue and are deleted; deleting one also aborts what the blob
 //! store holds of its write (an S3 multipart upload). A resumable upload's
 //! partial blob is not the node's but its upload row's: another node may
-//! resume it, and it goes when the upload ends or expires.
+//! resume it, and it goes when the upload ends or expires. An S3 multipart
+//! upload with no new part for a day is aborted (its parts' blobs queued).
 //! It runs once at start (files that expired while the server was down) and
 //! then every `reap_interval`.
 
@@ -65,6 +66,7 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
         }
     }
     tus::reap(app).await;
+    super::multipart::reap(app).await;
     let now = app.clock.now_ms();
     let _ = app
         .meta

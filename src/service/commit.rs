@@ -25,6 +25,7 @@ pub(crate) fn commit_context(app: &App, tus_upload: Option<String>) -> CommitCon
         token: None,
         share: None,
         at_path: AtPath::Add,
+        s3_upload: None,
     }
 }
 
@@ -117,6 +118,11 @@ impl PendingBlob {
         self.app.meta.guard_upload(&self.key, now).await?;
         self.armed = true;
         Ok(())
+    }
+
+    /// The blob is now a row's (a multipart upload's part): it stays.
+    pub(crate) fn keep(&mut self) {
+        self.armed = false;
     }
 
     /// The upload was refused: delete the blob now (if one was written).

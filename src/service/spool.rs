@@ -113,6 +113,9 @@ impl Sink for Writer {
 pub(crate) struct Spool {
     dir: PathBuf,
     inline_max: u64,
+    /// Whether the MD5 is taken past the inline limit too (an S3 part's
+    /// ETag is its MD5, answered at once).
+    keep_md5: bool,
     size: u64,
     state: State,
 }
@@ -122,11 +125,21 @@ impl Spool {
         Spool {
             dir: dir.to_path_buf(),
             inline_max,
+            keep_md5: false,
             size: 0,
             state: State::Memory {
                 buf: BytesMut::new(),
                 hasher: Hashes::new(),
             },
+        }
+    }
+
+    /// A spool for an S3 multipart upload's part: always a file, its MD5
+    /// taken with its SHA-256 whatever its size.
+    pub(crate) fn part(dir: &Path) -> Spool {
+        Spool {
+            keep_md5: true,
+            ..Spool::new(dir, 0)
         }
     }
 
@@ -145,8 +158,11 @@ impl Spool {
             }
             State::Memory { buf, hasher } => {
                 let (held, mut hasher) = (std::mem::take(buf).freeze(), hasher.clone());
-                // Spilled: the MD5 is left to the idle-priority fill.
-                hasher.md5 = None;
+                // Spilled: the MD5 is left to the idle-priority fill
+                // (but a part's, which is its ETag).
+                if !self.keep_md5 {
+                    hasher.md5 = None;
+                }
                 let (file, path) = tempfile::Builder::new()
                     .prefix("upload-")
                     .tempfile_in(&self.dir)?

@@ -39,8 +39,11 @@ impl LogGuard {
 /// `background`: write from a thread of its own (the server).
 pub(crate) fn init(format: LogFormat, default_level: &str, background: bool) -> LogGuard {
     use_format(format);
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    // s3s logs every refused S3 request at `error` (a stranger could fill
+    // the log with them): the door's access lines and its own errors say
+    // what matters, so s3s is heard only when RUST_LOG asks for it.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},s3s=off")));
     let (writer, guard) = if background {
         let (w, g) = batch::start(Box::new(std::io::stderr()));
         flush_before_panics();

@@ -21,7 +21,9 @@ pub(super) fn commitments_sql(account: &str, period: &str, now: &str, except: &s
     format!(
         "SELECT COALESCE((SELECT upload_count FROM usage_periods
                            WHERE account_id = {account} AND period = {period}), 0)::BIGINT,
-             COALESCE(SUM(length), 0)::BIGINT, COUNT(*),
+             COALESCE(SUM(length), 0)::BIGINT,
+             COUNT(*) + (SELECT COUNT(*) FROM s3_uploads
+                         WHERE account_id = {account} AND completed_at IS NULL),
              (SELECT storage_bytes FROM accounts WHERE id = {account})
          FROM tus_uploads
          WHERE account_id = {account} AND completed_at IS NULL AND expires_at > {now}

@@ -9,6 +9,7 @@ use super::accounts::commitments;
 use super::blobs::{schedule_by, unqueue};
 use super::commit::{call, commit_alone, outcome_of, Columns, How, Pending};
 use super::outbox::enqueue;
+use super::s3::complete_in as s3_complete;
 use super::strangers::{is_stranger, strangers};
 use super::tokens;
 use super::uploads::mark_complete;
@@ -59,8 +60,9 @@ async fn commit(
             return Ok(CommitOutcome::Replayed(existing));
         }
     }
-    // A resumable upload was admitted at its creation and holds its room.
-    let admitted = ctx.tus_upload.is_some();
+    // A resumable upload was admitted at its creation and holds its room;
+    // so was an S3 multipart upload (its creation, then each part's bytes).
+    let admitted = ctx.tus_upload.is_some() || ctx.s3_upload.is_some();
     if !admitted {
         let held = commitments(tx, &f.account_id, &ctx.period, f.created_at, None)
             .await?
@@ -111,6 +113,15 @@ async fn commit(
             return Err(DbError::Invalid(format!(
                 "upload guard of {} is gone; the blob may have been collected",
                 f.blob_key
+            )));
+        }
+    }
+    if let Some(done) = &ctx.s3_upload {
+        let chosen = (f.id.as_str(), done.record.as_str());
+        if !s3_complete(tx, &f.account_id, &done.upload_id, chosen, f.created_at).await? {
+            return Err(DbError::Invalid(format!(
+                "upload {} is no longer open",
+                done.upload_id
             )));
         }
     }
@@ -425,7 +436,7 @@ impl FileRepo for PgStore {
         limits: Quota,
         ctx: CommitContext,
     ) -> Result<CommitOutcome, DbError> {
-        if ctx.tus_upload.is_some() || ctx.share.is_some() {
+        if ctx.tus_upload.is_some() || ctx.share.is_some() || ctx.s3_upload.is_some() {
             // A resumable upload's (its row and its token's use) and a
             // stranger's (its share) are judged here under the account
             // row's lock, then written by `filestore_commit` as admitted

@@ -95,6 +95,7 @@ pub(crate) use node::NODE_LOCK;
 use node::{hold_node_lock, NodeSession};
 mod plans;
 mod rows;
+mod s3;
 mod strangers;
 mod tls;
 mod tokens;
@@ -215,6 +216,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0020_md5_pending.sql"),
     include_str!("migrations/0021_file_counts.sql"),
     include_str!("migrations/0022_replace.sql"),
+    include_str!("migrations/0023_s3_multipart.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):

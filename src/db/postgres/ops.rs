@@ -137,6 +137,7 @@ async fn remove_account(
         // Their events and batches go with them (ON DELETE CASCADE).
         webhooks: delete("webhooks").await?,
     };
+    super::s3::remove_account(tx, id, now).await?;
     for table in ["idempotency_keys", "usage_periods", "stranger_slots"] {
         delete(table).await?;
     }

@@ -3,7 +3,7 @@
 //! deletion and expiry, idempotency keys.
 
 use super::file_rows::{from_row, COLUMNS};
-use super::{accounts, blobs, outbox, owned, paths, shared, signed, tokens, write_tx};
+use super::{accounts, blobs, outbox, owned, paths, s3, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
     subfolder_names, CommitContext, CommitOutcome, FileChange, FileRow, FolderFilter, FolderRange,
@@ -59,7 +59,8 @@ fn commit_upload(
     }
     // A resumable upload was admitted at its creation and holds its room:
     // only a plan lowered since can refuse it, and then it is not refused.
-    let admitted = ctx.tus_upload.is_some();
+    // So was an S3 multipart upload (its creation, then each part's bytes).
+    let admitted = ctx.tus_upload.is_some() || ctx.s3_upload.is_some();
     if !admitted {
         let held = shared::commitments(&tx, &f.account_id, &ctx.period, f.created_at, None)?
             .ok_or_else(|| DbError::Invalid(format!("account {} vanished", f.account_id)))?
@@ -109,6 +110,15 @@ fn commit_upload(
                 "file {} is inline only if its bytes come with it",
                 f.id
             )))
+        }
+    }
+    if let Some(done) = &ctx.s3_upload {
+        let chosen = (f.id.as_str(), done.record.as_str());
+        if !s3::complete_in(&tx, &f.account_id, &done.upload_id, chosen, f.created_at)? {
+            return Err(DbError::Invalid(format!(
+                "upload {} is no longer open",
+                done.upload_id
+            )));
         }
     }
     if let Some(id) = &ctx.tus_upload {

@@ -25,6 +25,7 @@ mod outbox;
 mod paths;
 mod plans;
 mod rates;
+mod s3;
 mod shared;
 mod tokens;
 mod uploads;
@@ -133,6 +134,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0017_md5_pending.sql"),
     include_str!("migrations/0018_file_counts.sql"),
     include_str!("migrations/0019_token_replace.sql"),
+    include_str!("migrations/0020_s3_multipart.sql"),
 ];
 
 #[derive(Clone)]

@@ -127,6 +127,7 @@ fn remove_account(c: &mut Connection, id: &str, now: i64) -> Result<Option<Remov
         tokens: delete("upload_tokens")?,
         webhooks: delete("webhooks")?,
     };
+    super::s3::remove_account(&tx, id, now)?;
     for table in ["tus_uploads", "idempotency_keys", "usage_periods"] {
         delete(table)?;
     }

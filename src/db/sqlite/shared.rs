@@ -15,7 +15,9 @@ use rusqlite::{named_params, params, Connection};
 /// read of the pages, where three statements read them three times): its
 /// stored bytes, its uploads in `period`, and the bytes and uploads its
 /// incomplete, unexpired uploads hold at `now`, less `except` (the upload
-/// being completed). None when the account does not exist.
+/// being completed); an open S3 multipart upload counts as an incomplete
+/// upload (its parts' bytes are in the stored bytes). None when the account
+/// does not exist.
 pub(super) fn commitments(
     conn: &Connection,
     account_id: &str,
@@ -28,7 +30,8 @@ pub(super) fn commitments(
             "SELECT a.storage_bytes,
                  COALESCE((SELECT upload_count FROM usage_periods
                            WHERE account_id = a.id AND period = :period), 0),
-                 o.bytes, o.uploads
+                 o.bytes, o.uploads + (SELECT COUNT(*) FROM s3_uploads
+                           WHERE account_id = a.id AND completed_at IS NULL)
              FROM accounts a,
                  (SELECT COALESCE(SUM(length), 0) AS bytes, COUNT(*) AS uploads
                   FROM tus_uploads WHERE account_id = :account AND completed_at IS NULL
