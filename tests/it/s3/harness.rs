@@ -264,21 +264,9 @@ impl Door {
         Self::run(&mut cmd)
     }
 
-    /// Makes bucket `name` with `aws s3 mb`. While the door answers
-    /// CreateBucket with 501 (`NotImplemented`), the bucket comes with its
-    /// first object instead (a PUT does not ask for it yet): that is
-    /// printed, and `s3_mb_rb` is the test that holds CreateBucket to the
-    /// contract.
+    /// Makes bucket `name` with `aws s3 mb`.
     pub fn bucket(&self, name: &str) {
-        let out = self.aws(&["s3", "mb", &format!("s3://{name}")]);
-        if out.status != 0 && out.stderr.contains("NotImplemented") {
-            let _ = writeln!(
-                std::io::stderr(),
-                "CreateBucket is 501 here: bucket {name} comes with its first object"
-            );
-            return;
-        }
-        out.ok();
+        self.aws(&["s3", "mb", &format!("s3://{name}")]).ok();
     }
 
     /// `GET /v1/files?folder=FOLDER` with the account's /v1 key: its files
