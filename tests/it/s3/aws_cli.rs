@@ -24,10 +24,20 @@ async fn cp_ls_rm_presign(door: &Door) {
     door.write("up/b.txt", b"bee");
     door.aws(&["s3", "cp", up.to_str().unwrap(), "s3://docs/dir/a.bin"])
         .ok();
-    door.aws(&["s3", "cp", door.path("up/b.txt").to_str().unwrap(), "s3://docs/dir/sub/b.txt"])
-        .ok();
-    door.aws(&["s3", "cp", "s3://docs/dir/a.bin", door.path("down/a.bin").to_str().unwrap()])
-        .ok();
+    door.aws(&[
+        "s3",
+        "cp",
+        door.path("up/b.txt").to_str().unwrap(),
+        "s3://docs/dir/sub/b.txt",
+    ])
+    .ok();
+    door.aws(&[
+        "s3",
+        "cp",
+        "s3://docs/dir/a.bin",
+        door.path("down/a.bin").to_str().unwrap(),
+    ])
+    .ok();
     assert!(
         std::fs::read(door.path("down/a.bin")).unwrap() == body,
         "s3 cp down gives the bytes s3 cp up sent"
@@ -42,11 +52,20 @@ async fn cp_ls_rm_presign(door: &Door) {
     let buckets = door.aws(&["s3", "ls"]);
     assert_eq!(listed(&buckets.ok().stdout), ["docs"], "{buckets:#?}");
 
-    let url = door.aws(&["s3", "presign", "s3://docs/dir/a.bin", "--expires-in", "300"]);
+    let url = door.aws(&[
+        "s3",
+        "presign",
+        "s3://docs/dir/a.bin",
+        "--expires-in",
+        "300",
+    ]);
     let url = url.ok().stdout.trim().to_string();
     let r = door.srv.http.get(&url).send().await.unwrap();
     assert_eq!(r.status(), 200, "the presigned URL {url}");
-    assert!(r.bytes().await.unwrap() == body, "the presigned URL gives the bytes");
+    assert!(
+        r.bytes().await.unwrap() == body,
+        "the presigned URL gives the bytes"
+    );
 
     door.aws(&["s3", "rm", "s3://docs/dir/a.bin"]).ok();
     let all = door.aws(&["s3", "ls", "--recursive", "s3://docs/"]);
@@ -56,7 +75,11 @@ async fn cp_ls_rm_presign(door: &Door) {
     let rm = door.aws(&["s3", "rm", "--recursive", "s3://docs/dir/"]);
     assert_eq!(rm.ok().stdout.matches("delete: ").count(), 2, "{rm:#?}");
     let all = door.aws(&["s3", "ls", "--recursive", "s3://docs/"]);
-    assert_eq!(all.stdout.trim(), "", "nothing left after rm --recursive: {all:#?}");
+    assert_eq!(
+        all.stdout.trim(),
+        "",
+        "nothing left after rm --recursive: {all:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,8 +119,18 @@ async fn aws_cli_cp_of_20_mib_goes_multipart() {
     let down = door.path("big-down.bin");
     door.aws(&["s3", "cp", "s3://big/x/big.bin", down.to_str().unwrap()])
         .ok();
-    assert!(std::fs::read(down).unwrap() == body, "20 MiB back byte-exact");
-    let head = door.aws(&["s3api", "head-object", "--bucket", "big", "--key", "x/big.bin"]);
+    assert!(
+        std::fs::read(down).unwrap() == body,
+        "20 MiB back byte-exact"
+    );
+    let head = door.aws(&[
+        "s3api",
+        "head-object",
+        "--bucket",
+        "big",
+        "--key",
+        "x/big.bin",
+    ]);
     let head = head.ok().json();
     assert_eq!(head["ContentLength"], 20 << 20);
     assert!(
@@ -114,19 +147,34 @@ async fn aws_cli_sync_twice_copies_nothing_the_second_time() {
     let door = Door::start("aws_cli_sync_twice").await;
     door.bucket("site");
     for i in 0..12 {
-        door.write(&format!("tree/d{}/f{i}.bin", i % 3), &bytes(i, 1_000 + i as usize * 97));
+        door.write(
+            &format!("tree/d{}/f{i}.bin", i % 3),
+            &bytes(i, 1_000 + i as usize * 97),
+        );
     }
     let tree = door.path("tree");
     let tree = tree.to_str().unwrap();
     let first = door.aws(&["s3", "sync", tree, "s3://site/www/"]);
-    assert_eq!(first.ok().stdout.matches("upload: ").count(), 12, "{first:#?}");
+    assert_eq!(
+        first.ok().stdout.matches("upload: ").count(),
+        12,
+        "{first:#?}"
+    );
     let second = door.aws(&["s3", "sync", tree, "s3://site/www/"]);
-    assert_eq!(second.ok().stdout.trim(), "", "the second sync copies nothing: {second:#?}");
+    assert_eq!(
+        second.ok().stdout.trim(),
+        "",
+        "the second sync copies nothing: {second:#?}"
+    );
 
     door.write("tree/d0/f0.bin", b"changed, and of another size");
     std::fs::remove_file(door.path("tree/d1/f1.bin")).unwrap();
     let third = door.aws(&["s3", "sync", "--delete", tree, "s3://site/www/"]);
-    assert_eq!(third.ok().stdout.matches("upload: ").count(), 1, "{third:#?}");
+    assert_eq!(
+        third.ok().stdout.matches("upload: ").count(),
+        1,
+        "{third:#?}"
+    );
     assert_eq!(third.stdout.matches("delete: ").count(), 1, "{third:#?}");
 
     let back = door.path("back");
@@ -153,29 +201,71 @@ async fn aws_s3api_put_get_head_keep_metadata_and_content_headers() {
     let body = bytes(3, 5_000);
     let f = door.write("m.json", &body);
     let put = door.aws(&[
-        "s3api", "put-object", "--bucket", "meta", "--key", "a/m.json", "--body",
-        f.to_str().unwrap(), "--metadata", "owner=ann,build=42", "--content-type",
-        "application/json", "--cache-control", "max-age=60", "--content-disposition",
-        "attachment; filename=\"m.json\"", "--content-language", "en", "--content-encoding",
-        "identity", "--expires", "2030-01-01T00:00:00Z",
+        "s3api",
+        "put-object",
+        "--bucket",
+        "meta",
+        "--key",
+        "a/m.json",
+        "--body",
+        f.to_str().unwrap(),
+        "--metadata",
+        "owner=ann,build=42",
+        "--content-type",
+        "application/json",
+        "--cache-control",
+        "max-age=60",
+        "--content-disposition",
+        "attachment; filename=\"m.json\"",
+        "--content-language",
+        "en",
+        "--content-encoding",
+        "identity",
+        "--expires",
+        "2030-01-01T00:00:00Z",
     ]);
     let put = put.ok().json();
     let etag = format!("\"{}\"", hex::encode(md5_of(&body)));
     assert_eq!(put["ETag"], etag.as_str(), "{put}");
-    let head = door.aws(&["s3api", "head-object", "--bucket", "meta", "--key", "a/m.json"]);
+    let head = door.aws(&[
+        "s3api",
+        "head-object",
+        "--bucket",
+        "meta",
+        "--key",
+        "a/m.json",
+    ]);
     let head = head.ok().json();
     assert_eq!(head["ContentLength"], 5_000, "{head}");
     assert_eq!(head["ETag"], etag.as_str());
     assert_eq!(head["ContentType"], "application/json");
     assert_eq!(head["CacheControl"], "max-age=60");
-    assert_eq!(head["ContentDisposition"], "attachment; filename=\"m.json\"");
+    assert_eq!(
+        head["ContentDisposition"],
+        "attachment; filename=\"m.json\""
+    );
     assert_eq!(head["ContentLanguage"], "en");
-    assert_eq!(head["ContentEncoding"], "identity", "aws-chunked is not kept: {head}");
-    assert!(head["Expires"].as_str().is_some_and(|e| e.contains("2030")), "{head}");
-    assert_eq!(head["Metadata"], serde_json::json!({"owner": "ann", "build": "42"}));
+    assert_eq!(
+        head["ContentEncoding"], "identity",
+        "aws-chunked is not kept: {head}"
+    );
+    assert!(
+        head["Expires"].as_str().is_some_and(|e| e.contains("2030")),
+        "{head}"
+    );
+    assert_eq!(
+        head["Metadata"],
+        serde_json::json!({"owner": "ann", "build": "42"})
+    );
     let out = door.path("m-back.json");
     let get = door.aws(&[
-        "s3api", "get-object", "--bucket", "meta", "--key", "a/m.json", out.to_str().unwrap(),
+        "s3api",
+        "get-object",
+        "--bucket",
+        "meta",
+        "--key",
+        "a/m.json",
+        out.to_str().unwrap(),
     ]);
     let get = get.ok().json();
     assert_eq!(get["Metadata"], head["Metadata"]);
@@ -183,8 +273,15 @@ async fn aws_s3api_put_get_head_keep_metadata_and_content_headers() {
     assert!(std::fs::read(out).unwrap() == body);
     let part = door.path("range.bin");
     let ranged = door.aws(&[
-        "s3api", "get-object", "--bucket", "meta", "--key", "a/m.json", "--range",
-        "bytes=100-199", part.to_str().unwrap(),
+        "s3api",
+        "get-object",
+        "--bucket",
+        "meta",
+        "--key",
+        "a/m.json",
+        "--range",
+        "bytes=100-199",
+        part.to_str().unwrap(),
     ]);
     assert_eq!(ranged.ok().json()["ContentRange"], "bytes 100-199/5000");
     assert!(std::fs::read(part).unwrap() == body[100..200]);
@@ -203,16 +300,32 @@ async fn aws_s3_mb_and_rb() {
     let door = Door::start("aws_s3_mb_and_rb").await;
     door.aws(&["s3", "mb", "s3://fresh-bucket"]).ok();
     let ls = door.aws(&["s3", "ls"]);
-    assert_eq!(listed(&ls.ok().stdout), ["fresh-bucket"], "an empty bucket made by mb is listed");
-    door.aws(&["s3api", "head-bucket", "--bucket", "fresh-bucket"]).ok();
-    door.write("one.txt", b"1");
-    door.aws(&["s3", "cp", door.path("one.txt").to_str().unwrap(), "s3://fresh-bucket/one.txt"])
+    assert_eq!(
+        listed(&ls.ok().stdout),
+        ["fresh-bucket"],
+        "an empty bucket made by mb is listed"
+    );
+    door.aws(&["s3api", "head-bucket", "--bucket", "fresh-bucket"])
         .ok();
+    door.write("one.txt", b"1");
+    door.aws(&[
+        "s3",
+        "cp",
+        door.path("one.txt").to_str().unwrap(),
+        "s3://fresh-bucket/one.txt",
+    ])
+    .ok();
     let full = door.aws(&["s3", "rb", "s3://fresh-bucket"]);
-    assert!(full.status != 0 && full.stderr.contains("BucketNotEmpty"), "{full:#?}");
+    assert!(
+        full.status != 0 && full.stderr.contains("BucketNotEmpty"),
+        "{full:#?}"
+    );
     door.aws(&["s3", "rb", "--force", "s3://fresh-bucket"]).ok();
     let ls = door.aws(&["s3", "ls"]);
     assert_eq!(ls.ok().stdout.trim(), "", "gone after rb: {ls:#?}");
     let bad = door.aws(&["s3", "mb", "s3://Bad_Name"]);
-    assert!(bad.status != 0, "an invalid bucket name is refused: {bad:#?}");
+    assert!(
+        bad.status != 0,
+        "an invalid bucket name is refused: {bad:#?}"
+    );
 }

@@ -6,7 +6,10 @@ use super::harness::{tools, Door};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn door_errors_seen_by_boto3() {
-    if !tools("door_errors_seen_by_boto3", &[&["python3", "-c", "import boto3"]]) {
+    if !tools(
+        "door_errors_seen_by_boto3",
+        &[&["python3", "-c", "import boto3"]],
+    ) {
         return;
     }
     let door = Door::start("door_errors_seen_by_boto3").await;
@@ -21,7 +24,11 @@ async fn anonymous_get_is_403_access_denied() {
     let door = Door::start("anonymous_get").await;
     let up = door
         .srv
-        .upload_ok("open.txt", b"open".to_vec(), &[("folder", "anon"), ("private", "false")])
+        .upload_ok(
+            "open.txt",
+            b"open".to_vec(),
+            &[("folder", "anon"), ("private", "false")],
+        )
         .await;
     assert!(up["url"].is_string(), "a public file: {up}");
     for path in ["/anon/open.txt", "/anon", "/"] {

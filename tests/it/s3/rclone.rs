@@ -11,15 +11,25 @@ fn lines(out: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rclone_copy_lsf_check_sync_delete() {
-    if !tools("rclone_copy_lsf_check_sync_delete", &[&["rclone", "version"]]) {
+    if !tools(
+        "rclone_copy_lsf_check_sync_delete",
+        &[&["rclone", "version"]],
+    ) {
         return;
     }
     let door = Door::start("rclone_copy_lsf_check_sync_delete").await;
     door.bucket("photos");
     let mut names = Vec::new();
     for i in 0..10u64 {
-        let rel = format!("{}/p{i}.{}", ["a", "b/c"][i as usize % 2], ["jpg", "txt"][i as usize % 3 % 2]);
-        door.write(&format!("src/{rel}"), &bytes(10 + i, 500 + i as usize * 1_001));
+        let rel = format!(
+            "{}/p{i}.{}",
+            ["a", "b/c"][i as usize % 2],
+            ["jpg", "txt"][i as usize % 3 % 2]
+        );
+        door.write(
+            &format!("src/{rel}"),
+            &bytes(10 + i, 500 + i as usize * 1_001),
+        );
         names.push(rel);
     }
     names.sort();
@@ -47,8 +57,12 @@ async fn rclone_copy_lsf_check_sync_delete() {
     assert_eq!(lines(&lsf.ok().stdout), expected, "after sync: {lsf:#?}");
     door.rclone(&["check", src, "door:photos/set"]).ok();
 
-    door.rclone(&["copy", "door:photos/set", door.path("back").to_str().unwrap()])
-        .ok();
+    door.rclone(&[
+        "copy",
+        "door:photos/set",
+        door.path("back").to_str().unwrap(),
+    ])
+    .ok();
     for rel in &expected {
         assert!(
             std::fs::read(door.path("src").join(rel)).unwrap()
@@ -60,6 +74,13 @@ async fn rclone_copy_lsf_check_sync_delete() {
     door.rclone(&["delete", "door:photos/set", "--include", "*.txt"])
         .ok();
     let lsf = door.rclone(&["lsf", "-R", "--files-only", "door:photos/set"]);
-    let left: Vec<String> = expected.into_iter().filter(|n| !n.ends_with(".txt")).collect();
-    assert_eq!(lines(&lsf.ok().stdout), left, "after delete --include *.txt: {lsf:#?}");
+    let left: Vec<String> = expected
+        .into_iter()
+        .filter(|n| !n.ends_with(".txt"))
+        .collect();
+    assert_eq!(
+        lines(&lsf.ok().stdout),
+        left,
+        "after delete --include *.txt: {lsf:#?}"
+    );
 }

@@ -6,7 +6,10 @@ use crate::common::sha256_hex;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_public_read_object_is_a_v1_file_served_by_the_cdn() {
-    if !tools("a_public_read_object_is_a_v1_file", &[&["aws", "--version"]]) {
+    if !tools(
+        "a_public_read_object_is_a_v1_file",
+        &[&["aws", "--version"]],
+    ) {
         return;
     }
     let door = Door::start("a_public_read_object_is_a_v1_file").await;
@@ -14,18 +17,35 @@ async fn a_public_read_object_is_a_v1_file_served_by_the_cdn() {
     let body = bytes(20, 123_457);
     let f = door.write("pic.bin", &body);
     door.aws(&[
-        "s3api", "put-object", "--bucket", "pub", "--key", "dir/sub/pic.bin", "--body",
-        f.to_str().unwrap(), "--acl", "public-read",
+        "s3api",
+        "put-object",
+        "--bucket",
+        "pub",
+        "--key",
+        "dir/sub/pic.bin",
+        "--body",
+        f.to_str().unwrap(),
+        "--acl",
+        "public-read",
     ])
     .ok();
     door.aws(&[
-        "s3api", "put-object", "--bucket", "pub", "--key", "dir/sub/secret.bin", "--body",
+        "s3api",
+        "put-object",
+        "--bucket",
+        "pub",
+        "--key",
+        "dir/sub/secret.bin",
+        "--body",
         f.to_str().unwrap(),
     ])
     .ok();
     let files = door.v1_files("pub/dir/sub").await;
     assert_eq!(files.len(), 2, "{files:#?}");
-    let public = files.iter().find(|f| f["name"] == "pic.bin").expect("pic.bin listed");
+    let public = files
+        .iter()
+        .find(|f| f["name"] == "pic.bin")
+        .expect("pic.bin listed");
     assert_eq!(public["folder"], "pub/dir/sub");
     assert_eq!(public["size"], body.len());
     assert_eq!(public["sha256"], sha256_hex(&body).as_str());
@@ -53,12 +73,22 @@ async fn a_v1_upload_into_a_bucket_folder_is_an_object() {
     let ls = door.aws(&["s3", "ls", "s3://shelf/x/"]);
     assert!(ls.ok().stdout.contains(" 40000 n.txt"), "{ls:#?}");
     let buckets = door.aws(&["s3", "ls"]);
-    assert!(buckets.ok().stdout.trim().ends_with(" shelf"), "{buckets:#?}");
+    assert!(
+        buckets.ok().stdout.trim().ends_with(" shelf"),
+        "{buckets:#?}"
+    );
     let down = door.path("n.txt");
     door.aws(&["s3", "cp", "s3://shelf/x/n.txt", down.to_str().unwrap()])
         .ok();
     assert!(std::fs::read(&down).unwrap() == body);
-    let head = door.aws(&["s3api", "head-object", "--bucket", "shelf", "--key", "x/n.txt"]);
+    let head = door.aws(&[
+        "s3api",
+        "head-object",
+        "--bucket",
+        "shelf",
+        "--key",
+        "x/n.txt",
+    ]);
     let head = head.ok().json();
     assert_eq!(head["ContentLength"], 40_000);
     assert_eq!(head["ContentType"], file["type"], "{head}");
