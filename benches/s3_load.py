@@ -124,14 +124,18 @@ def list_latency(a):
         for _ in range(a.samples)
     ]
     # The bucket's top with a delimiter: 1000 CommonPrefixes a page (few
-    # samples; a request past --timeout counts as timed out and ends the series).
+    # samples, at most --timeout seconds in all; a request past --timeout
+    # counts as timed out and ends the series).
     out["delimiter_top"] = []
+    spent = time.perf_counter()
     for _ in range(10):
         dt = timed({"MaxKeys": 1000, "Delimiter": "/"})
         if dt is None:
             out["delimiter_top_timeouts"] = [a.timeout * 1000.0]
             break
         out["delimiter_top"].append(dt)
+        if time.perf_counter() - spent > a.timeout:
+            break
     print(json.dumps({k: {"n": len(v), "p50_ms": pct(v, 0.5), "p99_ms": pct(v, 0.99), "max_ms": round(max(v), 2)}
                       for k, v in out.items() if v}))
 
