@@ -133,6 +133,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0017_md5_pending.sql"),
     include_str!("migrations/0018_file_counts.sql"),
     include_str!("migrations/0019_token_replace.sql"),
+    include_str!("migrations/0020_object_attrs.sql"),
 ];
 
 #[derive(Clone)]
