@@ -35,6 +35,7 @@ pub mod db {
         Refusal, StoredPlan, TokenRepo, TokenRow, UploadRepo, UploadRow, VariantOutcome,
         VariantRepo, VariantRow, WebhookRow,
     };
+    pub use crate::domain::files::FileChange;
     pub use crate::domain::policy::UploadPolicy;
     pub mod sqlite {
         pub use crate::db::sqlite::Db;
@@ -44,7 +45,7 @@ pub mod db {
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
     pub use crate::domain::{
-        digest, filepath, ids, metadata, ratelimit, secret, signing, sniff, transform, tus,
+        digest, filepath, ids, metadata, object, ratelimit, secret, signing, sniff, transform, tus,
         validate, webhooks,
     };
 }
@@ -70,6 +71,66 @@ pub mod service {
     }
     pub mod md5_fill {
         pub use crate::service::md5_fill::pass_once;
+    }
+    /// An upload through the service's own pipeline (`Upload::start`,
+    /// `receive`, `finish`: every check, the spool, the blob store, the
+    /// commit), with what only another door than /v1 asks for.
+    pub mod upload {
+        use crate::domain::object::ObjectAttrs;
+        use crate::service::caller::{Access, Presented};
+        use crate::service::upload::{Upload, UploadFields, UploadRequest};
+        use crate::service::App;
+        use std::sync::Arc;
+
+        /// What to upload.
+        #[derive(Debug, Default)]
+        pub struct Put {
+            pub folder: Option<String>,
+            pub name: String,
+            pub bytes: Vec<u8>,
+            pub private: bool,
+            /// `UploadFields::attrs`.
+            pub attrs: ObjectAttrs,
+            /// `UploadRequest::md5_now`.
+            pub md5_now: bool,
+        }
+
+        /// Uploads `put` as the caller of key `secret` (`sk_…`); the stored
+        /// file, or the service's error as its code and message.
+        pub async fn put(
+            app: &Arc<App>,
+            secret: &str,
+            put: Put,
+        ) -> Result<crate::db::FileRow, String> {
+            let err = |e: crate::service::ServiceError| format!("{}: {e}", e.code());
+            let presented = Presented {
+                secret,
+                origin: None,
+                retry: false,
+            };
+            let caller = app
+                .authenticate(presented, Access::Upload)
+                .await
+                .map_err(err)?;
+            let req = UploadRequest {
+                caller,
+                content_length: Some(put.bytes.len() as u64),
+                idempotency_key: None,
+                content_digest: None,
+                held: None,
+                md5_now: put.md5_now,
+            };
+            let upload = Upload::start(app, req).await.map_err(err)?;
+            let body = futures_util::stream::iter([Ok(bytes::Bytes::from(put.bytes))]);
+            let file = upload.receive(&put.name, None, body).await.map_err(err)?;
+            let fields = UploadFields {
+                folder: put.folder,
+                private: Some(put.private),
+                attrs: put.attrs,
+                ..UploadFields::default()
+            };
+            upload.finish(file, fields).await.map_err(err)
+        }
     }
 }
 

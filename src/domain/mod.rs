@@ -10,7 +10,7 @@ pub mod ids;
 pub(crate) mod md5_state;
 pub mod metadata;
 pub(crate) mod multipart;
-pub(crate) mod object;
+pub mod object;
 pub(crate) mod origins;
 pub(crate) mod paths;
 pub(crate) mod policy;

@@ -310,6 +310,8 @@ impl Ops {
                 idempotency_key: None,
                 content_digest: None,
                 held: None,
+                // An S3 PUT answers with the ETag, the MD5.
+                md5_now: true,
             },
         )
         .await
@@ -321,7 +323,7 @@ impl Ops {
             max,
         };
         let body = limited.map(|c| c.map_err(|e| -> super::digests::BodyError { Box::new(e) }));
-        let (checked, outcome) = Checked::new(body, Declared::default(), true, None);
+        let (checked, outcome) = Checked::new(body, Declared::default(), false, None);
         let part = match upload
             .receive(&name, content_type.as_deref(), checked)
             .await

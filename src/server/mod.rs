@@ -11,6 +11,7 @@ pub(crate) mod cors;
 pub(crate) mod drain;
 pub(crate) mod envelope;
 pub(crate) mod error;
+mod file_headers;
 pub(crate) mod form;
 pub(crate) mod handlers;
 mod hot;

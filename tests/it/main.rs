@@ -54,6 +54,7 @@ mod lifecycle;
 mod limits;
 mod multinode;
 mod names;
+mod object_attrs;
 mod one_thread;
 mod operating;
 mod operator;
