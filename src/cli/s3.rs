@@ -47,7 +47,8 @@ pub(crate) async fn run(args: S3Args, ctx: &Ctx) -> Result<u8, ClientError> {
         ("AWS_ENDPOINT_URL", &c.endpoint),
         ("AWS_REGION", &c.region),
     ] {
-        ctx.out.line(&format!("export {name}={}", shell_word(value)))?;
+        ctx.out
+            .line(&format!("export {name}={}", shell_word(value)))?;
     }
     Ok(0)
 }

@@ -284,7 +284,10 @@ fn the_s3_door_is_off_by_default_with_aws_defaults() {
     let file: FileConfig = toml::from_str("[s3]\nlisten = \"0.0.0.0:9000\"\n").unwrap();
     let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
     assert_eq!(c.s3.listen.as_deref(), Some("0.0.0.0:9000"));
-    assert_eq!(c.s3.url, "http://0.0.0.0:9000", "the url follows the listener");
+    assert_eq!(
+        c.s3.url, "http://0.0.0.0:9000",
+        "the url follows the listener"
+    );
 }
 
 #[test]
@@ -327,7 +330,10 @@ fn s3_settings_take_flags_then_env_then_file() {
     assert_eq!(c.s3.listen.as_deref(), Some("127.0.0.1:3"));
     assert_eq!(c.s3.url, "http://files.internal:8333", "a url set stays");
     let c = Config::resolve(FileConfig::default(), &Env::empty(), &flags).unwrap();
-    assert_eq!(c.s3.url, "http://127.0.0.1:3", "the default url follows --s3-listen");
+    assert_eq!(
+        c.s3.url, "http://127.0.0.1:3",
+        "the default url follows --s3-listen"
+    );
 }
 
 #[test]

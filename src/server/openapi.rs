@@ -6,9 +6,9 @@
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
-    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
-    UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
-    WhoAmI, WhoAmIAccount, WhoAmIKey, S3Credentials,
+    OpenUpload, OpenUploads, S3Credentials, SignedUrl, SignedUrlRequest, TransformRequest,
+    UploadStatus, UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage,
+    UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey,
 };
 use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use axum::Router;

@@ -18,7 +18,10 @@ use std::sync::Arc;
         (status = 429, description = "Rate limit reached", body = ErrorBody),
     ),
     security(("bearer" = [])))]
-pub(crate) async fn credentials(State(app): State<Arc<App>>, caller: Caller) -> Json<S3Credentials> {
+pub(crate) async fn credentials(
+    State(app): State<Arc<App>>,
+    caller: Caller,
+) -> Json<S3Credentials> {
     let c = app.s3_credential(&caller.key.id);
     Json(S3Credentials {
         access_key_id: c.access_key_id,

@@ -150,7 +150,10 @@ async fn admin_key_create_prints_a_secret_keys_s3_credential_beside_it() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
-    assert!(lines[0].starts_with("sk_"), "the key stays the first line: {text}");
+    assert!(
+        lines[0].starts_with("sk_"),
+        "the key stays the first line: {text}"
+    );
     let id = lines[2]
         .strip_prefix("s3_access_key_id      ")
         .unwrap_or_else(|| panic!("{text}"));
@@ -164,7 +167,10 @@ async fn admin_key_create_prints_a_secret_keys_s3_credential_beside_it() {
     let public = admin_json(&srv, &PUBLIC_KEY);
     assert!(public["key"].as_str().unwrap().starts_with("pk_"));
     for field in ["s3_access_key_id", "s3_secret_access_key"] {
-        assert!(public.get(field).is_none(), "a public key has no {field}: {public}");
+        assert!(
+            public.get(field).is_none(),
+            "a public key has no {field}: {public}"
+        );
     }
     srv.stop().await;
 }
@@ -262,7 +268,10 @@ async fn the_credential_signs_requests_to_the_door_until_the_key_is_revoked() {
     let http = reqwest::Client::new();
     let key = serve.key();
     let creds = s3door::credentials(&http, &serve.base, &key).await;
-    let s3_url = serve.s3_url.clone().expect("the start-up line names the door");
+    let s3_url = serve
+        .s3_url
+        .clone()
+        .expect("the start-up line names the door");
     assert!(!s3_url.ends_with(":0"), "the port bound: {s3_url}");
     assert_eq!(creds["endpoint"], s3_url.as_str());
 

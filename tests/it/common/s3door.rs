@@ -30,7 +30,11 @@ pub async fn credentials(http: &reqwest::Client, base: &str, key: &str) -> Value
 /// A client of the door at `creds["endpoint"]`, signing with the
 /// credential and region of `creds` (as [`credentials`] gives them).
 pub fn client(creds: &Value) -> aws_sdk_s3::Client {
-    let field = |k: &str| creds[k].as_str().unwrap_or_else(|| panic!("{k} in {creds}"));
+    let field = |k: &str| {
+        creds[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("{k} in {creds}"))
+    };
     client_with(
         field("endpoint"),
         field("access_key_id"),
@@ -75,9 +79,7 @@ where
             Some(s.raw().status().as_u16()),
             s.err().code().map(str::to_string),
         ),
-        aws_sdk_s3::error::SdkError::ResponseError(r) => {
-            (Some(r.raw().status().as_u16()), None)
-        }
+        aws_sdk_s3::error::SdkError::ResponseError(r) => (Some(r.raw().status().as_u16()), None),
         _ => (None, e.code().map(str::to_string)),
     }
 }
