@@ -361,6 +361,19 @@ fn s3_door(flags: &Overrides, env: &Env, f: &file::S3Section) -> Result<S3Door, 
         .or_else(|| f.domain.clone())
         .map(|d| d.trim_matches('.').to_ascii_lowercase())
         .filter(|d| !d.is_empty());
+    if let Some(d) = &domain {
+        // A host name (its labels letters, digits and '-'), with a port
+        // when clients name one: what a request's Host header is matched to.
+        let (host, port) = d.split_once(':').unwrap_or((d, "443"));
+        let label =
+            |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !host.split('.').all(label) || port.parse::<u16>().is_err() {
+            return Err(ConfigError::Invalid(format!(
+                "s3.domain {d:?} must be a host name such as s3.example.com (with :PORT when \
+                 clients name one)"
+            )));
+        }
+    }
     Ok(S3Door {
         listen,
         region,

@@ -9,6 +9,7 @@ pub mod pg;
 pub mod process;
 pub mod receiver;
 pub mod s3;
+pub mod s3door;
 pub mod tmpfs;
 
 pub use helpers::{
@@ -92,10 +93,16 @@ pub struct TestOptions {
     /// Changes the resolved config (what no config key sets, such as the
     /// `min_upload_rate` window).
     pub configure: Option<fn(&mut Config)>,
+    /// Opens the S3 door too, on a port of its own (`--s3-listen
+    /// 127.0.0.1:0`): its address is [`TestServer::s3_url`], which is also
+    /// the endpoint `GET /v1/s3/credentials` names.
+    pub s3: bool,
 }
 
 pub struct TestServer {
     pub base_url: String,
+    /// The S3 door's `http://127.0.0.1:PORT` (`TestOptions::s3`), else None.
+    pub s3_url: Option<String>,
     pub data_dir: PathBuf,
     pub secret_key: String,
     pub account_id: String,
@@ -157,6 +164,18 @@ impl TestServer {
         if let Some(configure) = opts.configure {
             configure(&mut config);
         }
+        let s3 = if opts.s3 {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind the S3 door");
+            let addr = l.local_addr().unwrap().to_string();
+            config.s3.listen = Some(addr.clone());
+            config.s3.url = format!("http://{addr}");
+            Some(l)
+        } else {
+            None
+        };
+        let s3_url = s3.as_ref().map(|_| config.s3.url.clone());
         let url = match opts.database_url.clone() {
             Some(url) => Some(url),
             None => pg::database_for(&data_dir).await,
@@ -186,11 +205,18 @@ impl TestServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_for_task = app.clone();
         let task = tokio::spawn(async move {
-            let api = filestore::testing::server::Listener {
-                door: filestore::testing::server::Door::Api,
+            use filestore::testing::server::{Door, Listener};
+            let mut doors = vec![Listener {
+                door: Door::Api,
                 listener,
-            };
-            filestore::testing::server::run(app_for_task, vec![api], async move {
+            }];
+            if let Some(listener) = s3 {
+                doors.push(Listener {
+                    door: Door::S3,
+                    listener,
+                });
+            }
+            filestore::testing::server::run(app_for_task, doors, async move {
                 let _ = rx.await;
             })
             .await
@@ -214,6 +240,7 @@ impl TestServer {
         }
         TestServer {
             base_url: format!("http://{addr}"),
+            s3_url,
             data_dir,
             secret_key: secret_key.expose().to_string(),
             account_id,
