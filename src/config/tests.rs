@@ -309,9 +309,9 @@ fn s3_settings_take_flags_then_env_then_file() {
     );
     let env = Env::empty()
         .with("FILESTORE_S3_LISTEN", "127.0.0.1:2")
-        .with("FILESTORE_S3_REGION", "auto")
-        .with("FILESTORE_S3_URL", "http://files.internal:8333")
-        .with("FILESTORE_S3_DOMAIN", "files.internal:8333");
+        .with("FILESTORE_S3_DOOR_REGION", "auto")
+        .with("FILESTORE_S3_DOOR_URL", "http://files.internal:8333")
+        .with("FILESTORE_S3_DOOR_DOMAIN", "files.internal:8333");
     let c = Config::resolve(file.clone(), &env, &Overrides::default()).unwrap();
     assert_eq!(
         c.s3,
@@ -352,10 +352,10 @@ fn bad_s3_settings_are_refused_naming_the_key() {
         let e = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap_err();
         assert!(e.to_string().contains(key), "{text}: {e}");
     }
-    let env = Env::empty().with("FILESTORE_S3_REGION", "eu/west");
+    let env = Env::empty().with("FILESTORE_S3_DOOR_REGION", "eu/west");
     let e = Config::resolve(FileConfig::default(), &env, &Overrides::default()).unwrap_err();
     assert!(e.to_string().contains("s3.region"), "{e}");
-    let env = Env::empty().with("FILESTORE_S3_URL", "localhost:8333");
+    let env = Env::empty().with("FILESTORE_S3_DOOR_URL", "localhost:8333");
     let e = Config::resolve(FileConfig::default(), &env, &Overrides::default()).unwrap_err();
     assert!(e.to_string().contains("s3.url"), "{e}");
     assert!(
