@@ -65,6 +65,7 @@ mod plans;
 mod postgres;
 mod s3_credentials;
 mod s3_dead_node;
+mod s3_rules;
 mod s3_outage;
 mod s3_service_outage;
 mod serve_admin_cli;
