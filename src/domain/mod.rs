@@ -9,7 +9,7 @@ pub(crate) mod files;
 pub mod ids;
 pub(crate) mod md5_state;
 pub mod metadata;
-pub(crate) mod multipart;
+pub mod multipart;
 pub mod object;
 pub(crate) mod origins;
 pub(crate) mod paths;

@@ -5,6 +5,7 @@
 //! `X-Amz-Expires` refused as §18 says, before s3s would judge them.
 
 use axum::body::Body;
+use std::fmt::Write as _;
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 
 /// The longest error body rewritten (s3s's are a few hundred bytes).
@@ -200,16 +201,13 @@ pub(crate) async fn complete_error(
             .nth(1)
             .and_then(|t| t.split("</Code>").next())
             .unwrap_or("");
-        extra.push_str(&format!(
-            "<Message>{}</Message>",
-            escape(default_message(code))
-        ));
+        let _ = write!(extra, "<Message>{}</Message>", escape(default_message(code)));
     }
     if !text.contains("<Resource>") {
-        extra.push_str(&format!("<Resource>{}</Resource>", escape(resource)));
+        let _ = write!(extra, "<Resource>{}</Resource>", escape(resource));
     }
     if !text.contains("<RequestId>") {
-        extra.push_str(&format!("<RequestId>{id}</RequestId>"));
+        let _ = write!(extra, "<RequestId>{id}</RequestId>");
     }
     let text = match text.rfind("</Error>") {
         Some(at) if !extra.is_empty() => format!("{}{extra}{}", &text[..at], &text[at..]),

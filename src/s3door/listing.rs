@@ -27,7 +27,7 @@ const KEEP: &AsciiSet = &NON_ALPHANUMERIC
 
 /// One entry of a listing, in key order.
 pub(crate) enum Entry {
-    Object(Listed),
+    Object(Box<Listed>),
     Prefix(String),
 }
 
@@ -167,7 +167,7 @@ impl Ops {
                 let Some(key) = keys::key_of(bucket, &path) else {
                     continue;
                 };
-                if entries.len() as u32 == max {
+                if entries.len() >= max as usize {
                     return Ok(Page {
                         entries,
                         truncated: true,
@@ -185,7 +185,7 @@ impl Ops {
                 }
                 after = Some(path.clone());
                 last = Some(Resume::After(key.to_string()));
-                entries.push(Entry::Object(item.listed(key)));
+                entries.push(Entry::Object(Box::new(item.listed(key))));
             }
             if !skipped && complete {
                 break;
@@ -209,7 +209,7 @@ impl Ops {
 
 /// A file row or a marker, in one order.
 enum Item {
-    Row(FileRow),
+    Row(Box<FileRow>),
     Marker(String, i64),
 }
 
@@ -226,7 +226,7 @@ impl Item {
             Item::Row(r) => Listed {
                 key: key.to_string(),
                 created_at: r.created_at,
-                row: Some(r),
+                row: Some(*r),
             },
             Item::Marker(_, at) => Listed {
                 key: key.to_string(),
@@ -239,7 +239,7 @@ impl Item {
 
 /// Rows and markers, each in byte order, as one list in byte order.
 fn merge(rows: Vec<FileRow>, markers: Vec<(String, i64)>) -> Vec<Item> {
-    let mut out: Vec<Item> = rows.into_iter().map(Item::Row).collect();
+    let mut out: Vec<Item> = rows.into_iter().map(|r| Item::Row(Box::new(r))).collect();
     out.extend(markers.into_iter().map(|(p, at)| Item::Marker(p, at)));
     out.sort_by_cached_key(Item::path);
     out

@@ -62,7 +62,7 @@ impl Ops {
     async fn post_form(&self, bucket: String, mut form: Multipart) -> Result<Response, S3Error> {
         let mut fields: BTreeMap<String, String> = BTreeMap::new();
         let mut total = 0;
-        while let Some(mut field) = form.next_field().await.map_err(malformed)? {
+        while let Some(mut field) = form.next_field().await.map_err(|e| malformed(&e))? {
             let name = field.name().unwrap_or("").to_ascii_lowercase();
             if name == "file" {
                 let file_name = field.file_name().unwrap_or("").to_string();
@@ -73,7 +73,7 @@ impl Ops {
                 return self.store_posted(judged, fields, part_type, stream).await;
             }
             let mut value = Vec::new();
-            while let Some(chunk) = field.chunk().await.map_err(malformed)? {
+            while let Some(chunk) = field.chunk().await.map_err(|e| malformed(&e))? {
                 value.extend_from_slice(&chunk);
                 total += chunk.len();
                 if value.len() > MAX_FIELD || total > MAX_FIELDS {
@@ -114,7 +114,7 @@ impl Ops {
                 "Anonymous POST requests are not allowed: sign a policy"
             ));
         };
-        let (access_key, signature_ok): (String, Box<dyn Fn(&str) -> bool + Send>) =
+        let (access_key, signature_ok): (String, Checker) =
             if let Some(cred) = get("x-amz-credential") {
                 if get("x-amz-algorithm") != Some("AWS4-HMAC-SHA256") {
                     return Err(s3_error!(
@@ -401,6 +401,9 @@ impl Ops {
     }
 }
 
+/// Whether a form's signature is right for a given secret.
+type Checker = Box<dyn Fn(&str) -> bool + Send>;
+
 struct Judged {
     caller: crate::service::caller::Caller,
     bucket: String,
@@ -439,7 +442,7 @@ where
 
 const TOO_LARGE: &str = "EntityTooLarge: Your proposed upload exceeds the maximum allowed size";
 
-fn malformed(e: axum::extract::multipart::MultipartError) -> S3Error {
+fn malformed(e: &axum::extract::multipart::MultipartError) -> S3Error {
     s3_error!(
         MalformedPOSTRequest,
         "The body of your POST request is not well-formed multipart/form-data: {}",
