@@ -18,7 +18,7 @@ pub(crate) use error::DbError;
 /// it, with `-wal` and `-shm` after the name).
 pub(crate) const SQLITE_FILE: &str = "filestore.db";
 pub use model::*;
-pub use s3::{BucketRemoved, PartOutcome, PartRow, S3Completion, S3Repo, S3UploadRow};
+pub(crate) use s3::{PartOutcome, PartRow, S3Completion, S3UploadRow};
 pub use postgres::{Migrate, PgStore};
 pub(crate) use sqlite::SqliteStore;
 pub use store::{

@@ -62,6 +62,7 @@ mod paths;
 mod pg_deadlines;
 mod plans;
 mod postgres;
+mod s3_core;
 mod s3_dead_node;
 mod s3_outage;
 mod s3_service_outage;

@@ -10,6 +10,8 @@
 mod complete;
 mod part;
 
+pub use part::CopySource;
+
 use super::caller::Caller;
 use super::refusals::refused;
 use super::s3_error::S3Error;

@@ -70,7 +70,17 @@ impl App {
                 now,
             )
             .await?;
-        let used = self.used_now(caller, &plan, content_length).await?;
+        // A part sent again replaces one whose bytes are counted already.
+        let replaced = self
+            .meta
+            .s3_parts(upload_id, number - 1, 1)
+            .await?
+            .into_iter()
+            .find(|p| p.number == number)
+            .map_or(0, |p| p.size);
+        let used = self
+            .used_now(caller, &plan, content_length, replaced)
+            .await?;
         self.disk.check_room(content_length.unwrap_or(0))?;
         let mut held = self.in_flight.hold(&caller.account.id);
         let mut spool = Spool::part(&self.spool_dir);
@@ -151,21 +161,23 @@ impl App {
     }
 
     /// The bytes the account uses now (stored, parts included, and held by
-    /// resumable uploads), having refused a part whose declared length
-    /// cannot fit.
+    /// resumable uploads; less `replaced`, the part this one replaces),
+    /// having refused a part whose declared length cannot fit.
     async fn used_now(
         &self,
         caller: &Caller,
         plan: &Plan,
         content_length: Option<u64>,
+        replaced: u64,
     ) -> Result<u64, ServiceError> {
         let account = &caller.account;
         let period = period_of(self.clock.now()).key;
-        let held = self
+        let mut held = self
             .meta
             .commitments(&account.id, &period, self.clock.now_ms())
             .await?
             .holdings(account.storage_bytes);
+        held.used = held.used.saturating_sub(replaced);
         let ask = Ask::bytes(content_length.unwrap_or(0));
         match plan.quota().admit(held, ask) {
             Ok(()) => Ok(held.used),
