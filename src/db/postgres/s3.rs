@@ -500,7 +500,7 @@ impl S3Repo for PgStore {
                 "SELECT {PART} FROM s3_parts WHERE upload_id = $1 AND number > $2
                  ORDER BY number LIMIT $3"
             ),
-            &[&upload_id, &i64::from(after), &i64::from(limit)],
+            &[&upload_id, &number(after), &i64::from(limit)],
         )
         .await?
         .iter()
