@@ -44,8 +44,8 @@ pub mod db {
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
     pub use crate::domain::{
-        digest, filepath, ids, metadata, multipart, ratelimit, secret, signing, sniff, transform, tus,
-        validate, webhooks,
+        digest, filepath, ids, metadata, multipart, ratelimit, secret, signing, sniff, transform,
+        tus, validate, webhooks,
     };
 }
 
@@ -79,11 +79,11 @@ pub mod service {
 pub mod s3 {
     pub use crate::domain::files::StoredFile;
     pub use crate::service::buckets::{Bucket, Marker};
+    use crate::service::caller::Caller;
     pub use crate::service::multipart::{
         CopySource, Listed, MultipartUpload, ObjectTemplate, Part,
     };
     pub use crate::service::s3_error::S3Error;
-    use crate::service::caller::Caller;
     use crate::service::{App, ServiceError};
     use bytes::Bytes;
     use std::sync::Arc;
@@ -237,7 +237,12 @@ pub mod s3 {
                 return data.unwrap_or_default();
             }
             let mut out = Vec::new();
-            let mut s = self.app.store.get(&file.blob_key, 0, file.size).await.unwrap();
+            let mut s = self
+                .app
+                .store
+                .get(&file.blob_key, 0, file.size)
+                .await
+                .unwrap();
             while let Some(c) = s.next().await {
                 out.extend_from_slice(&c.unwrap());
             }

@@ -18,8 +18,8 @@ pub(crate) use error::DbError;
 /// it, with `-wal` and `-shm` after the name).
 pub(crate) const SQLITE_FILE: &str = "filestore.db";
 pub use model::*;
-pub(crate) use s3::{PartOutcome, PartRow, S3Completion, S3UploadRow};
 pub use postgres::{Migrate, PgStore};
+pub(crate) use s3::{PartOutcome, PartRow, S3Completion, S3UploadRow};
 pub(crate) use sqlite::SqliteStore;
 pub use store::{
     AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, PlanRepo,

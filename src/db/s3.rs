@@ -85,8 +85,7 @@ pub struct BucketRemoved {
 #[async_trait]
 pub trait S3Repo: std::fmt::Debug + Send + Sync {
     /// Records bucket `name` of the account; false when it was recorded already.
-    async fn create_bucket(&self, account_id: &str, name: &str, now: i64)
-        -> Result<bool, DbError>;
+    async fn create_bucket(&self, account_id: &str, name: &str, now: i64) -> Result<bool, DbError>;
 
     /// The account's recorded buckets (name, created_at), by name.
     async fn created_buckets(&self, account_id: &str) -> Result<Vec<(String, i64)>, DbError>;
@@ -178,8 +177,7 @@ pub trait S3Repo: std::fmt::Debug + Send + Sync {
     /// Aborts the account's open upload `id`: its parts' blobs queued for
     /// deletion (due `now`), their bytes out of storage_bytes, its rows
     /// gone. False when it was not open.
-    async fn abort_s3_upload(&self, account_id: &str, id: &str, now: i64)
-        -> Result<bool, DbError>;
+    async fn abort_s3_upload(&self, account_id: &str, id: &str, now: i64) -> Result<bool, DbError>;
 
     /// Aborts up to `max` open uploads with no part since `idle_before`,
     /// as [`S3Repo::abort_s3_upload`] does, and forgets the completed ones

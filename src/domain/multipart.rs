@@ -171,7 +171,10 @@ mod tests {
         let parts = [part(1, 9, "aa"), part(2, 1, "bb")];
         let record = completion_record(parts.iter());
         assert_eq!(record, "1:aa,2:bb");
-        assert!(same_completion(&listed(&[(1, "\"aa\""), (2, "BB")]), &record));
+        assert!(same_completion(
+            &listed(&[(1, "\"aa\""), (2, "BB")]),
+            &record
+        ));
         assert!(!same_completion(&listed(&[(1, "aa")]), &record));
         assert!(valid_part_number(1) && valid_part_number(10_000));
         assert!(!valid_part_number(0) && !valid_part_number(10_001));

@@ -34,7 +34,10 @@ impl App {
     /// the owner).
     pub(crate) async fn create_bucket(&self, caller: &Caller, name: &str) -> Result<bool, S3Error> {
         let now = self.clock.now_ms();
-        Ok(self.meta.create_bucket(&caller.account.id, name, now).await?)
+        Ok(self
+            .meta
+            .create_bucket(&caller.account.id, name, now)
+            .await?)
     }
 
     /// The account's buckets, by name (byte order): those CreateBucket
@@ -94,7 +97,10 @@ impl App {
         if !files.is_empty() {
             return Ok(true);
         }
-        let markers = self.meta.markers(account_id, Some(&prefix), None, 1).await?;
+        let markers = self
+            .meta
+            .markers(account_id, Some(&prefix), None, 1)
+            .await?;
         Ok(!markers.is_empty())
     }
 

@@ -9,9 +9,9 @@ use super::accounts::commitments;
 use super::blobs::{schedule_by, unqueue};
 use super::commit::{call, commit_alone, outcome_of, Columns, How, Pending};
 use super::outbox::enqueue;
+use super::s3::complete_in as s3_complete;
 use super::strangers::{is_stranger, strangers};
 use super::tokens;
-use super::s3::complete_in as s3_complete;
 use super::uploads::mark_complete;
 use super::{execute, has_nul, query, query_opt, rows, signed, DbError, PgStore};
 use crate::db::model::{

@@ -143,7 +143,11 @@ pub(super) async fn complete_in(
 
 /// Everything of the S3 door of account `id`, inside its removal's
 /// transaction (`ops`): parts' blobs queued (due `now`), rows gone.
-pub(super) async fn remove_account(tx: &Transaction<'_>, id: &str, now: i64) -> Result<(), DbError> {
+pub(super) async fn remove_account(
+    tx: &Transaction<'_>,
+    id: &str,
+    now: i64,
+) -> Result<(), DbError> {
     execute(
         tx,
         "WITH gone AS (
@@ -397,7 +401,10 @@ impl S3Repo for PgStore {
         now: i64,
     ) -> Result<BucketRemoved, DbError> {
         let (_turn, deadline) = self.turn(account_id).await?;
-        in_tx!(self, deadline, |tx| delete_bucket(&tx, account_id, name, now).await)
+        in_tx!(self, deadline, |tx| delete_bucket(
+            &tx, account_id, name, now
+        )
+        .await)
     }
 
     async fn put_marker(&self, account_id: &str, path: &str, now: i64) -> Result<i64, DbError> {
@@ -458,7 +465,10 @@ impl S3Repo for PgStore {
         period: &str,
     ) -> Result<Option<Refusal>, DbError> {
         let (_turn, deadline) = self.turn(&row.account_id).await?;
-        in_tx!(self, deadline, |tx| create_upload(&tx, &row, limits, period).await)
+        in_tx!(self, deadline, |tx| create_upload(
+            &tx, &row, limits, period
+        )
+        .await)
     }
 
     async fn s3_upload(&self, account_id: &str, id: &str) -> Result<Option<S3UploadRow>, DbError> {
@@ -556,6 +566,7 @@ impl S3Repo for PgStore {
         now: i64,
         max: u32,
     ) -> Result<usize, DbError> {
-        in_tx!(self, |tx| reap(&tx, idle_before, done_before, now, max).await)
+        in_tx!(self, |tx| reap(&tx, idle_before, done_before, now, max)
+            .await)
     }
 }

@@ -3,8 +3,8 @@
 //! writer's transaction, which makes them exact; a part's bytes are in
 //! `storage_bytes` while its row is (migration 0020).
 
-use super::{accounts, blobs, owned, shared, signed, write_tx, DbError, OptionalExtension};
 use super::SqliteStore;
+use super::{accounts, blobs, owned, shared, signed, write_tx, DbError, OptionalExtension};
 use crate::db::s3::{BucketRemoved, PartOutcome, PartRow, S3Repo, S3UploadRow};
 use crate::domain::metadata;
 use crate::domain::object::ObjectAttrs;
@@ -51,13 +51,12 @@ fn part_of(r: &Row<'_>) -> rusqlite::Result<PartRow> {
 
 /// The open upload `id` of `account_id`.
 fn open_upload(c: &Connection, account_id: &str, id: &str) -> Result<Option<S3UploadRow>, DbError> {
-    Ok(c
-        .prepare_cached(&format!(
-            "SELECT {UPLOAD} FROM s3_uploads
+    Ok(c.prepare_cached(&format!(
+        "SELECT {UPLOAD} FROM s3_uploads
              WHERE id = ?1 AND account_id = ?2 AND completed_at IS NULL"
-        ))?
-        .query_row(params![id, account_id], upload_of)
-        .optional()?)
+    ))?
+    .query_row(params![id, account_id], upload_of)
+    .optional()?)
 }
 
 /// Removes the parts of upload `id`: their blobs queued for deletion (due
@@ -350,9 +349,7 @@ impl S3Repo for SqliteStore {
         now: i64,
     ) -> Result<BucketRemoved, DbError> {
         let (a, n) = (owned(account_id), owned(name));
-        self.db
-            .write(move |c| delete_bucket(c, &a, &n, now))
-            .await
+        self.db.write(move |c| delete_bucket(c, &a, &n, now)).await
     }
 
     async fn put_marker(&self, account_id: &str, path: &str, now: i64) -> Result<i64, DbError> {
@@ -376,9 +373,11 @@ impl S3Repo for SqliteStore {
         let (a, p) = (owned(account_id), owned(path));
         self.db
             .write(move |c| {
-                Ok(c.prepare_cached("DELETE FROM s3_markers WHERE account_id = ?1 AND path = ?2")?
-                    .execute(params![a, p])?
-                    == 1)
+                Ok(
+                    c.prepare_cached("DELETE FROM s3_markers WHERE account_id = ?1 AND path = ?2")?
+                        .execute(params![a, p])?
+                        == 1,
+                )
             })
             .await
     }
@@ -402,10 +401,9 @@ impl S3Repo for SqliteStore {
                        AND (?4 IS NULL OR path > ?4)
                      ORDER BY path LIMIT ?5",
                 )?
-                .query_map(
-                    params![a, prefix, prefix_end(&prefix), after, limit],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?
+                .query_map(params![a, prefix, prefix_end(&prefix), after, limit], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
                 .collect::<Result<_, _>>()?)
             })
             .await
@@ -477,7 +475,10 @@ impl S3Repo for SqliteStore {
         limit: u32,
     ) -> Result<Vec<S3UploadRow>, DbError> {
         let (a, prefix) = (owned(account_id), owned(prefix));
-        let (key, id) = (key_marker.map(str::to_string), id_marker.map(str::to_string));
+        let (key, id) = (
+            key_marker.map(str::to_string),
+            id_marker.map(str::to_string),
+        );
         self.db
             .run(move |c| {
                 Ok(c.prepare_cached(&format!(

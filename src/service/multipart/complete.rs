@@ -189,10 +189,7 @@ impl App {
         let (hashed, hashes) = oneshot::channel();
         let feed = Feed {
             app_store: Arc::clone(&self.store),
-            parts: parts
-                .iter()
-                .map(|p| (p.blob_key.clone(), p.size))
-                .collect(),
+            parts: parts.iter().map(|p| (p.blob_key.clone(), p.size)).collect(),
             current: None,
             pipe: Some(Pipe::new(HashSink(Hashes::new()))),
             hashed: Some(hashed),

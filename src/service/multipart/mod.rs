@@ -159,7 +159,11 @@ impl App {
     /// [`S3Error::NoSuchUpload`] when it is not open.
     pub(crate) async fn abort_multipart(&self, caller: &Caller, id: &str) -> Result<(), S3Error> {
         let now = self.clock.now_ms();
-        if self.meta.abort_s3_upload(&caller.account.id, id, now).await? {
+        if self
+            .meta
+            .abort_s3_upload(&caller.account.id, id, now)
+            .await?
+        {
             Ok(())
         } else {
             Err(S3Error::NoSuchUpload)
@@ -177,7 +181,10 @@ impl App {
     ) -> Result<(MultipartUpload, Listed<Part>), S3Error> {
         let upload = self.open_multipart(caller, id).await?;
         let max = max.min(MAX_LIST);
-        let mut rows = self.meta.s3_parts(id, after.min(LAST_PART), max + 1).await?;
+        let mut rows = self
+            .meta
+            .s3_parts(id, after.min(LAST_PART), max + 1)
+            .await?;
         let truncated = rows.len() > max as usize;
         rows.truncate(max as usize);
         let items = rows.into_iter().map(part_of).collect();

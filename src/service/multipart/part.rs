@@ -48,14 +48,13 @@ impl App {
         S: Stream<Item = Result<Bytes, ServiceError>> + Unpin + Send,
     {
         if !valid_part_number(number) {
-            return Err(ServiceError::bad_request(
-                "a part number is an integer from 1 to 10000",
-            )
-            .into());
+            return Err(
+                ServiceError::bad_request("a part number is an integer from 1 to 10000").into(),
+            );
         }
         self.open_multipart(caller, upload_id).await?;
         let plan = self.plan_of(&caller.account).clone();
-        let limit = part_limit(&plan, caller)?;
+        let limit = part_limit(&plan, caller);
         if let Some(len) = content_length {
             check_size(len, limit, &plan, caller)?;
         }
@@ -108,7 +107,9 @@ impl App {
         let spooled = spool.finish().await.map_err(ServiceError::from_io)?;
         // The body is in: no longer one of the uploads arriving.
         drop(slots);
-        let part = self.store_part(caller, upload_id, number, spooled, &plan).await;
+        let part = self
+            .store_part(caller, upload_id, number, spooled, &plan)
+            .await;
         drop(held);
         part
     }
@@ -140,22 +141,22 @@ impl App {
                 .into())
             }
         };
-        let body: futures_util::stream::BoxStream<'static, Result<Bytes, ServiceError>> =
-            match data {
-                Some(bytes) => {
-                    let at = usize::try_from(first).unwrap_or(usize::MAX);
-                    let end = usize::try_from(first + len).unwrap_or(usize::MAX);
-                    let slice = Bytes::from(bytes).slice(at.min(end)..end);
-                    futures_util::stream::iter([Ok(slice)]).boxed()
-                }
-                None if len == 0 => futures_util::stream::empty().boxed(),
-                None => self
-                    .store
-                    .get(&file.blob_key, first, len)
-                    .await?
-                    .map(|c| c.map_err(ServiceError::from_io))
-                    .boxed(),
-            };
+        let body: futures_util::stream::BoxStream<'static, Result<Bytes, ServiceError>> = match data
+        {
+            Some(bytes) => {
+                let at = usize::try_from(first).unwrap_or(usize::MAX);
+                let end = usize::try_from(first + len).unwrap_or(usize::MAX);
+                let slice = Bytes::from(bytes).slice(at.min(end)..end);
+                futures_util::stream::iter([Ok(slice)]).boxed()
+            }
+            None if len == 0 => futures_util::stream::empty().boxed(),
+            None => self
+                .store
+                .get(&file.blob_key, first, len)
+                .await?
+                .map(|c| c.map_err(ServiceError::from_io))
+                .boxed(),
+        };
         self.upload_part(caller, upload_id, number, Some(len), body)
             .await
     }
@@ -256,10 +257,10 @@ impl App {
 
 /// The largest part this caller may send: the plan's file size (an
 /// object is never larger), and S3's 5 GiB.
-fn part_limit(plan: &Plan, caller: &Caller) -> Result<u64, ServiceError> {
-    Ok(size_limit(plan.max_file_size, &caller.key.policy)
+fn part_limit(plan: &Plan, caller: &Caller) -> u64 {
+    size_limit(plan.max_file_size, &caller.key.policy)
         .max
-        .min(MAX_PART_SIZE))
+        .min(MAX_PART_SIZE)
 }
 
 /// Refuses a part of `size` past `limit`: in the plan's words when the
@@ -276,4 +277,3 @@ fn check_size(size: u64, limit: u64, plan: &Plan, caller: &Caller) -> Result<(),
         "a part is at most 5 GiB".to_string(),
     ))
 }
-

@@ -30,7 +30,10 @@ async fn buckets_are_created_ones_and_folders_with_files_and_markers(backend: Ba
         assert!(s.bucket_exists(b).await.unwrap(), "{b}");
     }
     assert!(!s.bucket_exists("nothing").await.unwrap());
-    assert!(!s.bucket_exists("phot").await.unwrap(), "a prefix is no bucket");
+    assert!(
+        !s.bucket_exists("phot").await.unwrap(),
+        "a prefix is no bucket"
+    );
     // Another account sees none of them.
     let (_other, key) = srv.new_account("other", "free").await;
     let other = Session::of_secret(&srv.app, &key).await;
@@ -47,21 +50,33 @@ async fn a_bucket_is_deleted_only_when_empty_and_takes_its_uploads_with_it(backe
     let file = srv
         .upload_ok("f.txt", b"f".to_vec(), &[("folder", "b/sub")])
         .await;
-    assert_eq!(kind(&s.delete_bucket("b").await.unwrap_err()), "BucketNotEmpty");
+    assert_eq!(
+        kind(&s.delete_bucket("b").await.unwrap_err()),
+        "BucketNotEmpty"
+    );
     let r = srv
         .delete_as(&srv.secret_key, file["id"].as_str().unwrap())
         .await;
     assert!(r.status().is_success());
     s.put_marker("b/keep/").await.unwrap();
-    assert_eq!(kind(&s.delete_bucket("b").await.unwrap_err()), "BucketNotEmpty");
+    assert_eq!(
+        kind(&s.delete_bucket("b").await.unwrap_err()),
+        "BucketNotEmpty"
+    );
     assert!(s.delete_marker("b/keep/").await.unwrap());
     // An incomplete upload does not keep it: it is aborted with it.
-    let id = s.create_multipart("b", "big.bin", template()).await.unwrap();
+    let id = s
+        .create_multipart("b", "big.bin", template())
+        .await
+        .unwrap();
     s.upload_part(&id, 1, vec![data(1000, 1)]).await.unwrap();
     assert_eq!(stored(&srv).await, 1000);
     s.delete_bucket("b").await.unwrap();
     assert!(!s.bucket_exists("b").await.unwrap());
-    assert_eq!(kind(&s.list_parts(&id, 0, 10).await.unwrap_err()), "NoSuchUpload");
+    assert_eq!(
+        kind(&s.list_parts(&id, 0, 10).await.unwrap_err()),
+        "NoSuchUpload"
+    );
     assert_eq!(stored(&srv).await, 0, "the part's bytes are given back");
     assert_eq!(srv.count("SELECT COUNT(*) FROM s3_parts"), 0);
     // Its part's blob goes to the collector.
@@ -69,7 +84,10 @@ async fn a_bucket_is_deleted_only_when_empty_and_takes_its_uploads_with_it(backe
         srv.blob_count().await == 0
     })
     .await;
-    assert_eq!(kind(&s.delete_bucket("b").await.unwrap_err()), "NoSuchBucket");
+    assert_eq!(
+        kind(&s.delete_bucket("b").await.unwrap_err()),
+        "NoSuchBucket"
+    );
 }
 
 async fn markers_list_in_byte_order_and_are_never_files(backend: Backend) {
@@ -102,5 +120,9 @@ async fn markers_list_in_byte_order_and_are_never_files(backend: Backend) {
     assert!(!s.delete_marker("b/a/").await.unwrap());
     assert_eq!(srv.count("SELECT COUNT(*) FROM files"), 0, "never a file");
     let listed = srv.get_json(&srv.secret_key, "/v1/files").await.1;
-    assert_eq!(listed["files"].as_array().map(Vec::len), Some(0), "{listed}");
+    assert_eq!(
+        listed["files"].as_array().map(Vec::len),
+        Some(0),
+        "{listed}"
+    );
 }

@@ -67,10 +67,6 @@ pub async fn stored(srv: &TestServer) -> u64 {
 pub fn kind(e: &S3Error) -> String {
     match e {
         S3Error::Service(s) => s.code().to_string(),
-        other => format!("{other:?}")
-            .split('(')
-            .next()
-            .unwrap()
-            .to_string(),
+        other => format!("{other:?}").split('(').next().unwrap().to_string(),
     }
 }

@@ -44,7 +44,11 @@ async fn parts_count_against_the_storage_quota_while_open(backend: Backend) {
     // So is a third part, as its bytes arrive (no Content-Length known
     // beforehand would have let it through).
     let e = s
-        .upload_part(&id, 3, data(5 * MIB, 4).chunks(MIB).map(<[u8]>::to_vec).collect())
+        .upload_part(
+            &id,
+            3,
+            data(5 * MIB, 4).chunks(MIB).map(<[u8]>::to_vec).collect(),
+        )
         .await
         .unwrap_err();
     assert_eq!(kind(&e), "storage_limit_exceeded");
@@ -63,7 +67,11 @@ async fn an_open_upload_is_one_of_the_open_uploads(backend: Backend) {
     s.create_bucket("b").await.unwrap();
     let mut ids = Vec::new();
     for i in 0..3 {
-        ids.push(s.create_multipart("b", &format!("{i}"), template()).await.unwrap());
+        ids.push(
+            s.create_multipart("b", &format!("{i}"), template())
+                .await
+                .unwrap(),
+        );
     }
     let e = s.create_multipart("b", "4", template()).await.unwrap_err();
     assert_eq!(kind(&e), "rate_limit_exceeded", "{e}");
@@ -83,7 +91,10 @@ async fn an_open_upload_is_one_of_the_open_uploads(backend: Backend) {
     // The grace period refuses a new one, as it does an upload.
     srv.set_account(&srv.account_id, None, Some(true)).await;
     let graced = session(&srv).await;
-    let e = graced.create_multipart("b", "5", template()).await.unwrap_err();
+    let e = graced
+        .create_multipart("b", "5", template())
+        .await
+        .unwrap_err();
     assert_eq!(kind(&e), "grace_period");
 }
 
@@ -93,7 +104,9 @@ async fn abort_gives_back_the_bytes_and_removes_the_blobs(backend: Backend) {
     s.create_bucket("b").await.unwrap();
     let id = s.create_multipart("b", "x.bin", template()).await.unwrap();
     for n in 1..=3 {
-        s.upload_part(&id, n, vec![data(100_000, n as u8)]).await.unwrap();
+        s.upload_part(&id, n, vec![data(100_000, n as u8)])
+            .await
+            .unwrap();
     }
     assert_eq!(srv.blob_count().await, 3);
     assert_eq!(stored(&srv).await, 300_000);
@@ -113,10 +126,16 @@ async fn an_upload_idle_for_a_day_is_reaped(backend: Backend) {
     let srv = server(backend).await;
     let s = session(&srv).await;
     s.create_bucket("b").await.unwrap();
-    let idle = s.create_multipart("b", "idle.bin", template()).await.unwrap();
+    let idle = s
+        .create_multipart("b", "idle.bin", template())
+        .await
+        .unwrap();
     s.upload_part(&idle, 1, vec![data(1000, 1)]).await.unwrap();
-    let busy = s.create_multipart("b", "busy.bin", template()).await.unwrap();
-    srv.clock.advance(Duration::from_secs(23 * 3600));
+    let busy = s
+        .create_multipart("b", "busy.bin", template())
+        .await
+        .unwrap();
+    srv.clock.advance(Duration::from_hours(23));
     s.upload_part(&busy, 1, vec![data(500, 2)]).await.unwrap();
     srv.clock.advance(Duration::from_secs(3600 + 1));
     // The collector (every 100 ms in the tests) aborts the idle one only.
@@ -125,7 +144,10 @@ async fn an_upload_idle_for_a_day_is_reaped(backend: Backend) {
         s.list_parts(&idle, 0, 10).await.is_err()
     })
     .await;
-    assert_eq!(kind(&s.list_parts(&idle, 0, 10).await.unwrap_err()), "NoSuchUpload");
+    assert_eq!(
+        kind(&s.list_parts(&idle, 0, 10).await.unwrap_err()),
+        "NoSuchUpload"
+    );
     assert_eq!(s.list_parts(&busy, 0, 10).await.unwrap().1.items.len(), 1);
     assert_eq!(stored(&srv).await, 500);
     srv.eventually(10, "the idle part's blob collected", || async {

@@ -22,9 +22,15 @@ async fn parts_to_two_nodes(backend: Backend) {
         },
     )
     .await;
-    let (sa, sb) = (session(&a).await, Session::of_secret(&b.app, &a.secret_key).await);
+    let (sa, sb) = (
+        session(&a).await,
+        Session::of_secret(&b.app, &a.secret_key).await,
+    );
     sa.create_bucket("b").await.unwrap();
-    let id = sa.create_multipart("b", "two.bin", template()).await.unwrap();
+    let id = sa
+        .create_multipart("b", "two.bin", template())
+        .await
+        .unwrap();
     let (p1, p2, p3) = (data(5 * MIB, 1), data(5 * MIB, 2), data(777, 3));
     let (r2, r1, r3) = tokio::join!(
         sb.upload_part(&id, 2, vec![p2.clone()]),
@@ -46,7 +52,7 @@ async fn parts_to_two_nodes(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parts_sent_to_two_nodes_make_one_object_local() {
-    parts_to_two_nodes(Backend::LocalBlobs).await;
+    Box::pin(parts_to_two_nodes(Backend::LocalBlobs)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,5 +60,5 @@ async fn parts_sent_to_two_nodes_make_one_object_s3() {
     let Some(backend) = Backend::s3("mp_two_nodes") else {
         return;
     };
-    parts_to_two_nodes(backend).await;
+    Box::pin(parts_to_two_nodes(backend)).await;
 }
