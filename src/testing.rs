@@ -174,6 +174,24 @@ pub mod s3 {
                 .await
         }
 
+        /// UploadPart whose request declares `declared` bytes.
+        pub async fn upload_part_declared(
+            &self,
+            upload_id: &str,
+            number: u32,
+            declared: u64,
+            chunks: Vec<Vec<u8>>,
+        ) -> Result<Part, S3Error> {
+            let body = futures_util::stream::iter(
+                chunks
+                    .into_iter()
+                    .map(|c| Ok::<_, ServiceError>(Bytes::from(c))),
+            );
+            self.app
+                .upload_part(&self.caller, upload_id, number, Some(declared), body)
+                .await
+        }
+
         pub async fn upload_part_copy(
             &self,
             upload_id: &str,

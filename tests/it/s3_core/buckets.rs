@@ -6,6 +6,7 @@ both_stores!(
     buckets_are_created_ones_and_folders_with_files_and_markers,
     a_bucket_is_deleted_only_when_empty_and_takes_its_uploads_with_it,
     markers_list_in_byte_order_and_are_never_files,
+    an_accounts_removal_takes_its_buckets_markers_and_uploads,
 );
 
 async fn buckets_are_created_ones_and_folders_with_files_and_markers(backend: Backend) {
@@ -125,4 +126,34 @@ async fn markers_list_in_byte_order_and_are_never_files(backend: Backend) {
         Some(0),
         "{listed}"
     );
+}
+
+async fn an_accounts_removal_takes_its_buckets_markers_and_uploads(backend: Backend) {
+    use filestore::testing::db::OpsRepo;
+    let srv = server(backend).await;
+    let (acc, key) = srv.new_account("leaving", "free").await;
+    let s = Session::of_secret(&srv.app, &key).await;
+    s.create_bucket("b").await.unwrap();
+    s.put_marker("b/m/").await.unwrap();
+    let id = s.create_multipart("b", "x", template()).await.unwrap();
+    s.upload_part(&id, 1, vec![data(1000, 1)]).await.unwrap();
+    assert_eq!(srv.blob_count().await, 1);
+    let now = srv.clock.now_ms();
+    srv.app
+        .meta
+        .delete_account(&acc, now)
+        .await
+        .unwrap()
+        .unwrap();
+    for table in ["s3_buckets", "s3_markers", "s3_uploads", "s3_parts"] {
+        assert_eq!(
+            srv.count(&format!("SELECT COUNT(*) FROM {table}")),
+            0,
+            "{table}"
+        );
+    }
+    srv.eventually(10, "the part's blob collected", || async {
+        srv.blob_count().await == 0
+    })
+    .await;
 }

@@ -52,6 +52,18 @@ async fn parts_count_against_the_storage_quota_while_open(backend: Backend) {
         .await
         .unwrap_err();
     assert_eq!(kind(&e), "storage_limit_exceeded");
+    // A part larger than the plan's largest file is refused before its
+    // body is read; one shorter than it said is refused too.
+    let e = s
+        .upload_part_declared(&id, 4, 30_000_001, vec![])
+        .await
+        .unwrap_err();
+    assert_eq!(kind(&e), "file_too_large");
+    let e = s
+        .upload_part_declared(&id, 4, 100, vec![data(10, 1)])
+        .await
+        .unwrap_err();
+    assert_eq!(kind(&e), "bad_request");
     // Sending part 2 again of the same size fits (it replaces the first).
     s.upload_part(&id, 2, vec![data(5 * MIB, 5)]).await.unwrap();
     assert_eq!(stored(&srv).await, 10 * MIB as u64);
