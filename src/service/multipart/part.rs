@@ -5,7 +5,7 @@
 //! `concurrent_uploads` while they do; then the blob stored (registered
 //! with the collector first, `commit::PendingBlob`) and the part recorded
 //! under the account's lock, where its bytes join the account's storage
-//! exactly (`db::s3::S3Repo::put_part`). A part sent again replaces the
+//! exactly (`db::s3::MultipartRepo::put_part`). A part sent again replaces the
 //! earlier one, whose blob goes to the collector.
 
 use super::{part_of, Part};
