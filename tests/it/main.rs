@@ -63,6 +63,7 @@ mod paths;
 mod pg_deadlines;
 mod plans;
 mod postgres;
+mod s3_core;
 mod s3_credentials;
 mod s3_dead_node;
 mod s3_rules;

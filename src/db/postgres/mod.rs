@@ -96,6 +96,7 @@ use node::{hold_node_lock, NodeSession};
 mod plans;
 mod rows;
 mod s3;
+mod s3_buckets;
 mod strangers;
 mod tls;
 mod tokens;
@@ -104,7 +105,7 @@ mod variants;
 
 /// The PostgreSQL metadata store; each aggregate of
 /// [`MetaStore`](super::MetaStore) is implemented in a file of its own
-/// (`files`, `blobs`, `accounts`, `tokens`, `uploads`, `outbox`, `rates`, `ops`),
+/// (`files`, `blobs`, `accounts`, `tokens`, `uploads`, `outbox`, `rates`, `ops`, `s3`, `s3_buckets`),
 /// each method one transaction (or one statement, which is its own), on a
 /// pooled connection.
 #[derive(Clone)]

@@ -26,6 +26,7 @@ mod paths;
 mod plans;
 mod rates;
 mod s3;
+mod s3_buckets;
 mod shared;
 mod tokens;
 mod uploads;
