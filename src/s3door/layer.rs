@@ -5,8 +5,8 @@
 //! `X-Amz-Expires` refused as §18 says, before s3s would judge them.
 
 use axum::body::Body;
-use std::fmt::Write as _;
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use std::fmt::Write as _;
 
 /// The longest error body rewritten (s3s's are a few hundred bytes).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -201,7 +201,11 @@ pub(crate) async fn complete_error(
             .nth(1)
             .and_then(|t| t.split("</Code>").next())
             .unwrap_or("");
-        let _ = write!(extra, "<Message>{}</Message>", escape(default_message(code)));
+        let _ = write!(
+            extra,
+            "<Message>{}</Message>",
+            escape(default_message(code))
+        );
     }
     if !text.contains("<Resource>") {
         let _ = write!(extra, "<Resource>{}</Resource>", escape(resource));

@@ -540,7 +540,10 @@ mod tests {
         let mut multi = row(12);
         multi.attrs.parts = vec![5, 5, 2];
         let third = shape(&multi, &read(None, Some(3), none())).unwrap();
-        assert_eq!((third.offset, third.len, third.parts_count), (10, 2, Some(3)));
+        assert_eq!(
+            (third.offset, third.len, third.parts_count),
+            (10, 2, Some(3))
+        );
         assert_eq!(third.content_range.as_deref(), Some("bytes 10-11/12"));
     }
 

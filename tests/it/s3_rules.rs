@@ -52,7 +52,11 @@ async fn server(b: Backend) -> (TestServer, aws_sdk_s3::Client) {
     (srv, s3)
 }
 
-async fn put(s3: &aws_sdk_s3::Client, key: &str, len: usize) -> Result<(), (Option<u16>, Option<String>)> {
+async fn put(
+    s3: &aws_sdk_s3::Client,
+    key: &str,
+    len: usize,
+) -> Result<(), (Option<u16>, Option<String>)> {
     s3.put_object()
         .bucket("bkt")
         .key(key)
@@ -122,7 +126,13 @@ async fn writes_meet_the_plan_in_s3s_words(b: Backend) {
         .unwrap_err();
     assert_eq!(failure(&e), (Some(403), Some("AccessDenied".into())));
     assert!(format!("{e:?}").contains("grace period"), "{e:?}");
-    let got = s3.get_object().bucket("bkt").key("one").send().await.unwrap();
+    let got = s3
+        .get_object()
+        .bucket("bkt")
+        .key("one")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(got.body.collect().await.unwrap().into_bytes().len(), 900);
     srv.stop().await;
 }
@@ -140,7 +150,9 @@ async fn an_object_put_through_the_door_is_a_file_like_any_other(b: Backend) {
         .send()
         .await
         .unwrap();
-    let (status, page) = srv.get_json(&srv.secret_key, "/v1/files?folder=pics/2026").await;
+    let (status, page) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=pics/2026")
+        .await;
     assert_eq!(status, 200, "{page}");
     let file = &page["files"][0];
     assert_eq!(file["name"], "cat.png");
@@ -172,7 +184,10 @@ async fn an_object_put_through_the_door_is_a_file_like_any_other(b: Backend) {
         .send()
         .await
         .unwrap();
-    assert_eq!(got.body.collect().await.unwrap().into_bytes().as_ref(), b"from v1");
+    assert_eq!(
+        got.body.collect().await.unwrap().into_bytes().as_ref(),
+        b"from v1"
+    );
     // A PUT replaces every file at its path: one file, the new bytes.
     s3.put_object()
         .bucket("pics")
@@ -181,7 +196,9 @@ async fn an_object_put_through_the_door_is_a_file_like_any_other(b: Backend) {
         .send()
         .await
         .unwrap();
-    let (_, page) = srv.get_json(&srv.secret_key, "/v1/files?folder=pics/notes").await;
+    let (_, page) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=pics/notes")
+        .await;
     let files = page["files"].as_array().unwrap();
     assert_eq!(files.len(), 1, "{page}");
     assert_ne!(files[0]["id"], up["id"]);

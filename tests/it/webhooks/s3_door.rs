@@ -31,11 +31,15 @@ async fn s3_writes_send_the_events_v1_writes_send() {
     };
     put(b"one").await.unwrap();
     let id_of = |page: &Value| s(&page["files"][0]["id"]).to_string();
-    let (_, page) = srv.get_json(&srv.secret_key, "/v1/files?folder=hooks/a").await;
+    let (_, page) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=hooks/a")
+        .await;
     let first = id_of(&page);
     rx.wait_delivered(30, &[(CREATED, &first)]).await;
     put(b"two").await.unwrap();
-    let (_, page) = srv.get_json(&srv.secret_key, "/v1/files?folder=hooks/a").await;
+    let (_, page) = srv
+        .get_json(&srv.secret_key, "/v1/files?folder=hooks/a")
+        .await;
     let second = id_of(&page);
     assert_ne!(first, second);
     rx.wait_delivered(30, &[(DELETED, &first), (CREATED, &second)])
