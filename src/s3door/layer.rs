@@ -135,7 +135,15 @@ pub(crate) fn preflight(req: &Request<Body>) -> Option<Response<Body>> {
         return None;
     }
     let headers = req.headers();
-    let origin = headers.get(header::ORIGIN)?.clone();
+    let Some(origin) = headers.get(header::ORIGIN).cloned() else {
+        return Some(error(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "Insufficient information. Origin request header needed.",
+            req.uri().path(),
+            "",
+        ));
+    };
     let mut resp = Response::builder()
         .status(StatusCode::OK)
         .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin)

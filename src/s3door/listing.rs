@@ -11,7 +11,7 @@ use super::Ops;
 use crate::db::FileRow;
 use crate::domain::filepath;
 use crate::service::caller::Caller;
-use crate::service::paths;
+use crate::service::paths::{self, MAX_PATHS_PAGE};
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use s3s::dto::{CommonPrefix, Object, Owner};
@@ -131,7 +131,21 @@ impl Ops {
         let base = format!("{bucket}/");
         let full_prefix = format!("{base}{prefix}");
         let delimiter = delimiter.filter(|d| !d.is_empty());
+        // A common prefix at or before a V1 marker / start key was given
+        // already (its NextMarker is the prefix itself).
+        let start_key = match &start {
+            Some(Resume::After(k)) => Some(k.clone()),
+            _ => None,
+        };
         let mut after: Option<String> = start.map(|s| format!("{base}{}", s.key()));
+        // Rows a query asks for: few right after a skipped common prefix
+        // (only the next entry matters: a folder per probe), doubling while
+        // pages go on without one.
+        let mut probe: u32 = if delimiter.is_some() {
+            2
+        } else {
+            MAX_PATHS_PAGE
+        };
         let mut entries = Vec::new();
         let mut last: Option<Resume> = None;
         let account = &caller.account.id;
@@ -144,7 +158,10 @@ impl Ops {
         }
         loop {
             // One more than room, to tell whether the page is the last.
-            let want = max - u32::try_from(entries.len()).unwrap_or(max) + 1;
+            // One more than room, to tell whether the page is the last; no
+            // more than one query gives (`MAX_PATHS_PAGE`).
+            let room = max - u32::try_from(entries.len()).unwrap_or(max) + 1;
+            let want = room.min(probe).min(MAX_PATHS_PAGE);
             let rows = paths::list_paths(
                 &self.app,
                 account,
@@ -178,9 +195,12 @@ impl Ops {
                 if let Some(at) = delimiter.and_then(|d| rest.find(d).map(|i| i + d.len())) {
                     let common = format!("{prefix}{}", &rest[..at]);
                     after = Some(filepath::past_prefix(&format!("{base}{common}")));
-                    last = Some(Resume::PastPrefix(common.clone()));
-                    entries.push(Entry::Prefix(common));
+                    if start_key.as_deref().is_none_or(|k| common.as_str() > k) {
+                        last = Some(Resume::PastPrefix(common.clone()));
+                        entries.push(Entry::Prefix(common));
+                    }
                     skipped = true;
+                    probe = 2;
                     break;
                 }
                 after = Some(path.clone());
@@ -189,6 +209,9 @@ impl Ops {
             }
             if !skipped && complete {
                 break;
+            }
+            if !skipped {
+                probe = probe.saturating_mul(2);
             }
         }
         Ok(Page {

@@ -132,7 +132,9 @@ impl Ops {
                 ) else {
                     return Err(s3_error!(InvalidArgument, "x-amz-credential is malformed"));
                 };
-                let given = get("x-amz-signature").unwrap_or("").to_string();
+                let given = get("x-amz-signature")
+                    .ok_or_else(missing_signature)?
+                    .to_string();
                 let (date, region, service, policy) = (
                     date.to_string(),
                     region.to_string(),
@@ -148,7 +150,7 @@ impl Ops {
                     }),
                 )
             } else if let Some(ak) = get("awsaccesskeyid") {
-                let given = get("signature").unwrap_or("").to_string();
+                let given = get("signature").ok_or_else(missing_signature)?.to_string();
                 let policy = policy_b64.to_string();
                 (
                     ak.to_string(),
@@ -441,6 +443,13 @@ where
 }
 
 const TOO_LARGE: &str = "EntityTooLarge: Your proposed upload exceeds the maximum allowed size";
+
+fn missing_signature() -> S3Error {
+    s3_error!(
+        InvalidArgument,
+        "Bucket POST must contain a field named 'Signature'"
+    )
+}
 
 fn malformed(e: &axum::extract::multipart::MultipartError) -> S3Error {
     s3_error!(
