@@ -48,6 +48,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently (by id, every file at a path, or a folder)')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
+            [CompletionResult]::new('s3', 's3', [CompletionResultType]::ParameterValue, 'The S3 door: the credential S3 clients (aws-cli, rclone, SDKs) sign with')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
@@ -452,6 +453,50 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'filestore;s3' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('credentials', 'credentials', [CompletionResultType]::ParameterValue, 'Print the key''s S3 credential, endpoint and region as shell exports (--json: the record)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;s3;credentials' {
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Client profile in the config file [env: FILESTORE_PROFILE]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;s3;help' {
+            [CompletionResult]::new('credentials', 'credentials', [CompletionResultType]::ParameterValue, 'Print the key''s S3 credential, endpoint and region as shell exports (--json: the record)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'filestore;s3;help;credentials' {
+            break
+        }
+        'filestore;s3;help;help' {
+            break
+        }
         'filestore;health' {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)')
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'Server URL for client commands [env: FILESTORE_URL]')
@@ -489,6 +534,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--base-url', '--base-url', [CompletionResultType]::ParameterName, 'Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]')
             [CompletionResult]::new('--cdn-url', '--cdn-url', [CompletionResultType]::ParameterName, 'Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]')
             [CompletionResult]::new('--metrics-listen', '--metrics-listen', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics at /metrics on this address [env: FILESTORE_METRICS_LISTEN] [default: off]')
+            [CompletionResult]::new('--s3-listen', '--s3-listen', [CompletionResultType]::ParameterName, 'Open the S3 door on this address [env: FILESTORE_S3_LISTEN] [default: off]')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]')
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
             [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
@@ -667,9 +713,10 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once (a secret key''s with its S3 credential)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
             [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            [CompletionResult]::new('s3', 's3', [CompletionResultType]::ParameterValue, 'Show a secret key''s S3 credential (access key id and secret access key) again')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -726,10 +773,26 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'filestore;admin;key;s3' {
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'filestore;admin;key;help' {
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once (a secret key''s with its S3 credential)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
             [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            [CompletionResult]::new('s3', 's3', [CompletionResultType]::ParameterValue, 'Show a secret key''s S3 credential (access key id and secret access key) again')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -740,6 +803,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;key;help;revoke' {
+            break
+        }
+        'filestore;admin;key;help;s3' {
             break
         }
         'filestore;admin;key;help;help' {
@@ -943,9 +1009,10 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;help;key' {
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once (a secret key''s with its S3 credential)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
             [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            [CompletionResult]::new('s3', 's3', [CompletionResultType]::ParameterValue, 'Show a secret key''s S3 credential (access key id and secret access key) again')
             break
         }
         'filestore;admin;help;key;create' {
@@ -955,6 +1022,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;help;key;revoke' {
+            break
+        }
+        'filestore;admin;help;key;s3' {
             break
         }
         'filestore;admin;help;webhook' {
@@ -1005,6 +1075,7 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('delete', 'delete', [CompletionResultType]::ParameterValue, 'Delete files permanently (by id, every file at a path, or a folder)')
             [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Publish a directory to a folder: upload what is new or changed, skip the rest')
             [CompletionResult]::new('usage', 'usage', [CompletionResultType]::ParameterValue, 'Show the account''s usage this billing period')
+            [CompletionResult]::new('s3', 's3', [CompletionResultType]::ParameterValue, 'The S3 door: the credential S3 clients (aws-cli, rclone, SDKs) sign with')
             [CompletionResult]::new('health', 'health', [CompletionResultType]::ParameterValue, 'Check the server''s health (exit 0 only when ok)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the server (API and CDN routes)')
@@ -1073,6 +1144,13 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
         'filestore;help;usage' {
             break
         }
+        'filestore;help;s3' {
+            [CompletionResult]::new('credentials', 'credentials', [CompletionResultType]::ParameterValue, 'Print the key''s S3 credential, endpoint and region as shell exports (--json: the record)')
+            break
+        }
+        'filestore;help;s3;credentials' {
+            break
+        }
         'filestore;help;health' {
             break
         }
@@ -1114,9 +1192,10 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;key' {
-            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a key; its secret is printed once (a secret key''s with its S3 credential)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List keys (never their secrets)')
             [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke a key at once')
+            [CompletionResult]::new('s3', 's3', [CompletionResultType]::ParameterValue, 'Show a secret key''s S3 credential (access key id and secret access key) again')
             break
         }
         'filestore;help;admin;key;create' {
@@ -1126,6 +1205,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;key;revoke' {
+            break
+        }
+        'filestore;help;admin;key;s3' {
             break
         }
         'filestore;help;admin;webhook' {

@@ -55,6 +55,9 @@ _filestore() {
             filestore,profile)
                 cmd="filestore__subcmd__profile"
                 ;;
+            filestore,s3)
+                cmd="filestore__subcmd__s3"
+                ;;
             filestore,serve)
                 cmd="filestore__subcmd__serve"
                 ;;
@@ -172,6 +175,9 @@ _filestore() {
             filestore__subcmd__admin__subcmd__help__subcmd__key,revoke)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke"
                 ;;
+            filestore__subcmd__admin__subcmd__help__subcmd__key,s3)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__s3"
+                ;;
             filestore__subcmd__admin__subcmd__help__subcmd__plan,apply)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__plan__subcmd__apply"
                 ;;
@@ -199,6 +205,9 @@ _filestore() {
             filestore__subcmd__admin__subcmd__key,revoke)
                 cmd="filestore__subcmd__admin__subcmd__key__subcmd__revoke"
                 ;;
+            filestore__subcmd__admin__subcmd__key,s3)
+                cmd="filestore__subcmd__admin__subcmd__key__subcmd__s3"
+                ;;
             filestore__subcmd__admin__subcmd__key__subcmd__help,create)
                 cmd="filestore__subcmd__admin__subcmd__key__subcmd__help__subcmd__create"
                 ;;
@@ -210,6 +219,9 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__key__subcmd__help,revoke)
                 cmd="filestore__subcmd__admin__subcmd__key__subcmd__help__subcmd__revoke"
+                ;;
+            filestore__subcmd__admin__subcmd__key__subcmd__help,s3)
+                cmd="filestore__subcmd__admin__subcmd__key__subcmd__help__subcmd__s3"
                 ;;
             filestore__subcmd__admin__subcmd__plan,apply)
                 cmd="filestore__subcmd__admin__subcmd__plan__subcmd__apply"
@@ -292,6 +304,9 @@ _filestore() {
             filestore__subcmd__help,profile)
                 cmd="filestore__subcmd__help__subcmd__profile"
                 ;;
+            filestore__subcmd__help,s3)
+                cmd="filestore__subcmd__help__subcmd__s3"
+                ;;
             filestore__subcmd__help,serve)
                 cmd="filestore__subcmd__help__subcmd__serve"
                 ;;
@@ -352,6 +367,9 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin__subcmd__key,revoke)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke"
                 ;;
+            filestore__subcmd__help__subcmd__admin__subcmd__key,s3)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__s3"
+                ;;
             filestore__subcmd__help__subcmd__admin__subcmd__plan,apply)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__plan__subcmd__apply"
                 ;;
@@ -369,6 +387,9 @@ _filestore() {
                 ;;
             filestore__subcmd__help__subcmd__profile,list)
                 cmd="filestore__subcmd__help__subcmd__profile__subcmd__list"
+                ;;
+            filestore__subcmd__help__subcmd__s3,credentials)
+                cmd="filestore__subcmd__help__subcmd__s3__subcmd__credentials"
                 ;;
             filestore__subcmd__help__subcmd__token,create)
                 cmd="filestore__subcmd__help__subcmd__token__subcmd__create"
@@ -390,6 +411,18 @@ _filestore() {
                 ;;
             filestore__subcmd__profile__subcmd__help,list)
                 cmd="filestore__subcmd__profile__subcmd__help__subcmd__list"
+                ;;
+            filestore__subcmd__s3,credentials)
+                cmd="filestore__subcmd__s3__subcmd__credentials"
+                ;;
+            filestore__subcmd__s3,help)
+                cmd="filestore__subcmd__s3__subcmd__help"
+                ;;
+            filestore__subcmd__s3__subcmd__help,credentials)
+                cmd="filestore__subcmd__s3__subcmd__help__subcmd__credentials"
+                ;;
+            filestore__subcmd__s3__subcmd__help,help)
+                cmd="filestore__subcmd__s3__subcmd__help__subcmd__help"
                 ;;
             filestore__subcmd__token,create)
                 cmd="filestore__subcmd__token__subcmd__create"
@@ -422,7 +455,7 @@ _filestore() {
 
     case "${cmd}" in
         filestore)
-            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version login logout whoami profile upload list get download sign token mv cp delete sync usage health completions serve admin help"
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version login logout whoami profile upload list get download sign token mv cp delete sync usage s3 health completions serve admin help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -920,7 +953,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__key)
-            opts="create list revoke"
+            opts="create list revoke s3"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -962,6 +995,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__key__subcmd__s3)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1088,7 +1135,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list revoke help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list revoke s3 help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1184,7 +1231,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__help)
-            opts="create list revoke help"
+            opts="create list revoke s3 help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1253,6 +1300,20 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__admin__subcmd__key__subcmd__help__subcmd__s3)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__admin__subcmd__key__subcmd__list)
             opts="-q -h -V --account --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1292,6 +1353,40 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__key__subcmd__revoke)
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__key__subcmd__s3)
             opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1988,7 +2083,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help)
-            opts="login logout whoami profile upload list get download sign token mv cp delete sync usage health completions serve admin help"
+            opts="login logout whoami profile upload list get download sign token mv cp delete sync usage s3 health completions serve admin help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2100,7 +2195,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__key)
-            opts="create list revoke"
+            opts="create list revoke s3"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2142,6 +2237,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__key__subcmd__s3)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2436,6 +2545,34 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__profile__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__s3)
+            opts="credentials"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__s3__subcmd__credentials)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2871,8 +3008,122 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__s3)
+            opts="-q -h -V --json --quiet --server --api-key --profile --config --data-dir --help --version credentials help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__s3__subcmd__credentials)
+            opts="-q -h -V --retries --json --quiet --server --api-key --profile --config --data-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__s3__subcmd__help)
+            opts="credentials help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__s3__subcmd__help__subcmd__credentials)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__s3__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__serve)
-            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --log-format --migrate --server --api-key --profile --json --quiet --config --data-dir --help --version"
+            opts="-q -h -V --listen --base-url --cdn-url --metrics-listen --s3-listen --log-format --migrate --server --api-key --profile --json --quiet --config --data-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2891,6 +3142,10 @@ _filestore() {
                     return 0
                     ;;
                 --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --s3-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -45,6 +45,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand delete 'Delete files permanently (by id, every file at a path, or a folder)'
             cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
+            cand s3 'The S3 door: the credential S3 clients (aws-cli, rclone, SDKs) sign with'
             cand health 'Check the server''s health (exit 0 only when ok)'
             cand completions 'Print a shell completion script'
             cand serve 'Run the server (API and CDN routes)'
@@ -421,6 +422,45 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'filestore;s3'= {
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand credentials 'Print the key''s S3 credential, endpoint and region as shell exports (--json: the record)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;s3;credentials'= {
+            cand --retries 'Retries of a failed request (connection errors, 408, 429, 5xx), with exponential backoff and jitter, honouring Retry-After'
+            cand --server 'Server URL for client commands [env: FILESTORE_URL]'
+            cand --api-key 'API key for client commands ("-" reads it from stdin) [env: FILESTORE_API_KEY]'
+            cand --profile 'Client profile in the config file [env: FILESTORE_PROFILE]'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;s3;help'= {
+            cand credentials 'Print the key''s S3 credential, endpoint and region as shell exports (--json: the record)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'filestore;s3;help;credentials'= {
+        }
+        &'filestore;s3;help;help'= {
+        }
         &'filestore;health'= {
             cand --timeout 'How long --wait waits: 90, 60s, 1m30s, 1.5h... (at most 365d)'
             cand --server 'Server URL for client commands [env: FILESTORE_URL]'
@@ -456,6 +496,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --base-url 'Public address of the API [env: FILESTORE_BASE_URL] [default: http://<listen>]'
             cand --cdn-url 'Address files are served from [env: FILESTORE_CDN_URL] [default: base URL]'
             cand --metrics-listen 'Serve Prometheus metrics at /metrics on this address [env: FILESTORE_METRICS_LISTEN] [default: off]'
+            cand --s3-listen 'Open the S3 door on this address [env: FILESTORE_S3_LISTEN] [default: off]'
             cand --log-format 'Log lines as text or JSON [env: FILESTORE_LOG_FORMAT] [default: text]'
             cand --server 'server'
             cand --api-key 'api-key'
@@ -619,9 +660,10 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand create 'Create a key; its secret is printed once'
+            cand create 'Create a key; its secret is printed once (a secret key''s with its S3 credential)'
             cand list 'List keys (never their secrets)'
             cand revoke 'Revoke a key at once'
+            cand s3 'Show a secret key''s S3 credential (access key id and secret access key) again'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;key;create'= {
@@ -674,10 +716,25 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'filestore;admin;key;s3'= {
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'filestore;admin;key;help'= {
-            cand create 'Create a key; its secret is printed once'
+            cand create 'Create a key; its secret is printed once (a secret key''s with its S3 credential)'
             cand list 'List keys (never their secrets)'
             cand revoke 'Revoke a key at once'
+            cand s3 'Show a secret key''s S3 credential (access key id and secret access key) again'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;key;help;create'= {
@@ -685,6 +742,8 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;key;help;list'= {
         }
         &'filestore;admin;key;help;revoke'= {
+        }
+        &'filestore;admin;key;help;s3'= {
         }
         &'filestore;admin;key;help;help'= {
         }
@@ -862,15 +921,18 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;help;account;delete'= {
         }
         &'filestore;admin;help;key'= {
-            cand create 'Create a key; its secret is printed once'
+            cand create 'Create a key; its secret is printed once (a secret key''s with its S3 credential)'
             cand list 'List keys (never their secrets)'
             cand revoke 'Revoke a key at once'
+            cand s3 'Show a secret key''s S3 credential (access key id and secret access key) again'
         }
         &'filestore;admin;help;key;create'= {
         }
         &'filestore;admin;help;key;list'= {
         }
         &'filestore;admin;help;key;revoke'= {
+        }
+        &'filestore;admin;help;key;s3'= {
         }
         &'filestore;admin;help;webhook'= {
             cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'
@@ -911,6 +973,7 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand delete 'Delete files permanently (by id, every file at a path, or a folder)'
             cand sync 'Publish a directory to a folder: upload what is new or changed, skip the rest'
             cand usage 'Show the account''s usage this billing period'
+            cand s3 'The S3 door: the credential S3 clients (aws-cli, rclone, SDKs) sign with'
             cand health 'Check the server''s health (exit 0 only when ok)'
             cand completions 'Print a shell completion script'
             cand serve 'Run the server (API and CDN routes)'
@@ -959,6 +1022,11 @@ set edit:completion:arg-completer[filestore] = {|@words|
         }
         &'filestore;help;usage'= {
         }
+        &'filestore;help;s3'= {
+            cand credentials 'Print the key''s S3 credential, endpoint and region as shell exports (--json: the record)'
+        }
+        &'filestore;help;s3;credentials'= {
+        }
         &'filestore;help;health'= {
         }
         &'filestore;help;completions'= {
@@ -990,15 +1058,18 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin;account;delete'= {
         }
         &'filestore;help;admin;key'= {
-            cand create 'Create a key; its secret is printed once'
+            cand create 'Create a key; its secret is printed once (a secret key''s with its S3 credential)'
             cand list 'List keys (never their secrets)'
             cand revoke 'Revoke a key at once'
+            cand s3 'Show a secret key''s S3 credential (access key id and secret access key) again'
         }
         &'filestore;help;admin;key;create'= {
         }
         &'filestore;help;admin;key;list'= {
         }
         &'filestore;help;admin;key;revoke'= {
+        }
+        &'filestore;help;admin;key;s3'= {
         }
         &'filestore;help;admin;webhook'= {
             cand create 'Subscribe a URL to an account''s file events; its signing secret is printed once'

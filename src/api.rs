@@ -243,6 +243,20 @@ pub(crate) struct WhoAmIKey {
     pub kind: String,
 }
 
+/// Answer of `GET /v1/s3/credentials`: the calling secret key's S3
+/// credential (CONTRACT §18) and the S3 door clients sign for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub(crate) struct S3Credentials {
+    /// The key's id (`key_…`).
+    pub access_key_id: String,
+    /// Derived from the server's signing secret; valid until the key is revoked.
+    pub secret_access_key: String,
+    /// The S3 door's address (`[s3] url`).
+    pub endpoint: String,
+    /// The region requests are signed for (`[s3] region`).
+    pub region: String,
+}
+
 /// Answer of `GET /v1/usage`: the four fields of the API reference, plus (an addition, so
 /// that clients can show "used of quota") the plan's name and its limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -13,6 +13,7 @@ use crate::domain::secret::Secret;
 use crate::service::account_ops;
 use crate::service::admin::{self, AccountView, KeyLimits, KeyView, WebhookView};
 use crate::service::plans;
+use crate::service::s3_keys;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -151,7 +152,7 @@ pub(crate) enum AccountCommand {
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum KeyCommand {
-    /// Create a key; its secret is printed once
+    /// Create a key; its secret is printed once (a secret key's with its S3 credential)
     Create {
         /// Account id or name
         #[arg(long)]
@@ -185,6 +186,14 @@ pub(crate) enum KeyCommand {
     /// Revoke a key at once
     Revoke {
         /// The key's id (key_…)
+        key_id: String,
+    },
+    /// Show a secret key's S3 credential (access key id and secret access key) again
+    ///
+    /// The secret access key is derived from the signing secret, never stored: changing
+    /// signing_secret changes every key's. Public keys and revoked keys have none.
+    S3 {
+        /// The secret key's id (key_…)
         key_id: String,
     },
 }
@@ -470,14 +479,32 @@ async fn command(
                     now,
                 )
                 .await?;
-                let human = format!(
+                let k = s3_keys::with_credential(meta, config, k).await?;
+                let mut human = format!(
                     "{}\n(key id {}, {} key of {}; store the key now: it is not shown again)",
                     k.secret.expose(),
                     k.id,
                     k.kind,
                     k.account
                 );
+                if let (Some(id), Some(secret)) = (&k.s3_access_key_id, &k.s3_secret_access_key) {
+                    let _ = write!(
+                        human,
+                        "\ns3_access_key_id      {id}\ns3_secret_access_key  {}",
+                        secret.expose()
+                    );
+                }
                 emit(*out, &k, &human)?;
+                Ok(())
+            }
+            KeyCommand::S3 { key_id } => {
+                let c = s3_keys::admin_credential(meta, config, &key_id).await?;
+                let human = format!(
+                    "access_key_id      {}\nsecret_access_key  {}",
+                    c.access_key_id,
+                    c.secret_access_key.expose()
+                );
+                emit(*out, &c, &human)?;
                 Ok(())
             }
             KeyCommand::List { account } => {

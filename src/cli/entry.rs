@@ -61,6 +61,7 @@ pub fn main() -> ExitCode {
         Command::Delete(a) => client(&g, |ctx| async move { cli::delete::run(a, &ctx).await }),
         Command::Sync(a) => client(&g, |ctx| async move { cli::sync::run(a, &ctx).await }),
         Command::Usage(a) => client(&g, |ctx| async move { cli::usage::run(a, &ctx).await }),
+        Command::S3(a) => client(&g, |ctx| async move { cli::s3::run(a, &ctx).await }),
         Command::Health(a) => client(&g, |ctx| async move { cli::health::run(a, &ctx).await }),
     };
     ExitCode::from(status)

@@ -35,6 +35,7 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ]),
     ("admin key list", &[("filestore admin key list --account acme", "the keys of one account (never their secrets)")]),
     ("admin key revoke", &[("filestore admin key revoke key_0123456789abcdef01234567", "revoke a key at once")]),
+    ("admin key s3", &[("filestore admin key s3 key_0123456789abcdef01234567 --json", "a secret key's S3 credential again")]),
     ("admin webhook", &[("filestore admin webhook list", "every subscription")]),
     ("admin webhook create", &[("filestore admin webhook create --account acme --url https://hooks.example.com/fs", "send an account's file events to a URL")]),
     ("admin webhook list", &[("filestore admin webhook list --account acme", "one account's subscriptions")]),
@@ -104,6 +105,11 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ("filestore sync ./site --folder www --delete --dry-run", "show what a mirror would do, change nothing"),
     ]),
     ("usage", &[("filestore usage --json", "this period's usage and the plan's limits")]),
+    ("s3", &[("eval \"$(filestore s3 credentials)\" && aws s3 ls", "use the key's S3 credential with aws-cli")]),
+    ("s3 credentials", &[
+        ("eval \"$(filestore s3 credentials)\"", "set AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL and AWS_REGION"),
+        ("filestore s3 credentials --json --profile ci", "the credential, endpoint and region of profile ci, as JSON"),
+    ]),
     ("health", &[("filestore health --server http://localhost:8080", "check a server (exit 0 when ok)")]),
     ("completions", &[("filestore completions bash > ~/.local/share/bash-completion/completions/filestore", "install bash completions")]),
 ];

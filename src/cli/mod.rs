@@ -1,6 +1,6 @@
 //! The command line: `filestore serve | admin | login | logout | whoami |
 //! profile | upload | list | get | download | sign | token | mv | cp | delete |
-//! sync | usage | health | completions`. Each client
+//! sync | usage | s3 | health | completions`. Each client
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
@@ -29,6 +29,7 @@ pub(crate) mod profile;
 pub(crate) mod progress;
 pub(crate) mod prompt;
 pub(crate) mod runtime;
+pub(crate) mod s3;
 pub(crate) mod serve;
 pub(crate) mod sign;
 pub(crate) mod sync;
@@ -115,6 +116,8 @@ pub(crate) enum Command {
     Sync(sync::SyncArgs),
     /// Show the account's usage this billing period
     Usage(usage::UsageArgs),
+    /// The S3 door: the credential S3 clients (aws-cli, rclone, SDKs) sign with
+    S3(s3::S3Args),
     /// Check the server's health (exit 0 only when ok)
     Health(health::HealthArgs),
     /// Print a shell completion script

@@ -254,7 +254,18 @@ impl Client {
         .await
     }
 
-    /// `GET /v1/usage`.
+    /// `GET /v1/s3/credentials`: the calling key's S3 credential and door.
+    pub(crate) async fn s3_credentials(
+        &self,
+    ) -> Result<Fetched<crate::api::S3Credentials>, ClientError> {
+        let url = self.url("s3/credentials");
+        read_json(
+            self.send(|| self.request(reqwest::Method::GET, &url))
+                .await?,
+        )
+        .await
+    }
+
     /// `GET /v1/whoami`: the calling key and its account.
     pub(crate) async fn whoami(&self) -> Result<Fetched<crate::api::WhoAmI>, ClientError> {
         let url = self.url("whoami");
@@ -265,6 +276,7 @@ impl Client {
         .await
     }
 
+    /// `GET /v1/usage`.
     pub(crate) async fn usage(&self) -> Result<Fetched<crate::api::Usage>, ClientError> {
         let url = self.url("usage");
         read_json(

@@ -327,7 +327,8 @@ impl Config {
     }
 }
 /// `[s3]` with `FILESTORE_S3_LISTEN` / `--s3-listen` (and
-/// `FILESTORE_S3_REGION`, `FILESTORE_S3_URL`, `FILESTORE_S3_DOMAIN`) laid over it.
+/// `FILESTORE_S3_DOOR_REGION`, `FILESTORE_S3_DOOR_URL`, `FILESTORE_S3_DOOR_DOMAIN`:
+/// `FILESTORE_S3_REGION` is the blob store's) laid over it.
 fn s3_door(flags: &Overrides, env: &Env, f: &file::S3Section) -> Result<S3Door, ConfigError> {
     let listen = flags
         .s3_listen
@@ -335,7 +336,7 @@ fn s3_door(flags: &Overrides, env: &Env, f: &file::S3Section) -> Result<S3Door, 
         .or_else(|| env.get("FILESTORE_S3_LISTEN"))
         .or_else(|| f.listen.clone());
     let region = env
-        .get("FILESTORE_S3_REGION")
+        .get("FILESTORE_S3_DOOR_REGION")
         .or_else(|| f.region.clone())
         .unwrap_or_else(|| DEFAULT_S3_REGION.to_string());
     if region.is_empty()
@@ -348,7 +349,7 @@ fn s3_door(flags: &Overrides, env: &Env, f: &file::S3Section) -> Result<S3Door, 
         )));
     }
     let url = env
-        .get("FILESTORE_S3_URL")
+        .get("FILESTORE_S3_DOOR_URL")
         .or_else(|| f.url.clone())
         .unwrap_or_else(|| format!("http://{}", listen.as_deref().unwrap_or("127.0.0.1:8333")));
     if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -357,10 +358,23 @@ fn s3_door(flags: &Overrides, env: &Env, f: &file::S3Section) -> Result<S3Door, 
         )));
     }
     let domain = env
-        .get("FILESTORE_S3_DOMAIN")
+        .get("FILESTORE_S3_DOOR_DOMAIN")
         .or_else(|| f.domain.clone())
         .map(|d| d.trim_matches('.').to_ascii_lowercase())
         .filter(|d| !d.is_empty());
+    if let Some(d) = &domain {
+        // A host name (its labels letters, digits and '-'), with a port
+        // when clients name one: what a request's Host header is matched to.
+        let (host, port) = d.split_once(':').unwrap_or((d, "443"));
+        let label =
+            |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !host.split('.').all(label) || port.parse::<u16>().is_err() {
+            return Err(ConfigError::Invalid(format!(
+                "s3.domain {d:?} must be a host name such as s3.example.com (with :PORT when \
+                 clients name one)"
+            )));
+        }
+    }
     Ok(S3Door {
         listen,
         region,

@@ -61,6 +61,8 @@ fn the_example_config_is_valid_and_matches_the_defaults() {
     assert_eq!(c.reap_interval, Duration::from_secs(5));
     assert_eq!(c.limits.min_upload_rate, DEFAULT_MIN_UPLOAD_RATE);
     assert_eq!(c.statement_timeout, DEFAULT_STATEMENT_TIMEOUT);
+    assert_eq!(c.s3.listen, None, "the example leaves the S3 door off");
+    assert_eq!(c.s3.region, DEFAULT_S3_REGION);
 }
 
 #[test]
@@ -265,4 +267,99 @@ fn images_memory_parses_and_has_a_floor() {
     assert_eq!(memory("[images]\nmemory = 100000000\n"), 100_000_000);
     let e = resolve("[images]\nmemory = \"1MiB\"\n").unwrap_err();
     assert!(e.to_string().contains("images.memory"), "{e}");
+}
+
+#[test]
+fn the_s3_door_is_off_by_default_with_aws_defaults() {
+    let c = Config::resolve(FileConfig::default(), &Env::empty(), &Overrides::default()).unwrap();
+    assert_eq!(
+        c.s3,
+        S3Door {
+            listen: None,
+            region: "us-east-1".into(),
+            url: "http://127.0.0.1:8333".into(),
+            domain: None,
+        }
+    );
+    let file: FileConfig = toml::from_str("[s3]\nlisten = \"0.0.0.0:9000\"\n").unwrap();
+    let c = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap();
+    assert_eq!(c.s3.listen.as_deref(), Some("0.0.0.0:9000"));
+    assert_eq!(
+        c.s3.url, "http://0.0.0.0:9000",
+        "the url follows the listener"
+    );
+}
+
+#[test]
+fn s3_settings_take_flags_then_env_then_file() {
+    let file: FileConfig = toml::from_str(
+        "[s3]\nlisten = \"127.0.0.1:1\"\nregion = \"eu-west-1\"\n\
+         url = \"https://s3.example.com/\"\ndomain = \".S3.Example.com.\"\n",
+    )
+    .unwrap();
+    let c = Config::resolve(file.clone(), &Env::empty(), &Overrides::default()).unwrap();
+    assert_eq!(
+        c.s3,
+        S3Door {
+            listen: Some("127.0.0.1:1".into()),
+            region: "eu-west-1".into(),
+            url: "https://s3.example.com".into(),
+            domain: Some("s3.example.com".into()),
+        }
+    );
+    let env = Env::empty()
+        .with("FILESTORE_S3_LISTEN", "127.0.0.1:2")
+        .with("FILESTORE_S3_DOOR_REGION", "auto")
+        .with("FILESTORE_S3_DOOR_URL", "http://files.internal:8333")
+        .with("FILESTORE_S3_DOOR_DOMAIN", "files.internal:8333");
+    let c = Config::resolve(file.clone(), &env, &Overrides::default()).unwrap();
+    assert_eq!(
+        c.s3,
+        S3Door {
+            listen: Some("127.0.0.1:2".into()),
+            region: "auto".into(),
+            url: "http://files.internal:8333".into(),
+            domain: Some("files.internal:8333".into()),
+        }
+    );
+    let flags = Overrides {
+        s3_listen: Some("127.0.0.1:3".into()),
+        ..Default::default()
+    };
+    let c = Config::resolve(file, &env, &flags).unwrap();
+    assert_eq!(c.s3.listen.as_deref(), Some("127.0.0.1:3"));
+    assert_eq!(c.s3.url, "http://files.internal:8333", "a url set stays");
+    let c = Config::resolve(FileConfig::default(), &Env::empty(), &flags).unwrap();
+    assert_eq!(
+        c.s3.url, "http://127.0.0.1:3",
+        "the default url follows --s3-listen"
+    );
+}
+
+#[test]
+fn bad_s3_settings_are_refused_naming_the_key() {
+    for (text, key) in [
+        ("[s3]\nregion = \"\"\n", "s3.region"),
+        ("[s3]\nregion = \"us east 1\"\n", "s3.region"),
+        ("[s3]\nregion = \"eu_west_1\"\n", "s3.region"),
+        ("[s3]\nurl = \"s3.example.com\"\n", "s3.url"),
+        ("[s3]\nurl = \"ftp://s3.example.com\"\n", "s3.url"),
+        ("[s3]\ndomain = \"s3.example.com/x\"\n", "s3.domain"),
+        ("[s3]\ndomain = \"s3..example.com\"\n", "s3.domain"),
+        ("[s3]\ndomain = \"s3.example.com:port\"\n", "s3.domain"),
+    ] {
+        let file: FileConfig = toml::from_str(text).unwrap();
+        let e = Config::resolve(file, &Env::empty(), &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains(key), "{text}: {e}");
+    }
+    let env = Env::empty().with("FILESTORE_S3_DOOR_REGION", "eu/west");
+    let e = Config::resolve(FileConfig::default(), &env, &Overrides::default()).unwrap_err();
+    assert!(e.to_string().contains("s3.region"), "{e}");
+    let env = Env::empty().with("FILESTORE_S3_DOOR_URL", "localhost:8333");
+    let e = Config::resolve(FileConfig::default(), &env, &Overrides::default()).unwrap_err();
+    assert!(e.to_string().contains("s3.url"), "{e}");
+    assert!(
+        toml::from_str::<FileConfig>("[s3]\nlisten_addr = \"127.0.0.1:1\"\n").is_err(),
+        "a typo in [s3] is an error"
+    );
 }

@@ -19,7 +19,7 @@ pub(crate) use error::DbError;
 pub(crate) const SQLITE_FILE: &str = "filestore.db";
 pub use model::*;
 pub use postgres::{Migrate, PgStore};
-pub use s3::{BucketRemoved, PartOutcome, PartRow, S3Completion, S3Repo, S3UploadRow};
+pub(crate) use s3::{PartOutcome, PartRow, S3Completion, S3UploadRow};
 pub(crate) use sqlite::SqliteStore;
 pub use store::{
     AccountRepo, BlobRepo, DynMetaStore, FileRepo, MetaStore, OpsRepo, OutboxRepo, PlanRepo,

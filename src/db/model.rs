@@ -222,7 +222,11 @@ pub(crate) struct DurableFile {
     inline: bool,
     #[serde(default)]
     metadata: BTreeMap<String, String>,
-    #[serde(default)]
+    /// Left out when empty (every /v1 file): its events read as before.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::domain::object::ObjectAttrs::is_empty"
+    )]
     attrs: crate::domain::object::ObjectAttrs,
 }
 

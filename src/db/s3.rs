@@ -1,6 +1,7 @@
-//! The S3 door's rows (CONTRACT §18) and their aggregate of the metadata
-//! store ([`S3Repo`]): buckets made by CreateBucket, folder markers, and
-//! multipart uploads with their parts. A multipart upload's completion is a
+//! The S3 door's rows (CONTRACT §18) and their aggregates of the metadata
+//! store: buckets made by CreateBucket, folder markers, and
+//! multipart uploads with their parts ([`BucketRepo`], [`MultipartRepo`]).
+//! A multipart upload's completion is a
 //! file commit (`FileRepo::commit_upload` with `CommitContext::s3_upload`),
 //! so the one commit path inserts its file.
 
@@ -81,9 +82,9 @@ pub struct BucketRemoved {
     pub aborted: u64,
 }
 
-/// The S3 door's aggregate.
+/// The S3 door's buckets and folder markers.
 #[async_trait]
-pub trait S3Repo: std::fmt::Debug + Send + Sync {
+pub trait BucketRepo: std::fmt::Debug + Send + Sync {
     /// Records bucket `name` of the account; false when it was recorded already.
     async fn create_bucket(&self, account_id: &str, name: &str, now: i64) -> Result<bool, DbError>;
 
@@ -124,7 +125,11 @@ pub trait S3Repo: std::fmt::Debug + Send + Sync {
         start_after: Option<&str>,
         limit: u32,
     ) -> Result<Vec<(String, i64)>, DbError>;
+}
 
+/// The S3 door's multipart uploads and their parts.
+#[async_trait]
+pub trait MultipartRepo: std::fmt::Debug + Send + Sync {
     /// Creates the upload if the account may open one more (the plan's
     /// `open_uploads` and monthly uploads, counting incomplete resumable
     /// and multipart uploads: `Quota::admit` of `Ask::resumable(0)`), under
@@ -180,7 +185,7 @@ pub trait S3Repo: std::fmt::Debug + Send + Sync {
     async fn abort_s3_upload(&self, account_id: &str, id: &str, now: i64) -> Result<bool, DbError>;
 
     /// Aborts up to `max` open uploads with no part since `idle_before`,
-    /// as [`S3Repo::abort_s3_upload`] does, and forgets the completed ones
+    /// as [`MultipartRepo::abort_s3_upload`] does, and forgets the completed ones
     /// completed before `done_before`; returns how many were aborted.
     async fn reap_s3_uploads(
         &self,

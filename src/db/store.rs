@@ -34,7 +34,8 @@ pub trait MetaStore:
     + VariantRepo
     + PlanRepo
     + SlotRepo
-    + super::s3::S3Repo
+    + super::s3::BucketRepo
+    + super::s3::MultipartRepo
 {
 }
 
@@ -50,7 +51,8 @@ impl<T> MetaStore for T where
         + VariantRepo
         + PlanRepo
         + SlotRepo
-        + super::s3::S3Repo
+        + super::s3::BucketRepo
+        + super::s3::MultipartRepo
 {
 }
 

@@ -63,7 +63,11 @@ impl Ops {
                 e
             });
         }
-        let replace = match i.metadata_directive.as_ref().map(|d| d.as_str()) {
+        let replace = match i
+            .metadata_directive
+            .as_ref()
+            .map(s3s::dto::MetadataDirective::as_str)
+        {
             None | Some("COPY") => false,
             Some("REPLACE") => true,
             Some(other) => {

@@ -7,6 +7,7 @@ use s3s::{S3Error, S3ErrorCode};
 
 /// `e` as S3 says it; `missing` is the code of a 404 (`NoSuchKey`,
 /// `NoSuchBucket`, `NoSuchUpload`).
+#[allow(clippy::needless_pass_by_value)] // taken as `map_err` gives it
 pub(crate) fn s3(e: ServiceError, missing: S3ErrorCode) -> S3Error {
     use ServiceError as E;
     let message = e.to_string();

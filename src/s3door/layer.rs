@@ -6,6 +6,7 @@
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use std::fmt::Write as _;
 
 /// The longest error body rewritten (s3s's are a few hundred bytes).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -58,9 +59,11 @@ pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Bod
         .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     let has = |k: &str| query.iter().any(|(n, _)| n == k);
-    let v2 = auth.starts_with("AWS ")
-        || (has("AWSAccessKeyId") && has("Signature") && !has("X-Amz-Signature"));
-    if v2 {
+    // Signature V2 in a header: refused (every client signs headers with
+    // V4). A V2 *presigned URL* is what aws-cli v1's `s3 presign` and
+    // boto3's `generate_presigned_url` make by default: s3s checks it, and
+    // its lifetime is held to V4's 7 days (docs/s3.md, "Presigned URLs").
+    if auth.starts_with("AWS ") {
         return Some(error(
             StatusCode::FORBIDDEN,
             "AccessDenied",
@@ -68,6 +71,36 @@ pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Bod
             resource,
             id,
         ));
+    }
+    if has("AWSAccessKeyId") && has("Signature") && !has("X-Amz-Signature") {
+        let expires = query
+            .iter()
+            .find(|(n, _)| n == "Expires")
+            .and_then(|(_, v)| v.parse::<i64>().ok());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        match expires {
+            Some(at) if at <= now => {
+                return Some(error(
+                    StatusCode::FORBIDDEN,
+                    "AccessDenied",
+                    "Request has expired",
+                    resource,
+                    id,
+                ))
+            }
+            Some(at) if at - now <= MAX_EXPIRES => {}
+            _ => {
+                return Some(error(
+                    StatusCode::BAD_REQUEST,
+                    "AuthorizationQueryParametersError",
+                    "Expires must be a time within 604800 seconds from now",
+                    resource,
+                    id,
+                ))
+            }
+        }
     }
     if let Some((_, v)) = query.iter().find(|(n, _)| n == "X-Amz-Expires") {
         match v.parse::<i64>() {
@@ -102,7 +135,15 @@ pub(crate) fn preflight(req: &Request<Body>) -> Option<Response<Body>> {
         return None;
     }
     let headers = req.headers();
-    let origin = headers.get(header::ORIGIN)?.clone();
+    let Some(origin) = headers.get(header::ORIGIN).cloned() else {
+        return Some(error(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "Insufficient information. Origin request header needed.",
+            req.uri().path(),
+            "",
+        ));
+    };
     let mut resp = Response::builder()
         .status(StatusCode::OK)
         .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin)
@@ -162,11 +203,23 @@ pub(crate) async fn complete_error(
     };
     let text = String::from_utf8_lossy(&bytes);
     let mut extra = String::new();
+    if !text.contains("<Message>") {
+        let code = text
+            .split("<Code>")
+            .nth(1)
+            .and_then(|t| t.split("</Code>").next())
+            .unwrap_or("");
+        let _ = write!(
+            extra,
+            "<Message>{}</Message>",
+            escape(default_message(code))
+        );
+    }
     if !text.contains("<Resource>") {
-        extra.push_str(&format!("<Resource>{}</Resource>", escape(resource)));
+        let _ = write!(extra, "<Resource>{}</Resource>", escape(resource));
     }
     if !text.contains("<RequestId>") {
-        extra.push_str(&format!("<RequestId>{id}</RequestId>"));
+        let _ = write!(extra, "<RequestId>{id}</RequestId>");
     }
     let text = match text.rfind("</Error>") {
         Some(at) if !extra.is_empty() => format!("{}{extra}{}", &text[..at], &text[at..]),
@@ -174,6 +227,25 @@ pub(crate) async fn complete_error(
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(text))
+}
+
+/// What an error s3s wrote without a message says (as AWS words it).
+fn default_message(code: &str) -> &'static str {
+    match code {
+        "InvalidBucketName" => "The specified bucket is not valid.",
+        "SignatureDoesNotMatch" => "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
+        "InvalidAccessKeyId" => "The AWS Access Key Id you provided does not exist in our records.",
+        "AccessDenied" => "Access Denied",
+        "NoSuchBucket" => "The specified bucket does not exist",
+        "NoSuchKey" => "The specified key does not exist.",
+        "MalformedXML" => "The XML you provided was not well-formed or did not validate against our published schema",
+        "NotImplemented" => "A header or operation you provided implies functionality that is not implemented",
+        "RequestTimeTooSkewed" => "The difference between the request time and the server's time is too large.",
+        "MissingContentLength" => "You must provide the Content-Length HTTP header.",
+        "InvalidRange" => "The requested range is not satisfiable",
+        "PreconditionFailed" => "At least one of the pre-conditions you specified did not hold",
+        _ => "The request was refused",
+    }
 }
 
 #[cfg(test)]
@@ -223,5 +295,17 @@ mod tests {
             std::str::from_utf8(&body).unwrap(),
             "<Error><Code>NoSuchKey</Code><Message>m</Message><Resource>/b/k&amp;</Resource><RequestId>ID1</RequestId></Error>"
         );
+        let bare = Response::builder()
+            .status(400)
+            .header(header::CONTENT_TYPE, "application/xml")
+            .body(Body::from("<Error><Code>InvalidBucketName</Code></Error>"))
+            .unwrap();
+        let done = complete_error(bare, "/t1", "ID2").await;
+        let body = axum::body::to_bytes(done.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        assert!(std::str::from_utf8(&body)
+            .unwrap()
+            .contains("<Message>The specified bucket is not valid.</Message>"));
     }
 }

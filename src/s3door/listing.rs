@@ -11,7 +11,7 @@ use super::Ops;
 use crate::db::FileRow;
 use crate::domain::filepath;
 use crate::service::caller::Caller;
-use crate::service::paths;
+use crate::service::paths::{self, MAX_PATHS_PAGE};
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use s3s::dto::{CommonPrefix, Object, Owner};
@@ -27,7 +27,7 @@ const KEEP: &AsciiSet = &NON_ALPHANUMERIC
 
 /// One entry of a listing, in key order.
 pub(crate) enum Entry {
-    Object(Listed),
+    Object(Box<Listed>),
     Prefix(String),
 }
 
@@ -131,7 +131,21 @@ impl Ops {
         let base = format!("{bucket}/");
         let full_prefix = format!("{base}{prefix}");
         let delimiter = delimiter.filter(|d| !d.is_empty());
+        // A common prefix at or before a V1 marker / start key was given
+        // already (its NextMarker is the prefix itself).
+        let start_key = match &start {
+            Some(Resume::After(k)) => Some(k.clone()),
+            _ => None,
+        };
         let mut after: Option<String> = start.map(|s| format!("{base}{}", s.key()));
+        // Rows a query asks for: few right after a skipped common prefix
+        // (only the next entry matters: a folder per probe), doubling while
+        // pages go on without one.
+        let mut probe: u32 = if delimiter.is_some() {
+            2
+        } else {
+            MAX_PATHS_PAGE
+        };
         let mut entries = Vec::new();
         let mut last: Option<Resume> = None;
         let account = &caller.account.id;
@@ -144,7 +158,10 @@ impl Ops {
         }
         loop {
             // One more than room, to tell whether the page is the last.
-            let want = max - u32::try_from(entries.len()).unwrap_or(max) + 1;
+            // One more than room, to tell whether the page is the last; no
+            // more than one query gives (`MAX_PATHS_PAGE`).
+            let room = max - u32::try_from(entries.len()).unwrap_or(max) + 1;
+            let want = room.min(probe).min(MAX_PATHS_PAGE);
             let rows = paths::list_paths(
                 &self.app,
                 account,
@@ -167,7 +184,7 @@ impl Ops {
                 let Some(key) = keys::key_of(bucket, &path) else {
                     continue;
                 };
-                if entries.len() as u32 == max {
+                if entries.len() >= max as usize {
                     return Ok(Page {
                         entries,
                         truncated: true,
@@ -178,17 +195,23 @@ impl Ops {
                 if let Some(at) = delimiter.and_then(|d| rest.find(d).map(|i| i + d.len())) {
                     let common = format!("{prefix}{}", &rest[..at]);
                     after = Some(filepath::past_prefix(&format!("{base}{common}")));
-                    last = Some(Resume::PastPrefix(common.clone()));
-                    entries.push(Entry::Prefix(common));
+                    if start_key.as_deref().is_none_or(|k| common.as_str() > k) {
+                        last = Some(Resume::PastPrefix(common.clone()));
+                        entries.push(Entry::Prefix(common));
+                    }
                     skipped = true;
+                    probe = 2;
                     break;
                 }
                 after = Some(path.clone());
                 last = Some(Resume::After(key.to_string()));
-                entries.push(Entry::Object(item.listed(key)));
+                entries.push(Entry::Object(Box::new(item.listed(key))));
             }
             if !skipped && complete {
                 break;
+            }
+            if !skipped {
+                probe = probe.saturating_mul(2);
             }
         }
         Ok(Page {
@@ -209,7 +232,7 @@ impl Ops {
 
 /// A file row or a marker, in one order.
 enum Item {
-    Row(FileRow),
+    Row(Box<FileRow>),
     Marker(String, i64),
 }
 
@@ -226,7 +249,7 @@ impl Item {
             Item::Row(r) => Listed {
                 key: key.to_string(),
                 created_at: r.created_at,
-                row: Some(r),
+                row: Some(*r),
             },
             Item::Marker(_, at) => Listed {
                 key: key.to_string(),
@@ -239,7 +262,7 @@ impl Item {
 
 /// Rows and markers, each in byte order, as one list in byte order.
 fn merge(rows: Vec<FileRow>, markers: Vec<(String, i64)>) -> Vec<Item> {
-    let mut out: Vec<Item> = rows.into_iter().map(Item::Row).collect();
+    let mut out: Vec<Item> = rows.into_iter().map(|r| Item::Row(Box::new(r))).collect();
     out.extend(markers.into_iter().map(|(p, at)| Item::Marker(p, at)));
     out.sort_by_cached_key(Item::path);
     out

@@ -57,7 +57,7 @@ impl Ops {
             is_truncated: Some(page.truncated),
             contents: Some(contents),
             common_prefixes: Some(prefixes),
-            delimiter: i.delimiter.map(|d| enc(&d, url)),
+            delimiter: i.delimiter.filter(|d| !d.is_empty()).map(|d| enc(&d, url)),
             next_marker,
             encoding_type: i.encoding_type,
             ..ListObjectsOutput::default()
@@ -74,7 +74,7 @@ impl Ops {
         let url = url_encoding(i.encoding_type.as_ref())?;
         let max = max_keys(i.max_keys)?;
         let prefix = i.prefix.clone().unwrap_or_default();
-        let start = match &i.continuation_token {
+        let start = match i.continuation_token.as_ref().filter(|t| !t.is_empty()) {
             Some(t) => Some(Resume::from_token(t).ok_or_else(|| {
                 s3_error!(
                     InvalidArgument,
@@ -115,7 +115,7 @@ impl Ops {
             next_continuation_token: page.next.filter(|_| page.truncated).map(|n| n.token()),
             contents: Some(contents),
             common_prefixes: Some(prefixes),
-            delimiter: i.delimiter.map(|d| enc(&d, url)),
+            delimiter: i.delimiter.filter(|d| !d.is_empty()).map(|d| enc(&d, url)),
             encoding_type: i.encoding_type,
             start_after: i.start_after.map(|s| enc(&s, url)),
             ..ListObjectsV2Output::default()
@@ -187,7 +187,7 @@ impl Ops {
             next_key_marker,
             versions: Some(versions),
             common_prefixes: Some(prefixes),
-            delimiter: i.delimiter.map(|d| enc(&d, url)),
+            delimiter: i.delimiter.filter(|d| !d.is_empty()).map(|d| enc(&d, url)),
             encoding_type: i.encoding_type,
             ..ListObjectVersionsOutput::default()
         }))

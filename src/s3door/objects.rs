@@ -80,7 +80,7 @@ impl Ops {
                 Result<bytes::Bytes, std::io::Error>,
             >())
         });
-        let (checked, outcome) = Checked::new(body, declared, true, req.trailing_headers);
+        let (checked, outcome) = Checked::new(body, declared, false, req.trailing_headers);
         let upload = Upload::start(
             &self.app,
             UploadRequest {
@@ -89,6 +89,8 @@ impl Ops {
                 idempotency_key: None,
                 content_digest: None,
                 held: None,
+                // An S3 PUT answers with the ETag, the MD5.
+                md5_now: true,
             },
         )
         .await

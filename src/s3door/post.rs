@@ -62,7 +62,7 @@ impl Ops {
     async fn post_form(&self, bucket: String, mut form: Multipart) -> Result<Response, S3Error> {
         let mut fields: BTreeMap<String, String> = BTreeMap::new();
         let mut total = 0;
-        while let Some(mut field) = form.next_field().await.map_err(malformed)? {
+        while let Some(mut field) = form.next_field().await.map_err(|e| malformed(&e))? {
             let name = field.name().unwrap_or("").to_ascii_lowercase();
             if name == "file" {
                 let file_name = field.file_name().unwrap_or("").to_string();
@@ -73,7 +73,7 @@ impl Ops {
                 return self.store_posted(judged, fields, part_type, stream).await;
             }
             let mut value = Vec::new();
-            while let Some(chunk) = field.chunk().await.map_err(malformed)? {
+            while let Some(chunk) = field.chunk().await.map_err(|e| malformed(&e))? {
                 value.extend_from_slice(&chunk);
                 total += chunk.len();
                 if value.len() > MAX_FIELD || total > MAX_FIELDS {
@@ -114,7 +114,7 @@ impl Ops {
                 "Anonymous POST requests are not allowed: sign a policy"
             ));
         };
-        let (access_key, signature_ok): (String, Box<dyn Fn(&str) -> bool + Send>) =
+        let (access_key, signature_ok): (String, Checker) =
             if let Some(cred) = get("x-amz-credential") {
                 if get("x-amz-algorithm") != Some("AWS4-HMAC-SHA256") {
                     return Err(s3_error!(
@@ -132,7 +132,9 @@ impl Ops {
                 ) else {
                     return Err(s3_error!(InvalidArgument, "x-amz-credential is malformed"));
                 };
-                let given = get("x-amz-signature").unwrap_or("").to_string();
+                let given = get("x-amz-signature")
+                    .ok_or_else(missing_signature)?
+                    .to_string();
                 let (date, region, service, policy) = (
                     date.to_string(),
                     region.to_string(),
@@ -148,7 +150,7 @@ impl Ops {
                     }),
                 )
             } else if let Some(ak) = get("awsaccesskeyid") {
-                let given = get("signature").unwrap_or("").to_string();
+                let given = get("signature").ok_or_else(missing_signature)?.to_string();
                 let policy = policy_b64.to_string();
                 (
                     ak.to_string(),
@@ -310,6 +312,8 @@ impl Ops {
                 idempotency_key: None,
                 content_digest: None,
                 held: None,
+                // An S3 PUT answers with the ETag, the MD5.
+                md5_now: true,
             },
         )
         .await
@@ -321,7 +325,7 @@ impl Ops {
             max,
         };
         let body = limited.map(|c| c.map_err(|e| -> super::digests::BodyError { Box::new(e) }));
-        let (checked, outcome) = Checked::new(body, Declared::default(), true, None);
+        let (checked, outcome) = Checked::new(body, Declared::default(), false, None);
         let part = match upload
             .receive(&name, content_type.as_deref(), checked)
             .await
@@ -399,6 +403,9 @@ impl Ops {
     }
 }
 
+/// Whether a form's signature is right for a given secret.
+type Checker = Box<dyn Fn(&str) -> bool + Send>;
+
 struct Judged {
     caller: crate::service::caller::Caller,
     bucket: String,
@@ -437,7 +444,14 @@ where
 
 const TOO_LARGE: &str = "EntityTooLarge: Your proposed upload exceeds the maximum allowed size";
 
-fn malformed(e: axum::extract::multipart::MultipartError) -> S3Error {
+fn missing_signature() -> S3Error {
+    s3_error!(
+        InvalidArgument,
+        "Bucket POST must contain a field named 'Signature'"
+    )
+}
+
+fn malformed(e: &axum::extract::multipart::MultipartError) -> S3Error {
     s3_error!(
         MalformedPOSTRequest,
         "The body of your POST request is not well-formed multipart/form-data: {}",

@@ -199,6 +199,7 @@ pub(crate) fn only_null_version(v: Option<&str>) -> Result<(), S3Error> {
 }
 
 /// A GET's or HEAD's conditions.
+#[allow(clippy::struct_field_names)] // S3's own names for them
 pub(crate) struct Conditions {
     pub if_match: Option<ETagCondition>,
     pub if_none_match: Option<ETagCondition>,
@@ -505,9 +506,9 @@ mod tests {
 
     #[test]
     fn ranges_and_parts_pick_their_bytes() {
-        let r = row(10);
-        let s = shape(
-            &r,
+        let file = row(10);
+        let got = shape(
+            &file,
             &read(
                 Some(Range::Int {
                     first: 2,
@@ -518,10 +519,10 @@ mod tests {
             ),
         )
         .unwrap();
-        assert_eq!((s.offset, s.len, s.partial), (2, 3, true));
-        assert_eq!(s.content_range.as_deref(), Some("bytes 2-4/10"));
-        let e = shape(
-            &r,
+        assert_eq!((got.offset, got.len, got.partial), (2, 3, true));
+        assert_eq!(got.content_range.as_deref(), Some("bytes 2-4/10"));
+        let err = shape(
+            &file,
             &read(
                 Some(Range::Int {
                     first: 20,
@@ -532,15 +533,18 @@ mod tests {
             ),
         )
         .unwrap_err();
-        assert_eq!(e.code().as_str(), "InvalidRange");
-        let whole = shape(&r, &read(None, Some(1), none())).unwrap();
+        assert_eq!(err.code().as_str(), "InvalidRange");
+        let whole = shape(&file, &read(None, Some(1), none())).unwrap();
         assert_eq!((whole.offset, whole.len, whole.parts_count), (0, 10, None));
-        assert!(shape(&r, &read(None, Some(2), none())).is_err());
-        let mut m = row(12);
-        m.attrs.parts = vec![5, 5, 2];
-        let p = shape(&m, &read(None, Some(3), none())).unwrap();
-        assert_eq!((p.offset, p.len, p.parts_count), (10, 2, Some(3)));
-        assert_eq!(p.content_range.as_deref(), Some("bytes 10-11/12"));
+        assert!(shape(&file, &read(None, Some(2), none())).is_err());
+        let mut multi = row(12);
+        multi.attrs.parts = vec![5, 5, 2];
+        let third = shape(&multi, &read(None, Some(3), none())).unwrap();
+        assert_eq!(
+            (third.offset, third.len, third.parts_count),
+            (10, 2, Some(3))
+        );
+        assert_eq!(third.content_range.as_deref(), Some("bytes 10-11/12"));
     }
 
     #[test]

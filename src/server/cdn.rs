@@ -2,11 +2,12 @@
 //! stable links `GET`/`HEAD /p/<account>/<path>`, the HTTP of them: which
 //! file (or path) and signature the request names (what may be served, and
 //! the counting of its bytes, is `service::cdn`'s), and the file's SHA-256 as
-//! `Content-Digest` on a whole-file 200; conditional requests, ranges and the
-//! file's headers are `conditional`'s.
+//! `Content-Digest` on a whole-file 200; conditional requests and ranges are
+//! `conditional`'s, the file's headers `file_headers`' (for both routes).
 
-use super::conditional::{file_headers, not_modified, put, ranged};
+use super::conditional::{not_modified, put, ranged};
 use super::error::ApiError;
+use super::file_headers::{file_headers, Route, Served};
 use super::variant;
 use crate::domain::digest;
 use crate::domain::transform::Transform;
@@ -16,7 +17,7 @@ use crate::service::App;
 use crate::service::ServiceError;
 use axum::body::Body;
 use axum::extract::{Extension, Path, Query, RawQuery, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
@@ -50,7 +51,8 @@ pub(crate) async fn serve_file(
         scope.as_deref(),
     )
     .await?;
-    Ok(respond(&app, &method, found, transform, &headers, socket).await?)
+    let route = Route::Live;
+    Ok(respond(&app, &method, found, (route, transform), &headers, socket).await?)
 }
 
 /// The image variant a CDN URL's query asks for, and its canonical
@@ -67,9 +69,9 @@ fn variant_of(raw: Option<&str>) -> Result<(Option<Transform>, Option<String>), 
 const PATH_LOOKUPS: usize = 3;
 
 /// A stable link: the newest file at `path` (docs/api.md, "Paths and stable
-/// links"), as `/live/…` serves a file, but `Cache-Control: no-cache` on a
-/// public one and its variants (a re-published file is seen at once; its
-/// ETag revalidates it).
+/// links"), as `/live/…` serves a file, but by default `Cache-Control:
+/// no-cache` on a public one and its variants (a re-published file is seen
+/// at once; its ETag revalidates it): `file_headers`, [`Route::Path`].
 pub(crate) async fn serve_path(
     State(app): State<Arc<App>>,
     method: Method,
@@ -93,16 +95,9 @@ pub(crate) async fn serve_path(
             scope.as_deref(),
         )
         .await?;
-        let public = !found.row.private;
-        match respond(&app, &method, found, transform, &headers, socket.clone()).await {
-            Ok(mut response) => {
-                if public {
-                    response
-                        .headers_mut()
-                        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-                }
-                return Ok(response);
-            }
+        let asked = (Route::Path, transform);
+        match respond(&app, &method, found, asked, &headers, socket.clone()).await {
+            Ok(response) => return Ok(response),
             // Its bytes went after its row was read: the path again.
             Err(ServiceError::NotFound(_)) if lookups < PATH_LOOKUPS => {}
             Err(e) => return Err(e.into()),
@@ -110,24 +105,24 @@ pub(crate) async fn serve_path(
     }
 }
 
-/// The answer for a file the caller may read: a variant of it, or the
-/// file (conditionals, a range, HEAD).
+/// The answer for a file the caller may read at `route`: a variant of it,
+/// or the file (conditionals, a range, HEAD).
 async fn respond(
     app: &Arc<App>,
     method: &Method,
     found: cdn::Found,
-    transform: Option<Transform>,
+    (route, transform): (Route, Option<Transform>),
     headers: &HeaderMap,
     socket: Option<Arc<Socket>>,
 ) -> Result<Response, ServiceError> {
     if let Some(t) = transform {
-        return variant::serve(app, method, found, t, headers)
+        return variant::serve(app, method, found, (route, t), headers)
             .await
             .map_err(|ApiError(e)| e);
     }
     let row = &found.row;
     let etag = format!("\"{}\"", row.sha256);
-    let mut h = file_headers(row, &etag, &row.content_type, &row.name);
+    let mut h = file_headers(row, &Served::file(route, row, &etag));
     if not_modified(headers, &etag, row.created_at) {
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }

@@ -1,7 +1,7 @@
 //! The HTTP of serving a stored file, shared by the routes that serve one
 //! (the CDN's files and variants, later other doors): conditional requests
-//! (ETag, Last-Modified), single byte ranges, and safe headers for
-//! untrusted content.
+//! (ETag, Last-Modified), single byte ranges, dates and file names in
+//! headers (the CDN's headers themselves: `file_headers`).
 
 use crate::service::ServiceError;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -22,41 +22,6 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'`')
     .remove(b'|')
     .remove(b'~');
-
-/// The headers of a CDN answer of `row` (or of a variant of it, with its
-/// own ETag, type and name): validators, type, name, and the safe ones.
-pub(super) fn file_headers(
-    row: &crate::domain::files::StoredFile,
-    etag: &str,
-    content_type: &str,
-    name: &str,
-) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    put(&mut h, header::ETAG, etag);
-    put(&mut h, header::LAST_MODIFIED, &httpdate(row.created_at));
-    put(&mut h, header::CONTENT_TYPE, content_type);
-    put(&mut h, header::CONTENT_DISPOSITION, &disposition(name));
-    // Static values: a hot file's answer clones these headers per request,
-    // and a static value is copied, not counted.
-    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("sandbox"),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(if row.private {
-            "private, no-store"
-        } else {
-            "public, max-age=300"
-        }),
-    );
-    h
-}
 
 /// The part of `size` bytes a `Range` asks for, with its `Content-Range`
 /// and `Content-Length` set in `h`: (206, offset, length); None for the

@@ -71,6 +71,8 @@ pub(crate) async fn upload(
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
         content_digest: super::form::content_digest(&headers)?,
         held: held.map(|Extension(EarlyCommitments(held))| held),
+        // MD5 after the fact for a spooled file (docs/decisions.md).
+        md5_now: false,
     };
     let upload = upload::Upload::start(&app, req).await?;
     let (file, fields) = super::form::read(&upload, form).await?;

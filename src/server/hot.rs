@@ -9,6 +9,7 @@
 //! private, expired, unknown or blob-stored file, any other method. The
 //! answer is the full path's, header for header (`tests/it/cdn.rs`).
 
+use super::file_headers::{file_headers, Route, Served};
 use super::{cors, envelope, observe};
 use crate::domain::digest;
 use crate::service::cdn::{count_hot, hot};
@@ -49,7 +50,8 @@ impl Ready {
     /// The headers the full path gives a whole public file of `row`.
     fn of(row: &crate::domain::files::StoredFile) -> Ready {
         let etag = format!("\"{}\"", row.sha256);
-        let mut h = super::conditional::file_headers(row, &etag, &row.content_type, &row.name);
+        let served = Served::file(Route::Live, row, &etag);
+        let mut h = file_headers(row, &served);
         if let Some(d) = digest::content_digest(&row.sha256) {
             super::conditional::put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
         }

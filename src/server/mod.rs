@@ -11,6 +11,7 @@ pub(crate) mod cors;
 pub(crate) mod drain;
 pub(crate) mod envelope;
 pub(crate) mod error;
+mod file_headers;
 pub(crate) mod form;
 pub(crate) mod handlers;
 mod hot;
@@ -21,6 +22,7 @@ mod paths;
 mod query;
 pub(crate) mod records;
 pub(crate) mod request_id;
+mod s3_credentials;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;
@@ -131,6 +133,10 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/usage",
             get(handlers::usage).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/s3/credentials",
+            get(s3_credentials::credentials).route_layer(guard(Access::SecretLimited)),
         )
         .route(
             "/v1/whoami",

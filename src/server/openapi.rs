@@ -6,9 +6,9 @@
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
-    OpenUpload, OpenUploads, SignedUrl, SignedUrlRequest, TransformRequest, UploadStatus,
-    UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage, UsageLimits,
-    WhoAmI, WhoAmIAccount, WhoAmIKey,
+    OpenUpload, OpenUploads, S3Credentials, SignedUrl, SignedUrlRequest, TransformRequest,
+    UploadStatus, UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage,
+    UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey,
 };
 use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use axum::Router;
@@ -50,6 +50,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::handlers::signed_url,
         super::handlers::usage,
         super::whoami::whoami,
+        super::s3_credentials::credentials,
         super::handlers::health,
         super::tus::options,
         super::tus::create,
@@ -64,7 +65,7 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tokens::revoke,
     ),
     components(schemas(
-        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey,
+        FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey, S3Credentials,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
         UploadToken, UploadTokenList, UploadTokenRequest, UploadTokenPolicy
     )),
@@ -72,7 +73,7 @@ use utoipa_swagger_ui::SwaggerUi;
     tags(
         (name = "files", description = "Uploads, records, deletion, signed URLs"),
         (name = "uploads", description = "Resumable uploads (tus 1.0.0)"),
-        (name = "account", description = "Usage, and who the calling key is"),
+        (name = "account", description = "Usage, who the calling key is, and its S3 credential"),
         (name = "upload tokens", description = "One-time, narrow upload permissions for browsers"),
         (name = "cdn", description = "File bytes"),
         (name = "operating", description = "Health and this document"),

@@ -1,11 +1,14 @@
 //! The HTTP of an image variant on the CDN route (`?w=&h=&fit=&format=&q=`):
 //! its own ETag (the file's SHA-256 and the settled parameters, known before
 //! any render, so a revalidation is a 304 at once), `Vary: Accept` when the
-//! format follows `Accept`, ranges and HEAD as for a file. What is rendered
+//! format follows `Accept`, ranges and HEAD as for a file; of what the file
+//! carries from S3 only its caching and `Content-Language`
+//! (`file_headers`). What is rendered
 //! and stored is `service::images`'.
 
-use super::conditional::{disposition, file_headers, not_modified, put, ranged};
+use super::conditional::{disposition, not_modified, put, ranged};
 use super::error::ApiError;
+use super::file_headers::{file_headers, Route, Served};
 use crate::domain::transform::{Format, Transform};
 use crate::service::cdn::{self, Found};
 use crate::service::images;
@@ -19,14 +22,21 @@ pub(super) async fn serve(
     app: &Arc<App>,
     method: &Method,
     found: Found,
-    t: Transform,
+    (route, t): (Route, Transform),
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let plan = images::plan(app, &found.row, t, accept)?;
     let row = &found.row;
     let name = renamed(&row.name, plan.output.name());
-    let mut h = file_headers(row, &plan.etag, plan.output.content_type(), &name);
+    let served = Served {
+        route,
+        etag: &plan.etag,
+        content_type: plan.output.content_type(),
+        name: &name,
+        variant: true,
+    };
+    let mut h = file_headers(row, &served);
     if t.format == Format::Auto {
         put(&mut h, header::VARY, "Accept");
     }

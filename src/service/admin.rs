@@ -127,6 +127,12 @@ pub struct NewKey {
     pub folder: Option<String>,
     pub max_size: Option<u64>,
     pub types: Vec<String>,
+    /// A secret key's S3 credential (`service::s3_keys::with_credential`;
+    /// absent for public keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub s3_access_key_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub s3_secret_access_key: Option<Secret>,
 }
 
 /// A plan the database has (every node enforces those; the built-in ones
@@ -283,6 +289,8 @@ pages of its origins (--origin https://app.example.com; repeatable)"
         folder: record.policy.folder,
         max_size: record.policy.max_size,
         types: record.policy.types,
+        s3_access_key_id: None,
+        s3_secret_access_key: None,
     })
 }
 

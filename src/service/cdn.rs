@@ -125,9 +125,24 @@ fn weight(row: &FileRow, data: Option<&Bytes>) -> usize {
         .iter()
         .map(|(k, v)| k.len() + v.len() + 64)
         .sum();
+    let a = &row.attrs;
+    let attrs: usize = [
+        &a.cache_control,
+        &a.content_disposition,
+        &a.content_encoding,
+        &a.content_language,
+        &a.expires,
+        &a.etag,
+    ]
+    .iter()
+    .map(|v| v.as_ref().map_or(0, String::len))
+    .sum::<usize>()
+        + a.checksum.as_ref().map_or(0, |c| c.value.len() + 16)
+        + a.parts.len() * 8;
     strings
         + row.folder.as_ref().map_or(0, String::len)
         + metadata
+        + attrs
         + data.map_or(0, Bytes::len)
         + 256
 }

@@ -139,13 +139,7 @@ impl App {
                 Arc::new(LocalStore::open(&root).map_err(dir_error(&root))?)
             }
         };
-        let secret = match &config.signing_secret {
-            Some(s) => s.clone(),
-            None => Secret::new(
-                meta.meta_get_or_insert("signing_secret", crate::domain::ids::signing_secret())
-                    .await?,
-            ),
-        };
+        let secret = signing_secret(&*meta, &config).await?;
         // Room for deletes is kept in SQLite's files in the data dir (a
         // database server's disk is not this volume).
         let room = config.database_url.is_none();
@@ -241,6 +235,22 @@ impl App {
             secret_key: key.secret,
         }))
     }
+}
+
+/// The secret every signature and S3 secret derives from: the config's
+/// `signing_secret`, else the one the database keeps (made by the first node
+/// or `admin` command that needed it), so that every node signs alike.
+pub(crate) async fn signing_secret(
+    meta: &dyn crate::db::MetaStore,
+    config: &Config,
+) -> Result<Secret, DbError> {
+    Ok(match &config.signing_secret {
+        Some(s) => s.clone(),
+        None => Secret::new(
+            meta.meta_get_or_insert("signing_secret", crate::domain::ids::signing_secret())
+                .await?,
+        ),
+    })
 }
 
 /// The plan of the bootstrap account `default`.

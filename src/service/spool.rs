@@ -15,7 +15,9 @@
 //! while the bytes fit in memory: past the inline limit it would double the
 //! CPU an upload costs (MD5 runs at about a third of SHA-NI's speed), so a
 //! spooled file commits without it and `service::md5_fill` fills it in at idle
-//! priority (docs/decisions.md, "MD5 after the fact").
+//! priority (docs/decisions.md, "MD5 after the fact"). A spool made with
+//! [`Spool::with_md5`] (the S3 door's, whose PUT answers with the MD5 as its
+//! ETag) takes MD5 of every byte too, beside SHA-256, in the same pass.
 
 use crate::storage::flush::EarlyFlush;
 use crate::storage::pipe::{Pipe, Sink};
@@ -40,13 +42,14 @@ pub(crate) struct Spooled {
     pub size: u64,
     /// Hex SHA-256 of the bytes.
     pub sha256: String,
-    /// Hex MD5 of the bytes, when they stayed in memory.
+    /// Hex MD5 of the bytes, when they stayed in memory or the spool was
+    /// asked for it ([`Spool::with_md5`]).
     pub md5: Option<String>,
 }
 
 /// The hashes of what a spool takes: SHA-256 (aws-lc-rs's assembly) and,
-/// until the bytes spill to a file, MD5, each chunk given to both while it
-/// is in cache. The MD5 fill (`service::md5_fill`) hashes with it too.
+/// until the bytes spill to a file (or to the end, when asked), MD5, each
+/// chunk given to both while it is in cache. The MD5 fill (`service::md5_fill`) hashes with it too.
 #[derive(Clone)]
 pub(super) struct Hashes {
     sha256: Context,
@@ -113,19 +116,29 @@ impl Sink for Writer {
 pub(crate) struct Spool {
     dir: PathBuf,
     inline_max: u64,
-    /// Whether the MD5 is taken past the inline limit too (an S3 part's
-    /// ETag is its MD5, answered at once).
-    keep_md5: bool,
+    /// MD5 of every byte, spilled or not.
+    md5_always: bool,
     size: u64,
     state: State,
 }
 
 impl Spool {
+    /// A spool that takes MD5 only while the bytes fit in memory.
     pub(crate) fn new(dir: &Path, inline_max: u64) -> Spool {
+        Self::hashing(dir, inline_max, false)
+    }
+
+    /// A spool that takes MD5 of every byte, spilled to a file or not: its
+    /// [`Spooled::md5`] is always there.
+    pub(crate) fn with_md5(dir: &Path, inline_max: u64) -> Spool {
+        Self::hashing(dir, inline_max, true)
+    }
+
+    fn hashing(dir: &Path, inline_max: u64, md5_always: bool) -> Spool {
         Spool {
             dir: dir.to_path_buf(),
             inline_max,
-            keep_md5: false,
+            md5_always,
             size: 0,
             state: State::Memory {
                 buf: BytesMut::new(),
@@ -137,10 +150,7 @@ impl Spool {
     /// A spool for an S3 multipart upload's part: always a file, its MD5
     /// taken with its SHA-256 whatever its size.
     pub(crate) fn part(dir: &Path) -> Spool {
-        Spool {
-            keep_md5: true,
-            ..Spool::new(dir, 0)
-        }
+        Spool::with_md5(dir, 0)
     }
 
     /// Bytes taken so far.
@@ -158,9 +168,9 @@ impl Spool {
             }
             State::Memory { buf, hasher } => {
                 let (held, mut hasher) = (std::mem::take(buf).freeze(), hasher.clone());
-                // Spilled: the MD5 is left to the idle-priority fill
-                // (but a part's, which is its ETag).
-                if !self.keep_md5 {
+                // Spilled: the MD5 is left to the idle-priority fill, unless
+                // it is wanted now.
+                if !self.md5_always {
                     hasher.md5 = None;
                 }
                 let (file, path) = tempfile::Builder::new()
@@ -275,6 +285,36 @@ mod tests {
             panic!("expected a file")
         };
         assert_eq!(std::fs::metadata(path).unwrap().len(), n as u64);
+    }
+
+    /// Asked for MD5, a spool takes it of every byte, spilled or not, and
+    /// the same SHA-256 as without.
+    #[tokio::test]
+    async fn a_spool_asked_for_md5_takes_it_past_the_inline_limit() {
+        let md5 = hex::encode(<md5::Md5 as md5::Digest>::digest(b"hello world"));
+        let sha = hex::encode(Sha256::digest(b"hello world"));
+        for inline_max in [0, 3, 8, 11] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = Spool::with_md5(dir.path(), inline_max);
+            for c in [&b"hello "[..], b"wor", b"ld"] {
+                s.push(Bytes::copy_from_slice(c)).await.unwrap();
+            }
+            let done = s.finish().await.unwrap();
+            assert_eq!(
+                matches!(done.body, Body::File(_)),
+                inline_max < 11,
+                "{inline_max}"
+            );
+            assert_eq!(done.md5.as_deref(), Some(md5.as_str()), "{inline_max}");
+            assert_eq!(done.sha256, sha, "{inline_max}");
+        }
+        // Nothing at all: the MD5 of no bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let empty = Spool::with_md5(dir.path(), 0).finish().await.unwrap();
+        assert_eq!(
+            empty.md5.as_deref(),
+            Some("d41d8cd98f00b204e9800998ecf8427e")
+        );
     }
 
     #[tokio::test]

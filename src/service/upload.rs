@@ -51,6 +51,12 @@ pub(crate) struct UploadRequest {
     /// The account's commitments, when they were read with the request's
     /// rate count (`RateRepo::count_upload`): the early checks use them.
     pub held: Option<Commitments>,
+    /// MD5 while the bytes arrive, whatever their size, so that the stored
+    /// file's `md5` is known at its commit (the S3 door: a PUT answers with
+    /// its ETag). False (/v1): MD5 only of bytes kept in memory, the others'
+    /// filled in after the fact (`service::md5_fill`; docs/decisions.md,
+    /// "MD5 after the fact").
+    pub md5_now: bool,
 }
 
 /// The upload's fields besides the file, already validated
@@ -216,7 +222,12 @@ impl Upload {
     {
         let (app, limits) = (&self.app, &self.limits);
         let mut held = app.in_flight.hold(&limits.account);
-        let mut spool = Spool::new(&app.spool_dir, app.config.inline_max);
+        let (dir, inline_max) = (&app.spool_dir, app.config.inline_max);
+        let mut spool = if self.req.md5_now {
+            Spool::with_md5(dir, inline_max)
+        } else {
+            Spool::new(dir, inline_max)
+        };
         let mut sniffer = Sniffer::new(&self.req.caller.key.policy, part_type);
         while let Some(chunk) = bytes.next().await.transpose()? {
             let size = spool.size() + chunk.len() as u64;

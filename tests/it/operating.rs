@@ -429,6 +429,7 @@ async fn the_openapi_document_covers_every_route_and_validates() {
             "GET /v1/folders",
             "GET /v1/folders/zip",
             "GET /v1/health",
+            "GET /v1/s3/credentials",
             "GET /v1/upload-tokens",
             "GET /v1/upload-tokens/{id}",
             "GET /v1/uploads",

@@ -1,5 +1,5 @@
 //! The one way a file is committed on PostgreSQL: a call of
-//! `filestore_commit` (migrations 0018, 0020), the only function that inserts
+//! `filestore_commit` (migrations 0018, 0022, 0023), the only function that inserts
 //! into `files`. Every path comes here: the bus's statement of several
 //! accounts (`bus`), an account's batch (`batch`), an upload with an
 //! idempotency key or one committed alone ([`commit_alone`]), and the
@@ -65,6 +65,7 @@ pub(super) struct Columns<'a> {
     expires_at: Vec<Option<i64>>,
     inline: Vec<bool>,
     metadata: Vec<String>,
+    attrs: Vec<Option<String>>,
     data: Vec<Option<&'a [u8]>>,
     event: Vec<String>,
     token: Vec<Option<&'a str>>,
@@ -106,6 +107,7 @@ impl<'a> Columns<'a> {
         self.expires_at.push(f.expires_at);
         self.inline.push(f.inline);
         self.metadata.push(metadata::to_json(&f.metadata));
+        self.attrs.push(f.attrs.stored());
         self.data.push(inline);
         self.event.push(event);
         self.token.push(token);
@@ -154,11 +156,11 @@ pub(super) async fn call<C: GenericClient>(
         .prepare_cached(
             "SELECT n, code, detail, message, queued, replayed, replaced FROM filestore_commit(
                  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                 $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)",
+                 $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)",
         )
         .await?;
     let (key, since) = (how.key.map(|k| k.0), how.key.map(|k| k.1));
-    let params: [&(dyn ToSql + Sync); 28] = [
+    let params: [&(dyn ToSql + Sync); 29] = [
         &cols.accounts,
         &cols.ends,
         &cols.id,
@@ -174,6 +176,7 @@ pub(super) async fn call<C: GenericClient>(
         &cols.expires_at,
         &cols.inline,
         &cols.metadata,
+        &cols.attrs,
         &cols.data,
         &cols.event,
         &period,

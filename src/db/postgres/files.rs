@@ -506,7 +506,7 @@ impl FileRepo for PgStore {
             );
             Ok(query_opt(c, &sql, &[&id, &account_id, &now])
                 .await?
-                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(14))))
+                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(rows::FILE_DATA))))
         })
     }
 
@@ -743,7 +743,8 @@ impl FileRepo for PgStore {
                          'private', g.private, 'sha256', g.sha256, 'blob_key', g.blob_key,
                          'created_at', g.created_at, 'expires_at', g.expires_at,
                          'inline', g.inline,
-                         'metadata', (CASE WHEN g.metadata = '' THEN '{{}}' ELSE g.metadata END)::json
+                         'metadata', (CASE WHEN g.metadata = '' THEN '{{}}' ELSE g.metadata END)::json,
+                         'attrs', coalesce(g.attrs, '{{}}')::json
                      ))::TEXT, count(*), $5
                  FROM (SELECT *, (row_number() OVER () - 1) / {batch} AS batch FROM gone) g
                  JOIN webhooks w ON w.account_id = g.account_id

@@ -96,6 +96,7 @@ use node::{hold_node_lock, NodeSession};
 mod plans;
 mod rows;
 mod s3;
+mod s3_buckets;
 mod strangers;
 mod tls;
 mod tokens;
@@ -104,7 +105,7 @@ mod variants;
 
 /// The PostgreSQL metadata store; each aggregate of
 /// [`MetaStore`](super::MetaStore) is implemented in a file of its own
-/// (`files`, `blobs`, `accounts`, `tokens`, `uploads`, `outbox`, `rates`, `ops`),
+/// (`files`, `blobs`, `accounts`, `tokens`, `uploads`, `outbox`, `rates`, `ops`, `s3`, `s3_buckets`),
 /// each method one transaction (or one statement, which is its own), on a
 /// pooled connection.
 #[derive(Clone)]
@@ -217,6 +218,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0021_file_counts.sql"),
     include_str!("migrations/0022_replace.sql"),
     include_str!("migrations/0023_s3_multipart.sql"),
+    include_str!("migrations/0024_object_attrs.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -545,7 +547,8 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// nullable MD5 columns, which a node of schema 8 leaves NULL, and replaces
 /// the commit functions with one, `filestore_commit` (those it drops came
 /// after the last release, schema 10, and no released node calls them), so
-/// a node of schema 8 runs on.
+/// a node of schema 8 runs on. 23 adds a nullable column, `files.attrs`,
+/// which a node of schema 8 never reads and leaves NULL (no attributes).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

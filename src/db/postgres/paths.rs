@@ -66,7 +66,7 @@ impl PgStore {
             );
             Ok(query_opt(c, &sql, &[&account_id, &path, &now])
                 .await?
-                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(14))))
+                .map(|r| (rows::file(&r), r.get::<_, Option<Vec<u8>>>(rows::FILE_DATA))))
         })
     }
 

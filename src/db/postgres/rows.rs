@@ -116,7 +116,10 @@ pub(crate) fn token_and_account(r: &Row) -> (TokenRow, Account) {
 }
 
 pub(crate) const FILE: &str = "id, account_id, name, folder, size, content_type, private, sha256, \
-     blob_key, created_at, expires_at, inline, metadata, md5";
+     blob_key, created_at, expires_at, inline, metadata, md5, attrs";
+
+/// The place of a column selected after [`FILE`] (a file's inline bytes).
+pub(crate) const FILE_DATA: usize = 15;
 
 pub(crate) fn file(r: &Row) -> FileRow {
     FileRow {
@@ -134,7 +137,7 @@ pub(crate) fn file(r: &Row) -> FileRow {
         inline: r.get(11),
         metadata: metadata::from_stored(r.get::<_, &str>(12)),
         md5: r.get(13),
-        attrs: crate::domain::object::ObjectAttrs::default(),
+        attrs: crate::domain::object::ObjectAttrs::from_stored(r.get(14)),
     }
 }
 

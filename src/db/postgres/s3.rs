@@ -1,5 +1,5 @@
-//! The S3 door's rows on PostgreSQL ([`S3Repo`]): buckets, folder markers,
-//! multipart uploads and their parts. Every write that moves an account's
+//! The S3 door's multipart uploads on PostgreSQL ([`MultipartRepo`]): uploads,
+//! their parts and what an account's removal takes of the door. Every write that moves an account's
 //! bytes takes the account row's lock first (`account_lock`), as every
 //! quota check does, so a part's check is exact across nodes; its bytes
 //! are in `storage_bytes` while its row is (migration 0023), which
@@ -9,7 +9,7 @@ use super::account_lock::lock_account;
 use super::accounts::commitments;
 use super::blobs::schedule;
 use super::{execute, query, query_opt, signed, unsigned, DbError, PgStore};
-use crate::db::s3::{BucketRemoved, PartOutcome, PartRow, S3Repo, S3UploadRow};
+use crate::db::s3::{MultipartRepo, PartOutcome, PartRow, S3UploadRow};
 use crate::domain::metadata;
 use crate::domain::object::ObjectAttrs;
 use crate::domain::quota::{Ask, Quota, Refusal};
@@ -97,7 +97,7 @@ async fn drop_parts<C: GenericClient>(
 
 /// Aborts the open upload `id` (the account row locked by the caller);
 /// false when it was not open.
-async fn abort_in<C: GenericClient>(
+pub(super) async fn abort_in<C: GenericClient>(
     c: &C,
     account_id: &str,
     id: &str,
@@ -282,36 +282,6 @@ async fn put_part(
     Ok(PartOutcome::Stored { replaced: old })
 }
 
-async fn delete_bucket(
-    tx: &Transaction<'_>,
-    account_id: &str,
-    name: &str,
-    now: i64,
-) -> Result<BucketRemoved, DbError> {
-    lock_account(tx, account_id).await?;
-    let existed = execute(
-        tx,
-        "DELETE FROM s3_buckets WHERE account_id = $1 AND name = $2",
-        &[&account_id, &name],
-    )
-    .await?
-        == 1;
-    let prefix = format!("{name}/");
-    let ids = query(
-        tx,
-        "SELECT id FROM s3_uploads WHERE account_id = $1 AND completed_at IS NULL
-           AND starts_with(path, $2) ORDER BY id",
-        &[&account_id, &prefix],
-    )
-    .await?;
-    let mut aborted = 0;
-    for r in &ids {
-        let id: &str = r.get(0);
-        aborted += u64::from(abort_in(tx, account_id, id, now).await?);
-    }
-    Ok(BucketRemoved { existed, aborted })
-}
-
 async fn reap(
     tx: &Transaction<'_>,
     idle_before: i64,
@@ -342,122 +312,12 @@ async fn reap(
 }
 
 /// The exclusive upper bound of the paths starting with `prefix`.
-fn prefix_end(prefix: &str) -> String {
+pub(super) fn prefix_end(prefix: &str) -> String {
     format!("{prefix}\u{10FFFF}")
 }
 
 #[async_trait]
-impl S3Repo for PgStore {
-    async fn create_bucket(&self, account_id: &str, name: &str, now: i64) -> Result<bool, DbError> {
-        on_conn!(self, |c| Ok(execute(
-            c,
-            "INSERT INTO s3_buckets (account_id, name, created_at) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING",
-            &[&account_id, &name, &now],
-        )
-        .await?
-            == 1))
-    }
-
-    async fn created_buckets(&self, account_id: &str) -> Result<Vec<(String, i64)>, DbError> {
-        on_conn!(self, |c| Ok(query(
-            c,
-            "SELECT name, created_at FROM s3_buckets WHERE account_id = $1 ORDER BY name",
-            &[&account_id],
-        )
-        .await?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect()))
-    }
-
-    async fn created_bucket(&self, account_id: &str, name: &str) -> Result<Option<i64>, DbError> {
-        on_conn!(self, |c| Ok(query_opt(
-            c,
-            "SELECT created_at FROM s3_buckets WHERE account_id = $1 AND name = $2",
-            &[&account_id, &name],
-        )
-        .await?
-        .map(|r| r.get(0))))
-    }
-
-    async fn marker_buckets(&self, account_id: &str) -> Result<Vec<(String, i64)>, DbError> {
-        on_conn!(self, |c| Ok(query(
-            c,
-            "SELECT split_part(path, '/', 1) COLLATE \"C\" AS b, MIN(created_at)
-             FROM s3_markers WHERE account_id = $1 GROUP BY b ORDER BY b",
-            &[&account_id],
-        )
-        .await?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect()))
-    }
-
-    async fn delete_bucket(
-        &self,
-        account_id: &str,
-        name: &str,
-        now: i64,
-    ) -> Result<BucketRemoved, DbError> {
-        let (_turn, deadline) = self.turn(account_id).await?;
-        in_tx!(self, deadline, |tx| delete_bucket(
-            &tx, account_id, name, now
-        )
-        .await)
-    }
-
-    async fn put_marker(&self, account_id: &str, path: &str, now: i64) -> Result<i64, DbError> {
-        on_conn!(self, |c| {
-            let r = super::query_one(
-                c,
-                "WITH added AS (
-                     INSERT INTO s3_markers (account_id, path, created_at) VALUES ($1, $2, $3)
-                     ON CONFLICT DO NOTHING RETURNING created_at)
-                 SELECT created_at FROM added
-                 UNION ALL
-                 SELECT created_at FROM s3_markers WHERE account_id = $1 AND path = $2
-                 LIMIT 1",
-                &[&account_id, &path, &now],
-            )
-            .await?;
-            Ok(r.get(0))
-        })
-    }
-
-    async fn delete_marker(&self, account_id: &str, path: &str) -> Result<bool, DbError> {
-        on_conn!(self, |c| Ok(execute(
-            c,
-            "DELETE FROM s3_markers WHERE account_id = $1 AND path = $2",
-            &[&account_id, &path],
-        )
-        .await?
-            == 1))
-    }
-
-    async fn markers(
-        &self,
-        account_id: &str,
-        prefix: Option<&str>,
-        start_after: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<(String, i64)>, DbError> {
-        let prefix = prefix.unwrap_or("");
-        let end = prefix_end(prefix);
-        on_conn!(self, |c| Ok(query(
-            c,
-            "SELECT path, created_at FROM s3_markers
-             WHERE account_id = $1 AND path >= $2 AND path < $3
-               AND ($4::TEXT IS NULL OR path > $4)
-             ORDER BY path LIMIT $5",
-            &[&account_id, &prefix, &end, &start_after, &i64::from(limit)],
-        )
-        .await?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect()))
-    }
-
+impl MultipartRepo for PgStore {
     async fn create_s3_upload(
         &self,
         row: S3UploadRow,
@@ -510,7 +370,7 @@ impl S3Repo for PgStore {
                 "SELECT {PART} FROM s3_parts WHERE upload_id = $1 AND number > $2
                  ORDER BY number LIMIT $3"
             ),
-            &[&upload_id, &i64::from(after), &i64::from(limit)],
+            &[&upload_id, &number(after), &i64::from(limit)],
         )
         .await?
         .iter()

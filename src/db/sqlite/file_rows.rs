@@ -1,13 +1,18 @@
 //! A file's row on SQLite: the columns every query of `files` selects, and
 //! the stored file they make (shared by the commit, lookups, paths and the
-//! MD5 fill).
+//! MD5 fill). A query that selects a file's inline bytes after them reads
+//! them at [`DATA`].
 
 use crate::db::model::FileRow;
 use crate::domain::metadata;
+use crate::domain::object::ObjectAttrs;
 use rusqlite::Row;
 
 pub(super) const COLUMNS: &str =
-    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata, md5";
+    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata, md5, attrs";
+
+/// The place of a column selected after [`COLUMNS`] (a file's inline bytes).
+pub(super) const DATA: usize = 15;
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
@@ -25,6 +30,6 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         inline: r.get(11)?,
         metadata: metadata::from_stored(&r.get::<_, String>(12)?),
         md5: r.get(13)?,
-        attrs: crate::domain::object::ObjectAttrs::default(),
+        attrs: ObjectAttrs::from_stored(r.get::<_, Option<String>>(14)?.as_deref()),
     })
 }

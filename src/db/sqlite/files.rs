@@ -2,7 +2,7 @@
 //! write transaction), lookups that hide expired files, keyset pages,
 //! deletion and expiry, idempotency keys.
 
-use super::file_rows::{from_row, COLUMNS};
+use super::file_rows::{from_row, COLUMNS, DATA};
 use super::{accounts, blobs, outbox, owned, paths, s3, shared, signed, tokens, write_tx};
 use super::{DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{
@@ -135,7 +135,7 @@ fn commit_upload(
         by_stranger = shared::is_stranger(&tx, &creator)?;
     }
     tx.prepare_cached(&format!(
-        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
     ))?
     .execute(params![
         f.id,
@@ -151,7 +151,8 @@ fn commit_upload(
         f.expires_at,
         f.inline,
         metadata::to_json(&f.metadata),
-        f.md5
+        f.md5,
+        f.attrs.stored()
     ])?;
     accounts::add_storage(&tx, &f.account_id, signed(f.size)?)?;
     accounts::add_upload(&tx, &f.account_id, &ctx.period)?;
@@ -541,7 +542,7 @@ impl FileRepo for SqliteStore {
                 ))?;
                 Ok(stmt
                     .query_row(params![id, acc, now], |r| {
-                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(14)?))
+                        Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(DATA)?))
                     })
                     .optional()?)
             })

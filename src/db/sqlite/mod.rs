@@ -26,6 +26,7 @@ mod paths;
 mod plans;
 mod rates;
 mod s3;
+mod s3_buckets;
 mod shared;
 mod tokens;
 mod uploads;
@@ -135,6 +136,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0018_file_counts.sql"),
     include_str!("migrations/0019_token_replace.sql"),
     include_str!("migrations/0020_s3_multipart.sql"),
+    include_str!("migrations/0021_object_attrs.sql"),
 ];
 
 #[derive(Clone)]

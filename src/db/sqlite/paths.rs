@@ -2,7 +2,7 @@
 //! in byte order from any key, each on the path index (`files_by_path`,
 //! migration 0016; docs/decisions.md, "Paths").
 
-use super::file_rows::{from_row, COLUMNS};
+use super::file_rows::{from_row, COLUMNS, DATA};
 use super::{owned, DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{FileRow, RowWithData};
 use crate::domain::filepath;
@@ -59,7 +59,7 @@ pub(super) fn newest_with_data(
     let path = filepath::join(folder, name);
     Ok(stmt
         .query_row(rusqlite::params![account_id, path, now], |r| {
-            Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(14)?))
+            Ok((from_row(r)?, r.get::<_, Option<Vec<u8>>>(DATA)?))
         })
         .optional()?)
 }

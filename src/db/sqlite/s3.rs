@@ -1,11 +1,11 @@
-//! The S3 door's rows on SQLite ([`S3Repo`]): buckets, folder markers,
-//! multipart uploads and their parts. Quota checks run in the single
+//! The S3 door's multipart uploads on SQLite ([`MultipartRepo`]): uploads,
+//! their parts and what an account's removal takes of the door. Quota checks run in the single
 //! writer's transaction, which makes them exact; a part's bytes are in
 //! `storage_bytes` while its row is (migration 0020).
 
 use super::SqliteStore;
 use super::{accounts, blobs, owned, shared, signed, write_tx, DbError, OptionalExtension};
-use crate::db::s3::{BucketRemoved, PartOutcome, PartRow, S3Repo, S3UploadRow};
+use crate::db::s3::{MultipartRepo, PartOutcome, PartRow, S3UploadRow};
 use crate::domain::metadata;
 use crate::domain::object::ObjectAttrs;
 use crate::domain::quota::{Ask, Holdings, Quota, Refusal};
@@ -79,7 +79,12 @@ fn drop_parts(c: &Connection, account_id: &str, id: &str, now: i64) -> Result<u6
 
 /// Aborts open upload `id` inside the caller's transaction; false when it
 /// was not open.
-fn abort_in(c: &Connection, account_id: &str, id: &str, now: i64) -> Result<bool, DbError> {
+pub(super) fn abort_in(
+    c: &Connection,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<bool, DbError> {
     if open_upload(c, account_id, id)?.is_none() {
         return Ok(false);
     }
@@ -229,32 +234,6 @@ fn put_part(
     Ok(PartOutcome::Stored { replaced: old })
 }
 
-fn delete_bucket(
-    c: &mut Connection,
-    account_id: &str,
-    name: &str,
-    now: i64,
-) -> Result<BucketRemoved, DbError> {
-    let tx = write_tx(c)?;
-    let existed = tx
-        .prepare_cached("DELETE FROM s3_buckets WHERE account_id = ?1 AND name = ?2")?
-        .execute(params![account_id, name])?
-        == 1;
-    let ids: Vec<String> = tx
-        .prepare_cached(
-            "SELECT id FROM s3_uploads WHERE account_id = ?1 AND completed_at IS NULL
-             AND substr(path, 1, length(?2) + 1) = ?2 || '/'",
-        )?
-        .query_map(params![account_id, name], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let mut aborted = 0;
-    for id in &ids {
-        aborted += u64::from(abort_in(&tx, account_id, id, now)?);
-    }
-    tx.commit()?;
-    Ok(BucketRemoved { existed, aborted })
-}
-
 fn reap(
     c: &mut Connection,
     idle_before: i64,
@@ -282,133 +261,12 @@ fn reap(
 
 /// The exclusive upper bound of the paths starting with `prefix` ('\u{10FFFF}'
 /// sorts after every character a path holds).
-fn prefix_end(prefix: &str) -> String {
+pub(super) fn prefix_end(prefix: &str) -> String {
     format!("{prefix}\u{10FFFF}")
 }
 
 #[async_trait]
-impl S3Repo for SqliteStore {
-    async fn create_bucket(&self, account_id: &str, name: &str, now: i64) -> Result<bool, DbError> {
-        let (a, n) = (owned(account_id), owned(name));
-        self.db
-            .write(move |c| {
-                Ok(c.prepare_cached(
-                    "INSERT INTO s3_buckets (account_id, name, created_at) VALUES (?1, ?2, ?3)
-                     ON CONFLICT DO NOTHING",
-                )?
-                .execute(params![a, n, now])?
-                    == 1)
-            })
-            .await
-    }
-
-    async fn created_buckets(&self, account_id: &str) -> Result<Vec<(String, i64)>, DbError> {
-        let a = owned(account_id);
-        self.db
-            .run(move |c| {
-                Ok(c.prepare_cached(
-                    "SELECT name, created_at FROM s3_buckets WHERE account_id = ?1 ORDER BY name",
-                )?
-                .query_map([a], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?)
-            })
-            .await
-    }
-
-    async fn created_bucket(&self, account_id: &str, name: &str) -> Result<Option<i64>, DbError> {
-        let (a, n) = (owned(account_id), owned(name));
-        self.db
-            .lookup(move |c| {
-                Ok(c.prepare_cached(
-                    "SELECT created_at FROM s3_buckets WHERE account_id = ?1 AND name = ?2",
-                )?
-                .query_row(params![a, n], |r| r.get(0))
-                .optional()?)
-            })
-            .await
-    }
-
-    async fn marker_buckets(&self, account_id: &str) -> Result<Vec<(String, i64)>, DbError> {
-        let a = owned(account_id);
-        self.db
-            .run(move |c| {
-                Ok(c.prepare_cached(
-                    "SELECT substr(path, 1, instr(path, '/') - 1) AS b, MIN(created_at)
-                     FROM s3_markers WHERE account_id = ?1 GROUP BY b ORDER BY b",
-                )?
-                .query_map([a], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?)
-            })
-            .await
-    }
-
-    async fn delete_bucket(
-        &self,
-        account_id: &str,
-        name: &str,
-        now: i64,
-    ) -> Result<BucketRemoved, DbError> {
-        let (a, n) = (owned(account_id), owned(name));
-        self.db.write(move |c| delete_bucket(c, &a, &n, now)).await
-    }
-
-    async fn put_marker(&self, account_id: &str, path: &str, now: i64) -> Result<i64, DbError> {
-        let (a, p) = (owned(account_id), owned(path));
-        self.db
-            .write(move |c| {
-                c.prepare_cached(
-                    "INSERT INTO s3_markers (account_id, path, created_at) VALUES (?1, ?2, ?3)
-                     ON CONFLICT DO NOTHING",
-                )?
-                .execute(params![a, p, now])?;
-                Ok(c.prepare_cached(
-                    "SELECT created_at FROM s3_markers WHERE account_id = ?1 AND path = ?2",
-                )?
-                .query_row(params![a, p], |r| r.get(0))?)
-            })
-            .await
-    }
-
-    async fn delete_marker(&self, account_id: &str, path: &str) -> Result<bool, DbError> {
-        let (a, p) = (owned(account_id), owned(path));
-        self.db
-            .write(move |c| {
-                Ok(
-                    c.prepare_cached("DELETE FROM s3_markers WHERE account_id = ?1 AND path = ?2")?
-                        .execute(params![a, p])?
-                        == 1,
-                )
-            })
-            .await
-    }
-
-    async fn markers(
-        &self,
-        account_id: &str,
-        prefix: Option<&str>,
-        start_after: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<(String, i64)>, DbError> {
-        let a = owned(account_id);
-        let prefix = prefix.unwrap_or("").to_string();
-        let after = start_after.map(str::to_string);
-        self.db
-            .run(move |c| {
-                // SQLite compares TEXT with memcmp: byte order.
-                Ok(c.prepare_cached(
-                    "SELECT path, created_at FROM s3_markers
-                     WHERE account_id = ?1 AND path >= ?2 AND path < ?3
-                       AND (?4 IS NULL OR path > ?4)
-                     ORDER BY path LIMIT ?5",
-                )?
-                .query_map(params![a, prefix, prefix_end(&prefix), after, limit], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?
-                .collect::<Result<_, _>>()?)
-            })
-            .await
-    }
-
+impl MultipartRepo for SqliteStore {
     async fn create_s3_upload(
         &self,
         row: S3UploadRow,

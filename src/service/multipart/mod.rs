@@ -1,6 +1,6 @@
 //! S3 multipart uploads (CONTRACT §18, "Multipart"), independent of the
 //! wire: created against the plan's `open_uploads` and monthly uploads as
-//! a resumable upload is (`db::s3::S3Repo::create_s3_upload`); each part
+//! a resumable upload is (`db::s3::MultipartRepo::create_s3_upload`); each part
 //! streamed into a blob of its own (`part`), its bytes in the account's
 //! storage as they arrive and exactly once recorded; completed by
 //! assembling the chosen parts into one blob and committing the file

@@ -5,7 +5,7 @@
 //! `concurrent_uploads` while they do; then the blob stored (registered
 //! with the collector first, `commit::PendingBlob`) and the part recorded
 //! under the account's lock, where its bytes join the account's storage
-//! exactly (`db::s3::S3Repo::put_part`). A part sent again replaces the
+//! exactly (`db::s3::MultipartRepo::put_part`). A part sent again replaces the
 //! earlier one, whose blob goes to the collector.
 
 use super::{part_of, Part};
@@ -54,7 +54,7 @@ impl App {
         }
         self.open_multipart(caller, upload_id).await?;
         let plan = self.plan_of(&caller.account).clone();
-        let limit = part_limit(&plan, caller)?;
+        let limit = part_limit(&plan, caller);
         if let Some(len) = content_length {
             check_size(len, limit, &plan, caller)?;
         }
@@ -69,7 +69,17 @@ impl App {
                 now,
             )
             .await?;
-        let used = self.used_now(caller, &plan, content_length).await?;
+        // A part sent again replaces one whose bytes are counted already.
+        let replaced = self
+            .meta
+            .s3_parts(upload_id, number - 1, 1)
+            .await?
+            .into_iter()
+            .find(|p| p.number == number)
+            .map_or(0, |p| p.size);
+        let used = self
+            .used_now(caller, &plan, content_length, replaced)
+            .await?;
         self.disk.check_room(content_length.unwrap_or(0))?;
         let mut held = self.in_flight.hold(&caller.account.id);
         let mut spool = Spool::part(&self.spool_dir);
@@ -152,21 +162,23 @@ impl App {
     }
 
     /// The bytes the account uses now (stored, parts included, and held by
-    /// resumable uploads), having refused a part whose declared length
-    /// cannot fit.
+    /// resumable uploads; less `replaced`, the part this one replaces),
+    /// having refused a part whose declared length cannot fit.
     async fn used_now(
         &self,
         caller: &Caller,
         plan: &Plan,
         content_length: Option<u64>,
+        replaced: u64,
     ) -> Result<u64, ServiceError> {
         let account = &caller.account;
         let period = period_of(self.clock.now()).key;
-        let held = self
+        let mut held = self
             .meta
             .commitments(&account.id, &period, self.clock.now_ms())
             .await?
             .holdings(account.storage_bytes);
+        held.used = held.used.saturating_sub(replaced);
         let ask = Ask::bytes(content_length.unwrap_or(0));
         match plan.quota().admit(held, ask) {
             Ok(()) => Ok(held.used),
@@ -245,10 +257,10 @@ impl App {
 
 /// The largest part this caller may send: the plan's file size (an
 /// object is never larger), and S3's 5 GiB.
-fn part_limit(plan: &Plan, caller: &Caller) -> Result<u64, ServiceError> {
-    Ok(size_limit(plan.max_file_size, &caller.key.policy)
+fn part_limit(plan: &Plan, caller: &Caller) -> u64 {
+    size_limit(plan.max_file_size, &caller.key.policy)
         .max
-        .min(MAX_PART_SIZE))
+        .min(MAX_PART_SIZE)
 }
 
 /// Refuses a part of `size` past `limit`: in the plan's words when the

@@ -44,7 +44,7 @@ pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) 
         expires_at,
         inline: true,
         metadata: std::collections::BTreeMap::new(),
-        attrs: Default::default(),
+        attrs: filestore::testing::domain::object::ObjectAttrs::default(),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod pg;
 pub mod process;
 pub mod receiver;
 pub mod s3;
+pub mod s3door;
 pub mod tmpfs;
 
 pub use helpers::{
@@ -92,21 +93,22 @@ pub struct TestOptions {
     /// Changes the resolved config (what no config key sets, such as the
     /// `min_upload_rate` window).
     pub configure: Option<fn(&mut Config)>,
-    /// Also opens the S3 door (CONTRACT §18) on a port of its own
-    /// (`TestServer::s3_url`).
-    pub s3_door: bool,
+    /// Opens the S3 door too, on a port of its own (`--s3-listen
+    /// 127.0.0.1:0`): its address is [`TestServer::s3_url`], which is also
+    /// the endpoint `GET /v1/s3/credentials` names.
+    pub s3: bool,
 }
 
 pub struct TestServer {
     pub base_url: String,
+    /// The S3 door's `http://127.0.0.1:PORT` (`TestOptions::s3`), else None.
+    pub s3_url: Option<String>,
     pub data_dir: PathBuf,
     pub secret_key: String,
     pub account_id: String,
     pub clock: Clock,
     pub app: Arc<App>,
     pub http: reqwest::Client,
-    /// `http://127.0.0.1:PORT` of the S3 door, when `TestOptions::s3_door`.
-    pub s3_url: Option<String>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
@@ -139,18 +141,6 @@ impl TestServer {
             .await
             .expect("bind");
         let addr = listener.local_addr().unwrap();
-        let s3_listener = if opts.s3_door {
-            Some(
-                tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind the S3 door"),
-            )
-        } else {
-            None
-        };
-        let s3_url = s3_listener
-            .as_ref()
-            .map(|l| format!("http://{}", l.local_addr().unwrap()));
         let mut file: FileConfig =
             toml::from_str(opts.plans_toml.as_deref().unwrap_or("")).expect("test config");
         let interval = opts.reap_interval.unwrap_or(Duration::from_millis(100));
@@ -171,13 +161,21 @@ impl TestServer {
         )
         .expect("valid test config");
         let mut config = config;
-        if let Some(url) = &s3_url {
-            config.s3.listen = Some(url.trim_start_matches("http://").to_string());
-            config.s3.url.clone_from(url);
-        }
         if let Some(configure) = opts.configure {
             configure(&mut config);
         }
+        let s3 = if opts.s3 {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind the S3 door");
+            let addr = l.local_addr().unwrap().to_string();
+            config.s3.listen = Some(addr.clone());
+            config.s3.url = format!("http://{addr}");
+            Some(l)
+        } else {
+            None
+        };
+        let s3_url = s3.as_ref().map(|_| config.s3.url.clone());
         let url = match opts.database_url.clone() {
             Some(url) => Some(url),
             None => pg::database_for(&data_dir).await,
@@ -207,13 +205,14 @@ impl TestServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app_for_task = app.clone();
         let task = tokio::spawn(async move {
-            let mut doors = vec![filestore::testing::server::Listener {
-                door: filestore::testing::server::Door::Api,
+            use filestore::testing::server::{Door, Listener};
+            let mut doors = vec![Listener {
+                door: Door::Api,
                 listener,
             }];
-            if let Some(listener) = s3_listener {
-                doors.push(filestore::testing::server::Listener {
-                    door: filestore::testing::server::Door::S3,
+            if let Some(listener) = s3 {
+                doors.push(Listener {
+                    door: Door::S3,
                     listener,
                 });
             }
@@ -241,13 +240,13 @@ impl TestServer {
         }
         TestServer {
             base_url: format!("http://{addr}"),
+            s3_url,
             data_dir,
             secret_key: secret_key.expose().to_string(),
             account_id,
             clock,
             app,
             http,
-            s3_url,
             shutdown: Some(tx),
             task: Some(task),
             _dir: dir,

@@ -83,6 +83,7 @@ pub struct Serve {
     database_url: Option<String>,
     port: Option<u16>,
     metrics: Option<u16>,
+    s3: bool,
     args: Vec<std::ffi::OsString>,
     envs: Vec<(String, String)>,
     timeout: Duration,
@@ -98,6 +99,7 @@ impl Serve {
             database_url: None,
             port: None,
             metrics: None,
+            s3: false,
             args: Vec::new(),
             envs: Vec::new(),
             timeout: Duration::from_secs(90),
@@ -130,6 +132,13 @@ impl Serve {
     /// `--metrics-listen 127.0.0.1:PORT`.
     pub fn metrics(mut self, port: u16) -> Serve {
         self.metrics = Some(port);
+        self
+    }
+
+    /// `--s3-listen 127.0.0.1:0`: the S3 door on a port the kernel picks,
+    /// whose address the start-up line names ([`ServeProcess::s3_url`]).
+    pub fn s3(mut self) -> Serve {
+        self.s3 = true;
         self
     }
 
@@ -172,6 +181,9 @@ impl Serve {
         cmd.args(["--listen", &format!("127.0.0.1:{port}")]);
         if let Some(m) = self.metrics {
             cmd.args(["--metrics-listen", &format!("127.0.0.1:{m}")]);
+        }
+        if self.s3 {
+            cmd.args(["--s3-listen", "127.0.0.1:0"]);
         }
         cmd.args(&self.args);
         if let Some(url) = &self.database_url {
@@ -217,6 +229,7 @@ impl Serve {
             log,
             key: None,
             account: None,
+            s3_url: None,
         };
         let served = rx.recv_timeout(self.timeout).unwrap_or(false);
         if !served || !process.answers(self.timeout) {
@@ -229,6 +242,16 @@ impl Serve {
             .iter()
             .filter(|l| l.contains("first start: created account"))
             .find_map(|l| startup_field(l, "account", "acc_"));
+        let s3_line = |l: &str| l.contains("S3 door at");
+        process.s3_url = if self.s3 {
+            // Written just after the serving line: maybe not read yet.
+            startup_field(&process.wait_for(s3_line), "s3_url", "http")
+        } else {
+            startup
+                .iter()
+                .find(|l| s3_line(l))
+                .and_then(|l| startup_field(l, "s3_url", "http"))
+        };
         Ok(process)
     }
 }
@@ -264,6 +287,9 @@ pub struct ServeProcess {
     pub key: Option<String>,
     /// The account a first start creates.
     pub account: Option<String>,
+    /// The S3 door's address its start-up line names (`Serve::s3`, or
+    /// `--s3-listen` among the args).
+    pub s3_url: Option<String>,
 }
 
 impl ServeProcess {

@@ -147,16 +147,18 @@ async fn call(
     // No path rule (migration 0020): an upload with one goes alone.
     let at_path: Vec<Option<String>> = part.iter().map(|_| None).collect();
     let kept_ms = 300_000i64;
-    let params: [&(dyn ToSql + Sync); 28] = [
+    // No S3 attributes (migration 0023).
+    let attrs: Vec<Option<String>> = part.iter().map(|_| None).collect();
+    let params: [&(dyn ToSql + Sync); 29] = [
         &names, &ends, &ids, &n, &folder, &size, &t, &private, &sha, &md5, &blob, &at, &expires,
-        &inline, &m, &data, &ev, &period, &token, &storage, &count, &no_key, &no_since, &false,
-        &false, &several, &at_path, &kept_ms,
+        &inline, &m, &attrs, &data, &ev, &period, &token, &storage, &count, &no_key, &no_since,
+        &false, &false, &several, &at_path, &kept_ms,
     ];
     let rows = c
         .query(
             "SELECT n, code, detail, message, queued FROM filestore_commit(
                 $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)",
+                $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)",
             &params,
         )
         .await?;

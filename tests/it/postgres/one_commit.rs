@@ -82,7 +82,8 @@ async fn keyed(
     let (storage, uploads) = (vec![max_storage], vec![100i64]);
     let (period, key, since) = ("2026-11", Some(key.to_string()), Some(0i64));
     let at_path: Vec<Option<String>> = vec![None];
-    let params: [&(dyn ToSql + Sync); 28] = [
+    let attrs: Vec<Option<String>> = vec![None];
+    let params: [&(dyn ToSql + Sync); 29] = [
         &account,
         &ends,
         &ids,
@@ -98,6 +99,7 @@ async fn keyed(
         &expires,
         &inline,
         &meta,
+        &attrs,
         &data,
         &ev,
         &period,
@@ -116,7 +118,7 @@ async fn keyed(
         .query_one(
             "SELECT code, replayed FROM filestore_commit($1, $2, $3, $4, $5, $6, $7, $8, $9,
                  $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-                 $25, $26, $27, $28)",
+                 $25, $26, $27, $28, $29)",
             &params,
         )
         .await

@@ -142,7 +142,7 @@ impl Door {
         let srv = TestServer::start_with(TestOptions {
             plans_toml: Some(PLAN.into()),
             backend: Some(backend),
-            s3_door: true,
+            s3: true,
             ..Default::default()
         })
         .await;

@@ -32,6 +32,7 @@ mod delivery;
 mod fairness;
 mod metrics;
 mod retries;
+mod s3_door;
 mod subscriptions;
 mod two_nodes;
 
