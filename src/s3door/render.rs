@@ -4,7 +4,7 @@
 //! carries"). Pure conversions, unit-tested here.
 
 use super::keys::invalid;
-use crate::db::FileRow;
+use crate::domain::files::StoredFile as FileRow;
 use crate::domain::metadata;
 use crate::domain::object::ObjectAttrs;
 use axum::http::HeaderMap;
