@@ -40,29 +40,15 @@ impl Ops {
         self.bucket_for_write(&caller, &i.bucket).await?;
         let source = self.found(&caller, src_bucket, src_key).await?;
         let row = &source.row;
-        // The source's conditions fail a copy with 412 (never 304).
-        let conditions = render::Conditions {
-            if_match: i.copy_source_if_match.clone(),
-            if_none_match: i.copy_source_if_none_match.clone(),
-            if_modified_since: i.copy_source_if_modified_since.clone(),
-            if_unmodified_since: i.copy_source_if_unmodified_since.clone(),
-        };
-        let read = render::Read {
-            part_number: None,
-            range: None,
-            conditions,
-            checksums: false,
-        };
-        if let Err(e) = render::shape(row, &read) {
-            return Err(if e.code().as_str() == "NotModified" {
-                s3_error!(
-                    PreconditionFailed,
-                    "At least one of the pre-conditions you specified did not hold"
-                )
-            } else {
-                e
-            });
-        }
+        render::source_holds(
+            row,
+            render::Conditions {
+                if_match: i.copy_source_if_match.clone(),
+                if_none_match: i.copy_source_if_none_match.clone(),
+                if_modified_since: i.copy_source_if_modified_since.clone(),
+                if_unmodified_since: i.copy_source_if_unmodified_since.clone(),
+            },
+        )?;
         let replace = match i
             .metadata_directive
             .as_ref()

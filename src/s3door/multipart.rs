@@ -137,27 +137,15 @@ impl Ops {
         };
         render::only_null_version(version_id.as_deref())?;
         let source = self.found(&caller, bucket, key).await?;
-        let read = render::Read {
-            part_number: None,
-            range: None,
-            conditions: render::Conditions {
+        render::source_holds(
+            &source.row,
+            render::Conditions {
                 if_match: i.copy_source_if_match,
                 if_none_match: i.copy_source_if_none_match,
                 if_modified_since: i.copy_source_if_modified_since,
                 if_unmodified_since: i.copy_source_if_unmodified_since,
             },
-            checksums: false,
-        };
-        if let Err(e) = render::shape(&source.row, &read) {
-            return Err(if e.code().as_str() == "NotModified" {
-                s3_error!(
-                    PreconditionFailed,
-                    "At least one of the pre-conditions you specified did not hold"
-                )
-            } else {
-                e
-            });
-        }
+        )?;
         let range = match &i.copy_source_range {
             None => None,
             Some(r) => Some(copy_range(r, source.row.size)?),

@@ -310,6 +310,25 @@ pub(crate) fn shape(row: &FileRow, r: &Read) -> Result<Shape, S3Error> {
     }
 }
 
+/// A copy's source conditions (`x-amz-copy-source-if-*`): as a GET's,
+/// but a condition that fails is always 412 (never 304).
+pub(crate) fn source_holds(row: &FileRow, conditions: Conditions) -> Result<(), S3Error> {
+    let read = Read {
+        part_number: None,
+        range: None,
+        conditions,
+        checksums: false,
+    };
+    match shape(row, &read) {
+        Ok(_) => Ok(()),
+        Err(e) if e.code().as_str() == "NotModified" => Err(s3_error!(
+            PreconditionFailed,
+            "At least one of the pre-conditions you specified did not hold"
+        )),
+        Err(e) => Err(e),
+    }
+}
+
 /// Part `n` of the file: of a multipart object its `n`th part; of any
 /// other file part 1 is the whole.
 fn part(row: &FileRow, n: i32) -> Result<Shape, S3Error> {

@@ -205,3 +205,104 @@ async fn an_object_put_through_the_door_is_a_file_like_any_other(b: Backend) {
     assert_eq!(files[0]["size"], 7);
     srv.stop().await;
 }
+
+/// CopyObject: across buckets with the bytes copied by the store, the
+/// metadata copied or replaced, onto itself only with REPLACE, and the
+/// source's conditions failing with 412.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_object_copies_replaces_and_judges_its_source() {
+    let (srv, s3) = server(Backend::Local).await;
+    s3.put_object()
+        .bucket("bkt")
+        .key("src.txt")
+        .metadata("team", "ops")
+        .content_type("text/x-one")
+        .body(ByteStream::from_static(b"copied bytes"))
+        .send()
+        .await
+        .unwrap();
+    let copied = s3
+        .copy_object()
+        .bucket("pics")
+        .key("dst/copy.txt")
+        .copy_source("bkt/src.txt")
+        .send()
+        .await
+        .unwrap();
+    let tag = copied
+        .copy_object_result()
+        .and_then(|r| r.e_tag())
+        .unwrap()
+        .to_string();
+    let got = s3
+        .get_object()
+        .bucket("pics")
+        .key("dst/copy.txt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.e_tag(), Some(tag.as_str()));
+    assert_eq!(got.content_type(), Some("text/x-one"));
+    assert_eq!(got.metadata().unwrap()["team"], "ops");
+    assert_eq!(
+        got.body.collect().await.unwrap().into_bytes().as_ref(),
+        b"copied bytes"
+    );
+
+    // Onto itself: only with REPLACE, which takes the new metadata.
+    let e = s3
+        .copy_object()
+        .bucket("bkt")
+        .key("src.txt")
+        .copy_source("bkt/src.txt")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(failure(&e), (Some(400), Some("InvalidRequest".into())));
+    s3.copy_object()
+        .bucket("bkt")
+        .key("src.txt")
+        .copy_source("bkt/src.txt")
+        .metadata_directive(aws_sdk_s3::types::MetadataDirective::Replace)
+        .metadata("team", "dev")
+        .content_type("text/x-two")
+        .send()
+        .await
+        .unwrap();
+    let head = s3
+        .head_object()
+        .bucket("bkt")
+        .key("src.txt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.metadata().unwrap()["team"], "dev");
+    assert_eq!(head.content_type(), Some("text/x-two"));
+    let (_, page) = srv.get_json(&srv.secret_key, "/v1/files?folder=bkt").await;
+    assert_eq!(page["files"].as_array().map(Vec::len), Some(1), "{page}");
+
+    // The source's conditions: a failing one is 412, never 304.
+    for fail in [
+        s3.copy_object().copy_source_if_match("\"nope\""),
+        s3.copy_object().copy_source_if_none_match(tag.as_str()),
+    ] {
+        let e = fail
+            .bucket("pics")
+            .key("again.txt")
+            .copy_source("bkt/src.txt")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(failure(&e), (Some(412), Some("PreconditionFailed".into())));
+    }
+    let e = s3
+        .copy_object()
+        .bucket("pics")
+        .key("x.txt")
+        .copy_source("bkt/missing.txt")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(failure(&e), (Some(404), Some("NoSuchKey".into())));
+    srv.stop().await;
+}
