@@ -306,3 +306,114 @@ async fn copy_object_copies_replaces_and_judges_its_source() {
     assert_eq!(failure(&e), (Some(404), Some("NoSuchKey".into())));
     srv.stop().await;
 }
+
+/// A multipart upload through the door whose parts are sent and copied:
+/// UploadPart, UploadPartCopy with a range, ListParts, Complete with S3's
+/// ETag, and the errors of a wrong part list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multipart_upload_with_a_copied_part_completes_with_s3s_etag() {
+    use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+    let (srv, s3) = server(Backend::Local).await;
+    let first: Vec<u8> = (0..5 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
+    s3.put_object()
+        .bucket("bkt")
+        .key("source.bin")
+        .body(ByteStream::from_static(b"0123456789"))
+        .send()
+        .await
+        .unwrap();
+    let id = s3
+        .create_multipart_upload()
+        .bucket("pics")
+        .key("joined.bin")
+        .send()
+        .await
+        .unwrap()
+        .upload_id()
+        .unwrap()
+        .to_string();
+    let one = s3
+        .upload_part()
+        .bucket("pics")
+        .key("joined.bin")
+        .upload_id(&id)
+        .part_number(1)
+        .body(ByteStream::from(first.clone()))
+        .send()
+        .await
+        .unwrap();
+    let two = s3
+        .upload_part_copy()
+        .bucket("pics")
+        .key("joined.bin")
+        .upload_id(&id)
+        .part_number(2)
+        .copy_source("bkt/source.bin")
+        .copy_source_range("bytes=2-5")
+        .send()
+        .await
+        .unwrap();
+    let parts = s3
+        .list_parts()
+        .bucket("pics")
+        .key("joined.bin")
+        .upload_id(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(parts.parts().len(), 2);
+    let tags = [
+        one.e_tag().unwrap().to_string(),
+        two.copy_part_result()
+            .and_then(|r| r.e_tag())
+            .unwrap()
+            .to_string(),
+    ];
+    let part = |n: i32, tag: &str| CompletedPart::builder().part_number(n).e_tag(tag).build();
+    let complete = |list: Vec<CompletedPart>| {
+        s3.complete_multipart_upload()
+            .bucket("pics")
+            .key("joined.bin")
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(list))
+                    .build(),
+            )
+            .send()
+    };
+    let e = complete(vec![part(2, &tags[1]), part(1, &tags[0])])
+        .await
+        .unwrap_err();
+    assert_eq!(failure(&e), (Some(400), Some("InvalidPartOrder".into())));
+    let e = complete(vec![part(1, &tags[0]), part(2, "\"0000\"")])
+        .await
+        .unwrap_err();
+    assert_eq!(failure(&e), (Some(400), Some("InvalidPart".into())));
+    let done = complete(vec![part(1, &tags[0]), part(2, &tags[1])])
+        .await
+        .unwrap();
+    let etag = done.e_tag().unwrap().to_string();
+    assert!(etag.ends_with("-2\""), "{etag}");
+    let got = s3
+        .get_object()
+        .bucket("pics")
+        .key("joined.bin")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.e_tag(), Some(etag.as_str()));
+    let bytes = got.body.collect().await.unwrap().into_bytes();
+    assert_eq!(bytes.len(), first.len() + 4);
+    assert_eq!(&bytes[first.len()..], b"2345");
+    let e = s3
+        .abort_multipart_upload()
+        .bucket("pics")
+        .key("joined.bin")
+        .upload_id("mpu_none")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(failure(&e), (Some(404), Some("NoSuchUpload".into())));
+    srv.stop().await;
+}
