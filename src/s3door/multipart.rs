@@ -15,7 +15,7 @@ use s3s::dto::{
     CompleteMultipartUploadOutput, CopyPartResult, CopySource, CreateMultipartUploadInput,
     CreateMultipartUploadOutput, ETag, Initiator, ListMultipartUploadsInput,
     ListMultipartUploadsOutput, ListPartsInput, ListPartsOutput, MultipartUpload, Part,
-    StreamingBlob, UploadPartCopyInput, UploadPartCopyOutput, UploadPartInput, UploadPartOutput,
+    UploadPartCopyInput, UploadPartCopyOutput, UploadPartInput, UploadPartOutput,
 };
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 
@@ -83,11 +83,7 @@ impl Ops {
             checksum: digests::declared_checksum(&req.headers)?,
             length,
         };
-        let body = i.body.unwrap_or_else(|| {
-            StreamingBlob::wrap(futures_util::stream::empty::<
-                Result<bytes::Bytes, std::io::Error>,
-            >())
-        });
+        let body = i.body.unwrap_or_else(render::empty_body);
         let (checked, outcome) = Checked::new(body, declared, false, req.trailing_headers);
         let part = self
             .app

@@ -75,11 +75,7 @@ impl Ops {
             length: declared_length,
         };
         self.app.s3_may_write(&caller).await.map_err(errors::key)?;
-        let body = input.body.unwrap_or_else(|| {
-            StreamingBlob::wrap(futures_util::stream::empty::<
-                Result<bytes::Bytes, std::io::Error>,
-            >())
-        });
+        let body = input.body.unwrap_or_else(render::empty_body);
         let (checked, outcome) = Checked::new(body, declared, false, req.trailing_headers);
         let upload = Upload::start(
             &self.app,
@@ -137,22 +133,10 @@ impl Ops {
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let caller = super::caller(&req.extensions)?;
         let i = req.input;
-        let asked = render::Read {
-            part_number: i.part_number,
-            range: i.range,
-            conditions: render::Conditions {
-                if_match: i.if_match,
-                if_none_match: i.if_none_match,
-                if_modified_since: i.if_modified_since,
-                if_unmodified_since: i.if_unmodified_since,
-            },
-            checksums: i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
-        };
+        let asked = render::read_of!(i);
         if let Some(at) = self.marker_at(&caller, &i.bucket, &i.key).await? {
             let mut out = render::marker_output(at);
-            out.body = Some(StreamingBlob::wrap(futures_util::stream::empty::<
-                Result<bytes::Bytes, std::io::Error>,
-            >()));
+            out.body = Some(render::empty_body());
             return Ok(S3Response::new(out));
         }
         let found = self.found(&caller, &i.bucket, &i.key).await?;
@@ -183,17 +167,7 @@ impl Ops {
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let caller = super::caller(&req.extensions)?;
         let i = req.input;
-        let asked = render::Read {
-            part_number: i.part_number,
-            range: i.range,
-            conditions: render::Conditions {
-                if_match: i.if_match,
-                if_none_match: i.if_none_match,
-                if_modified_since: i.if_modified_since,
-                if_unmodified_since: i.if_unmodified_since,
-            },
-            checksums: i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
-        };
+        let asked = render::read_of!(i);
         if let Some(at) = self.marker_at(&caller, &i.bucket, &i.key).await? {
             let o = render::marker_output(at);
             return Ok(S3Response::new(HeadObjectOutput {

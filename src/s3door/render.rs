@@ -216,6 +216,31 @@ pub(crate) struct Read {
     pub checksums: bool,
 }
 
+/// What a GetObject or HeadObject input (two types, the same fields) asks.
+macro_rules! read_of {
+    ($i:expr) => {
+        $crate::s3door::render::Read {
+            part_number: $i.part_number,
+            range: $i.range,
+            conditions: $crate::s3door::render::Conditions {
+                if_match: $i.if_match,
+                if_none_match: $i.if_none_match,
+                if_modified_since: $i.if_modified_since,
+                if_unmodified_since: $i.if_unmodified_since,
+            },
+            checksums: $i.checksum_mode.is_some_and(|m| m.as_str() == "ENABLED"),
+        }
+    };
+}
+pub(crate) use read_of;
+
+/// A body of no bytes (a folder marker's, a PUT that sent none).
+pub(crate) fn empty_body() -> s3s::dto::StreamingBlob {
+    s3s::dto::StreamingBlob::wrap(futures_util::stream::empty::<
+        Result<bytes::Bytes, std::io::Error>,
+    >())
+}
+
 /// The bytes a GET sends.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
