@@ -6,12 +6,17 @@
 #
 # Env: OBJECTS (small PUT/GET count, default 2000), SIZE (bytes, 4096), PROCS
 # (client processes, 8), FILES (rclone/aws sync file count, 1000), LIST_OBJECTS
-# (objects for the ListObjectsV2 latency, 1000000; 0 skips it), SAMPLES (500).
+# (objects for the ListObjectsV2 latency, 1000000; 0 skips it), SAMPLES (500),
+# WRK_CONNS (16), WRK_SECONDS (10), WRK_ROUNDS (3), WRK_KEYS (presigned PUT
+# URLs a round, 40000), SKIP_BOTO3=1 / SKIP_SYNC=1 leave those parts out.
 #
 # 1. Small PUT and GET rates: benches/s3_load.py `rates`, boto3 in PROCS processes
 #    (one client each, its default checksums), against each server. The client is
 #    Python, on the same 2 cores as the server: the rates are the client's ceiling
 #    as much as the server's; the ratio is what compares.
+#    wrk then sends presigned V4 PUTs (each to a new key) and GETs, the same
+#    way to both servers, in interleaved rounds (median and range): the client
+#    costs next to nothing, so these rates are the servers'.
 # 2. `rclone copy` and `aws s3 sync` of FILES small files (1-4 KiB) into each: wall time.
 # 3. ListObjectsV2 page latency (1000 keys a page) over LIST_OBJECTS objects in one
 #    bucket: seeded straight into a fresh filestore SQLite database (s3_load.py
@@ -27,6 +32,8 @@ root=$(cd "$here/.." && pwd)
 bin=$(realpath "${1:-$root/target/release/filestore}")
 OBJECTS=${OBJECTS:-2000} SIZE=${SIZE:-4096} PROCS=${PROCS:-8} FILES=${FILES:-1000}
 LIST_OBJECTS=${LIST_OBJECTS:-1000000} SAMPLES=${SAMPLES:-500}
+WRK_CONNS=${WRK_CONNS:-16} WRK_SECONDS=${WRK_SECONDS:-10} WRK_ROUNDS=${WRK_ROUNDS:-3} WRK_KEYS=${WRK_KEYS:-40000}
+SKIP_BOTO3=${SKIP_BOTO3:-0} SKIP_SYNC=${SKIP_SYNC:-0}
 scripts=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 export PATH="$scripts:$PATH"
 unset AWS_CA_BUNDLE AWS_PROFILE AWS_ENDPOINT_URL
@@ -114,6 +121,7 @@ done
 as_sw aws --endpoint-url "$SW_EP" s3 ls s3://bench >/dev/null
 as_fs aws --endpoint-url "$FS_EP" s3 mb s3://bench >/dev/null
 
+if [ "$SKIP_BOTO3" != 1 ]; then
 echo "== small objects: $OBJECTS × $SIZE B PUT then GET, boto3 in $PROCS processes"
 fs_rates=$(as_fs python3 "$here/s3_load.py" rates "$FS_EP" bench --objects "$OBJECTS" --size "$SIZE" --procs "$PROCS")
 sw_rates=$(as_sw python3 "$here/s3_load.py" rates "$SW_EP" bench --objects "$OBJECTS" --size "$SIZE" --procs "$PROCS")
@@ -125,7 +133,41 @@ f, s = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 print("ratio filestore/seaweedfs: PUT %.2f×, GET %.2f× (contract: ≥ 2×)" % (
     f["put_per_s"] / s["put_per_s"], f["get_per_s"] / s["get_per_s"]))
 PY
+fi
 
+echo "== small objects under wrk: presigned V4 PUT then GET of $SIZE B, $WRK_CONNS connections, ${WRK_SECONDS}s × $WRK_ROUNDS interleaved rounds"
+wrk_rate() { # EP METHOD URLS -> requests/s (exits if any request failed)
+  local out
+  out=$(S3_URLS="$3" S3_METHOD="$2" S3_SIZE="$SIZE" timeout $((WRK_SECONDS + 60)) wrk -t"$(( WRK_CONNS < 2 ? 1 : 2 ))" -c"$WRK_CONNS" -d"${WRK_SECONDS}s" -s "${S3_LUA:-$here/s3_wrk.lua}" "$1" | grep "^JSON ")
+  python3 -c '
+import json, sys
+j = json.loads(sys.argv[1][5:])
+if j["errors"] or j["non2xx"]: sys.exit("wrk %s: %s" % (sys.argv[2], j))
+print("%.0f %.2f" % (j["requests"] / j["seconds"], j["p99_ms"]))' "$out" "$2 $1"
+}
+declare -A wrk_put wrk_get
+for r in $(seq 1 "$WRK_ROUNDS"); do
+  for who in fs sw; do
+    if [ $who = fs ]; then ep=$FS_EP; run=as_fs; else ep=$SW_EP; run=as_sw; fi
+    $run python3 "$here/s3_load.py" presign "$ep" bench "wrk$r/o" "$WRK_KEYS" put_object "$work/put-$who.txt"
+    $run python3 "$here/s3_load.py" presign "$ep" bench "wrk$r/o" 2000 get_object "$work/get-$who.txt" --first 100
+    wrk_put[$who]+="$(wrk_rate "$ep" PUT "$work/put-$who.txt") "
+    wrk_get[$who]+="$(wrk_rate "$ep" GET "$work/get-$who.txt") "
+  done
+done
+python3 - "${wrk_put[fs]}" "${wrk_put[sw]}" "${wrk_get[fs]}" "${wrk_get[sw]}" <<'PY'
+import statistics, sys
+def runs(s):
+    v = s.split()
+    return [float(x) for x in v[0::2]], [float(x) for x in v[1::2]]
+(fp, fpl), (sp, spl), (fg, fgl), (sg, sgl) = map(runs, sys.argv[1:])
+for name, f, s, fl, sl in (("PUT", fp, sp, fpl, spl), ("GET", fg, sg, fgl, sgl)):
+    print("%s/s   filestore median %.0f (%.0f-%.0f, p99 %.1f ms)  seaweedfs median %.0f (%.0f-%.0f, p99 %.1f ms)  ratio %.2f× (contract: ≥ 2×)" % (
+        name, statistics.median(f), min(f), max(f), statistics.median(fl),
+        statistics.median(s), min(s), max(s), statistics.median(sl), statistics.median(f) / statistics.median(s)))
+PY
+
+if [ "$SKIP_SYNC" != 1 ]; then
 echo "== $FILES small files (1-4 KiB): rclone copy and aws s3 sync, wall time"
 python3 - "$work/files" "$FILES" <<'PY'
 import os, random, sys
@@ -149,6 +191,7 @@ echo "rclone copy:  filestore ${fs_rclone}s, seaweedfs ${sw_rclone}s"
 echo "aws s3 sync:  filestore ${fs_sync}s, seaweedfs ${sw_sync}s"
 python3 -c "import sys; a,b,c,d=map(float,sys.argv[1:]); print('speed-up filestore vs seaweedfs: rclone %.2f×, aws s3 sync %.2f× (contract: ≥ 1.5×)' % (b/a, d/c))" \
   "$fs_rclone" "$sw_rclone" "$fs_sync" "$sw_sync"
+fi
 
 if [ "$LIST_OBJECTS" -gt 0 ]; then
   echo "== ListObjectsV2 over $LIST_OBJECTS objects in one bucket (filestore, seeded into SQLite)"

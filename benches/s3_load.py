@@ -10,6 +10,10 @@
       a delimiter page; p50/p99/max (ms) to the last byte, as JSON. The request
       is signed once per page as a presigned V4 URL (so signing and XML
       parsing in Python are not in the time).
+  s3_load.py presign ENDPOINT BUCKET PREFIX N METHOD OUT [--first K]
+      N presigned V4 URLs (path?query, one a line, valid an hour) for the keys
+      PREFIX<K> … PREFIX<K+N-1>, METHOD get_object or put_object: the requests
+      benches/s3_wrk.lua sends.
   s3_load.py seed DB ACCOUNT BUCKET N
       N objects straight into a filestore SQLite database (64 bytes each,
       inline, MD5 filled): keys BUCKET/dNNN/objNNNNNNN (1000 folders).
@@ -140,6 +144,16 @@ def list_latency(a):
                       for k, v in out.items() if v}))
 
 
+def presign(a):
+    s3 = client(a.endpoint, v4=True)
+    with open(a.out, "w") as out:
+        for i in range(a.first, a.first + a.n):
+            url = s3.generate_presigned_url(a.method, Params={"Bucket": a.bucket, "Key": f"{a.prefix}{i}"},
+                                            ExpiresIn=3600)
+            p = urllib.parse.urlsplit(url)
+            out.write(p.path + "?" + p.query + "\n")
+
+
 def seed(a):
     con = sqlite3.connect(a.db)
     con.execute("PRAGMA journal_mode = WAL")
@@ -182,10 +196,15 @@ def main():
     l.add_argument("endpoint"); l.add_argument("bucket")
     l.add_argument("--samples", type=int, default=500)
     l.add_argument("--timeout", type=float, default=60.0, help="seconds a request may take")
+    p = sub.add_parser("presign")
+    for n in ("endpoint", "bucket", "prefix"):
+        p.add_argument(n)
+    p.add_argument("n", type=int); p.add_argument("method", choices=["get_object", "put_object"]); p.add_argument("out")
+    p.add_argument("--first", type=int, default=0)
     s = sub.add_parser("seed")
     s.add_argument("db"); s.add_argument("account"); s.add_argument("bucket"); s.add_argument("n", type=int)
     a = ap.parse_args()
-    {"rates": rates, "list": list_latency, "seed": seed}[a.cmd](a)
+    {"rates": rates, "list": list_latency, "presign": presign, "seed": seed}[a.cmd](a)
 
 
 if __name__ == "__main__":

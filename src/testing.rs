@@ -45,8 +45,8 @@ pub mod db {
 /// The pure rules, which the fuzz targets and property tests call.
 pub mod domain {
     pub use crate::domain::{
-        digest, filepath, ids, metadata, multipart, object, ratelimit, secret, signing, sniff,
-        transform, tus, validate, webhooks,
+        digest, filepath, ids, keylist, metadata, multipart, object, ratelimit, secret, signing,
+        sniff, transform, tus, validate, webhooks,
     };
 }
 

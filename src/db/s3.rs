@@ -6,6 +6,8 @@
 //! so the one commit path inserts its file.
 
 use super::error::DbError;
+use super::model::FileRow;
+use crate::domain::keylist::{self, KeyPage, KeyQuery, KeyRow};
 use crate::domain::metadata::Metadata;
 use crate::domain::object::ObjectAttrs;
 use crate::domain::quota::{Quota, Refusal};
@@ -125,6 +127,38 @@ pub trait BucketRepo: std::fmt::Debug + Send + Sync {
         start_after: Option<&str>,
         limit: u32,
     ) -> Result<Vec<(String, i64)>, DbError>;
+
+    /// A page of the live files and folder markers under `q.prefix`,
+    /// rolled up by its delimiter (`domain::keylist`). SQLite answers every
+    /// probe of the page in one read transaction, in process; PostgreSQL
+    /// with a statement each.
+    async fn list_object_keys(
+        &self,
+        account_id: &str,
+        q: KeyQuery,
+        now: i64,
+    ) -> Result<KeyPage<KeyRow>, DbError>;
+}
+
+/// One probe of a key listing answered from its two sources (rows of the
+/// files, markers), each read up to `want` in path order.
+pub(crate) fn key_rows(
+    files: Vec<FileRow>,
+    markers: Vec<(String, i64)>,
+    want: u32,
+) -> Vec<(String, KeyRow)> {
+    let files = files
+        .into_iter()
+        .map(|f| {
+            let path = crate::domain::filepath::join(f.folder.as_deref(), &f.name);
+            (path, KeyRow::File(Box::new(f)))
+        })
+        .collect();
+    let markers = markers
+        .into_iter()
+        .map(|(p, at)| (p, KeyRow::Marker(at)))
+        .collect();
+    keylist::merge(files, markers, want)
 }
 
 /// The S3 door's multipart uploads and their parts.

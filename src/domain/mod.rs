@@ -7,6 +7,7 @@ pub mod digest;
 pub mod filepath;
 pub(crate) mod files;
 pub mod ids;
+pub mod keylist;
 pub(crate) mod md5_state;
 pub mod metadata;
 pub mod multipart;

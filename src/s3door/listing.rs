@@ -10,8 +10,8 @@ use super::render::{etag, timestamp};
 use super::Ops;
 use crate::domain::filepath;
 use crate::domain::files::StoredFile as FileRow;
+use crate::domain::keylist::{KeyQuery, KeyRow, Walked};
 use crate::service::caller::Caller;
-use crate::service::paths::{self, MAX_PATHS_PAGE};
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use s3s::dto::{CommonPrefix, Object, Owner};
@@ -129,95 +129,55 @@ impl Ops {
         max: u32,
     ) -> S3Result<Page> {
         let base = format!("{bucket}/");
-        let full_prefix = format!("{base}{prefix}");
-        let delimiter = delimiter.filter(|d| !d.is_empty());
         // A common prefix at or before a V1 marker / start key was given
         // already (its NextMarker is the prefix itself).
         let start_key = match &start {
-            Some(Resume::After(k)) => Some(k.clone()),
+            Some(Resume::After(k)) => Some(format!("{base}{k}")),
             _ => None,
         };
-        let mut after: Option<String> = start.map(|s| format!("{base}{}", s.key()));
-        // Rows a query asks for: few right after a skipped common prefix
-        // (only the next entry matters: a folder per probe), doubling while
-        // pages go on without one.
-        let mut probe: u32 = if delimiter.is_some() {
-            2
-        } else {
-            MAX_PATHS_PAGE
+        let q = KeyQuery {
+            prefix: format!("{base}{prefix}"),
+            after: start.map(|s| format!("{base}{}", s.key())),
+            start: start_key,
+            delimiter: delimiter.map(str::to_string),
+            max,
         };
-        let mut entries = Vec::new();
-        let mut last: Option<Resume> = None;
-        let account = &caller.account.id;
-        if max == 0 {
-            return Ok(Page {
-                entries,
-                truncated: false,
-                next: None,
-            });
-        }
-        loop {
-            // One more than room, to tell whether the page is the last.
-            // One more than room, to tell whether the page is the last; no
-            // more than one query gives (`MAX_PATHS_PAGE`).
-            let room = max - u32::try_from(entries.len()).unwrap_or(max) + 1;
-            let want = room.min(probe).min(MAX_PATHS_PAGE);
-            let rows = paths::list_paths(
-                &self.app,
-                account,
-                Some(&full_prefix),
-                after.as_deref(),
-                want,
-            )
+        let page = self
+            .app
+            .list_object_keys(caller, q)
             .await
-            .map_err(errors::key)?;
-            let markers = self
-                .markers(caller, &full_prefix, after.as_deref(), want)
-                .await?;
-            let mut batch = merge(rows, markers);
-            // Beyond `want`, the merge of two limited lists may miss some.
-            batch.truncate(want as usize);
-            let complete = batch.len() < want as usize;
-            let mut skipped = false;
-            for item in batch {
-                let path = item.path();
-                let Some(key) = keys::key_of(bucket, &path) else {
-                    continue;
-                };
-                if entries.len() >= max as usize {
-                    return Ok(Page {
-                        entries,
-                        truncated: true,
-                        next: last,
-                    });
+            .map_err(errors::rule)?;
+        let mut entries = Vec::with_capacity(page.entries.len());
+        let mut last = None;
+        for e in page.entries {
+            match e {
+                Walked::Item(path, row) => {
+                    let Some(key) = keys::key_of(bucket, &path) else {
+                        continue;
+                    };
+                    last = Some(Resume::After(key.to_string()));
+                    let (row, created_at) = match row {
+                        KeyRow::File(r) => (Some(*r), None),
+                        KeyRow::Marker(at) => (None, Some(at)),
+                    };
+                    entries.push(Entry::Object(Box::new(Listed {
+                        key: key.to_string(),
+                        created_at: created_at
+                            .unwrap_or_else(|| row.as_ref().map_or(0, |r| r.created_at)),
+                        row,
+                    })));
                 }
-                let rest = &key[prefix.len().min(key.len())..];
-                if let Some(at) = delimiter.and_then(|d| rest.find(d).map(|i| i + d.len())) {
-                    let common = format!("{prefix}{}", &rest[..at]);
-                    after = Some(filepath::past_prefix(&format!("{base}{common}")));
-                    if start_key.as_deref().is_none_or(|k| common.as_str() > k) {
-                        last = Some(Resume::PastPrefix(common.clone()));
-                        entries.push(Entry::Prefix(common));
-                    }
-                    skipped = true;
-                    probe = 2;
-                    break;
+                Walked::Prefix(p) => {
+                    let common = p[base.len()..].to_string();
+                    last = Some(Resume::PastPrefix(common.clone()));
+                    entries.push(Entry::Prefix(common));
                 }
-                after = Some(path.clone());
-                last = Some(Resume::After(key.to_string()));
-                entries.push(Entry::Object(Box::new(item.listed(key))));
-            }
-            if !skipped && complete {
-                break;
-            }
-            if !skipped {
-                probe = probe.saturating_mul(2);
             }
         }
         Ok(Page {
             entries,
-            truncated: false,
-            next: None,
+            truncated: page.truncated,
+            next: if page.truncated { last } else { None },
         })
     }
 
@@ -228,44 +188,6 @@ impl Ops {
             id: Some(caller.account.id.clone()),
         }
     }
-}
-
-/// A file row or a marker, in one order.
-enum Item {
-    Row(Box<FileRow>),
-    Marker(String, i64),
-}
-
-impl Item {
-    fn path(&self) -> String {
-        match self {
-            Item::Row(r) => filepath::join(r.folder.as_deref(), &r.name),
-            Item::Marker(p, _) => p.clone(),
-        }
-    }
-
-    fn listed(self, key: &str) -> Listed {
-        match self {
-            Item::Row(r) => Listed {
-                key: key.to_string(),
-                created_at: r.created_at,
-                row: Some(*r),
-            },
-            Item::Marker(_, at) => Listed {
-                key: key.to_string(),
-                row: None,
-                created_at: at,
-            },
-        }
-    }
-}
-
-/// Rows and markers, each in byte order, as one list in byte order.
-fn merge(rows: Vec<FileRow>, markers: Vec<(String, i64)>) -> Vec<Item> {
-    let mut out: Vec<Item> = rows.into_iter().map(|r| Item::Row(Box::new(r))).collect();
-    out.extend(markers.into_iter().map(|(p, at)| Item::Marker(p, at)));
-    out.sort_by_cached_key(Item::path);
-    out
 }
 
 /// An object as listings show it.

@@ -8,6 +8,7 @@
 use super::caller::Caller;
 use super::s3_error::S3Error;
 use super::App;
+use crate::domain::keylist::{KeyPage, KeyQuery, KeyRow};
 
 /// A bucket as ListBuckets shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,5 +158,19 @@ impl App {
             .into_iter()
             .map(|(path, created_at)| Marker { path, created_at })
             .collect())
+    }
+
+    /// A page of the caller's keys (files and markers) under `q.prefix`,
+    /// rolled up by its delimiter (`domain::keylist`).
+    pub(crate) async fn list_object_keys(
+        &self,
+        caller: &Caller,
+        q: KeyQuery,
+    ) -> Result<KeyPage<KeyRow>, S3Error> {
+        let now = self.clock.now_ms();
+        Ok(self
+            .meta
+            .list_object_keys(&caller.account.id, q, now)
+            .await?)
     }
 }

@@ -6,7 +6,8 @@
 use super::account_lock::lock_account;
 use super::s3::{abort_in, prefix_end};
 use super::{execute, query, query_opt, DbError, PgStore};
-use crate::db::s3::{BucketRemoved, BucketRepo};
+use crate::db::s3::{key_rows, BucketRemoved, BucketRepo};
+use crate::domain::keylist::{KeyPage, KeyQuery, KeyRow, KeyWalk};
 use async_trait::async_trait;
 use deadpool_postgres::Transaction;
 
@@ -150,5 +151,33 @@ impl BucketRepo for PgStore {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect()))
+    }
+
+    async fn list_object_keys(
+        &self,
+        account_id: &str,
+        q: KeyQuery,
+        now: i64,
+    ) -> Result<KeyPage<KeyRow>, DbError> {
+        // Each probe is a statement of its own (a round trip each).
+        let any_marker = !self
+            .markers(account_id, Some(&q.prefix), None, 1)
+            .await?
+            .is_empty();
+        let mut walk = KeyWalk::new(q.clone());
+        while let Some((after, want)) = walk.probe() {
+            let after = after.map(str::to_string);
+            let files = self
+                .paths_page(account_id, Some(&q.prefix), after.as_deref(), want, now)
+                .await?;
+            let markers = if any_marker {
+                self.markers(account_id, Some(&q.prefix), after.as_deref(), want)
+                    .await?
+            } else {
+                Vec::new()
+            };
+            walk.feed(key_rows(files, markers, want));
+        }
+        Ok(walk.finish())
     }
 }

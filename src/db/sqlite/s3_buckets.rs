@@ -2,9 +2,11 @@
 //! a bucket's removal aborts its multipart uploads (`s3`) in its
 //! transaction.
 
+use super::paths::list_paths;
 use super::s3::{abort_in, prefix_end};
 use super::{owned, write_tx, DbError, OptionalExtension, SqliteStore};
-use crate::db::s3::{BucketRemoved, BucketRepo};
+use crate::db::s3::{key_rows, BucketRemoved, BucketRepo};
+use crate::domain::keylist::{KeyPage, KeyQuery, KeyRow, KeyWalk};
 use async_trait::async_trait;
 use rusqlite::{params, Connection};
 
@@ -141,19 +143,57 @@ impl BucketRepo for SqliteStore {
         let prefix = prefix.unwrap_or("").to_string();
         let after = start_after.map(str::to_string);
         self.db
+            .run(move |c| markers_in(c, &a, &prefix, after.as_deref(), limit))
+            .await
+    }
+
+    async fn list_object_keys(
+        &self,
+        account_id: &str,
+        q: KeyQuery,
+        now: i64,
+    ) -> Result<KeyPage<KeyRow>, DbError> {
+        let a = owned(account_id);
+        self.db
             .run(move |c| {
-                // SQLite compares TEXT with memcmp: byte order.
-                Ok(c.prepare_cached(
-                    "SELECT path, created_at FROM s3_markers
-                     WHERE account_id = ?1 AND path >= ?2 AND path < ?3
-                       AND (?4 IS NULL OR path > ?4)
-                     ORDER BY path LIMIT ?5",
-                )?
-                .query_map(params![a, prefix, prefix_end(&prefix), after, limit], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?
-                .collect::<Result<_, _>>()?)
+                // One transaction: every probe sees the same rows.
+                let tx = c.transaction()?;
+                let any_marker = !markers_in(&tx, &a, &q.prefix, None, 1)?.is_empty();
+                let mut walk = KeyWalk::new(q.clone());
+                while let Some((after, want)) = walk.probe() {
+                    let files = list_paths(&tx, &a, Some(&q.prefix), after, want, now)?;
+                    let markers = if any_marker {
+                        markers_in(&tx, &a, &q.prefix, after, want)?
+                    } else {
+                        Vec::new()
+                    };
+                    walk.feed(key_rows(files, markers, want));
+                }
+                tx.commit()?;
+                Ok(walk.finish())
             })
             .await
     }
+}
+
+/// Up to `limit` markers starting with `prefix`, after `after`, in byte
+/// order (SQLite compares TEXT with memcmp).
+fn markers_in(
+    c: &Connection,
+    account_id: &str,
+    prefix: &str,
+    after: Option<&str>,
+    limit: u32,
+) -> Result<Vec<(String, i64)>, DbError> {
+    Ok(c.prepare_cached(
+        "SELECT path, created_at FROM s3_markers
+         WHERE account_id = ?1 AND path >= ?2 AND path < ?3
+           AND (?4 IS NULL OR path > ?4)
+         ORDER BY path LIMIT ?5",
+    )?
+    .query_map(
+        params![account_id, prefix, prefix_end(prefix), after, limit],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?
+    .collect::<Result<_, _>>()?)
 }
