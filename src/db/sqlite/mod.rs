@@ -305,6 +305,17 @@ fn owner_only(path: &Path) -> std::io::Result<()> {
 fn init(c: &mut Connection) -> rusqlite::Result<()> {
     c.busy_timeout(Duration::from_secs(10))?;
     c.set_prepared_statement_cache_capacity(64);
+    // Plans that never depend on bound values. Without it SQLite reads a
+    // bound `LIMIT ?` while planning, marks the parameter, and expires the
+    // cached statement whenever that parameter is bound again: every
+    // execution of a listing re-parsed and re-planned its SQL (a listing
+    // page's probes spent most of their time in sqlite3Reprepare). Nothing
+    // here plans on a bound value on purpose: no ANALYZE statistics, no
+    // LIKE with a bound pattern, no partial index on a constant.
+    c.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     c.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = FULL;
