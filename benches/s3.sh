@@ -8,7 +8,7 @@
 # (client processes, 8), FILES (rclone/aws sync file count, 1000), LIST_OBJECTS
 # (objects for the ListObjectsV2 latency, 1000000; 0 skips it), SAMPLES (500),
 # WRK_CONNS (16), WRK_SECONDS (10), WRK_ROUNDS (3), WRK_KEYS (presigned PUT
-# URLs a round, 40000), SKIP_BOTO3=1 / SKIP_SYNC=1 leave those parts out.
+# URLs a round, 40000; WRK_ROUNDS=0 skips it), SKIP_BOTO3=1 / SKIP_SYNC=1 leave those parts out.
 #
 # 1. Small PUT and GET rates: benches/s3_load.py `rates`, boto3 in PROCS processes
 #    (one client each, its default checksums), against each server. The client is
@@ -135,6 +135,7 @@ print("ratio filestore/seaweedfs: PUT %.2f×, GET %.2f× (contract: ≥ 2×)" % 
 PY
 fi
 
+if [ "$WRK_ROUNDS" -gt 0 ]; then
 echo "== small objects under wrk: presigned V4 PUT then GET of $SIZE B, $WRK_CONNS connections, ${WRK_SECONDS}s × $WRK_ROUNDS interleaved rounds"
 wrk_rate() { # EP METHOD URLS -> requests/s (exits if any request failed)
   local out
@@ -166,6 +167,7 @@ for name, f, s, fl, sl in (("PUT", fp, sp, fpl, spl), ("GET", fg, sg, fgl, sgl))
         name, statistics.median(f), min(f), max(f), statistics.median(fl),
         statistics.median(s), min(s), max(s), statistics.median(sl), statistics.median(f) / statistics.median(s)))
 PY
+fi
 
 if [ "$SKIP_SYNC" != 1 ]; then
 echo "== $FILES small files (1-4 KiB): rclone copy and aws s3 sync, wall time"
