@@ -15,6 +15,7 @@ pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
 pub(crate) mod copy;
+pub(crate) mod data_dir;
 pub(crate) mod disk;
 pub(crate) mod download;
 pub(crate) mod error;
@@ -111,6 +112,21 @@ pub enum StartError {
     /// Accounts on plans nobody defines.
     #[error("{0}")]
     Plans(String),
+    /// Another `serve` holds the data dir (`data_dir`).
+    #[error(
+        "{} is in use by another filestore serve (pid {pid}); stop it first, or give this one another data dir",
+        dir.display()
+    )]
+    Locked { dir: PathBuf, pid: String },
+    /// On PostgreSQL, the data dir's SQLite database holds files.
+    #[error(
+        "{} holds {files} file(s) and this server is configured for PostgreSQL, which would leave them behind; \
+         move them first with `filestore admin backup DEST` (on the SQLite config) and \
+         `filestore admin restore DEST --database URL`, then move {} aside",
+        db.display(),
+        db.display()
+    )]
+    SqliteHoldsFiles { db: PathBuf, files: u64 },
 }
 
 impl App {

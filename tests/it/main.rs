@@ -21,6 +21,7 @@
 #[macro_use]
 mod common;
 mod cli_common;
+mod data_safety;
 
 mod api_files;
 mod api_upload;

@@ -153,6 +153,25 @@ impl std::fmt::Debug for Db {
     }
 }
 
+/// How many files the SQLite database at `path` holds, read only (0 when
+/// there is no such file or it has no files table): `serve` on PostgreSQL
+/// refuses a data dir whose own database still holds files.
+pub(crate) fn files_in(path: &Path) -> Result<u64, DbError> {
+    if !path.exists() {
+        return Ok(0);
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let table: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !table {
+        return Ok(0);
+    }
+    Ok(conn.query_row("SELECT COUNT(*) FROM files", [], |r| r.get::<_, u64>(0))?)
+}
+
 impl Db {
     /// Opens (creating if needed) the database at `path` and migrates it.
     /// The file (and its -wal and -shm, which SQLite creates with the main
