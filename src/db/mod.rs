@@ -5,6 +5,7 @@
 //! [`postgres`] on a PostgreSQL server (`database.url`).
 
 pub(crate) mod error;
+pub(crate) mod integrity;
 pub(crate) mod keys;
 pub(crate) mod model;
 pub(crate) mod postgres;
@@ -17,6 +18,7 @@ pub(crate) use error::DbError;
 /// The SQLite database's file in the data dir (its log and index beside
 /// it, with `-wal` and `-shm` after the name).
 pub(crate) const SQLITE_FILE: &str = "filestore.db";
+pub(crate) use integrity::IntegrityRepo;
 pub use model::*;
 pub use postgres::{Migrate, PgStore};
 pub(crate) use s3::{PartOutcome, PartRow, S3Completion, S3UploadRow};

@@ -228,6 +228,9 @@ pub(crate) struct DurableFile {
         skip_serializing_if = "crate::domain::object::ObjectAttrs::is_empty"
     )]
     attrs: crate::domain::object::ObjectAttrs,
+    /// Not part of an event: a file's state, not what it is.
+    #[serde(skip)]
+    damaged_at: Option<i64>,
 }
 
 /// The file row as the outbox keeps it.

@@ -36,6 +36,7 @@ pub trait MetaStore:
     + SlotRepo
     + super::s3::BucketRepo
     + super::s3::MultipartRepo
+    + super::integrity::IntegrityRepo
 {
 }
 
@@ -53,6 +54,7 @@ impl<T> MetaStore for T where
         + SlotRepo
         + super::s3::BucketRepo
         + super::s3::MultipartRepo
+        + super::integrity::IntegrityRepo
 {
 }
 

@@ -23,6 +23,7 @@ pub(crate) mod files;
 pub(crate) mod health;
 pub(crate) mod images;
 pub(crate) mod inflight;
+pub(crate) mod integrity;
 pub(crate) mod links;
 pub(crate) mod md5_fill;
 pub(crate) mod meter;

@@ -20,6 +20,7 @@ mod blobs;
 mod digests;
 mod file_rows;
 mod files;
+mod integrity;
 mod ops;
 mod outbox;
 mod paths;
@@ -137,6 +138,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0019_token_replace.sql"),
     include_str!("migrations/0020_s3_multipart.sql"),
     include_str!("migrations/0021_object_attrs.sql"),
+    include_str!("migrations/0022_damaged.sql"),
 ];
 
 #[derive(Clone)]
