@@ -28,6 +28,7 @@ pub mod config {
 /// The metadata store and its rows, to drive a store directly (several
 /// `PgStore`s on one database stand for several nodes).
 pub mod db {
+    pub use crate::db::integrity::IntegrityRepo;
     pub use crate::db::{
         open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, CreateOutcome,
         DynMetaStore, FileRepo, FileRow, FolderFilter, KeyRecord, ListFilter, MetaStore, Migrate,

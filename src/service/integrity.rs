@@ -43,6 +43,37 @@ pub(crate) async fn mark(app: &App, row: &FileRow, why: &str) {
     }
 }
 
+/// Records what [`check`] found of `row`'s file: a missing or damaged
+/// blob marks it; sound bytes clear a mark it had (put back by hand, or
+/// marked on a read the store got wrong). The mark's count is the
+/// scrub's and verify's: true when the file is damaged now.
+pub(crate) async fn record(app: &App, row: &FileRow, finding: &Finding) -> bool {
+    match finding {
+        Finding::Sound => {
+            if row.damaged_at.is_some() {
+                match app.meta.clear_damaged(&row.id).await {
+                    Ok(_) => {
+                        app.recent.forget(&row.account_id, &row.id);
+                        tracing::info!(file = %row.id, "its bytes match again: damaged mark cleared");
+                    }
+                    Err(e) => {
+                        tracing::warn!(file = %row.id, error = %e, "damaged mark not cleared")
+                    }
+                }
+            }
+            false
+        }
+        Finding::Missing => {
+            mark(app, row, "its blob is missing").await;
+            true
+        }
+        Finding::Damaged(why) => {
+            mark(app, row, why).await;
+            true
+        }
+    }
+}
+
 /// What [`check`] found of a file's blob.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Finding {

@@ -35,6 +35,7 @@ pub(crate) mod refusals;
 pub(crate) mod render_queue;
 pub(crate) mod s3_error;
 pub(crate) mod s3_keys;
+pub(crate) mod scrub;
 pub(crate) mod spool;
 pub(crate) mod tokens;
 pub(crate) mod tus;

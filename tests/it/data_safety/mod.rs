@@ -4,6 +4,7 @@
 
 mod damaged;
 mod lock;
+mod scrub;
 
 use crate::common::{Backend, TestOptions, TestServer};
 
