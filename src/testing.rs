@@ -73,6 +73,10 @@ pub mod service {
     pub mod md5_fill {
         pub use crate::service::md5_fill::pass_once;
     }
+    /// `admin verify`'s check (CONTRACT §20) on any blob store.
+    pub mod verify {
+        pub use crate::service::verify::{verify, FileRef, Orphan, Report, VerifyError};
+    }
     /// An upload through the service's own pipeline (`Upload::start`,
     /// `receive`, `finish`: every check, the spool, the blob store, the
     /// commit), with what only another door than /v1 asks for.

@@ -42,6 +42,10 @@ pub(crate) enum AdminCommand {
     /// Apply the schema migrations the database lacks (other commands, and serve without
     /// --migrate, refuse to move an existing PostgreSQL schema)
     Migrate,
+    /// Check that every file's blob is there and holds its SHA-256; marks what is missing or
+    /// damaged (never served whole), lists orphaned blobs; exit 1 when a file is missing or
+    /// damaged
+    Verify(super::verify::VerifyArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -362,7 +366,7 @@ fn webhook_line(w: &WebhookView) -> String {
     )
 }
 
-pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
+pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<u8, CliError> {
     super::globals::refuse_client_flags("admin", g, &args.ignored)?;
     let config = Config::load(&Overrides {
         config: g.config.clone(),
@@ -396,7 +400,12 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
             migrate,
         )
         .await?;
-        command(args.command, &*meta, &config, g).await
+        if let AdminCommand::Verify(a) = args.command {
+            return super::verify::run(&*meta, &config, &a, Printer::new(g.json)).await;
+        }
+        command(args.command, &*meta, &config, g)
+            .await
+            .map(|()| crate::client::error::exit::OK)
     })
 }
 
@@ -521,6 +530,7 @@ async fn command(
                 Ok(())
             }
         },
+        AdminCommand::Verify(_) => unreachable!("run() took it"),
         AdminCommand::Migrate => {
             // Opening the store applied what the database lacked.
             let done = serde_json::json!({"migrated": true});

@@ -38,6 +38,7 @@ pub(crate) mod token;
 pub(crate) mod upload;
 pub(crate) mod upload_check;
 pub(crate) mod usage;
+pub(crate) mod verify;
 pub(crate) mod walk;
 pub(crate) mod whoami;
 

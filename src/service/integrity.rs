@@ -11,6 +11,7 @@
 use super::error::ServiceError;
 use super::App;
 use crate::db::model::FileRow;
+use crate::db::{DbError, MetaStore};
 use crate::storage::{BlobStore, BlobStream, StorageError};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -33,45 +34,53 @@ pub(crate) fn damaged(row: &FileRow) -> ServiceError {
 /// node's CDN kept of it; the mark's first time stays.
 pub(crate) async fn mark(app: &App, row: &FileRow, why: &str) {
     app.recent.forget(&row.account_id, &row.id);
-    match app.meta.mark_damaged(&row.id, app.clock.now_ms()).await {
-        Ok(true) => {
-            metrics::counter!("filestore_damaged_found_total").increment(1);
-            tracing::error!(file = %row.id, blob = %row.blob_key, why, "file marked damaged");
-        }
-        Ok(false) => {}
-        Err(e) => tracing::error!(file = %row.id, error = %e, why, "a damaged file not marked"),
+    let finding = Finding::Damaged(why.to_string());
+    if let Err(e) = settle(&*app.meta, row, &finding, app.clock.now_ms()).await {
+        tracing::error!(file = %row.id, error = %e, why, "a damaged file not marked");
     }
 }
 
-/// Records what [`check`] found of `row`'s file: a missing or damaged
-/// blob marks it; sound bytes clear a mark it had (put back by hand, or
-/// marked on a read the store got wrong). The mark's count is the
-/// scrub's and verify's: true when the file is damaged now.
-pub(crate) async fn record(app: &App, row: &FileRow, finding: &Finding) -> bool {
+/// Records `finding` of `row`'s file in the metadata at `now`: a missing
+/// or damaged blob marks it (a mark's first time stays), sound bytes clear
+/// a mark it had (put back by hand, or marked on a read the store got
+/// wrong). Shared by reads, the scrub and `admin verify`.
+pub(crate) async fn settle(
+    meta: &dyn MetaStore,
+    row: &FileRow,
+    finding: &Finding,
+    now: i64,
+) -> Result<(), DbError> {
     match finding {
-        Finding::Sound => {
-            if row.damaged_at.is_some() {
-                match app.meta.clear_damaged(&row.id).await {
-                    Ok(_) => {
-                        app.recent.forget(&row.account_id, &row.id);
-                        tracing::info!(file = %row.id, "its bytes match again: damaged mark cleared");
-                    }
-                    Err(e) => {
-                        tracing::warn!(file = %row.id, error = %e, "damaged mark not cleared")
-                    }
-                }
+        Finding::Sound if row.damaged_at.is_some() => {
+            if meta.clear_damaged(&row.id).await? {
+                tracing::info!(file = %row.id, "its bytes match again: damaged mark cleared");
             }
-            false
         }
-        Finding::Missing => {
-            mark(app, row, "its blob is missing").await;
-            true
-        }
-        Finding::Damaged(why) => {
-            mark(app, row, why).await;
-            true
+        Finding::Sound => {}
+        Finding::Missing | Finding::Damaged(_) => {
+            if meta.mark_damaged(&row.id, now).await? {
+                metrics::counter!("filestore_damaged_found_total").increment(1);
+                let why = match finding {
+                    Finding::Damaged(why) => why.as_str(),
+                    _ => "its blob is missing",
+                };
+                tracing::error!(file = %row.id, blob = %row.blob_key, why, "file marked damaged");
+            }
         }
     }
+    Ok(())
+}
+
+/// [`settle`] on this node: what its CDN kept of the file is forgotten.
+/// True when the file is damaged now.
+pub(crate) async fn record(app: &App, row: &FileRow, finding: &Finding) -> bool {
+    if *finding != Finding::Sound || row.damaged_at.is_some() {
+        app.recent.forget(&row.account_id, &row.id);
+    }
+    if let Err(e) = settle(&*app.meta, row, finding, app.clock.now_ms()).await {
+        tracing::warn!(file = %row.id, error = %e, "a finding of the scrub not recorded");
+    }
+    *finding != Finding::Sound
 }
 
 /// What [`check`] found of a file's blob.

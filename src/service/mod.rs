@@ -42,6 +42,7 @@ pub(crate) mod tus;
 pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;
+pub(crate) mod verify;
 pub(crate) mod webhooks;
 pub(crate) mod zip;
 
@@ -150,13 +151,7 @@ impl App {
             crate::db::Migrate::OnlyEmpty
         };
         let meta = crate::db::open_with(&data_dir, url, config.statement_timeout, migrate).await?;
-        let store: DynBlobStore = match config.storage.backend {
-            BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
-            BackendKind::Local => {
-                let root = data_dir.join("blobs");
-                Arc::new(LocalStore::open(&root).map_err(dir_error(&root))?)
-            }
-        };
+        let store = open_store(&config).await?;
         let secret = signing_secret(&*meta, &config).await?;
         // Room for deletes is kept in SQLite's files in the data dir (a
         // database server's disk is not this volume).
@@ -268,6 +263,20 @@ pub(crate) async fn signing_secret(
             meta.meta_get_or_insert("signing_secret", crate::domain::ids::signing_secret())
                 .await?,
         ),
+    })
+}
+
+/// The blob store `config` names, as `serve` uses it (`admin verify` too).
+pub(crate) async fn open_store(config: &Config) -> Result<DynBlobStore, StartError> {
+    Ok(match config.storage.backend {
+        BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
+        BackendKind::Local => {
+            let root = config.data_dir.join("blobs");
+            Arc::new(LocalStore::open(&root).map_err(|source| StartError::Dir {
+                path: root.clone(),
+                source,
+            })?)
+        }
     })
 }
 

@@ -5,6 +5,7 @@
 mod damaged;
 mod lock;
 mod scrub;
+mod verify;
 
 use crate::common::{Backend, TestOptions, TestServer};
 

@@ -8,7 +8,6 @@ use crate::common::meta::stores;
 use crate::common::pg;
 use crate::common::process::{free_port, Serve, ServeProcess};
 use crate::common::{error_code, upload_form};
-use filestore::testing::db::IntegrityRepo;
 use serde_json::Value;
 
 /// Uploads `name` (300 KiB: a blob, not inline) to `node`: its file id.
