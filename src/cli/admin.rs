@@ -42,6 +42,12 @@ pub(crate) enum AdminCommand {
     /// Apply the schema migrations the database lacks (other commands, and serve without
     /// --migrate, refuse to move an existing PostgreSQL schema)
     Migrate,
+    /// Back up the metadata and every file's bytes to DEST while serve runs (a second
+    /// backup to the same DEST copies only new blobs)
+    Backup(super::backup::BackupArgs),
+    /// Restore the newest backup of SRC into an empty data dir or database (SQLite or
+    /// PostgreSQL, whichever the backup came from), checking every file's bytes
+    Restore(super::backup::RestoreArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -369,6 +375,11 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         data_dir: g.data_dir.clone(),
         ..Default::default()
     })?;
+    match args.command {
+        AdminCommand::Backup(a) => return super::backup::backup(a, config, g),
+        AdminCommand::Restore(a) => return super::backup::restore(a, config, g),
+        _ => {}
+    }
     // A mistyped --data-dir must not quietly start an empty database.
     // (On PostgreSQL the metadata is not in the data dir.)
     if config.database_url.is_none() && !config.data_dir.is_dir() {
@@ -544,6 +555,7 @@ async fn command(
             }
             Ok(())
         }
+        AdminCommand::Backup(_) | AdminCommand::Restore(_) => unreachable!("run() took them"),
         AdminCommand::Webhook(cmd) => match cmd {
             WebhookCommand::Create {
                 account,
