@@ -64,7 +64,7 @@ pub(crate) const VERSION: u32 = 1;
 pub(crate) const HOLD: Duration = Duration::from_mins(10);
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum BackupError {
+pub enum BackupError {
     #[error("{0}")]
     Invalid(String),
     #[error("{}: {source}", path.display())]
@@ -202,14 +202,14 @@ pub(crate) fn sha256_hex(data: &[u8]) -> String {
 /// A backup repository read for its blobs: what `admin verify
 /// --repair-from SRC` puts back from.
 #[derive(Debug, Clone)]
-pub(crate) struct Source {
+pub struct Source {
     repo: Repo,
 }
 
 impl Source {
     /// The repository at `src` (a directory or `s3://BUCKET/PREFIX`, through
     /// `endpoint` when given); `storage` is the config's `[storage]`.
-    pub(crate) async fn open(
+    pub async fn open(
         src: &str,
         endpoint: Option<&str>,
         storage: &crate::config::StorageConfig,
@@ -221,7 +221,7 @@ impl Source {
 
     /// The bytes of the blob whose SHA-256 is `sha256`, as the backup holds
     /// them (unchecked), or None when it has none.
-    pub(crate) async fn blob(&self, sha256: &str) -> Result<Option<BlobStream>, BackupError> {
+    pub async fn blob(&self, sha256: &str) -> Result<Option<BlobStream>, BackupError> {
         if !repo::is_sha256(sha256) {
             return Ok(None);
         }
@@ -231,7 +231,7 @@ impl Source {
     /// The blob `sha256` of `size` bytes, checked, in an fsynced file of
     /// `dir` (ready for `BlobStore::put_file`); None when the backup has no
     /// such blob or its bytes there do not match.
-    pub(crate) async fn fetch(
+    pub async fn fetch(
         &self,
         sha256: &str,
         size: u64,

@@ -12,9 +12,19 @@ const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_hours
 /// on failure it stays queued and the collector retries it with backoff.
 pub(crate) async fn delete_blob_now(app: &App, key: &str) {
     if held(app).await {
+        wait_for_hold(app, key).await;
         return;
     }
     delete_queued(app, key.to_string(), 0).await;
+}
+
+/// Leaves a held blob queued, due now: the collector's first pass after
+/// the hold ends deletes it (not the deletion lease's minutes later).
+pub(crate) async fn wait_for_hold(app: &App, key: &str) {
+    let now = app.clock.now_ms();
+    if let Err(e) = app.meta.schedule_blob_deletion(key, now).await {
+        tracing::warn!(key, error = %e, "a held blob not requeued; deleted when its lease ends");
+    }
 }
 
 /// Whether a backup holds blob deletions now (`admin backup`): its snapshot

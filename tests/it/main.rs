@@ -24,6 +24,7 @@ mod cli_common;
 
 mod api_files;
 mod api_upload;
+mod backup;
 mod blob_store;
 mod cdn;
 mod checksums;
