@@ -27,7 +27,7 @@ pub(crate) struct Restored {
 /// The database being loaded.
 enum Load {
     Sqlite(crate::db::dump::sqlite::Load),
-    Pg(crate::db::dump::postgres::Load, PgStore),
+    Pg(Box<crate::db::dump::postgres::Load>, Box<PgStore>),
 }
 
 impl Load {
@@ -132,7 +132,7 @@ pub(crate) async fn restore(
                     )),
                     other => other.into(),
                 })?;
-            Load::Pg(l, store)
+            Load::Pg(Box::new(l), Box::new(store))
         }
         None => Load::Sqlite(crate::db::dump::sqlite::Load::open(
             &data_dir.join(crate::db::SQLITE_FILE),

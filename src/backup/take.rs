@@ -57,20 +57,17 @@ pub(crate) async fn backup(
 ) -> Result<Summary, BackupError> {
     let started = std::time::Instant::now();
     let repo = Repo::open(dest, endpoint, &config.storage).await?;
-    let source = match config.database_url.as_ref().map(Secret::expose) {
-        Some(url) => {
-            Source::Pg(PgStore::open(url, config.statement_timeout, Migrate::OnlyEmpty).await?)
-        }
-        None => {
-            let meta = crate::db::open_with(
-                &config.data_dir,
-                None,
-                config.statement_timeout,
-                Migrate::OnlyEmpty,
-            )
-            .await?;
-            Source::Sqlite(config.data_dir.join(crate::db::SQLITE_FILE), meta)
-        }
+    let source = if let Some(url) = config.database_url.as_ref().map(Secret::expose) {
+        Source::Pg(PgStore::open(url, config.statement_timeout, Migrate::OnlyEmpty).await?)
+    } else {
+        let meta = crate::db::open_with(
+            &config.data_dir,
+            None,
+            config.statement_timeout,
+            Migrate::OnlyEmpty,
+        )
+        .await?;
+        Source::Sqlite(config.data_dir.join(crate::db::SQLITE_FILE), meta)
     };
     let store = super::blob_store(config).await?;
     let now = chrono::Utc::now();

@@ -376,7 +376,7 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
         ..Default::default()
     })?;
     match args.command {
-        AdminCommand::Backup(a) => return super::backup::backup(a, config, g),
+        AdminCommand::Backup(a) => return super::backup::backup(&a, &config, g),
         AdminCommand::Restore(a) => return super::backup::restore(a, config, g),
         _ => {}
     }

@@ -38,7 +38,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| ClientError::io("starting the async runtime", e))?)
 }
 
-pub(crate) fn backup(args: BackupArgs, config: Config, g: &GlobalArgs) -> Result<(), CliError> {
+pub(crate) fn backup(args: &BackupArgs, config: &Config, g: &GlobalArgs) -> Result<(), CliError> {
     if config.database_url.is_none() && !config.data_dir.is_dir() {
         return Err(crate::config::ConfigError::Invalid(format!(
             "data dir {} does not exist (a typo? `filestore serve` creates it on its first start)",
@@ -47,7 +47,7 @@ pub(crate) fn backup(args: BackupArgs, config: Config, g: &GlobalArgs) -> Result
         .into());
     }
     let s = runtime()?.block_on(crate::backup::backup(
-        &config,
+        config,
         &args.dest,
         args.endpoint.as_deref(),
     ))?;

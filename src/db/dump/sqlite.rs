@@ -111,13 +111,17 @@ pub(crate) fn snapshot(path: &Path, out: &Items) -> Result<(), DbError> {
     Ok(())
 }
 
+/// Where a dump's column goes: its place and type in the target's INSERT
+/// (None: the target lacks the column).
+type Target = Option<(usize, ColType)>;
+
 /// Loads a dump into a new SQLite database, in one transaction.
 pub(crate) struct Load {
     conn: Connection,
     /// The current table's INSERT and, for each column of the dump, its
     /// place and type in the target (None: the target lacks it); None when
     /// the target lacks the table.
-    table: Option<(String, Vec<Option<(usize, ColType)>>)>,
+    table: Option<(String, Vec<Target>)>,
     current: String,
 }
 

@@ -2,7 +2,6 @@
 //! deleted after its snapshot began keeps its blob until the hold ends.
 
 use crate::common::{Backend, TestServer};
-use filestore::testing::db::OpsRepo;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
