@@ -201,26 +201,64 @@ pub(crate) fn sha256_hex(data: &[u8]) -> String {
 
 /// A backup repository read for its blobs: what `admin verify
 /// --repair-from SRC` puts back from.
+///
+/// The crate's reading API of a backup: [`Source::open`] a repository (as
+/// `admin backup` wrote it, a directory or `s3://BUCKET/PREFIX`), then ask
+/// it for blobs by SHA-256, raw ([`Source::blob`]) or checked into a local
+/// file ready for `BlobStore::put_file` ([`Source::fetch`]). Blobs are
+/// shared by every backup of the repository, so a blob is found whichever
+/// backup copied it, even one cut short. Cheap to clone; safe to use from
+/// many tasks at once.
 #[derive(Debug, Clone)]
 pub struct Source {
     repo: Repo,
 }
 
 impl Source {
-    /// The repository at `src` (a directory or `s3://BUCKET/PREFIX`, through
-    /// `endpoint` when given); `storage` is the config's `[storage]`.
+    /// The repository at `src`: `s3://BUCKET[/PREFIX]` (standard AWS
+    /// credentials from the environment; through `endpoint` when given, else
+    /// AWS), else a directory. `storage` is the config's `[storage]` (its
+    /// timeouts; not its bucket or credentials). Fails when `src` holds no
+    /// complete backup (a typo'd SRC is named, not read as "no blob").
     pub async fn open(
         src: &str,
         endpoint: Option<&str>,
         storage: &crate::config::StorageConfig,
     ) -> Result<Source, BackupError> {
-        Ok(Source {
-            repo: Repo::open(src, endpoint, storage).await?,
-        })
+        Source::of(Repo::open(src, endpoint, storage).await?).await
     }
 
-    /// The bytes of the blob whose SHA-256 is `sha256`, as the backup holds
-    /// them (unchecked), or None when it has none.
+    /// [`Source::open`] with an `s3://` repository's access key and secret
+    /// given rather than taken from the environment (see [`Repo::open_keyed`]).
+    pub async fn open_keyed(
+        src: &str,
+        endpoint: Option<&str>,
+        storage: &crate::config::StorageConfig,
+        keys: (crate::domain::secret::Secret, crate::domain::secret::Secret),
+    ) -> Result<Source, BackupError> {
+        Source::of(Repo::open_keyed(src, endpoint, storage, Some(keys)).await?).await
+    }
+
+    /// A source over `repo`, which must hold a complete backup.
+    async fn of(repo: Repo) -> Result<Source, BackupError> {
+        if repo.backups().await?.is_empty() {
+            return Err(BackupError::Invalid(format!(
+                "{} holds no complete backup",
+                repo.describe()
+            )));
+        }
+        Ok(Source { repo })
+    }
+
+    /// Where the repository is, as the operator named it (for messages).
+    pub fn describe(&self) -> String {
+        self.repo.describe()
+    }
+
+    /// The bytes of the blob whose SHA-256 is `sha256` (64 lowercase hex
+    /// digits), as the backup holds them (unchecked: a caller hashes them,
+    /// or uses [`Source::fetch`]), or None when it has none (or `sha256` is
+    /// not a SHA-256). An error is a repository that cannot be read.
     pub async fn blob(&self, sha256: &str) -> Result<Option<BlobStream>, BackupError> {
         if !repo::is_sha256(sha256) {
             return Ok(None);
@@ -228,9 +266,11 @@ impl Source {
         self.repo.get(&repo::blob_path(sha256)).await
     }
 
-    /// The blob `sha256` of `size` bytes, checked, in an fsynced file of
-    /// `dir` (ready for `BlobStore::put_file`); None when the backup has no
-    /// such blob or its bytes there do not match.
+    /// The blob `sha256` of `size` bytes, checked, in a new fsynced file of
+    /// `dir` (ready for `BlobStore::put_file`, which consumes it; removed
+    /// when dropped otherwise); None when the backup has no such blob or its
+    /// bytes there do not match (not `size` long, or another SHA-256). `dir`
+    /// should be on the blob store's filesystem so that the put is a rename.
     pub async fn fetch(
         &self,
         sha256: &str,

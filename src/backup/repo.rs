@@ -6,6 +6,7 @@
 
 use super::BackupError;
 use crate::config::{BackendKind, StorageConfig};
+use crate::domain::secret::Secret;
 use crate::storage::s3::S3Store;
 use crate::storage::BlobStream;
 use aws_sdk_s3::primitives::ByteStream;
@@ -43,6 +44,19 @@ impl Repo {
         endpoint: Option<&str>,
         storage: &StorageConfig,
     ) -> Result<Repo, BackupError> {
+        Repo::open_keyed(location, endpoint, storage, None).await
+    }
+
+    /// [`Repo::open`] with the access key and secret of an `s3://`
+    /// repository given (None: the standard AWS credentials): for programs
+    /// that drive the crate in one process (the tests), where the
+    /// environment is not theirs to set.
+    pub(crate) async fn open_keyed(
+        location: &str,
+        endpoint: Option<&str>,
+        storage: &StorageConfig,
+        keys: Option<(Secret, Secret)>,
+    ) -> Result<Repo, BackupError> {
         let Some(rest) = location.strip_prefix("s3://") else {
             return Ok(Repo::Dir(PathBuf::from(location)));
         };
@@ -60,8 +74,8 @@ impl Repo {
             region: None,
             prefix: String::new(),
             force_path_style: endpoint.is_some(),
-            access_key_id: None,
-            secret_access_key: None,
+            access_key_id: keys.as_ref().map(|k| k.0.clone()),
+            secret_access_key: keys.map(|k| k.1),
             secret_access_key_file: None,
             ..storage.clone()
         };

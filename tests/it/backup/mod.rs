@@ -7,6 +7,7 @@ mod hold;
 mod incremental;
 mod refusals;
 mod round_trip;
+mod s3;
 
 use crate::common::pg;
 use crate::common::process;
