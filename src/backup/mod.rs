@@ -19,9 +19,17 @@
 //!   "dump_sha256", "dump_bytes"}`, then one line for every blob of the
 //!   snapshot: `{"file": id | "part": "upload/number", "sha256", "size",
 //!   "key", "inline"}`. A backup is complete when its manifest is there;
-//!   restore takes the newest such (ids sort by time). A backup cut short
-//!   (kill -9) leaves blobs (used by the next) and a `backups/<id>/`
-//!   without a manifest, which restore never takes.
+//!   restore takes the newest such (ids sort by time).
+//! - `tmp/<id>/` and `tmp/<id>.lock` while the run `id` lives: its files
+//!   in the making (`filestore-backup-<id>/` in the system's temporary
+//!   directory for an `s3://` repository).
+//!
+//! A backup cut short (kill -9) leaves the blobs it copied (the next run
+//! does not copy them again), its `tmp/<id>/`, which the next run removes
+//! once its lock is free and a minute old, and no `backups/<id>/` unless it
+//! was killed between its dump and its manifest (then one without a
+//! manifest, which restore never takes). The newest complete backup stays
+//! the one restore takes.
 //!
 //! While a backup runs, no node deletes a blob: it holds deletions with a
 //! row of `meta` (`blob_hold:<id>`, its end time) that it renews, taken
@@ -31,6 +39,7 @@
 
 mod repo;
 mod restore;
+mod scratch;
 mod take;
 
 pub(crate) use repo::Repo;

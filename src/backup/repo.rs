@@ -4,6 +4,7 @@
 //! written to a temporary file, fsynced and renamed (a directory), or one
 //! PutObject (a bucket).
 
+use super::scratch::Scratch;
 use super::BackupError;
 use crate::config::{BackendKind, StorageConfig};
 use crate::domain::secret::Secret;
@@ -91,16 +92,17 @@ impl Repo {
         })
     }
 
-    /// Where files are made before they go in: inside the directory (so
-    /// that they are renamed into place), else the system's.
-    pub(crate) fn scratch(&self) -> Result<PathBuf, BackupError> {
+    /// Where the run `id` makes its files before they go in: inside the
+    /// directory, `tmp/<id>/` (so that they are renamed into place), else
+    /// the system's temporary directory, `filestore-backup-<id>/`.
+    pub(crate) fn scratch(&self, id: &str) -> Result<Scratch, BackupError> {
         match self {
             Repo::Dir(root) => {
                 let tmp = root.join("tmp");
                 crate::private_dir::create(&tmp).map_err(|e| BackupError::io(&tmp, e))?;
-                Ok(tmp)
+                Scratch::create(&tmp, "", id)
             }
-            Repo::S3 { .. } => Ok(std::env::temp_dir()),
+            Repo::S3 { .. } => Scratch::create(&std::env::temp_dir(), "filestore-backup-", id),
         }
     }
 

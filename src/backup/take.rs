@@ -81,16 +81,13 @@ pub(crate) async fn backup(
         .meta()
         .hold_blobs(&id, now.timestamp_millis() + hold_ms)
         .await?;
-    let run = Run {
-        repo,
-        store,
-        scratch: PathBuf::new(),
-        seen: Arc::default(),
-    };
     let result = async {
+        let scratch = repo.scratch(&id)?;
         let run = Run {
-            scratch: run.repo.scratch()?,
-            ..run
+            repo,
+            store,
+            scratch: scratch.path().to_path_buf(),
+            seen: Arc::default(),
         };
         let renew = renew_hold(&source, &id);
         tokio::pin!(renew);
@@ -101,7 +98,10 @@ pub(crate) async fn backup(
         }
     }
     .await;
-    let _ = source.meta().release_blobs(&id).await;
+    let _ = source
+        .meta()
+        .release_blobs(&id, chrono::Utc::now().timestamp_millis())
+        .await;
     let (header, new_blobs, new_bytes) = result?;
     Ok(Summary {
         files: header.files,

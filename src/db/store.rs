@@ -574,8 +574,9 @@ pub trait OpsRepo: std::fmt::Debug + Send + Sync {
     /// that every node's deletions honour it.
     async fn hold_blobs(&self, id: &str, until: i64) -> Result<(), DbError>;
 
-    /// Ends the hold `id` (absent: nothing to do).
-    async fn release_blobs(&self, id: &str) -> Result<(), DbError>;
+    /// Ends the hold `id` (absent: nothing to do), and removes the rows of
+    /// holds that ended before `now` (a backup killed leaves its own).
+    async fn release_blobs(&self, id: &str, now: i64) -> Result<(), DbError>;
 
     /// Whether a hold on blob deletions is in force at `now`: read fresh,
     /// after the deletion's own row was committed (`service::blobs`).

@@ -41,12 +41,17 @@ impl OpsRepo for PgStore {
         })
     }
 
-    async fn release_blobs(&self, id: &str) -> Result<(), DbError> {
+    async fn release_blobs(&self, id: &str, now: i64) -> Result<(), DbError> {
         let key = format!("{HOLD_PREFIX}{id}");
         on_conn!(self, |c| {
-            execute(c, "DELETE FROM meta WHERE key = $1", &[&key])
-                .await
-                .map(|_| ())
+            execute(
+                c,
+                "DELETE FROM meta WHERE key = $1
+                    OR (key >= $2 AND key < $3 AND value::BIGINT < $4)",
+                &[&key, &HOLD_PREFIX, &HOLD_END, &now],
+            )
+            .await
+            .map(|_| ())
         })
     }
 

@@ -52,12 +52,15 @@ impl OpsRepo for SqliteStore {
             .await
     }
 
-    async fn release_blobs(&self, id: &str) -> Result<(), DbError> {
+    async fn release_blobs(&self, id: &str, now: i64) -> Result<(), DbError> {
         let key = format!("{HOLD_PREFIX}{id}");
         self.db
             .write(move |c| {
-                c.prepare_cached("DELETE FROM meta WHERE key = ?1")?
-                    .execute([key])?;
+                c.prepare_cached(
+                    "DELETE FROM meta WHERE key = ?1
+                        OR (key >= ?2 AND key < ?3 AND CAST(value AS INTEGER) < ?4)",
+                )?
+                .execute(params![key, HOLD_PREFIX, HOLD_END, now])?;
                 Ok(())
             })
             .await

@@ -17,7 +17,7 @@ async fn a_hold_keeps_a_deleted_files_blob_until_it_ends() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(srv.blob_count().await, 1, "a held blob was deleted");
     assert_eq!(srv.count("SELECT COUNT(*) FROM blob_deletions"), 1);
-    srv.app.meta.release_blobs("test").await.unwrap();
+    srv.app.meta.release_blobs("test", now).await.unwrap();
     srv.eventually(10, "the blob deleted once the hold ends", || async {
         srv.blob_count().await == 0
     })
@@ -35,4 +35,10 @@ async fn a_hold_keeps_a_deleted_files_blob_until_it_ends() {
         srv.blob_count().await == 0
     })
     .await;
+    // Ending any hold removes the rows of those that ended (a killed
+    // backup's), not the others'.
+    srv.app.meta.hold_blobs("live", now + 60_000).await.unwrap();
+    srv.app.meta.release_blobs("none", now).await.unwrap();
+    let left = "SELECT COUNT(*) FROM meta WHERE key LIKE 'blob_hold:%'";
+    assert_eq!(srv.count(left), 1);
 }

@@ -5,6 +5,7 @@
 mod concurrent;
 mod hold;
 mod incremental;
+mod kill;
 mod refusals;
 mod round_trip;
 mod s3;

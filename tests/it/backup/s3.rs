@@ -51,6 +51,12 @@ async fn a_backup_to_s3_restores_from_s3() {
     srv.upload_ok("small.txt", small.clone(), &[]).await;
     srv.upload_ok("large.bin", large.clone(), &[]).await;
     let db = db_of(&srv);
+    let tmp_mode = || {
+        std::fs::metadata(std::env::temp_dir())
+            .unwrap()
+            .permissions()
+    };
+    let mode_before = tmp_mode();
     let first = record(&admin_s3(
         &srv.data_dir,
         db.as_deref(),
@@ -67,6 +73,8 @@ async fn a_backup_to_s3_restores_from_s3() {
         &["backup", &dest],
     ));
     assert_eq!(second["new_blobs"], 0, "{second}");
+    // Its scratch went in the system's temporary directory, left as it was.
+    assert_eq!(tmp_mode(), mode_before);
 
     // The repair side reads the bucket's blobs, checked.
     let keys = || (Secret::new(ACCESS_KEY), Secret::new(SECRET_KEY));
