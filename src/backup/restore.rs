@@ -265,17 +265,28 @@ async fn put_blob(
     if !super::repo::is_sha256(&e.sha256) {
         return Ok(false);
     }
-    let Some(stream) = repo.get(&blob_path(&e.sha256)).await? else {
-        return Ok(false);
-    };
-    let Spooled::Ok(tmp) = spool(stream, spool_dir, &e.sha256, e.size).await? else {
+    let Some(mut stream) = repo.get(&blob_path(&e.sha256)).await? else {
         return Ok(false);
     };
     if e.inline {
-        let data = std::fs::read(&tmp).map_err(|err| BackupError::io(&tmp, err))?;
+        // Small (the database holds it): checked in memory, no file.
+        let mut data = Vec::with_capacity(usize::try_from(e.size).unwrap_or(0));
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|err| BackupError::Repo(format!("reading a blob: {err}")))?;
+            if (data.len() + chunk.len()) as u64 > e.size {
+                return Ok(false);
+            }
+            data.extend_from_slice(&chunk);
+        }
+        if data.len() as u64 != e.size || super::sha256_hex(&data) != e.sha256 {
+            return Ok(false);
+        }
         load.inline(&e.key, &data).await?;
-    } else {
-        store.put_file(&e.key, tmp, e.size).await?;
+        return Ok(true);
     }
+    let Spooled::Ok(tmp) = spool(stream, spool_dir, &e.sha256, e.size).await? else {
+        return Ok(false);
+    };
+    store.put_file(&e.key, tmp, e.size).await?;
     Ok(true)
 }

@@ -45,8 +45,8 @@ pub(crate) enum AdminCommand {
     /// Back up the metadata and every file's bytes to DEST while serve runs (a second
     /// backup to the same DEST copies only new blobs)
     Backup(super::backup::BackupArgs),
-    /// Restore the newest backup of SRC into an empty data dir or database (SQLite or
-    /// PostgreSQL, whichever the backup came from), checking every file's bytes
+    /// Restore the newest complete backup of SRC into an empty data dir or (--database) an
+    /// empty PostgreSQL database, whichever database it was taken on, checking every file's bytes
     Restore(super::backup::RestoreArgs),
 }
 

@@ -54,6 +54,10 @@ async fn a_damaged_or_missing_blob_in_the_backup_fails_the_restore_naming_the_fi
     let a = srv.upload_ok("inline.txt", inline.clone(), &[]).await;
     let b = srv.upload_ok("stored.bin", stored.clone(), &[]).await;
     let c = srv.upload_ok("fine.bin", fine, &[]).await;
+    let flipped_inline = bytes(1_000, 4);
+    let d = srv
+        .upload_ok("flipped.txt", flipped_inline.clone(), &[])
+        .await;
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("dest");
     backup(&srv.data_dir, db_of(&srv).as_deref(), &dest);
@@ -66,11 +70,14 @@ async fn a_damaged_or_missing_blob_in_the_backup_fails_the_restore_naming_the_fi
     flipped[75_000] ^= 0x01;
     std::fs::write(blob(&stored), flipped).unwrap();
     std::fs::remove_file(blob(&inline)).unwrap();
+    let mut small = std::fs::read(blob(&flipped_inline)).unwrap();
+    small[10] ^= 0x01;
+    std::fs::write(blob(&flipped_inline), small).unwrap();
     let (target, db) = new_target(dir.path(), "target").await;
     let out = restore(&target, db.as_deref(), &dest);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    for f in [&a, &b] {
+    for f in [&a, &b, &d] {
         assert!(err.contains(f["id"].as_str().unwrap()), "{err}");
     }
     assert!(!err.contains(c["id"].as_str().unwrap()), "{err}");
