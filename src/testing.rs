@@ -14,6 +14,12 @@ pub mod images {
     pub use crate::images::isolated::use_program;
 }
 
+/// A backup repository read for its blobs (what `admin verify --repair-from`
+/// puts back from).
+pub mod backup {
+    pub use crate::backup::{BackupError, Source};
+}
+
 pub mod clock {
     pub use crate::clock::{period_of, Clock};
 }

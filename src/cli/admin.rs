@@ -46,6 +46,12 @@ pub(crate) enum AdminCommand {
     /// damaged (never served whole), lists orphaned blobs; exit 1 when a file is missing or
     /// damaged
     Verify(super::verify::VerifyArgs),
+    /// Back up the metadata and every file's bytes to DEST while serve runs (a second
+    /// backup to the same DEST copies only new blobs)
+    Backup(super::backup::BackupArgs),
+    /// Restore the newest complete backup of SRC into an empty data dir or (--database) an
+    /// empty PostgreSQL database, whichever database it was taken on, checking every file's bytes
+    Restore(super::backup::RestoreArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -373,6 +379,15 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<u8, CliError> {
         data_dir: g.data_dir.clone(),
         ..Default::default()
     })?;
+    match args.command {
+        AdminCommand::Backup(a) => {
+            return super::backup::backup(&a, &config, g).map(|()| crate::client::error::exit::OK)
+        }
+        AdminCommand::Restore(a) => {
+            return super::backup::restore(a, config, g).map(|()| crate::client::error::exit::OK)
+        }
+        _ => {}
+    }
     // A mistyped --data-dir must not quietly start an empty database.
     // (On PostgreSQL the metadata is not in the data dir.)
     if config.database_url.is_none() && !config.data_dir.is_dir() {
@@ -554,6 +569,7 @@ async fn command(
             }
             Ok(())
         }
+        AdminCommand::Backup(_) | AdminCommand::Restore(_) => unreachable!("run() took them"),
         AdminCommand::Webhook(cmd) => match cmd {
             WebhookCommand::Create {
                 account,

@@ -4,6 +4,7 @@
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
+pub(crate) mod backup;
 pub(crate) mod bar_style;
 pub(crate) mod completions;
 pub(crate) mod context;

@@ -25,6 +25,7 @@ mod data_safety;
 
 mod api_files;
 mod api_upload;
+mod backup;
 mod blob_store;
 mod cdn;
 mod checksums;
