@@ -18,8 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// runs its migrations), one node's passing state (rate windows, the
 /// strangers' slots), the blob deletion queue (of the source's blob store),
 /// inline blobs (their bytes go with the other blobs, by SHA-256, and are
-/// put back into the target's `inline_blobs`), and image variants (renders,
-/// made again on the next request for them).
+/// put back into the target's `inline_blobs`), image variants (renders,
+/// made again on the next request for them), and the background scrub's
+/// turn and place (of the source's nodes; the target's scrub starts over).
 pub(crate) const SKIPPED: &[&str] = &[
     "schema_version",
     "schema_compat",
@@ -29,11 +30,15 @@ pub(crate) const SKIPPED: &[&str] = &[
     "blob_deletions",
     "inline_blobs",
     "image_variants",
+    "scrub_turn",
 ];
 
 /// Columns that name a node of the source's cluster or a lease of one of
-/// its processes: none of them runs beside the restored database.
+/// its processes: none of them runs beside the restored database. And a
+/// file's `damaged` mark: of the source's blobs (a backup holds only bytes
+/// that match, and restore checks them again).
 pub(crate) const NODE_COLUMNS: &[(&str, &str)] = &[
+    ("files", "damaged_at"),
     ("tus_uploads", "lease_node"),
     ("tus_uploads", "lease_token"),
     ("tus_uploads", "lease_until"),
