@@ -100,6 +100,9 @@ _filestore() {
             filestore__subcmd__admin,restore)
                 cmd="filestore__subcmd__admin__subcmd__restore"
                 ;;
+            filestore__subcmd__admin,verify)
+                cmd="filestore__subcmd__admin__subcmd__verify"
+                ;;
             filestore__subcmd__admin,webhook)
                 cmd="filestore__subcmd__admin__subcmd__webhook"
                 ;;
@@ -159,6 +162,9 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__help,restore)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__restore"
+                ;;
+            filestore__subcmd__admin__subcmd__help,verify)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__verify"
                 ;;
             filestore__subcmd__admin__subcmd__help,webhook)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook"
@@ -358,6 +364,9 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin,restore)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__restore"
                 ;;
+            filestore__subcmd__help__subcmd__admin,verify)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__verify"
+                ;;
             filestore__subcmd__help__subcmd__admin,webhook)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook"
                 ;;
@@ -507,7 +516,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan migrate backup restore help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan migrate verify backup restore help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -897,7 +906,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help)
-            opts="account key webhook plan migrate backup restore help"
+            opts="account key webhook plan migrate verify backup restore help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1149,6 +1158,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1738,6 +1761,52 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__admin__subcmd__verify)
+            opts="-q -h -V --rate --repair-from --endpoint --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__admin__subcmd__webhook)
             opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2223,7 +2292,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin)
-            opts="account key webhook plan migrate backup restore"
+            opts="account key webhook plan migrate verify backup restore"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2461,6 +2530,20 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -43,8 +43,8 @@ pub(crate) enum AdminCommand {
     /// --migrate, refuse to move an existing PostgreSQL schema)
     Migrate,
     /// Check that every file's blob is there and holds its SHA-256; marks what is missing or
-    /// damaged (never served whole), lists orphaned blobs; exit 1 when a file is missing or
-    /// damaged
+    /// damaged (never served whole) or, with --repair-from, puts it back from a backup; lists
+    /// orphaned blobs; exit 1 when a file is (still) missing or damaged
     Verify(super::verify::VerifyArgs),
     /// Back up the metadata and every file's bytes to DEST while serve runs (a second
     /// backup to the same DEST copies only new blobs)

@@ -37,6 +37,14 @@ pub struct Report {
     pub missing: Vec<FileRef>,
     pub damaged: Vec<FileRef>,
     pub orphaned: Vec<Orphan>,
+    /// With `--repair-from`: the files put back (no longer in `missing`
+    /// or `damaged`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<Vec<FileRef>>,
+    /// The rows of the files in `missing` and `damaged` (what a repair
+    /// puts back).
+    #[serde(skip)]
+    pub(crate) bad: Vec<FileRow>,
 }
 
 impl Report {
@@ -53,6 +61,9 @@ pub enum VerifyError {
     Db(#[from] crate::db::DbError),
     #[error("blob store: {0}")]
     Store(#[from] StorageError),
+    /// The backup a repair reads from failed.
+    #[error("reading the backup: {0}")]
+    Source(String),
 }
 
 /// Checks every file of `meta` against `store` at `rate` bytes a second (0:
@@ -88,10 +99,11 @@ pub async fn verify(
                 path: filepath::join(row.folder.as_deref(), &row.name),
             };
             match finding {
-                Finding::Sound => {}
+                Finding::Sound => continue,
                 Finding::Missing => report.missing.push(named()),
                 Finding::Damaged(_) => report.damaged.push(named()),
             }
+            report.bad.push(row.clone());
         }
     }
     let known: HashSet<String> = meta.known_blobs().await?.into_iter().collect();
@@ -105,7 +117,7 @@ pub async fn verify(
 }
 
 /// Whether `row`'s file is still in the metadata (expired or not).
-async fn still_there(meta: &dyn MetaStore, row: &FileRow) -> Result<bool, VerifyError> {
+pub(crate) async fn still_there(meta: &dyn MetaStore, row: &FileRow) -> Result<bool, VerifyError> {
     Ok(meta
         .file(&row.account_id, &row.id, i64::MIN)
         .await?

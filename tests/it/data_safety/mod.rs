@@ -4,6 +4,7 @@
 
 mod damaged;
 mod lock;
+mod repair;
 mod scrub;
 mod verify;
 
