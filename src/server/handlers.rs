@@ -515,10 +515,10 @@ pub(crate) async fn health(State(app): AppState) -> Response {
         timestamp: crate::clock::rfc3339_ms(app.clock.now_ms()),
         checks,
     };
-    let status = if !failing {
-        StatusCode::OK
-    } else {
+    let status = if failing {
         StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
     };
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }

@@ -117,7 +117,9 @@ impl Pace {
         if self.rate == 0 {
             return;
         }
-        let due = Duration::from_secs_f64(self.read as f64 / self.rate as f64);
+        // Whole nanoseconds: exact for any rate (no float rounding).
+        let nanos = u128::from(self.read) * 1_000_000_000 / u128::from(self.rate);
+        let due = Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX));
         tokio::time::sleep_until(self.started + due).await;
     }
 }
@@ -200,9 +202,9 @@ impl Verified {
     }
 
     /// The error ending the body, the file marked (once).
-    fn damaged(&mut self, why: String) -> std::io::Error {
+    fn damaged(&mut self, why: &str) -> std::io::Error {
         if let Some((app, row)) = self.on_damage.take() {
-            let marked = why.clone();
+            let marked = why.to_string();
             tokio::spawn(async move { mark(&app, &row, &marked).await });
         }
         self.hash = None;
@@ -223,9 +225,7 @@ impl Stream for Verified {
             Poll::Ready(Some(Ok(chunk))) => {
                 let n = chunk.len() as u64;
                 if n > this.left {
-                    return Poll::Ready(Some(
-                        Err(this.damaged("its blob gives more bytes".into())),
-                    ));
+                    return Poll::Ready(Some(Err(this.damaged("its blob gives more bytes"))));
                 }
                 hash.update(&chunk);
                 this.left -= n;
@@ -241,11 +241,13 @@ impl Stream for Verified {
                     Poll::Ready(Some(Ok(chunk)))
                 } else {
                     let why = format!("its SHA-256 is {sha256}, not {}", row.sha256);
-                    Poll::Ready(Some(Err(this.damaged(why))))
+                    Poll::Ready(Some(Err(this.damaged(&why))))
                 }
             }
             Poll::Ready(Some(Err(e))) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                Poll::Ready(Some(Err(this.damaged(format!("its blob ends early: {e}")))))
+                Poll::Ready(Some(
+                    Err(this.damaged(&format!("its blob ends early: {e}"))),
+                ))
             }
             Poll::Ready(Some(Err(e))) => {
                 this.hash = None;
@@ -253,7 +255,7 @@ impl Stream for Verified {
             }
             Poll::Ready(None) if this.left > 0 => {
                 let why = format!("its blob ends {} bytes early", this.left);
-                Poll::Ready(Some(Err(this.damaged(why))))
+                Poll::Ready(Some(Err(this.damaged(&why))))
             }
             Poll::Ready(None) => Poll::Ready(None),
         }

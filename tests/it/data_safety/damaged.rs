@@ -7,6 +7,7 @@
 use super::{blob_path, flip_byte, safety_server, DATA};
 use crate::common::s3door;
 use crate::common::{error_code, TestServer};
+use aws_sdk_s3::error::ProvideErrorMetadata as _;
 
 /// Uploads `name` (300 KiB of [`DATA`], public) into bucket `bkt` through the S3 door:
 /// (its file id, its CDN URL).
@@ -26,7 +27,7 @@ async fn put(srv: &TestServer, s3: &aws_sdk_s3::Client, name: &str) -> (String, 
     (id, url)
 }
 
-async fn marked(srv: &TestServer, id: &str) -> bool {
+fn marked(srv: &TestServer, id: &str) -> bool {
     srv.count(&format!(
         "SELECT COUNT(*) FROM files WHERE id = '{id}' AND damaged_at IS NOT NULL"
     )) == 1
@@ -59,7 +60,6 @@ async fn assert_s3_damaged(s3: &aws_sdk_s3::Client, key: &str) {
         s3door::failure(&e),
         (Some(500), Some("InternalError".into()))
     );
-    use aws_sdk_s3::error::ProvideErrorMetadata as _;
     let message = e.message().unwrap_or_default().to_string();
     assert!(message.contains("admin verify --repair-from"), "{message}");
 }
@@ -89,8 +89,10 @@ async fn a_flipped_byte_is_never_served_whole_by_the_cdn() {
         body.as_ref().map_or(true, |b| b.len() < DATA().len()),
         "a damaged file was sent whole"
     );
-    srv.eventually(10, "the file is marked damaged", || marked(&srv, &id))
-        .await;
+    srv.eventually(10, "the file is marked damaged", || async {
+        marked(&srv, &id)
+    })
+    .await;
     // Marked: a 500 `damaged` on the CDN (a range too) and the S3 door.
     assert_cdn_damaged(&srv, &url).await;
     let r = srv
@@ -122,13 +124,14 @@ async fn a_flipped_byte_is_never_served_whole_by_the_s3_door() {
             .body
             .collect()
             .await
-            .map(|b| b.into_bytes().len() == DATA().len())
-            .unwrap_or(false),
+            .is_ok_and(|b| b.into_bytes().len() == DATA().len()),
         Err(_) => false,
     };
     assert!(!whole, "a damaged object was sent whole");
-    srv.eventually(10, "the file is marked damaged", || marked(&srv, &id))
-        .await;
+    srv.eventually(10, "the file is marked damaged", || async {
+        marked(&srv, &id)
+    })
+    .await;
     assert_s3_damaged(&s3, "rot.bin").await;
     assert_cdn_damaged(&srv, &url).await;
 }
@@ -143,13 +146,13 @@ async fn a_deleted_blob_is_a_500_damaged_not_a_404() {
     std::fs::remove_file(blob_path(&srv, &id)).unwrap();
     std::fs::remove_file(blob_path(&srv, &other)).unwrap();
     // Not yet marked: the CDN finds it missing, marks it, says so.
-    assert!(!marked(&srv, &id).await);
+    assert!(!marked(&srv, &id));
     assert_cdn_damaged(&srv, &url).await;
-    assert!(marked(&srv, &id).await);
+    assert!(marked(&srv, &id));
     assert_s3_damaged(&s3, "gone.bin").await;
     // The S3 door finds one missing first the same way.
     assert_s3_damaged(&s3, "gone2.bin").await;
-    assert!(marked(&srv, &other).await);
+    assert!(marked(&srv, &other));
     assert_cdn_damaged(&srv, &other_url).await;
     // `get` still shows the file.
     let (status, _) = srv

@@ -10,7 +10,12 @@ use serde_json::{json, Value};
 
 /// `admin ARGS` on `srv`'s data dir and database: (exit code, stdout, stderr).
 fn run_admin(srv: &TestServer, args: &[&str]) -> (Option<i32>, String, String) {
-    let url = srv.app.config.database_url.as_ref().map(|s| s.expose());
+    let url = srv
+        .app
+        .config
+        .database_url
+        .as_ref()
+        .map(filestore::testing::config::Secret::expose);
     let out = admin(&srv.data_dir, url, args);
     (
         out.status.code(),

@@ -45,7 +45,7 @@ async fn the_scrub_finds_a_flipped_byte_and_a_deleted_blob_and_health_says_so() 
     flip_byte(&blobs.join(&flipped), 1234);
     std::fs::remove_file(blobs.join(&gone)).unwrap();
     // Nothing read them: the scrub finds both (its next pass within seconds).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
     let health = loop {
         let r = http.get(node.url("/v1/health")).send().await.unwrap();
         let status = r.status().as_u16();

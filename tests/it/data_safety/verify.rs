@@ -13,7 +13,12 @@ use serde_json::{json, Value};
 
 /// `admin verify ARGS` on `srv`'s data dir and database: (exit code, stdout, stderr).
 fn run_verify(srv: &TestServer, args: &[&str]) -> (Option<i32>, String, String) {
-    let url = srv.app.config.database_url.as_ref().map(|s| s.expose());
+    let url = srv
+        .app
+        .config
+        .database_url
+        .as_ref()
+        .map(filestore::testing::config::Secret::expose);
     let mut all = vec!["verify"];
     all.extend_from_slice(args);
     let out = admin(&srv.data_dir, url, &all);
