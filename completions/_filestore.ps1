@@ -569,6 +569,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
             [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'List the plans every node enforces, or write this config''s plans to the database')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check that every file''s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged')
+            [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Back up the metadata and every file''s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file''s bytes')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -976,12 +979,66 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'filestore;admin;verify' {
+            [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Read blobs at most this fast: a size a second (16MiB, 16MiB/s) or bytes a second (default: as fast as the store gives them)')
+            [CompletionResult]::new('--repair-from', '--repair-from', [CompletionResultType]::ParameterName, 'Put back the files found missing or damaged from the backups in SRC (a directory or s3://BUCKET/PREFIX, as `admin backup` wrote them) and clear their marks; exit 0 when all were repaired')
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'The S3-compatible store of an s3:// SRC (default: AWS)')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;backup' {
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'The S3-compatible store of an s3:// DEST (default: AWS)')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'filestore;admin;restore' {
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Restore into this PostgreSQL database (empty) instead of the data dir''s SQLite')
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'The S3-compatible store of an s3:// SRC (default: AWS)')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'server')
+            [CompletionResult]::new('--api-key', '--api-key', [CompletionResultType]::ParameterName, 'api-key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'profile')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Machine-readable output: one JSON record, or JSON Lines for many')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress and no informational output')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'filestore;admin;help' {
             [CompletionResult]::new('account', 'account', [CompletionResultType]::ParameterValue, 'Create, list and change accounts')
             [CompletionResult]::new('key', 'key', [CompletionResultType]::ParameterValue, 'Create, list and revoke API keys')
             [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
             [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'List the plans every node enforces, or write this config''s plans to the database')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check that every file''s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged')
+            [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Back up the metadata and every file''s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file''s bytes')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -1054,6 +1111,15 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;admin;help;migrate' {
+            break
+        }
+        'filestore;admin;help;verify' {
+            break
+        }
+        'filestore;admin;help;backup' {
+            break
+        }
+        'filestore;admin;help;restore' {
             break
         }
         'filestore;admin;help;help' {
@@ -1166,6 +1232,9 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             [CompletionResult]::new('webhook', 'webhook', [CompletionResultType]::ParameterValue, 'Create, list and delete webhook subscriptions (file events)')
             [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'List the plans every node enforces, or write this config''s plans to the database')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check that every file''s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged')
+            [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Back up the metadata and every file''s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file''s bytes')
             break
         }
         'filestore;help;admin;account' {
@@ -1237,6 +1306,15 @@ Register-ArgumentCompleter -Native -CommandName 'filestore' -ScriptBlock {
             break
         }
         'filestore;help;admin;migrate' {
+            break
+        }
+        'filestore;help;admin;verify' {
+            break
+        }
+        'filestore;help;admin;backup' {
+            break
+        }
+        'filestore;help;admin;restore' {
             break
         }
         'filestore;help;help' {

@@ -82,6 +82,9 @@ _filestore() {
             filestore__subcmd__admin,account)
                 cmd="filestore__subcmd__admin__subcmd__account"
                 ;;
+            filestore__subcmd__admin,backup)
+                cmd="filestore__subcmd__admin__subcmd__backup"
+                ;;
             filestore__subcmd__admin,help)
                 cmd="filestore__subcmd__admin__subcmd__help"
                 ;;
@@ -93,6 +96,12 @@ _filestore() {
                 ;;
             filestore__subcmd__admin,plan)
                 cmd="filestore__subcmd__admin__subcmd__plan"
+                ;;
+            filestore__subcmd__admin,restore)
+                cmd="filestore__subcmd__admin__subcmd__restore"
+                ;;
+            filestore__subcmd__admin,verify)
+                cmd="filestore__subcmd__admin__subcmd__verify"
                 ;;
             filestore__subcmd__admin,webhook)
                 cmd="filestore__subcmd__admin__subcmd__webhook"
@@ -136,6 +145,9 @@ _filestore() {
             filestore__subcmd__admin__subcmd__help,account)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__account"
                 ;;
+            filestore__subcmd__admin__subcmd__help,backup)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__backup"
+                ;;
             filestore__subcmd__admin__subcmd__help,help)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__help"
                 ;;
@@ -147,6 +159,12 @@ _filestore() {
                 ;;
             filestore__subcmd__admin__subcmd__help,plan)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__plan"
+                ;;
+            filestore__subcmd__admin__subcmd__help,restore)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__restore"
+                ;;
+            filestore__subcmd__admin__subcmd__help,verify)
+                cmd="filestore__subcmd__admin__subcmd__help__subcmd__verify"
                 ;;
             filestore__subcmd__admin__subcmd__help,webhook)
                 cmd="filestore__subcmd__admin__subcmd__help__subcmd__webhook"
@@ -331,6 +349,9 @@ _filestore() {
             filestore__subcmd__help__subcmd__admin,account)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__account"
                 ;;
+            filestore__subcmd__help__subcmd__admin,backup)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__backup"
+                ;;
             filestore__subcmd__help__subcmd__admin,key)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__key"
                 ;;
@@ -339,6 +360,12 @@ _filestore() {
                 ;;
             filestore__subcmd__help__subcmd__admin,plan)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__plan"
+                ;;
+            filestore__subcmd__help__subcmd__admin,restore)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__restore"
+                ;;
+            filestore__subcmd__help__subcmd__admin,verify)
+                cmd="filestore__subcmd__help__subcmd__admin__subcmd__verify"
                 ;;
             filestore__subcmd__help__subcmd__admin,webhook)
                 cmd="filestore__subcmd__help__subcmd__admin__subcmd__webhook"
@@ -489,7 +516,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__admin)
-            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan migrate help"
+            opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version account key webhook plan migrate verify backup restore help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -840,8 +867,46 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__admin__subcmd__backup)
+            opts="-q -h -V --endpoint --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__admin__subcmd__help)
-            opts="account key webhook plan migrate help"
+            opts="account key webhook plan migrate verify backup restore help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -927,6 +992,20 @@ _filestore() {
         filestore__subcmd__admin__subcmd__help__subcmd__account__subcmd__usage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__backup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1067,6 +1146,34 @@ _filestore() {
         filestore__subcmd__admin__subcmd__help__subcmd__plan__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1612,6 +1719,94 @@ _filestore() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        filestore__subcmd__admin__subcmd__restore)
+            opts="-q -h -V --database --endpoint --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__admin__subcmd__verify)
+            opts="-q -h -V --rate --repair-from --endpoint --server --api-key --profile --config --data-dir --json --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         filestore__subcmd__admin__subcmd__webhook)
             opts="-q -h -V --server --api-key --profile --config --data-dir --json --quiet --help --version create list delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2097,7 +2292,7 @@ _filestore() {
             return 0
             ;;
         filestore__subcmd__help__subcmd__admin)
-            opts="account key webhook plan migrate"
+            opts="account key webhook plan migrate verify backup restore"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2183,6 +2378,20 @@ _filestore() {
         filestore__subcmd__help__subcmd__admin__subcmd__account__subcmd__usage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__backup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2309,6 +2518,34 @@ _filestore() {
         filestore__subcmd__help__subcmd__admin__subcmd__plan__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        filestore__subcmd__help__subcmd__admin__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

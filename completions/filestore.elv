@@ -530,6 +530,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand plan 'List the plans every node enforces, or write this config''s plans to the database'
             cand migrate 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+            cand verify 'Check that every file''s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged'
+            cand backup 'Back up the metadata and every file''s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)'
+            cand restore 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file''s bytes'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;account'= {
@@ -895,12 +898,63 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'filestore;admin;verify'= {
+            cand --rate 'Read blobs at most this fast: a size a second (16MiB, 16MiB/s) or bytes a second (default: as fast as the store gives them)'
+            cand --repair-from 'Put back the files found missing or damaged from the backups in SRC (a directory or s3://BUCKET/PREFIX, as `admin backup` wrote them) and clear their marks; exit 0 when all were repaired'
+            cand --endpoint 'The S3-compatible store of an s3:// SRC (default: AWS)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;backup'= {
+            cand --endpoint 'The S3-compatible store of an s3:// DEST (default: AWS)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'filestore;admin;restore'= {
+            cand --database 'Restore into this PostgreSQL database (empty) instead of the data dir''s SQLite'
+            cand --endpoint 'The S3-compatible store of an s3:// SRC (default: AWS)'
+            cand --server 'server'
+            cand --api-key 'api-key'
+            cand --profile 'profile'
+            cand --config 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]'
+            cand --data-dir 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]'
+            cand --json 'Machine-readable output: one JSON record, or JSON Lines for many'
+            cand -q 'No progress and no informational output'
+            cand --quiet 'No progress and no informational output'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'filestore;admin;help'= {
             cand account 'Create, list and change accounts'
             cand key 'Create, list and revoke API keys'
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand plan 'List the plans every node enforces, or write this config''s plans to the database'
             cand migrate 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+            cand verify 'Check that every file''s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged'
+            cand backup 'Back up the metadata and every file''s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)'
+            cand restore 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file''s bytes'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'filestore;admin;help;account'= {
@@ -954,6 +1008,12 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;admin;help;plan;apply'= {
         }
         &'filestore;admin;help;migrate'= {
+        }
+        &'filestore;admin;help;verify'= {
+        }
+        &'filestore;admin;help;backup'= {
+        }
+        &'filestore;admin;help;restore'= {
         }
         &'filestore;admin;help;help'= {
         }
@@ -1039,6 +1099,9 @@ set edit:completion:arg-completer[filestore] = {|@words|
             cand webhook 'Create, list and delete webhook subscriptions (file events)'
             cand plan 'List the plans every node enforces, or write this config''s plans to the database'
             cand migrate 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+            cand verify 'Check that every file''s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged'
+            cand backup 'Back up the metadata and every file''s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)'
+            cand restore 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file''s bytes'
         }
         &'filestore;help;admin;account'= {
             cand create 'Create an account'
@@ -1091,6 +1154,12 @@ set edit:completion:arg-completer[filestore] = {|@words|
         &'filestore;help;admin;plan;apply'= {
         }
         &'filestore;help;admin;migrate'= {
+        }
+        &'filestore;help;admin;verify'= {
+        }
+        &'filestore;help;admin;backup'= {
+        }
+        &'filestore;help;admin;restore'= {
         }
         &'filestore;help;help'= {
         }

@@ -371,21 +371,24 @@ complete -c filestore -n "__fish_filestore_using_subcommand serve" -l json
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s q -l quiet
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l server -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l api-key -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l profile -r
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -s V -l version -d 'Print version'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "account" -d 'Create, list and change accounts'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "key" -d 'Create, list and revoke API keys'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "account" -d 'Create, list and change accounts'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "key" -d 'Create, list and revoke API keys'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "verify" -d 'Check that every file\'s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "backup" -d 'Back up the metadata and every file\'s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "restore" -d 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file\'s bytes'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and not __fish_seen_subcommand_from account key webhook plan migrate verify backup restore help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l server -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l api-key -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from account" -l profile -r
@@ -449,11 +452,47 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -s q -l quiet -d 'No progress and no informational output'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from migrate" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l rate -d 'Read blobs at most this fast: a size a second (16MiB, 16MiB/s) or bytes a second (default: as fast as the store gives them)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l repair-from -d 'Put back the files found missing or damaged from the backups in SRC (a directory or s3://BUCKET/PREFIX, as `admin backup` wrote them) and clear their marks; exit 0 when all were repaired' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l endpoint -d 'The S3-compatible store of an s3:// SRC (default: AWS)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l endpoint -d 'The S3-compatible store of an s3:// DEST (default: AWS)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s V -l version -d 'Print version'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l database -d 'Restore into this PostgreSQL database (empty) instead of the data dir\'s SQLite' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l endpoint -d 'The S3-compatible store of an s3:// SRC (default: AWS)' -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l server -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l api-key -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l profile -r
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l config -d 'Server config file (TOML) for `serve` and `admin` [env: FILESTORE_CONFIG]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s q -l quiet -d 'No progress and no informational output'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "key" -d 'Create, list and revoke API keys'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check that every file\'s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "backup" -d 'Back up the metadata and every file\'s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "restore" -d 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file\'s bytes'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from login logout whoami profile upload list get download sign token mv cp delete sync usage s3 health completions serve admin help" -f -a "login" -d 'Save a server and API key as a profile (checked against the server first)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and not __fish_seen_subcommand_from login logout whoami profile upload list get download sign token mv cp delete sync usage s3 health completions serve admin help" -f -a "logout" -d 'Forget a saved profile (--profile NAME; default: the one in use)'
@@ -486,3 +525,6 @@ complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_see
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "webhook" -d 'Create, list and delete webhook subscriptions (file events)'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "plan" -d 'List the plans every node enforces, or write this config\'s plans to the database'
 complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "migrate" -d 'Apply the schema migrations the database lacks (other commands, and serve without --migrate, refuse to move an existing PostgreSQL schema)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "verify" -d 'Check that every file\'s blob is there and holds its SHA-256; marks what is missing or damaged (never served whole) or, with --repair-from, puts it back from a backup; lists orphaned blobs; exit 1 when a file is (still) missing or damaged'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "backup" -d 'Back up the metadata and every file\'s bytes to DEST while serve runs (a second backup to the same DEST copies only new blobs)'
+complete -c filestore -n "__fish_filestore_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "restore" -d 'Restore the newest complete backup of SRC into an empty data dir or (--database) an empty PostgreSQL database, whichever database it was taken on, checking every file\'s bytes'

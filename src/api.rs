@@ -289,8 +289,8 @@ pub(crate) struct UsageLimits {
 /// One dependency of the health report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct HealthCheck {
-    /// `ok` or `error`.
-    #[schema(pattern = "^(ok|error)$")]
+    /// `ok`, `error`, or `degraded` (storage: damaged files, named in `error`).
+    #[schema(pattern = "^(ok|degraded|error)$")]
     pub status: String,
     pub latency_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

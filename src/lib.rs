@@ -10,6 +10,8 @@
 //!   collector, admin), speaking domain values, with a transport-free error.
 //! - `db`: the metadata seam (`MetaStore`, the sum of eight aggregate traits)
 //!   and its SQLite and PostgreSQL implementations, one file per aggregate.
+//! - `backup`: `admin backup` and `admin restore` (the metadata's logical
+//!   dump, `db::dump`, and the blobs by SHA-256 in a directory or bucket).
 //! - `storage`: the `BlobStore` trait with a local-disk and an S3 implementation.
 //! - `config`; `domain`: the values (accounts, keys, stored files) and pure rules
 //!   (validation, signing, the quota rule, …).
@@ -18,6 +20,7 @@
 //! fuzz targets and benches.
 
 mod api;
+mod backup;
 mod cli;
 mod client;
 mod clock;

@@ -14,6 +14,12 @@ pub mod images {
     pub use crate::images::isolated::use_program;
 }
 
+/// A backup repository read for its blobs (what `admin verify --repair-from`
+/// puts back from).
+pub mod backup {
+    pub use crate::backup::{BackupError, Source};
+}
+
 pub mod clock {
     pub use crate::clock::{period_of, Clock};
 }
@@ -28,6 +34,7 @@ pub mod config {
 /// The metadata store and its rows, to drive a store directly (several
 /// `PgStore`s on one database stand for several nodes).
 pub mod db {
+    pub use crate::db::integrity::IntegrityRepo;
     pub use crate::db::{
         open, Account, AccountRepo, BlobRepo, CommitContext, CommitOutcome, CreateOutcome,
         DynMetaStore, FileRepo, FileRow, FolderFilter, KeyRecord, ListFilter, MetaStore, Migrate,
@@ -71,6 +78,10 @@ pub mod service {
     }
     pub mod md5_fill {
         pub use crate::service::md5_fill::pass_once;
+    }
+    /// `admin verify`'s check (CONTRACT §20) on any blob store.
+    pub mod verify {
+        pub use crate::service::verify::{verify, FileRef, Orphan, Report, VerifyError};
     }
     /// An upload through the service's own pipeline (`Upload::start`,
     /// `receive`, `finish`: every check, the spool, the blob store, the

@@ -42,6 +42,16 @@ pub(crate) enum AdminCommand {
     /// Apply the schema migrations the database lacks (other commands, and serve without
     /// --migrate, refuse to move an existing PostgreSQL schema)
     Migrate,
+    /// Check that every file's blob is there and holds its SHA-256; marks what is missing or
+    /// damaged (never served whole) or, with --repair-from, puts it back from a backup; lists
+    /// orphaned blobs; exit 1 when a file is (still) missing or damaged
+    Verify(super::verify::VerifyArgs),
+    /// Back up the metadata and every file's bytes to DEST while serve runs (a second
+    /// backup to the same DEST copies only new blobs)
+    Backup(super::backup::BackupArgs),
+    /// Restore the newest complete backup of SRC into an empty data dir or (--database) an
+    /// empty PostgreSQL database, whichever database it was taken on, checking every file's bytes
+    Restore(super::backup::RestoreArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -362,13 +372,22 @@ fn webhook_line(w: &WebhookView) -> String {
     )
 }
 
-pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
+pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<u8, CliError> {
     super::globals::refuse_client_flags("admin", g, &args.ignored)?;
     let config = Config::load(&Overrides {
         config: g.config.clone(),
         data_dir: g.data_dir.clone(),
         ..Default::default()
     })?;
+    match args.command {
+        AdminCommand::Backup(a) => {
+            return super::backup::backup(&a, &config, g).map(|()| crate::client::error::exit::OK)
+        }
+        AdminCommand::Restore(a) => {
+            return super::backup::restore(a, config, g).map(|()| crate::client::error::exit::OK)
+        }
+        _ => {}
+    }
     // A mistyped --data-dir must not quietly start an empty database.
     // (On PostgreSQL the metadata is not in the data dir.)
     if config.database_url.is_none() && !config.data_dir.is_dir() {
@@ -396,7 +415,12 @@ pub(crate) fn run(args: AdminArgs, g: &GlobalArgs) -> Result<(), CliError> {
             migrate,
         )
         .await?;
-        command(args.command, &*meta, &config, g).await
+        if let AdminCommand::Verify(a) = args.command {
+            return super::verify::run(&*meta, &config, &a, Printer::new(g.json)).await;
+        }
+        command(args.command, &*meta, &config, g)
+            .await
+            .map(|()| crate::client::error::exit::OK)
     })
 }
 
@@ -521,6 +545,7 @@ async fn command(
                 Ok(())
             }
         },
+        AdminCommand::Verify(_) => unreachable!("run() took it"),
         AdminCommand::Migrate => {
             // Opening the store applied what the database lacked.
             let done = serde_json::json!({"migrated": true});
@@ -544,6 +569,7 @@ async fn command(
             }
             Ok(())
         }
+        AdminCommand::Backup(_) | AdminCommand::Restore(_) => unreachable!("run() took them"),
         AdminCommand::Webhook(cmd) => match cmd {
             WebhookCommand::Create {
                 account,

@@ -44,7 +44,7 @@ pub fn main() -> ExitCode {
                 Err(e) => report(Err(e)),
             }
         }
-        Command::Admin(args) => report(cli::admin::run(args, &g).map(|()| exit::OK)),
+        Command::Admin(args) => report(cli::admin::run(args, &g)),
         Command::Completions(args) => report(cli::completions::run(&args, cli::command())),
         Command::Login(a) => client(&g, |ctx| async move { cli::login::run(a, &ctx).await }),
         Command::Logout(a) => client(&g, |ctx| async move { cli::profile::logout(&a, &ctx) }),

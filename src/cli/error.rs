@@ -23,6 +23,10 @@ pub(crate) enum CliError {
     /// `serve` could not open its data dir, database or blob store.
     #[error(transparent)]
     Start(#[from] StartError),
+    /// `admin backup` or `admin restore` failed (a target not empty, bytes
+    /// that do not match their SHA-256 named).
+    #[error(transparent)]
+    Backup(#[from] crate::backup::BackupError),
     /// `serve` could not bind its address.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -50,7 +54,9 @@ impl CliError {
             CliError::Config(_) => "config",
             CliError::Admin(AdminError::NotFound(_)) => "not_found",
             CliError::Admin(AdminError::Invalid(_)) => "invalid",
-            CliError::Admin(AdminError::Db(_)) | CliError::Start(_) => "failed",
+            CliError::Admin(AdminError::Db(_)) | CliError::Start(_) | CliError::Backup(_) => {
+                "failed"
+            }
             CliError::Listen { .. } => "listen",
         }
     }
@@ -70,9 +76,10 @@ impl CliError {
             CliError::Client(e) => e.exit_code(),
             CliError::Config(_) | CliError::Admin(AdminError::Invalid(_)) => exit::USAGE,
             CliError::Admin(AdminError::NotFound(_)) => exit::NOT_FOUND,
-            CliError::Admin(AdminError::Db(_)) | CliError::Start(_) | CliError::Listen { .. } => {
-                exit::OTHER
-            }
+            CliError::Admin(AdminError::Db(_))
+            | CliError::Start(_)
+            | CliError::Listen { .. }
+            | CliError::Backup(_) => exit::OTHER,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! subcommand has its flags and its `run` in a file of its own.
 
 pub(crate) mod admin;
+pub(crate) mod backup;
 pub(crate) mod bar_style;
 pub(crate) mod completions;
 pub(crate) mod context;
@@ -38,6 +39,7 @@ pub(crate) mod token;
 pub(crate) mod upload;
 pub(crate) mod upload_check;
 pub(crate) mod usage;
+pub(crate) mod verify;
 pub(crate) mod walk;
 pub(crate) mod whoami;
 

@@ -75,6 +75,8 @@ pub(crate) async fn run(args: ServeArgs, g: &GlobalArgs) -> Result<(), CliError>
             write,
         );
     }
+    // Before anything is bound or opened; held until serve returns.
+    let _lock = crate::service::data_dir::claim(&config)?;
     let listen_error = |source| CliError::Listen {
         addr: config.listen.clone(),
         source,

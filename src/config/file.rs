@@ -152,6 +152,20 @@ pub struct StorageConfig {
     /// the smaller).
     #[serde(default, deserialize_with = "opt_bytes")]
     pub min_free_space: Option<u64>,
+    /// Bytes a second the background scrub re-reads blobs at, checking
+    /// them against their SHA-256 (default 16 MiB/s; 0 turns it off).
+    #[serde(default, deserialize_with = "opt_scrub_rate")]
+    pub scrub_rate: Option<u64>,
+}
+
+/// `storage.scrub_rate` unless set.
+pub(crate) const DEFAULT_SCRUB_RATE: u64 = 16 << 20;
+
+impl StorageConfig {
+    /// The scrub's rate in bytes a second; 0: no scrub.
+    pub fn scrub_rate(&self) -> u64 {
+        self.scrub_rate.unwrap_or(DEFAULT_SCRUB_RATE)
+    }
 }
 
 /// Where blobs live (`storage.backend`).
@@ -193,6 +207,7 @@ impl Default for StorageConfig {
             secret_access_key_file: None,
             inline_max: None,
             min_free_space: None,
+            scrub_rate: None,
         }
     }
 }
@@ -201,6 +216,14 @@ pub(super) fn parse_rate(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let t = t.strip_suffix("/s").unwrap_or(t);
     parse_bytes(t).map_err(|e| format!("min_upload_rate: {e}"))
+}
+
+/// `storage.scrub_rate`: as [`parse_rate`] (`"16MiB/s"`, `"16MiB"`, bytes; 0 off).
+fn opt_scrub_rate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    plans::opt_count(d, |s: &str| {
+        let t = s.trim();
+        parse_bytes(t.strip_suffix("/s").unwrap_or(t)).map_err(|e| format!("scrub_rate: {e}"))
+    })
 }
 
 fn opt_rate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

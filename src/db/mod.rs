@@ -4,7 +4,9 @@
 //! is its implementation on an embedded SQLite file (the default),
 //! [`postgres`] on a PostgreSQL server (`database.url`).
 
+pub(crate) mod dump;
 pub(crate) mod error;
+pub(crate) mod integrity;
 pub(crate) mod keys;
 pub(crate) mod model;
 pub(crate) mod postgres;

@@ -31,6 +31,12 @@ pub(crate) const REPLACED_KEPT_MS: i64 = 5 * 60 * 1000;
 pub(crate) const KEEP_COMPLETED_MS: i64 = 24 * 3600 * 1000;
 
 /// A file row and, for an inline file, its bytes.
+/// The `meta` keys of holds on blob deletions (`OpsRepo::hold_blobs`):
+/// `blob_hold:<id>`, each value the hold's end in ms; every key of them
+/// sorts from [`HOLD_PREFIX`] up to, not including, [`HOLD_END`].
+pub(crate) const HOLD_PREFIX: &str = "blob_hold:";
+pub(crate) const HOLD_END: &str = "blob_hold;";
+
 pub(crate) type RowWithData = (FileRow, Option<Vec<u8>>);
 
 /// Where a commit happens: the billing period, the request's idempotency
@@ -228,6 +234,9 @@ pub(crate) struct DurableFile {
         skip_serializing_if = "crate::domain::object::ObjectAttrs::is_empty"
     )]
     attrs: crate::domain::object::ObjectAttrs,
+    /// Not part of an event: a file's state, not what it is.
+    #[serde(skip)]
+    damaged_at: Option<i64>,
 }
 
 /// The file row as the outbox keeps it.

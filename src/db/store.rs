@@ -36,6 +36,7 @@ pub trait MetaStore:
     + SlotRepo
     + super::s3::BucketRepo
     + super::s3::MultipartRepo
+    + super::integrity::IntegrityRepo
 {
 }
 
@@ -53,6 +54,7 @@ impl<T> MetaStore for T where
         + SlotRepo
         + super::s3::BucketRepo
         + super::s3::MultipartRepo
+        + super::integrity::IntegrityRepo
 {
 }
 
@@ -567,6 +569,20 @@ pub trait OpsRepo: std::fmt::Debug + Send + Sync {
     /// The value of `key` in the server's own settings, or `value` stored
     /// now when there is none (in one transaction: every node gets the same).
     async fn meta_get_or_insert(&self, key: &str, value: String) -> Result<String, DbError>;
+
+    /// Holds every blob deletion until `until` (ms) under the name `id`
+    /// (`admin backup`: the blobs of its snapshot stay until it has copied
+    /// them); again with a later `until` extends it. A row of `meta`, so
+    /// that every node's deletions honour it.
+    async fn hold_blobs(&self, id: &str, until: i64) -> Result<(), DbError>;
+
+    /// Ends the hold `id` (absent: nothing to do), and removes the rows of
+    /// holds that ended before `now` (a backup killed leaves its own).
+    async fn release_blobs(&self, id: &str, now: i64) -> Result<(), DbError>;
+
+    /// Whether a hold on blob deletions is in force at `now`: read fresh,
+    /// after the deletion's own row was committed (`service::blobs`).
+    async fn blobs_held(&self, now: i64) -> Result<bool, DbError>;
 
     /// A round trip to the database, for health.
     async fn ping(&self) -> Result<(), DbError>;

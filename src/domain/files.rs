@@ -30,6 +30,9 @@ pub struct StoredFile {
     pub metadata: BTreeMap<String, String>,
     /// What S3 gave it beyond that (`domain::object`), empty when none.
     pub attrs: super::object::ObjectAttrs,
+    /// When its stored bytes were found missing or not matching `sha256`
+    /// (unix ms; CONTRACT §20): never served whole until repaired.
+    pub damaged_at: Option<i64>,
 }
 
 /// Position in the newest-first order: (created_at, id) of the last file seen.

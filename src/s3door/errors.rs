@@ -44,6 +44,9 @@ pub(crate) fn s3(e: ServiceError, missing: S3ErrorCode) -> S3Error {
         E::Conflict(_) => (S3ErrorCode::PreconditionFailed, 412),
         E::MethodNotAllowed(_) => (S3ErrorCode::MethodNotAllowed, 405),
         E::OffsetMismatch(_) | E::UnsupportedVersion(_) => (S3ErrorCode::InvalidRequest, 400),
+        // S3's own code for a server fault, with filestore's message: the
+        // object's bytes are damaged and how an operator repairs them.
+        E::Damaged(_) => (S3ErrorCode::InternalError, 500),
         E::Internal(_) => {
             tracing::error!(error = %e, "S3 door: internal error");
             (S3ErrorCode::InternalError, 500)

@@ -13,9 +13,9 @@ impl ServiceError {
     /// The HTTP status of the error.
     pub fn status(&self) -> StatusCode {
         use ServiceError::{
-            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, FileTooLarge, Forbidden,
-            Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded,
-            Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, Damaged, FileTooLarge,
+            Forbidden, Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal,
+            LengthExceeded, Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
             RangeNotSatisfiable, RateLimited, StorageLimitExceeded, Timeout, Unauthorized,
             Unavailable, UnsupportedMediaType, UnsupportedVersion,
         };
@@ -42,7 +42,7 @@ impl ServiceError {
             ChunkChecksumMismatch(_) => {
                 StatusCode::from_u16(460).expect("460 is a valid status code")
             }
-            Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Internal(_) | Damaged(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }

@@ -489,25 +489,36 @@ where
 /// The server's health; needs no key.
 #[utoipa::path(get, path = "/v1/health", tag = "operating",
     responses(
-        (status = 200, description = "Every check ok", body = Health),
+        (status = 200, description = "Every check ok, or `storage` degraded by damaged files", body = Health),
         (status = 503, description = "Some check failed (degraded)", body = Health),
     ))]
 pub(crate) async fn health(State(app): AppState) -> Response {
-    let (database, storage) = tokio::join!(timed(app.check_database()), timed(app.check_storage()));
+    let (database, mut storage, damaged) = tokio::join!(
+        timed(app.check_database()),
+        timed(app.check_storage()),
+        app.damaged_note()
+    );
+    // Damaged files degrade the store, not the node: it serves (200), and
+    // every node of the database says the same.
+    if let Some(note) = damaged.filter(|_| storage.status == "ok") {
+        storage.status = "degraded".to_string();
+        storage.error = Some(note);
+    }
     let checks = BTreeMap::from([
         ("database".to_string(), database),
         ("storage".to_string(), storage),
     ]);
     let ok = checks.values().all(|c| c.status == "ok");
+    let failing = checks.values().any(|c| c.status == "error");
     let body = Health {
         status: if ok { "ok" } else { "degraded" }.to_string(),
         timestamp: crate::clock::rfc3339_ms(app.clock.now_ms()),
         checks,
     };
-    let status = if ok {
-        StatusCode::OK
-    } else {
+    let status = if failing {
         StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
     };
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
 }

@@ -108,6 +108,10 @@ async fn render(app: &App, handle: &PrometheusHandle) -> String {
         metrics::gauge!("filestore_accounts").set(t.accounts as f64);
     }
     #[allow(clippy::cast_precision_loss)]
+    if let Some(n) = app.damaged_files().await {
+        metrics::gauge!("filestore_damaged_files").set(n as f64);
+    }
+    #[allow(clippy::cast_precision_loss)]
     if let Some(free) = app.disk_free() {
         metrics::gauge!("filestore_disk_free_bytes").set(free as f64);
     }
@@ -190,6 +194,22 @@ fn describe() {
         Unit::Bytes,
         "Free bytes on the data dir's volume (database if SQLite, upload spool, local blobs; \
 not the S3 bucket's)."
+    );
+    describe_gauge!(
+        "filestore_damaged_files",
+        Unit::Count,
+        "Files whose stored bytes were found missing or not matching their SHA-256 (read at \
+scrape time): never served whole until `admin verify --repair-from` puts them back."
+    );
+    describe_counter!(
+        "filestore_damaged_found_total",
+        Unit::Count,
+        "Files this node found damaged (a read, the scrub or verify) and marked."
+    );
+    describe_counter!(
+        "filestore_scrub_bytes_total",
+        Unit::Bytes,
+        "Bytes of blobs the background scrub read again and checked."
     );
     describe_counter!(
         "filestore_webhook_deliveries_total",

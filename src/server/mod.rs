@@ -28,7 +28,7 @@ pub(crate) mod tus;
 mod variant;
 mod whoami;
 
-use crate::service::{bandwidth, collector, md5_fill, webhooks, App, StartError};
+use crate::service::{bandwidth, collector, md5_fill, scrub, webhooks, App, StartError};
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -201,7 +201,7 @@ pub struct Listener {
 
 /// Serves `app` on each of `listeners` until `shutdown` completes, then
 /// finishes the requests in flight. Runs the collector, the bandwidth
-/// flusher, the MD5 fill and the webhook sender alongside.
+/// flusher, the MD5 fill, the scrub and the webhook sender alongside.
 pub async fn run(
     app: Arc<App>,
     listeners: Vec<Listener>,
@@ -239,6 +239,7 @@ pub async fn run(
     let collector = collector::spawn(app.clone(), app.config.reap_interval);
     let flusher = bandwidth::spawn(app.clone());
     let md5s = md5_fill::spawn(app.clone());
+    let scrubber = scrub::spawn(app.clone());
     let sender = webhooks::spawn(app.clone(), records::event_body);
     let mut limits = app.config.limits;
     if let Some(room) = conn::connection_room() {
@@ -314,6 +315,9 @@ pub async fn run(
     collector.abort();
     flusher.abort();
     md5s.abort();
+    if let Some(s) = scrubber {
+        s.abort();
+    }
     sender.abort();
     bandwidth::flush(&app).await;
     Ok(())

@@ -11,7 +11,35 @@ const RETRY: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_hours
 /// Deletes a queued blob now (a file just deleted, an upload that failed);
 /// on failure it stays queued and the collector retries it with backoff.
 pub(crate) async fn delete_blob_now(app: &App, key: &str) {
+    if held(app).await {
+        wait_for_hold(app, key).await;
+        return;
+    }
     delete_queued(app, key.to_string(), 0).await;
+}
+
+/// Leaves a held blob queued, due now: the collector's first pass after
+/// the hold ends deletes it (not the deletion lease's minutes later).
+pub(crate) async fn wait_for_hold(app: &App, key: &str) {
+    let now = app.clock.now_ms();
+    if let Err(e) = app.meta.schedule_blob_deletion(key, now).await {
+        tracing::warn!(key, error = %e, "a held blob not requeued; deleted when its lease ends");
+    }
+}
+
+/// Whether a backup holds blob deletions now (`admin backup`): its snapshot
+/// may hold files deleted since, whose blobs it has yet to copy. Read after
+/// the deletion's row was committed, so a hold taken before a snapshot that
+/// still saw the file is seen; queued blobs wait for the collector's first
+/// pass after the hold ends. A failed read holds too.
+pub(crate) async fn held(app: &App) -> bool {
+    match app.meta.blobs_held(app.clock.now_ms()).await {
+        Ok(held) => held,
+        Err(e) => {
+            tracing::warn!(error = %e, "backup holds not read; blob deletions wait");
+            true
+        }
+    }
 }
 
 /// Deletes a queued blob and forgets it; on failure records the error and

@@ -7,6 +7,7 @@
 pub(crate) use super::download::Counted;
 use super::download::{self, Socket};
 use super::error::ServiceError;
+use super::integrity;
 use super::App;
 use crate::db::FileRow;
 use crate::domain::filepath;
@@ -327,8 +328,12 @@ pub(crate) fn hot(
         .data
         .as_ref()
         .is_some_and(|d| d.len() as u64 == row.size);
-    (row.name == name && !row.private && whole && row.expires_at.is_none_or(|at| at > now))
-        .then_some(seen)
+    (row.name == name
+        && !row.private
+        && whole
+        && row.damaged_at.is_none()
+        && row.expires_at.is_none_or(|at| at > now))
+    .then_some(seen)
 }
 
 /// Books a hot file's `bytes` sent at `now` as its account's bandwidth.
@@ -341,6 +346,9 @@ impl Found {
     /// read from the blob store at disk speed, not counted as bandwidth).
     pub(crate) async fn spool(&self, app: &App) -> Result<tempfile::TempPath, ServiceError> {
         let io = |e: std::io::Error| ServiceError::Internal(format!("spooling a source: {e}"));
+        if self.row.damaged_at.is_some() {
+            return Err(integrity::damaged(&self.row));
+        }
         if !self.row.inline {
             if let Some(linked) = self.link(app).await {
                 // The store's own file, linked: no copy of the source (and
@@ -399,6 +407,9 @@ impl Found {
         socket: Option<Arc<Socket>>,
     ) -> Result<Content, ServiceError> {
         let row = self.row;
+        if row.damaged_at.is_some() {
+            return Err(integrity::damaged(&row));
+        }
         if let Some(data) = self.inline {
             if data.len() as u64 != row.size {
                 return Err(ServiceError::Internal(format!(
@@ -419,11 +430,21 @@ impl Found {
         }
         let buffer = app.downloads.take().await?;
         let chunk = download::ChunkSize::new(download::WINDOW);
-        let stream = app
+        let stream = match app
             .store
             .get_chunked(&row.blob_key, offset, len, chunk.clone())
             .await
-            .map_err(not_found)?;
+        {
+            Ok(stream) => stream,
+            Err(StorageError::NotFound(_)) => return Err(missing(app, &row).await),
+            Err(e) => return Err(e.into()),
+        };
+        // A whole file is checked against its SHA-256 as it goes out.
+        let stream = if offset == 0 && len == row.size {
+            integrity::Verified::new(stream, app.clone(), row.clone()).boxed()
+        } else {
+            stream
+        };
         Ok(Content::Stream(Counted::bounded(
             stream,
             row.account_id,
@@ -432,6 +453,20 @@ impl Found {
             buffer,
             chunk,
         )))
+    }
+}
+
+/// The blob of `row` is not in the store: its file went while the request
+/// was under way (404), or, still there, its bytes are lost: marked
+/// damaged (500), never a 404 while the file is listed.
+async fn missing(app: &App, row: &FileRow) -> ServiceError {
+    match app.meta.file(&row.account_id, &row.id, i64::MIN).await {
+        Ok(Some(_)) => {
+            integrity::mark(app, row, "its blob is missing").await;
+            integrity::damaged(row)
+        }
+        Ok(None) => ServiceError::not_found(),
+        Err(e) => e.into(),
     }
 }
 

@@ -88,6 +88,13 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
             return (expired, 0);
         }
     };
+    // Read after the queue: a hold taken before any of its rows was queued is seen.
+    if !due.is_empty() && super::blobs::held(app).await {
+        for (key, _) in &due {
+            super::blobs::wait_for_hold(app, key).await;
+        }
+        return (expired, 0);
+    }
     let mut deleted = 0;
     for (key, attempts) in due {
         deleted += usize::from(delete_queued(app, key, attempts).await);

@@ -75,6 +75,10 @@ pub enum ServiceError {
     /// tus: the PATCH's `Upload-Checksum` does not match its body (460).
     #[error("{0}")]
     ChunkChecksumMismatch(String),
+    /// The file's stored bytes are missing or not its own (CONTRACT §20):
+    /// never served whole until an operator repairs them (500 `damaged`).
+    #[error("{0}")]
+    Damaged(String),
     /// Anything unexpected. The detail goes to the log, never to the caller.
     #[error("internal error: {0}")]
     Internal(String),
@@ -95,14 +99,15 @@ impl ServiceError {
 
     pub fn code(&self) -> &'static str {
         use ServiceError::{
-            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, FileTooLarge, Forbidden,
-            Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal, LengthExceeded,
-            Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
+            BadRequest, ChecksumMismatch, ChunkChecksumMismatch, Conflict, Damaged, FileTooLarge,
+            Forbidden, Gone, GracePeriod, HeadersTooLarge, InsufficientStorage, Internal,
+            LengthExceeded, Locked, MethodNotAllowed, NotFound, OffsetMismatch, OverPlanFileSize,
             RangeNotSatisfiable, RateLimited, StorageLimitExceeded, Timeout, Unauthorized,
             Unavailable, UnsupportedMediaType, UnsupportedVersion,
         };
         match self {
             Conflict(_) => "conflict",
+            Damaged(_) => "damaged",
             Unauthorized(_) => "unauthorized",
             Forbidden(_) => "forbidden",
             BadRequest(_) | HeadersTooLarge(_) => "bad_request",

@@ -16,6 +16,22 @@ impl App {
         self.store.check().await.map_err(|e| e.to_string())
     }
 
+    /// Files marked damaged (CONTRACT §20; None when the store cannot say).
+    pub(crate) async fn damaged_files(&self) -> Option<u64> {
+        self.meta.count_damaged().await.ok()
+    }
+
+    /// What health's `storage` check says of damaged files, if any.
+    pub(crate) async fn damaged_note(&self) -> Option<String> {
+        match self.damaged_files().await {
+            Some(n) if n > 0 => Some(format!(
+                "{n} damaged file(s): stored bytes missing or not matching their SHA-256; \
+                 `filestore admin verify --repair-from BACKUP` puts them back"
+            )),
+            _ => None,
+        }
+    }
+
     /// Webhook events not yet delivered (None when the store cannot say).
     pub(crate) async fn pending_events(&self) -> Option<u64> {
         self.meta.pending_events().await.ok()

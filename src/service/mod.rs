@@ -15,6 +15,7 @@ pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
 pub(crate) mod copy;
+pub(crate) mod data_dir;
 pub(crate) mod disk;
 pub(crate) mod download;
 pub(crate) mod error;
@@ -22,6 +23,7 @@ pub(crate) mod files;
 pub(crate) mod health;
 pub(crate) mod images;
 pub(crate) mod inflight;
+pub(crate) mod integrity;
 pub(crate) mod links;
 pub(crate) mod md5_fill;
 pub(crate) mod meter;
@@ -31,14 +33,17 @@ pub(crate) mod paths;
 pub(crate) mod plans;
 pub(crate) mod refusals;
 pub(crate) mod render_queue;
+pub(crate) mod repair;
 pub(crate) mod s3_error;
 pub(crate) mod s3_keys;
+pub(crate) mod scrub;
 pub(crate) mod spool;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;
+pub(crate) mod verify;
 pub(crate) mod webhooks;
 pub(crate) mod zip;
 
@@ -111,6 +116,21 @@ pub enum StartError {
     /// Accounts on plans nobody defines.
     #[error("{0}")]
     Plans(String),
+    /// Another `serve` holds the data dir (`data_dir`).
+    #[error(
+        "{} is in use by another filestore serve (pid {pid}); stop it first, or give this one another data dir",
+        dir.display()
+    )]
+    Locked { dir: PathBuf, pid: String },
+    /// On PostgreSQL, the data dir's SQLite database holds files.
+    #[error(
+        "{} holds {files} file(s) and this server is configured for PostgreSQL, which would leave them behind; \
+         move them first with `filestore admin backup DEST` (on the SQLite config) and \
+         `filestore admin restore DEST --database URL`, then move {} aside",
+        db.display(),
+        db.display()
+    )]
+    SqliteHoldsFiles { db: PathBuf, files: u64 },
 }
 
 impl App {
@@ -132,13 +152,7 @@ impl App {
             crate::db::Migrate::OnlyEmpty
         };
         let meta = crate::db::open_with(&data_dir, url, config.statement_timeout, migrate).await?;
-        let store: DynBlobStore = match config.storage.backend {
-            BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
-            BackendKind::Local => {
-                let root = data_dir.join("blobs");
-                Arc::new(LocalStore::open(&root).map_err(dir_error(&root))?)
-            }
-        };
+        let store = open_store(&config).await?;
         let secret = signing_secret(&*meta, &config).await?;
         // Room for deletes is kept in SQLite's files in the data dir (a
         // database server's disk is not this volume).
@@ -250,6 +264,20 @@ pub(crate) async fn signing_secret(
             meta.meta_get_or_insert("signing_secret", crate::domain::ids::signing_secret())
                 .await?,
         ),
+    })
+}
+
+/// The blob store `config` names, as `serve` uses it (`admin verify` too).
+pub(crate) async fn open_store(config: &Config) -> Result<DynBlobStore, StartError> {
+    Ok(match config.storage.backend {
+        BackendKind::S3 => Arc::new(S3Store::connect(&config.storage).await?),
+        BackendKind::Local => {
+            let root = config.data_dir.join("blobs");
+            Arc::new(LocalStore::open(&root).map_err(|source| StartError::Dir {
+                path: root.clone(),
+                source,
+            })?)
+        }
     })
 }
 

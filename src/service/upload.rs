@@ -309,6 +309,7 @@ impl Upload {
             inline: matches!(spooled.body, Body::Inline(_)),
             metadata: settled.metadata,
             attrs: fields.attrs,
+            damaged_at: None,
         };
         let ctx = CommitContext {
             idempotency_key: self.req.idempotency_key,

@@ -153,6 +153,27 @@ impl LocalStore {
     }
 }
 
+/// The blob keys under `root`: `<account>/<file>` files (a partial blob,
+/// `….partial`, is its upload's, not a key of its own).
+fn keys_under(root: &Path) -> std::io::Result<Vec<String>> {
+    let mut keys = Vec::new();
+    for dir in std::fs::read_dir(root)? {
+        let dir = dir?;
+        if !dir.file_type()?.is_dir() {
+            continue;
+        }
+        let account = dir.file_name().to_string_lossy().into_owned();
+        for file in std::fs::read_dir(dir.path())? {
+            let file = file?;
+            let key = format!("{account}/{}", file.file_name().to_string_lossy());
+            if file.file_type()?.is_file() && valid_key(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    Ok(keys)
+}
+
 /// Bytes read per trip to the blocking pool by [`BlobStore::get`]: large
 /// chunks keep the number of trips (and their hand-offs) per read small.
 /// hyper takes a body's next chunk while under 400 KiB are queued on the
@@ -351,6 +372,11 @@ impl BlobStore for LocalStore {
         chunk: ChunkSize,
     ) -> Result<BlobStream, StorageError> {
         self.chunks(key, offset, len, chunk).await
+    }
+
+    async fn keys(&self) -> Result<Vec<String>, StorageError> {
+        let root = self.root.clone();
+        blocking(move || Ok(keys_under(&root)?)).await
     }
 
     async fn delete(&self, key: &str) -> Result<(), StorageError> {

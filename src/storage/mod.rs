@@ -126,6 +126,10 @@ pub trait BlobStore: Send + Sync + 'static {
         Ok(split(stream, chunk).boxed())
     }
 
+    /// Every blob key the store holds (`admin verify`'s orphans are those
+    /// the metadata does not name).
+    async fn keys(&self) -> Result<Vec<String>, StorageError>;
+
     /// The blob's size, or None when there is no such blob.
     async fn size(&self, key: &str) -> Result<Option<u64>, StorageError>;
 

@@ -21,9 +21,11 @@
 #[macro_use]
 mod common;
 mod cli_common;
+mod data_safety;
 
 mod api_files;
 mod api_upload;
+mod backup;
 mod blob_store;
 mod cdn;
 mod checksums;

@@ -85,6 +85,7 @@ mod digests;
 mod files;
 mod flights;
 mod group;
+mod integrity;
 mod node;
 mod ops;
 mod outbox;
@@ -219,6 +220,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0022_replace.sql"),
     include_str!("migrations/0023_s3_multipart.sql"),
     include_str!("migrations/0024_object_attrs.sql"),
+    include_str!("migrations/0025_damaged.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -548,7 +550,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// the commit functions with one, `filestore_commit` (those it drops came
 /// after the last release, schema 10, and no released node calls them), so
 /// a node of schema 8 runs on. 23 adds a nullable column, `files.attrs`,
-/// which a node of schema 8 never reads and leaves NULL (no attributes).
+/// which a node of schema 8 never reads and leaves NULL (no attributes);
+/// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
+/// damaged file as before, and leaves it NULL), and a table.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

@@ -4,7 +4,7 @@
 
 use super::accounts::TELL_NODES;
 use super::{execute, query, query_one, query_opt, unsigned, DbError, PgStore};
-use crate::db::model::{PoolStats, Removed, Totals};
+use crate::db::model::{PoolStats, Removed, Totals, HOLD_END, HOLD_PREFIX};
 use crate::db::store::OpsRepo;
 use async_trait::async_trait;
 use deadpool_postgres::Transaction;
@@ -24,6 +24,47 @@ impl OpsRepo for PgStore {
             .await?;
             let row = query_one(&tx, "SELECT value FROM meta WHERE key = $1", &[&key]).await?;
             Ok(row.get(0))
+        })
+    }
+
+    async fn hold_blobs(&self, id: &str, until: i64) -> Result<(), DbError> {
+        let key = format!("{HOLD_PREFIX}{id}");
+        on_conn!(self, |c| {
+            execute(
+                c,
+                "INSERT INTO meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &until.to_string()],
+            )
+            .await
+            .map(|_| ())
+        })
+    }
+
+    async fn release_blobs(&self, id: &str, now: i64) -> Result<(), DbError> {
+        let key = format!("{HOLD_PREFIX}{id}");
+        on_conn!(self, |c| {
+            execute(
+                c,
+                "DELETE FROM meta WHERE key = $1
+                    OR (key >= $2 AND key < $3 AND value::BIGINT < $4)",
+                &[&key, &HOLD_PREFIX, &HOLD_END, &now],
+            )
+            .await
+            .map(|_| ())
+        })
+    }
+
+    async fn blobs_held(&self, now: i64) -> Result<bool, DbError> {
+        on_conn!(self, |c| {
+            let r = query_one(
+                c,
+                "SELECT EXISTS (SELECT 1 FROM meta WHERE key >= $1 AND key < $2
+                     AND value::BIGINT > $3)",
+                &[&HOLD_PREFIX, &HOLD_END, &now],
+            )
+            .await?;
+            Ok(r.get(0))
         })
     }
 

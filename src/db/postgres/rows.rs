@@ -116,10 +116,10 @@ pub(crate) fn token_and_account(r: &Row) -> (TokenRow, Account) {
 }
 
 pub(crate) const FILE: &str = "id, account_id, name, folder, size, content_type, private, sha256, \
-     blob_key, created_at, expires_at, inline, metadata, md5, attrs";
+     blob_key, created_at, expires_at, inline, metadata, md5, attrs, damaged_at";
 
 /// The place of a column selected after [`FILE`] (a file's inline bytes).
-pub(crate) const FILE_DATA: usize = 15;
+pub(crate) const FILE_DATA: usize = 16;
 
 pub(crate) fn file(r: &Row) -> FileRow {
     FileRow {
@@ -138,6 +138,7 @@ pub(crate) fn file(r: &Row) -> FileRow {
         metadata: metadata::from_stored(r.get::<_, &str>(12)),
         md5: r.get(13),
         attrs: crate::domain::object::ObjectAttrs::from_stored(r.get(14)),
+        damaged_at: r.get(15),
     }
 }
 

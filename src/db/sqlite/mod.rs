@@ -20,6 +20,7 @@ mod blobs;
 mod digests;
 mod file_rows;
 mod files;
+mod integrity;
 mod ops;
 mod outbox;
 mod paths;
@@ -137,6 +138,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0019_token_replace.sql"),
     include_str!("migrations/0020_s3_multipart.sql"),
     include_str!("migrations/0021_object_attrs.sql"),
+    include_str!("migrations/0022_damaged.sql"),
 ];
 
 #[derive(Clone)]
@@ -151,6 +153,25 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Db")
     }
+}
+
+/// How many files the SQLite database at `path` holds, read only (0 when
+/// there is no such file or it has no files table): `serve` on PostgreSQL
+/// refuses a data dir whose own database still holds files.
+pub(crate) fn files_in(path: &Path) -> Result<u64, DbError> {
+    if !path.exists() {
+        return Ok(0);
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let table: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !table {
+        return Ok(0);
+    }
+    Ok(conn.query_row("SELECT COUNT(*) FROM files", [], |r| r.get::<_, u64>(0))?)
 }
 
 impl Db {

@@ -4,6 +4,7 @@
 
 use super::{owned, write_tx, DbError, OptionalExtension, SqliteStore};
 use crate::db::model::{PoolStats, Removed, Totals};
+use crate::db::model::{HOLD_END, HOLD_PREFIX};
 use crate::db::store::OpsRepo;
 use async_trait::async_trait;
 use rusqlite::{params, Connection};
@@ -33,6 +34,48 @@ impl OpsRepo for SqliteStore {
                 };
                 tx.commit()?;
                 Ok(value)
+            })
+            .await
+    }
+
+    async fn hold_blobs(&self, id: &str, until: i64) -> Result<(), DbError> {
+        let key = format!("{HOLD_PREFIX}{id}");
+        self.db
+            .write(move |c| {
+                c.prepare_cached(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                )?
+                .execute(params![key, until.to_string()])?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn release_blobs(&self, id: &str, now: i64) -> Result<(), DbError> {
+        let key = format!("{HOLD_PREFIX}{id}");
+        self.db
+            .write(move |c| {
+                c.prepare_cached(
+                    "DELETE FROM meta WHERE key = ?1
+                        OR (key >= ?2 AND key < ?3 AND CAST(value AS INTEGER) < ?4)",
+                )?
+                .execute(params![key, HOLD_PREFIX, HOLD_END, now])?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn blobs_held(&self, now: i64) -> Result<bool, DbError> {
+        self.db
+            .lookup(move |c| {
+                let held = c
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM meta WHERE key >= ?1 AND key < ?2
+                             AND CAST(value AS INTEGER) > ?3)",
+                    )?
+                    .query_row(params![HOLD_PREFIX, HOLD_END, now], |r| r.get(0))?;
+                Ok(held)
             })
             .await
     }

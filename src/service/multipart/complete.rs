@@ -163,6 +163,7 @@ impl App {
             inline: false,
             metadata: template.metadata,
             attrs,
+            damaged_at: None,
         };
         let ctx = CommitContext {
             at_path: AtPath::Replace,

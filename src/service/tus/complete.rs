@@ -140,6 +140,7 @@ async fn commit_file(
         inline: false,
         metadata: row.metadata.clone(),
         attrs: crate::domain::object::ObjectAttrs::default(),
+        damaged_at: None,
     };
     let account = app
         .meta

@@ -9,6 +9,7 @@
 //! collector deletes its blob.
 
 pub(crate) mod call;
+mod list;
 mod multipart;
 mod partial;
 
@@ -321,6 +322,10 @@ impl BlobStore for S3Store {
 
     async fn abort_partial(&self, key: &str, state: &str) -> Result<(), StorageError> {
         self.abort(key, state).await
+    }
+
+    async fn keys(&self) -> Result<Vec<String>, StorageError> {
+        S3Store::keys(self).await
     }
 
     async fn size(&self, key: &str) -> Result<Option<u64>, StorageError> {

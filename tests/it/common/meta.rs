@@ -45,6 +45,7 @@ pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) 
         inline: true,
         metadata: std::collections::BTreeMap::new(),
         attrs: filestore::testing::domain::object::ObjectAttrs::default(),
+        damaged_at: None,
     }
 }
 

@@ -145,11 +145,15 @@ impl TestServer {
             toml::from_str(opts.plans_toml.as_deref().unwrap_or("")).expect("test config");
         let interval = opts.reap_interval.unwrap_or(Duration::from_millis(100));
         file.server.reap_interval = Some(interval);
+        // The background scrub reads every blob again: off unless a test
+        // sets `[storage] scrub_rate` (the binary's default is on).
+        let scrub_rate = file.storage.scrub_rate.or(Some(0));
         match &opts.backend {
             Some(Backend::S3(cfg)) => file.storage = (**cfg).clone(),
             Some(Backend::LocalBlobs) => file.storage.inline_max = Some(0),
             _ => {}
         }
+        file.storage.scrub_rate = scrub_rate;
         let config = Config::resolve(
             file,
             &Env::empty(),

@@ -158,6 +158,7 @@ impl Seaweed {
             secret_access_key_file: None,
             inline_max: Some(0),
             min_free_space: None,
+            scrub_rate: None,
         }
     }
 

@@ -100,6 +100,7 @@ impl Shared {
             // Every file goes to the bucket, so that the tests exercise it.
             inline_max: Some(0),
             min_free_space: None,
+            scrub_rate: None,
         }
     }
 }
