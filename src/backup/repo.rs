@@ -12,7 +12,15 @@ use crate::storage::s3::S3Store;
 use crate::storage::BlobStream;
 use aws_sdk_s3::primitives::ByteStream;
 use futures_util::StreamExt;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The directories of a directory repository whose new entries are not
+/// fsynced yet ([`Repo::put_deferred`]): synced at once, before the
+/// manifest, by [`Repo::sync_deferred`].
+#[derive(Debug, Default)]
+pub(crate) struct Unsynced(Mutex<HashSet<PathBuf>>);
 
 /// A backup repository (a DEST or SRC).
 #[derive(Debug, Clone)]
@@ -179,6 +187,54 @@ impl Repo {
                 Ok(())
             }
         }
+    }
+
+    /// [`Repo::put`] of a blob, its directory's fsync left to
+    /// [`Repo::sync_deferred`]: the file's bytes are fsynced before it takes
+    /// its name, so a crash may lose the name (the next backup copies the
+    /// blob again), never leave other bytes under it.
+    pub(crate) async fn put_deferred(
+        &self,
+        rel: &str,
+        local: tempfile::TempPath,
+        unsynced: &Unsynced,
+    ) -> Result<(), BackupError> {
+        let Repo::Dir(root) = self else {
+            return self.put(rel, local).await;
+        };
+        let dest = root.join(rel);
+        let dir = dest
+            .parent()
+            .expect("a path inside the repository")
+            .to_path_buf();
+        if !unsynced.0.lock().expect("not poisoned").contains(&dir) {
+            crate::private_dir::create(&dir).map_err(|e| BackupError::io(&dir, e))?;
+        }
+        local
+            .persist(&dest)
+            .map_err(|e| BackupError::io(&dest, e.error))?;
+        unsynced.0.lock().expect("not poisoned").insert(dir);
+        Ok(())
+    }
+
+    /// Fsyncs the directories [`Repo::put_deferred`] put blobs in (and
+    /// their parents, which it may have made).
+    pub(crate) async fn sync_deferred(&self, unsynced: &Unsynced) -> Result<(), BackupError> {
+        let Repo::Dir(root) = self else {
+            return Ok(());
+        };
+        let mut dirs: Vec<PathBuf> = std::mem::take(&mut *unsynced.0.lock().expect("not poisoned"))
+            .into_iter()
+            .collect();
+        let parents: HashSet<PathBuf> = dirs
+            .iter()
+            .flat_map(|d| d.ancestors().skip(1).take_while(|a| a.starts_with(root)))
+            .map(Path::to_path_buf)
+            .collect();
+        dirs.extend(parents);
+        tokio::task::spawn_blocking(move || dirs.iter().try_for_each(|d| sync_dir(d)))
+            .await
+            .map_err(|e| BackupError::Invalid(format!("syncing directories: {e}")))?
     }
 
     /// The bytes of the file at `rel`, or None when there is none.

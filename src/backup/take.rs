@@ -1,7 +1,7 @@
 //! `admin backup DEST`: a consistent snapshot of the metadata, the blobs
 //! it names that DEST lacks, and the manifest, last.
 
-use super::repo::{blob_path, Repo};
+use super::repo::{blob_path, Repo, Unsynced};
 use super::{spool, spool_bytes, BackupError, Entry, Header, Spooled};
 use crate::config::Config;
 use crate::db::dump::{Cell, Item, TableHead};
@@ -32,7 +32,7 @@ pub(crate) struct Summary {
 }
 
 /// Blobs copied at once.
-const COPIES: usize = 8;
+const COPIES: usize = 16;
 
 /// The metadata store a backup reads.
 enum Source {
@@ -88,6 +88,7 @@ pub(crate) async fn backup(
             store,
             scratch: scratch.path().to_path_buf(),
             seen: Arc::default(),
+            unsynced: Unsynced::default(),
         };
         let renew = renew_hold(&source, &id);
         tokio::pin!(renew);
@@ -131,6 +132,8 @@ struct Run {
     scratch: PathBuf,
     /// The blobs this run put in the repository (or is putting).
     seen: Arc<Mutex<HashSet<[u8; 32]>>>,
+    /// The directories of the blobs it put, fsynced before the manifest.
+    unsynced: Unsynced,
 }
 
 /// Where the columns that name blobs are in the rows of `files` and
@@ -470,6 +473,8 @@ async fn take(
             why.join("; ")
         )));
     }
+    // Every blob's name durable before the backup can be complete.
+    run.repo.sync_deferred(&run.unsynced).await?;
     header.dump_sha256 = dump_sha;
     header.dump_bytes = dump_bytes;
     let dir = format!("{}/{id}", super::BACKUPS);
@@ -513,7 +518,7 @@ async fn put_inline(run: &Run, sha256: &str, data: &[u8]) -> Result<Option<u64>,
         return Ok(None);
     }
     let tmp = spool_bytes(data, &run.scratch)?;
-    run.repo.put(&rel, tmp).await?;
+    run.repo.put_deferred(&rel, tmp, &run.unsynced).await?;
     Ok(Some(data.len() as u64))
 }
 
@@ -550,7 +555,7 @@ async fn copy_blob(run: &Run, e: &Entry, bad: &Mutex<Bad>) -> Result<Option<u64>
     };
     match spool(stream, &run.scratch, &e.sha256, e.size).await? {
         Spooled::Ok(tmp) => {
-            run.repo.put(&rel, tmp).await?;
+            run.repo.put_deferred(&rel, tmp, &run.unsynced).await?;
             Ok(Some(e.size))
         }
         Spooled::Mismatch => {
