@@ -168,7 +168,7 @@ mod tests {
     use super::*;
 
     /// The walk over a sorted list of paths, probes answered from it.
-    fn page(paths: &[&str], q: KeyQuery) -> (Vec<String>, bool, usize) {
+    fn page(paths: &[&str], q: &KeyQuery) -> (Vec<String>, bool, usize) {
         let mut sorted: Vec<String> = paths.iter().map(ToString::to_string).collect();
         sorted.sort_unstable();
         let mut walk = KeyWalk::new(q.clone());
@@ -208,10 +208,10 @@ mod tests {
     #[test]
     fn rolls_up_by_the_delimiter_in_byte_order() {
         let paths = ["b/a.txt", "b/v1/x", "b/v1/y", "b/v1.2/z", "b/z", "c/other"];
-        let (got, more, _) = page(&paths, q("b/", Some("/"), 10));
+        let (got, more, _) = page(&paths, &q("b/", Some("/"), 10));
         assert_eq!(got, ["b/a.txt", "P:b/v1.2/", "P:b/v1/", "b/z"]);
         assert!(!more);
-        let (got, more, _) = page(&paths, q("b/", None, 10));
+        let (got, more, _) = page(&paths, &q("b/", None, 10));
         assert_eq!(got, ["b/a.txt", "b/v1.2/z", "b/v1/x", "b/v1/y", "b/z"]);
         assert!(!more);
     }
@@ -219,16 +219,16 @@ mod tests {
     #[test]
     fn a_full_page_says_more_follow_and_resumes_after_its_last_entry() {
         let paths = ["b/a/1", "b/a/2", "b/b/1", "b/c", "b/d/1"];
-        let (got, more, _) = page(&paths, q("b/", Some("/"), 2));
+        let (got, more, _) = page(&paths, &q("b/", Some("/"), 2));
         assert_eq!(got, ["P:b/a/", "P:b/b/"]);
         assert!(more);
         let mut next = q("b/", Some("/"), 2);
         next.after = Some(filepath::past_prefix("b/b/"));
-        let (got, more, _) = page(&paths, next);
+        let (got, more, _) = page(&paths, &next);
         assert_eq!(got, ["b/c", "P:b/d/"]);
         assert!(!more);
         // Exactly full: nothing follows.
-        let (got, more, _) = page(&paths[..4], q("b/", Some("/"), 3));
+        let (got, more, _) = page(&paths[..4], &q("b/", Some("/"), 3));
         assert_eq!(got, ["P:b/a/", "P:b/b/", "b/c"]);
         assert!(!more);
     }
@@ -239,7 +239,7 @@ mod tests {
         let mut query = q("b/", Some("/"), 10);
         query.after = Some("b/a/1".into());
         query.start = Some("b/a/1".into());
-        let (got, _, _) = page(&paths, query);
+        let (got, _, _) = page(&paths, &query);
         assert_eq!(got, ["P:b/b/"]);
     }
 
@@ -249,21 +249,21 @@ mod tests {
             .flat_map(|f| (0..20).map(move |i| format!("b/d{f:02}/o{i:02}")))
             .collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
-        let (got, more, probes) = page(&refs, q("b/", Some("/"), 1000));
+        let (got, more, probes) = page(&refs, &q("b/", Some("/"), 1000));
         assert_eq!(got.len(), 50);
         assert!(!more);
         assert_eq!(probes, 51);
-        let (got, more, _) = page(&refs, q("b/", None, 1000));
+        let (got, more, _) = page(&refs, &q("b/", None, 1000));
         assert_eq!(got.len(), 1000);
         assert!(!more);
-        let (got, more, _) = page(&refs, q("b/", None, 999));
+        let (got, more, _) = page(&refs, &q("b/", None, 999));
         assert_eq!(got.len(), 999);
         assert!(more);
     }
 
     #[test]
     fn max_zero_reads_nothing() {
-        let (got, more, probes) = page(&["b/a"], q("b/", Some("/"), 0));
+        let (got, more, probes) = page(&["b/a"], &q("b/", Some("/"), 0));
         assert!(got.is_empty() && !more);
         assert_eq!(probes, 0);
     }
