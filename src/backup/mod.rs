@@ -238,7 +238,7 @@ impl Source {
     }
 
     /// [`Source::open`] with an `s3://` repository's access key and secret
-    /// given rather than taken from the environment (see [`Repo::open_keyed`]).
+    /// given rather than taken from the environment (see `Repo::open_keyed`).
     pub async fn open_keyed(
         src: &str,
         endpoint: Option<&str>,
