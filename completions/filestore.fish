@@ -462,7 +462,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from verify" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l endpoint -d 'The S3-compatible store of an s3:// DEST (default: AWS)' -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l server -r
@@ -472,7 +472,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from backup" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l database -d 'Restore into this PostgreSQL database (empty) instead of the data dir\'s SQLite' -r
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l endpoint -d 'The S3-compatible store of an s3:// SRC (default: AWS)' -r
@@ -483,7 +483,7 @@ complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_se
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l data-dir -d 'Data directory for `serve` and `admin` [env: FILESTORE_DATA_DIR]' -r -F
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -l json -d 'Machine-readable output: one JSON record, or JSON Lines for many'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s q -l quiet -d 'No progress and no informational output'
-complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s h -l help -d 'Print help'
+complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from restore" -s V -l version -d 'Print version'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "account" -d 'Create, list and change accounts'
 complete -c filestore -n "__fish_filestore_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "key" -d 'Create, list and revoke API keys'

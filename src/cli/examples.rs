@@ -44,6 +44,18 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ("admin plan list", &[("filestore admin plan list --json", "the plans, one JSON line each")]),
     ("admin plan apply", &[("filestore admin plan apply --config /etc/filestore.toml", "write the config's plans to the database")]),
     ("admin migrate", &[("filestore admin migrate --config /etc/filestore.toml", "bring the database schema up to date")]),
+    ("admin backup", &[
+        ("filestore admin backup /var/backups/filestore --json", "back up the metadata and every file's bytes while serving"),
+        ("filestore admin backup s3://backups/filestore --endpoint https://s3.example.com", "back up into a bucket"),
+    ]),
+    ("admin restore", &[
+        ("filestore admin restore /var/backups/filestore --data-dir /tmp/drill", "restore the newest backup into an empty data dir"),
+        ("filestore admin restore /var/backups/filestore --database postgres://db.internal/filestore", "move to PostgreSQL"),
+    ]),
+    ("admin verify", &[
+        ("filestore admin verify --json --rate 16MiB", "check every file's bytes, at most 16 MiB a second"),
+        ("filestore admin verify --repair-from /var/backups/filestore", "put back missing or damaged files from a backup"),
+    ]),
     ("login", &[
         ("filestore login --server https://files.example.com", "save a profile; the key is asked for"),
         ("filestore login --server https://files.example.com --api-key - --profile ci < key.txt", "a key from a file, as profile ci"),
