@@ -77,7 +77,9 @@ TOML
 api_port=$(free_port)
 s3_port=$(free_port)
 fs() { env -u AWS_CA_BUNDLE "$bin" "$@"; }
-fs serve --config "$work/config.toml" --data-dir "$work/data" \
+# Not through fs(): `$!` of a backgrounded function is its subshell's pid,
+# and killing that left the server running after the script.
+env -u AWS_CA_BUNDLE "$bin" serve --config "$work/config.toml" --data-dir "$work/data" \
   --listen "127.0.0.1:$api_port" --s3-listen "127.0.0.1:$s3_port" >"$out/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do
