@@ -97,6 +97,29 @@ impl Cell {
     }
 }
 
+/// Where each of a dump table's columns goes in the target's table (its
+/// columns and declared types, from the catalogue): the quoted names of the
+/// columns the INSERT names, and for each dump column its place there with
+/// `kind` of its target type (None: the target lacks it; the cell is dropped).
+pub(crate) fn column_map<T>(
+    head: &TableHead,
+    target: &[(String, String)],
+    kind: impl Fn(&str) -> T,
+) -> (Vec<String>, Vec<Option<(usize, T)>>) {
+    let mut names = Vec::new();
+    let mut map = Vec::new();
+    for c in &head.columns {
+        match target.iter().find(|(n, _)| n == c) {
+            Some((n, t)) => {
+                map.push(Some((names.len(), kind(t))));
+                names.push(format!("\"{n}\""));
+            }
+            None => map.push(None),
+        }
+    }
+    (names, map)
+}
+
 /// A table of the dump: its name and columns, then its rows.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct TableHead {

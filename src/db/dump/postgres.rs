@@ -185,17 +185,7 @@ impl Load {
             self.table = None;
             return Ok(());
         }
-        let mut names = Vec::new();
-        let mut map = Vec::new();
-        for c in &head.columns {
-            match target.iter().find(|(n, _)| n == c) {
-                Some((n, t)) => {
-                    map.push(Some((names.len(), t.clone())));
-                    names.push(format!("\"{n}\""));
-                }
-                None => map.push(None),
-            }
-        }
+        let (names, map) = super::column_map(head, &target, str::to_string);
         self.table = Some(Insert {
             table: head.table.clone(),
             head: format!(

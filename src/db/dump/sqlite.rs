@@ -149,17 +149,7 @@ impl Load {
             self.table = None;
             return Ok(());
         }
-        let mut names = Vec::new();
-        let mut map = Vec::new();
-        for c in &head.columns {
-            match target.iter().find(|(n, _)| n == c) {
-                Some((n, t)) => {
-                    map.push(Some((names.len(), col_type(t))));
-                    names.push(format!("\"{n}\""));
-                }
-                None => map.push(None),
-            }
-        }
+        let (names, map) = super::column_map(head, &target, col_type);
         let marks = (1..=names.len())
             .map(|i| format!("?{i}"))
             .collect::<Vec<_>>()
