@@ -76,6 +76,8 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     // A token is shown (`GET /v1/upload-tokens/{id}`) for a day after it
     // expires, then forgotten.
     let _ = app.meta.prune_tokens(now - TOKENS_KEPT_MS).await;
+    // The day's usage reading (`history`): the counters as they are now.
+    super::history::snapshot(app).await;
     match app.meta.expire_dead_node_guards(now).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(n, "blobs of uploads whose node died queued for deletion"),
@@ -149,6 +151,7 @@ pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<(
             if last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY) {
                 last_sweep = Some(tokio::time::Instant::now());
                 sweep(&app).await;
+                super::history::prune(&app).await;
             }
             let (expired, deleted) = run_once(&app).await;
             if expired + deleted > 0 {

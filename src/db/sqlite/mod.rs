@@ -17,6 +17,7 @@
 
 mod accounts;
 mod blobs;
+mod console;
 mod digests;
 mod file_rows;
 mod files;
@@ -139,6 +140,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0020_s3_multipart.sql"),
     include_str!("migrations/0021_object_attrs.sql"),
     include_str!("migrations/0022_damaged.sql"),
+    include_str!("migrations/0024_console.sql"),
 ];
 
 #[derive(Clone)]
