@@ -2,6 +2,7 @@
 //! plain GET's bytes, a polling wait, an error's code, a SHA-256, a Python
 //! module's presence.
 
+use std::path::Path;
 use reqwest::multipart::{Form, Part};
 use std::time::Duration;
 
@@ -77,4 +78,37 @@ pub fn python_module_missing(module: &str) -> Option<String> {
         ),
         Err(e) => Some(format!("python3: {e}")),
     }
+}
+
+/// Reads the archive at `path` with Python's zipfile: each entry's name,
+/// size and SHA-256, in the archive's order. Reading an entry to its end
+/// checks its CRC-32.
+pub fn read_zip(path: &Path) -> Vec<(String, u64, String)> {
+    const SCRIPT: &str = r"
+import hashlib, json, sys, zipfile
+out = []
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for info in z.infolist():
+        h = hashlib.sha256()
+        with z.open(info) as f:
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    break
+                h.update(b)
+        out.append([info.filename, info.file_size, h.hexdigest()])
+print(json.dumps(out))
+";
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "zipfile: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Vec<(String, u64, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    v
 }
