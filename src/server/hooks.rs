@@ -105,7 +105,12 @@ pub(crate) async fn create(
     let events = req.events.unwrap_or_default();
     let hook = subscriptions::create(&app, &caller.account.id, &req.url, &events).await?;
     let location = format!("/v1/webhooks/{}", hook.id);
-    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(hook)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(hook),
+    )
+        .into_response())
 }
 
 /// Delete a subscription (its undelivered events are dropped).

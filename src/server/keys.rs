@@ -95,7 +95,12 @@ pub(crate) async fn create(
     )
     .await?;
     let location = format!("/v1/keys/{}", key.id);
-    Ok((StatusCode::CREATED, [(header::LOCATION, location)], Json(key)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(key),
+    )
+        .into_response())
 }
 
 /// Revoke one of the account's keys at once (the calling key too).

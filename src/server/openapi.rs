@@ -3,6 +3,10 @@
 //! `crate::api`, and the reference page (`GET /v1/docs`: Swagger UI, served
 //! from the binary, no outside network).
 
+use super::history::{UsageDay, UsageHistory};
+use super::hooks::{Delivery, DeliveryList, WebhookCreate, WebhookList};
+use super::keys::{KeyCreate, KeyList, KeyRevoked};
+use super::selection::ZipRequest;
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
@@ -10,10 +14,6 @@ use crate::api::{
     UploadStatus, UploadToken, UploadTokenList, UploadTokenPolicy, UploadTokenRequest, Usage,
     UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey,
 };
-use super::history::{UsageDay, UsageHistory};
-use super::hooks::{Delivery, DeliveryList, WebhookCreate, WebhookList};
-use super::keys::{KeyCreate, KeyList, KeyRevoked};
-use super::selection::ZipRequest;
 use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
 use crate::service::admin::{KeyView, NewKey, NewWebhook, WebhookView};
 use axum::Router;

@@ -187,7 +187,10 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent, body: 
     let (recorded, status) = match outcome {
         Ok(()) => {
             metrics::counter!("filestore_webhook_deliveries_total", "result" => "ok").increment(1);
-            (app.meta.event_done(event.seq).await, DeliveryStatus::Delivered)
+            (
+                app.meta.event_done(event.seq).await,
+                DeliveryStatus::Delivered,
+            )
         }
         Err(error) => {
             if let Some(at) = webhooks::retry_at(event.created_at, event.attempts, now) {

@@ -14,7 +14,7 @@ use tokio_postgres::Row;
 const SNAPSHOT: &str = "
     INSERT INTO usage_days
         (account_id, day, period, storage_bytes, bandwidth_total, upload_total)
-    SELECT a.id, $1, $2, a.storage_bytes,
+    SELECT a.id, $1::TEXT, $2::TEXT, a.storage_bytes,
            COALESCE(u.bandwidth_bytes, 0), COALESCE(u.upload_count, 0)
     FROM accounts a
     LEFT JOIN usage_periods u ON u.account_id = a.id AND u.period = $2
@@ -124,7 +124,8 @@ impl DeliveryRepo for PgStore {
                 &tx,
                 "INSERT INTO webhook_deliveries
                      (webhook_id, event_id, type, status, http_status, attempts, at)
-                 SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1)
+                 SELECT $1::TEXT, $2::TEXT, $3::TEXT, $4::TEXT, $5::INTEGER, $6::INTEGER, $7::BIGINT
+                 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $1::TEXT)
                  ON CONFLICT (webhook_id, event_id) DO UPDATE SET
                      status = EXCLUDED.status, http_status = EXCLUDED.http_status,
                      attempts = EXCLUDED.attempts, at = EXCLUDED.at",

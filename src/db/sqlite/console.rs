@@ -161,3 +161,103 @@ impl DeliveryRepo for SqliteStore {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::db::{AccountRepo, BandwidthCount, OutboxRepo};
+    use crate::service::admin;
+
+    #[tokio::test]
+    async fn readings_are_taken_when_something_changed_and_pruned_to_a_base() {
+        let (dir, db) = crate::db::sqlite::test_db();
+        let config = Config::for_data_dir(dir.path());
+        let s = SqliteStore::new(db);
+        let a = admin::create_account(&s, &config, Some("a"), None, 1)
+            .await
+            .unwrap();
+        admin::create_account(&s, &config, Some("b"), None, 1)
+            .await
+            .unwrap();
+        assert_eq!(s.snapshot_usage("2026-11-01", "2026-11").await.unwrap(), 2);
+        assert_eq!(
+            s.snapshot_usage("2026-11-01", "2026-11").await.unwrap(),
+            0,
+            "nothing changed: nothing written"
+        );
+        assert_eq!(s.snapshot_usage("2026-11-02", "2026-11").await.unwrap(), 0);
+        let sent = BandwidthCount {
+            account_id: a.id.clone(),
+            period: "2026-11".into(),
+            bytes: 40,
+        };
+        s.add_bandwidth(vec![sent]).await.unwrap();
+        assert_eq!(s.snapshot_usage("2026-11-03", "2026-11").await.unwrap(), 1);
+        // A new period: a reading for everyone (the totals start again).
+        assert_eq!(s.snapshot_usage("2026-12-01", "2026-12").await.unwrap(), 2);
+        let days = s
+            .usage_days(&a.id, "2026-11-02", "2026-12-31")
+            .await
+            .unwrap();
+        let seen: Vec<(&str, u64)> = days
+            .iter()
+            .map(|d| (d.day.as_str(), d.bandwidth_total))
+            .collect();
+        assert_eq!(
+            seen,
+            [("2026-11-01", 0), ("2026-11-03", 40), ("2026-12-01", 0)],
+            "the base before the first day, then the days"
+        );
+        // Pruned before 2026-12-01: that day's reading is the base and stays.
+        assert_eq!(s.prune_usage_days("2026-12-02").await.unwrap(), 3);
+        let left = s.usage_days(&a.id, "2026-12-05", "2026-12-31").await;
+        assert_eq!(left.unwrap()[0].day, "2026-12-01");
+    }
+
+    #[tokio::test]
+    async fn a_log_keeps_each_events_latest_attempt_and_the_latest_hundred() {
+        let (dir, db) = crate::db::sqlite::test_db();
+        let config = Config::for_data_dir(dir.path());
+        let s = SqliteStore::new(db);
+        admin::create_account(&s, &config, Some("a"), None, 1)
+            .await
+            .unwrap();
+        let w = admin::create_webhook(&s, "a", "https://example.com/h", &[], 1)
+            .await
+            .unwrap();
+        let row = |event: u32, status, at| DeliveryRow {
+            webhook_id: w.id.clone(),
+            event_id: format!("msg_{event}"),
+            kind: "file.created".into(),
+            status,
+            http_status: Some(500),
+            attempts: 1,
+            at,
+        };
+        s.record_delivery(row(0, DeliveryStatus::Retrying, 1))
+            .await
+            .unwrap();
+        let mut again = row(0, DeliveryStatus::Delivered, 2);
+        again.http_status = Some(200);
+        again.attempts = 2;
+        s.record_delivery(again.clone()).await.unwrap();
+        assert_eq!(s.deliveries(&w.id, 100).await.unwrap(), [again]);
+        for i in 1..=120 {
+            let at = 10 + i64::from(i);
+            s.record_delivery(row(i, DeliveryStatus::Failed, at))
+                .await
+                .unwrap();
+        }
+        let log = s.deliveries(&w.id, 1000).await.unwrap();
+        assert_eq!(log.len(), 100);
+        assert_eq!(log[0].event_id, "msg_120", "newest first");
+        assert_eq!(log[99].event_id, "msg_21");
+        // A webhook gone: its log goes, and nothing more is recorded.
+        s.delete_webhook(&w.id).await.unwrap();
+        s.record_delivery(row(500, DeliveryStatus::Failed, 9_999))
+            .await
+            .unwrap();
+        assert!(s.deliveries(&w.id, 1000).await.unwrap().is_empty());
+    }
+}

@@ -2,8 +2,8 @@
 //! plain GET's bytes, a polling wait, an error's code, a SHA-256, a Python
 //! module's presence.
 
-use std::path::Path;
 use reqwest::multipart::{Form, Part};
+use std::path::Path;
 use std::time::Duration;
 
 /// The error code of an error response.

@@ -20,7 +20,12 @@ async fn history(srv: &TestServer, key: &str, days: u32) -> Vec<(String, u64, u6
         .map(|d| {
             let n = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{k}: {d}"));
             let date = d["date"].as_str().unwrap().to_string();
-            (date, n("storage_bytes"), n("bandwidth_bytes"), n("upload_count"))
+            (
+                date,
+                n("storage_bytes"),
+                n("bandwidth_bytes"),
+                n("upload_count"),
+            )
         })
         .collect()
 }
@@ -55,37 +60,39 @@ async fn days_are_zero_filled_and_split_at_midnight() {
     let (account, key) = srv.new_account("history", "free").await;
     // To 01:00 of the next day (UTC): 23 hours before the next boundary.
     let now = srv.clock.now();
-    let next = (now.date_naive() + Days::new(1)).and_hms_opt(1, 0, 0).unwrap();
+    let next = (now.date_naive() + Days::new(1))
+        .and_hms_opt(1, 0, 0)
+        .unwrap();
     let ahead = next.and_utc() - now;
     srv.clock.advance(ahead.to_std().unwrap());
     let d0 = today(&srv);
     let day = |n: i64| date(d0.checked_add_signed(chrono::Duration::days(n)).unwrap());
 
     // Day 0: two uploads, one download.
-    let a = srv.upload_as(&key, "a.bin", vec![1; 100], &[]).await;
-    assert_eq!(a.status(), 201);
-    let a: Value = a.json().await.unwrap();
-    let b = srv.upload_as(&key, "b.bin", vec![2; 50], &[]).await;
-    assert_eq!(b.status(), 201);
+    let first = srv.upload_as(&key, "a.bin", vec![1; 100], &[]).await;
+    assert_eq!(first.status(), 201);
+    let first: Value = first.json().await.unwrap();
+    let second = srv.upload_as(&key, "b.bin", vec![2; 50], &[]).await;
+    assert_eq!(second.status(), 201);
     assert_eq!(
         history(&srv, &key, 3).await,
-        [
-            (day(-2), 0, 0, 0),
-            (day(-1), 0, 0, 0),
-            (day(0), 150, 0, 2)
-        ]
+        [(day(-2), 0, 0, 0), (day(-1), 0, 0, 0), (day(0), 150, 0, 2)]
     );
-    let got = crate::common::get_bytes(&srv.http, a["url"].as_str().unwrap()).await;
+    let got = crate::common::get_bytes(&srv.http, first["url"].as_str().unwrap()).await;
     assert_eq!(got.len(), 100);
-    assert_eq!(history(&srv, &key, 1).await, [(day(0), 150, 100, 2)], "today is live");
+    assert_eq!(
+        history(&srv, &key, 1).await,
+        [(day(0), 150, 100, 2)],
+        "today is live"
+    );
     read_by_collector(&srv, &account, 2, 100).await;
 
     // Day 1: one upload, one deletion; day 0 stays as it ended.
     srv.clock.advance(Duration::from_hours(24));
     assert_eq!(today(&srv).to_string(), day(1));
-    let c = srv.upload_as(&key, "c.bin", vec![3; 30], &[]).await;
-    assert_eq!(c.status(), 201);
-    let a_id = a["id"].as_str().unwrap();
+    let third = srv.upload_as(&key, "c.bin", vec![3; 30], &[]).await;
+    assert_eq!(third.status(), 201);
+    let a_id = first["id"].as_str().unwrap();
     assert_eq!(srv.delete_as(&key, a_id).await.status(), 200);
     assert_eq!(
         history(&srv, &key, 3).await,
@@ -98,7 +105,13 @@ async fn days_are_zero_filled_and_split_at_midnight() {
     // The month's counters go on (or start again on the 1st): day 1's
     // reading says 3 uploads in the period, or 1 in a new one.
     let day1_total = if day(1).ends_with("-01") { 1 } else { 3 };
-    read_by_collector(&srv, &account, day1_total, if day1_total == 1 { 0 } else { 100 }).await;
+    read_by_collector(
+        &srv,
+        &account,
+        day1_total,
+        if day1_total == 1 { 0 } else { 100 },
+    )
+    .await;
 
     // Two days on: a day without a reading is zeros, its storage carried.
     srv.clock.advance(Duration::from_hours(48));
@@ -119,9 +132,8 @@ async fn days_are_zero_filled_and_split_at_midnight() {
     assert_eq!(year.len(), 366);
     assert_eq!(year[0].0, day(3 - 365));
     for w in year.windows(2) {
-        let (x, y) = (&w[0].0, &w[1].0);
-        let x = NaiveDate::parse_from_str(x, "%Y-%m-%d").unwrap();
-        assert_eq!(date(x + Days::new(1)), *y, "consecutive days");
+        let earlier = NaiveDate::parse_from_str(&w[0].0, "%Y-%m-%d").unwrap();
+        assert_eq!(date(earlier + Days::new(1)), w[1].0, "consecutive days");
     }
     let total: u64 = year.iter().map(|d| d.3).sum();
     assert_eq!(total, 3, "every upload on its day, once");

@@ -13,12 +13,26 @@ async fn accounts_see_nothing_of_each_other() {
     let (_, b) = srv.new_account("bee", "free").await;
 
     // A's key, token, webhook and file.
-    let (_, key) = call(&srv, Method::POST, "/v1/keys", &a, Some(json!({"kind": "secret"}))).await;
+    let (_, key) = call(
+        &srv,
+        Method::POST,
+        "/v1/keys",
+        &a,
+        Some(json!({"kind": "secret"})),
+    )
+    .await;
     let key_id = key["id"].as_str().unwrap().to_string();
     let (_, token) = call(&srv, Method::POST, "/v1/upload-tokens", &a, None).await;
     let token_id = token["id"].as_str().unwrap().to_string();
     let (_rx, url) = healthy().await;
-    let (_, hook) = call(&srv, Method::POST, "/v1/webhooks", &a, Some(json!({"url": url}))).await;
+    let (_, hook) = call(
+        &srv,
+        Method::POST,
+        "/v1/webhooks",
+        &a,
+        Some(json!({"url": url})),
+    )
+    .await;
     let hook_id = hook["id"].as_str().unwrap().to_string();
     let file = srv.upload_ok("secret.txt", b"of a".to_vec(), &[]).await;
     let file_id = file["id"].as_str().unwrap().to_string();
@@ -39,9 +53,17 @@ async fn accounts_see_nothing_of_each_other() {
     let not_found = (404, "not_found".to_string());
     for (method, path, body) in [
         (Method::DELETE, format!("/v1/keys/{key_id}"), None),
-        (Method::DELETE, format!("/v1/upload-tokens/{token_id}"), None),
+        (
+            Method::DELETE,
+            format!("/v1/upload-tokens/{token_id}"),
+            None,
+        ),
         (Method::DELETE, format!("/v1/webhooks/{hook_id}"), None),
-        (Method::GET, format!("/v1/webhooks/{hook_id}/deliveries"), None),
+        (
+            Method::GET,
+            format!("/v1/webhooks/{hook_id}/deliveries"),
+            None,
+        ),
         (
             Method::POST,
             "/v1/files/zip".to_string(),

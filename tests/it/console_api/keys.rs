@@ -77,14 +77,20 @@ async fn keys_are_listed_created_and_revoked() {
     assert_eq!(ids, [public_id.as_str(), secret_id.as_str(), own.as_str()]);
     let text = list.to_string();
     for shown_once in [&sk2, &pk, &srv.secret_key] {
-        assert!(!text.contains(shown_once.as_str()), "a secret listed: {text}");
+        assert!(
+            !text.contains(shown_once.as_str()),
+            "a secret listed: {text}"
+        );
     }
     assert!(!text.contains("s3_secret_access_key"), "{text}");
     let listed = &list["keys"][1];
     assert_eq!(listed["name"], "deploy");
     assert_eq!(listed["kind"], "secret");
     assert_eq!(listed["created_at"], secret["created_at"]);
-    assert_eq!(list["keys"][0]["origins"], json!(["https://app.example.com"]));
+    assert_eq!(
+        list["keys"][0]["origins"],
+        json!(["https://app.example.com"])
+    );
 
     // Revoking another key: at once, and gone from the list.
     let path = format!("/v1/keys/{public_id}");
@@ -129,9 +135,18 @@ async fn a_bad_new_key_is_refused_and_only_secret_keys_manage_keys() {
         (json!({"kind": "admin"}), "an unknown kind"),
         (json!({"name": "x"}), "no kind"),
         (json!({"kind": "secret", "name": ""}), "an empty name"),
-        (json!({"kind": "secret", "name": "x".repeat(101)}), "a long name"),
-        (json!({"kind": "secret", "name": "a\nb"}), "a control character"),
-        (json!({"kind": "public", "origins": ["nope"]}), "a bad origin"),
+        (
+            json!({"kind": "secret", "name": "x".repeat(101)}),
+            "a long name",
+        ),
+        (
+            json!({"kind": "secret", "name": "a\nb"}),
+            "a control character",
+        ),
+        (
+            json!({"kind": "public", "origins": ["nope"]}),
+            "a bad origin",
+        ),
         (json!({"kind": "secret", "max_size": 1}), "an unknown field"),
         (json!({"kind": 1}), "a kind not a string"),
     ] {

@@ -83,7 +83,14 @@ async fn only_secret_keys(srv: &TestServer, method: Method, path: &str, body: Op
     assert_eq!(no_key, (401, "unauthorized".into()), "{method} {path}");
     let bad = refused(srv, method.clone(), path, Some("sk_nope"), body.clone()).await;
     assert_eq!(bad, (401, "unauthorized".into()), "{method} {path}");
-    let (status, token) = call(srv, Method::POST, "/v1/upload-tokens", &srv.secret_key, None).await;
+    let (status, token) = call(
+        srv,
+        Method::POST,
+        "/v1/upload-tokens",
+        &srv.secret_key,
+        None,
+    )
+    .await;
     assert_eq!(status, 201, "{token}");
     let upt = token["token"].as_str().unwrap();
     let with_token = refused(srv, method.clone(), path, Some(upt), body.clone()).await;

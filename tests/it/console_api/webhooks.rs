@@ -55,7 +55,12 @@ async fn webhooks_are_managed_and_their_deliveries_shown() {
     assert_eq!(hook["account"], srv.account_id.as_str());
     assert_eq!(
         hook["events"],
-        json!(["file.created", "file.deleted", "file.expired", "file.updated"]),
+        json!([
+            "file.created",
+            "file.deleted",
+            "file.expired",
+            "file.updated"
+        ]),
         "all events by default"
     );
     *rx.secret.lock().unwrap() = secret.clone();
@@ -65,7 +70,10 @@ async fn webhooks_are_managed_and_their_deliveries_shown() {
     assert_eq!(list["webhooks"].as_array().unwrap().len(), 1);
     assert_eq!(list["webhooks"][0]["id"], id.as_str());
     assert_eq!(list["webhooks"][0]["url"], url.as_str());
-    assert!(!list.to_string().contains(&secret), "a secret listed: {list}");
+    assert!(
+        !list.to_string().contains(&secret),
+        "a secret listed: {list}"
+    );
     assert!(list["webhooks"][0].get("secret").is_none());
 
     // Nothing sent yet: no delivery.
@@ -76,7 +84,11 @@ async fn webhooks_are_managed_and_their_deliveries_shown() {
     // A delivery answered 204, then a second event: newest first.
     let file = srv.upload_ok("a.txt", b"hello".to_vec(), &[]).await;
     let first = deliveries_when(&srv, &id, "one delivered", |d| d.len() == 1).await;
-    assert_eq!(rx.deliveries.load(Ordering::SeqCst), 1, "the receiver took it");
+    assert_eq!(
+        rx.deliveries.load(Ordering::SeqCst),
+        1,
+        "the receiver took it"
+    );
     let d = &first[0];
     assert_eq!(d["type"], "file.created", "{d}");
     assert_eq!(d["status"], "delivered", "{d}");
@@ -92,11 +104,25 @@ async fn webhooks_are_managed_and_their_deliveries_shown() {
     assert_ne!(both[0]["event_id"], both[1]["event_id"]);
 
     // Deleted: gone from the list, nothing more sent, its log gone too.
-    let gone = call(&srv, Method::DELETE, &format!("/v1/webhooks/{id}"), &sk, None).await;
+    let gone = call(
+        &srv,
+        Method::DELETE,
+        &format!("/v1/webhooks/{id}"),
+        &sk,
+        None,
+    )
+    .await;
     assert_eq!(gone, (200, json!({"success": true})));
     let (_, list) = call(&srv, Method::GET, "/v1/webhooks", &sk, None).await;
     assert_eq!(list, json!({"webhooks": []}));
-    let again = refused(&srv, Method::DELETE, &format!("/v1/webhooks/{id}"), Some(&sk), None).await;
+    let again = refused(
+        &srv,
+        Method::DELETE,
+        &format!("/v1/webhooks/{id}"),
+        Some(&sk),
+        None,
+    )
+    .await;
     assert_eq!(again, (404, "not_found".into()));
     let log = refused(&srv, Method::GET, &path, Some(&sk), None).await;
     assert_eq!(log, (404, "not_found".into()));
@@ -144,7 +170,11 @@ async fn a_failing_receiver_shows_retrying_then_failed() {
         failed[0]["attempts"].as_u64().unwrap() > retrying[0]["attempts"].as_u64().unwrap(),
         "{failed:?}"
     );
-    assert_eq!(srv.count("SELECT COUNT(*) FROM webhook_events"), 0, "out of the outbox");
+    assert_eq!(
+        srv.count("SELECT COUNT(*) FROM webhook_events"),
+        0,
+        "out of the outbox"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,13 +186,19 @@ async fn a_bad_webhook_is_refused_and_only_secret_keys_manage_webhooks() {
         (json!({"url": "/hook"}), "not absolute"),
         (json!({"url": "https://u:p@example.com/"}), "credentials"),
         (json!({"url": "https://example.com/#x"}), "a fragment"),
-        (json!({"url": format!("https://example.com/{}", "a".repeat(2048))}), "too long"),
+        (
+            json!({"url": format!("https://example.com/{}", "a".repeat(2048))}),
+            "too long",
+        ),
         (
             json!({"url": "https://example.com/", "events": ["file.moved"]}),
             "an unknown event",
         ),
         (json!({"events": ["file.created"]}), "no url"),
-        (json!({"url": "https://example.com/", "secret": "x"}), "an unknown field"),
+        (
+            json!({"url": "https://example.com/", "secret": "x"}),
+            "an unknown field",
+        ),
         (json!({"url": 5}), "a url not a string"),
     ] {
         let got = refused(&srv, Method::POST, "/v1/webhooks", Some(&sk), Some(body)).await;

@@ -82,11 +82,20 @@ async fn chosen_files_as_one_zip() {
     // One folder: bare names, named after it; with the root: full paths.
     let (status, headers, path) = zip_of(&srv, &[&c], dir.path()).await;
     assert_eq!(status, 200);
-    assert!(headers["content-disposition"].to_str().unwrap().contains("x.zip"));
-    assert_eq!(read_zip(&path), [("a.txt".into(), 8, sha256_hex(b"second a"))]);
+    assert!(headers["content-disposition"]
+        .to_str()
+        .unwrap()
+        .contains("x.zip"));
+    assert_eq!(
+        read_zip(&path),
+        [("a.txt".into(), 8, sha256_hex(b"second a"))]
+    );
     let (status, headers, path) = zip_of(&srv, &[&r, &a], dir.path()).await;
     assert_eq!(status, 200);
-    assert!(headers["content-disposition"].to_str().unwrap().contains("files.zip"));
+    assert!(headers["content-disposition"]
+        .to_str()
+        .unwrap()
+        .contains("files.zip"));
     let names: Vec<String> = read_zip(&path).into_iter().map(|e| e.0).collect();
     assert_eq!(names, ["root.txt", "docs/x/a.txt"]);
 
@@ -94,7 +103,14 @@ async fn chosen_files_as_one_zip() {
     assert_eq!(srv.delete_as(&srv.secret_key, &r).await.status(), 200);
     for ids in [vec![a.as_str(), "f_nope"], vec![r.as_str()]] {
         let body = Some(json!({ "ids": ids }));
-        let got = refused(&srv, Method::POST, "/v1/files/zip", Some(&srv.secret_key), body).await;
+        let got = refused(
+            &srv,
+            Method::POST,
+            "/v1/files/zip",
+            Some(&srv.secret_key),
+            body,
+        )
+        .await;
         assert_eq!(got, (404, "not_found".into()), "{ids:?}");
     }
 }
@@ -127,5 +143,11 @@ async fn a_bad_selection_is_refused_and_only_secret_keys_zip() {
     let r = send(&srv, Method::POST, "/v1/files/zip", Some(&sk), body).await;
     assert_eq!(r.status(), 200);
     let _ = r.bytes().await.unwrap();
-    only_secret_keys(&srv, Method::POST, "/v1/files/zip", Some(json!({ "ids": [id] }))).await;
+    only_secret_keys(
+        &srv,
+        Method::POST,
+        "/v1/files/zip",
+        Some(json!({ "ids": [id] })),
+    )
+    .await;
 }
