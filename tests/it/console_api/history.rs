@@ -4,6 +4,7 @@
 //! moved to the next days, the collector's readings taken between).
 
 use super::*;
+use crate::common::TestOptions;
 use chrono::{Days, NaiveDate};
 use std::time::Duration;
 
@@ -164,4 +165,38 @@ async fn a_bad_days_is_refused_and_only_secret_keys_read_history() {
         assert_eq!(got, (400, "bad_request".into()), "days={bad}");
     }
     only_secret_keys(&srv, Method::GET, "/v1/usage/history?days=7", None).await;
+}
+
+/// Readings no history reaches any more go, but the latest of them stays:
+/// the base the days after it are measured from (on both databases).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_readings_are_pruned_to_a_base() {
+    let srv = TestServer::start_with(TestOptions {
+        reap_interval: Some(Duration::from_hours(1)),
+        ..TestOptions::default()
+    })
+    .await;
+    let meta = &srv.app.meta;
+    let account = srv.account_id.as_str();
+    assert_eq!(
+        meta.snapshot_usage("2020-01-01", "2020-01").await.unwrap(),
+        1
+    );
+    assert_eq!(
+        meta.snapshot_usage("2020-02-01", "2020-02").await.unwrap(),
+        1
+    );
+    let days = meta
+        .usage_days(account, "2020-01-15", "2020-02-28")
+        .await
+        .unwrap();
+    let seen: Vec<&str> = days.iter().map(|d| d.day.as_str()).collect();
+    assert_eq!(seen, ["2020-01-01", "2020-02-01"], "the base, then the day");
+    assert_eq!(meta.prune_usage_days("2020-03-01").await.unwrap(), 1);
+    let days = meta
+        .usage_days(account, "2020-03-01", "2020-03-31")
+        .await
+        .unwrap();
+    let seen: Vec<&str> = days.iter().map(|d| d.day.as_str()).collect();
+    assert_eq!(seen, ["2020-02-01"], "the base stays");
 }
