@@ -153,6 +153,21 @@ pub(crate) async fn deliveries(
     }))
 }
 
+/// `WebhookCreate.events` in the OpenAPI document: the events there are (a
+/// repeated one counts once; the annotations can only say "strings").
+pub(crate) fn events_schema() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(SchemaType::new(Type::String))
+                .enum_values(Some(crate::domain::webhooks::EVENTS)),
+        )
+        .description(Some("The events sent to it; absent or empty: all"))
+        .build()
+}
+
 fn delivery(d: DeliveryRow) -> Delivery {
     Delivery {
         event_id: d.event_id,

@@ -30,6 +30,7 @@ pub(crate) struct KeyCreate {
     #[schema(pattern = "^(secret|public)$")]
     pub kind: String,
     /// 1-100 characters, no control characters.
+    #[schema(min_length = 1, max_length = 100)]
     pub name: Option<String>,
     /// A public key's origins (`scheme://host[:port]`, or
     /// `https://*.example.com`): at least one; none for a secret key.

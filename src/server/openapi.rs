@@ -111,6 +111,12 @@ impl Modify for Additions {
         components
             .schemas
             .insert("UploadTokenRequest".into(), upload_token_request().into());
+        if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(o))) =
+            components.schemas.get_mut("WebhookCreate")
+        {
+            let events = super::hooks::events_schema();
+            o.properties.insert("events".into(), events.into());
+        }
         components.add_security_scheme(
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),

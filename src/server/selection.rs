@@ -19,6 +19,7 @@ use std::sync::Arc;
 #[serde(deny_unknown_fields)]
 pub(crate) struct ZipRequest {
     /// 1-1000 file ids (a repeated one counts once).
+    #[schema(min_items = 1, max_items = 1000)]
     pub ids: Vec<String>,
 }
 
