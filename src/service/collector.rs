@@ -76,8 +76,6 @@ pub(crate) async fn run_once(app: &App) -> (usize, usize) {
     // A token is shown (`GET /v1/upload-tokens/{id}`) for a day after it
     // expires, then forgotten.
     let _ = app.meta.prune_tokens(now - TOKENS_KEPT_MS).await;
-    // The day's usage reading (`history`): the counters as they are now.
-    super::history::snapshot(app).await;
     match app.meta.expire_dead_node_guards(now).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(n, "blobs of uploads whose node died queued for deletion"),
@@ -145,9 +143,16 @@ pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<(
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_sweep: Option<tokio::time::Instant> = None;
+        let mut passes: u32 = 0;
         loop {
             tick.tick().await;
             let Some(app) = weak.upgrade() else { return };
+            // The day's usage reading (`history`), every few passes: it
+            // reads every account's counters.
+            if passes.is_multiple_of(super::history::READING_EVERY) {
+                super::history::snapshot(&app).await;
+            }
+            passes = passes.wrapping_add(1);
             if last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY) {
                 last_sweep = Some(tokio::time::Instant::now());
                 sweep(&app).await;

@@ -1,16 +1,17 @@
 //! Usage history (`GET /v1/usage/history`, the console's Usage chart;
 //! CONTRACT §19): one entry per UTC day, from the collector's readings
-//! (`db::console::HistoryRepo`). Each collector pass (every
-//! `reap_interval`) records every changed account's stored bytes and its
-//! period's totals as the reading of the day, so a day's last reading is
-//! its state at the end of the day; a day's bandwidth and uploads are its
+//! (`db::console::HistoryRepo`). Every [`READING_EVERY`]th collector pass
+//! (a minute at the default `reap_interval` of 5 s) records every changed
+//! account's stored bytes and its period's totals as the reading of the
+//! day, so a day's last reading is its state at the end of the day (to
+//! that minute); a day's bandwidth and uploads are its
 //! totals less those of the reading before (all of them when that one is
 //! of another period: the month's counters start again). Today is
 //! measured live, from the counters as they are now. Nothing is added to
 //! the upload's or the CDN's path: the counters are those they keep
-//! already. What happens between a day's last pass and midnight counts on
-//! the next day (at most one `reap_interval`), and at the turn of a month
-//! that last moment of the old month is not seen.
+//! already. What happens between a day's last reading and midnight counts
+//! on the next day, and at the turn of a month that last moment of the old
+//! month is not seen.
 
 use super::{bandwidth, App, ServiceError};
 use crate::clock::period_of;
@@ -131,6 +132,11 @@ pub(crate) fn fill(
     }
     out
 }
+
+/// A reading is taken every this many collector passes (and at the first):
+/// it reads every account's counters, a statement over the whole
+/// accounts table, so not at every pass.
+pub(crate) const READING_EVERY: u32 = 12;
 
 /// How long readings are kept: a history's longest, and its base.
 const KEPT_DAYS: u64 = MAX_DAYS as u64 + 1;
