@@ -556,7 +556,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
 /// damaged file as before, and leaves it NULL), and a table; 27 (the
 /// console's) two tables, which a node of schema 8 neither reads nor
-/// writes (its sender logs no delivery, its collector takes no reading).
+/// writes (its sender logs no delivery, its collector takes no reading),
+/// their rows going with their account or webhook (ON DELETE CASCADE)
+/// when such a node deletes one.
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

@@ -1,6 +1,6 @@
 -- The console's views; see SQLite's 0024_console.sql.
 CREATE TABLE usage_days (
-    account_id      TEXT COLLATE "C" NOT NULL REFERENCES accounts(id),
+    account_id      TEXT COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     day             TEXT COLLATE "C" NOT NULL,
     period          TEXT COLLATE "C" NOT NULL,
     storage_bytes   BIGINT NOT NULL,

@@ -4,8 +4,10 @@
 -- last of each day (UTC). A day's bandwidth and uploads are its totals less
 -- the previous reading's (when of the same period), so that nothing is
 -- added to the upload's or the CDN's path. An unchanged account gets no row.
+-- The rows go with their account (also when a binary that does not know this
+-- table deletes it).
 CREATE TABLE usage_days (
-    account_id      TEXT NOT NULL REFERENCES accounts(id),
+    account_id      TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     day             TEXT NOT NULL,
     period          TEXT NOT NULL,
     storage_bytes   INTEGER NOT NULL,
