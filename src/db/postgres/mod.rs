@@ -221,6 +221,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0023_s3_multipart.sql"),
     include_str!("migrations/0024_object_attrs.sql"),
     include_str!("migrations/0025_damaged.sql"),
+    include_str!("migrations/0026_crc32.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -552,7 +553,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// a node of schema 8 runs on. 23 adds a nullable column, `files.attrs`,
 /// which a node of schema 8 never reads and leaves NULL (no attributes);
 /// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
-/// damaged file as before, and leaves it NULL), and a table.
+/// damaged file as before, and leaves it NULL), and a table; 26 a
+/// nullable column, `files.crc32`, which a node of schema 8 never reads
+/// (it leaves it NULL: a newer node then checks by SHA-256 and records it).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

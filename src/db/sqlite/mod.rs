@@ -139,6 +139,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0020_s3_multipart.sql"),
     include_str!("migrations/0021_object_attrs.sql"),
     include_str!("migrations/0022_damaged.sql"),
+    include_str!("migrations/0023_crc32.sql"),
 ];
 
 #[derive(Clone)]
