@@ -98,6 +98,7 @@ mod plans;
 mod rows;
 mod s3;
 mod s3_buckets;
+mod sessions;
 mod strangers;
 mod tls;
 mod tokens;
@@ -221,6 +222,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0023_s3_multipart.sql"),
     include_str!("migrations/0024_object_attrs.sql"),
     include_str!("migrations/0025_damaged.sql"),
+    // 0026 and 0027 are kept for changes made beside this one.
+    include_str!("migrations/0028_console_sessions.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -552,7 +555,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// a node of schema 8 runs on. 23 adds a nullable column, `files.attrs`,
 /// which a node of schema 8 never reads and leaves NULL (no attributes);
 /// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
-/// damaged file as before, and leaves it NULL), and a table.
+/// damaged file as before, and leaves it NULL), and a table; 28 a table,
+/// `console_sessions`, which a node of schema 8 never reads (it serves no
+/// console).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

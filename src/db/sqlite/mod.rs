@@ -28,6 +28,7 @@ mod plans;
 mod rates;
 mod s3;
 mod s3_buckets;
+mod sessions;
 mod shared;
 mod tokens;
 mod uploads;
@@ -139,6 +140,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0020_s3_multipart.sql"),
     include_str!("migrations/0021_object_attrs.sql"),
     include_str!("migrations/0022_damaged.sql"),
+    // 0023 and 0024 are kept for changes made beside this one.
+    include_str!("migrations/0025_console_sessions.sql"),
 ];
 
 #[derive(Clone)]
