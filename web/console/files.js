@@ -8,7 +8,7 @@ import { openFile, fileActions, hasVariants, link, zip } from './preview.js';
 import { uploadAll, droppedFiles } from './upload.js';
 
 const PAGE = 50;
-const THUMB = { w: '80', h: '80', fit: 'cover', format: 'auto' };
+const THUMB = { w: 80, h: 80, fit: 'cover', format: 'auto' };
 
 const folderHash = (f) => (f ? `#/files?folder=${encodeURIComponent(f)}` : '#/files');
 
@@ -135,7 +135,7 @@ export async function render(main, params) {
     clear(tbody,
       folders.map((f) => h('tr', { class: 'folder' },
         h('td', { class: 'sel' }),
-        h('td', { class: 'name' }, h('span', { class: 'ficon folder', 'aria-hidden': 'true' }), h('a', { href: folderHash(f.path) }, f.name)),
+        h('td', { class: 'name' }, h('div', { class: 'name-cell' }, h('span', { class: 'ficon folder', 'aria-hidden': 'true' }), h('a', { href: folderHash(f.path) }, f.name))),
         h('td', { class: 'num' }, '—'), h('td', { class: 'opt' }, 'Folder'), h('td', { class: 'opt' }), h('td', { class: 'act' }))),
       files.map((f) => {
         byId.set(f.id, f);
@@ -145,9 +145,9 @@ export async function render(main, params) {
         more.addEventListener('click', () => menu(more, fileActions(f, () => load())));
         return h('tr', {},
           h('td', { class: 'sel' }, box),
-          h('td', { class: 'name' }, thumb(f, observer),
+          h('td', { class: 'name' }, h('div', { class: 'name-cell' }, thumb(f, observer), h('div', { class: 'nm' },
             h('button', { type: 'button', class: 'link', onclick: () => openFile(f, () => load()) }, f.name),
-            f.private ? h('span', { class: 'badge' }, 'private') : null),
+            f.private ? h('span', { class: 'badge' }, 'private') : null))),
           h('td', { class: 'num' }, humanSize(f.size)),
           h('td', { class: 'opt' }, f.type),
           h('td', { class: 'opt' }, h('time', { datetime: f.created_at }, when(f.created_at))),

@@ -105,7 +105,7 @@ async function previewOf(file) {
   const t = file.type || '';
   const label = `Preview of ${file.name}`;
   if (t.startsWith('image/')) {
-    const src = await link(file, hasVariants(file) ? { w: '1200', fit: 'inside', format: 'auto' } : undefined);
+    const src = await link(file, hasVariants(file) ? { w: 1200, fit: 'inside', format: 'auto' } : undefined);
     return h('img', { src, alt: label, class: 'preview-img' });
   }
   if (t.startsWith('video/')) return h('video', { src: await link(file), controls: true, class: 'preview-media', 'aria-label': label });

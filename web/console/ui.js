@@ -16,7 +16,7 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 function append(el, children) {
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : String(c));
   }
@@ -158,9 +158,16 @@ export function when(ts) {
   return Number.isNaN(d.getTime()) ? String(ts) : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+// A table of records; on a narrow screen each row stacks, its cells
+// labelled by their column (data-label).
 export function table(caption, headers, rows, { empty = 'Nothing here yet.' } = {}) {
   if (!rows.length) return h('p', { class: 'muted empty' }, empty);
-  return h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, h('table', {},
+  for (const row of rows) {
+    [...row.children].forEach((cell, i) => {
+      if (typeof headers[i] === 'string') cell.dataset.label = headers[i];
+    });
+  }
+  return h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': caption }, h('table', { class: 'stack' },
     h('caption', { class: 'sr-only' }, caption),
     h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),
     h('tbody', {}, rows)));

@@ -12,7 +12,11 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
+// A plan without a limit says so with a huge one.
+const limited = (l) => l > 0 && l < 1e18;
+
 function bar(label, used, limit, fmt) {
+  if (!limited(limit)) limit = 0;
   const pct = limit ? Math.min(100, (used / limit) * 100) : 0;
   const text = limit ? `${fmt(used)} of ${fmt(limit)} (${pct.toFixed(pct < 10 ? 1 : 0)}%)` : `${fmt(used)} (no limit)`;
   const fill = h('div', { class: `fill${pct >= 90 ? ' high' : ''}` });
@@ -45,8 +49,9 @@ function chart(days, metric) {
     const rect = s('rect', { x: pad + i * bw + 1, y: H - bh, width: Math.max(1, bw - 2), height: bh, class: 'bar' });
     rect.append(s('title', {}, `${d.date}: ${fmt(v)}`));
     svg.append(rect);
-    if (i % 7 === 0 || i === days.length - 1) {
-      svg.append(s('text', { x: pad + i * bw, y: H + 16, class: 'tick' }, d.date.slice(5)));
+    const last = i === days.length - 1;
+    if ((i % 7 === 0 && days.length - 1 - i >= 4) || last) {
+      svg.append(s('text', { x: pad + i * bw + (last ? bw : 0), y: H + 16, class: 'tick', 'text-anchor': last ? 'end' : 'start' }, d.date.slice(5)));
     }
   });
   return svg;
