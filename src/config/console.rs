@@ -22,11 +22,11 @@ pub struct Console {
 }
 
 /// `console.session_idle`: a working day and its evening.
-pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(12 * 3600);
+pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_hours(12);
 
 /// The least `console.session_idle` may be: a session is touched at most
 /// once a minute, so a shorter idle time would end sessions in use.
-const MIN_SESSION_IDLE: Duration = Duration::from_secs(120);
+const MIN_SESSION_IDLE: Duration = Duration::from_mins(2);
 
 impl ConsoleSection {
     pub(crate) fn resolve(&self) -> Result<Console, String> {

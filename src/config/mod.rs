@@ -1,10 +1,10 @@
 //! Server configuration: TOML file < `FILESTORE_*` env vars < command-line
 //! flags, over built-in defaults. `config.example.toml` documents every key.
 
+mod console;
 mod env;
 mod error;
 mod file;
-mod console;
 mod images;
 mod limits;
 mod plans;
@@ -16,9 +16,9 @@ pub(crate) use error::ConfigError;
 pub(crate) use limits::Limits;
 pub(crate) use plans::{parse_bytes, Plan, Plans, UNLIMITED};
 
+pub(crate) use console::Console;
 pub use env::{Env, Overrides};
 pub use file::{BackendKind, FileConfig, LogFormat, StorageConfig};
-pub(crate) use console::Console;
 pub use images::Images;
 pub(crate) use images::{DEFAULT_IMAGES_MEMORY, DEFAULT_MAX_SOURCE_PIXELS};
 

@@ -67,7 +67,7 @@ fn the_example_config_is_valid_and_matches_the_defaults() {
         c.console,
         super::Console {
             enabled: true,
-            session_idle: Duration::from_secs(12 * 3600),
+            session_idle: Duration::from_hours(12),
         }
     );
 }

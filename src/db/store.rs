@@ -56,7 +56,7 @@ impl<T> MetaStore for T where
         + super::s3::BucketRepo
         + super::s3::MultipartRepo
         + super::integrity::IntegrityRepo
-    + super::sessions::SessionRepo
+        + super::sessions::SessionRepo
 {
 }
 

@@ -5,10 +5,10 @@
 //! `Origin`; who may do what is the service's (`service::caller`), which
 //! this asks once per request.
 
+use super::console::session;
 use crate::server::error::{rate_limit_headers, ApiError};
 pub(crate) use crate::service::caller::{Access, Caller};
 use crate::service::caller::{Admitted, Presented};
-use super::console::session;
 use crate::service::App;
 use crate::service::ServiceError;
 use axum::extract::{FromRequestParts, Request, State};

@@ -32,7 +32,6 @@ macro_rules! asset {
     };
 }
 
-
 /// The page's files (its HTML is [`INDEX`]).
 const ASSETS: &[Asset] = &[
     asset!("console.css", "text/css; charset=utf-8"),

@@ -47,7 +47,10 @@ pub(crate) fn from_page(headers: &HeaderMap, base_url: &str) -> Result<(), Servi
             "a request signed in with the console's session must come from the console's page: {why}"
         )))
     };
-    if headers.get(PAGE_HEADER).is_none_or(|v| v.as_bytes() != b"1") {
+    if headers
+        .get(PAGE_HEADER)
+        .is_none_or(|v| v.as_bytes() != b"1")
+    {
         return refuse("it lacks the header X-Filestore-Console: 1");
     }
     if let Some(site) = headers.get("sec-fetch-site") {
@@ -115,7 +118,9 @@ fn sent_key(headers: &HeaderMap, body: &[u8]) -> Result<String, ServiceError> {
             key: String,
         }
         serde_json::from_slice::<SignIn>(body)
-            .map_err(|e| ServiceError::BadRequest(format!("the body must be {{\"key\": \"sk_…\"}}: {e}")))?
+            .map_err(|e| {
+                ServiceError::BadRequest(format!("the body must be {{\"key\": \"sk_…\"}}: {e}"))
+            })?
             .key
     } else {
         form_urlencoded::parse(body)
@@ -158,9 +163,8 @@ pub(crate) async fn current(
     headers: HeaderMap,
 ) -> Result<Json<WhoAmI>, ApiError> {
     from_page(&headers, &app.config.base_url)?;
-    let id = cookie(&headers).ok_or_else(|| {
-        ServiceError::Unauthorized("not signed in to the console".into())
-    })?;
+    let id = cookie(&headers)
+        .ok_or_else(|| ServiceError::Unauthorized("not signed in to the console".into()))?;
     Ok(Json(who(app.console_caller(id).await?)))
 }
 
@@ -206,11 +210,26 @@ mod tests {
         let ok = |h: &[(&'static str, &'static str)]| from_page(&headers(h), base).is_ok();
         assert!(ok(&[("x-filestore-console", "1")]));
         assert!(!ok(&[]));
-        assert!(!ok(&[("x-filestore-console", "1"), ("sec-fetch-site", "cross-site")]));
-        assert!(!ok(&[("x-filestore-console", "1"), ("sec-fetch-site", "same-site")]));
-        assert!(ok(&[("x-filestore-console", "1"), ("sec-fetch-site", "same-origin")]));
-        assert!(ok(&[("x-filestore-console", "1"), ("origin", "http://files.example:8080")]));
-        assert!(!ok(&[("x-filestore-console", "1"), ("origin", "http://evil.example")]));
+        assert!(!ok(&[
+            ("x-filestore-console", "1"),
+            ("sec-fetch-site", "cross-site")
+        ]));
+        assert!(!ok(&[
+            ("x-filestore-console", "1"),
+            ("sec-fetch-site", "same-site")
+        ]));
+        assert!(ok(&[
+            ("x-filestore-console", "1"),
+            ("sec-fetch-site", "same-origin")
+        ]));
+        assert!(ok(&[
+            ("x-filestore-console", "1"),
+            ("origin", "http://files.example:8080")
+        ]));
+        assert!(!ok(&[
+            ("x-filestore-console", "1"),
+            ("origin", "http://evil.example")
+        ]));
         assert!(ok(&[
             ("x-filestore-console", "1"),
             ("origin", "http://127.0.0.1:9"),

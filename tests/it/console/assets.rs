@@ -35,7 +35,10 @@ async fn the_page_and_its_assets_are_served_with_a_strict_csp() {
     let html = r.text().await.unwrap();
     assert!(html.contains("Secret key") && html.contains("Sign in"));
     // No inline script: every script is a file of the page's own.
-    assert!(!html.contains("<script>") && html.contains(r#"<script type="module" src="/console/assets/main.js">"#));
+    assert!(
+        !html.contains("<script>")
+            && html.contains(r#"<script type="module" src="/console/assets/main.js">"#)
+    );
     // Every asset the page names is there, with its type and the headers;
     // the first load (page, style, the Files screen's modules) is small.
     let mut first_load = html.len();
@@ -62,7 +65,10 @@ async fn the_page_and_its_assets_are_served_with_a_strict_csp() {
         assert_eq!(r.status(), 200, "{name}");
         assert_protected(&r);
         assert!(
-            r.headers()["content-type"].to_str().unwrap().starts_with(kind),
+            r.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with(kind),
             "{name}"
         );
         let body = r.bytes().await.unwrap();

@@ -17,7 +17,10 @@ async fn sign_out_ends_the_session() {
         .unwrap();
     assert_eq!(r.status(), 204);
     let set = r.headers()["set-cookie"].to_str().unwrap();
-    assert!(set.starts_with("filestore_console=;") && set.contains("Max-Age=0"), "{set}");
+    assert!(
+        set.starts_with("filestore_console=;") && set.contains("Max-Age=0"),
+        "{set}"
+    );
     ended(&srv, &cookie).await;
     // Another session of the same key lives on.
     assert_eq!(list(&srv, &other).await.0, 200);

@@ -14,6 +14,7 @@ use std::time::Duration;
 mod assets;
 mod csrf;
 mod ends;
+mod nodes;
 mod sign_in;
 
 /// The header the console's page sends with every request.
@@ -90,7 +91,9 @@ pub async fn upload(srv: &TestServer, name: &str) -> String {
 
 /// Whether file `id` is still there (asked with the secret key).
 pub async fn exists(srv: &TestServer, id: &str) -> bool {
-    let (status, _) = srv.get_json(&srv.secret_key, &format!("/v1/files/{id}")).await;
+    let (status, _) = srv
+        .get_json(&srv.secret_key, &format!("/v1/files/{id}"))
+        .await;
     status == 200
 }
 
@@ -103,4 +106,4 @@ pub async fn ended(srv: &TestServer, cookie: &str) {
     assert_eq!(error_code(r).await, (401, "unauthorized".into()));
 }
 
-pub const MINUTE: Duration = Duration::from_secs(60);
+pub const MINUTE: Duration = Duration::from_mins(1);
