@@ -115,7 +115,7 @@ fn presented<'a>(
         secret,
         origin: headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()),
         retry: headers.contains_key("idempotency-key"),
-        session: session.is_some() && from_query.is_none(),
+        session: session.is_some(),
     })
 }
 

@@ -9,7 +9,7 @@ export async function render(main, params, state) {
   const reload = async () => {
     const r = await get('/v1/keys');
     clear(list, table('Keys', ['ID', 'Kind', 'Name', 'Origins', 'Created', h('span', { class: 'sr-only' }, 'Actions')],
-      r.keys.map((k) => h('tr', {},
+      r.keys.filter((k) => !k.revoked && !k.revoked_at).map((k) => h('tr', {},
         h('td', { class: 'mono' }, k.id, k.id === state.who?.key?.id ? h('span', { class: 'badge' }, 'this session') : null),
         h('td', {}, k.kind), h('td', {}, k.name || ''),
         h('td', { class: 'mono' }, (k.origins || []).join(', ')),

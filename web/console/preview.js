@@ -40,7 +40,8 @@ export async function link(file, transform) {
 
 async function download(file) {
   const url = await link(file);
-  const a = h('a', { href: url, download: file.name, rel: 'noopener' });
+  // A new tab, should the browser show the file instead of saving it.
+  const a = h('a', { href: url, download: file.name, target: '_blank', rel: 'noopener' });
   document.body.append(a);
   a.click();
   a.remove();
