@@ -251,6 +251,16 @@ def main():
                     check("w=80" in src and ("signature=" in src) == (name == "secret.png"),
                           f"{name}'s thumbnail is a variant{' (signed)' if name == 'secret.png' else ''}")
                 run.each_width("files")
+                # By keyboard: a row's menu opens on Enter, arrows move, Escape closes it.
+                more = role("button", name="More actions for photo.png", exact=True)
+                more.focus()
+                page.keyboard.press("Enter")
+                expect(role("menuitem", name="Copy link")).to_be_focused()
+                page.keyboard.press("ArrowDown")
+                expect(role("menuitem", name="Signed link")).to_be_focused()
+                page.keyboard.press("Escape")
+                expect(role("menu")).to_have_count(0)
+                expect(more).to_be_focused()
                 page.emulate_media(color_scheme="dark")
                 run.axe("files-dark-1440")
                 page.screenshot(path=str(shots / "files-dark-1440.png"))

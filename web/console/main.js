@@ -97,5 +97,7 @@ whenSignedOut((message) => {
 });
 
 window.addEventListener('hashchange', route);
+// A file dropped outside the Files screen's area is not opened by the browser.
+for (const type of ['dragover', 'drop']) window.addEventListener(type, (e) => e.preventDefault());
 
 session().then((who) => (who ? showApp(who) : showSignIn()), (e) => showSignIn(e.message));
