@@ -13,7 +13,8 @@ key's session ends), upload tokens, webhooks (and their deliveries), usage (bars
 folder of 100,000 files (inserted into the database: each page shown within 2 s), and sign
 out. axe-core checks each screen at 375 and 1440 px wide (and the Files screen in the dark
 scheme): no serious or critical violation. Screenshots of each screen at both widths go to
-SCREENSHOT_DIR (NAME-375.png, NAME-1440.png).
+SCREENSHOT_DIR (NAME-375.png, NAME-1440.png), axe's findings to SCREENSHOT_DIR/axe-report.json.
+The steps are in console_files.py and console_account.py; this file runs them.
 
 Usage: python3 console_test.py path/to/filestore SCREENSHOT_DIR path/to/axe.min.js
 Needs Playwright for Python and Debian's `chromium` (never a browser download), and
@@ -93,10 +94,9 @@ class Api:
 
 
 class Run:
-    def __init__(self, page, shots, axe_js):
+    def __init__(self, page, shots):
         self.page = page
         self.shots = shots
-        self.axe_js = axe_js
         self.results = []
         self.axe_report = {}
 
@@ -173,7 +173,7 @@ def main():
             page = context.new_page()
             page.set_default_timeout(10_000)
             expect.set_options(timeout=10_000)
-            run = Run(page, shots, axe_js)
+            run = Run(page, shots)
             t = types.SimpleNamespace(page=page, context=context, browser=browser, fs=fs, api=api,
                                       run=run, shots=shots, console=fs.url + "/console",
                                       expect=expect, photo=photo)
