@@ -76,7 +76,7 @@ export async function render(main, params) {
   const panel = h('section', { class: 'upload-panel', 'aria-labelledby': 'uploads-title', hidden: true },
     h('div', { class: 'upload-head' }, h('h2', { id: 'uploads-title' }, 'Uploads'),
       h('button', { type: 'button', onclick: () => { panel.querySelector('ul')?.remove(); panel.hidden = true; } }, 'Clear')));
-  const input = h('input', { type: 'file', multiple: true, id: nextId('up'), class: 'sr-only', 'aria-label': 'Upload files' });
+  const input = h('input', { type: 'file', multiple: true, id: nextId('up'), class: 'sr-only', tabindex: -1, 'aria-label': 'Upload files' });
   const uploadButton = h('button', { type: 'button', class: 'primary', onclick: () => input.click() }, 'Upload');
   const upload = async (items) => {
     if (!items.length) return;

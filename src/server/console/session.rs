@@ -95,11 +95,12 @@ fn who(caller: Caller) -> WhoAmI {
 
 /// The `Set-Cookie` of a session (`id`), or of its removal (None).
 fn set_cookie(app: &App, id: Option<&str>) -> HeaderValue {
-    let secure = if app.config.base_url.starts_with("https://") {
-        "; Secure"
-    } else {
-        ""
-    };
+    cookie_header(id, app.config.base_url.starts_with("https://"))
+}
+
+/// The `Set-Cookie` value: `Secure` when the console is served over https.
+fn cookie_header(id: Option<&str>, https: bool) -> HeaderValue {
+    let secure = if https { "; Secure" } else { "" };
     let value = match id {
         Some(id) => format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict{secure}"),
         None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
@@ -202,6 +203,20 @@ mod tests {
         assert_eq!(cookie(&h), Some("cs_x"));
         assert_eq!(cookie(&headers(&[("cookie", "a=1")])), None);
         assert_eq!(cookie(&headers(&[("cookie", "filestore_console=")])), None);
+    }
+
+    #[test]
+    fn the_cookie_is_http_only_strict_and_secure_over_https() {
+        let set = |id, https| cookie_header(id, https).to_str().unwrap().to_string();
+        assert_eq!(
+            set(Some("cs_1"), true),
+            "filestore_console=cs_1; Path=/; HttpOnly; SameSite=Strict; Secure"
+        );
+        assert_eq!(
+            set(Some("cs_1"), false),
+            "filestore_console=cs_1; Path=/; HttpOnly; SameSite=Strict"
+        );
+        assert!(set(None, true).contains("Max-Age=0") && set(None, true).ends_with("; Secure"));
     }
 
     #[test]
