@@ -8,11 +8,12 @@ pub(crate) mod session;
 
 use crate::service::App;
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use sha2::Digest;
 use std::sync::Arc;
 
 /// One file of the page: its name under `/console/assets/`, type, bytes.
@@ -69,13 +70,13 @@ pub(crate) fn routes(app: &Arc<App>) -> Router<Arc<App>> {
         .layer(from_fn_with_state(app.clone(), protect))
 }
 
-async fn index() -> Response {
-    served("text/html; charset=utf-8", INDEX)
+async fn index(headers: HeaderMap) -> Response {
+    served(&headers, "text/html; charset=utf-8", INDEX)
 }
 
-async fn asset(Path(name): Path<String>) -> Response {
+async fn asset(Path(name): Path<String>, headers: HeaderMap) -> Response {
     match ASSETS.iter().find(|a| a.name == name) {
-        Some(a) => served(a.content_type, a.bytes),
+        Some(a) => served(&headers, a.content_type, a.bytes),
         None => crate::server::error::ApiError(crate::service::ServiceError::NotFound(format!(
             "no console asset {name}"
         )))
@@ -83,13 +84,27 @@ async fn asset(Path(name): Path<String>) -> Response {
     }
 }
 
-/// A file of the page, checked again by the browser at each load (small:
-/// no stale page after an upgrade).
-fn served(content_type: &'static str, bytes: &'static [u8]) -> Response {
-    let mut r = (StatusCode::OK, bytes).into_response();
+/// A file of the page, revalidated by the browser at each load (no stale
+/// page after an upgrade): its `ETag` is its bytes' SHA-256, and a request
+/// that has them already gets 304.
+fn served(request: &HeaderMap, content_type: &'static str, bytes: &'static [u8]) -> Response {
+    let digest = sha2::Sha256::digest(bytes);
+    let etag = format!("\"{}\"", hex::encode(&digest[..16]));
+    let fresh = request
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
+    let mut r = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (StatusCode::OK, bytes).into_response()
+    };
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
     r
 }
 

@@ -80,6 +80,19 @@ async fn the_page_and_its_assets_are_served_with_a_strict_csp() {
     assert!(first_load < 300_000, "first load {first_load} bytes");
     let r = srv.http.get(srv.url("/console/")).send().await.unwrap();
     assert_eq!(r.status(), 200);
+    // Revalidated at each load: the same bytes are a 304.
+    let etag = r.headers()["etag"].clone();
+    let r = srv
+        .http
+        .get(srv.url("/console"))
+        .header("if-none-match", etag.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 304);
+    assert_eq!(r.headers()["etag"], etag);
+    assert_protected(&r);
+    assert!(r.bytes().await.unwrap().is_empty());
     let r = srv
         .http
         .get(srv.url("/console/assets/nothing.js"))
