@@ -37,6 +37,7 @@ pub trait MetaStore:
     + super::s3::BucketRepo
     + super::s3::MultipartRepo
     + super::integrity::IntegrityRepo
+    + super::sessions::SessionRepo
 {
 }
 
@@ -55,6 +56,7 @@ impl<T> MetaStore for T where
         + super::s3::BucketRepo
         + super::s3::MultipartRepo
         + super::integrity::IntegrityRepo
+        + super::sessions::SessionRepo
 {
 }
 

@@ -98,6 +98,7 @@ mod plans;
 mod rows;
 mod s3;
 mod s3_buckets;
+mod sessions;
 mod strangers;
 mod tls;
 mod tokens;
@@ -222,6 +223,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0024_object_attrs.sql"),
     include_str!("migrations/0025_damaged.sql"),
     include_str!("migrations/0026_crc32.sql"),
+    include_str!("migrations/0028_console_sessions.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -555,7 +557,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
 /// damaged file as before, and leaves it NULL), and a table; 26 a
 /// nullable column, `files.crc32`, which a node of schema 8 never reads
-/// (it leaves it NULL: a newer node then checks by SHA-256 and records it).
+/// (it leaves it NULL: a newer node then checks by SHA-256 and records it); 28 a table,
+/// `console_sessions`, which a node of schema 8 never reads (it serves no
+/// console).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

@@ -9,7 +9,7 @@ async fn an_account_holds_at_most_its_plans_open_uploads() {
         plans_toml: Some("[plans.free]\nopen_uploads = 2\n".into()),
         // The collector would reap the expired upload between the clock's
         // step and the HEAD below (a 404 instead of the 410 checked).
-        reap_interval: Some(Duration::from_secs(3600)),
+        reap_interval: Some(Duration::from_hours(1)),
         ..Default::default()
     })
     .await;
