@@ -8,7 +8,8 @@
 # (client processes, 8), FILES (rclone/aws sync file count, 1000), LIST_OBJECTS
 # (objects for the ListObjectsV2 latency, 1000000; 0 skips it), SAMPLES (500),
 # WRK_CONNS (16), WRK_SECONDS (10), WRK_ROUNDS (3), WRK_KEYS (presigned PUT
-# URLs a round, 40000; WRK_ROUNDS=0 skips it), SKIP_BOTO3=1 / SKIP_SYNC=1 leave those parts out.
+# URLs a round, 40000; WRK_ROUNDS=0 skips it), SYNC_ROUNDS (interleaved rclone/aws rounds, 5),
+# SKIP_BOTO3=1 / SKIP_SYNC=1 leave those parts out.
 #
 # 1. Small PUT and GET rates: benches/s3_load.py `rates`, boto3 in PROCS processes
 #    (one client each, its default checksums), against each server. The client is
@@ -33,7 +34,7 @@ bin=$(realpath "${1:-$root/target/release/filestore}")
 OBJECTS=${OBJECTS:-2000} SIZE=${SIZE:-4096} PROCS=${PROCS:-8} FILES=${FILES:-1000}
 LIST_OBJECTS=${LIST_OBJECTS:-1000000} SAMPLES=${SAMPLES:-500}
 WRK_CONNS=${WRK_CONNS:-16} WRK_SECONDS=${WRK_SECONDS:-10} WRK_ROUNDS=${WRK_ROUNDS:-3} WRK_KEYS=${WRK_KEYS:-40000}
-SKIP_BOTO3=${SKIP_BOTO3:-0} SKIP_SYNC=${SKIP_SYNC:-0}
+SKIP_BOTO3=${SKIP_BOTO3:-0} SKIP_SYNC=${SKIP_SYNC:-0} SYNC_ROUNDS=${SYNC_ROUNDS:-5}
 scripts=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 export PATH="$scripts:$PATH"
 unset AWS_CA_BUNDLE AWS_PROFILE AWS_ENDPOINT_URL
@@ -185,14 +186,27 @@ rclone_to() { # EP KEY SECRET DEST
     RCLONE_CONFIG_R_ACCESS_KEY_ID="$2" RCLONE_CONFIG_R_SECRET_ACCESS_KEY="$3" RCLONE_CONFIG_R_REGION=us-east-1 \
     RCLONE_CONFIG_R_FORCE_PATH_STYLE=true rclone copy --log-level ERROR "$work/files" "r:$4"
 }
-fs_rclone=$(timed rclone_to "$FS_EP" "$FS_KEY" "$FS_SECRET" bench/rclone)
-sw_rclone=$(timed rclone_to "$SW_EP" benchaccess benchsecretbenchsecret bench/rclone)
-fs_sync=$(timed as_fs aws --endpoint-url "$FS_EP" s3 sync --only-show-errors "$work/files" s3://bench/awssync/)
-sw_sync=$(timed as_sw aws --endpoint-url "$SW_EP" s3 sync --only-show-errors "$work/files" s3://bench/awssync/)
-echo "rclone copy:  filestore ${fs_rclone}s, seaweedfs ${sw_rclone}s"
-echo "aws s3 sync:  filestore ${fs_sync}s, seaweedfs ${sw_sync}s"
-python3 -c "import sys; a,b,c,d=map(float,sys.argv[1:]); print('speed-up filestore vs seaweedfs: rclone %.2f×, aws s3 sync %.2f× (contract: ≥ 1.5×)' % (b/a, d/c))" \
-  "$fs_rclone" "$sw_rclone" "$fs_sync" "$sw_sync"
+# Interleaved rounds (filestore, SeaweedFS, filestore, …), each into a new
+# prefix: the median and range of each, as for wrk (one run moved 1.27–1.77×
+# between runs on this shared machine).
+fs_r=() sw_r=() fs_s=() sw_s=()
+for round in $(seq 1 "$SYNC_ROUNDS"); do
+  fs_r+=("$(timed rclone_to "$FS_EP" "$FS_KEY" "$FS_SECRET" "bench/rclone$round")")
+  sw_r+=("$(timed rclone_to "$SW_EP" benchaccess benchsecretbenchsecret "bench/rclone$round")")
+  fs_s+=("$(timed as_fs aws --endpoint-url "$FS_EP" s3 sync --only-show-errors "$work/files" "s3://bench/awssync$round/")")
+  sw_s+=("$(timed as_sw aws --endpoint-url "$SW_EP" s3 sync --only-show-errors "$work/files" "s3://bench/awssync$round/")")
+done
+python3 - "${fs_r[*]}" "${sw_r[*]}" "${fs_s[*]}" "${sw_s[*]}" <<'PY'
+import statistics, sys
+fr, sr, fs, ss = ([float(x) for x in a.split()] for a in sys.argv[1:])
+def show(name, f, s):
+    print("%-12s filestore median %.2fs (%.2f–%.2f), seaweedfs median %.2fs (%.2f–%.2f): %.2f× (round ratios %s)" % (
+        name, statistics.median(f), min(f), max(f), statistics.median(s), min(s), max(s),
+        statistics.median(s) / statistics.median(f), " ".join("%.2f" % (b / a) for a, b in zip(f, s))))
+show("rclone copy:", fr, sr)
+show("aws s3 sync:", fs, ss)
+print("contract: ≥ 1.5× on both")
+PY
 fi
 
 if [ "$LIST_OBJECTS" -gt 0 ]; then

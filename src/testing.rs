@@ -118,6 +118,7 @@ pub mod service {
                 secret,
                 origin: None,
                 retry: false,
+                session: false,
             };
             let caller = app
                 .authenticate(presented, Access::Upload)

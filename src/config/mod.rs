@@ -1,6 +1,7 @@
 //! Server configuration: TOML file < `FILESTORE_*` env vars < command-line
 //! flags, over built-in defaults. `config.example.toml` documents every key.
 
+mod console;
 mod env;
 mod error;
 mod file;
@@ -15,6 +16,7 @@ pub(crate) use error::ConfigError;
 pub(crate) use limits::Limits;
 pub(crate) use plans::{parse_bytes, Plan, Plans, UNLIMITED};
 
+pub(crate) use console::Console;
 pub use env::{Env, Overrides};
 pub use file::{BackendKind, FileConfig, LogFormat, StorageConfig};
 pub use images::Images;
@@ -61,6 +63,8 @@ pub struct Config {
     pub migrate: bool,
     /// The S3 door (`[s3]`).
     pub s3: S3Door,
+    /// The web console (`[console]`).
+    pub console: Console,
 }
 
 /// The S3 door's settings, resolved.
@@ -301,9 +305,11 @@ impl Config {
             (None, None) => s.log_format.unwrap_or_default(),
         };
         let images = file.images.resolve().map_err(ConfigError::Invalid)?;
+        let console = file.console.resolve().map_err(ConfigError::Invalid)?;
         let s3 = s3_door(flags, env, &file.s3)?;
         Ok(Config {
             s3,
+            console,
             configured_plans: file.plans.keys().cloned().collect(),
             migrate: true,
             images,

@@ -63,6 +63,13 @@ fn the_example_config_is_valid_and_matches_the_defaults() {
     assert_eq!(c.statement_timeout, DEFAULT_STATEMENT_TIMEOUT);
     assert_eq!(c.s3.listen, None, "the example leaves the S3 door off");
     assert_eq!(c.s3.region, DEFAULT_S3_REGION);
+    assert_eq!(
+        c.console,
+        super::Console {
+            enabled: true,
+            session_idle: Duration::from_hours(12),
+        }
+    );
 }
 
 #[test]

@@ -17,6 +17,10 @@ pub trait IntegrityRepo: std::fmt::Debug + Send + Sync {
     /// Clears file `id`'s mark (its bytes were put back); false when it had none.
     async fn clear_damaged(&self, id: &str) -> Result<bool, DbError>;
 
+    /// Records file `id`'s CRC-32, read from bytes that matched its SHA-256
+    /// (a file's bytes never change: one already there stays).
+    async fn record_crc32(&self, id: &str, crc32: u32) -> Result<(), DbError>;
+
     /// How many files are marked damaged.
     async fn count_damaged(&self) -> Result<u64, DbError>;
 

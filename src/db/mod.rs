@@ -12,6 +12,7 @@ pub(crate) mod keys;
 pub(crate) mod model;
 pub(crate) mod postgres;
 pub(crate) mod s3;
+pub(crate) mod sessions;
 pub(crate) mod sqlite;
 pub(crate) mod store;
 

@@ -237,6 +237,9 @@ pub(crate) struct DurableFile {
     /// Not part of an event: a file's state, not what it is.
     #[serde(skip)]
     damaged_at: Option<i64>,
+    /// Not part of an event: what a read checks the bytes against.
+    #[serde(skip)]
+    crc32: Option<u32>,
 }
 
 /// The file row as the outbox keeps it.

@@ -39,6 +39,7 @@ pub trait MetaStore:
     + super::integrity::IntegrityRepo
     + super::console::HistoryRepo
     + super::console::DeliveryRepo
+    + super::sessions::SessionRepo
 {
 }
 
@@ -59,6 +60,7 @@ impl<T> MetaStore for T where
         + super::integrity::IntegrityRepo
         + super::console::HistoryRepo
         + super::console::DeliveryRepo
+        + super::sessions::SessionRepo
 {
 }
 

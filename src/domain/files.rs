@@ -33,6 +33,10 @@ pub struct StoredFile {
     /// When its stored bytes were found missing or not matching `sha256`
     /// (unix ms; CONTRACT §20): never served whole until repaired.
     pub damaged_at: Option<i64>,
+    /// The CRC-32 (IEEE) of its bytes, recorded once a whole read of them
+    /// matched `sha256`: what a whole download checks them against.
+    /// None: not yet known.
+    pub crc32: Option<u32>,
 }
 
 /// Position in the newest-first order: (created_at, id) of the last file seen.

@@ -1,8 +1,11 @@
 //! The /v1 door's half of admission: it finds what a request presents (a
 //! `Bearer` key or upload token, or `?token=` on `POST /v1/upload` alone:
-//! a plain form post from any page), and its `Origin`; who may do what is
-//! the service's (`service::caller`), which this asks once per request.
+//! a plain form post from any page, or else the console's session cookie,
+//! from the console's page only: `console::session::from_page`), and its
+//! `Origin`; who may do what is the service's (`service::caller`), which
+//! this asks once per request.
 
+use super::console::session;
 use crate::server::error::{rate_limit_headers, ApiError};
 pub(crate) use crate::service::caller::{Access, Caller};
 use crate::service::caller::{Admitted, Presented};
@@ -79,28 +82,40 @@ fn query_token(query: Option<&str>) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
-/// What the request presents: the key or token it sends, its origin,
-/// whether it may be a retry.
+/// What the request presents: the key or token it sends (else the
+/// console's session, when its cookie comes from the console's page at
+/// `base_url`), its origin, whether it may be a retry.
 fn presented<'a>(
     headers: &'a HeaderMap,
     path: &str,
     query: Option<&'a str>,
+    base_url: &str,
 ) -> Result<Presented<'a>, ServiceError> {
-    let from_query = if headers.contains_key(header::AUTHORIZATION) || path != UPLOAD_PATH {
+    let authorization = headers.contains_key(header::AUTHORIZATION);
+    let from_query = if authorization || path != UPLOAD_PATH {
         None
     } else {
         // Only an upload token, never a key: a key in a URL ends up in
         // histories and logs.
         query_token(query).filter(|t| t.starts_with("upt_"))
     };
-    let secret = match from_query {
-        Some(t) => t,
-        None => bearer(headers)?,
+    let session = match from_query {
+        None if !authorization => session::cookie(headers),
+        _ => None,
+    };
+    let secret = match (from_query, session) {
+        (Some(t), _) => t,
+        (None, Some(id)) => {
+            session::from_page(headers, base_url)?;
+            id
+        }
+        (None, None) => bearer(headers)?,
     };
     Ok(Presented {
         secret,
         origin: headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()),
         retry: headers.contains_key("idempotency-key"),
+        session: session.is_some(),
     })
 }
 
@@ -113,7 +128,8 @@ pub(crate) async fn guard(
     next: Next,
 ) -> Response {
     let uri = req.uri();
-    let p = match presented(req.headers(), uri.path(), uri.query()) {
+    let base_url = app.config.base_url.as_str();
+    let p = match presented(req.headers(), uri.path(), uri.query(), base_url) {
         Ok(p) => p,
         Err(e) => return ApiError(e).into_response(),
     };

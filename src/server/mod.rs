@@ -7,6 +7,7 @@ pub(crate) mod auth;
 pub(crate) mod cdn;
 pub(crate) mod conditional;
 pub(crate) mod conn;
+pub(crate) mod console;
 pub(crate) mod cors;
 pub(crate) mod drain;
 pub(crate) mod envelope;
@@ -198,6 +199,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .merge(resumable)
         .merge(api)
         .merge(openapi::routes())
+        .merge(console::routes(&app))
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
         .with_state(app)

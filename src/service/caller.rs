@@ -1,5 +1,5 @@
 //! Who calls, and what they may do: the one place every door (the /v1 API
-//! today; S3 and the console later) asks. A door only extracts what a
+//! API, S3 and the console's session) asks. A door only extracts what a
 //! request presents (a key or upload token, its origin, whether it may be a
 //! retry); the checks come here, in the order docs/api.md's "Errors" gives:
 //! 401 (no or bad key or upload token, a token on a route other than
@@ -79,6 +79,10 @@ pub(crate) struct Presented<'a> {
     /// It may be a retry (an `Idempotency-Key`), which a used-up token may
     /// still have answered with what an earlier request stored.
     pub retry: bool,
+    /// `secret` is a console session's id (from its cookie, which the door
+    /// accepted as coming from the console's page): the caller is the key
+    /// the session was made from (`service::console`).
+    pub session: bool,
 }
 
 /// A caller let through its rate window: the window's standing (for the
@@ -118,6 +122,9 @@ impl App {
         access: Access,
     ) -> Result<Caller, ServiceError> {
         let secret = p.secret;
+        if p.session {
+            return self.console_caller(secret).await;
+        }
         if secret.starts_with("upt_") {
             return self.authenticate_token(secret, access, p.retry).await;
         }

@@ -3,10 +3,20 @@
 //! the scrub, `admin verify` and its `--repair-from` share; the `damaged`
 //! mark ([`mark`]) and the error a read of a damaged file gets
 //! ([`damaged`]); and the stream a whole-file read goes through
-//! ([`Verified`]), which hashes as it goes and holds its last chunk back
-//! until the digest is checked: a mismatch ends the body with an error
-//! before its last byte (the connection is cut, no client takes it whole)
-//! and marks the file.
+//! ([`Verified`]), which checks the bytes as they go and holds its last
+//! chunk back until they are found whole: a mismatch ends the body with an
+//! error before its last byte (the connection is cut, no client takes it
+//! whole) and marks the file.
+//!
+//! A whole read checks a file's CRC-32 once one is known, its SHA-256
+//! until then: the CRC is recorded by the first read whose bytes matched
+//! the SHA-256 (a download, the scrub, `admin verify`). SHA-256 runs at
+//! about 1.7 GB/s a core here, CRC-32 at about 43: checking every download
+//! by SHA-256 held large downloads to a third of their speed (run.sh A/B,
+//! docs/decisions.md "Checking every download"). Bit rot is random, which
+//! a CRC-32 catches (all bursts up to 32 bits, any other change but one
+//! in 2^32); a write with intent to deceive it needs access to the blob
+//! store, which the SHA-256 of the scrub and `admin verify` still sees.
 
 use super::error::ServiceError;
 use super::App;
@@ -132,59 +142,86 @@ pub(crate) async fn check(
     row: &FileRow,
     pace: &mut Pace,
 ) -> Result<Finding, StorageError> {
+    Ok(check_crc(store, row, pace).await?.0)
+}
+
+/// [`check`], and the CRC-32 of bytes found sound (for [`learned`]).
+pub(crate) async fn check_crc(
+    store: &dyn BlobStore,
+    row: &FileRow,
+    pace: &mut Pace,
+) -> Result<(Finding, Option<u32>), StorageError> {
     if row.inline {
-        return Ok(Finding::Sound);
+        return Ok((Finding::Sound, None));
     }
     let size = match store.size(&row.blob_key).await? {
-        None => return Ok(Finding::Missing),
+        None => return Ok((Finding::Missing, None)),
         Some(n) if n != row.size => {
-            return Ok(Finding::Damaged(format!(
-                "its blob holds {n} bytes, not {}",
-                row.size
-            )))
+            let why = format!("its blob holds {n} bytes, not {}", row.size);
+            return Ok((Finding::Damaged(why), None));
         }
         Some(n) => n,
     };
     let mut stream = match store.get(&row.blob_key, 0, size).await {
-        Err(StorageError::NotFound(_)) => return Ok(Finding::Missing),
+        Err(StorageError::NotFound(_)) => return Ok((Finding::Missing, None)),
         other => other?,
     };
     let mut hash = Sha256::new();
+    let mut crc = crc32fast::Hasher::new();
     let mut read = 0u64;
     while let Some(chunk) = stream.next().await {
         let chunk = match chunk {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Ok(Finding::Damaged(format!("its blob ends early: {e}")))
+                let why = format!("its blob ends early: {e}");
+                return Ok((Finding::Damaged(why), None));
             }
             Err(e) => return Err(e.into()),
         };
         read += chunk.len() as u64;
         hash.update(&chunk);
+        crc.update(&chunk);
         pace.took(chunk.len()).await;
     }
     let sha256 = hex::encode(hash.finalize());
     Ok(if read != row.size {
-        Finding::Damaged(format!("its blob gave {read} bytes, not {}", row.size))
+        let why = format!("its blob gave {read} bytes, not {}", row.size);
+        (Finding::Damaged(why), None)
     } else if sha256 != row.sha256 {
-        Finding::Damaged(format!(
-            "its blob's SHA-256 is {sha256}, not {}",
-            row.sha256
-        ))
+        let why = format!("its blob's SHA-256 is {sha256}, not {}", row.sha256);
+        (Finding::Damaged(why), None)
     } else {
-        Finding::Sound
+        (Finding::Sound, Some(crc.finalize()))
     })
 }
 
-/// A whole file's bytes as the store streams them, hashed as they pass: the
-/// chunk that completes the file's size is handed on only once the SHA-256
-/// of all of them is the file's. A mismatch, a blob that ends early or
-/// gives more ends the body with an error in its place (hyper then cuts
-/// the connection: the client never has the whole, and a `Content-Length`
-/// says it is short) and marks the file damaged.
+/// Records `crc32`, of `row`'s bytes just found sound, when its file had
+/// none (what its whole downloads check from then on).
+pub(crate) async fn learned(meta: &dyn MetaStore, row: &FileRow, crc32: Option<u32>) {
+    let Some(crc32) = crc32.filter(|_| row.crc32.is_none()) else {
+        return;
+    };
+    if let Err(e) = meta.record_crc32(&row.id, crc32).await {
+        tracing::warn!(file = %row.id, error = %e, "a file's CRC-32 not recorded");
+    }
+}
+
+/// How a whole read checks its bytes: against the file's CRC-32 when one
+/// is known, else its SHA-256 (the CRC taken beside it, to record).
+enum Check {
+    Crc(crc32fast::Hasher),
+    Sha(Box<Sha256>, crc32fast::Hasher),
+}
+
+/// A whole file's bytes as the store streams them, checked as they pass
+/// ([`Check`]): the chunk that completes the file's size is handed on only
+/// once all of them are found to be the file's. A mismatch, a blob that
+/// ends early or gives more ends the body with an error in its place (hyper
+/// then cuts the connection: the client never has the whole, and a
+/// `Content-Length` says it is short) and marks the file damaged.
 pub(crate) struct Verified {
     inner: BlobStream,
-    hash: Option<Sha256>,
+    digest: Option<Check>,
     left: u64,
     /// What marks the file when its bytes are found wrong.
     on_damage: Option<(Arc<App>, FileRow)>,
@@ -193,9 +230,13 @@ pub(crate) struct Verified {
 impl Verified {
     /// `inner`, the whole of `row`'s blob.
     pub(crate) fn new(inner: BlobStream, app: Arc<App>, row: FileRow) -> Verified {
+        let digest = match row.crc32 {
+            Some(_) => Check::Crc(crc32fast::Hasher::new()),
+            None => Check::Sha(Box::new(Sha256::new()), crc32fast::Hasher::new()),
+        };
         Verified {
             inner,
-            hash: Some(Sha256::new()),
+            digest: Some(digest),
             left: row.size,
             on_damage: Some((app, row)),
         }
@@ -207,8 +248,41 @@ impl Verified {
             let marked = why.to_string();
             tokio::spawn(async move { mark(&app, &row, &marked).await });
         }
-        self.hash = None;
+        self.digest = None;
         std::io::Error::other(format!("stored bytes damaged: {why}"))
+    }
+
+    /// Why the bytes read are not the file's (None: they are), once all
+    /// are read; a CRC-32 learned on the way is recorded.
+    fn mismatch(&mut self) -> Option<String> {
+        let (app, row) = self.on_damage.take()?;
+        match self.digest.take()? {
+            Check::Crc(crc) => {
+                let (got, want) = (crc.finalize(), row.crc32.unwrap_or_default());
+                if got == want {
+                    return None;
+                }
+                self.on_damage = Some((app, row));
+                Some(format!(
+                    "its CRC-32 is {got:08x}, not {want:08x} (recorded when its SHA-256 matched)"
+                ))
+            }
+            Check::Sha(sha, crc) => {
+                let sha256 = hex::encode(sha.finalize());
+                if sha256 != row.sha256 {
+                    let why = format!("its SHA-256 is {sha256}, not {}", row.sha256);
+                    self.on_damage = Some((app, row));
+                    return Some(why);
+                }
+                let crc32 = crc.finalize();
+                tokio::spawn(async move {
+                    learned(&*app.meta, &row, Some(crc32)).await;
+                    // What this node's CDN kept of the file has no CRC yet.
+                    app.recent.forget(&row.account_id, &row.id);
+                });
+                None
+            }
+        }
     }
 }
 
@@ -217,7 +291,7 @@ impl Stream for Verified {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        let Some(hash) = this.hash.as_mut() else {
+        let Some(digest) = this.digest.as_mut() else {
             return Poll::Ready(None);
         };
         match this.inner.poll_next_unpin(cx) {
@@ -227,21 +301,20 @@ impl Stream for Verified {
                 if n > this.left {
                     return Poll::Ready(Some(Err(this.damaged("its blob gives more bytes"))));
                 }
-                hash.update(&chunk);
+                match digest {
+                    Check::Crc(crc) => crc.update(&chunk),
+                    Check::Sha(sha, crc) => {
+                        sha.update(&chunk);
+                        crc.update(&chunk);
+                    }
+                }
                 this.left -= n;
                 if this.left > 0 {
                     return Poll::Ready(Some(Ok(chunk)));
                 }
-                let Some((_, row)) = this.on_damage.as_ref() else {
-                    return Poll::Ready(None);
-                };
-                let sha256 = hex::encode(this.hash.take().expect("hashing").finalize());
-                if sha256 == row.sha256 {
-                    this.on_damage = None;
-                    Poll::Ready(Some(Ok(chunk)))
-                } else {
-                    let why = format!("its SHA-256 is {sha256}, not {}", row.sha256);
-                    Poll::Ready(Some(Err(this.damaged(&why))))
+                match this.mismatch() {
+                    None => Poll::Ready(Some(Ok(chunk))),
+                    Some(why) => Poll::Ready(Some(Err(this.damaged(&why)))),
                 }
             }
             Poll::Ready(Some(Err(e))) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
@@ -250,7 +323,7 @@ impl Stream for Verified {
                 ))
             }
             Poll::Ready(Some(Err(e))) => {
-                this.hash = None;
+                this.digest = None;
                 Poll::Ready(Some(Err(e)))
             }
             Poll::Ready(None) if this.left > 0 => {

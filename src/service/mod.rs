@@ -14,6 +14,7 @@ pub(crate) mod cdn;
 pub(crate) mod checksum;
 pub(crate) mod collector;
 pub(crate) mod commit;
+pub(crate) mod console;
 pub(crate) mod copy;
 pub(crate) mod data_dir;
 pub(crate) mod disk;

@@ -84,10 +84,11 @@ async fn turn(app: &App, rate: u64) -> Result<bool, String> {
         };
         let last = last.id.clone();
         for row in rows.iter().filter(|r| !r.inline) {
-            let found = integrity::check(&*app.store, row, &mut pace)
+            let (found, crc32) = integrity::check_crc(&*app.store, row, &mut pace)
                 .await
                 .map_err(|e| format!("file {}: {e}", row.id))?;
             integrity::record(app, row, &found).await;
+            integrity::learned(&*app.meta, row, crc32).await;
             metrics::counter!("filestore_scrub_bytes_total").increment(row.size);
             if renewed.elapsed() >= RENEW {
                 renewed = tokio::time::Instant::now();

@@ -310,6 +310,7 @@ impl Upload {
             metadata: settled.metadata,
             attrs: fields.attrs,
             damaged_at: None,
+            crc32: None,
         };
         let ctx = CommitContext {
             idempotency_key: self.req.idempotency_key,

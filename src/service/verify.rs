@@ -86,7 +86,8 @@ pub async fn verify(
         let Some(last) = rows.last() else { break };
         after.clone_from(&last.id);
         for row in &rows {
-            let finding = integrity::check(store, row, &mut pace).await?;
+            let (finding, crc32) = integrity::check_crc(store, row, &mut pace).await?;
+            integrity::learned(meta, row, crc32).await;
             report.files += 1;
             report.bytes += row.size;
             if finding != Finding::Sound && !still_there(meta, row).await? {

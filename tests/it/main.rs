@@ -42,6 +42,7 @@ mod cli_retry;
 mod cli_sync;
 mod cli_tokens;
 mod cli_tus;
+mod console;
 mod console_api;
 mod crash;
 mod file_md5;

@@ -20,7 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// inline blobs (their bytes go with the other blobs, by SHA-256, and are
 /// put back into the target's `inline_blobs`), image variants (renders,
 /// made again on the next request for them), and the background scrub's
-/// turn and place (of the source's nodes; the target's scrub starts over).
+/// turn and place (of the source's nodes; the target's scrub starts over),
+/// and the console's sessions (a restored database asks its users to sign
+/// in again).
 pub(crate) const SKIPPED: &[&str] = &[
     "schema_version",
     "schema_compat",
@@ -31,6 +33,7 @@ pub(crate) const SKIPPED: &[&str] = &[
     "inline_blobs",
     "image_variants",
     "scrub_turn",
+    "console_sessions",
 ];
 
 /// Columns that name a node of the source's cluster or a lease of one of

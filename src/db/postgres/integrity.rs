@@ -45,6 +45,22 @@ impl IntegrityRepo for PgStore {
         })
     }
 
+    async fn record_crc32(&self, id: &str, crc32: u32) -> Result<(), DbError> {
+        if has_nul(&[id]) {
+            return Ok(());
+        }
+        let crc32 = i64::from(crc32);
+        on_conn!(self, |c| {
+            execute(
+                c,
+                "UPDATE files SET crc32 = $2 WHERE id = $1 AND crc32 IS NULL",
+                &[&id, &crc32],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
     async fn count_damaged(&self) -> Result<u64, DbError> {
         on_conn!(self, |c| {
             let row = query_one(

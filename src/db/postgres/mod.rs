@@ -99,6 +99,7 @@ mod plans;
 mod rows;
 mod s3;
 mod s3_buckets;
+mod sessions;
 mod strangers;
 mod tls;
 mod tokens;
@@ -222,7 +223,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0023_s3_multipart.sql"),
     include_str!("migrations/0024_object_attrs.sql"),
     include_str!("migrations/0025_damaged.sql"),
+    include_str!("migrations/0026_crc32.sql"),
     include_str!("migrations/0027_console.sql"),
+    include_str!("migrations/0028_console_sessions.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -554,11 +557,15 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// a node of schema 8 runs on. 23 adds a nullable column, `files.attrs`,
 /// which a node of schema 8 never reads and leaves NULL (no attributes);
 /// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
-/// damaged file as before, and leaves it NULL), and a table; 27 (the
-/// console's) two tables, which a node of schema 8 neither reads nor
+/// damaged file as before, and leaves it NULL), and a table; 26 a
+/// nullable column, `files.crc32`, which a node of schema 8 never reads
+/// (it leaves it NULL: a newer node then checks by SHA-256 and records it); 27 (the
+/// console's views) two tables, which a node of schema 8 neither reads nor
 /// writes (its sender logs no delivery, its collector takes no reading),
 /// their rows going with their account or webhook (ON DELETE CASCADE)
-/// when such a node deletes one.
+/// when such a node deletes one; 28 a table,
+/// `console_sessions`, which a node of schema 8 never reads (it serves no
+/// console).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

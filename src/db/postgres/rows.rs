@@ -116,10 +116,10 @@ pub(crate) fn token_and_account(r: &Row) -> (TokenRow, Account) {
 }
 
 pub(crate) const FILE: &str = "id, account_id, name, folder, size, content_type, private, sha256, \
-     blob_key, created_at, expires_at, inline, metadata, md5, attrs, damaged_at";
+     blob_key, created_at, expires_at, inline, metadata, md5, attrs, damaged_at, crc32";
 
 /// The place of a column selected after [`FILE`] (a file's inline bytes).
-pub(crate) const FILE_DATA: usize = 16;
+pub(crate) const FILE_DATA: usize = 17;
 
 pub(crate) fn file(r: &Row) -> FileRow {
     FileRow {
@@ -139,6 +139,9 @@ pub(crate) fn file(r: &Row) -> FileRow {
         md5: r.get(13),
         attrs: crate::domain::object::ObjectAttrs::from_stored(r.get(14)),
         damaged_at: r.get(15),
+        crc32: r
+            .get::<_, Option<i64>>(16)
+            .and_then(|c| u32::try_from(c).ok()),
     }
 }
 

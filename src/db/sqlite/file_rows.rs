@@ -9,10 +9,10 @@ use crate::domain::object::ObjectAttrs;
 use rusqlite::Row;
 
 pub(super) const COLUMNS: &str =
-    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata, md5, attrs, damaged_at";
+    "id, account_id, name, folder, size, content_type, private, sha256, blob_key, created_at, expires_at, inline, metadata, md5, attrs, damaged_at, crc32";
 
 /// The place of a column selected after [`COLUMNS`] (a file's inline bytes).
-pub(super) const DATA: usize = 16;
+pub(super) const DATA: usize = 17;
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
     Ok(FileRow {
@@ -32,5 +32,6 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<FileRow> {
         md5: r.get(13)?,
         attrs: ObjectAttrs::from_stored(r.get::<_, Option<String>>(14)?.as_deref()),
         damaged_at: r.get(15)?,
+        crc32: r.get(16)?,
     })
 }

@@ -135,7 +135,7 @@ fn commit_upload(
         by_stranger = shared::is_stranger(&tx, &creator)?;
     }
     tx.prepare_cached(&format!(
-        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL)"
+        "INSERT INTO files ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, NULL)"
     ))?
     .execute(params![
         f.id,

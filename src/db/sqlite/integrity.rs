@@ -36,6 +36,17 @@ impl IntegrityRepo for SqliteStore {
             .await
     }
 
+    async fn record_crc32(&self, id: &str, crc32: u32) -> Result<(), DbError> {
+        let id = owned(id);
+        self.db
+            .write_small(move |c| {
+                c.prepare_cached("UPDATE files SET crc32 = ?2 WHERE id = ?1 AND crc32 IS NULL")?
+                    .execute(params![id, crc32])?;
+                Ok(())
+            })
+            .await
+    }
+
     async fn count_damaged(&self) -> Result<u64, DbError> {
         self.db
             .lookup(|c| {

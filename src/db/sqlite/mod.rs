@@ -29,6 +29,7 @@ mod plans;
 mod rates;
 mod s3;
 mod s3_buckets;
+mod sessions;
 mod shared;
 mod tokens;
 mod uploads;
@@ -140,7 +141,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0020_s3_multipart.sql"),
     include_str!("migrations/0021_object_attrs.sql"),
     include_str!("migrations/0022_damaged.sql"),
+    include_str!("migrations/0023_crc32.sql"),
     include_str!("migrations/0024_console.sql"),
+    include_str!("migrations/0025_console_sessions.sql"),
 ];
 
 #[derive(Clone)]

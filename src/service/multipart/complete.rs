@@ -164,6 +164,7 @@ impl App {
             metadata: template.metadata,
             attrs,
             damaged_at: None,
+            crc32: None,
         };
         let ctx = CommitContext {
             at_path: AtPath::Replace,

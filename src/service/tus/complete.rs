@@ -141,6 +141,7 @@ async fn commit_file(
         metadata: row.metadata.clone(),
         attrs: crate::domain::object::ObjectAttrs::default(),
         damaged_at: None,
+        crc32: None,
     };
     let account = app
         .meta

@@ -46,6 +46,7 @@ pub fn inline_file(account: &str, i: usize, size: u64, expires_at: Option<i64>) 
         metadata: std::collections::BTreeMap::new(),
         attrs: filestore::testing::domain::object::ObjectAttrs::default(),
         damaged_at: None,
+        crc32: None,
     }
 }
 

@@ -5,8 +5,9 @@
 //! real deliveries to a receiver, answered 2xx, failing, then given up);
 //! `GET /v1/usage/history` (zero-filled days and the day boundary, with the
 //! test clock); `POST /v1/files/zip` (read back with Python's zipfile).
-//! Every error each can give (400, 401, 403, 404) is provoked, and two
-//! accounts see nothing of each other's.
+//! Every error each can give (400, 401, 403, 404) is provoked, two
+//! accounts see nothing of each other's, and a console session gets what
+//! its key gets.
 
 use crate::common::{error_code, TestServer};
 use reqwest::Method;
@@ -15,6 +16,7 @@ use serde_json::Value;
 mod history;
 mod isolation;
 mod keys;
+mod session;
 mod tokens;
 mod webhooks;
 mod zip;

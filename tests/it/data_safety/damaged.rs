@@ -4,7 +4,7 @@
 //! gone, is a 500 `damaged` naming `admin verify --repair-from` (S3:
 //! `InternalError` with that message), never a 404 while `get` shows it.
 
-use super::{blob_path, flip_byte, safety_server, DATA};
+use super::{blob_path, flip_byte, run_admin, safety_server, DATA};
 use crate::common::s3door;
 use crate::common::{error_code, TestServer};
 use aws_sdk_s3::error::ProvideErrorMetadata as _;
@@ -109,6 +109,60 @@ async fn a_flipped_byte_is_never_served_whole_by_the_cdn() {
         .get_json(&srv.secret_key, &format!("/v1/files/{id}"))
         .await;
     assert_eq!(status, 200);
+}
+
+/// Whether file `id` has `crc32` recorded.
+fn crc_recorded(srv: &TestServer, id: &str, crc32: u32) -> bool {
+    srv.count(&format!(
+        "SELECT COUNT(*) FROM files WHERE id = '{id}' AND crc32 = {crc32}"
+    )) == 1
+}
+
+/// The first whole download checks a file by its SHA-256 and records its
+/// CRC-32; the next ones check that (a flipped byte is still never served
+/// whole). `admin verify` records the CRC-32 of what it finds sound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_records_the_crc32_the_next_downloads_check() {
+    let srv = safety_server(None).await;
+    let s3 = s3door::client(&s3door::credentials(&srv.http, &srv.base_url, &srv.secret_key).await);
+    s3.create_bucket().bucket("bkt").send().await.unwrap();
+    let (id, url) = put(&srv, &s3, "crc.bin").await;
+    let (verified, _) = put(&srv, &s3, "verified.bin").await;
+    let crc32 = crc32fast::hash(&DATA());
+    assert_eq!(
+        srv.count("SELECT COUNT(*) FROM files WHERE crc32 IS NOT NULL"),
+        0
+    );
+    let r = srv.http.get(&url).send().await.unwrap();
+    assert_eq!(&r.bytes().await.unwrap()[..], &DATA()[..]);
+    srv.eventually(10, "the CRC-32 is recorded", || async {
+        crc_recorded(&srv, &id, crc32)
+    })
+    .await;
+    // Whole again while the CRC-32 is checked (twice: the node's cache of
+    // the row is forgotten once it is recorded).
+    for _ in 0..2 {
+        let r = srv.http.get(&url).send().await.unwrap();
+        assert_eq!(&r.bytes().await.unwrap()[..], &DATA()[..]);
+    }
+    flip_byte(&blob_path(&srv, &id), 299 * 1024);
+    let r = srv.http.get(&url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let body = r.bytes().await;
+    assert!(
+        body.as_ref().map_or(true, |b| b.len() < DATA().len()),
+        "a damaged file was sent whole"
+    );
+    srv.eventually(10, "the file is marked damaged", || async {
+        marked(&srv, &id)
+    })
+    .await;
+    assert_cdn_damaged(&srv, &url).await;
+    // `admin verify` finds the one damaged, records the other's CRC-32.
+    let (code, out, err) = run_admin(&srv, &["verify", "--json"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(crc_recorded(&srv, &verified, crc32));
+    assert!(!marked(&srv, &verified));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

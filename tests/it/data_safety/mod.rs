@@ -8,6 +8,7 @@ mod repair;
 mod scrub;
 mod verify;
 
+use crate::common::process::admin;
 use crate::common::{Backend, TestOptions, TestServer};
 
 /// 300 KiB of varied bytes: several chunks of a download.
@@ -39,4 +40,20 @@ pub fn flip_byte(path: &std::path::Path, at: usize) {
     let mut bytes = std::fs::read(path).unwrap();
     bytes[at] ^= 0xff;
     std::fs::write(path, bytes).unwrap();
+}
+
+/// `admin ARGS` on `srv`'s data dir and database: (exit code, stdout, stderr).
+pub fn run_admin(srv: &TestServer, args: &[&str]) -> (Option<i32>, String, String) {
+    let url = srv
+        .app
+        .config
+        .database_url
+        .as_ref()
+        .map(filestore::testing::config::Secret::expose);
+    let out = admin(&srv.data_dir, url, args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }

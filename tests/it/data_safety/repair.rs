@@ -3,26 +3,9 @@
 //! the CDN serves them whole again (exit 0); a file the backup does not
 //! hold stays damaged (exit 1).
 
-use super::{blob_path, flip_byte, DATA};
-use crate::common::process::admin;
+use super::{blob_path, flip_byte, run_admin, DATA};
 use crate::common::{Backend, TestServer};
 use serde_json::{json, Value};
-
-/// `admin ARGS` on `srv`'s data dir and database: (exit code, stdout, stderr).
-fn run_admin(srv: &TestServer, args: &[&str]) -> (Option<i32>, String, String) {
-    let url = srv
-        .app
-        .config
-        .database_url
-        .as_ref()
-        .map(filestore::testing::config::Secret::expose);
-    let out = admin(&srv.data_dir, url, args);
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn marked(srv: &TestServer) -> i64 {
     srv.count("SELECT COUNT(*) FROM files WHERE damaged_at IS NOT NULL")
