@@ -4,6 +4,7 @@
 //! is its implementation on an embedded SQLite file (the default),
 //! [`postgres`] on a PostgreSQL server (`database.url`).
 
+pub(crate) mod console;
 pub(crate) mod dump;
 pub(crate) mod error;
 pub(crate) mod integrity;
@@ -20,6 +21,7 @@ pub(crate) use error::DbError;
 /// The SQLite database's file in the data dir (its log and index beside
 /// it, with `-wal` and `-shm` after the name).
 pub(crate) const SQLITE_FILE: &str = "filestore.db";
+pub(crate) use console::{DeliveryRow, DeliveryStatus, UsageDay, DELIVERIES_KEPT};
 pub use model::*;
 pub use postgres::{Migrate, PgStore};
 pub(crate) use s3::{PartOutcome, PartRow, S3Completion, S3UploadRow};

@@ -37,6 +37,8 @@ pub trait MetaStore:
     + super::s3::BucketRepo
     + super::s3::MultipartRepo
     + super::integrity::IntegrityRepo
+    + super::console::HistoryRepo
+    + super::console::DeliveryRepo
     + super::sessions::SessionRepo
 {
 }
@@ -56,6 +58,8 @@ impl<T> MetaStore for T where
         + super::s3::BucketRepo
         + super::s3::MultipartRepo
         + super::integrity::IntegrityRepo
+        + super::console::HistoryRepo
+        + super::console::DeliveryRepo
         + super::sessions::SessionRepo
 {
 }

@@ -14,10 +14,17 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// The path of a file of folder `folder` (None: the root) relative to `top`,
-/// or None when the file is not in `top` or below.
+/// The path of a file of folder `folder` (None: the root) relative to `top`
+/// ("": the root), or None when the file is not in `top` or below.
 pub(crate) fn relative(top: &str, folder: Option<&str>, name: &str) -> Option<String> {
     let folder = folder.unwrap_or("");
+    if top.is_empty() {
+        return Some(if folder.is_empty() {
+            name.to_string()
+        } else {
+            format!("{folder}/{name}")
+        });
+    }
     let rest = folder.strip_prefix(top)?;
     if rest.is_empty() {
         return Some(name.to_string());

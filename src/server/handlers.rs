@@ -350,7 +350,7 @@ pub(crate) async fn folder_zip(
 
 /// A JSON object body (`shape` names its fields in the error): serde would
 /// also read a struct from an array.
-fn json_object<T: serde::de::DeserializeOwned>(
+pub(crate) fn json_object<T: serde::de::DeserializeOwned>(
     body: Result<Json<serde_json::Value>, JsonRejection>,
     shape: &str,
 ) -> Result<T, ServiceError> {

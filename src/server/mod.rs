@@ -15,7 +15,10 @@ pub(crate) mod error;
 mod file_headers;
 pub(crate) mod form;
 pub(crate) mod handlers;
+mod history;
+mod hooks;
 mod hot;
+mod keys;
 pub(crate) mod metrics;
 pub(crate) mod observe;
 pub(crate) mod openapi;
@@ -24,6 +27,7 @@ mod query;
 pub(crate) mod records;
 pub(crate) mod request_id;
 mod s3_credentials;
+mod selection;
 pub(crate) mod tokens;
 pub(crate) mod tus;
 mod variant;
@@ -33,7 +37,7 @@ use crate::service::{bandwidth, collector, md5_fill, scrub, webhooks, App, Start
 use auth::Access;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware::{from_fn, from_fn_with_state};
-use axum::routing::{get, head, post};
+use axum::routing::{delete, get, head, post};
 use axum::Router;
 use std::future::Future;
 use std::sync::Arc;
@@ -134,6 +138,38 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route(
             "/v1/usage",
             get(handlers::usage).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/usage/history",
+            get(history::usage_history).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/files/zip",
+            post(selection::zip_files).route_layer(guard(Access::SecretLimited)),
+        )
+        .route(
+            "/v1/keys",
+            post(keys::create)
+                .route_layer(guard(Access::SecretLimited))
+                .merge(get(keys::list).route_layer(guard(Access::Secret))),
+        )
+        .route(
+            "/v1/keys/{id}",
+            delete(keys::revoke).route_layer(guard(Access::Secret)),
+        )
+        .route(
+            "/v1/webhooks",
+            post(hooks::create)
+                .route_layer(guard(Access::SecretLimited))
+                .merge(get(hooks::list).route_layer(guard(Access::Secret))),
+        )
+        .route(
+            "/v1/webhooks/{id}",
+            delete(hooks::delete).route_layer(guard(Access::Secret)),
+        )
+        .route(
+            "/v1/webhooks/{id}/deliveries",
+            get(hooks::deliveries).route_layer(guard(Access::Secret)),
         )
         .route(
             "/v1/s3/credentials",

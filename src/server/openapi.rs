@@ -3,6 +3,10 @@
 //! `crate::api`, and the reference page (`GET /v1/docs`: Swagger UI, served
 //! from the binary, no outside network).
 
+use super::history::{UsageDay, UsageHistory};
+use super::hooks::{Delivery, DeliveryList, WebhookCreate, WebhookList};
+use super::keys::{KeyCreate, KeyList, KeyRevoked};
+use super::selection::ZipRequest;
 use crate::api::{
     BulkDeleteRequest, BulkDeleteResult, DeleteResult, ErrorBody, ErrorDetail, FileCopy, FileList,
     FileRecord, FileUpdate, Folder, FolderDeleteResult, FolderList, Health, HealthCheck,
@@ -11,6 +15,7 @@ use crate::api::{
     UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey,
 };
 use crate::domain::{digest, filepath, metadata, sniff, tus, validate};
+use crate::service::admin::{KeyView, NewKey, NewWebhook, WebhookView};
 use axum::Router;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
@@ -63,11 +68,23 @@ use utoipa_swagger_ui::SwaggerUi;
         super::tokens::list,
         super::tokens::get,
         super::tokens::revoke,
+        super::keys::list,
+        super::keys::create,
+        super::keys::revoke,
+        super::hooks::list,
+        super::hooks::create,
+        super::hooks::delete,
+        super::hooks::deliveries,
+        super::history::usage_history,
+        super::selection::zip_files,
     ),
     components(schemas(
         FileRecord, FileList, FileUpdate, FileCopy, BulkDeleteRequest, BulkDeleteResult, FolderDeleteResult, Folder, FolderList, SignedUrl, SignedUrlRequest, TransformRequest, DeleteResult, Usage, UsageLimits, WhoAmI, WhoAmIAccount, WhoAmIKey, S3Credentials,
         Health, HealthCheck, ErrorBody, ErrorDetail, UploadStatus, OpenUpload, OpenUploads,
-        UploadToken, UploadTokenList, UploadTokenRequest, UploadTokenPolicy
+        UploadToken, UploadTokenList, UploadTokenRequest, UploadTokenPolicy,
+        KeyView, KeyList, KeyCreate, KeyRevoked, NewKey,
+        WebhookView, WebhookList, WebhookCreate, NewWebhook, Delivery, DeliveryList,
+        UsageDay, UsageHistory, ZipRequest
     )),
     modifiers(&Additions),
     tags(
@@ -75,6 +92,8 @@ use utoipa_swagger_ui::SwaggerUi;
         (name = "uploads", description = "Resumable uploads (tus 1.0.0)"),
         (name = "account", description = "Usage, who the calling key is, and its S3 credential"),
         (name = "upload tokens", description = "One-time, narrow upload permissions for browsers"),
+        (name = "keys", description = "The account's API keys, managed with a secret key"),
+        (name = "webhooks", description = "The account's webhook subscriptions and their deliveries"),
         (name = "cdn", description = "File bytes"),
         (name = "operating", description = "Health and this document"),
     )
@@ -92,6 +111,12 @@ impl Modify for Additions {
         components
             .schemas
             .insert("UploadTokenRequest".into(), upload_token_request().into());
+        if let Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(o))) =
+            components.schemas.get_mut("WebhookCreate")
+        {
+            let events = super::hooks::events_schema();
+            o.properties.insert("events".into(), events.into());
+        }
         components.add_security_scheme(
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),

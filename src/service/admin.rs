@@ -43,10 +43,13 @@ impl From<&Account> for AccountView {
     }
 }
 
-/// A key as `admin key list` prints it: never the secret.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// A key as `admin key list` and `GET /v1/keys` print it: never the secret.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct KeyView {
+    /// `key_…`: also its S3 access key id (a secret key's).
     pub id: String,
+    /// `secret` or `public`.
+    #[schema(value_type = String)]
     pub kind: KeyKind,
     pub account: String,
     pub origins: Vec<String>,
@@ -55,6 +58,7 @@ pub struct KeyView {
     pub max_size: Option<u64>,
     pub types: Vec<String>,
     pub name: Option<String>,
+    #[schema(format = DateTime)]
     pub created_at: String,
     pub revoked: bool,
 }
@@ -115,23 +119,33 @@ impl KeyLimits {
     }
 }
 
-/// A new key: the only time its secret is shown.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// A new key: the only time its secret is shown (`admin key create` and
+/// `POST /v1/keys` print it as it is).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct NewKey {
+    /// `key_…`.
     pub id: String,
+    /// `sk_…` or `pk_…`: shown only now.
     #[serde(rename = "key")]
+    #[schema(value_type = String)]
     pub secret: Secret,
+    /// `secret` or `public`.
+    #[schema(value_type = String)]
     pub kind: KeyKind,
     pub account: String,
+    pub name: Option<String>,
     pub origins: Vec<String>,
     pub folder: Option<String>,
     pub max_size: Option<u64>,
     pub types: Vec<String>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
     /// A secret key's S3 credential (`service::s3_keys::with_credential`;
     /// absent for public keys).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub s3_access_key_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     pub s3_secret_access_key: Option<Secret>,
 }
 
@@ -228,6 +242,28 @@ pub async fn create_key(
     .await
 }
 
+/// How a door names the fields of a new key in its refusals: the CLI's
+/// flags, or the API's JSON fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wording {
+    /// The origins (`--origin`, `origins`).
+    pub origin: &'static str,
+    /// How origins are given, for the example of a refusal.
+    pub origin_example: &'static str,
+    /// The upload policy's fields.
+    pub limits: &'static str,
+}
+
+/// `filestore admin key create`'s flags.
+pub const CLI_WORDING: Wording = Wording {
+    origin: "--origin",
+    origin_example: "--origin https://app.example.com; repeatable",
+    limits: "--max-size, --type and --folder",
+};
+
+/// The longest key name, in characters.
+const NAME_MAX: usize = 100;
+
 /// [`create_key`] with a public key's upload policy (`limits`).
 pub async fn create_key_with(
     meta: &dyn MetaStore,
@@ -238,27 +274,69 @@ pub async fn create_key_with(
     name: Option<&str>,
     now: i64,
 ) -> Result<NewKey, AdminError> {
+    let ask = KeyAsk {
+        kind,
+        origins: origin_patterns,
+        limits,
+        name,
+    };
+    create_key_worded(meta, account, &ask, &CLI_WORDING, now).await
+}
+
+/// What a new key is asked to be.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyAsk<'a> {
+    pub kind: KeyKind,
+    pub origins: &'a [String],
+    pub limits: &'a KeyLimits,
+    pub name: Option<&'a str>,
+}
+
+/// Creates a key of `account`, its refusals worded as `words` says (the
+/// one home of the rules of a new key, whichever door asks).
+pub async fn create_key_worded(
+    meta: &dyn MetaStore,
+    account: &str,
+    ask: &KeyAsk<'_>,
+    words: &Wording,
+    now: i64,
+) -> Result<NewKey, AdminError> {
+    let KeyAsk {
+        kind,
+        origins: origin_patterns,
+        limits,
+        name,
+    } = *ask;
+    if let Some(n) = name {
+        if n.is_empty() || n.chars().count() > NAME_MAX || n.chars().any(char::is_control) {
+            return Err(AdminError::Invalid(format!(
+                "key name: 1-{NAME_MAX} characters, no control characters"
+            )));
+        }
+    }
     if kind == KeyKind::Token {
         return Err(AdminError::Invalid(
             "--kind is secret or public (upload tokens come from `filestore token create`)".into(),
         ));
     }
     if kind == KeyKind::Public && origin_patterns.is_empty() {
-        return Err(AdminError::Invalid(
-            "--origin is required for public keys: a public key uploads only from browser \
-pages of its origins (--origin https://app.example.com; repeatable)"
-                .into(),
-        ));
+        return Err(AdminError::Invalid(format!(
+            "{} is required for public keys: a public key uploads only from browser \
+pages of its origins ({})",
+            words.origin, words.origin_example
+        )));
     }
     if kind == KeyKind::Secret && !origin_patterns.is_empty() {
-        return Err(AdminError::Invalid(
-            "--origin is for public keys only".into(),
-        ));
+        return Err(AdminError::Invalid(format!(
+            "{} is for public keys only",
+            words.origin
+        )));
     }
     if kind == KeyKind::Secret && !limits.is_empty() {
-        return Err(AdminError::Invalid(
-            "--max-size, --type and --folder are for public keys only".into(),
-        ));
+        return Err(AdminError::Invalid(format!(
+            "{} are for public keys only",
+            words.limits
+        )));
     }
     let policy = limits.policy()?;
     let origins = origin_patterns
@@ -285,10 +363,12 @@ pages of its origins (--origin https://app.example.com; repeatable)"
         secret: Secret::new(secret),
         kind: record.kind,
         account: account.id,
+        name: record.name,
         origins,
         folder: record.policy.folder,
         max_size: record.policy.max_size,
         types: record.policy.types,
+        created_at: rfc3339_ms(now),
         s3_access_key_id: None,
         s3_secret_access_key: None,
     })
@@ -316,13 +396,16 @@ pub async fn revoke_key(
     meta.key(&key.id).await?.ok_or_else(not_found)
 }
 
-/// A webhook subscription as `admin webhook list` prints it: never the secret.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// A webhook subscription as `admin webhook list` and `GET /v1/webhooks`
+/// print it: never the secret.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct WebhookView {
+    /// `wh_…`.
     pub id: String,
     pub url: String,
     pub events: Vec<String>,
     pub account: String,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 
@@ -338,14 +421,19 @@ impl From<&WebhookRow> for WebhookView {
     }
 }
 
-/// A new subscription: the only time its secret is shown.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// A new subscription: the only time its secret is shown (`admin webhook
+/// create` and `POST /v1/webhooks` print it as it is).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct NewWebhook {
+    /// `wh_…`.
     pub id: String,
     pub url: String,
     pub events: Vec<String>,
+    /// `whsec_<base64>`: shown only now.
+    #[schema(value_type = String)]
     pub secret: Secret,
     pub account: String,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 

@@ -143,12 +143,20 @@ pub(crate) fn spawn(app: Arc<App>, every: Duration) -> tokio::task::JoinHandle<(
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_sweep: Option<tokio::time::Instant> = None;
+        let mut passes: u32 = 0;
         loop {
             tick.tick().await;
             let Some(app) = weak.upgrade() else { return };
+            // The day's usage reading (`history`), every few passes: it
+            // reads every account's counters.
+            if passes.is_multiple_of(super::history::READING_EVERY) {
+                super::history::snapshot(&app).await;
+            }
+            passes = passes.wrapping_add(1);
             if last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY) {
                 last_sweep = Some(tokio::time::Instant::now());
                 sweep(&app).await;
+                super::history::prune(&app).await;
             }
             let (expired, deleted) = run_once(&app).await;
             if expired + deleted > 0 {

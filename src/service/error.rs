@@ -165,6 +165,18 @@ impl From<crate::db::DbError> for ServiceError {
     }
 }
 
+/// An operator's action taken by a door for an account (`/v1/keys`,
+/// `/v1/webhooks`): its refusal is the caller's 400, its "no such" a 404.
+impl From<super::admin::AdminError> for ServiceError {
+    fn from(e: super::admin::AdminError) -> Self {
+        match e {
+            super::admin::AdminError::Invalid(m) => ServiceError::BadRequest(m),
+            super::admin::AdminError::NotFound(m) => ServiceError::NotFound(m),
+            super::admin::AdminError::Db(e) => e.into(),
+        }
+    }
+}
+
 /// A blob store that fails is unavailable (503, worth a retry), a full disk
 /// is 507; the detail goes to the log only.
 impl From<crate::storage::StorageError> for ServiceError {

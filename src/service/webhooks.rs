@@ -6,7 +6,8 @@
 //! task claims due events (a file's in order; on PostgreSQL one node at a
 //! time per event), posts each, signed per Standard Webhooks, and removes it
 //! once a receiver answers 2xx; otherwise it is tried again with backoff
-//! for 24 h under the same `webhook-id`. Deliveries run beside the request
+//! for 24 h under the same `webhook-id`; each attempt's outcome is logged
+//! for the account (`db::console::DeliveryRepo`). Deliveries run beside the request
 //! path with a bounded number in flight, so a slow or dead receiver costs
 //! uploads nothing, and they are shared among subscriptions
 //! (`webhooks::Scheduler`): at most 4 of one subscription in flight, claims
@@ -22,6 +23,7 @@ use super::outbox::Outbox;
 use super::App;
 use crate::clock::millis;
 pub(crate) use crate::db::OutboxEvent;
+use crate::db::{DeliveryRow, DeliveryStatus};
 use crate::domain::webhooks::{
     self, Scheduler, CLAIM_LEASE, DELIVERY_TIMEOUT, FAILING_SHARE, NODE_IN_FLIGHT,
 };
@@ -158,7 +160,7 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent, body: 
     // The transport's time (receivers check it against their clock), not
     // the event's.
     let sent_at = chrono::Utc::now().timestamp();
-    let outcome = match webhooks::signature(event.secret.expose(), &event.id, sent_at, &body) {
+    let answer = match webhooks::signature(event.secret.expose(), &event.id, sent_at, &body) {
         Ok(signature) => client
             .post(&event.url)
             .header("content-type", "application/json")
@@ -168,19 +170,27 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent, body: 
             .body(body)
             .send()
             .await
-            .map_err(|e| e.without_url().to_string())
-            .and_then(|r| match r.status() {
-                s if s.is_success() => Ok(()),
-                s => Err(format!("answered {s}")),
-            }),
+            .map(|r| r.status())
+            .map_err(|e| e.without_url().to_string()),
         Err(e) => Err(e),
     };
+    let http_status = answer.as_ref().ok().map(reqwest::StatusCode::as_u16);
+    let outcome = answer.and_then(|s| {
+        if s.is_success() {
+            Ok(())
+        } else {
+            Err(format!("answered {s}"))
+        }
+    });
     let now = app.clock.now_ms();
     let delivered = outcome.is_ok();
-    let recorded = match outcome {
+    let (recorded, status) = match outcome {
         Ok(()) => {
             metrics::counter!("filestore_webhook_deliveries_total", "result" => "ok").increment(1);
-            app.meta.event_done(event.seq).await
+            (
+                app.meta.event_done(event.seq).await,
+                DeliveryStatus::Delivered,
+            )
         }
         Err(error) => {
             if let Some(at) = webhooks::retry_at(event.created_at, event.attempts, now) {
@@ -188,19 +198,37 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent, body: 
                     .increment(1);
                 tracing::info!(webhook = %event.webhook_id, event = %event.id, attempts = event.attempts,
                     error = %error, "webhook delivery failed; retried later");
-                app.meta.event_failed(event.seq, at, &error).await
+                let failed = app.meta.event_failed(event.seq, at, &error).await;
+                (failed, DeliveryStatus::Retrying)
             } else {
                 metrics::counter!("filestore_webhook_deliveries_total", "result" => "dropped")
                     .increment(1);
                 tracing::warn!(webhook = %event.webhook_id, event = %event.id, attempts = event.attempts,
                     error = %error, "webhook event given up after 24 h");
-                app.meta.event_done(event.seq).await
+                (app.meta.event_done(event.seq).await, DeliveryStatus::Failed)
             }
         }
     };
     if let Err(e) = recorded {
         // The claim's lease runs out and the event is tried again.
         tracing::warn!(event = %event.id, error = %e, "webhook outcome not recorded");
+        return delivered;
+    }
+    // The account's log of deliveries (`GET /v1/webhooks/{id}/deliveries`).
+    let logged = app
+        .meta
+        .record_delivery(DeliveryRow {
+            webhook_id: event.webhook_id,
+            event_id: event.id,
+            kind: event.kind,
+            status,
+            http_status,
+            attempts: event.attempts,
+            at: now,
+        })
+        .await;
+    if let Err(e) = logged {
+        tracing::warn!(error = %e, "webhook delivery not logged");
     }
     delivered
 }

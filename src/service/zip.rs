@@ -98,30 +98,14 @@ pub(crate) async fn folder(
         return Err(ServiceError::bad_request(too_many(&folder, MAX_ENTRIES)));
     };
     let file_name = format!("{}.zip", folder.rsplit('/').next().unwrap_or(&folder));
-    let (tx, rx) = mpsc::channel(QUEUE);
     let job = Job {
         app: app.clone(),
         account_id: account_id.to_string(),
         folder,
-        filter,
+        filter: Some(filter),
         max_entries: MAX_ENTRIES,
     };
-    tokio::spawn(async move {
-        let _slot = slot;
-        if let Err(Stop::Failed(e)) = job.run(first, count, &tx).await {
-            tracing::warn!(folder = %job.folder, error = %e, "folder zip cut off");
-            // The connection is then cut: the client sees an incomplete body.
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    })
-    .boxed();
-    Ok(FolderZip {
-        file_name,
-        body: Counted::new(stream, account_id.to_string(), app.clone()),
-    })
+    Ok(job.start(first, count, slot, file_name))
 }
 
 fn too_many(folder: &str, max: usize) -> String {
@@ -197,17 +181,51 @@ enum Source {
     Blob(BlobStream),
 }
 
-struct Job {
-    app: Arc<App>,
-    account_id: String,
-    folder: String,
-    filter: ListFilter,
+/// The making of one archive.
+pub(super) struct Job {
+    pub(super) app: Arc<App>,
+    pub(super) account_id: String,
+    /// The entries' paths are relative to this folder ("": the root).
+    pub(super) folder: String,
+    /// Where the next pages come from; None: the rows given are all.
+    pub(super) filter: Option<ListFilter>,
     /// Past this many entries the archive is cut off (the folder grew past
     /// the cap after it was counted): memory stays bounded.
-    max_entries: usize,
+    pub(super) max_entries: usize,
 }
 
 impl Job {
+    /// Makes the archive in a task of its own, `first` its first rows and
+    /// `count` the rows counted up front; `slot` (the account's place among
+    /// archives at once) is held until it ends. The archive named
+    /// `file_name`, its bytes as they are made.
+    pub(super) fn start(
+        self,
+        first: Vec<FileRow>,
+        count: usize,
+        slot: impl Send + 'static,
+        file_name: String,
+    ) -> FolderZip {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let (app, account_id) = (self.app.clone(), self.account_id.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let Err(Stop::Failed(e)) = self.run(first, count, &tx).await {
+                tracing::warn!(folder = %self.folder, error = %e, "zip archive cut off");
+                // The connection is then cut: the client sees an incomplete body.
+                let _ = tx.send(Err(e)).await;
+            }
+        });
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        })
+        .boxed();
+        FolderZip {
+            file_name,
+            body: Counted::new(stream, account_id, app),
+        }
+    }
+
     /// Writes every file, page after page (newest first, as `GET /v1/files`
     /// lists them), then the central directory. `count`: the files counted
     /// up front, room made for them.
@@ -217,8 +235,10 @@ impl Job {
         let mut names = Unique::with_capacity(count);
         let mut seen = 0usize;
         loop {
-            let more = rows.len() > PAGE as usize;
-            rows.truncate(PAGE as usize);
+            let more = self.filter.is_some() && rows.len() > PAGE as usize;
+            if self.filter.is_some() {
+                rows.truncate(PAGE as usize);
+            }
             let after = rows.last().map(page_after);
             for row in rows {
                 self.entry(&mut zip, &mut names, &row, tx).await?;
@@ -229,15 +249,15 @@ impl Job {
                     tokio::task::yield_now().await;
                 }
             }
-            if !more {
+            let Some(filter) = self.filter.as_ref().filter(|_| more) else {
                 break;
-            }
+            };
             rows = self
                 .app
                 .meta
                 .page(
                     &self.account_id,
-                    &self.filter,
+                    filter,
                     after,
                     PAGE,
                     self.app.clock.now_ms(),

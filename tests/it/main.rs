@@ -43,6 +43,7 @@ mod cli_sync;
 mod cli_tokens;
 mod cli_tus;
 mod console;
+mod console_api;
 mod crash;
 mod file_md5;
 mod folders;

@@ -81,6 +81,7 @@ mod batch;
 mod blobs;
 mod bus;
 mod commit;
+mod console;
 mod digests;
 mod files;
 mod flights;
@@ -223,6 +224,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0024_object_attrs.sql"),
     include_str!("migrations/0025_damaged.sql"),
     include_str!("migrations/0026_crc32.sql"),
+    include_str!("migrations/0027_console.sql"),
     include_str!("migrations/0028_console_sessions.sql"),
 ];
 
@@ -557,7 +559,11 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// 25 a nullable column, `files.damaged_at` (a node of schema 8 serves a
 /// damaged file as before, and leaves it NULL), and a table; 26 a
 /// nullable column, `files.crc32`, which a node of schema 8 never reads
-/// (it leaves it NULL: a newer node then checks by SHA-256 and records it); 28 a table,
+/// (it leaves it NULL: a newer node then checks by SHA-256 and records it); 27 (the
+/// console's views) two tables, which a node of schema 8 neither reads nor
+/// writes (its sender logs no delivery, its collector takes no reading),
+/// their rows going with their account or webhook (ON DELETE CASCADE)
+/// when such a node deletes one; 28 a table,
 /// `console_sessions`, which a node of schema 8 never reads (it serves no
 /// console).
 const READABLE_FROM: usize = 8;

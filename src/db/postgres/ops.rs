@@ -179,7 +179,12 @@ async fn remove_account(
         webhooks: delete("webhooks").await?,
     };
     super::s3::remove_account(tx, id, now).await?;
-    for table in ["idempotency_keys", "usage_periods", "stranger_slots"] {
+    for table in [
+        "idempotency_keys",
+        "usage_periods",
+        "usage_days",
+        "stranger_slots",
+    ] {
         delete(table).await?;
     }
     execute(tx, "DELETE FROM accounts WHERE id = $1", &[&id]).await?;

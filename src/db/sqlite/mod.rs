@@ -17,6 +17,7 @@
 
 mod accounts;
 mod blobs;
+mod console;
 mod digests;
 mod file_rows;
 mod files;
@@ -141,6 +142,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0021_object_attrs.sql"),
     include_str!("migrations/0022_damaged.sql"),
     include_str!("migrations/0023_crc32.sql"),
+    include_str!("migrations/0024_console.sql"),
     include_str!("migrations/0025_console_sessions.sql"),
 ];
 

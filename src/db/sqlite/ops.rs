@@ -171,7 +171,12 @@ fn remove_account(c: &mut Connection, id: &str, now: i64) -> Result<Option<Remov
         webhooks: delete("webhooks")?,
     };
     super::s3::remove_account(&tx, id, now)?;
-    for table in ["tus_uploads", "idempotency_keys", "usage_periods"] {
+    for table in [
+        "tus_uploads",
+        "idempotency_keys",
+        "usage_periods",
+        "usage_days",
+    ] {
         delete(table)?;
     }
     tx.prepare_cached("DELETE FROM accounts WHERE id = ?1")?

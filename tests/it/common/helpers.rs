@@ -3,6 +3,7 @@
 //! module's presence.
 
 use reqwest::multipart::{Form, Part};
+use std::path::Path;
 use std::time::Duration;
 
 /// The error code of an error response.
@@ -77,4 +78,37 @@ pub fn python_module_missing(module: &str) -> Option<String> {
         ),
         Err(e) => Some(format!("python3: {e}")),
     }
+}
+
+/// Reads the archive at `path` with Python's zipfile: each entry's name,
+/// size and SHA-256, in the archive's order. Reading an entry to its end
+/// checks its CRC-32.
+pub fn read_zip(path: &Path) -> Vec<(String, u64, String)> {
+    const SCRIPT: &str = r"
+import hashlib, json, sys, zipfile
+out = []
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for info in z.infolist():
+        h = hashlib.sha256()
+        with z.open(info) as f:
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    break
+                h.update(b)
+        out.append([info.filename, info.file_size, h.hexdigest()])
+print(json.dumps(out))
+";
+    let out = std::process::Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(path)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "zipfile: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Vec<(String, u64, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    v
 }

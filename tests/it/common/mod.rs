@@ -13,7 +13,7 @@ pub mod s3door;
 pub mod tmpfs;
 
 pub use helpers::{
-    error_code, eventually, get_bytes, python_module_missing, sha256_hex, upload_form,
+    error_code, eventually, get_bytes, python_module_missing, read_zip, sha256_hex, upload_form,
 };
 
 use filestore::testing::clock::Clock;

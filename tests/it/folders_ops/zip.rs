@@ -9,7 +9,7 @@
 //! case, `C:evil.bat`, `CON`, a trailing dot) made safe, so the archive
 //! extracts whole with `zipfile.extractall`.
 
-use crate::common::{Backend, TestServer};
+use crate::common::{read_zip, Backend, TestServer};
 use futures_util::StreamExt;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -21,39 +21,6 @@ both_stores!(
     folder_zip_streams_a_large_entry,
     folder_zip_extracts_whole
 );
-
-/// Reads the archive at `path` with Python's zipfile: each entry's name,
-/// size and SHA-256, in the archive's order. Reading an entry to its end
-/// checks its CRC-32.
-fn read_zip(path: &Path) -> Vec<(String, u64, String)> {
-    const SCRIPT: &str = r"
-import hashlib, json, sys, zipfile
-out = []
-with zipfile.ZipFile(sys.argv[1]) as z:
-    for info in z.infolist():
-        h = hashlib.sha256()
-        with z.open(info) as f:
-            while True:
-                b = f.read(1 << 20)
-                if not b:
-                    break
-                h.update(b)
-        out.append([info.filename, info.file_size, h.hexdigest()])
-print(json.dumps(out))
-";
-    let out = std::process::Command::new("python3")
-        .args(["-c", SCRIPT])
-        .arg(path)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "zipfile: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Vec<(String, u64, String)> = serde_json::from_slice(&out.stdout).unwrap();
-    v
-}
 
 /// GET /v1/folders/zip with `query` by `key`: the status, the headers, and
 /// the body written to a file in `dir` (never held in memory).

@@ -66,6 +66,15 @@ async fn admin_deletes_an_account_with_its_files_keys_tokens_and_webhooks() {
     let blobs = srv.blob_count().await;
     assert_eq!(blobs, 3);
 
+    // The collector's usage reading of it (`GET /v1/usage/history`) goes too.
+    let readings =
+        format!("SELECT COUNT(*) FROM usage_days WHERE account_id = '{gone}' AND upload_total = 2");
+    srv.eventually(10, "a usage reading of the account", || {
+        let n = srv.count(&readings);
+        async move { n == 1 }
+    })
+    .await;
+
     // Off a terminal, only with --yes: exit 2, nothing gone.
     let (code, _, err) = run(&srv, &["account", "delete", "gone"]);
     assert_eq!(code, 2, "{err}");
@@ -110,6 +119,7 @@ async fn admin_deletes_an_account_with_its_files_keys_tokens_and_webhooks() {
     for table in [
         "files",
         "usage_periods",
+        "usage_days",
         "upload_tokens",
         "api_keys",
         "webhooks",

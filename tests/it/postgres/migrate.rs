@@ -6,7 +6,7 @@ use super::*;
 use crate::common::process::{admin, filestore, Serve};
 
 /// The migrations since the previous release's schema (8).
-const SINCE_RELEASE: i64 = 19;
+const SINCE_RELEASE: i64 = 20;
 
 /// This binary's migrations, and SQL that takes a database back to the
 /// previous release's schema (before the last [`SINCE_RELEASE`]).
@@ -19,6 +19,8 @@ fn back_to_the_release(url: &str) -> i64 {
     .count() as i64;
     for sql in [
         "DROP TABLE console_sessions",
+        "DROP TABLE webhook_deliveries",
+        "DROP TABLE usage_days",
         "ALTER TABLE files DROP COLUMN crc32",
         "DROP TABLE scrub_turn",
         "ALTER TABLE files DROP COLUMN damaged_at",
