@@ -1,4 +1,4 @@
-//! The TOML file's layer: `[server]`, `[storage]`, `[database]`, `[images]`, `[console]` and `[plans]`
+//! The TOML file's layer: `[server]`, `[storage]`, `[database]`, `[images]`, `[console]`, `[webhooks]` and `[plans]`
 //! as they are read, before the environment and the flags are laid over them.
 
 use super::plans::{self, opt_bytes, opt_duration, parse_bytes, PlanOverride};
@@ -25,6 +25,8 @@ pub struct FileConfig {
     pub s3: S3Section,
     #[serde(default)]
     pub console: super::console::ConsoleSection,
+    #[serde(default)]
+    pub webhooks: super::webhooks::WebhooksSection,
 }
 
 /// The S3 door (`[s3]`, CONTRACT §18): off unless `listen` is set.

@@ -10,6 +10,7 @@ mod limits;
 mod plans;
 #[cfg(test)]
 mod tests;
+mod webhooks;
 
 pub use crate::domain::secret::Secret;
 pub(crate) use error::ConfigError;
@@ -65,6 +66,8 @@ pub struct Config {
     pub s3: S3Door,
     /// The web console (`[console]`).
     pub console: Console,
+    /// The addresses webhook deliveries may go to (`[webhooks] receivers`).
+    pub webhook_receivers: crate::domain::webhooks::receivers::Receivers,
 }
 
 /// The S3 door's settings, resolved.
@@ -306,10 +309,12 @@ impl Config {
         };
         let images = file.images.resolve().map_err(ConfigError::Invalid)?;
         let console = file.console.resolve().map_err(ConfigError::Invalid)?;
+        let webhook_receivers = file.webhooks.resolve().map_err(ConfigError::Invalid)?;
         let s3 = s3_door(flags, env, &file.s3)?;
         Ok(Config {
             s3,
             console,
+            webhook_receivers,
             configured_plans: file.plans.keys().cloned().collect(),
             migrate: true,
             images,

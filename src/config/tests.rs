@@ -42,6 +42,7 @@ fn bad_values_are_refused() {
         "[server]\nsigning_secret = \"short\"\n",
         "[server]\nreap_interval = \"0s\"\n",
         "[storage]\ninline_max = \"2MiB\"\n",
+        "[webhooks]\nreceivers = \"private\"\n",
     ] {
         let file: FileConfig = toml::from_str(bad).unwrap();
         assert!(

@@ -48,6 +48,7 @@ pub(crate) mod tus_locks;
 pub(crate) mod upload;
 pub(crate) mod usage;
 pub(crate) mod verify;
+pub(crate) mod webhook_guard;
 pub(crate) mod webhooks;
 pub(crate) mod zip;
 pub(crate) mod zip_pick;

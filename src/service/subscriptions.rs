@@ -29,6 +29,10 @@ pub(crate) async fn create(
             "an account has at most {MAX_WEBHOOKS} webhooks: delete one first"
         )));
     }
+    // A receiver written as an address is judged now; a name when the
+    // sender connects (what it resolves to may change).
+    super::webhook_guard::check_literal(app.config.webhook_receivers, url)
+        .map_err(ServiceError::BadRequest)?;
     let now = app.clock.now_ms();
     Ok(admin::create_webhook(&*app.meta, account_id, url, events, now).await?)
 }

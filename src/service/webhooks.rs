@@ -47,7 +47,11 @@ pub(crate) fn spawn(app: Arc<App>, render: Render) -> tokio::task::JoinHandle<()
 pub(crate) type Render = fn(&App, &OutboxEvent) -> Vec<u8>;
 
 async fn run(weak: Weak<App>, outbox: Arc<Outbox>, render: Render) {
+    let Some(receivers) = weak.upgrade().map(|app| app.config.webhook_receivers) else {
+        return;
+    };
     let client = match reqwest::Client::builder()
+        .dns_resolver(Arc::new(super::webhook_guard::Guarded(receivers)))
         .connect_timeout(Duration::from_secs(5))
         .timeout(DELIVERY_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
@@ -160,7 +164,10 @@ async fn deliver(app: &App, client: &reqwest::Client, event: OutboxEvent, body: 
     // The transport's time (receivers check it against their clock), not
     // the event's.
     let sent_at = chrono::Utc::now().timestamp();
-    let answer = match webhooks::signature(event.secret.expose(), &event.id, sent_at, &body) {
+    let allowed = super::webhook_guard::check_literal(app.config.webhook_receivers, &event.url);
+    let signed = allowed
+        .and_then(|()| webhooks::signature(event.secret.expose(), &event.id, sent_at, &body));
+    let answer = match signed {
         Ok(signature) => client
             .post(&event.url)
             .header("content-type", "application/json")

@@ -6,6 +6,7 @@
 mod claim;
 mod limits;
 mod message;
+pub mod receivers;
 mod scheduler;
 
 pub use claim::{fair_pick, Budget, Candidate};

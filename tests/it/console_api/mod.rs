@@ -16,6 +16,7 @@ use serde_json::Value;
 mod history;
 mod isolation;
 mod keys;
+mod receivers;
 mod session;
 mod tokens;
 mod webhooks;
