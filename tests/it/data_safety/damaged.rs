@@ -33,6 +33,22 @@ fn marked(srv: &TestServer, id: &str) -> bool {
     )) == 1
 }
 
+/// A whole download of file `id` at `url`: its head says 200, but its body
+/// is cut before the end, and the file is marked damaged.
+async fn assert_cut_and_marked(srv: &TestServer, url: &str, id: &str) {
+    let r = srv.http.get(url).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let body = r.bytes().await;
+    assert!(
+        body.as_ref().map_or(true, |b| b.len() < DATA().len()),
+        "a damaged file was sent whole"
+    );
+    srv.eventually(10, "the file is marked damaged", || async {
+        marked(srv, id)
+    })
+    .await;
+}
+
 /// The 500 `damaged` of the CDN, naming the repair.
 async fn assert_cdn_damaged(srv: &TestServer, url: &str) {
     let r = srv.http.get(url).send().await.unwrap();
@@ -81,18 +97,8 @@ async fn a_flipped_byte_is_never_served_whole_by_the_cdn() {
         .unwrap();
     assert_eq!(r.status(), 206);
     assert_eq!(&r.bytes().await.unwrap()[..], &DATA()[..100]);
-    // The whole: its head says 200, but its body is cut before the end.
-    let r = srv.http.get(&url).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    let body = r.bytes().await;
-    assert!(
-        body.as_ref().map_or(true, |b| b.len() < DATA().len()),
-        "a damaged file was sent whole"
-    );
-    srv.eventually(10, "the file is marked damaged", || async {
-        marked(&srv, &id)
-    })
-    .await;
+    // The whole: cut before the end, and the file marked.
+    assert_cut_and_marked(&srv, &url, &id).await;
     // Marked: a 500 `damaged` on the CDN (a range too) and the S3 door.
     assert_cdn_damaged(&srv, &url).await;
     let r = srv
@@ -146,17 +152,7 @@ async fn a_download_records_the_crc32_the_next_downloads_check() {
         assert_eq!(&r.bytes().await.unwrap()[..], &DATA()[..]);
     }
     flip_byte(&blob_path(&srv, &id), 299 * 1024);
-    let r = srv.http.get(&url).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    let body = r.bytes().await;
-    assert!(
-        body.as_ref().map_or(true, |b| b.len() < DATA().len()),
-        "a damaged file was sent whole"
-    );
-    srv.eventually(10, "the file is marked damaged", || async {
-        marked(&srv, &id)
-    })
-    .await;
+    assert_cut_and_marked(&srv, &url, &id).await;
     assert_cdn_damaged(&srv, &url).await;
     // `admin verify` finds the one damaged, records the other's CRC-32.
     let (code, out, err) = run_admin(&srv, &["verify", "--json"]);
