@@ -7,7 +7,7 @@
 pub(crate) mod session;
 
 use crate::service::App;
-use axum::extract::{Path, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
@@ -65,7 +65,8 @@ pub(crate) fn routes(app: &Arc<App>) -> Router<Arc<App>> {
             "/console/session",
             get(session::current)
                 .post(session::sign_in)
-                .delete(session::sign_out),
+                .delete(session::sign_out)
+                .route_layer(DefaultBodyLimit::max(session::SIGN_IN_MAX)),
         )
         .layer(from_fn_with_state(app.clone(), protect))
 }

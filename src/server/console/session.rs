@@ -8,11 +8,15 @@ use crate::server::error::ApiError;
 use crate::service::caller::Caller;
 use crate::service::{App, ServiceError};
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use std::sync::Arc;
+
+/// The most a sign-in's body may hold (the route's body limit).
+pub(crate) const SIGN_IN_MAX: usize = 8 * 1024;
 
 /// The session cookie's name.
 pub(crate) const COOKIE: &str = "filestore_console";
@@ -137,9 +141,17 @@ fn sent_key(headers: &HeaderMap, body: &[u8]) -> Result<String, ServiceError> {
 pub(crate) async fn sign_in(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     same_origin(&headers, &app.config.base_url)?;
+    // A key is some fifty bytes: a body past [`SIGN_IN_MAX`] is refused
+    // before it is held (strangers post here without any key).
+    let body = body.map_err(|e| {
+        ServiceError::BadRequest(format!(
+            "a sign-in is a secret key in at most {SIGN_IN_MAX} bytes: {}",
+            e.body_text()
+        ))
+    })?;
     let key = sent_key(&headers, &body)?;
     let (id, caller) = app.console_sign_in(&key).await?;
     let mut response = (StatusCode::CREATED, Json(who(caller))).into_response();

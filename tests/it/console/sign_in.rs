@@ -112,6 +112,9 @@ async fn only_a_live_secret_key_signs_in() {
         .await
         .unwrap();
     assert_eq!(error_code(r).await, (400, "bad_request".into()));
+    // A body past 8 KiB is refused in the envelope, not held.
+    let r = sign_in_raw(&srv, &"sk_a".repeat(30_000)).await;
+    assert_eq!(error_code(r).await, (400, "bad_request".into()));
     assert_eq!(srv.count("SELECT COUNT(*) FROM console_sessions"), 0);
     // No cookie, or one that is no session: 401, as no key is.
     let r = srv
