@@ -200,7 +200,11 @@ def errors(bucket, public_key_id):
     expect(seen == (404, "NoSuchKey"), "GET of a missing key: 404 NoSuchKey", seen)
 
     def absent(key):
-        return error_of(lambda: s3.head_object(Bucket=bucket, Key=key))[0] == 404
+        """Whether HEAD of `key` is 404 (what it saw is printed when not)."""
+        seen = error_of(lambda: s3.head_object(Bucket=bucket, Key=key))
+        if seen[0] != 404:
+            print("HEAD %s after a refused PUT: %r" % (key, seen), file=sys.stderr)
+        return seen[0] == 404
 
     seen = error_of(lambda: s3.put_object(Bucket=bucket, Key="e/md5-bad.txt", Body=b"abc", ContentMD5="not base64!"))
     expect(seen == (400, "InvalidDigest"), "a Content-MD5 that is no MD5: 400 InvalidDigest", seen)
