@@ -200,8 +200,13 @@ def errors(bucket, public_key_id):
     expect(seen == (404, "NoSuchKey"), "GET of a missing key: 404 NoSuchKey", seen)
 
     def absent(key):
-        """Whether HEAD of `key` is 404 (what it saw is printed when not)."""
-        seen = error_of(lambda: s3.head_object(Bucket=bucket, Key=key))
+        """Whether HEAD of `key` is 404 (what it saw is printed when not). A 5xx says
+        nothing either way (this client does not retry): asked again, up to 5 times."""
+        for _ in range(5):
+            seen = error_of(lambda: s3.head_object(Bucket=bucket, Key=key))
+            if seen[0] < 500:
+                break
+            print("HEAD %s: %r, asked again" % (key, seen), file=sys.stderr)
         if seen[0] != 404:
             print("HEAD %s after a refused PUT: %r" % (key, seen), file=sys.stderr)
         return seen[0] == 404
