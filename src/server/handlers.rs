@@ -335,7 +335,13 @@ pub(crate) async fn folder_zip(
 ) -> Result<Response, ApiError> {
     let Query(params) = params.map_err(|e| ServiceError::BadRequest(e.body_text()))?;
     let archive = zip::folder(&app, &caller.account.id, params.folder.as_deref()).await?;
-    Ok((
+    Ok(zip_answer(archive))
+}
+
+/// A zip's answer (a folder's or a selection's): streamed, as an attachment
+/// named after it.
+pub(super) fn zip_answer(archive: zip::FolderZip) -> Response {
+    (
         [
             (header::CONTENT_TYPE, "application/zip".to_string()),
             (
@@ -345,7 +351,7 @@ pub(crate) async fn folder_zip(
         ],
         axum::body::Body::from_stream(archive.body),
     )
-        .into_response())
+        .into_response()
 }
 
 /// A JSON object body (`shape` names its fields in the error): serde would

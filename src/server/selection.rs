@@ -3,13 +3,12 @@
 
 use super::auth::Caller;
 use super::error::ApiError;
-use super::handlers::json_object;
+use super::handlers::{json_object, zip_answer};
 use crate::api::ErrorBody;
 use crate::service::{zip_pick, App};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Json;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -46,15 +45,5 @@ pub(crate) async fn zip_files(
 ) -> Result<Response, ApiError> {
     let req: ZipRequest = json_object(body, "{\"ids\": [...]}")?;
     let archive = zip_pick::selection(&app, &caller.account.id, req.ids).await?;
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/zip".to_string()),
-            (
-                header::CONTENT_DISPOSITION,
-                super::conditional::content_disposition("attachment", &archive.file_name),
-            ),
-        ],
-        axum::body::Body::from_stream(archive.body),
-    )
-        .into_response())
+    Ok(zip_answer(archive))
 }
