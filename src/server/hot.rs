@@ -1,23 +1,28 @@
 //! The CDN's hot path: a plain `GET` or `HEAD` of a public file this node
-//! served in the last second, whose bytes are in its row, is answered before
-//! the router, from an answer made once per file (its headers, CORS
-//! included), without the router and its layers. What those would do is
-//! kept: the request-header limit (a request over it goes the full way, to
-//! its 431), the bytes counted as bandwidth, the access line and the
-//! metrics. Anything else goes the full way: a query (a signature, an image
-//! variant), a `Range` or a conditional header, a percent-encoded path, a
-//! private, expired, unknown or blob-stored file, any other method. The
-//! answer is the full path's, header for header (`tests/it/cdn.rs`).
+//! served in the last second, whose bytes are in its row, or of a variant
+//! of one (`?w=&h=&fit=&format=&q=`, nothing else) kept in memory, is
+//! answered before the router, from headers made once per file and
+//! variant (CORS included), without the router and its layers, the render
+//! pool or the blob store. What those would do is kept: the request-header
+//! limit (a request over it goes the full way, to its 431), the bytes
+//! counted as bandwidth, the access line and the metrics. Anything else
+//! goes the full way: any other query (a signature), a `Range` or a
+//! conditional header, a percent-encoded path, a private, expired, unknown
+//! or blob-stored file (its variants excepted), a variant not kept, any
+//! other method. The answer is the full path's, header for header
+//! (`tests/it/cdn.rs`, `tests/it/images`).
 
 use super::file_headers::{file_headers, Route, Served};
-use super::{cors, envelope, observe};
+use super::{cors, envelope, observe, variant};
 use crate::domain::digest;
-use crate::service::cdn::{count_hot, hot};
-use crate::service::App;
+use crate::domain::transform::{Format, Transform, KEYS};
+use crate::service::cdn::{count_hot, hot, hot_row, Kept};
+use crate::service::{images, App};
 use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request};
 use axum::response::Response;
-use std::sync::Arc;
+use bytes::Bytes;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Instant, SystemTime};
 
 /// What the connection loop asks first: a request's answer, or None for
@@ -41,24 +46,75 @@ const CONDITIONS: [header::HeaderName; 4] = [
     header::IF_RANGE,
 ];
 
-/// A hot file's 200, made once: its headers.
+/// Variants of one file whose headers are kept (more are made per request).
+const VARIANTS_KEPT: usize = 8;
+
+/// A hot file's 200s, each made once: the file's headers (for a file whose
+/// bytes are in its row), and its kept variants', by the variant's key and
+/// whether its format followed `Accept` (`Vary`).
+#[derive(Default)]
 struct Ready {
-    headers: HeaderMap,
+    file: OnceLock<HeaderMap>,
+    variants: Mutex<Vec<(String, bool, HeaderMap)>>,
 }
 
-impl Ready {
-    /// The headers the full path gives a whole public file of `row`.
-    fn of(row: &crate::domain::files::StoredFile) -> Ready {
-        let etag = format!("\"{}\"", row.sha256);
-        let served = Served::file(Route::Live, row, &etag);
-        let mut h = file_headers(row, &served);
-        if let Some(d) = digest::content_digest(&row.sha256) {
-            super::conditional::put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
-        }
-        super::conditional::put(&mut h, header::CONTENT_LENGTH, &row.size.to_string());
-        cors::cdn_headers(&mut h);
-        Ready { headers: h }
+/// The headers the full path gives a whole public file of `row`.
+fn file_ready(row: &crate::domain::files::StoredFile) -> HeaderMap {
+    let etag = format!("\"{}\"", row.sha256);
+    let served = Served::file(Route::Live, row, &etag);
+    let mut h = file_headers(row, &served);
+    if let Some(d) = digest::content_digest(&row.sha256) {
+        super::conditional::put(&mut h, header::HeaderName::from_static(digest::HEADER), &d);
     }
+    super::conditional::put(&mut h, header::CONTENT_LENGTH, &row.size.to_string());
+    cors::cdn_headers(&mut h);
+    h
+}
+
+/// What `kept` has made for the hot path.
+fn ready(kept: &Kept) -> Option<&Ready> {
+    let made = kept.made.get_or_init(|| Arc::new(Ready::default()));
+    made.downcast_ref::<Ready>()
+}
+
+/// The whole file `kept` (hot: its bytes are in its row).
+fn whole_file(kept: &Kept) -> Option<(HeaderMap, Bytes)> {
+    let h = ready(kept)?.file.get_or_init(|| file_ready(kept.row()));
+    Some((h.clone(), kept.data().clone()))
+}
+
+/// The variant of `kept` that `query` names, when the query names nothing
+/// else and the variant is kept in memory.
+fn kept_variant(
+    app: &App,
+    kept: &Kept,
+    query: &str,
+    accept: Option<&str>,
+) -> Option<(HeaderMap, Bytes)> {
+    let only_variant = form_urlencoded::parse(query.as_bytes()).all(|(k, _)| KEYS.contains(&&*k));
+    if !only_variant {
+        return None;
+    }
+    let t = Transform::from_query(query).ok()??;
+    let row = kept.row();
+    let plan = images::plan(app, row, t, accept).ok()?;
+    let hit = images::kept_variant(app, &row.id, &plan.key)?;
+    let (v, bytes) = (&hit.0, &hit.1);
+    let auto = t.format == Format::Auto;
+    let mut made = ready(kept)?
+        .variants
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, h)) = made.iter().find(|(k, a, _)| *k == plan.key && *a == auto) {
+        return Some((h.clone(), bytes.clone()));
+    }
+    let mut h = variant::variant_headers(row, Route::Live, &plan, &v.content_type);
+    super::conditional::put(&mut h, header::CONTENT_LENGTH, &bytes.len().to_string());
+    cors::cdn_headers(&mut h);
+    if made.len() < VARIANTS_KEPT {
+        made.push((plan.key, auto, h.clone()));
+    }
+    Some((h, bytes.clone()))
 }
 
 fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
@@ -72,9 +128,6 @@ fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
         _ => return None,
     };
     let uri = req.uri();
-    if uri.query().is_some() {
-        return None;
-    }
     let rest = uri.path().strip_prefix("/live/")?;
     if rest.contains('%') {
         // The router decodes it.
@@ -92,17 +145,27 @@ fn answer<B>(app: &App, req: &Request<B>) -> Option<Response> {
         return None;
     }
     let now = app.clock.ms_at(started);
-    let kept = hot(app, account, file, name, now)?;
-    let made = kept.made.get_or_init(|| Arc::new(Ready::of(kept.row())));
-    let ready = made.downcast_ref::<Ready>()?;
-    let size = kept.row().size;
+    let (kept, (headers, bytes)) = match uri.query() {
+        None => {
+            let kept = hot(app, account, file, name, now)?;
+            let made = whole_file(&kept)?;
+            (kept, made)
+        }
+        Some(query) => {
+            let kept = hot_row(app, account, file, name, now)?;
+            let accept = h.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+            let made = kept_variant(app, &kept, query, accept)?;
+            (kept, made)
+        }
+    };
+    let size = bytes.len() as u64;
     let mut response = if head {
         Response::new(Body::empty())
     } else {
         count_hot(app, &kept, size, now);
-        Response::new(Body::from(kept.data().clone()))
+        Response::new(Body::from(bytes))
     };
-    *response.headers_mut() = ready.headers.clone();
+    *response.headers_mut() = headers;
     let elapsed = begun.elapsed();
     observe::report_at(
         req.method(),

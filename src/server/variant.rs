@@ -6,12 +6,13 @@
 //! (`file_headers`). What is rendered
 //! and stored is `service::images`'.
 
-use super::conditional::{disposition, not_modified, put, ranged};
+use super::conditional::{not_modified, put, ranged};
 use super::error::ApiError;
 use super::file_headers::{file_headers, Route, Served};
+use crate::db::FileRow;
 use crate::domain::transform::{Format, Transform};
 use crate::service::cdn::{self, Found};
-use crate::service::images;
+use crate::service::images::{self, Plan};
 use crate::service::App;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -28,31 +29,14 @@ pub(super) async fn serve(
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let plan = images::plan(app, &found.row, t, accept)?;
     let row = &found.row;
-    let name = renamed(&row.name, plan.output.name());
-    let served = Served {
-        route,
-        etag: &plan.etag,
-        content_type: plan.output.content_type(),
-        name: &name,
-        variant: true,
-    };
-    let mut h = file_headers(row, &served);
-    if t.format == Format::Auto {
-        put(&mut h, header::VARY, "Accept");
-    }
     if not_modified(headers, &plan.etag, row.created_at) {
+        let h = variant_headers(row, route, &plan, plan.output.content_type());
         return Ok((StatusCode::NOT_MODIFIED, h).into_response());
     }
     let (v, bytes) = images::variant_with_bytes(app, &found, &plan).await?;
     // The type written (format=auto may have settled on WebP for a large
     // variant) names the body and its file name.
-    put(&mut h, header::CONTENT_TYPE, &v.content_type);
-    let ext = v.content_type.trim_start_matches("image/");
-    put(
-        &mut h,
-        header::CONTENT_DISPOSITION,
-        &disposition(&renamed(&row.name, ext)),
-    );
+    let mut h = variant_headers(row, route, &plan, &v.content_type);
     let (status, offset, len) =
         if let Some(part) = ranged(&mut h, headers, &plan.etag, row.created_at, v.size)? {
             part
@@ -70,6 +54,32 @@ pub(super) async fn serve(
     }
     let stream = images::content(app, &v, &row.account_id, offset, len).await?;
     Ok((status, h, Body::from_stream(stream)).into_response())
+}
+
+/// The headers of the variant `plan` of `row` at `route` as `content_type`
+/// (the plan's for a 304, the type written for its bytes): its ETag, its
+/// type, its name with that type's extension, `Vary: Accept` when the
+/// format follows `Accept`, and the file's other headers (`file_headers`).
+/// The full path's and the hot path's (`server::hot`).
+pub(super) fn variant_headers(
+    row: &FileRow,
+    route: Route,
+    plan: &Plan,
+    content_type: &str,
+) -> HeaderMap {
+    let name = renamed(&row.name, content_type.trim_start_matches("image/"));
+    let served = Served {
+        route,
+        etag: &plan.etag,
+        content_type,
+        name: &name,
+        variant: true,
+    };
+    let mut h = file_headers(row, &served);
+    if plan.transform.format == Format::Auto {
+        put(&mut h, header::VARY, "Accept");
+    }
+    h
 }
 
 /// The file's name with the variant's extension (`cat.jpg` as WebP is

@@ -336,6 +336,22 @@ pub(crate) fn hot(
     .then_some(seen)
 }
 
+/// The file `file_id` of `account_id` named `name`, when this node served
+/// it in the last second and it is public and unexpired, wherever its
+/// bytes are: the row a cached variant of it is answered from memory by
+/// (`server::hot`). None: the full path decides.
+pub(crate) fn hot_row(
+    app: &App,
+    account_id: &str,
+    file_id: &str,
+    name: &str,
+    now: i64,
+) -> Option<Seen> {
+    let seen = app.recent.get(account_id, file_id)?;
+    let row = &seen.row;
+    (row.name == name && !row.private && row.expires_at.is_none_or(|at| at > now)).then_some(seen)
+}
+
 /// Books a hot file's `bytes` sent at `now` as its account's bandwidth.
 pub(crate) fn count_hot(app: &App, kept: &Kept, bytes: u64, now: i64) {
     super::bandwidth::count_bandwidth_at(app, &kept.row.account_id, bytes, now);

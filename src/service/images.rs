@@ -48,7 +48,7 @@ const CACHE_BYTES: u64 = 32 << 20;
 const CACHE_ITEM_MAX: u64 = 256 << 10;
 
 /// A stored variant with its bytes.
-type Cached = Arc<(VariantRow, Bytes)>;
+pub(crate) type Cached = Arc<(VariantRow, Bytes)>;
 
 /// The render pool's state: its queue (slots, byte budget, fair order),
 /// the variants being rendered now (one lock each, shared by the requests
@@ -325,8 +325,22 @@ fn refusal(e: &ImageError) -> ServiceError {
     }
 }
 
-/// The `len` bytes from `offset` of a stored variant, counted as the
-/// account's bandwidth as they are sent.
+/// The variant `key` of the file `file_id` with its bytes, if it is kept
+/// in memory (the CDN's hot path asks, `server::hot`): no lookup, no read,
+/// no render; its key made in a buffer of the thread's.
+pub(crate) fn kept_variant(app: &App, file_id: &str, key: &str) -> Option<Cached> {
+    thread_local! {
+        static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    KEY.with_borrow_mut(|buf| {
+        buf.clear();
+        buf.push_str(file_id);
+        buf.push('/');
+        buf.push_str(key);
+        app.renders.cached.get(buf.as_str())
+    })
+}
+
 /// The variant `plan` names, and its bytes when it is small enough to be
 /// kept in memory (from there when it is: no metadata or store read).
 pub(crate) async fn variant_with_bytes(
@@ -334,10 +348,10 @@ pub(crate) async fn variant_with_bytes(
     found: &Found,
     plan: &Plan,
 ) -> Result<(VariantRow, Option<Bytes>), ServiceError> {
-    let key = format!("{}/{}", found.row.id, plan.key);
-    if let Some(hit) = app.renders.cached.get(&key) {
+    if let Some(hit) = kept_variant(app, &found.row.id, &plan.key) {
         return Ok((hit.0.clone(), Some(hit.1.clone())));
     }
+    let key = format!("{}/{}", found.row.id, plan.key);
     let v = variant(app, found, plan).await?;
     if v.size > CACHE_ITEM_MAX {
         return Ok((v, None));
@@ -366,6 +380,8 @@ pub(crate) async fn variant_with_bytes(
     Ok((v, Some(bytes)))
 }
 
+/// The `len` bytes from `offset` of a stored variant, counted as the
+/// account's bandwidth as they are sent.
 pub(crate) async fn content(
     app: &Arc<App>,
     v: &VariantRow,
