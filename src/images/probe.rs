@@ -49,7 +49,7 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
             let layout = if format == SourceFormat::Gif {
                 layout::gif(path, false)?
             } else {
-                Layout::Webp
+                layout::webp(path)?
             };
             (w, h, layout)
         }

@@ -32,16 +32,20 @@ pub(super) struct Header {
     pub dc_tables: [Option<Huffman>; 4],
     pub ac_tables: [Option<Huffman>; 4],
     pub restart_interval: usize,
+    /// A progressive frame (SOF2): only its DC scans are decoded.
+    pub progressive: bool,
     /// The Adobe marker's colour transform: 0 means the components are RGB.
     adobe_transform: Option<u8>,
 }
 
 impl Header {
-    /// SOF0/SOF1; `false` for a frame left to `jpeg-decoder`.
-    pub(super) fn frame(&mut self, s: &[u8]) -> Result<bool, ImageError> {
+    /// SOF0/SOF1, or SOF2 when `progressive`; `false` for a frame left to
+    /// `jpeg-decoder`.
+    pub(super) fn frame(&mut self, s: &[u8], progressive: bool) -> Result<bool, ImageError> {
         if self.width != 0 {
             return Err(corrupt("two frame headers"));
         }
+        self.progressive = progressive;
         if s.len() < 6 {
             return Err(corrupt("a short frame header"));
         }
@@ -131,8 +135,10 @@ impl Header {
         }
     }
 
-    /// The scan's components and tables; `None` for a scan that is not
-    /// sequential (a spectral selection, successive approximation).
+    /// The scan's components and tables, and what it holds; `None` for a
+    /// scan this decoder leaves to `jpeg-decoder` (of a sequential frame, a
+    /// spectral selection or successive approximation; of a progressive
+    /// one, a malformed band or approximation).
     pub(super) fn scan(&self, s: &[u8]) -> Result<Option<Scan>, ImageError> {
         if self.width == 0 {
             return Err(corrupt("a scan before the frame header"));
@@ -155,10 +161,20 @@ impl Header {
             }
             components.push((index, dc, ac));
         }
-        if s[1 + 2 * count..1 + 2 * count + 3] != [0, 63, 0] {
-            return Ok(None);
-        }
-        Ok(Some(Scan { components }))
+        let (start, end, approximation) = (s[1 + 2 * count], s[2 + 2 * count], s[3 + 2 * count]);
+        let (high, low) = (approximation >> 4, approximation & 15);
+        let pass = match (self.progressive, start, end) {
+            (false, 0, 63) if approximation == 0 => Pass::Sequential,
+            // A first DC scan, then refinements of a bit each (the point
+            // transform is at most 13).
+            (true, 0, 0) if high == 0 && low <= 13 => Pass::DcFirst(low),
+            (true, 0, 0) if high == low + 1 && low <= 12 => Pass::DcRefine(low),
+            (true, 1..=63, _) if end >= start && end <= 63 => Pass::Ac,
+            // A sequential scan of a band or approximation; anything else
+            // of a progressive frame is malformed: `jpeg-decoder` says how.
+            _ => return Ok(None),
+        };
+        Ok(Some(Scan { components, pass }))
     }
 
     /// The largest horizontal and vertical sampling factors.
@@ -193,9 +209,25 @@ impl Header {
     }
 }
 
-/// A scan's components: each one's index in the frame, DC and AC table.
+/// A scan's components: each one's index in the frame, DC and AC table;
+/// and what it holds.
 pub(super) struct Scan {
     pub components: Vec<(usize, usize, usize)>,
+    pub pass: Pass,
+}
+
+/// What a scan holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Every coefficient of its blocks (a sequential frame's scan).
+    Sequential,
+    /// Of a progressive frame: the DC coefficients' high bits, from the
+    /// bit given up.
+    DcFirst(u8),
+    /// Of a progressive frame: one more bit of the DC coefficients, this one.
+    DcRefine(u8),
+    /// Of a progressive frame: AC coefficients, skipped unread.
+    Ac,
 }
 
 /// A Huffman table: codes of up to [`LOOKAHEAD`] bits by one lookup, the

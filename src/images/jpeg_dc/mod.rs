@@ -5,8 +5,12 @@
 //! no IDCT). `jpeg-decoder`'s scaled path decodes them in full, at about 1.6
 //! times the time. Baseline sequential Huffman JPEGs (SOF0, SOF1), 8-bit,
 //! grey or three components, in one interleaved scan or a scan a component,
-//! are decoded here; anything else (progressive, arithmetic, 12-bit, CMYK)
-//! is left to `jpeg-decoder` ([`decode`] answers `None`).
+//! are decoded here; so are progressive ones (SOF2) of the same kinds, of
+//! which only the DC scans (the first and its refinements) are decoded and
+//! the AC scans skipped unread (a tenth of the bits, where `jpeg-decoder`
+//! decodes and keeps every coefficient: some 20 times the time). Anything
+//! else (arithmetic, 12-bit, CMYK) is left to `jpeg-decoder` ([`decode`]
+//! answers `None`).
 
 mod bits;
 mod header;
@@ -19,7 +23,7 @@ use std::io::Read;
 use image::{DynamicImage, GrayImage, RgbImage};
 
 use self::bits::{Bits, Input};
-use self::header::{Header, Huffman, Scan, Skip, ENTRIES, LOOKAHEAD, MASK};
+use self::header::{Header, Huffman, Pass, Scan, Skip, ENTRIES, LOOKAHEAD, MASK};
 use super::ImageError;
 
 /// Decodes the JPEG read from `input` at 1/8 scale: `ceil(width / 8)` ×
@@ -33,21 +37,22 @@ pub(super) fn decode(
     let mut input = Input::new(input);
     let mut header = Header::default();
     let mut planes: Vec<Plane> = Vec::new();
+    let mut scans = 0usize;
     if input.marker()? != 0xD8 {
         return Err(corrupt("no start of image"));
     }
     loop {
         match input.marker()? {
-            0xC0 | 0xC1 => {
-                if !header.frame(&input.segment()?)? {
+            code @ (0xC0..=0xC2) => {
+                if !header.frame(&input.segment()?, code == 0xC2)? {
                     return Ok(None);
                 }
                 let side = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
                 super::check_pixels(side(header.width), side(header.height), max_pixels)?;
                 planes = Plane::all(&header);
             }
-            // Progressive, lossless, hierarchical, arithmetic: not here.
-            0xC2..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF => return Ok(None),
+            // Lossless, hierarchical, arithmetic: not here.
+            0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF => return Ok(None),
             0xC4 => header.huffman(&input.segment()?)?,
             0xDB => header.quantization(&input.segment()?)?,
             0xDD => header.restart_interval(&input.segment()?)?,
@@ -56,7 +61,20 @@ pub(super) fn decode(
                 let Some(scan) = header.scan(&input.segment()?)? else {
                     return Ok(None);
                 };
-                decode_scan(&mut input, &header, &scan, &mut planes)?;
+                scans += 1;
+                if header.progressive && scans > MAX_PROGRESSIVE_SCANS {
+                    return Err(corrupt("more scans than a decoder passes over"));
+                }
+                if scan.pass == Pass::Ac {
+                    // Its data, through its restart markers, unread.
+                    input.skip_to_marker()?;
+                    while matches!(input.peek_marker(), Some(0xD0..=0xD7)) {
+                        input.marker()?;
+                        input.skip_to_marker()?;
+                    }
+                } else {
+                    decode_scan(&mut input, &header, &scan, &mut planes)?;
+                }
                 // Past the scan's last bits, to the next marker.
                 input.skip_to_marker()?;
             }
@@ -69,6 +87,14 @@ pub(super) fn decode(
     }
     if planes.is_empty() || planes.iter().any(|p| !p.decoded) {
         return Err(corrupt("the image ends before its pixels"));
+    }
+    if header.progressive {
+        for plane in &mut planes {
+            let quant = plane.quant;
+            for (value, &dc) in plane.values.iter_mut().zip(&plane.coefficients) {
+                *value = mean(dc, quant);
+            }
+        }
     }
     Ok(Some(image_of(&planes, &header)))
 }
@@ -134,6 +160,11 @@ fn corrupt(what: &str) -> ImageError {
 struct Plane {
     width: usize,
     values: Vec<u8>,
+    /// A progressive frame's DC coefficients (their bits so far), made
+    /// means once all its scans are read; and the DC step they take, as
+    /// the component's first scan found it.
+    coefficients: Vec<i32>,
+    quant: i32,
     /// Its sampling (1×1 in a frame of one component).
     h: usize,
     v: usize,
@@ -155,9 +186,16 @@ impl Plane {
                 let (h, v) = if single { (1, 1) } else { (c.h, c.v) };
                 let across = (header.width * c.h).div_ceil(hmax).div_ceil(8);
                 let down = (header.height * c.v).div_ceil(vmax).div_ceil(8);
+                let blocks = mcus_x * h * mcus_y * v;
                 Plane {
                     width: mcus_x * h,
-                    values: vec![0; mcus_x * h * mcus_y * v],
+                    values: vec![0; blocks],
+                    coefficients: if header.progressive {
+                        vec![0; blocks]
+                    } else {
+                        Vec::new()
+                    },
+                    quant: 0,
                     h,
                     v,
                     blocks: (across, down),
@@ -168,17 +206,18 @@ impl Plane {
     }
 }
 
-/// One component of a scan, as the block decoder needs it.
+/// One component of a scan, as the block decoder needs it (the tables
+/// its pass reads: a DC refinement reads none, a first DC scan no AC one).
 struct Part<'a> {
     plane: usize,
-    dc: &'a Huffman,
-    ac: &'a Huffman,
+    dc: Option<&'a Huffman>,
+    ac: Option<&'a Huffman>,
     quant: i32,
     prediction: i32,
 }
 
-/// Decodes one scan into `planes`: all the components interleaved by MCU,
-/// or one component block by block.
+/// Decodes one scan (not a progressive AC one) into `planes`: all the
+/// components interleaved by MCU, or one component block by block.
 fn decode_scan<R: Read>(
     input: &mut Input<R>,
     header: &Header,
@@ -188,16 +227,35 @@ fn decode_scan<R: Read>(
     let missing = || corrupt("a scan uses a table not defined");
     let mut parts = Vec::with_capacity(scan.components.len());
     for &(index, dc, ac) in &scan.components {
-        if planes[index].decoded {
-            // Another whole decode for a few bytes of markers.
-            return Err(corrupt("a component in two scans"));
+        let refine = matches!(scan.pass, Pass::DcRefine(_));
+        if planes[index].decoded != refine {
+            // Another whole decode for a few bytes of markers; a refinement
+            // of nothing yet.
+            return Err(corrupt(if refine {
+                "a DC refinement before the first DC scan"
+            } else {
+                "a component in two scans"
+            }));
         }
         let component = header.components[index];
+        let dc_table = || header.dc_tables[dc].as_ref().ok_or_else(missing);
+        let ac_table = || header.ac_tables[ac].as_ref().ok_or_else(missing);
+        let (dc_table, ac_table) = match scan.pass {
+            Pass::Sequential => (Some(dc_table()?), Some(ac_table()?)),
+            Pass::DcFirst(_) => (Some(dc_table()?), None),
+            Pass::DcRefine(_) | Pass::Ac => (None, None),
+        };
+        let quant = if refine {
+            planes[index].quant
+        } else {
+            header.dc_quant[component.quant].ok_or_else(missing)?
+        };
+        planes[index].quant = quant;
         parts.push(Part {
             plane: index,
-            dc: header.dc_tables[dc].as_ref().ok_or_else(missing)?,
-            ac: header.ac_tables[ac].as_ref().ok_or_else(missing)?,
-            quant: header.dc_quant[component.quant].ok_or_else(missing)?,
+            dc: dc_table,
+            ac: ac_table,
+            quant,
             prediction: 0,
         });
     }
@@ -230,9 +288,23 @@ fn decode_scan<R: Read>(
                 };
                 for by in 0..v {
                     for bx in 0..h {
-                        let value = block(part, &mut bits, input)?;
                         let at = (my * v + by) * plane.width + mx * h + bx;
-                        plane.values[at] = value;
+                        match scan.pass {
+                            Pass::DcFirst(low) => {
+                                let dc = dc_first(part, &mut bits, input)?;
+                                plane.coefficients[at] = dc.wrapping_shl(u32::from(low));
+                            }
+                            Pass::DcRefine(low) => {
+                                bits.fill(input)?;
+                                if bits.peek(1) == 1 {
+                                    plane.coefficients[at] |= 1 << low;
+                                }
+                                bits.consume(1);
+                            }
+                            Pass::Sequential | Pass::Ac => {
+                                plane.values[at] = block(part, &mut bits, input)?;
+                            }
+                        }
                     }
                 }
             }
@@ -247,6 +319,32 @@ fn decode_scan<R: Read>(
     Ok(())
 }
 
+/// Decodes one block's DC coefficient (of a sequential scan, or the
+/// high bits of a first progressive DC scan).
+#[inline]
+fn dc_first<R: Read>(
+    part: &mut Part<'_>,
+    bits: &mut Bits,
+    input: &mut Input<R>,
+) -> Result<i32, ImageError> {
+    bits.fill(input)?;
+    let missing = || corrupt("a scan uses a table not defined");
+    let size = part.dc.ok_or_else(missing)?.symbol(bits)?;
+    if size > 11 {
+        return Err(corrupt("a DC difference out of range"));
+    }
+    let diff = bits.extend(u32::from(size));
+    part.prediction = part.prediction.wrapping_add(diff);
+    Ok(part.prediction)
+}
+
+/// A block's mean, as a sample, from its DC coefficient and step: DC ×
+/// step / 8, around 128.
+fn mean(dc: i32, quant: i32) -> u8 {
+    let mean = i64::from(dc) * i64::from(quant);
+    clamp(i32::try_from((mean + 4).div_euclid(8) + 128).unwrap_or(i32::MAX))
+}
+
 /// Decodes one block: its mean, as a sample; its AC coefficients skipped.
 #[inline]
 fn block<R: Read>(
@@ -254,17 +352,14 @@ fn block<R: Read>(
     bits: &mut Bits,
     input: &mut Input<R>,
 ) -> Result<u8, ImageError> {
-    bits.fill(input)?;
-    let size = part.dc.symbol(bits)?;
-    if size > 11 {
-        return Err(corrupt("a DC difference out of range"));
-    }
-    let diff = bits.extend(u32::from(size));
-    part.prediction = part.prediction.wrapping_add(diff);
+    dc_first(part, bits, input)?;
+    let ac = part
+        .ac
+        .ok_or_else(|| corrupt("a scan uses a table not defined"))?;
     // The hot loop, on the bits held in locals (a call to refill them hands
     // them back): nearly every code is found by one lookup, often with the
     // next one, and the coefficients' bits are skipped unread.
-    let skip: &[Skip; ENTRIES] = &part.ac.skip;
+    let skip: &[Skip; ENTRIES] = &ac.skip;
     let (mut word, mut count) = (bits.word, bits.count);
     let mut k = 1u32;
     while k < 64 {
@@ -296,7 +391,7 @@ fn block<R: Read>(
             continue;
         }
         (bits.word, bits.count) = (word, count);
-        let symbol = part.ac.symbol(bits)?;
+        let symbol = ac.symbol(bits)?;
         let (run, size) = (u32::from(symbol >> 4), u32::from(symbol & 15));
         bits.consume(size);
         (word, count) = (bits.word, bits.count);
@@ -306,10 +401,7 @@ fn block<R: Read>(
         k += run + 1;
     }
     (bits.word, bits.count) = (word, count);
-    // The block's mean: DC × step / 8, around 128.
-    let mean = i64::from(part.prediction) * i64::from(part.quant);
-    let mean = i32::try_from((mean + 4).div_euclid(8) + 128).unwrap_or(i32::MAX);
-    Ok(clamp(mean))
+    Ok(mean(part.prediction, part.quant))
 }
 
 /// The planes as pixels: chroma by nearest sample, YCbCr to RGB (JFIF)
