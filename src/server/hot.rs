@@ -15,7 +15,7 @@
 use super::file_headers::{file_headers, Route, Served};
 use super::{cors, envelope, observe, variant};
 use crate::domain::digest;
-use crate::domain::transform::{Format, Transform, KEYS};
+use crate::domain::transform::{Transform, KEYS};
 use crate::service::cdn::{count_hot, hot, hot_row, Kept};
 use crate::service::{images, App};
 use axum::body::Body;
@@ -50,12 +50,21 @@ const CONDITIONS: [header::HeaderName; 4] = [
 const VARIANTS_KEPT: usize = 8;
 
 /// A hot file's 200s, each made once: the file's headers (for a file whose
-/// bytes are in its row), and its kept variants', by the variant's key and
-/// whether its format followed `Accept` (`Vary`).
+/// bytes are in its row), and its kept variants' headers and bytes, by the
+/// query and `Accept` that asked for them (a variant's bytes never change,
+/// and what is made here goes with the file's row when it changes).
 #[derive(Default)]
 struct Ready {
     file: OnceLock<HeaderMap>,
-    variants: Mutex<Vec<(String, bool, HeaderMap)>>,
+    variants: Mutex<Vec<MadeVariant>>,
+}
+
+/// A variant's answer, made for a query and an `Accept`.
+struct MadeVariant {
+    query: String,
+    accept: Option<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
 }
 
 /// The headers the full path gives a whole public file of `row`.
@@ -91,6 +100,20 @@ fn kept_variant(
     query: &str,
     accept: Option<&str>,
 ) -> Option<(HeaderMap, Bytes)> {
+    let ready = ready(kept)?;
+    let made = |list: &[MadeVariant]| {
+        list.iter()
+            .find(|m| m.query == query && m.accept.as_deref() == accept)
+            .map(|m| (m.headers.clone(), m.bytes.clone()))
+    };
+    if let Some(found) = made(
+        &ready
+            .variants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    ) {
+        return Some(found);
+    }
     let only_variant = form_urlencoded::parse(query.as_bytes()).all(|(k, _)| KEYS.contains(&&*k));
     if !only_variant {
         return None;
@@ -100,19 +123,20 @@ fn kept_variant(
     let plan = images::plan(app, row, t, accept).ok()?;
     let hit = images::kept_variant(app, &row.id, &plan.key)?;
     let (v, bytes) = (&hit.0, &hit.1);
-    let auto = t.format == Format::Auto;
-    let mut made = ready(kept)?
-        .variants
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, _, h)) = made.iter().find(|(k, a, _)| *k == plan.key && *a == auto) {
-        return Some((h.clone(), bytes.clone()));
-    }
     let mut h = variant::variant_headers(row, Route::Live, &plan, &v.content_type);
     super::conditional::put(&mut h, header::CONTENT_LENGTH, &bytes.len().to_string());
     cors::cdn_headers(&mut h);
-    if made.len() < VARIANTS_KEPT {
-        made.push((plan.key, auto, h.clone()));
+    let mut list = ready
+        .variants
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if list.len() < VARIANTS_KEPT {
+        list.push(MadeVariant {
+            query: query.to_string(),
+            accept: accept.map(str::to_string),
+            headers: h.clone(),
+            bytes: bytes.clone(),
+        });
     }
     Some((h, bytes.clone()))
 }
