@@ -18,8 +18,7 @@
 #      .rotate().resize({width: W}).webp({quality: q}), its cache off, in one
 #      node process. A round's renders are sized from a warm-up of both
 #      sides so that a round takes about ROUND_SECS (default 4) seconds.
-#  (b) filestore's peak RSS (VmHWM) after all the renders (and after each
-#      source's, to tell which raised it).
+#  (b) filestore's peak RSS (VmHWM) after all the renders.
 #  (c) unless WRK=0: a cached variant against a plain file of its size: wrk,
 #      2 threads, 16 connections, DURATION (default 10s) each, on the
 #      variant's URL and on the URL of a file of random bytes of the
@@ -208,13 +207,10 @@ for s in $sources; do
       echo "  $s ${w}px round $((r + 1)): $n renders, filestore ${a% *}/s, sharp ${b% *}/s" >&2
     done
   done
-  # The peak so far (it only grows): which source raised it.
-  hwm=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$srv_pid/status")
-  peaks="${peaks:-}${peaks:+, }after $s $hwm MiB"
 done
 rss=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$srv_pid/status")
 
-python3 - "$work/results" "$rss" "$peaks" <<'PY'
+python3 - "$work/results" "$rss" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 cells = {}
@@ -227,7 +223,7 @@ print("|---|---|---|---|---|")
 for (s, w), c in cells.items():
     f, p = c["filestore"], c["sharp"]
     print(f"| {s} | {w} | {fmt(f)} | {fmt(p)} | {statistics.median(f) / statistics.median(p):.2f} |")
-print(f"\nfilestore peak RSS (VmHWM) after the renders: {sys.argv[2]} MiB (goal <= 256; {sys.argv[3]})")
+print(f"\nfilestore peak RSS (VmHWM) after the renders: {sys.argv[2]} MiB (goal <= 256)")
 PY
 
 [ "${WRK:-1}" = 0 ] && exit 0

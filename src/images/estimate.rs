@@ -32,12 +32,6 @@ const AVIF_SERVER_PER_PIXEL: u64 = 8;
 /// A WebP's decoder: the pixels (RGBA), YUV and alpha planes or a
 /// lossless decoder's ARGB words and transforms, an animation's canvas.
 const WEBP_DECODE_PER_PIXEL: u64 = 24;
-/// A still lossy WebP's (`Layout::Webp { lossy }`): the pixels (RGBA at
-/// most), the YUV planes (1.5 bytes a pixel, padded to macroblocks) and an
-/// alpha plane decoded as a lossless image's ARGB words (4 bytes a pixel,
-/// then 1): 10.5, rounded up. Two 12 MP renders then fit the default
-/// budget together (24 bytes a pixel took 288 MiB: one at a time).
-const WEBP_LOSSY_DECODE_PER_PIXEL: u64 = 12;
 /// The encoders' working set a pixel of the variant, beyond its 8-bit
 /// pixels and their output: libwebp's YUVA picture and tokens, rav1e's
 /// frames and lookahead (an AVIF variant is at most 1 MP), the JPEG and
@@ -180,7 +174,6 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         }
         (_, Layout::Gif { frame }) => whole((all + px(frame.0, frame.1)) * 4, 4),
         (SourceFormat::Avif, _) => whole(all * (AVIF_CHILD_PER_PIXEL + AVIF_SERVER_PER_PIXEL), 4),
-        (_, Layout::Webp { lossy: true }) => whole(all * WEBP_LOSSY_DECODE_PER_PIXEL, 4),
         _ => whole(all * WEBP_DECODE_PER_PIXEL, 4),
     }
 }

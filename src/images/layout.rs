@@ -30,11 +30,7 @@ pub(crate) enum Layout {
     Gif {
         frame: (u32, u32),
     },
-    /// `lossy`: a still image of lossy (VP8) data, whose decoder takes far
-    /// less than a lossless or animated one ([`webp`]).
-    Webp {
-        lossy: bool,
-    },
+    Webp,
     Avif,
 }
 
@@ -69,7 +65,7 @@ pub(super) fn plausible(path: &Path, header: &Probe) -> Result<(), ImageError> {
             Ok(())
         }
         Layout::Gif { .. } => gif(path, true).map(|_| ()),
-        Layout::Webp { .. } | Layout::Avif => Ok(()),
+        Layout::Webp | Layout::Avif => Ok(()),
     }
 }
 
@@ -117,54 +113,6 @@ pub(super) fn png(path: &Path) -> Result<(u32, u32, Layout), ImageError> {
 /// A GIF's first frame: its size, read from its image descriptor; with
 /// `check`, refused when its LZW data is too short for its pixels, or the
 /// file ends inside it.
-/// The chunks of an extended WebP looked at, at most, for its image data.
-const WEBP_CHUNKS: usize = 64;
-
-/// A WebP's layout from its chunk headers (no pixel read): lossy when it
-/// is a still image of VP8 data: a simple file of a VP8 chunk, or an
-/// extended one without the animation flag whose chunks (all of them, as
-/// the decoder reads them) hold a VP8 chunk and no VP8L (which the decoder
-/// would take first), ANIM or ANMF. Anything else, or more chunks than
-/// [`WEBP_CHUNKS`], is not lossy (the larger estimate).
-pub(super) fn webp(path: &Path) -> Result<Layout, ImageError> {
-    use std::io::{Seek, SeekFrom};
-    let mut file = File::open(path).map_err(|e| io_error(path, &e))?;
-    let mut chunk = |at: u64| -> Result<Option<([u8; 4], u64, u8)>, ImageError> {
-        let mut head = [0u8; 9];
-        file.seek(SeekFrom::Start(at))
-            .map_err(|e| io_error(path, &e))?;
-        let n = read_up_to(&mut file, &mut head).map_err(|e| io_error(path, &e))?;
-        if n < 8 {
-            return Ok(None);
-        }
-        let size = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
-        Ok(Some(([head[0], head[1], head[2], head[3]], size, head[8])))
-    };
-    let lossy = match chunk(12)? {
-        Some((fourcc, _, _)) if &fourcc == b"VP8 " => true,
-        // The extended header's flags: bit 1 is an animation.
-        Some((fourcc, size, flags)) if &fourcc == b"VP8X" && flags & 0x02 == 0 => {
-            let (mut at, mut vp8) = (12 + 8 + size + (size & 1), false);
-            let mut read_all = false;
-            for _ in 0..WEBP_CHUNKS {
-                let Some((fourcc, size, _)) = chunk(at)? else {
-                    read_all = true;
-                    break;
-                };
-                match &fourcc {
-                    b"VP8 " => vp8 = true,
-                    b"VP8L" | b"ANIM" | b"ANMF" => break,
-                    _ => {}
-                }
-                at += 8 + size + (size & 1);
-            }
-            vp8 && read_all
-        }
-        _ => false,
-    };
-    Ok(Layout::Webp { lossy })
-}
-
 pub(super) fn gif(path: &Path, check: bool) -> Result<Layout, ImageError> {
     let r = &mut BufReader::new(File::open(path).map_err(|e| io_error(path, &e))?);
     let io = |e: std::io::Error| io_error(path, &e);

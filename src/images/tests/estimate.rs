@@ -226,32 +226,3 @@ fn fit_index(fit: Fit) -> usize {
 fn output_index(output: Output) -> usize {
     OUTPUTS.iter().position(|o| *o == output).unwrap()
 }
-
-/// A WebP's decoder estimate follows its kind, told from its chunks: a
-/// still lossy image (with alpha or not) takes the smaller one; lossless,
-/// or a VP8L chunk anywhere (the decoder takes it before a VP8 one), the
-/// larger.
-#[test]
-fn a_still_lossy_webp_is_told_from_its_chunks() {
-    use super::super::layout::Layout;
-    let lossy = |alpha: bool| {
-        let png = encoded(&noise(64, 48, alpha), ImageFormat::Png);
-        render_bytes(&png, &Transform::default(), Output::Webp).unwrap()
-    };
-    let lossless = encoded(&noise(64, 48, true), ImageFormat::WebP);
-    let layout = |bytes: &[u8]| super::super::layout::webp(file(bytes).path()).unwrap();
-    assert_eq!(layout(&lossy(false)), Layout::Webp { lossy: true });
-    assert_eq!(layout(&lossy(true)), Layout::Webp { lossy: true });
-    assert_eq!(layout(&lossless), Layout::Webp { lossy: false });
-    assert_eq!(
-        probe(file(&lossy(true)).path()).unwrap().layout,
-        Layout::Webp { lossy: true }
-    );
-    // An extended file whose VP8 chunk is followed by a VP8L one.
-    let mut both = lossy(true);
-    assert_eq!(&both[12..16], b"VP8X");
-    both.extend_from_slice(&lossless[12..]);
-    let riff = u32::try_from(both.len() - 8).unwrap();
-    both[4..8].copy_from_slice(&riff.to_le_bytes());
-    assert_eq!(layout(&both), Layout::Webp { lossy: false });
-}
