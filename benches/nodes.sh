@@ -123,6 +123,11 @@ for pid in sys.argv[1:]:
 print(total)
 PY
 }
+# machine_ticks: the machine's busy and idle clock ticks so far, all CPUs
+# (/proc/stat; iowait counted as idle).
+machine_ticks() {
+  awk '/^cpu / {idle = $5 + $6; busy = 0; for (i = 2; i <= NF; i++) busy += $i; print busy - idle, idle}' /proc/stat
+}
 pg_pids() { # the postmaster and its children (the backends among them)
   local pm
   pm=$(head -1 "$WORK/pg/data/postmaster.pid")
@@ -240,7 +245,10 @@ start_nodes() {
     printf '[server]\ndefault_plan = "bench"\n'
     [ -n "$url" ] && printf '\n[database]\nurl = "%s"\n' "$url"
     printf '\n[plans.bench]\nmax_file_size = 100_000_000\nstorage = 100_000_000_000\n'
-    printf 'bandwidth = 100_000_000_000_000\nuploads = 100_000_000\nrate_limit = 100_000_000\nrate_window = "1m"\n'
+    printf 'bandwidth = 100_000_000_000_000\nuploads = 100_000_000\nrate_limit = 100_000_000\nrate_window = "1m"\nconcurrent_uploads = 100_000\n'
+    # The bootstrap account (its key loads the nodes) is on the owner plan.
+    printf '\n[plans.owner]\nmax_file_size = 100_000_000\nstorage = 100_000_000_000\n'
+    printf 'bandwidth = 100_000_000_000_000\nuploads = 100_000_000\nrate_limit = 100_000_000\nrate_window = "1m"\nconcurrent_uploads = 100_000\n'
   } >"$d/config.toml"
   BASES=()
   for ((i = 1; i <= count; i++)); do
@@ -303,8 +311,11 @@ measure() {
   node_cpu0=$(cpu_ticks "${PIDS[@]}")
   [ -n "$url" ] && pg_cpu0=$(cpu_ticks $(pg_pids))
   local t0 t1
+  local m0 m1
+  m0=$(machine_ticks)
   t0=$(date +%s.%N)
   up=$(wrk_all "$name-up" upload.lua "${BASES[@]/%//v1/upload}")
+  m1=$(machine_ticks)
   node_cpu1=$(cpu_ticks "${PIDS[@]}")
   t1=$(date +%s.%N)
   [ -n "$url" ] && pg_cpu1=$(cpu_ticks $(pg_pids))
@@ -337,8 +348,11 @@ n = $stored
 hz = os.sysconf('SC_CLK_TCK')
 us = lambda t: f'{t * 1e6 / hz / n:.0f}' if n else '-'
 cap = '${NODE_CPU}'
-busy = f'{($node_cpu1 - $node_cpu0) / hz / ($count * float(cap) * ($t1 - $t0)) * 100:.0f} %' if cap else '-'
-print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-', busy)" 2>/dev/null || echo "- - -")
+busy = f'{($node_cpu1 - $node_cpu0) / hz / ($count * float(cap) * ($t1 - $t0)) * 100:.0f}%' if cap else '-'
+b0, i0 = map(int, '$m0'.split()); b1, i1 = map(int, '$m1'.split())
+other = (b1 - b0) - ($node_cpu1 - $node_cpu0) - ($pg_cpu1 - $pg_cpu0)
+idle = f'{(i1 - i0) / ((b1 - b0) + (i1 - i0)) * 100:.0f}%'
+print(us($node_cpu1 - $node_cpu0), us($pg_cpu1 - $pg_cpu0) if '$url' else '-', us(other), busy, idle)" 2>/dev/null || echo "- - - - -")
   log "$name: CDN GETs of one 4 KiB file, ${DURATION}s"
   get=$(wrk_all "$name-get" get.lua "${urls[@]}")
   stop_nodes
@@ -357,13 +371,13 @@ conns="$CONNS connections"
 printf '\n4 KiB uploads/s and CDN GETs/s, %ss each, %s and %s wrk threads in all, on %s cores shared by servers, database and wrk (PostgreSQL fsync=%s)\n\n' \
   "$DURATION" "$conns" "$THREADS" "$(nproc)" "$PG_FSYNC"
 [ -n "$NODE_CPU" ] && printf 'each node held to %s CPU (cgroup v1 cpu.cfs_quota_us); PostgreSQL and wrk outside\n\n' "$NODE_CPU"
-printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload" "CPU µs per upload: nodes, PostgreSQL" "nodes' cap used, uploads"
+printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %s | %s | %s | %s\n' metadata nodes accounts "uploads/s" non2xx "p50 ms" "p99 ms" "GETs/s" non2xx "p50 ms" "p99 ms" "uploads counted" "statements, WAL flushes per upload" "CPU µs per upload: nodes, PostgreSQL, the rest (wrk, kernel)" "nodes' cap used, machine idle, uploads"
 for r in "${ROWS[@]}"; do
   IFS='|' read -r name count accounts up get stored stmts flushes cpu <<<"$r"
-  read -r cn cp cb <<<"$cpu"
+  read -r cn cp co cb ci <<<"$cpu"
   read -r ur ub us u50 u99 <<<"$up"
   read -r gr gb gs g50 g99 <<<"$get"
   case $name in sqlite*) db=SQLite ;; *) db=PostgreSQL ;; esac
-  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %34s | %36s | %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts, $flushes" "$cn, $cp" "$cb"
+  printf '%-10s %5s %8s | %10s %6s %7s %7s | %10s %6s %7s %7s | %15s | %34s | %62s | %s\n' "$db" "$count" "$accounts" "$ur" "$ub" "$u50" "$u99" "$gr" "$gb" "$g50" "$g99" "$stored" "$stmts, $flushes" "$cn, $cp, $co" "$cb, $ci"
   [ "$us" = 0 ] && [ "$gs" = 0 ] || log "$name: socket errors: uploads $us, GETs $gs"
 done
