@@ -226,15 +226,26 @@ fn more_pixels_than_allowed_are_refused_from_the_header() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// Bytes changed anywhere: an image or an error, never a panic.
+    /// Bytes changed anywhere, of a baseline or a progressive file (its DC
+    /// scans with a refinement), and the file cut anywhere: an image or an
+    /// error, never a panic.
     #[test]
-    fn changed_bytes_never_panic(changes in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8)) {
-        let mut bytes = baseline();
+    fn changed_bytes_never_panic(
+        progressive in any::<bool>(),
+        changes in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8),
+        cut in any::<usize>(),
+    ) {
+        let mut bytes = if progressive {
+            include_bytes!("progressive-dc-refine.jpg").to_vec()
+        } else {
+            baseline()
+        };
         for (at, byte) in changes {
             let at = at % bytes.len();
             bytes[at] = byte;
         }
         let _ = decode(&bytes[..], 1 << 24);
+        let _ = decode(&bytes[..cut % bytes.len()], 1 << 24);
     }
 }
 
