@@ -322,18 +322,12 @@ pub(crate) fn hot(
     name: &str,
     now: i64,
 ) -> Option<Seen> {
-    let seen = app.recent.get(account_id, file_id)?;
-    let row = &seen.row;
+    let seen = hot_row(app, account_id, file_id, name, now)?;
     let whole = seen
         .data
         .as_ref()
-        .is_some_and(|d| d.len() as u64 == row.size);
-    (row.name == name
-        && !row.private
-        && whole
-        && row.damaged_at.is_none()
-        && row.expires_at.is_none_or(|at| at > now))
-    .then_some(seen)
+        .is_some_and(|d| d.len() as u64 == seen.row.size);
+    (whole && seen.row.damaged_at.is_none()).then_some(seen)
 }
 
 /// The file `file_id` of `account_id` named `name`, when this node served
