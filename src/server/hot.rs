@@ -130,7 +130,8 @@ fn kept_variant(
         .variants
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    if list.len() < VARIANTS_KEPT {
+    // Another request may have made it meanwhile: kept once.
+    if list.len() < VARIANTS_KEPT && made(&list).is_none() {
         list.push(MadeVariant {
             query: query.to_string(),
             accept: accept.map(str::to_string),

@@ -164,15 +164,9 @@ impl Recent {
     }
 
     /// The kept file `file_id` of `account_id`, looked up without making
-    /// its key anew (a buffer of the thread's).
+    /// its key anew ([`with_key`]).
     fn get(&self, account_id: &str, file_id: &str) -> Option<Seen> {
-        thread_local! {
-            static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-        }
-        KEY.with_borrow_mut(|key| {
-            Self::key_into(key, account_id, file_id);
-            self.seen.get(key.as_str())
-        })
+        with_key(account_id, file_id, |key| self.seen.get(key))
     }
 
     /// A file changed or went on this node: not answered from memory again.
@@ -197,6 +191,18 @@ impl Recent {
             self.seen.invalidate(key);
         }
     }
+}
+
+/// Calls `f` with the key `a/b` made in a buffer of the thread's: a key
+/// looked up on every request of a hot path, not allocated anew each time.
+pub(crate) fn with_key<T>(a: &str, b: &str, f: impl FnOnce(&str) -> T) -> T {
+    thread_local! {
+        static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    KEY.with_borrow_mut(|key| {
+        Recent::key_into(key, a, b);
+        f(key)
+    })
 }
 
 /// The bytes to send: a slice of the row's inline bytes, or the blob store's

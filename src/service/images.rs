@@ -327,18 +327,9 @@ fn refusal(e: &ImageError) -> ServiceError {
 
 /// The variant `key` of the file `file_id` with its bytes, if it is kept
 /// in memory (the CDN's hot path asks, `server::hot`): no lookup, no read,
-/// no render; its key made in a buffer of the thread's.
+/// no render.
 pub(crate) fn kept_variant(app: &App, file_id: &str, key: &str) -> Option<Cached> {
-    thread_local! {
-        static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-    }
-    KEY.with_borrow_mut(|buf| {
-        buf.clear();
-        buf.push_str(file_id);
-        buf.push('/');
-        buf.push_str(key);
-        app.renders.cached.get(buf.as_str())
-    })
+    cdn::with_key(file_id, key, |k| app.renders.cached.get(k))
 }
 
 /// The variant `plan` names, and its bytes when it is small enough to be

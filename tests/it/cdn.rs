@@ -26,29 +26,7 @@ async fn a_hot_files_answer_is_the_full_paths(b: Backend) {
     let f = srv.upload_ok("hot.txt", body.clone(), &[]).await;
     let url = f["url"].as_str().unwrap().to_string();
     assert!(!url.contains('%'), "{url}");
-    let old = "Sat, 01 Jan 2000 00:00:00 GMT";
-    let answer = |method: reqwest::Method, full: bool| {
-        let (http, url) = (srv.http.clone(), url.clone());
-        async move {
-            // The same request id each time: both paths answer with it.
-            let mut req = http
-                .request(method, &url)
-                .header("x-request-id", "hot-or-full");
-            if full {
-                req = req.header("if-modified-since", old);
-            }
-            let r = req.send().await.unwrap();
-            let status = r.status().as_u16();
-            let mut headers: Vec<(String, String)> = r
-                .headers()
-                .iter()
-                .filter(|(k, _)| k.as_str() != "date")
-                .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
-                .collect();
-            headers.sort();
-            (status, headers, r.bytes().await.unwrap().to_vec())
-        }
-    };
+    let answer = |method: reqwest::Method, full: bool| hot_or_full(&srv, method, &url, None, full);
     let first = answer(reqwest::Method::GET, false).await;
     let hot = answer(reqwest::Method::GET, false).await;
     let full = answer(reqwest::Method::GET, true).await;
@@ -76,7 +54,43 @@ async fn a_hot_files_answer_is_the_full_paths(b: Backend) {
     .await;
 }
 
-/// The CDN answers a file it served in the last second from memory; a
+/// Status, headers (but `Date`) sorted, and body of a request.
+pub(crate) type Answer = (u16, Vec<(String, String)>, Vec<u8>);
+
+/// A `method` request of `url` (with `accept`, if given) as the hot path
+/// takes it, or as it goes the full way (`full`: a conditional header, not
+/// modified since long before, which still answers 200); the same request
+/// id each time, which both paths answer with.
+pub(crate) async fn hot_or_full(
+    srv: &TestServer,
+    method: reqwest::Method,
+    url: &str,
+    accept: Option<&str>,
+    full: bool,
+) -> Answer {
+    let mut req = srv
+        .http
+        .request(method, url)
+        .header("x-request-id", "hot-or-full");
+    if let Some(accept) = accept {
+        req = req.header("accept", accept);
+    }
+    if full {
+        req = req.header("if-modified-since", "Sat, 01 Jan 2000 00:00:00 GMT");
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let mut headers: Vec<(String, String)> = r
+        .headers()
+        .iter()
+        .filter(|(k, _)| k.as_str() != "date")
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
+        .collect();
+    headers.sort();
+    (status, headers, r.bytes().await.unwrap().to_vec())
+}
+
+/// The CDN answers a file it served in the last second from memory; a/// The CDN answers a file it served in the last second from memory; a
 /// delete, bulk delete, folder delete or rename made on this node is seen
 /// by the next request all the same, and an expiry at its time.
 async fn a_change_on_this_node_reaches_the_cdn_at_once(b: Backend) {

@@ -5,12 +5,10 @@
 //! and never after its file changed on this node.
 
 use super::jpeg;
+use crate::cdn::{hot_or_full, Answer};
 use crate::common::{Backend, TestServer};
 
 both_stores!(a_kept_variants_answer_is_the_full_paths);
-
-/// Status, headers (but `Date`) sorted, and body of a request.
-type Answer = (u16, Vec<(String, String)>, Vec<u8>);
 
 async fn ask(
     srv: &TestServer,
@@ -19,26 +17,7 @@ async fn ask(
     accept: &str,
     full: bool,
 ) -> Answer {
-    // The same request id each time: both paths answer with it.
-    let mut req = srv
-        .http
-        .request(method, url)
-        .header("x-request-id", "hot-or-full")
-        .header("accept", accept);
-    if full {
-        // Not modified since long before: a 200 all the same, by the full path.
-        req = req.header("if-modified-since", "Sat, 01 Jan 2000 00:00:00 GMT");
-    }
-    let r = req.send().await.unwrap();
-    let status = r.status().as_u16();
-    let mut headers: Vec<(String, String)> = r
-        .headers()
-        .iter()
-        .filter(|(k, _)| k.as_str() != "date")
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
-        .collect();
-    headers.sort();
-    (status, headers, r.bytes().await.unwrap().to_vec())
+    hot_or_full(srv, method, url, Some(accept), full).await
 }
 
 fn header<'a>(a: &'a Answer, name: &str) -> Option<&'a str> {
