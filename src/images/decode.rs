@@ -1,6 +1,6 @@
 //! Decoding a source image, its header already checked: a JPEG at the
-//! smallest DCT scale that covers the size needed (1/8 by `jpeg_dc`, the
-//! others by `jpeg-decoder`), an AVIF by `filestore-avif` (rav1d), a PNG
+//! smallest DCT scale that covers the size needed (1/8, and a baseline
+//! one's 1/4 and 1/2, by `jpeg_dc`; the others by `jpeg-decoder`), an AVIF by `filestore-avif` (rav1d), a PNG
 //! by `png` (`png_source`), GIF and WebP through the `image` crate with
 //! its limits set. The first
 //! frame of an animation is the image.
@@ -136,8 +136,9 @@ impl Source {
             }),
             Decoder::Jpeg(mut decoder) => {
                 let denominator = jpeg_scale(self.width, self.height, need_w, need_h);
-                if denominator == 8 {
-                    if let Some(image) = super::jpeg_dc::decode(open(&self.path)?, self.max)? {
+                if denominator > 1 {
+                    let input = open(&self.path)?;
+                    if let Some(image) = super::jpeg_dc::decode(input, self.max, denominator)? {
                         return Ok(image);
                     }
                 }

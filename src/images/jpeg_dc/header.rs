@@ -27,8 +27,10 @@ pub(super) struct Header {
     pub width: usize,
     pub height: usize,
     pub components: Vec<Component>,
-    /// The DC step of each quantisation table (the only one needed).
+    /// The DC step of each quantisation table (all a 1/8 decode needs),
+    /// and its every step, in zigzag order (for the larger scales).
     pub dc_quant: [Option<i32>; 4],
+    pub steps: [Steps; 4],
     pub dc_tables: [Option<Huffman>; 4],
     pub ac_tables: [Option<Huffman>; 4],
     pub restart_interval: usize,
@@ -110,12 +112,14 @@ impl Header {
             if precision > 1 || id > 3 || s.len() < 1 + len {
                 return Err(corrupt("a malformed quantisation table"));
             }
-            let dc = if precision == 0 {
-                i32::from(s[1])
-            } else {
-                i32::from(u16::from_be_bytes([s[1], s[2]]))
-            };
-            self.dc_quant[id] = Some(dc);
+            for (k, step) in self.steps[id].0.iter_mut().enumerate() {
+                *step = if precision == 0 {
+                    i32::from(s[1 + k])
+                } else {
+                    i32::from(u16::from_be_bytes([s[1 + 2 * k], s[2 + 2 * k]]))
+                };
+            }
+            self.dc_quant[id] = Some(self.steps[id].0[0]);
             s = &s[1 + len..];
         }
         Ok(())
@@ -209,6 +213,16 @@ impl Header {
     }
 }
 
+/// A quantisation table's steps, in zigzag order.
+#[derive(Clone, Copy)]
+pub(super) struct Steps(pub [i32; 64]);
+
+impl Default for Steps {
+    fn default() -> Steps {
+        Steps([0; 64])
+    }
+}
+
 /// A scan's components: each one's index in the frame, DC and AC table;
 /// and what it holds.
 pub(super) struct Scan {
@@ -244,7 +258,23 @@ pub(super) struct Huffman {
     /// By the next `LOOKAHEAD` bits, for an AC table: up to two codes to
     /// skip with their coefficients' bits ([`Skip`]).
     pub skip: Box<[Skip; ENTRIES]>,
+    /// By the next `LOOKAHEAD` bits, for an AC table: the code and its
+    /// coefficient, when both are within them ([`FastAc`]).
+    pub values: Box<[FastAc; ENTRIES]>,
 }
+
+/// An AC code and the coefficient after it, decoded at once: the bits both
+/// take (0 when they are not within `LOOKAHEAD` bits), the zeros before the
+/// coefficient (or [`EOB`]) and its value.
+#[derive(Clone, Copy, Default)]
+pub(super) struct FastAc {
+    pub len: u8,
+    pub run: u8,
+    pub value: i16,
+}
+
+/// [`FastAc::run`] of the end-of-block code.
+pub(super) const EOB: u8 = 255;
 
 /// One or two AC codes, each with the coefficient bits that follow it, to
 /// skip: for each, the bits it takes and the coefficients it covers (run +
@@ -284,9 +314,13 @@ impl Huffman {
             code <<= 1;
         }
         let mut skip = Box::new([Skip::default(); ENTRIES]);
+        let mut values = Box::new([FastAc::default(); ENTRIES]);
         if ac {
             for (index, entry) in skip.iter_mut().enumerate() {
                 *entry = pair(&fast, index);
+            }
+            for (index, entry) in values.iter_mut().enumerate() {
+                *entry = fast_ac(&fast, index);
             }
         }
         Ok(Huffman {
@@ -295,6 +329,7 @@ impl Huffman {
             offset,
             symbols: symbols.to_vec(),
             skip,
+            values,
         })
     }
 
@@ -321,6 +356,39 @@ impl Huffman {
             }
         }
         Err(corrupt("a bad Huffman code"))
+    }
+}
+
+/// The AC code and coefficient at `index` (the next `LOOKAHEAD` bits) of a
+/// table whose one-lookup codes are `fast`.
+fn fast_ac(fast: &[(u8, u8); ENTRIES], index: usize) -> FastAc {
+    let (len, symbol) = fast[index & MASK];
+    let (run, size) = (symbol >> 4, u32::from(symbol & 15));
+    let total = u32::from(len) + size;
+    if len == 0 || total > LOOKAHEAD {
+        return FastAc::default();
+    }
+    let (run, value) = match (run, size) {
+        // ZRL; any other run without a coefficient ends the block, as
+        // the slow path reads it.
+        (15, 0) => (15, 0),
+        (_, 0) => (EOB, 0),
+        _ => {
+            // The `size` bits after the code, extended (JPEG's EXTEND).
+            let raw = (index >> (LOOKAHEAD - total)) & ((1 << size) - 1);
+            let raw = i32::try_from(raw).unwrap_or(0);
+            let value = if raw < 1 << (size - 1) {
+                raw - (1 << size) + 1
+            } else {
+                raw
+            };
+            (run, i16::try_from(value).unwrap_or(0))
+        }
+    };
+    FastAc {
+        len: u8::try_from(total).unwrap_or(0),
+        run,
+        value,
     }
 }
 

@@ -15,6 +15,7 @@
 mod bits;
 mod header;
 mod layout;
+mod scaled;
 
 pub(super) use layout::{layout, JpegLayout};
 
@@ -24,16 +25,25 @@ use image::{DynamicImage, GrayImage, RgbImage};
 
 use self::bits::{Bits, Input};
 use self::header::{Header, Huffman, Pass, Scan, Skip, ENTRIES, LOOKAHEAD, MASK};
+use self::scaled::Geometry;
 use super::ImageError;
 
-/// Decodes the JPEG read from `input` at 1/8 scale: `ceil(width / 8)` ×
-/// `ceil(height / 8)` pixels. `None` when the file uses a feature this
-/// decoder leaves to `jpeg-decoder`; an error when it is malformed or has
-/// more than `max_pixels`.
+/// Decodes the JPEG read from `input` at 1/`denominator` scale (8, 4 or 2):
+/// `ceil(width / denominator)` × `ceil(height / denominator)` pixels.
+/// `None` when the file uses a feature this decoder leaves to
+/// `jpeg-decoder` (and a progressive one above 1/8); an error when it is
+/// malformed or has more than `max_pixels`.
 pub(super) fn decode(
     input: impl Read,
     max_pixels: u64,
+    denominator: u32,
 ) -> Result<Option<DynamicImage>, ImageError> {
+    let n = match denominator {
+        8 => 1,
+        4 => 2,
+        2 => 4,
+        _ => return Ok(None),
+    };
     let mut input = Input::new(input);
     let mut header = Header::default();
     let mut planes: Vec<Plane> = Vec::new();
@@ -49,7 +59,13 @@ pub(super) fn decode(
                 }
                 let side = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
                 super::check_pixels(side(header.width), side(header.height), max_pixels)?;
-                planes = Plane::all(&header);
+                if header.progressive && n > 1 {
+                    return Ok(None);
+                }
+                let Some(all) = Plane::all(&header, n) else {
+                    return Ok(None);
+                };
+                planes = all;
             }
             // Lossless, hierarchical, arithmetic: not here.
             0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF => return Ok(None),
@@ -96,7 +112,7 @@ pub(super) fn decode(
             }
         }
     }
-    Ok(Some(image_of(&planes, &header)))
+    Ok(Some(image_of(&planes, &header, n)))
 }
 
 /// The most scans a progressive JPEG may have: encoders write about ten
@@ -156,10 +172,15 @@ fn corrupt(what: &str) -> ImageError {
     ImageError::Corrupt(format!("JPEG: {what}"))
 }
 
-/// One component's block means.
+/// One component's samples: its blocks' means at 1/8, else `nx`×`ny`
+/// samples a block.
 struct Plane {
+    /// Blocks across, padded to whole MCUs.
     width: usize,
     values: Vec<u8>,
+    /// Above 1/8: the block's size and IDCT, and the samples a row.
+    geometry: Option<Geometry>,
+    stride: usize,
     /// A progressive frame's DC coefficients (their bits so far), made
     /// means once all its scans are read; and the DC step they take, as
     /// the component's first scan found it.
@@ -174,8 +195,12 @@ struct Plane {
 }
 
 impl Plane {
-    /// The frame's planes, sized for its MCUs.
-    fn all(header: &Header) -> Vec<Plane> {
+    /// The frame's planes, sized for its MCUs, at `n` samples a luma
+    /// block's side (a subsampled component's blocks give it more, up to
+    /// 8, so that all share the luma's grid). `None` above 1/8 when a
+    /// component's sampling does not divide the largest, or would need
+    /// more than 8.
+    fn all(header: &Header, n: usize) -> Option<Vec<Plane>> {
         let (hmax, vmax) = header.max_sampling();
         let (mcus_x, mcus_y) = header.mcus();
         let single = header.components.len() == 1;
@@ -186,10 +211,25 @@ impl Plane {
                 let (h, v) = if single { (1, 1) } else { (c.h, c.v) };
                 let across = (header.width * c.h).div_ceil(hmax).div_ceil(8);
                 let down = (header.height * c.v).div_ceil(vmax).div_ceil(8);
+                let (nx, ny) = if single {
+                    (n, n)
+                } else {
+                    (n * hmax / c.h, n * vmax / c.v)
+                };
+                let geometry = if n == 1 {
+                    None
+                } else if single || (hmax % c.h == 0 && vmax % c.v == 0 && nx <= 8 && ny <= 8) {
+                    Some(Geometry::new(nx, ny))
+                } else {
+                    return None;
+                };
+                let (nx, ny) = geometry.as_ref().map_or((1, 1), |g| (g.nx, g.ny));
                 let blocks = mcus_x * h * mcus_y * v;
-                Plane {
+                Some(Plane {
                     width: mcus_x * h,
-                    values: vec![0; blocks],
+                    values: vec![0; blocks * nx * ny],
+                    geometry,
+                    stride: mcus_x * h * nx,
                     coefficients: if header.progressive {
                         vec![0; blocks]
                     } else {
@@ -200,7 +240,7 @@ impl Plane {
                     v,
                     blocks: (across, down),
                     decoded: false,
-                }
+                })
             })
             .collect()
     }
@@ -213,6 +253,8 @@ struct Part<'a> {
     dc: Option<&'a Huffman>,
     ac: Option<&'a Huffman>,
     quant: i32,
+    /// Every step of its quantisation table, in zigzag order.
+    steps: &'a [i32; 64],
     prediction: i32,
 }
 
@@ -256,6 +298,7 @@ fn decode_scan<R: Read>(
             dc: dc_table,
             ac: ac_table,
             quant,
+            steps: &header.steps[component.quant].0,
             prediction: 0,
         });
     }
@@ -301,9 +344,23 @@ fn decode_scan<R: Read>(
                                 }
                                 bits.consume(1);
                             }
-                            Pass::Sequential | Pass::Ac => {
-                                plane.values[at] = block(part, &mut bits, input)?;
-                            }
+                            Pass::Sequential | Pass::Ac => match &plane.geometry {
+                                None => plane.values[at] = block(part, &mut bits, input)?,
+                                Some(geometry) => {
+                                    let (row, col) = (at / plane.width, at % plane.width);
+                                    let start =
+                                        row * geometry.ny * plane.stride + col * geometry.nx;
+                                    let out = &mut plane.values[start..];
+                                    scaled::block(
+                                        part,
+                                        &mut bits,
+                                        input,
+                                        geometry,
+                                        out,
+                                        plane.stride,
+                                    )?;
+                                }
+                            },
                         }
                     }
                 }
@@ -356,12 +413,23 @@ fn block<R: Read>(
     let ac = part
         .ac
         .ok_or_else(|| corrupt("a scan uses a table not defined"))?;
+    skip_ac(ac, bits, input, 1)?;
+    Ok(mean(part.prediction, part.quant))
+}
+
+/// Skips a block's AC coefficients from zigzag index `k` on, to its end.
+#[inline]
+fn skip_ac<R: Read>(
+    ac: &Huffman,
+    bits: &mut Bits,
+    input: &mut Input<R>,
+    mut k: u32,
+) -> Result<(), ImageError> {
     // The hot loop, on the bits held in locals (a call to refill them hands
     // them back): nearly every code is found by one lookup, often with the
     // next one, and the coefficients' bits are skipped unread.
     let skip: &[Skip; ENTRIES] = &ac.skip;
     let (mut word, mut count) = (bits.word, bits.count);
-    let mut k = 1u32;
     while k < 64 {
         if count < 32 {
             (bits.word, bits.count) = (word, count);
@@ -401,13 +469,18 @@ fn block<R: Read>(
         k += run + 1;
     }
     (bits.word, bits.count) = (word, count);
-    Ok(mean(part.prediction, part.quant))
+    Ok(())
 }
 
-/// The planes as pixels: chroma by nearest sample, YCbCr to RGB (JFIF)
+/// The planes as pixels (`n` a luma block's side): chroma by nearest
+/// sample (at 1/8; above, the planes share a grid), YCbCr to RGB (JFIF)
 /// unless the file says its components are RGB.
-fn image_of(planes: &[Plane], header: &Header) -> DynamicImage {
-    let (out_w, out_h) = (header.width.div_ceil(8), header.height.div_ceil(8));
+fn image_of(planes: &[Plane], header: &Header, n: usize) -> DynamicImage {
+    let denominator = 8 / n;
+    let (out_w, out_h) = (
+        header.width.div_ceil(denominator),
+        header.height.div_ceil(denominator),
+    );
     let (width, height) = (
         u32::try_from(out_w).unwrap_or(0),
         u32::try_from(out_h).unwrap_or(0),
@@ -415,7 +488,7 @@ fn image_of(planes: &[Plane], header: &Header) -> DynamicImage {
     if let [p] = planes {
         let mut gray = Vec::with_capacity(out_w * out_h);
         for y in 0..out_h {
-            gray.extend_from_slice(&p.values[y * p.width..y * p.width + out_w]);
+            gray.extend_from_slice(&p.values[y * p.stride..y * p.stride + out_w]);
         }
         return DynamicImage::ImageLuma8(
             GrayImage::from_raw(width, height, gray).unwrap_or_default(),
@@ -424,16 +497,48 @@ fn image_of(planes: &[Plane], header: &Header) -> DynamicImage {
     let (hmax, vmax) = header.max_sampling();
     let rgb = header.is_rgb();
     let mut pixels = Vec::with_capacity(out_w * out_h * 3);
+    // A plane's samples an MCU, across and down, against the image's.
+    let per_mcu = |p: &Plane| {
+        let (nx, ny) = p.geometry.as_ref().map_or((1, 1), |g| (g.nx, g.ny));
+        (p.h * nx, p.v * ny)
+    };
+    if n > 1 {
+        // The planes share the image's grid: sample for sample.
+        let mut pixels = vec![0u8; out_w * out_h * 3];
+        for (y, line) in pixels.chunks_exact_mut(out_w * 3).enumerate() {
+            let [a, b, c] = [0, 1, 2].map(|i| {
+                let p = &planes[i];
+                &p.values[y * p.stride..y * p.stride + out_w]
+            });
+            for (((pixel, &a), &b), &c) in line.chunks_exact_mut(3).zip(a).zip(b).zip(c) {
+                if rgb {
+                    pixel.copy_from_slice(&[a, b, c]);
+                } else {
+                    pixel.copy_from_slice(&ycbcr_to_rgb(i32::from(a), i32::from(b), i32::from(c)));
+                }
+            }
+        }
+        return DynamicImage::ImageRgb8(
+            RgbImage::from_raw(width, height, pixels).unwrap_or_default(),
+        );
+    }
     for y in 0..out_h {
-        let rows: Vec<&[u8]> = planes
+        let rows: Vec<(&[u8], usize)> = planes
             .iter()
             .map(|p| {
-                let row = y * p.v / vmax;
-                &p.values[row * p.width..(row + 1) * p.width]
+                let (across, down) = per_mcu(p);
+                let row = y * down / (vmax * n);
+                (
+                    &p.values[row * p.stride..(row + 1) * p.stride],
+                    across,
+                )
             })
             .collect();
         for x in 0..out_w {
-            let sample = |i: usize| i32::from(rows[i][x * planes[i].h / hmax]);
+            let sample = |i: usize| {
+                let (row, across) = rows[i];
+                i32::from(row[x * across / (hmax * n)])
+            };
             let (a, b, c) = (sample(0), sample(1), sample(2));
             if rgb {
                 pixels.extend([a, b, c].map(clamp));

@@ -1,5 +1,6 @@
-//! The 1/8-scale JPEG decoder against a full decode by `jpeg-decoder`: each
-//! of its pixels is its 8×8 block's mean, for every layout it takes on; the
+//! The 1/8-scale JPEG decoder against a full decode by `jpeg-decoder` (each
+//! of its pixels is its 8×8 block's mean), and at 1/4 and 1/2 against its
+//! scaled decode, for every layout it takes on; the
 //! layouts it leaves alone are left; hostile bytes are refused, never a
 //! panic.
 
@@ -99,7 +100,7 @@ fn samples(image: &DynamicImage) -> Vec<u8> {
 /// Whether our decode of `bytes` is within `tolerance` (by channels: 1
 /// or 3) of the full decode's block means; the worst difference if not.
 fn off_by(bytes: &[u8]) -> Option<u8> {
-    let image = decode(bytes, u64::MAX).unwrap().unwrap();
+    let image = decode(bytes, u64::MAX, 8).unwrap().unwrap();
     let (ow, oh, channels, means) = block_means(bytes);
     assert_eq!((image.width(), image.height()), (ow, oh));
     let ours = samples(&image);
@@ -178,7 +179,7 @@ fn cmyk_is_left_to_the_full_decoder() {
         optimized: false,
         progressive: false,
     };
-    assert!(decode(&jpeg(64, 64, &cmyk)[..], u64::MAX)
+    assert!(decode(&jpeg(64, 64, &cmyk)[..], u64::MAX, 8)
         .unwrap()
         .is_none());
 }
@@ -200,12 +201,14 @@ fn baseline() -> Vec<u8> {
 #[test]
 fn a_cut_file_is_refused() {
     let bytes = baseline();
-    for len in [2, 20, 200, bytes.len() / 2, bytes.len() - 40] {
-        let result = decode(&bytes[..len], u64::MAX);
-        assert!(
-            matches!(result, Err(ImageError::Corrupt(_))),
-            "cut at {len}: {result:?}"
-        );
+    for denominator in [8, 4, 2] {
+        for len in [2, 20, 200, bytes.len() / 2, bytes.len() - 40] {
+            let result = decode(&bytes[..len], u64::MAX, denominator);
+            assert!(
+                matches!(result, Err(ImageError::Corrupt(_))),
+                "1/{denominator} cut at {len}: {result:?}"
+            );
+        }
     }
 }
 
@@ -213,25 +216,26 @@ fn a_cut_file_is_refused() {
 fn more_pixels_than_allowed_are_refused_from_the_header() {
     let bytes = baseline();
     assert!(matches!(
-        decode(&bytes[..], 96 * 80 - 1),
+        decode(&bytes[..], 96 * 80 - 1, 8),
         Err(ImageError::TooLarge {
             width: 96,
             height: 80,
             ..
         })
     ));
-    assert!(decode(&bytes[..], 96 * 80).unwrap().is_some());
+    assert!(decode(&bytes[..], 96 * 80, 8).unwrap().is_some());
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Bytes changed anywhere, of a baseline or a progressive file (its DC
-    /// scans with a refinement), and the file cut anywhere: an image or an
-    /// error, never a panic.
+    /// scans with a refinement), and the file cut anywhere, at every scale:
+    /// an image or an error, never a panic.
     #[test]
     fn changed_bytes_never_panic(
         progressive in any::<bool>(),
+        denominator in prop::sample::select(vec![8u32, 4, 2]),
         changes in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8),
         cut in any::<usize>(),
     ) {
@@ -244,8 +248,8 @@ proptest! {
             let at = at % bytes.len();
             bytes[at] = byte;
         }
-        let _ = decode(&bytes[..], 1 << 24);
-        let _ = decode(&bytes[..cut % bytes.len()], 1 << 24);
+        let _ = decode(&bytes[..], 1 << 24, denominator);
+        let _ = decode(&bytes[..cut % bytes.len()], 1 << 24, denominator);
     }
 }
 
@@ -276,7 +280,7 @@ fn repeated_scans_and_empty_intervals_are_refused() {
     let mut twice = bytes[..end].to_vec();
     twice.extend_from_slice(&bytes[sos[0]..]);
     assert!(matches!(
-        decode(&twice[..], u64::MAX),
+        decode(&twice[..], u64::MAX, 8),
         Err(ImageError::Corrupt(e)) if e.contains("two scans")
     ));
     assert!(matches!(
@@ -297,7 +301,7 @@ fn repeated_scans_and_empty_intervals_are_refused() {
     let mut cut = bytes[..data].to_vec();
     cut.extend_from_slice(&bytes[first_rst..]);
     assert!(matches!(
-        decode(&cut[..], u64::MAX),
+        decode(&cut[..], u64::MAX, 8),
         Err(ImageError::Corrupt(e)) if e.contains("restart interval")
     ));
 }
@@ -334,4 +338,103 @@ fn a_progressive_file_of_too_many_scans_is_refused() {
     );
     // A file cut short is still the decoder's to judge.
     super::super::jpeg_dc::check_scans(&bytes[..bytes.len() / 2]).unwrap();
+}
+
+/// `jpeg-decoder`'s decode of `bytes` at 1/`denominator` scale.
+fn scaled_reference(bytes: &[u8], denominator: u16) -> (u32, u32, Vec<u8>) {
+    let mut decoder = jpeg_decoder::Decoder::new(bytes);
+    decoder.read_info().unwrap();
+    let info = decoder.info().unwrap();
+    let (w, h) = (
+        info.width.div_ceil(denominator),
+        info.height.div_ceil(denominator),
+    );
+    decoder.scale(w, h).unwrap();
+    let pixels = decoder.decode().unwrap();
+    let info = decoder.info().unwrap();
+    (u32::from(info.width), u32::from(info.height), pixels)
+}
+
+/// At 1/4 and 1/2 scale, a baseline file's samples are `jpeg-decoder`'s
+/// scaled ones but for rounding (luma) and the chroma's upsampling (which
+/// `jpeg-decoder` interpolates, where ours decodes it at the luma's size);
+/// a progressive file is left to `jpeg-decoder`.
+#[test]
+fn every_baseline_layout_at_a_quarter_and_a_half_is_the_scaled_decode() {
+    let samplings = [
+        SamplingFactor::F_1_1,
+        SamplingFactor::F_2_1,
+        SamplingFactor::F_1_2,
+        SamplingFactor::F_2_2,
+        SamplingFactor::F_4_1,
+        SamplingFactor::F_4_2,
+    ];
+    let mut failures = Vec::new();
+    for denominator in [4u16, 2] {
+        for (w, h) in [(203, 157), (64, 48), (9, 17), (1, 1)] {
+            for color in [ColorType::Rgb, ColorType::Luma] {
+                for sampling in samplings {
+                    for (restart, optimized, progressive) in [
+                        (0, false, false),
+                        (1, false, false),
+                        (7, false, false),
+                        (0, true, false),
+                        (0, false, true),
+                    ] {
+                        let layout = Layout {
+                            color,
+                            sampling,
+                            restart,
+                            optimized: optimized && w >= 64,
+                            progressive,
+                        };
+                        let bytes = jpeg(w, h, &layout);
+                        let ours = decode(&bytes[..], u64::MAX, u32::from(denominator)).unwrap();
+                        let name = format!(
+                            "1/{denominator} {w}x{h} {color:?} {sampling:?} restart {restart} \
+                             progressive {progressive}"
+                        );
+                        let Some(ours) = ours else {
+                            // 4:1:1 at 1/2 would need chroma blocks of 16.
+                            let wide = denominator == 2
+                                && matches!(sampling, SamplingFactor::F_4_1 | SamplingFactor::F_4_2)
+                                && color == ColorType::Rgb;
+                            if !progressive && !wide {
+                                failures.push(format!("{name}: left to jpeg-decoder"));
+                            }
+                            continue;
+                        };
+                        if progressive {
+                            failures.push(format!("{name}: decoded, not left"));
+                            continue;
+                        }
+                        let (rw, rh, reference) = scaled_reference(&bytes, denominator);
+                        assert_eq!((ours.width(), ours.height()), (rw, rh), "{name}");
+                        let ours = samples(&ours);
+                        assert_eq!(ours.len(), reference.len(), "{name}");
+                        let channels = ours.len() / usize::try_from(rw * rh).unwrap();
+                        let margin = 32 / u32::from(denominator);
+                        let (mut total, mut count, mut worst) = (0u64, 0u64, 0u8);
+                        for (i, (a, b)) in ours.iter().zip(&reference).enumerate() {
+                            let pixel = u32::try_from(i / channels).unwrap();
+                            let (x, y) = (pixel % rw, pixel / rw);
+                            if x + margin >= rw || y + margin >= rh {
+                                continue;
+                            }
+                            let diff = a.abs_diff(*b);
+                            total += u64::from(diff);
+                            count += 1;
+                            worst = worst.max(diff);
+                        }
+                        let mean = if count == 0 { 0.0 } else { total as f64 / count as f64 };
+                        let (mean_limit, worst_limit) = if channels == 1 { (0.1, 1) } else { (1.0, 6) };
+                        if mean > mean_limit || worst > worst_limit {
+                            failures.push(format!("{name}: mean {mean:.2}, worst {worst}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
