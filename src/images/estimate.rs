@@ -146,16 +146,23 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
                 _ => (3, 3),
             };
             let image = px(dw, dh) * channels;
-            // At 1/8, a baseline file's block means (`jpeg_dc`): a byte a
-            // block, no coefficient kept.
-            let dc_only =
-                d == 8 && !jpeg.progressive && !jpeg.lossless && matches!(jpeg.components, 1 | 3);
+            // A frame `jpeg_dc` decodes: at 1/8 a byte a block (and a
+            // progressive one's DC coefficient, 4 more); above, its planes
+            // (a subsampled component's blocks give more samples, as many
+            // as the luma's: within `planes`) and, of a progressive frame,
+            // the coefficients kept (2 bytes each, `scale`² a luma block's
+            // worth) and a word a block saying which are nonzero.
+            let ours = jpeg.scaled.filter(|&(rx, ry)| {
+                scale == 1 || (scale * u64::from(rx) <= 8 && scale * u64::from(ry) <= 8)
+            });
+            let peak = match ours {
+                Some(_) if scale == 1 => blocks * if jpeg.progressive { 5 } else { 1 } + image,
+                Some(_) if jpeg.progressive => planes + image + blocks * (8 + 2 * scale * scale),
+                Some(_) => planes + image,
+                None => coefficients + planes + image,
+            };
             Decoded {
-                peak: if dc_only {
-                    blocks + image
-                } else {
-                    coefficients + planes + image
-                },
+                peak,
                 width: dw,
                 height: dh,
                 bytes_per_pixel: kept,

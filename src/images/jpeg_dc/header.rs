@@ -173,7 +173,12 @@ impl Header {
             // transform is at most 13).
             (true, 0, 0) if high == 0 && low <= 13 => Pass::DcFirst(low),
             (true, 0, 0) if high == low + 1 && low <= 12 => Pass::DcRefine(low),
-            (true, 1..=63, _) if end >= start && end <= 63 => Pass::Ac,
+            (true, 1..=63, _) if end >= start && end <= 63 => Pass::Ac(Band {
+                start,
+                end,
+                high,
+                low,
+            }),
             // A sequential scan of a band or approximation; anything else
             // of a progressive frame is malformed: `jpeg-decoder` says how.
             _ => return Ok(None),
@@ -240,8 +245,27 @@ pub(super) enum Pass {
     DcFirst(u8),
     /// Of a progressive frame: one more bit of the DC coefficients, this one.
     DcRefine(u8),
-    /// Of a progressive frame: AC coefficients, skipped unread.
-    Ac,
+    /// Of a progressive frame: AC coefficients (skipped unread at 1/8).
+    Ac(Band),
+}
+
+/// A progressive AC scan's coefficients (zigzag `start..=end`) and their
+/// bits: the first scan of a band when `high` is 0, else a refinement of
+/// bit `low`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Band {
+    pub start: u8,
+    pub end: u8,
+    pub high: u8,
+    pub low: u8,
+}
+
+impl Band {
+    /// Whether it is one decoders read: a first scan of bits from `low`
+    /// (at most 13) or a refinement of one bit.
+    pub(super) fn valid(self) -> bool {
+        (self.high == 0 && self.low <= 13) || (self.high == self.low + 1 && self.low <= 12)
+    }
 }
 
 /// A Huffman table: codes of up to [`LOOKAHEAD`] bits by one lookup, the

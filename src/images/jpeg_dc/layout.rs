@@ -27,6 +27,11 @@ pub(crate) struct JpegLayout {
     pub progressive: bool,
     /// Lossless (any precision up to 16 bits; 16-bit samples are 2 bytes).
     pub lossless: bool,
+    /// A frame `jpeg_dc` decodes at 1/8, and at 1/4 and 1/2 too when a
+    /// luma block's side times these fit in 8: the largest factor by which
+    /// a component is subsampled, across and down (Huffman, 8-bit, one or
+    /// three components, each one's sampling dividing the largest).
+    pub scaled: Option<(u8, u8)>,
 }
 
 /// One component of the frame: its id and sampling.
@@ -117,6 +122,23 @@ fn parse_frame(code: u8, s: &[u8]) -> Result<(JpegLayout, Vec<Component>), Image
         u8::try_from(max(|c| c.h)).unwrap_or(4),
         u8::try_from(max(|c| c.v)).unwrap_or(4),
     );
+    let divides = components.iter().all(|c| {
+        sampling.0 % u8::try_from(c.h).unwrap_or(1) == 0
+            && sampling.1 % u8::try_from(c.v).unwrap_or(1) == 0
+    });
+    let least = |f: fn(&Component) -> u32| components.iter().map(f).min().unwrap_or(1);
+    let ours = matches!(code, 0xC0..=0xC2) && s[0] == 8 && matches!(count, 1 | 3) && divides;
+    let scaled = ours.then(|| {
+        if count == 1 {
+            (1, 1)
+        } else {
+            let ratio = |max: u8, least: u32| max / u8::try_from(least).unwrap_or(1);
+            (
+                ratio(sampling.0, least(|c| c.h)),
+                ratio(sampling.1, least(|c| c.v)),
+            )
+        }
+    });
     let layout = JpegLayout {
         height: u32::from(u16::from_be_bytes([s[1], s[2]])),
         width: u32::from(u16::from_be_bytes([s[3], s[4]])),
@@ -124,6 +146,7 @@ fn parse_frame(code: u8, s: &[u8]) -> Result<(JpegLayout, Vec<Component>), Image
         sampling,
         progressive: matches!(code, 0xC2 | 0xC6 | 0xCA | 0xCE),
         lossless: matches!(code, 0xC3 | 0xC7 | 0xCB | 0xCF),
+        scaled,
     };
     Ok((layout, components))
 }

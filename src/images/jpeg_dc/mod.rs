@@ -1,20 +1,32 @@
-//! A JPEG at 1/8 scale from its DC coefficients alone: one pixel a block,
-//! each the block's mean. This is what shrink-on-load gives a thumbnail of a
-//! large photo, and its cost is the entropy decoding: the AC coefficients are
-//! only skipped (one table lookup for one or two of them, no dequantising,
-//! no IDCT). `jpeg-decoder`'s scaled path decodes them in full, at about 1.6
-//! times the time. Baseline sequential Huffman JPEGs (SOF0, SOF1), 8-bit,
-//! grey or three components, in one interleaved scan or a scan a component,
-//! are decoded here; so are progressive ones (SOF2) of the same kinds, of
-//! which only the DC scans (the first and its refinements) are decoded and
-//! the AC scans skipped unread (a tenth of the bits, where `jpeg-decoder`
-//! decodes and keeps every coefficient: some 20 times the time). Anything
-//! else (arithmetic, 12-bit, CMYK) is left to `jpeg-decoder` ([`decode`]
-//! answers `None`).
+//! A JPEG at reduced scale, for the renders smaller than the source (most
+//! of them: `srcset` widths of a camera's photo).
+//!
+//! At 1/8, one pixel a block, each the block's mean, from its DC
+//! coefficients alone: the AC coefficients are only skipped (one table
+//! lookup for one or two of them, no dequantising, no IDCT). At 1/4 and
+//! 1/2 ([`scaled`]), 2×2 or 4×4 samples a luma block: the coefficients of
+//! that low-frequency corner decoded and dequantised, the rest skipped the
+//! same way, then a scaled IDCT of that size (libjpeg's method); a
+//! subsampled component's blocks give more samples (up to 8×8), so that
+//! every plane lands on the luma's grid and none is upsampled. All on the
+//! calling thread: `jpeg-decoder`'s scaled path decodes every coefficient
+//! and hands rows to a worker thread (its switches, faults and copies were
+//! 42% of a render's time at 640 px).
+//!
+//! Baseline sequential Huffman JPEGs (SOF0, SOF1), 8-bit, grey or three
+//! components, in one interleaved scan or a scan a component, are decoded
+//! here; so are progressive ones (SOF2) of the same kinds: at 1/8 only
+//! their DC scans are decoded and the AC scans skipped unread (a tenth of
+//! the bits, where `jpeg-decoder` decodes and keeps every coefficient: some
+//! 20 times the time); at 1/4 and 1/2 every scan, keeping only the
+//! coefficients the scaled IDCT reads ([`progressive`]). Anything else
+//! (arithmetic, 12-bit, CMYK, a sampling that does not divide the largest)
+//! is left to `jpeg-decoder` ([`decode`] answers `None`).
 
 mod bits;
 mod header;
 mod layout;
+mod progressive;
 mod scaled;
 
 pub(super) use layout::{layout, JpegLayout};
@@ -25,6 +37,7 @@ use image::{DynamicImage, GrayImage, RgbImage};
 
 use self::bits::{Bits, Input};
 use self::header::{Header, Huffman, Pass, Scan, Skip, ENTRIES, LOOKAHEAD, MASK};
+use self::progressive::{Run, Spectra};
 use self::scaled::Geometry;
 use super::ImageError;
 
@@ -59,9 +72,6 @@ pub(super) fn decode(
                 }
                 let side = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
                 super::check_pixels(side(header.width), side(header.height), max_pixels)?;
-                if header.progressive && n > 1 {
-                    return Ok(None);
-                }
                 let Some(all) = Plane::all(&header, n) else {
                     return Ok(None);
                 };
@@ -81,7 +91,15 @@ pub(super) fn decode(
                 if header.progressive && scans > MAX_PROGRESSIVE_SCANS {
                     return Err(corrupt("more scans than a decoder passes over"));
                 }
-                if scan.pass == Pass::Ac {
+                let ac = match scan.pass {
+                    Pass::Ac(band) => Some(band),
+                    _ => None,
+                };
+                if ac.is_some_and(|band| n > 1 && (!band.valid() || scan.components.len() > 1)) {
+                    // Malformed: `jpeg-decoder` says how.
+                    return Ok(None);
+                }
+                if ac.is_some() && n == 1 {
                     // Its data, through its restart markers, unread.
                     input.skip_to_marker()?;
                     while matches!(input.peek_marker(), Some(0xD0..=0xD7)) {
@@ -104,7 +122,11 @@ pub(super) fn decode(
     if planes.is_empty() || planes.iter().any(|p| !p.decoded) {
         return Err(corrupt("the image ends before its pixels"));
     }
-    if header.progressive {
+    if header.progressive && n > 1 {
+        for (plane, component) in planes.iter_mut().zip(&header.components) {
+            progressive::finish(plane, &header.steps[component.quant].0);
+        }
+    } else if header.progressive {
         for plane in &mut planes {
             let quant = plane.quant;
             for (value, &dc) in plane.values.iter_mut().zip(&plane.coefficients) {
@@ -178,9 +200,11 @@ struct Plane {
     /// Blocks across, padded to whole MCUs.
     width: usize,
     values: Vec<u8>,
-    /// Above 1/8: the block's size and IDCT, and the samples a row.
+    /// Above 1/8: the block's size and IDCT, and the samples a row; of a
+    /// progressive frame, its coefficients so far.
     geometry: Option<Geometry>,
     stride: usize,
+    spectra: Option<Spectra>,
     /// A progressive frame's DC coefficients (their bits so far), made
     /// means once all its scans are read; and the DC step they take, as
     /// the component's first scan found it.
@@ -225,11 +249,16 @@ impl Plane {
                 };
                 let (nx, ny) = geometry.as_ref().map_or((1, 1), |g| (g.nx, g.ny));
                 let blocks = mcus_x * h * mcus_y * v;
+                let spectra = geometry
+                    .as_ref()
+                    .filter(|_| header.progressive)
+                    .map(|g| Spectra::new(blocks, g));
                 Some(Plane {
                     width: mcus_x * h,
                     values: vec![0; blocks * nx * ny],
                     geometry,
                     stride: mcus_x * h * nx,
+                    spectra,
                     coefficients: if header.progressive {
                         vec![0; blocks]
                     } else {
@@ -258,8 +287,8 @@ struct Part<'a> {
     prediction: i32,
 }
 
-/// Decodes one scan (not a progressive AC one) into `planes`: all the
-/// components interleaved by MCU, or one component block by block.
+/// Decodes one scan (a progressive AC one above 1/8 only) into `planes`:
+/// all the components interleaved by MCU, or one component block by block.
 fn decode_scan<R: Read>(
     input: &mut Input<R>,
     header: &Header,
@@ -269,12 +298,12 @@ fn decode_scan<R: Read>(
     let missing = || corrupt("a scan uses a table not defined");
     let mut parts = Vec::with_capacity(scan.components.len());
     for &(index, dc, ac) in &scan.components {
-        let refine = matches!(scan.pass, Pass::DcRefine(_));
+        let refine = matches!(scan.pass, Pass::DcRefine(_) | Pass::Ac(_));
         if planes[index].decoded != refine {
             // Another whole decode for a few bytes of markers; a refinement
             // of nothing yet.
             return Err(corrupt(if refine {
-                "a DC refinement before the first DC scan"
+                "a refinement or AC scan before the first DC scan"
             } else {
                 "a component in two scans"
             }));
@@ -285,7 +314,8 @@ fn decode_scan<R: Read>(
         let (dc_table, ac_table) = match scan.pass {
             Pass::Sequential => (Some(dc_table()?), Some(ac_table()?)),
             Pass::DcFirst(_) => (Some(dc_table()?), None),
-            Pass::DcRefine(_) | Pass::Ac => (None, None),
+            Pass::DcRefine(_) => (None, None),
+            Pass::Ac(_) => (None, Some(ac_table()?)),
         };
         let quant = if refine {
             planes[index].quant
@@ -309,6 +339,7 @@ fn decode_scan<R: Read>(
     };
     let interleaved = parts.len() > 1;
     let mut bits = Bits::default();
+    let mut run = Run::default();
     let mut until_restart = header.restart_interval;
     for my in 0..units_y {
         for mx in 0..units_x {
@@ -318,6 +349,7 @@ fn decode_scan<R: Read>(
                     for part in &mut parts {
                         part.prediction = 0;
                     }
+                    run = Run::default();
                     until_restart = header.restart_interval;
                 }
                 until_restart -= 1;
@@ -344,7 +376,22 @@ fn decode_scan<R: Read>(
                                 }
                                 bits.consume(1);
                             }
-                            Pass::Sequential | Pass::Ac => match &plane.geometry {
+                            Pass::Ac(band) => {
+                                let (Some(geometry), Some(spectra), Some(ac)) =
+                                    (&plane.geometry, &mut plane.spectra, part.ac)
+                                else {
+                                    return Err(corrupt("an AC scan not decoded here"));
+                                };
+                                let decode = if band.high == 0 {
+                                    progressive::first
+                                } else {
+                                    progressive::refine
+                                };
+                                decode(
+                                    ac, &mut bits, input, band, &mut run, geometry, spectra, at,
+                                )?;
+                            }
+                            Pass::Sequential => match &plane.geometry {
                                 None => plane.values[at] = block(part, &mut bits, input)?,
                                 Some(geometry) => {
                                     let (row, col) = (at / plane.width, at % plane.width);
@@ -528,10 +575,7 @@ fn image_of(planes: &[Plane], header: &Header, n: usize) -> DynamicImage {
             .map(|p| {
                 let (across, down) = per_mcu(p);
                 let row = y * down / (vmax * n);
-                (
-                    &p.values[row * p.stride..(row + 1) * p.stride],
-                    across,
-                )
+                (&p.values[row * p.stride..(row + 1) * p.stride], across)
             })
             .collect();
         for x in 0..out_w {

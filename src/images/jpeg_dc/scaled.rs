@@ -16,13 +16,13 @@ use crate::images::ImageError;
 
 /// The natural (row-major) index of each coefficient in zigzag order.
 const ZIGZAG: [u8; 64] = [
-    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27,
-    20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58,
-    59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20,
+    13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59,
+    52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
 ];
 
 /// Not a coefficient the block's size needs.
-const UNWANTED: u8 = 255;
+pub(super) const UNWANTED: u8 = 255;
 
 /// A component's block size at this scale: which coefficients it needs and
 /// its IDCT's two matrices.
@@ -32,6 +32,10 @@ pub(super) struct Geometry {
     pub ny: usize,
     /// By zigzag index: the coefficient's natural index, or [`UNWANTED`].
     slot: [u8; 64],
+    /// By zigzag index: its place among the `nx`×`ny` kept ones (row by
+    /// row), or [`UNWANTED`]; and by that place, its zigzag index.
+    pub compact: [u8; 64],
+    zigzag_of: [u8; 64],
     /// The last zigzag index needed: past it, the block is skipped.
     last: usize,
     /// `n`-point IDCT matrices: across as `[u][x]`, down as `[y][v]`.
@@ -42,11 +46,16 @@ pub(super) struct Geometry {
 impl Geometry {
     pub(super) fn new(nx: usize, ny: usize) -> Geometry {
         let mut slot = [UNWANTED; 64];
+        let mut compact = [UNWANTED; 64];
+        let mut zigzag_of = [0u8; 64];
         let mut last = 0;
         for (k, &natural) in ZIGZAG.iter().enumerate() {
             let (row, col) = (usize::from(natural) / 8, usize::from(natural) % 8);
             if row < ny && col < nx {
                 slot[k] = natural;
+                let place = row * nx + col;
+                compact[k] = u8::try_from(place).unwrap_or(UNWANTED);
+                zigzag_of[place] = u8::try_from(k).unwrap_or(0);
                 last = k;
             }
         }
@@ -54,6 +63,8 @@ impl Geometry {
             nx,
             ny,
             slot,
+            compact,
+            zigzag_of,
             last,
             across_t: transposed(matrix(nx)),
             down: matrix(ny),
@@ -69,11 +80,26 @@ fn matrix(n: usize) -> [[f32; 8]; 8] {
     for (x, row) in m.iter_mut().enumerate().take(n) {
         for (u, cell) in row.iter_mut().enumerate().take(n) {
             let c = if u == 0 { 0.5f32.sqrt() } else { 1.0 };
-            let angle = (2 * x + 1) as f32 * u as f32 * PI / (2 * n) as f32;
+            let angle = small(2 * x + 1) * small(u) * PI / small(2 * n);
             *cell = 0.5 * c * angle.cos();
         }
     }
     m
+}
+
+/// A small count (an index in a block) as a float.
+fn small(v: usize) -> f32 {
+    f32::from(u16::try_from(v).unwrap_or(u16::MAX))
+}
+
+/// A coefficient times its step, as a float.
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "a well-formed file's products are within 2^24 (16-bit coefficients, \
+              8-bit steps); a malformed one's lose low bits, harmlessly"
+)]
+fn dequantise(value: i32, step: i32) -> f32 {
+    value.saturating_mul(step) as f32
 }
 
 fn transposed(m: [[f32; 8]; 8]) -> [[f32; 8]; 8] {
@@ -104,7 +130,7 @@ pub(super) fn block<R: Read>(
     let quant = part.steps;
     let fast: &[FastAc; 1 << LOOKAHEAD] = &ac.values;
     let mut coefficients = [0f32; 64];
-    coefficients[0] = (i64::from(dc) * i64::from(quant[0])) as f32;
+    coefficients[0] = dequantise(dc, quant[0]);
     // The extent of the nonzero coefficients, rows and columns.
     let (mut rows, mut cols) = (1usize, 1usize);
     let mut k = 1usize;
@@ -137,7 +163,7 @@ pub(super) fn block<R: Read>(
         let natural = geometry.slot[k];
         if natural != UNWANTED && value != 0 {
             let natural = usize::from(natural);
-            coefficients[natural] = (i64::from(value) * i64::from(quant[k])) as f32;
+            coefficients[natural] = dequantise(value, quant[k]);
             rows = rows.max(natural / 8 + 1);
             cols = cols.max(natural % 8 + 1);
         }
@@ -148,6 +174,32 @@ pub(super) fn block<R: Read>(
     }
     idct(&coefficients, rows, cols, geometry, out, stride);
     Ok(())
+}
+
+/// A progressive block's samples: its DC coefficient and its kept ones
+/// (`values`, by [`Geometry::compact`] place), dequantised by `steps`.
+pub(super) fn dequantised(
+    dc: i32,
+    values: &[i16],
+    steps: &[i32; 64],
+    geometry: &Geometry,
+    out: &mut [u8],
+    stride: usize,
+) {
+    let mut coefficients = [0f32; 64];
+    coefficients[0] = dequantise(dc, steps[0]);
+    let (mut rows, mut cols) = (1usize, 1usize);
+    for (place, &value) in values.iter().enumerate() {
+        let k = usize::from(geometry.zigzag_of[place]);
+        if value == 0 || k == 0 {
+            continue;
+        }
+        let (row, col) = (place / geometry.nx, place % geometry.nx);
+        coefficients[row * 8 + col] = dequantise(i32::from(value), steps[k]);
+        rows = rows.max(row + 1);
+        cols = cols.max(col + 1);
+    }
+    idct(&coefficients, rows, cols, geometry, out, stride);
 }
 
 /// The block's samples from its coefficients (nonzero only in the first
@@ -177,13 +229,13 @@ fn idct(
     match (geometry.nx, geometry.ny) {
         (2, 2) => block.idct::<2, 2>(out, stride),
         (4, 4) => block.idct::<4, 4>(out, stride),
-        (8, 8) => block.idct::<8, 8>(out, stride),
         (4, 2) => block.idct::<4, 2>(out, stride),
         (2, 4) => block.idct::<2, 4>(out, stride),
         (8, 4) => block.idct::<8, 4>(out, stride),
         (4, 8) => block.idct::<4, 8>(out, stride),
         (8, 2) => block.idct::<8, 2>(out, stride),
         (2, 8) => block.idct::<2, 8>(out, stride),
+        // (8, 8), the most a component's block is given.
         _ => block.idct::<8, 8>(out, stride),
     }
 }
@@ -191,6 +243,11 @@ fn idct(
 /// A sample from the IDCT's value: around 128, rounded to the nearest (a
 /// cast truncates, and is done on a value already in range: no `floor`).
 #[inline]
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "clamped to 0..=255 first: the cast truncates a value in range"
+)]
 fn sample(v: f32) -> u8 {
     (v + 128.5).clamp(0.0, 255.0) as u8
 }

@@ -63,12 +63,45 @@ fn png16(w: u32, h: u32) -> Vec<u8> {
     out
 }
 
+/// A progressive 4:2:0 JPEG of noise (as cameras' and libjpeg's scripts
+/// write them: bands, then their bits).
+fn progressive_jpeg(w: u16, h: u16) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = jpeg_encoder::Encoder::new(&mut out, 90);
+    encoder.set_progressive(true);
+    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
+    let pixels = noise(u32::from(w), u32::from(h), false).into_rgb8();
+    encoder
+        .encode(pixels.as_raw(), w, h, jpeg_encoder::ColorType::Rgb)
+        .unwrap();
+    out
+}
+
 /// The cases: a name, the source, the variant and its format.
 fn cases() -> Vec<(&'static str, Vec<u8>, Transform, Output)> {
     let jpeg = encoded(&noise(2000, 1500, false), ImageFormat::Jpeg);
     let png = encoded(&noise(1600, 1200, true), ImageFormat::Png);
     let lossy = render_bytes(&png, &Transform::default(), Output::Webp).unwrap();
+    let progressive = progressive_jpeg(2000, 1500);
     vec![
+        (
+            "jpeg, quarter scale, to webp",
+            jpeg.clone(),
+            transform(Some(480), None, Fit::Inside),
+            Output::Webp,
+        ),
+        (
+            "progressive jpeg, half scale, to webp",
+            progressive.clone(),
+            transform(Some(900), None, Fit::Inside),
+            Output::Webp,
+        ),
+        (
+            "progressive jpeg, quarter scale, to jpeg",
+            progressive,
+            transform(Some(480), None, Fit::Inside),
+            Output::Jpeg,
+        ),
         (
             "jpeg, full scale, to webp",
             jpeg.clone(),
