@@ -358,7 +358,7 @@ impl Huffman {
     }
 
     /// The next symbol.
-    #[inline]
+    #[inline(always)]
     pub(super) fn symbol(&self, bits: &mut Bits) -> Result<u8, ImageError> {
         let (len, symbol) = self.fast[bits.peek(LOOKAHEAD) & MASK];
         if len > 0 {

@@ -41,11 +41,14 @@ pub(super) struct Run {
 }
 
 /// Reads `n` bits (up to 16) as an unsigned number.
+#[inline]
 fn take<R: Read>(bits: &mut Bits, input: &mut Input<R>, n: u32) -> Result<u32, ImageError> {
     if n == 0 {
         return Ok(0);
     }
-    bits.fill(input)?;
+    if bits.count < n {
+        bits.fill(input)?;
+    }
     let v = u32::try_from(bits.peek(n)).unwrap_or(0);
     bits.consume(n);
     Ok(v)
@@ -128,13 +131,18 @@ pub(super) fn refine<R: Read>(
     let values = &mut spectra.values[block * spectra.slots..(block + 1) * spectra.slots];
     let nonzero = &mut spectra.nonzero[block];
     let p1 = 1i16.wrapping_shl(u32::from(band.low));
-    let mut k = usize::from(band.start);
-    let end = usize::from(band.end);
+    let end = u32::from(band.end);
+    // The band's coefficients from zigzag index `k` on, as bits.
+    let band_from = |k: u32| {
+        let upto = u64::MAX >> (63 - end);
+        u64::MAX.checked_shl(k).unwrap_or(0) & upto
+    };
+    let mut k = u32::from(band.start);
     if run.blocks_left == 0 {
         while k <= end {
             bits.fill(input)?;
             let symbol = ac.symbol(bits)?;
-            let (mut r, s) = (u32::from(symbol >> 4), u32::from(symbol & 15));
+            let (r, s) = (u32::from(symbol >> 4), u32::from(symbol & 15));
             let mut new = 0i16;
             if s != 0 {
                 new = if take(bits, input, 1)? == 1 { p1 } else { -p1 };
@@ -143,23 +151,24 @@ pub(super) fn refine<R: Read>(
                 break;
             }
             // Past the nonzero coefficients (each with its correction bit)
-            // and `r` zero ones, to the zero one that becomes `new`.
-            while k <= end {
-                if *nonzero & (1 << k) != 0 {
-                    if take(bits, input, 1)? == 1 {
-                        correct(values, geometry.compact[k], p1);
-                    }
-                } else {
-                    if r == 0 {
-                        break;
-                    }
-                    r -= 1;
-                }
-                k += 1;
+            // and `r` zero ones, to the zero one that becomes `new` (past
+            // the band if there are not so many).
+            let ahead = band_from(k);
+            let mut zeros = !*nonzero & ahead;
+            for _ in 0..r {
+                zeros &= zeros.wrapping_sub(1);
             }
+            let target = if zeros == 0 {
+                end + 1
+            } else {
+                zeros.trailing_zeros()
+            };
+            let before = ahead & !u64::MAX.checked_shl(target).unwrap_or(0);
+            corrections(*nonzero & before, bits, input, values, geometry, p1)?;
+            k = target;
             if new != 0 && k <= end {
                 *nonzero |= 1 << k;
-                let slot = geometry.compact[k];
+                let slot = geometry.compact[k as usize];
                 if slot != UNWANTED {
                     values[usize::from(slot)] = new;
                 }
@@ -169,13 +178,39 @@ pub(super) fn refine<R: Read>(
     }
     if run.blocks_left > 0 {
         // In an end-of-band run: the nonzero coefficients' corrections.
-        while k <= end {
-            if *nonzero & (1 << k) != 0 && take(bits, input, 1)? == 1 {
+        corrections(*nonzero & band_from(k), bits, input, values, geometry, p1)?;
+        run.blocks_left -= 1;
+    }
+    Ok(())
+}
+
+/// Reads a correction bit for each coefficient in `nonzero` (zigzag
+/// indices as bits, in order), and applies those of the kept ones: the
+/// bits are read up to 32 at once, and only looked at one by one when a
+/// kept coefficient is among them.
+fn corrections<R: Read>(
+    mut nonzero: u64,
+    bits: &mut Bits,
+    input: &mut Input<R>,
+    values: &mut [i16],
+    geometry: &Geometry,
+    p1: i16,
+) -> Result<(), ImageError> {
+    while nonzero != 0 {
+        bits.fill(input)?;
+        let n = nonzero.count_ones().min(32);
+        let word = bits.peek(n);
+        bits.consume(n);
+        if nonzero & geometry.kept == 0 && n == nonzero.count_ones() {
+            return Ok(());
+        }
+        for i in (0..n).rev() {
+            let k = nonzero.trailing_zeros() as usize;
+            nonzero &= nonzero - 1;
+            if (word >> i) & 1 == 1 {
                 correct(values, geometry.compact[k], p1);
             }
-            k += 1;
         }
-        run.blocks_left -= 1;
     }
     Ok(())
 }

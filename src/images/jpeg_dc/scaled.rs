@@ -36,6 +36,8 @@ pub(super) struct Geometry {
     /// row), or [`UNWANTED`]; and by that place, its zigzag index.
     pub compact: [u8; 64],
     zigzag_of: [u8; 64],
+    /// The kept ones' zigzag indices, as bits.
+    pub kept: u64,
     /// The last zigzag index needed: past it, the block is skipped.
     last: usize,
     /// `n`-point IDCT matrices: across as `[u][x]`, down as `[y][v]`.
@@ -48,6 +50,7 @@ impl Geometry {
         let mut slot = [UNWANTED; 64];
         let mut compact = [UNWANTED; 64];
         let mut zigzag_of = [0u8; 64];
+        let mut kept = 0u64;
         let mut last = 0;
         for (k, &natural) in ZIGZAG.iter().enumerate() {
             let (row, col) = (usize::from(natural) / 8, usize::from(natural) % 8);
@@ -56,6 +59,7 @@ impl Geometry {
                 let place = row * nx + col;
                 compact[k] = u8::try_from(place).unwrap_or(UNWANTED);
                 zigzag_of[place] = u8::try_from(k).unwrap_or(0);
+                kept |= 1 << k;
                 last = k;
             }
         }
@@ -65,6 +69,7 @@ impl Geometry {
             slot,
             compact,
             zigzag_of,
+            kept,
             last,
             across_t: transposed(matrix(nx)),
             down: matrix(ny),
