@@ -358,6 +358,11 @@ impl Huffman {
     }
 
     /// The next symbol.
+    #[allow(
+        clippy::inline_always,
+        reason = "called once a coefficient in the progressive scans' loops: a call \
+                  there was 5% of a 1080-px render"
+    )]
     #[inline(always)]
     pub(super) fn symbol(&self, bits: &mut Bits) -> Result<u8, ImageError> {
         let (len, symbol) = self.fast[bits.peek(LOOKAHEAD) & MASK];
