@@ -151,13 +151,14 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
             // (a subsampled component's blocks give more samples, as many
             // as the luma's: within `planes`) and, of a progressive frame,
             // the coefficients kept (2 bytes each, `scale`² a luma block's
-            // worth) and a word a block saying which are nonzero.
+            // worth), a word a block saying which are nonzero and its DC
+            // coefficient (4 bytes).
             let ours = jpeg.scaled.filter(|&(rx, ry)| {
                 scale == 1 || (scale * u64::from(rx) <= 8 && scale * u64::from(ry) <= 8)
             });
             let peak = match ours {
                 Some(_) if scale == 1 => blocks * if jpeg.progressive { 5 } else { 1 } + image,
-                Some(_) if jpeg.progressive => planes + image + blocks * (8 + 2 * scale * scale),
+                Some(_) if jpeg.progressive => planes + image + blocks * (12 + 2 * scale * scale),
                 Some(_) => planes + image,
                 None => coefficients + planes + image,
             };
