@@ -541,57 +541,47 @@ fn image_of(planes: &[Plane], header: &Header, n: usize) -> DynamicImage {
             GrayImage::from_raw(width, height, gray).unwrap_or_default(),
         );
     }
-    let (hmax, vmax) = header.max_sampling();
     let rgb = header.is_rgb();
-    let mut pixels = Vec::with_capacity(out_w * out_h * 3);
-    // A plane's samples an MCU, across and down, against the image's.
-    let per_mcu = |p: &Plane| {
-        let (nx, ny) = p.geometry.as_ref().map_or((1, 1), |g| (g.nx, g.ny));
-        (p.h * nx, p.v * ny)
-    };
+    let mut pixels = vec![0u8; out_w * out_h * 3];
     if n > 1 {
         // The planes share the image's grid: sample for sample.
-        let mut pixels = vec![0u8; out_w * out_h * 3];
         for (y, line) in pixels.chunks_exact_mut(out_w * 3).enumerate() {
             let [a, b, c] = [0, 1, 2].map(|i| {
                 let p = &planes[i];
                 &p.values[y * p.stride..y * p.stride + out_w]
             });
             for (((pixel, &a), &b), &c) in line.chunks_exact_mut(3).zip(a).zip(b).zip(c) {
-                if rgb {
-                    pixel.copy_from_slice(&[a, b, c]);
-                } else {
-                    pixel.copy_from_slice(&ycbcr_to_rgb(i32::from(a), i32::from(b), i32::from(c)));
-                }
+                pixel.copy_from_slice(&colour(rgb, a, b, c));
             }
         }
-        return DynamicImage::ImageRgb8(
-            RgbImage::from_raw(width, height, pixels).unwrap_or_default(),
-        );
-    }
-    for y in 0..out_h {
-        let rows: Vec<(&[u8], usize)> = planes
-            .iter()
-            .map(|p| {
-                let (across, down) = per_mcu(p);
-                let row = y * down / (vmax * n);
-                (&p.values[row * p.stride..(row + 1) * p.stride], across)
-            })
-            .collect();
-        for x in 0..out_w {
-            let sample = |i: usize| {
-                let (row, across) = rows[i];
-                i32::from(row[x * across / (hmax * n)])
-            };
-            let (a, b, c) = (sample(0), sample(1), sample(2));
-            if rgb {
-                pixels.extend([a, b, c].map(clamp));
-            } else {
-                pixels.extend(ycbcr_to_rgb(a, b, c));
+    } else {
+        // A block's mean a pixel: a subsampled plane's nearest.
+        let (hmax, vmax) = header.max_sampling();
+        for (y, line) in pixels.chunks_exact_mut(out_w * 3).enumerate() {
+            let rows: Vec<&[u8]> = planes
+                .iter()
+                .map(|p| {
+                    let row = y * p.v / vmax;
+                    &p.values[row * p.width..(row + 1) * p.width]
+                })
+                .collect();
+            for (x, pixel) in line.chunks_exact_mut(3).enumerate() {
+                let sample = |i: usize| rows[i][x * planes[i].h / hmax];
+                pixel.copy_from_slice(&colour(rgb, sample(0), sample(1), sample(2)));
             }
         }
     }
     DynamicImage::ImageRgb8(RgbImage::from_raw(width, height, pixels).unwrap_or_default())
+}
+
+/// One pixel from its three components' samples: as they are when the
+/// file says RGB, else YCbCr to RGB.
+fn colour(rgb: bool, a: u8, b: u8, c: u8) -> [u8; 3] {
+    if rgb {
+        [a, b, c]
+    } else {
+        ycbcr_to_rgb(i32::from(a), i32::from(b), i32::from(c))
+    }
 }
 
 fn clamp(v: i32) -> u8 {

@@ -31,6 +31,17 @@ impl Spectra {
             slots,
         }
     }
+
+    /// Block `block`'s kept coefficients and its nonzero word.
+    fn block(&mut self, block: usize) -> (&mut [i16], &mut u64) {
+        let values = &mut self.values[block * self.slots..(block + 1) * self.slots];
+        (values, &mut self.nonzero[block])
+    }
+
+    /// Block `block`'s kept coefficients.
+    fn kept(&self, block: usize) -> &[i16] {
+        &self.values[block * self.slots..(block + 1) * self.slots]
+    }
 }
 
 /// An AC scan's state across its blocks: the blocks left in an end-of-band
@@ -75,8 +86,7 @@ pub(super) fn first<R: Read>(
         run.blocks_left -= 1;
         return Ok(());
     }
-    let values = &mut spectra.values[block * spectra.slots..(block + 1) * spectra.slots];
-    let nonzero = &mut spectra.nonzero[block];
+    let (values, nonzero) = spectra.block(block);
     let mut k = usize::from(band.start);
     let end = usize::from(band.end);
     while k <= end {
@@ -128,8 +138,7 @@ pub(super) fn refine<R: Read>(
     spectra: &mut Spectra,
     block: usize,
 ) -> Result<(), ImageError> {
-    let values = &mut spectra.values[block * spectra.slots..(block + 1) * spectra.slots];
-    let nonzero = &mut spectra.nonzero[block];
+    let (values, nonzero) = spectra.block(block);
     let p1 = 1i16.wrapping_shl(u32::from(band.low));
     let end = u32::from(band.end);
     // The band's coefficients from zigzag index `k` on, as bits.
@@ -241,7 +250,7 @@ pub(super) fn finish(plane: &mut Plane, steps: &[i32; 64]) {
     let stride = plane.stride;
     for (block, &dc) in plane.coefficients.iter().enumerate() {
         let (row, col) = (block / plane.width, block % plane.width);
-        let values = &spectra.values[block * spectra.slots..(block + 1) * spectra.slots];
+        let values = spectra.kept(block);
         let start = row * geometry.ny * stride + col * geometry.nx;
         scaled::dequantised(
             dc,

@@ -117,8 +117,10 @@ fn off_by(bytes: &[u8]) -> Option<u8> {
     (worst > tolerance).then_some(worst)
 }
 
-#[test]
-fn every_layout_gives_the_block_means() {
+/// Every layout the tests encode, with its name: 4 sizes (odd, whole MCUs,
+/// smaller than an MCU, one pixel), grey and colour, 6 samplings, restart
+/// intervals, one scan a component (optimised tables) and progressive.
+fn every_layout() -> Vec<(String, u16, u16, Layout)> {
     let samplings = [
         SamplingFactor::F_1_1,
         SamplingFactor::F_2_1,
@@ -127,7 +129,7 @@ fn every_layout_gives_the_block_means() {
         SamplingFactor::F_4_1,
         SamplingFactor::F_4_2,
     ];
-    let mut failures = Vec::new();
+    let mut layouts = Vec::new();
     for (w, h) in [(203, 157), (64, 48), (9, 17), (1, 1)] {
         for color in [ColorType::Rgb, ColorType::Luma] {
             for sampling in samplings {
@@ -140,6 +142,9 @@ fn every_layout_gives_the_block_means() {
                     (5, false, true),
                     (0, true, true),
                 ] {
+                    let name = format!(
+                        "{w}x{h} {color:?} {sampling:?} restart {restart} progressive {progressive}"
+                    );
                     let layout = Layout {
                         color,
                         sampling,
@@ -148,14 +153,20 @@ fn every_layout_gives_the_block_means() {
                         optimized: optimized && w >= 64,
                         progressive,
                     };
-                    if let Some(worst) = off_by(&jpeg(w, h, &layout)) {
-                        failures.push(format!(
-                            "{w}x{h} {color:?} {sampling:?} restart {restart} progressive \
-                             {progressive}: off by {worst}"
-                        ));
-                    }
+                    layouts.push((name, w, h, layout));
                 }
             }
+        }
+    }
+    layouts
+}
+
+#[test]
+fn every_layout_gives_the_block_means() {
+    let mut failures = Vec::new();
+    for (name, w, h, layout) in every_layout() {
+        if let Some(worst) = off_by(&jpeg(w, h, &layout)) {
+            failures.push(format!("{name}: off by {worst}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -360,59 +371,27 @@ fn scaled_reference(bytes: &[u8], denominator: u16) -> (u32, u32, Vec<u8>) {
 /// `jpeg-decoder` interpolates, where ours decodes it at the luma's size).
 #[test]
 fn every_layout_at_a_quarter_and_a_half_is_the_scaled_decode() {
-    let samplings = [
-        SamplingFactor::F_1_1,
-        SamplingFactor::F_2_1,
-        SamplingFactor::F_1_2,
-        SamplingFactor::F_2_2,
-        SamplingFactor::F_4_1,
-        SamplingFactor::F_4_2,
-    ];
     let mut failures = Vec::new();
     for denominator in [4u16, 2] {
-        for (w, h) in [(203, 157), (64, 48), (9, 17), (1, 1)] {
-            for color in [ColorType::Rgb, ColorType::Luma] {
-                for sampling in samplings {
-                    for (restart, optimized, progressive) in [
-                        (0, false, false),
-                        (1, false, false),
-                        (7, false, false),
-                        (0, true, false),
-                        (0, false, true),
-                        (5, false, true),
-                        (0, true, true),
-                    ] {
-                        let layout = Layout {
-                            color,
-                            sampling,
-                            restart,
-                            optimized: optimized && w >= 64,
-                            progressive,
-                        };
-                        let bytes = jpeg(w, h, &layout);
-                        let ours = decode(&bytes[..], u64::MAX, u32::from(denominator)).unwrap();
-                        let name = format!(
-                            "1/{denominator} {w}x{h} {color:?} {sampling:?} restart {restart} \
-                             progressive {progressive}"
-                        );
-                        let Some(ours) = ours else {
-                            // 4:1:1 at 1/2 would need chroma blocks of 16.
-                            let wide = denominator == 2
-                                && matches!(
-                                    sampling,
-                                    SamplingFactor::F_4_1 | SamplingFactor::F_4_2
-                                )
-                                && color == ColorType::Rgb;
-                            if !wide {
-                                failures.push(format!("{name}: left to jpeg-decoder"));
-                            }
-                            continue;
-                        };
-                        if let Some(off) = scaled_off(&bytes, &ours, denominator) {
-                            failures.push(format!("{name}: {off}"));
-                        }
-                    }
+        for (name, w, h, layout) in every_layout() {
+            let bytes = jpeg(w, h, &layout);
+            let ours = decode(&bytes[..], u64::MAX, u32::from(denominator)).unwrap();
+            let name = format!("1/{denominator} {name}");
+            let Some(ours) = ours else {
+                // 4:1:1 at 1/2 would need chroma blocks of 16.
+                let wide = denominator == 2
+                    && matches!(
+                        layout.sampling,
+                        SamplingFactor::F_4_1 | SamplingFactor::F_4_2
+                    )
+                    && layout.color == ColorType::Rgb;
+                if !wide {
+                    failures.push(format!("{name}: left to jpeg-decoder"));
                 }
+                continue;
+            };
+            if let Some(off) = scaled_off(&bytes, &ours, denominator) {
+                failures.push(format!("{name}: {off}"));
             }
         }
     }
