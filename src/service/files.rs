@@ -345,11 +345,7 @@ pub(crate) async fn sign(
     by_path: bool,
 ) -> Result<SignedLink, ServiceError> {
     let row = get(app, account_id, id).await?;
-    let expires = app
-        .clock
-        .now()
-        .timestamp()
-        .saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX));
+    let expires = link_expiry(app.clock.now(), expires_in);
     let scope = transform.map(|t| t.canonical());
     let (link, signature) = if by_path {
         let path = filepath::join(row.folder.as_deref(), &row.name);
@@ -372,9 +368,31 @@ pub(crate) async fn sign(
     })
 }
 
+/// The whole second a link made at `now` for `expires_in` seconds stops
+/// working: `now` rounded up, so it works at least `expires_in` seconds (a
+/// 1-second link made at 9.997 s would otherwise die 3 ms later).
+fn link_expiry(now: chrono::DateTime<chrono::Utc>, expires_in: u64) -> i64 {
+    let whole = now
+        .timestamp()
+        .saturating_add(i64::from(now.timestamp_subsec_nanos() > 0));
+    whole.saturating_add(i64::try_from(expires_in).unwrap_or(i64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_works_at_least_the_seconds_asked() {
+        use chrono::TimeZone;
+        let at = |ms: i64| chrono::Utc.timestamp_millis_opt(ms).unwrap();
+        // Made at 9.997 s for 1 s: good until 11 s, not 10 s.
+        assert_eq!(link_expiry(at(9_997), 1), 11);
+        // Made on a whole second: exactly the seconds asked.
+        assert_eq!(link_expiry(at(10_000), 1), 11);
+        assert_eq!(link_expiry(at(10_001), 604_800), 11 + 604_800);
+        assert_eq!(link_expiry(at(0), u64::MAX), i64::MAX);
+    }
 
     proptest::proptest! {
         #[test]
