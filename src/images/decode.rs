@@ -1,9 +1,10 @@
 //! Decoding a source image, its header already checked: a JPEG at the
-//! smallest DCT scale that covers the size needed (1/8, and a baseline
-//! one's 1/4 and 1/2, by `jpeg_dc`; the others by `jpeg-decoder`), an AVIF by `filestore-avif` (rav1d), a PNG
-//! by `png` (`png_source`), GIF and WebP through the `image` crate with
-//! its limits set. The first
-//! frame of an animation is the image.
+//! smallest DCT scale that covers the size needed (1/8, 1/4 and 1/2 by
+//! `jpeg_dc`; the others by `jpeg-decoder`), an AVIF by `filestore-avif`
+//! (rav1d) and a still WebP by `filestore-webp` (libwebp, shrunk on load to
+//! the size needed) in a child process (`isolated`), a PNG by `png`
+//! (`png_source`), GIF and animated WebP through the `image` crate with its
+//! limits set. The first frame of an animation is the image.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -39,6 +40,8 @@ enum Decoder {
     /// Decoded when opened: its orientation is known only then.
     Avif(Box<DynamicImage>),
     Png(Box<PngSource>),
+    /// libwebp in a child; `image`'s decoder when the child leaves it.
+    Webp(Box<dyn ImageDecoder>),
     Other(Box<dyn ImageDecoder>),
 }
 
@@ -62,7 +65,7 @@ impl Source {
             let image = super::isolated::decode(path, max)?;
             let orientation =
                 Orientation::from_exif(image.orientation).unwrap_or(Orientation::NoTransforms);
-            (Decoder::Avif(Box::new(avif_image(image)?)), orientation)
+            (Decoder::Avif(Box::new(child_image(image)?)), orientation)
         } else if header.format == SourceFormat::Png {
             let (png, orientation) = PngSource::open(path, max_bytes)?;
             (Decoder::Png(Box::new(png)), orientation)
@@ -77,7 +80,11 @@ impl Source {
                 Box::new(reader.into_decoder().map_err(|e| from_image(path, e))?);
             // An unreadable EXIF block is no reason to refuse the pixels.
             let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
-            (Decoder::Other(decoder), orientation)
+            if header.format == SourceFormat::Webp {
+                (Decoder::Webp(decoder), orientation)
+            } else {
+                (Decoder::Other(decoder), orientation)
+            }
         };
         // An AVIF is decoded already (and cropped): its own size.
         let (width, height) = match &decoder {
@@ -108,7 +115,8 @@ impl Source {
     }
 
     /// Decodes the pixels, as stored (not yet oriented). A JPEG is decoded
-    /// at the smallest scale still at least `need_w`×`need_h`; the other
+    /// at the smallest scale still at least `need_w`×`need_h`, a still WebP
+    /// shrunk by the largest whole factor that leaves it so; the other
     /// formats at full size.
     pub(super) fn decode(self, need_w: u32, need_h: u32) -> Result<DynamicImage, ImageError> {
         let too_large = || ImageError::TooLarge {
@@ -116,24 +124,26 @@ impl Source {
             height: self.height,
             max: self.max,
         };
+        let max_bytes = self.max.saturating_mul(BYTES_PER_PIXEL);
         match self.decoder {
             Decoder::Avif(image) => Ok(*image),
-            Decoder::Png(png) => png.decode(
-                &self.path,
-                self.max.saturating_mul(BYTES_PER_PIXEL),
-                too_large,
-            ),
-            // `from_decoder` does not hold the pixels to the decoder's
-            // limits (`ImageReader::decode` would): checked here.
-            Decoder::Other(decoder)
-                if decoder.total_bytes() > self.max.saturating_mul(BYTES_PER_PIXEL) =>
-            {
-                Err(too_large())
+            Decoder::Png(png) => png.decode(&self.path, max_bytes, too_large),
+            Decoder::Webp(decoder) => {
+                let shrink = webp_shrink(self.width, self.height, need_w, need_h);
+                match super::isolated::decode_webp(&self.path, self.max, shrink)? {
+                    Some(image) => {
+                        let size = filestore_webp::shrunk_size(self.width, self.height, shrink);
+                        if (image.width, image.height) != size {
+                            return Err(ImageError::Corrupt(
+                                "the WebP decoder answered another size".into(),
+                            ));
+                        }
+                        child_image(image)
+                    }
+                    None => whole(decoder, max_bytes, &self.path, too_large),
+                }
             }
-            Decoder::Other(decoder) => DynamicImage::from_decoder(decoder).map_err(|e| match e {
-                image::ImageError::Limits(_) => too_large(),
-                e => from_image(&self.path, e),
-            }),
+            Decoder::Other(decoder) => whole(decoder, max_bytes, &self.path, too_large),
             Decoder::Jpeg(mut decoder) => {
                 let denominator = jpeg_scale(self.width, self.height, need_w, need_h);
                 if denominator > 1 {
@@ -167,6 +177,31 @@ impl Source {
     }
 }
 
+/// The whole picture from `image`'s `decoder`, of at most `max_bytes`.
+fn whole(
+    decoder: Box<dyn ImageDecoder>,
+    max_bytes: u64,
+    path: &Path,
+    too_large: impl Fn() -> ImageError,
+) -> Result<DynamicImage, ImageError> {
+    // `from_decoder` does not hold the pixels to the decoder's limits
+    // (`ImageReader::decode` would): checked here.
+    if decoder.total_bytes() > max_bytes {
+        return Err(too_large());
+    }
+    DynamicImage::from_decoder(decoder).map_err(|e| match e {
+        image::ImageError::Limits(_) => too_large(),
+        e => from_image(path, e),
+    })
+}
+
+/// The whole factor a `width`×`height` WebP is shrunk by on load: the
+/// largest that leaves it at least `need_w`×`need_h` (each side divided,
+/// rounded up), as libvips chooses it for sharp.
+pub(super) fn webp_shrink(width: u32, height: u32, need_w: u32, need_h: u32) -> u32 {
+    (width / need_w.max(1)).min(height / need_h.max(1)).max(1)
+}
+
 /// The JPEG DCT scale to decode at, as a denominator (1, 2, 4 or 8): the
 /// largest whose result is still at least `need_w`×`need_h` (both sides).
 pub(super) fn jpeg_scale(width: u32, height: u32, need_w: u32, need_h: u32) -> u32 {
@@ -187,11 +222,11 @@ pub(super) fn swaps_axes(orientation: Orientation) -> bool {
     )
 }
 
-/// The AVIF decoder's pixels as an image, cropped to its clean aperture
-/// (`clap`) if it has one (before its rotation, as the box means).
-fn avif_image(image: super::isolated::Decoded) -> Result<DynamicImage, ImageError> {
+/// A child decoder's pixels as an image, cropped to an AVIF's clean
+/// aperture (`clap`) if it has one (before its rotation, as the box means).
+fn child_image(image: super::isolated::Decoded) -> Result<DynamicImage, ImageError> {
     let (w, h) = (image.width, image.height);
-    let short = || ImageError::Corrupt("the AVIF decoder returned too few pixels".into());
+    let short = || ImageError::Corrupt("the decoder returned too few pixels".into());
     let pixels = if image.has_alpha {
         DynamicImage::ImageRgba8(RgbaImage::from_raw(w, h, image.pixels).ok_or_else(short)?)
     } else {

@@ -1,28 +1,37 @@
-//! AVIF sources are decoded in a child process (this binary again, with
-//! [`CHILD_ARG`]), so that the AV1 decoder cannot take the server down.
+//! AVIF and still WebP sources are decoded in a child process (this binary
+//! again, with [`CHILD_ARG`] or [`WEBP_CHILD_ARG`]), so that the decoder
+//! cannot take the server down.
 //! rav1d is called through dav1d's C API: a panic inside it cannot unwind
 //! out of its `extern "C"` functions, so it aborts the process, and one in
 //! its worker threads would leave the call waiting for ever
-//! (memorysafety/rav1d #1497). In a child, an abort is a refused image, a
-//! hang is killed after [`TIMEOUT`], and the CPU it may burn is capped
+//! (memorysafety/rav1d #1497). libwebp is C: a hostile file that found a
+//! flaw in it would run in the child, which has given up every system call
+//! but writing its answer, memory and leaving ([`super::sandbox`]) before
+//! it looks at the file. In a child, an abort is a refused image, a hang is
+//! killed after [`TIMEOUT`], and the CPU it may burn is capped
 //! ([`CPU_SECONDS`]).
 //!
 //! The child reads the file on its stdin and writes one answer on its
 //! stdout: `OK`, width, height, whether there is alpha, the EXIF
 //! orientation, the clean-aperture crop, then the pixels; or `NO`, the kind
-//! of refusal, the width and height it names, and a message.
+//! of refusal, the width and height it names, and a message. A WebP the
+//! child leaves (an animation, or no sandbox on this system) is decoded in
+//! the server by the pure-Rust decoder.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use super::probe::{avif_too_long, from_avif, read_avif};
+use super::probe::{avif_too_long, from_avif, read_avif, MAX_AVIF_BYTES};
 use super::read::io_error;
 use super::ImageError;
 
 /// The first argument that makes this binary an AVIF decoder.
 pub(crate) const CHILD_ARG: &str = "__filestore-decode-avif";
+
+/// The first argument that makes this binary a WebP decoder.
+pub(crate) const WEBP_CHILD_ARG: &str = "__filestore-decode-webp";
 
 /// How long a decode may take (a 12 MP AVIF takes about 0.4 s).
 const TIMEOUT: Duration = Duration::from_mins(1);
@@ -34,9 +43,47 @@ const CPU_SECONDS: u64 = 120;
 /// tests run the server inside their own binary: they name `filestore`).
 static PROGRAM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
-/// Runs `program` (a `filestore` binary) as the AVIF decoder from now on.
+/// Runs `program` (a `filestore` binary) as the image decoder from now on.
 pub fn use_program(program: std::path::PathBuf) {
     let _ = PROGRAM.set(program);
+}
+
+/// Which decoder a child runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Child {
+    Avif,
+    /// libwebp, the picture shrunk by `shrink` (each side, rounded up).
+    Webp {
+        shrink: u32,
+    },
+}
+
+impl Child {
+    fn name(self) -> &'static str {
+        match self {
+            Child::Avif => "AVIF",
+            Child::Webp { .. } => "WebP",
+        }
+    }
+
+    fn args(self, max_pixels: u64) -> Vec<String> {
+        match self {
+            Child::Avif => vec![CHILD_ARG.into(), max_pixels.to_string()],
+            Child::Webp { shrink } => vec![
+                WEBP_CHILD_ARG.into(),
+                max_pixels.to_string(),
+                shrink.to_string(),
+            ],
+        }
+    }
+}
+
+/// What a child answered.
+enum Answer {
+    Pixels(Decoded),
+    Refused(ImageError),
+    /// Not for this decoder: the caller decodes it another way.
+    Left(String),
 }
 
 /// A decoded AVIF, as the child sent it.
@@ -53,44 +100,82 @@ pub(super) struct Decoded {
 /// Decodes the AVIF at `path` (at most `max_pixels`) in a child process.
 /// The unit tests, whose binary is the test harness, decode in process.
 pub(super) fn decode(path: &Path, max_pixels: u64) -> Result<Decoded, ImageError> {
-    if cfg!(test) {
+    let answer = if cfg!(test) {
         let data = super::probe::avif_bytes(path)?;
-        return filestore_avif::decode(&data, max_pixels)
-            .map(decoded)
-            .map_err(|e| from_avif(e, max_pixels));
+        avif_answer(&data, max_pixels)
+    } else {
+        run(&program()?, Child::Avif, path, max_pixels, TIMEOUT)?
+    };
+    match answer {
+        Answer::Pixels(d) => Ok(d),
+        Answer::Refused(e) => Err(e),
+        Answer::Left(why) => Err(ImageError::Corrupt(why)),
     }
-    let program = if let Some(program) = PROGRAM.get() {
+}
+
+/// Decodes the still WebP at `path` (at most `max_pixels`) shrunk by
+/// `shrink` in a sandboxed child process; `None` when the child leaves it
+/// (an animation, a file over [`MAX_AVIF_BYTES`], no sandbox here). The
+/// unit tests decode in process.
+pub(super) fn decode_webp(
+    path: &Path,
+    max_pixels: u64,
+    shrink: u32,
+) -> Result<Option<Decoded>, ImageError> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| io_error(path, &e))?
+        .len();
+    if len > MAX_AVIF_BYTES {
+        return Ok(None);
+    }
+    let answer = if cfg!(test) {
+        let data = std::fs::read(path).map_err(|e| io_error(path, &e))?;
+        webp_answer(&data, max_pixels, shrink)
+    } else {
+        let child = Child::Webp { shrink };
+        run(&program()?, child, path, max_pixels, TIMEOUT)?
+    };
+    match answer {
+        Answer::Pixels(d) => Ok(Some(d)),
+        Answer::Refused(e) => Err(e),
+        Answer::Left(_) => Ok(None),
+    }
+}
+
+/// The `filestore` binary to run as a decoder.
+fn program() -> Result<PathBuf, ImageError> {
+    Ok(if let Some(program) = PROGRAM.get() {
         program.clone()
     } else if Path::new("/proc/self/exe").exists() {
         // This binary even when an upgrade replaced its file.
-        std::path::PathBuf::from("/proc/self/exe")
+        PathBuf::from("/proc/self/exe")
     } else {
         std::env::current_exe().map_err(|e| ImageError::Encode(format!("this binary: {e}")))?
-    };
-    run(&program, path, max_pixels, TIMEOUT)
+    })
 }
 
-/// Runs `program` as the decoder of the file at `path`, for at most
-/// `timeout`.
+/// Runs `program` as the `child` decoder of the file at `path`, for at
+/// most `timeout`.
 fn run(
     program: &Path,
+    child: Child,
     path: &Path,
     max_pixels: u64,
     timeout: Duration,
-) -> Result<Decoded, ImageError> {
+) -> Result<Answer, ImageError> {
+    let name = child.name();
     let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
-    let mut child = Command::new(program)
-        .arg(CHILD_ARG)
-        .arg(max_pixels.to_string())
+    let mut process = Command::new(program)
+        .args(child.args(max_pixels))
         .stdin(file)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| ImageError::Encode(format!("starting the AVIF decoder: {e}")))?;
-    let mut stdout = child
+        .map_err(|e| ImageError::Encode(format!("starting the {name} decoder: {e}")))?;
+    let mut stdout = process
         .stdout
         .take()
-        .ok_or_else(|| ImageError::Encode("the AVIF decoder's output".into()))?;
+        .ok_or_else(|| ImageError::Encode(format!("the {name} decoder's output")))?;
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let read = read_answer(&mut stdout, max_pixels);
@@ -99,27 +184,27 @@ fn run(
     });
     let timed_out = rx.recv_timeout(timeout).is_err();
     if timed_out {
-        let _ = child.kill();
+        let _ = process.kill();
     }
     let answer = reader.join();
-    let status = child.wait();
+    let status = process.wait();
     if timed_out {
         return Err(ImageError::Corrupt(format!(
-            "the AVIF took more than {} s to decode",
+            "the {name} took more than {} s to decode",
             timeout.as_secs()
         )));
     }
     let Ok(Ok(answer)) = answer else {
-        return Err(ImageError::Encode(
-            "reading the AVIF decoder's answer".into(),
-        ));
+        return Err(ImageError::Encode(format!(
+            "reading the {name} decoder's answer"
+        )));
     };
     parse(answer, max_pixels).ok_or_else(|| match status {
         Ok(status) if !status.success() => {
-            ImageError::Corrupt(format!("the AVIF decoder failed on this file ({status})"))
+            ImageError::Corrupt(format!("the {name} decoder failed on this file ({status})"))
         }
-        _ => ImageError::Corrupt("the AVIF decoder gave no answer".into()),
-    })?
+        _ => ImageError::Corrupt(format!("the {name} decoder gave no answer")),
+    })
 }
 
 /// The child's answer, its pixels read into a buffer of the size its
@@ -159,7 +244,7 @@ fn decoded(image: filestore_avif::Image) -> Decoded {
 }
 
 /// The child's answer; `None` when it is not one (the child died first).
-fn parse(mut answer: Vec<u8>, max_pixels: u64) -> Option<Result<Decoded, ImageError>> {
+fn parse(mut answer: Vec<u8>, max_pixels: u64) -> Option<Answer> {
     let u32_at = |at: usize| Some(u32::from_le_bytes(answer.get(at..at + 4)?.try_into().ok()?));
     match answer.get(..2)? {
         b"OK" => {
@@ -173,7 +258,7 @@ fn parse(mut answer: Vec<u8>, max_pixels: u64) -> Option<Result<Decoded, ImageEr
             }
             // The pixels where they are: no second copy of them.
             answer.drain(..28);
-            Some(Ok(Decoded {
+            Some(Answer::Pixels(Decoded {
                 width,
                 height,
                 pixels: answer,
@@ -186,59 +271,116 @@ fn parse(mut answer: Vec<u8>, max_pixels: u64) -> Option<Result<Decoded, ImageEr
             let kind = *answer.get(2)?;
             let (width, height) = (u32_at(3)?, u32_at(7)?);
             let message = String::from_utf8_lossy(answer.get(11..)?).into_owned();
-            Some(Err(match kind {
-                0 => ImageError::NotAnImage,
-                2 => ImageError::TooLarge {
+            Some(match kind {
+                0 => Answer::Refused(ImageError::NotAnImage),
+                2 => Answer::Refused(ImageError::TooLarge {
                     width,
                     height,
                     max: max_pixels,
-                },
-                _ => ImageError::Corrupt(message),
-            }))
+                }),
+                3 => Answer::Left(message),
+                _ => Answer::Refused(ImageError::Corrupt(message)),
+            })
         }
         _ => None,
     }
 }
 
-/// In the child (this binary run with [`CHILD_ARG`] first): decodes its
-/// stdin and answers on its stdout. `None` in any other process.
+/// An answer as the child writes it.
+fn encode(answer: Answer) -> Vec<u8> {
+    let refusal = |kind: u8, width: u32, height: u32, message: &str| {
+        let mut out = b"NO".to_vec();
+        out.push(kind);
+        out.extend_from_slice(&width.to_le_bytes());
+        out.extend_from_slice(&height.to_le_bytes());
+        out.extend_from_slice(message.as_bytes());
+        out
+    };
+    match answer {
+        Answer::Pixels(d) => {
+            let mut out = b"OK".to_vec();
+            out.extend_from_slice(&d.width.to_le_bytes());
+            out.extend_from_slice(&d.height.to_le_bytes());
+            out.extend_from_slice(&[u8::from(d.has_alpha), d.orientation]);
+            for n in d.crop.unwrap_or_default() {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+            out.extend_from_slice(&d.pixels);
+            out
+        }
+        Answer::Refused(ImageError::NotAnImage) => refusal(0, 0, 0, "not an image"),
+        Answer::Refused(ImageError::TooLarge { width, height, .. }) => {
+            refusal(2, width, height, "too large")
+        }
+        Answer::Refused(ImageError::Corrupt(m)) => refusal(1, 0, 0, &m),
+        Answer::Refused(e) => refusal(1, 0, 0, &e.to_string()),
+        Answer::Left(why) => refusal(3, 0, 0, &why),
+    }
+}
+
+/// What the AVIF decoder makes of `data`.
+fn avif_answer(data: &[u8], max_pixels: u64) -> Answer {
+    match filestore_avif::decode(data, max_pixels) {
+        Ok(image) => Answer::Pixels(decoded(image)),
+        Err(e) => Answer::Refused(from_avif(e, max_pixels)),
+    }
+}
+
+/// What libwebp makes of `data`, shrunk by `shrink`.
+fn webp_answer(data: &[u8], max_pixels: u64, shrink: u32) -> Answer {
+    use filestore_webp::WebpError;
+    match filestore_webp::decode(data, max_pixels, shrink) {
+        Ok(image) => Answer::Pixels(Decoded {
+            width: image.width,
+            height: image.height,
+            has_alpha: image.has_alpha,
+            orientation: 1,
+            crop: None,
+            pixels: image.pixels,
+        }),
+        Err(WebpError::Animated) => Answer::Left("an animation".into()),
+        Err(WebpError::NotWebp) => Answer::Refused(ImageError::NotAnImage),
+        Err(WebpError::TooLarge { width, height }) => Answer::Refused(ImageError::TooLarge {
+            width,
+            height,
+            max: max_pixels,
+        }),
+        Err(e @ WebpError::Corrupt(_)) => Answer::Refused(ImageError::Corrupt(e.to_string())),
+    }
+}
+
+/// In the child (this binary run with [`CHILD_ARG`] or [`WEBP_CHILD_ARG`]
+/// first): decodes its stdin and answers on its stdout. `None` in any
+/// other process.
 pub(crate) fn child_main() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
-    if args.next()? != CHILD_ARG {
+    let which = args.next()?;
+    if which != CHILD_ARG && which != WEBP_CHILD_ARG {
         return None;
     }
-    let max_pixels = args
-        .next()
-        .and_then(|a| a.to_str()?.parse::<u64>().ok())
-        .unwrap_or(0);
+    let mut number = || {
+        args.next()
+            .and_then(|a| a.to_str()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let max_pixels = number();
+    let shrink = u32::try_from(number()).unwrap_or(1);
     let cap = rustix::process::Rlimit {
         current: Some(CPU_SECONDS),
         maximum: Some(CPU_SECONDS),
     };
     let _ = rustix::process::setrlimit(rustix::process::Resource::Cpu, cap);
     let answer = match read_avif(std::io::stdin().lock()) {
-        Ok(None) => refusal(1, 0, 0, &avif_too_long()),
-        Ok(Some(data)) => match filestore_avif::decode(&data, max_pixels) {
-            Ok(image) => {
-                let d = decoded(image);
-                let mut out = b"OK".to_vec();
-                out.extend_from_slice(&d.width.to_le_bytes());
-                out.extend_from_slice(&d.height.to_le_bytes());
-                out.extend_from_slice(&[u8::from(d.has_alpha), d.orientation]);
-                for n in d.crop.unwrap_or_default() {
-                    out.extend_from_slice(&n.to_le_bytes());
-                }
-                out.extend_from_slice(&d.pixels);
-                out
-            }
-            Err(filestore_avif::AvifError::NotAvif) => refusal(0, 0, 0, "not an AVIF"),
-            Err(filestore_avif::AvifError::TooLarge { width, height }) => {
-                refusal(2, width, height, "too large")
-            }
-            Err(e) => refusal(1, 0, 0, &e.to_string()),
+        Ok(None) if which == CHILD_ARG => Answer::Refused(ImageError::Corrupt(avif_too_long())),
+        Ok(None) => Answer::Left("too long".into()),
+        Ok(Some(data)) if which == CHILD_ARG => avif_answer(&data, max_pixels),
+        Ok(Some(data)) => match super::sandbox::enter() {
+            Ok(()) => webp_answer(&data, max_pixels, shrink),
+            Err(e) => Answer::Left(e),
         },
-        Err(e) => refusal(1, 0, 0, &format!("reading the file: {e}")),
+        Err(e) => Answer::Refused(ImageError::Corrupt(format!("reading the file: {e}"))),
     };
+    let answer = encode(answer);
     let mut out = std::io::stdout().lock();
     Some(
         if out.write_all(&answer).and_then(|()| out.flush()).is_ok() {
@@ -247,15 +389,6 @@ pub(crate) fn child_main() -> Option<ExitCode> {
             ExitCode::FAILURE
         },
     )
-}
-
-fn refusal(kind: u8, width: u32, height: u32, message: &str) -> Vec<u8> {
-    let mut out = b"NO".to_vec();
-    out.push(kind);
-    out.extend_from_slice(&width.to_le_bytes());
-    out.extend_from_slice(&height.to_le_bytes());
-    out.extend_from_slice(message.as_bytes());
-    out
 }
 
 #[cfg(test)]
@@ -271,6 +404,13 @@ mod tests {
         path
     }
 
+    fn refused(answer: Option<Answer>) -> Option<ImageError> {
+        match answer {
+            Some(Answer::Refused(e)) => Some(e),
+            _ => None,
+        }
+    }
+
     /// A decoder that aborts, or never answers, is a refused image, in
     /// bounded time; one that answers is read.
     #[test]
@@ -279,16 +419,23 @@ mod tests {
         let source = dir.path().join("x.avif");
         std::fs::write(&source, b"anything").unwrap();
         let aborts = script(dir.path(), "kill -ABRT $$");
-        let e = run(&aborts, &source, 100, TIMEOUT).err().unwrap();
+        let webp = Child::Webp { shrink: 2 };
+        let e = run(&aborts, webp, &source, 100, TIMEOUT).err().unwrap();
         assert!(
-            matches!(e, ImageError::Corrupt(ref m) if m.contains("failed")),
+            matches!(e, ImageError::Corrupt(ref m) if m.contains("WebP decoder failed")),
             "{e:?}"
         );
         let hangs = script(dir.path(), "exec sleep 30");
         let started = std::time::Instant::now();
-        let e = run(&hangs, &source, 100, Duration::from_millis(300))
-            .err()
-            .unwrap();
+        let e = run(
+            &hangs,
+            Child::Avif,
+            &source,
+            100,
+            Duration::from_millis(300),
+        )
+        .err()
+        .unwrap();
         assert!(
             matches!(e, ImageError::Corrupt(ref m) if m.contains("took more")),
             "{e:?}"
@@ -298,54 +445,105 @@ mod tests {
             dir.path(),
             "printf 'NO\\002\\001\\0\\0\\0\\001\\0\\0\\0big'",
         );
-        let e = run(&answers, &source, 100, TIMEOUT).err().unwrap();
+        let e = refused(run(&answers, Child::Avif, &source, 100, TIMEOUT).ok());
         assert!(
             matches!(
                 e,
-                ImageError::TooLarge {
+                Some(ImageError::TooLarge {
                     width: 1,
                     height: 1,
                     max: 100
-                }
+                })
             ),
             "{e:?}"
         );
+        // The child's arguments: which decoder, the cap, the shrink.
+        let echoes = script(
+            dir.path(),
+            "printf 'NO\\003\\0\\0\\0\\0\\0\\0\\0\\0%s' \"$*\"",
+        );
+        match run(&echoes, webp, &source, 100, TIMEOUT) {
+            Ok(Answer::Left(args)) => assert_eq!(args, format!("{WEBP_CHILD_ARG} 100 2")),
+            _ => panic!("no answer"),
+        }
     }
 
     #[test]
     fn answers_are_read_back_and_broken_ones_are_none() {
-        let mut ok = b"OK".to_vec();
-        for n in [2u32, 1] {
-            ok.extend_from_slice(&n.to_le_bytes());
-        }
-        ok.extend_from_slice(&[0, 6]);
-        for n in [0u32, 0, 1, 1] {
-            ok.extend_from_slice(&n.to_le_bytes());
-        }
-        ok.extend_from_slice(&[1, 2, 3, 4, 5, 6]);
-        let d = parse(ok.clone(), 100).unwrap().unwrap();
+        let pixels = Answer::Pixels(Decoded {
+            width: 2,
+            height: 1,
+            has_alpha: false,
+            orientation: 6,
+            crop: Some([0, 0, 1, 1]),
+            pixels: vec![1, 2, 3, 4, 5, 6],
+        });
+        let ok = encode(pixels);
+        let Some(Answer::Pixels(d)) = parse(ok.clone(), 100) else {
+            panic!("not read back");
+        };
         assert_eq!((d.width, d.height, d.orientation), (2, 1, 6));
         assert_eq!(d.crop, Some([0, 0, 1, 1]));
         assert_eq!(d.pixels, [1, 2, 3, 4, 5, 6]);
         // A pixel short: the child died while writing.
         assert!(parse(ok[..ok.len() - 1].to_vec(), 100).is_none());
         assert!(parse(Vec::new(), 100).is_none());
-        let no = refusal(2, 30_000, 30_000, "too large");
+        let large = ImageError::TooLarge {
+            width: 30_000,
+            height: 30_000,
+            max: 7,
+        };
         assert!(matches!(
-            parse(no, 100),
-            Some(Err(ImageError::TooLarge {
+            refused(parse(encode(Answer::Refused(large)), 100)),
+            Some(ImageError::TooLarge {
                 width: 30_000,
                 height: 30_000,
                 max: 100
-            }))
+            })
         ));
         assert!(matches!(
-            parse(refusal(0, 0, 0, "x"), 100),
-            Some(Err(ImageError::NotAnImage))
+            refused(parse(encode(Answer::Refused(ImageError::NotAnImage)), 100)),
+            Some(ImageError::NotAnImage)
+        ));
+        let corrupt = Answer::Refused(ImageError::Corrupt("bad box".into()));
+        assert!(matches!(
+            refused(parse(encode(corrupt), 100)),
+            Some(ImageError::Corrupt(m)) if m == "bad box"
+        ));
+        let left = parse(encode(Answer::Left("an animation".into())), 100);
+        assert!(matches!(left, Some(Answer::Left(m)) if m == "an animation"));
+    }
+
+    /// The real child: this test's own binary cannot be one, so the
+    /// integration tests' server (which runs `filestore`) covers it; here
+    /// the answers libwebp gives, shrunk and refused.
+    #[test]
+    fn libwebp_answers_shrunk_pixels_and_leaves_animations() {
+        let px: Vec<u8> = (0..40 * 30 * 3)
+            .map(|i| u8::try_from(i % 251).unwrap())
+            .collect();
+        let file = webp::Encoder::from_rgb(&px, 40, 30).encode(90.0).to_vec();
+        let Answer::Pixels(d) = webp_answer(&file, 1200, 4) else {
+            panic!("not decoded");
+        };
+        assert_eq!(
+            (d.width, d.height, d.has_alpha, d.pixels.len()),
+            (10, 8, false, 240)
+        );
+        let Answer::Refused(e) = webp_answer(&file, 1199, 4) else {
+            panic!("not refused");
+        };
+        assert!(matches!(
+            e,
+            ImageError::TooLarge {
+                width: 40,
+                height: 30,
+                max: 1199
+            }
         ));
         assert!(matches!(
-            parse(refusal(1, 0, 0, "bad box"), 100),
-            Some(Err(ImageError::Corrupt(m))) if m == "bad box"
+            webp_answer(b"RIFF", 1200, 1),
+            Answer::Refused(ImageError::NotAnImage)
         ));
     }
 }

@@ -21,6 +21,7 @@ mod png_source;
 mod probe;
 mod read;
 mod resize;
+mod sandbox;
 
 #[cfg(test)]
 mod tests;

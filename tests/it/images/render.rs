@@ -1,11 +1,17 @@
 //! What a variant holds: each fit's size, each format, `format=auto` by
-//! `Accept`, EXIF orientation applied and metadata gone, a GIF's first frame.
+//! `Accept`, EXIF orientation applied and metadata gone, a GIF's first frame,
+//! WebP sources (lossy, lossless with alpha, animated, damaged).
 
-use super::{dimensions, get, jpeg, png, two_frame_gif, with, with_orientation};
+use super::{dimensions, get, jpeg, picture, png, two_frame_gif, with, with_orientation};
 use crate::common::{Backend, TestServer};
 use image::GenericImageView;
 
-both_stores!(fits_and_sizes, formats_and_accept, avif_sources);
+both_stores!(
+    fits_and_sizes,
+    formats_and_accept,
+    avif_sources,
+    webp_sources
+);
 
 async fn fits_and_sizes(b: Backend) {
     let srv = TestServer::on(b).await;
@@ -155,4 +161,82 @@ async fn avif_sources(b: Backend) {
     assert_eq!(status, 200);
     assert_eq!(headers["content-type"], "image/avif");
     assert_eq!(dimensions(&body), (40, 30));
+}
+
+/// WebP sources (made with libwebp, as phones and CDNs write them): a lossy
+/// one shrunk on load in the sandboxed decoder has the PNG's pixels but for
+/// the loss; a lossless one keeps its alpha; an animation gives its first
+/// frame; a damaged one is refused as such, and the server goes on.
+async fn webp_sources(b: Backend) {
+    let srv = TestServer::on(b).await;
+    let pixels = picture(400, 300).to_rgb8();
+    let lossy = webp::Encoder::from_rgb(&pixels, 400, 300)
+        .encode(95.0)
+        .to_vec();
+    let w = srv.upload_ok("photo.webp", lossy.clone(), &[]).await;
+    let p = srv.upload_ok("photo.png", png(400, 300), &[]).await;
+    let variant = |f: &serde_json::Value, q: &str| with(f["url"].as_str().unwrap(), q);
+    for (q, size) in [
+        ("w=40&format=png", (40, 30)),
+        ("w=300&h=100&fit=cover&format=png", (300, 100)),
+    ] {
+        let (status, _, body) = get(&srv, &variant(&w, q), None).await;
+        assert_eq!(status, 200, "{q}: {}", String::from_utf8_lossy(&body));
+        let from_webp = image::load_from_memory(&body).unwrap().to_rgb8();
+        assert_eq!(from_webp.dimensions(), size, "{q}");
+        let (_, _, direct) = get(&srv, &variant(&p, q), None).await;
+        let direct = image::load_from_memory(&direct).unwrap().to_rgb8();
+        let diff: u64 = direct
+            .as_raw()
+            .iter()
+            .zip(from_webp.as_raw())
+            .map(|(a, b)| u64::from(a.abs_diff(*b)))
+            .sum();
+        let mean = diff / direct.as_raw().len() as u64;
+        assert!(
+            mean <= 12,
+            "{q}: the WebP's pixels are off by {mean} on average"
+        );
+    }
+    // Lossless with alpha: the left half transparent, the right opaque.
+    let rgba: Vec<u8> = pixels
+        .pixels()
+        .enumerate()
+        .flat_map(|(i, p)| [p[0], p[1], p[2], if i % 400 < 200 { 0 } else { 255 }])
+        .collect();
+    let lossless = webp::Encoder::from_rgba(&rgba, 400, 300)
+        .encode_lossless()
+        .to_vec();
+    let a = srv.upload_ok("alpha.webp", lossless, &[]).await;
+    let (status, headers, body) = get(&srv, &variant(&a, "w=100&format=png"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "image/png");
+    let img = image::load_from_memory(&body).unwrap().to_rgba8();
+    assert_eq!(img.dimensions(), (100, 75));
+    assert_eq!(img.get_pixel(10, 40)[3], 0);
+    assert_eq!(img.get_pixel(90, 40)[3], 255);
+    // An animation: its first frame (red), by the in-process decoder.
+    let red = vec![[250u8, 10, 10]; 64 * 32].concat();
+    let blue = vec![[10u8, 10, 250]; 64 * 32].concat();
+    let config = webp::WebPConfig::new().unwrap();
+    let mut anim = webp::AnimEncoder::new(64, 32, &config);
+    anim.add_frame(webp::AnimFrame::from_rgb(&red, 64, 32, 0));
+    anim.add_frame(webp::AnimFrame::from_rgb(&blue, 64, 32, 100));
+    let animated = srv
+        .upload_ok("anim.webp", anim.encode().to_vec(), &[])
+        .await;
+    let (status, _, body) = get(&srv, &variant(&animated, "w=16&format=png"), None).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let img = image::load_from_memory(&body).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (16, 8));
+    let px = img.get_pixel(8, 4);
+    assert!(px[0] > 200 && px[2] < 60, "first frame is red: {px:?}");
+    // Damaged: the headers whole, the picture cut short.
+    let cut = srv
+        .upload_ok("cut.webp", lossy[..lossy.len() / 2].to_vec(), &[])
+        .await;
+    let (status, _, body) = get(&srv, &variant(&cut, "w=40&format=png"), None).await;
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
+    let (status, _, _) = get(&srv, &variant(&w, "w=41&format=png"), None).await;
+    assert_eq!(status, 200);
 }
