@@ -13,7 +13,7 @@
 //! 8-bit RGB(A); each resampling step with its alpha-premultiplied copy;
 //! the output's turn, flattening or canvas; and the encoder's working set.
 
-use super::decode::{jpeg_scale, swaps_axes};
+use super::decode::{jpeg_scale, swaps_axes, webp_shrink};
 use super::layout::Layout;
 use super::resize;
 use super::{settle_output, ImageError, Probe};
@@ -29,9 +29,16 @@ pub(super) const BASE: u64 = 8 << 20;
 /// server's side of it (the answer read, and a crop of it).
 const AVIF_CHILD_PER_PIXEL: u64 = 16;
 const AVIF_SERVER_PER_PIXEL: u64 = 8;
-/// A WebP's decoder: the pixels (RGBA), YUV and alpha planes or a
-/// lossless decoder's ARGB words and transforms, an animation's canvas.
+/// An animated WebP's decoder (`image-webp`, in the server): the pixels
+/// (RGBA), YUV and alpha planes or a lossless decoder's ARGB words and
+/// transforms, the animation's canvas.
 const WEBP_DECODE_PER_PIXEL: u64 = 24;
+/// A still WebP's decoder (libwebp, in a child) a source pixel: the file
+/// (at most 4 bytes a pixel beyond [`super::decode::WEBP_SLACK`], checked
+/// before it starts) and a lossless picture's ARGB words (a lossy one's
+/// alpha plane and rows take less); its answer and the server's copy of it,
+/// 4 bytes each a pixel of the shrunk picture.
+const WEBP_CHILD_PER_PIXEL: u64 = 8;
 /// The encoders' working set a pixel of the variant, beyond its 8-bit
 /// pixels and their output: libwebp's YUVA picture and tokens, rav1e's
 /// frames and lookahead (an AVIF variant is at most 1 MP), the JPEG and
@@ -182,6 +189,18 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         }
         (_, Layout::Gif { frame }) => whole((all + px(frame.0, frame.1)) * 4, 4),
         (SourceFormat::Avif, _) => whole(all * (AVIF_CHILD_PER_PIXEL + AVIF_SERVER_PER_PIXEL), 4),
+        (_, Layout::Webp { animated: false }) => {
+            let shrink = webp_shrink(w, h, need_w, need_h);
+            let (dw, dh) = filestore_webp::shrunk_size(w, h, shrink);
+            Decoded {
+                peak: (all * WEBP_CHILD_PER_PIXEL)
+                    .saturating_add(super::decode::WEBP_SLACK)
+                    .saturating_add(px(dw, dh) * 8),
+                width: dw,
+                height: dh,
+                bytes_per_pixel: 4,
+            }
+        }
         _ => whole(all * WEBP_DECODE_PER_PIXEL, 4),
     }
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use super::probe::{avif_too_long, from_avif, read_avif, MAX_AVIF_BYTES};
+use super::probe::{avif_too_long, from_avif, read_avif};
 use super::read::io_error;
 use super::ImageError;
 
@@ -115,19 +115,13 @@ pub(super) fn decode(path: &Path, max_pixels: u64) -> Result<Decoded, ImageError
 
 /// Decodes the still WebP at `path` (at most `max_pixels`) shrunk by
 /// `shrink` in a sandboxed child process; `None` when the child leaves it
-/// (an animation, a file over [`MAX_AVIF_BYTES`], no sandbox here). The
-/// unit tests decode in process.
+/// (an animation its header did not announce, no sandbox on this system).
+/// The unit tests decode in process.
 pub(super) fn decode_webp(
     path: &Path,
     max_pixels: u64,
     shrink: u32,
 ) -> Result<Option<Decoded>, ImageError> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| io_error(path, &e))?
-        .len();
-    if len > MAX_AVIF_BYTES {
-        return Ok(None);
-    }
     let answer = if cfg!(test) {
         let data = std::fs::read(path).map_err(|e| io_error(path, &e))?;
         webp_answer(&data, max_pixels, shrink)
@@ -370,15 +364,23 @@ pub(crate) fn child_main() -> Option<ExitCode> {
         maximum: Some(CPU_SECONDS),
     };
     let _ = rustix::process::setrlimit(rustix::process::Resource::Cpu, cap);
-    let answer = match read_avif(std::io::stdin().lock()) {
-        Ok(None) if which == CHILD_ARG => Answer::Refused(ImageError::Corrupt(avif_too_long())),
-        Ok(None) => Answer::Left("too long".into()),
-        Ok(Some(data)) if which == CHILD_ARG => avif_answer(&data, max_pixels),
-        Ok(Some(data)) => match super::sandbox::enter() {
-            Ok(()) => webp_answer(&data, max_pixels, shrink),
-            Err(e) => Answer::Left(e),
-        },
-        Err(e) => Answer::Refused(ImageError::Corrupt(format!("reading the file: {e}"))),
+    let mut stdin = std::io::stdin().lock();
+    let answer = if which == CHILD_ARG {
+        match read_avif(stdin) {
+            Ok(None) => Answer::Refused(ImageError::Corrupt(avif_too_long())),
+            Ok(Some(data)) => avif_answer(&data, max_pixels),
+            Err(e) => Answer::Refused(ImageError::Corrupt(format!("reading the file: {e}"))),
+        }
+    } else {
+        // The server checked the file's length against its pixels.
+        let mut data = Vec::new();
+        match stdin.read_to_end(&mut data) {
+            Ok(_) => match super::sandbox::enter() {
+                Ok(()) => webp_answer(&data, max_pixels, shrink),
+                Err(e) => Answer::Left(e),
+            },
+            Err(e) => Answer::Refused(ImageError::Corrupt(format!("reading the file: {e}"))),
+        }
     };
     let answer = encode(answer);
     let mut out = std::io::stdout().lock();

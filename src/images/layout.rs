@@ -30,7 +30,11 @@ pub(crate) enum Layout {
     Gif {
         frame: (u32, u32),
     },
-    Webp,
+    /// Whether its VP8X header says it is an animation (decoded in the
+    /// server by `image-webp`; a still one by libwebp in a child).
+    Webp {
+        animated: bool,
+    },
     Avif,
 }
 
@@ -65,7 +69,7 @@ pub(super) fn plausible(path: &Path, header: &Probe) -> Result<(), ImageError> {
             Ok(())
         }
         Layout::Gif { .. } => gif(path, true).map(|_| ()),
-        Layout::Webp | Layout::Avif => Ok(()),
+        Layout::Webp { .. } | Layout::Avif => Ok(()),
     }
 }
 

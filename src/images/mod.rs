@@ -9,7 +9,10 @@
 //! decoded at the smallest DCT scale (1/8, 1/4, 1/2, 1) that still covers the
 //! size asked for, and a panic inside a codec is caught and reported as an
 //! error. AVIF is read by `filestore-avif` (rav1d, in a crate of its own
-//! that may call its C-style API) and written by ravif.
+//! that may call its C-style API) and written by ravif. A still WebP is
+//! read by `filestore-webp` (libwebp, shrunk on load by a whole factor,
+//! like a JPEG's DCT scale); both decoders run in a child process
+//! (`isolated`), the WebP one under a system call filter (`sandbox`).
 
 mod decode;
 mod encode;

@@ -13,7 +13,7 @@ use super::{jpeg_dc, ImageError, Probe};
 use crate::domain::transform::SourceFormat;
 
 /// The bytes that tell the formats apart.
-const MAGIC_LEN: usize = 16;
+const MAGIC_LEN: usize = 21;
 
 /// The largest AVIF source read: AVIF is decoded from memory (its boxes may
 /// put the pixels before the header), so the file is read whole.
@@ -49,7 +49,9 @@ pub(crate) fn probe(path: &Path) -> Result<Probe, ImageError> {
             let layout = if format == SourceFormat::Gif {
                 layout::gif(path, false)?
             } else {
-                Layout::Webp
+                // RIFF, size, WEBP, VP8X, size, then its flags (animation: 2).
+                let animated = n == MAGIC_LEN && &magic[12..16] == b"VP8X" && magic[20] & 2 != 0;
+                Layout::Webp { animated }
             };
             (w, h, layout)
         }

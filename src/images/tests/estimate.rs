@@ -157,12 +157,36 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Transform, Output)> {
             Output::Jpeg,
         ),
         (
+            "webp lossy, shrunk by 8, to webp",
+            lossy.clone(),
+            transform(Some(200), None, Fit::Inside),
+            Output::Webp,
+        ),
+        (
             "webp lossy, to png",
             lossy,
             transform(Some(1599), None, Fit::Inside),
             Output::Png,
         ),
+        (
+            "webp animated, to webp",
+            animated_webp(800, 600),
+            transform(Some(400), None, Fit::Inside),
+            Output::Webp,
+        ),
     ]
+}
+
+/// A two-frame animated WebP of noise (decoded in the server by
+/// `image-webp`, not by libwebp's child).
+fn animated_webp(w: u32, h: u32) -> Vec<u8> {
+    let first = noise(w, h, false).into_rgb8();
+    let second = noise(w, h, true).into_rgb8();
+    let config = webp::WebPConfig::new().unwrap();
+    let mut anim = webp::AnimEncoder::new(w, h, &config);
+    anim.add_frame(webp::AnimFrame::from_rgb(first.as_raw(), w, h, 0));
+    anim.add_frame(webp::AnimFrame::from_rgb(second.as_raw(), w, h, 100));
+    anim.encode().to_vec()
 }
 
 fn status(field: &str) -> u64 {
