@@ -147,9 +147,10 @@ impl Source {
                     )));
                 }
                 let shrink = webp_shrink(self.width, self.height, need_w, need_h);
-                match super::isolated::decode_webp(&self.path, self.max, shrink)? {
+                let size = filestore_webp::shrunk_size(self.width, self.height, shrink);
+                let answer = u64::from(size.0) * u64::from(size.1);
+                match super::isolated::decode_webp(&self.path, self.max, shrink, answer)? {
                     Some(image) => {
-                        let size = filestore_webp::shrunk_size(self.width, self.height, shrink);
                         if (image.width, image.height) != size {
                             return Err(ImageError::Corrupt(
                                 "the WebP decoder answered another size".into(),

@@ -35,10 +35,10 @@ const AVIF_SERVER_PER_PIXEL: u64 = 8;
 const WEBP_DECODE_PER_PIXEL: u64 = 24;
 /// A still WebP's decoder (libwebp, in a child) a source pixel: the file
 /// (at most 4 bytes a pixel beyond [`super::decode::WEBP_SLACK`], checked
-/// before it starts) and a lossless picture's ARGB words (a lossy one's
-/// alpha plane and rows take less); its answer and the server's copy of it,
-/// 4 bytes each a pixel of the shrunk picture.
-const WEBP_CHILD_PER_PIXEL: u64 = 8;
+/// before it starts), a lossless picture's ARGB words or a lossy one's
+/// alpha (its ARGB words and the plane: 5); its answer and the server's
+/// copy of it, 4 bytes each a pixel of the shrunk picture.
+const WEBP_CHILD_PER_PIXEL: u64 = 10;
 /// The encoders' working set a pixel of the variant, beyond its 8-bit
 /// pixels and their output: libwebp's YUVA picture and tokens, rav1e's
 /// frames and lookahead (an AVIF variant is at most 1 MP), the JPEG and
@@ -189,7 +189,7 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         }
         (_, Layout::Gif { frame }) => whole((all + px(frame.0, frame.1)) * 4, 4),
         (SourceFormat::Avif, _) => whole(all * (AVIF_CHILD_PER_PIXEL + AVIF_SERVER_PER_PIXEL), 4),
-        (_, Layout::Webp { animated: false }) => {
+        (_, Layout::Webp { animated: false }) if super::isolated::webp_in_child() => {
             let shrink = webp_shrink(w, h, need_w, need_h);
             let (dw, dh) = filestore_webp::shrunk_size(w, h, shrink);
             Decoded {

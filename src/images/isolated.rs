@@ -52,9 +52,11 @@ pub fn use_program(program: std::path::PathBuf) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Child {
     Avif,
-    /// libwebp, the picture shrunk by `shrink` (each side, rounded up).
+    /// libwebp, the picture shrunk by `shrink` (each side, rounded up) to
+    /// `pixels`.
     Webp {
         shrink: u32,
+        pixels: u64,
     },
 }
 
@@ -66,10 +68,18 @@ impl Child {
         }
     }
 
+    /// The most pixels its answer may hold.
+    fn answer_pixels(self, max_pixels: u64) -> u64 {
+        match self {
+            Child::Avif => max_pixels,
+            Child::Webp { pixels, .. } => pixels.min(max_pixels),
+        }
+    }
+
     fn args(self, max_pixels: u64) -> Vec<String> {
         match self {
             Child::Avif => vec![CHILD_ARG.into(), max_pixels.to_string()],
-            Child::Webp { shrink } => vec![
+            Child::Webp { shrink, .. } => vec![
                 WEBP_CHILD_ARG.into(),
                 max_pixels.to_string(),
                 shrink.to_string(),
@@ -115,25 +125,40 @@ pub(super) fn decode(path: &Path, max_pixels: u64) -> Result<Decoded, ImageError
 
 /// Decodes the still WebP at `path` (at most `max_pixels`) shrunk by
 /// `shrink` in a sandboxed child process; `None` when the child leaves it
-/// (an animation its header did not announce, no sandbox on this system).
-/// The unit tests decode in process.
+/// (no system call filter on this system: [`webp_in_child`] says so from
+/// then on). The unit tests decode in process.
 pub(super) fn decode_webp(
     path: &Path,
     max_pixels: u64,
     shrink: u32,
+    pixels: u64,
 ) -> Result<Option<Decoded>, ImageError> {
     let answer = if cfg!(test) {
         let data = std::fs::read(path).map_err(|e| io_error(path, &e))?;
         webp_answer(&data, max_pixels, shrink)
     } else {
-        let child = Child::Webp { shrink };
+        let child = Child::Webp { shrink, pixels };
         run(&program()?, child, path, max_pixels, TIMEOUT)?
     };
     match answer {
         Answer::Pixels(d) => Ok(Some(d)),
         Answer::Refused(e) => Err(e),
-        Answer::Left(_) => Ok(None),
+        Answer::Left(_) => {
+            WEBP_CHILD_DECLINED.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(None)
+        }
     }
+}
+
+/// Set once the WebP child declined a file (it could not enter its filter
+/// here): still WebPs are decoded in the server from then on.
+static WEBP_CHILD_DECLINED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether still WebPs are decoded by the child (the render estimate
+/// counts the in-server decoder when not).
+pub(super) fn webp_in_child() -> bool {
+    !WEBP_CHILD_DECLINED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The `filestore` binary to run as a decoder.
@@ -149,7 +174,9 @@ fn program() -> Result<PathBuf, ImageError> {
 }
 
 /// Runs `program` as the `child` decoder of the file at `path`, for at
-/// most `timeout`.
+/// most `timeout`. The child gets no environment (the server's secrets
+/// stay out of its memory), and no more of its answer is read than the
+/// pixels it may hold.
 fn run(
     program: &Path,
     child: Child,
@@ -158,9 +185,11 @@ fn run(
     timeout: Duration,
 ) -> Result<Answer, ImageError> {
     let name = child.name();
+    let most = child.answer_pixels(max_pixels);
     let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
     let mut process = Command::new(program)
         .args(child.args(max_pixels))
+        .env_clear()
         .stdin(file)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -171,11 +200,25 @@ fn run(
         .take()
         .ok_or_else(|| ImageError::Encode(format!("the {name} decoder's output")))?;
     let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let read = read_answer(&mut stdout, max_pixels);
-        let _ = tx.send(());
-        read
-    });
+    // The pipe's end goes with the thread: a child still writing then
+    // gets EPIPE rather than waiting for ever.
+    let reader = std::thread::Builder::new()
+        .name("image-decoder-answer".into())
+        .spawn(move || {
+            let read = read_answer(&mut stdout, most);
+            let _ = tx.send(());
+            read
+        });
+    let reader = match reader {
+        Ok(reader) => reader,
+        Err(e) => {
+            let _ = process.kill();
+            let _ = process.wait();
+            return Err(ImageError::Encode(format!(
+                "reading the {name} decoder: {e}"
+            )));
+        }
+    };
     let timed_out = rx.recv_timeout(timeout).is_err();
     if timed_out {
         let _ = process.kill();
@@ -193,21 +236,40 @@ fn run(
             "reading the {name} decoder's answer"
         )));
     };
-    parse(answer, max_pixels).ok_or_else(|| match status {
+    parse(answer, max_pixels, most).ok_or_else(|| died(name, &status))
+}
+
+/// Why a child gave no answer. Killed by its filter (a system call this
+/// build did not allow: ours to mend, or a decoder taken over) or by the
+/// kernel (memory): the server's failure, not the file's, so the file is
+/// not remembered as refused. Any other death (a crash, an abort) is the
+/// file's.
+fn died(name: &str, status: &std::io::Result<std::process::ExitStatus>) -> ImageError {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Ok(status) if matches!(status.signal(), Some(libc::SIGSYS | libc::SIGKILL)) => {
+            tracing::error!(
+                decoder = name,
+                %status,
+                "an image decoder's child was killed (its system call filter or the kernel)"
+            );
+            ImageError::Encode(format!("the {name} decoder was stopped ({status})"))
+        }
         Ok(status) if !status.success() => {
             ImageError::Corrupt(format!("the {name} decoder failed on this file ({status})"))
         }
         _ => ImageError::Corrupt(format!("the {name} decoder gave no answer")),
-    })
+    }
 }
 
-/// The child's answer, its pixels read into a buffer of the size its
-/// header announces (not grown by doubling, which held up to three times
-/// the pixels at once).
+/// The child's answer: its header, then no more than the pixels it
+/// announces (read into a buffer of that size, not grown by doubling),
+/// and only when those are within `max_pixels`; a refusal's message up to
+/// [`MESSAGE_BYTES`].
 fn read_answer(r: &mut impl Read, max_pixels: u64) -> std::io::Result<Vec<u8>> {
     let mut answer = Vec::new();
     r.by_ref().take(28).read_to_end(&mut answer)?;
-    if answer.len() == 28 && answer.starts_with(b"OK") {
+    let rest = if answer.len() == 28 && answer.starts_with(b"OK") {
         let word = |at: usize| {
             u64::from(u32::from_le_bytes([
                 answer[at],
@@ -217,14 +279,21 @@ fn read_answer(r: &mut impl Read, max_pixels: u64) -> std::io::Result<Vec<u8>> {
             ]))
         };
         let pixels = word(2) * word(6);
-        if pixels <= max_pixels {
-            let channels = if answer[10] == 1 { 4 } else { 3 };
-            answer.reserve_exact(usize::try_from(pixels * channels).unwrap_or(0));
+        if pixels > max_pixels {
+            return Ok(answer);
         }
-    }
-    r.read_to_end(&mut answer)?;
+        let channels = if answer[10] == 1 { 4 } else { 3 };
+        answer.reserve_exact(usize::try_from(pixels * channels).unwrap_or(0));
+        pixels * channels
+    } else {
+        MESSAGE_BYTES
+    };
+    r.take(rest).read_to_end(&mut answer)?;
     Ok(answer)
 }
+
+/// The most of a refusal's message read.
+const MESSAGE_BYTES: u64 = 4096;
 
 fn decoded(image: filestore_avif::Image) -> Decoded {
     Decoded {
@@ -237,8 +306,9 @@ fn decoded(image: filestore_avif::Image) -> Decoded {
     }
 }
 
-/// The child's answer; `None` when it is not one (the child died first).
-fn parse(mut answer: Vec<u8>, max_pixels: u64) -> Option<Answer> {
+/// The child's answer, of at most `most` pixels (`max_pixels`: the cap a
+/// refusal names); `None` when it is not one (the child died first).
+fn parse(mut answer: Vec<u8>, max_pixels: u64, most: u64) -> Option<Answer> {
     let u32_at = |at: usize| Some(u32::from_le_bytes(answer.get(at..at + 4)?.try_into().ok()?));
     match answer.get(..2)? {
         b"OK" => {
@@ -247,7 +317,7 @@ fn parse(mut answer: Vec<u8>, max_pixels: u64) -> Option<Answer> {
             let crop = [u32_at(12)?, u32_at(16)?, u32_at(20)?, u32_at(24)?];
             let channels = if has_alpha { 4 } else { 3 };
             let expected = u64::from(width) * u64::from(height) * channels;
-            if expected + 28 != answer.len() as u64 {
+            if u64::from(width) * u64::from(height) > most || expected + 28 != answer.len() as u64 {
                 return None;
             }
             // The pixels where they are: no second copy of them.
@@ -364,6 +434,8 @@ pub(crate) fn child_main() -> Option<ExitCode> {
         maximum: Some(CPU_SECONDS),
     };
     let _ = rustix::process::setrlimit(rustix::process::Resource::Cpu, cap);
+    // Short of memory, the kernel takes the decoder before the server.
+    let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
     let mut stdin = std::io::stdin().lock();
     let answer = if which == CHILD_ARG {
         match read_avif(stdin) {
@@ -377,8 +449,10 @@ pub(crate) fn child_main() -> Option<ExitCode> {
             Err(e) => Answer::Refused(ImageError::Corrupt(format!("reading the file: {e}"))),
         }
     } else {
-        // The server checked the file's length against its pixels.
-        let mut data = Vec::new();
+        // The server checked the file's length against its pixels: the
+        // whole of it in one buffer of its size (stdin is the file).
+        let len = rustix::fs::fstat(&stdin).map_or(0, |st| st.st_size);
+        let mut data = Vec::with_capacity(usize::try_from(len.clamp(0, 1 << 30)).unwrap_or(0));
         match stdin.read_to_end(&mut data) {
             Ok(_) => match super::sandbox::enter(super::sandbox::Threads::None) {
                 Ok(()) => webp_answer(&data, max_pixels, shrink),
@@ -426,10 +500,20 @@ mod tests {
         let source = dir.path().join("x.avif");
         std::fs::write(&source, b"anything").unwrap();
         let aborts = script(dir.path(), "kill -ABRT $$");
-        let webp = Child::Webp { shrink: 2 };
+        let webp = Child::Webp {
+            shrink: 2,
+            pixels: 100,
+        };
         let e = run(&aborts, webp, &source, 100, TIMEOUT).err().unwrap();
         assert!(
             matches!(e, ImageError::Corrupt(ref m) if m.contains("WebP decoder failed")),
+            "{e:?}"
+        );
+        // Killed by its filter: the server's failure, not the file's.
+        let filtered = script(dir.path(), "kill -SYS $$");
+        let e = run(&filtered, webp, &source, 100, TIMEOUT).err().unwrap();
+        assert!(
+            matches!(e, ImageError::Encode(ref m) if m.contains("stopped")),
             "{e:?}"
         );
         let hangs = script(dir.path(), "exec sleep 30");
@@ -486,22 +570,22 @@ mod tests {
             pixels: vec![1, 2, 3, 4, 5, 6],
         });
         let ok = encode(pixels);
-        let Some(Answer::Pixels(d)) = parse(ok.clone(), 100) else {
+        let Some(Answer::Pixels(d)) = parse(ok.clone(), 100, 100) else {
             panic!("not read back");
         };
         assert_eq!((d.width, d.height, d.orientation), (2, 1, 6));
         assert_eq!(d.crop, Some([0, 0, 1, 1]));
         assert_eq!(d.pixels, [1, 2, 3, 4, 5, 6]);
         // A pixel short: the child died while writing.
-        assert!(parse(ok[..ok.len() - 1].to_vec(), 100).is_none());
-        assert!(parse(Vec::new(), 100).is_none());
+        assert!(parse(ok[..ok.len() - 1].to_vec(), 100, 100).is_none());
+        assert!(parse(Vec::new(), 100, 100).is_none());
         let large = ImageError::TooLarge {
             width: 30_000,
             height: 30_000,
             max: 7,
         };
         assert!(matches!(
-            refused(parse(encode(Answer::Refused(large)), 100)),
+            refused(parse(encode(Answer::Refused(large)), 100, 100)),
             Some(ImageError::TooLarge {
                 width: 30_000,
                 height: 30_000,
@@ -509,15 +593,32 @@ mod tests {
             })
         ));
         assert!(matches!(
-            refused(parse(encode(Answer::Refused(ImageError::NotAnImage)), 100)),
+            refused(parse(
+                encode(Answer::Refused(ImageError::NotAnImage)),
+                100,
+                100
+            )),
             Some(ImageError::NotAnImage)
         ));
         let corrupt = Answer::Refused(ImageError::Corrupt("bad box".into()));
         assert!(matches!(
-            refused(parse(encode(corrupt), 100)),
+            refused(parse(encode(corrupt), 100, 100)),
             Some(ImageError::Corrupt(m)) if m == "bad box"
         ));
-        let left = parse(encode(Answer::Left("an animation".into())), 100);
+        // More pixels than the server expects: not an answer.
+        assert!(parse(ok.clone(), 100, 1).is_none());
+        // A child writing on past its pixels: no more is read than they
+        // take; a header over the cap is read alone; a refusal's message
+        // is cut.
+        let endless: Vec<u8> = ok.iter().copied().chain(vec![9u8; 1 << 16]).collect();
+        assert_eq!(read_answer(&mut endless.as_slice(), 100).unwrap(), ok);
+        assert_eq!(read_answer(&mut endless.as_slice(), 1).unwrap().len(), 28);
+        let long = encode(Answer::Left("x".repeat(1 << 16)));
+        assert_eq!(
+            read_answer(&mut long.as_slice(), 100).unwrap().len() as u64,
+            28 + MESSAGE_BYTES
+        );
+        let left = parse(encode(Answer::Left("an animation".into())), 100, 100);
         assert!(matches!(left, Some(Answer::Left(m)) if m == "an animation"));
     }
 
@@ -525,7 +626,7 @@ mod tests {
     /// integration tests' server (which runs `filestore`) covers it; here
     /// the answers libwebp gives, shrunk and refused.
     #[test]
-    fn libwebp_answers_shrunk_pixels_and_leaves_animations() {
+    fn libwebp_answers_shrunk_pixels_and_refusals() {
         let px: Vec<u8> = (0..40 * 30 * 3)
             .map(|i| u8::try_from(i % 251).unwrap())
             .collect();

@@ -14,8 +14,7 @@ use seccompiler::{
 
 /// The calls allowed with any arguments: memory (the allocator), locks,
 /// signals returning, and leaving.
-const ANY_ARGUMENTS: [libc::c_long; 12] = [
-    libc::SYS_mmap,
+const ANY_ARGUMENTS: [libc::c_long; 11] = [
     libc::SYS_munmap,
     libc::SYS_mremap,
     libc::SYS_brk,
@@ -71,6 +70,17 @@ pub(super) fn filters(
     let fd_is = |fd: u64| arg0(SeccompCmpOp::Eq, fd);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         ANY_ARGUMENTS.iter().map(|n| (*n, Vec::new())).collect();
+    // Memory, not a file: a descriptor the server left open stays unread.
+    let anonymous = u64::try_from(libc::MAP_ANONYMOUS).map_err(|e| e.to_string())?;
+    let mmap_anonymous = SeccompCondition::new(
+        3,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::MaskedEq(anonymous),
+        anonymous,
+    )
+    .and_then(|c| SeccompRule::new(vec![c]))
+    .map_err(|e| e.to_string())?;
+    rules.insert(libc::SYS_mmap, vec![mmap_anonymous]);
     rules.insert(libc::SYS_read, vec![fd_is(0)?]);
     rules.insert(libc::SYS_write, vec![fd_is(1)?, fd_is(2)?]);
     let mut programs = Vec::new();
@@ -106,11 +116,11 @@ fn compile(filter: SeccompFilter) -> Result<BpfProgram, String> {
         .map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
-/// Puts this thread (the child's only one so far) under [`filters`],
-/// killing the process on any other call.
+/// Puts the process (every thread it has, and those it starts) under
+/// [`filters`], killing it on any other call.
 pub(super) fn enter(threads: Threads) -> Result<(), String> {
     for program in filters(threads, SeccompAction::KillProcess)? {
-        seccompiler::apply_filter(&program).map_err(|e| e.to_string())?;
+        seccompiler::apply_filter_all_threads(&program).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! `image` crate and read back with it.
 
 mod budget;
+mod children;
 mod hot;
 mod lifetime;
 mod pool;
