@@ -9,7 +9,7 @@
 //! but writing its answer, memory and leaving ([`super::sandbox`]) before
 //! it looks at the file; the AVIF child likewise, with its threads. In a child, an abort is a refused image, a hang is
 //! killed after [`TIMEOUT`], and the CPU it may burn is capped
-//! ([`child::CPU_SECONDS`]).
+//! (`CPU_SECONDS`, in the child).
 //!
 //! The child reads the file on its stdin and writes one answer on its
 //! stdout: `OK`, width, height, whether there is alpha, the EXIF
