@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The render attack of issue 43, rerun by hand on a release build.
 
-Crafts the three files (a ~37 KB GIF whose screen is 7000x7000, a ~190 KB
+Crafts five files (a ~37 KB GIF whose screen is 7000x7000, a ~190 KB
 PNG of 7000x7000 that compresses well, a ~631-byte JPEG header claiming
-7000x7000), uploads them to one or two "attacker" accounts, and has
+7000x7000, a WebP whose canvas claims 7000x7000 over a 64x48 frame, and a
+3000x2000 WebP of noise that libwebp's sandboxed child really decodes), uploads them to one or two "attacker" accounts, and has
 strangers (no key: the public URLs) flood renders of them, each a new
 variant, while a third account asks for a fresh variant of its own photo
 every half second. Reports the server's peak RSS (VmHWM), the answers'
@@ -71,6 +72,24 @@ def gif_claiming(w, h):
     return bytes(b)
 
 
+def webp_claiming(w, h):
+    """A WebP whose VP8X canvas is w x h, its one frame 64x48 (libwebp's child refuses it)."""
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), (9, 99, 199)).save(out, "WEBP", quality=80)
+    frame = out.getvalue()[12:]  # the VP8 chunk
+    vp8x = b"VP8X" + struct.pack("<I", 10) + b"\0\0\0\0" + (w - 1).to_bytes(3, "little") + (h - 1).to_bytes(3, "little")
+    body = b"WEBP" + vp8x + frame
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def webp_photo():
+    """A 3000x2000 WebP of noise (q 90): each render a real libwebp decode in a child."""
+    img = Image.frombytes("RGB", (3000, 2000), os.urandom(3000 * 2000 * 3))
+    out = io.BytesIO()
+    img.save(out, "WEBP", quality=90)
+    return out.getvalue()
+
+
 def photo():
     rng = random.Random(7)
     img = Image.frombytes("RGB", (1600, 1200), bytes(rng.randrange(256) for _ in range(1600 * 1200 * 3)))
@@ -134,7 +153,8 @@ def main():
             return r.json()["url"]
 
         attack = [("x.gif", gif_claiming(7000, 7000)), ("x.png", png_claiming(7000, 7000)),
-                  ("x.jpg", jpeg_claiming(7000, 7000))]
+                  ("x.jpg", jpeg_claiming(7000, 7000)), ("x.webp", webp_claiming(7000, 7000)),
+                  ("noise.webp", webp_photo())]
         for name, body in attack:
             print(f"{name}: {len(body)} bytes")
         targets = []
