@@ -18,18 +18,13 @@ use image::{
 use super::layout::Layout;
 use super::png_source::PngSource;
 use super::probe::image_format;
-use super::read::{corrupt, from_image, io_error, open};
+use super::read::{corrupt, from_image, open};
 use super::{ImageError, Limits, Probe};
 use crate::domain::transform::SourceFormat;
 
 /// The bytes per pixel the decoders may allocate for the pixels themselves
 /// (RGBA, 8 bits a channel); more (16-bit channels) is over the limit.
 const BYTES_PER_PIXEL: u64 = 4;
-
-/// The bytes a still WebP's file may hold beyond 4 a pixel (its metadata:
-/// ICC, EXIF, XMP): a longer one is refused before libwebp's child reads it
-/// (the render's estimate counts the file).
-pub(super) const WEBP_SLACK: u64 = 8 << 20;
 
 /// A source opened for decoding, its header and orientation read.
 pub(super) struct Source {
@@ -135,17 +130,6 @@ impl Source {
             Decoder::Avif(image) => Ok(*image),
             Decoder::Png(png) => png.decode(&self.path, max_bytes, too_large),
             Decoder::Webp(decoder) => {
-                let len = std::fs::metadata(&self.path)
-                    .map_err(|e| io_error(&self.path, &e))?
-                    .len();
-                let pixels = u64::from(self.width) * u64::from(self.height);
-                if len > pixels.saturating_mul(4).saturating_add(WEBP_SLACK) {
-                    return Err(ImageError::Corrupt(format!(
-                        "a {}×{} WebP of {len} bytes is longer than its pixels and metadata \
-                         can be",
-                        self.width, self.height
-                    )));
-                }
                 let shrink = webp_shrink(self.width, self.height, need_w, need_h);
                 let size = filestore_webp::shrunk_size(self.width, self.height, shrink);
                 let answer = u64::from(size.0) * u64::from(size.1);

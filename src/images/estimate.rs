@@ -34,7 +34,7 @@ const AVIF_SERVER_PER_PIXEL: u64 = 8;
 /// transforms, the animation's canvas.
 const WEBP_DECODE_PER_PIXEL: u64 = 24;
 /// A still WebP's decoder (libwebp, in a child) a source pixel: the file
-/// (at most 4 bytes a pixel beyond [`super::decode::WEBP_SLACK`], checked
+/// (at most 4 bytes a pixel beyond [`super::layout::WEBP_SLACK`], checked
 /// before it starts), a lossless picture's ARGB words or a lossy one's
 /// alpha (its ARGB words and the plane: 5); its answer and the server's
 /// copy of it, 4 bytes each a pixel of the shrunk picture.
@@ -194,7 +194,7 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
             let (dw, dh) = filestore_webp::shrunk_size(w, h, shrink);
             Decoded {
                 peak: (all * WEBP_CHILD_PER_PIXEL)
-                    .saturating_add(super::decode::WEBP_SLACK)
+                    .saturating_add(super::layout::WEBP_SLACK)
                     .saturating_add(px(dw, dh) * 8),
                 width: dw,
                 height: dh,

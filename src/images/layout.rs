@@ -38,6 +38,11 @@ pub(crate) enum Layout {
     Avif,
 }
 
+/// The bytes a still WebP's file may hold beyond 4 a pixel (its metadata:
+/// ICC, EXIF, XMP): a longer one is refused before libwebp's child reads it
+/// whole (the render's estimate counts the file).
+pub(super) const WEBP_SLACK: u64 = 8 << 20;
+
 /// The most pixels a deflate stream's byte can inflate to (a 258-byte
 /// match in two bits): a PNG's image data is at least its raw bytes over
 /// this.
@@ -49,7 +54,8 @@ const LZW_PIXELS_PER_BYTE: u64 = 4 * 4096;
 
 /// Refuses a source whose bytes cannot hold the pixels its header
 /// (`header`, as [`super::probe()`] read it) claims, or that ends inside its
-/// first frame. Reads the file through for a JPEG or a GIF (their data's
+/// first frame, and a still WebP longer than its pixels and [`WEBP_SLACK`]
+/// of metadata can be. Reads the file through for a JPEG or a GIF (their data's
 /// markers and blocks, no pixel decoded).
 pub(super) fn plausible(path: &Path, header: &Probe) -> Result<(), ImageError> {
     match header.layout {
@@ -69,7 +75,23 @@ pub(super) fn plausible(path: &Path, header: &Probe) -> Result<(), ImageError> {
             Ok(())
         }
         Layout::Gif { .. } => gif(path, true).map(|_| ()),
-        Layout::Webp { .. } | Layout::Avif => Ok(()),
+        // libwebp's child holds the whole file: the estimate counts it.
+        Layout::Webp { animated: false } => {
+            let len = std::fs::metadata(path)
+                .map_err(|e| io_error(path, &e))?
+                .len();
+            let most = px(header.width, header.height)
+                .saturating_mul(4)
+                .saturating_add(WEBP_SLACK);
+            if len > most {
+                return Err(ImageError::Corrupt(format!(
+                    "a {}×{} WebP of {len} bytes is longer than its pixels and metadata can be",
+                    header.width, header.height
+                )));
+            }
+            Ok(())
+        }
+        Layout::Webp { animated: true } | Layout::Avif => Ok(()),
     }
 }
 

@@ -109,3 +109,29 @@ fn a_render_over_the_budget_is_refused_before_decoding() {
     let t = transform(Some(100), None, Fit::Inside);
     assert!(prepare(file(&jpeg).path(), &t, Output::Png, &small).is_ok());
 }
+
+/// A still WebP padded past 4 bytes a pixel and the metadata allowance is
+/// refused before its decoder reads it (the estimate counts the file); one
+/// within it is taken.
+#[test]
+fn a_still_webp_longer_than_its_pixels_can_be_is_refused() {
+    let px = vec![90u8; 16 * 16 * 3];
+    let webp = webp::Encoder::from_rgb(&px, 16, 16).encode(80.0).to_vec();
+    let t = transform(Some(8), None, Fit::Inside);
+    let padded = |extra: usize| {
+        // An unknown chunk after the image, the RIFF size made to match.
+        let mut out = webp.clone();
+        out.extend_from_slice(b"JUNK");
+        out.extend_from_slice(&u32::try_from(extra).unwrap().to_le_bytes());
+        out.resize(out.len() + extra, 0);
+        let riff = u32::try_from(out.len() - 8).unwrap();
+        out[4..8].copy_from_slice(&riff.to_le_bytes());
+        out
+    };
+    assert!(prepared(&padded(1 << 20), &t).is_ok());
+    let e = prepared(&padded(9 << 20), &t);
+    assert!(
+        matches!(e, Err(ImageError::Corrupt(ref m)) if m.contains("longer than its pixels")),
+        "{e:?}"
+    );
+}
