@@ -9,8 +9,9 @@ and the same page on a third that no key allows. Checks, as a user's browser see
   4. an uploaded HTML page, opened from its CDN URL, cannot run script;
   5. tus-js-client (npm, pinned in .ci/run; its tus.min.js served by the app page's own
      server) uploads 50 MiB that the page generates, in 5 MiB chunks, with the `pk_` key;
-     the proxy cuts two PATCHes mid-body (see TUS_CUTS: the page sees a 409 after
-     Chromium's own resend of the first, a network error for the second); tus-js-client
+     the proxy cuts two PATCHes mid-body (see TUS_CUTS: the page sees a 423 or 409 after
+     Chromium's own resend of the first, or a plain 204 when the resend wins the upload's
+     turn, and a network error for the second); tus-js-client
      resumes on its own each time (retryDelays: HEAD, then PATCH from the server's offset,
      which kept what arrived: > 0, asked of the server);
      the File record's sha256 is the SHA-256 of the page's bytes (computed here too), and
@@ -263,6 +264,27 @@ def tus_check(page, label, fs, proxy, public, app_origin, artifacts, shot, seed)
                             "server_offset_after_cut": cut["after"],
                             "client_saw": "204 (Chromium's resend served first)",
                             "resumed_from": cut["after"]})
+            continue
+        if " 423 " in f" {cut['answer']} ":
+            # The same race, caught earlier: Chromium's resend (a new connection) took the
+            # upload's turn while the cut PATCH was still being authenticated, so the cut
+            # one was answered 423 at once, before reading its body, and the server was
+            # then still where the PATCH found it (or, had the resend been quicker than
+            # our look, past its whole chunk: never part of one).
+            # The resend, the same PATCH whole, follows in the proxy's log; the file's
+            # bytes are checked whole below.
+            resend = next((e for e in proxy.requests_after(cut)
+                           if e["path"].endswith(upload_id) and e["method"] == "PATCH"
+                           and e["offset"] == cut["offset"] and not e["cut"]), None)
+            check(not fresh and cut["after"] in (at, at + cut["length"]) and resend is not None
+                  and resend["sent"] == resend["length"] == cut["length"],
+                  f"{what}: Chromium's own resend of the cut PATCH took the upload's turn "
+                  f"first (the cut one answered {cut['answer']!r} before its body, the server "
+                  f"at {cut['after']}); the resend sent the chunk whole")
+            figures.append({"patch_at": at, "cut_after_bytes": cut_at,
+                            "server_offset_after_cut": cut["after"],
+                            "client_saw": "204 (Chromium's resend served first; the cut one 423)",
+                            "resumed_from": at})
             continue
         check(cut["after"] == at + cut_at,
               f"{what}: after the cut (answered {cut['answer']!r}) the server is at {cut['after']} "
