@@ -117,8 +117,8 @@ impl Source {
 
     /// Decodes the pixels, as stored (not yet oriented). A JPEG is decoded
     /// at the smallest scale still at least `need_w`×`need_h`, a still WebP
-    /// shrunk by the largest whole factor that leaves it so; the other
-    /// formats at full size.
+    /// or a PNG stored row by row (not interlaced) shrunk by the largest
+    /// whole factor that leaves it so; the other formats at full size.
     pub(super) fn decode(self, need_w: u32, need_h: u32) -> Result<DynamicImage, ImageError> {
         let too_large = || ImageError::TooLarge {
             width: self.width,
@@ -128,9 +128,12 @@ impl Source {
         let max_bytes = self.max.saturating_mul(BYTES_PER_PIXEL);
         match self.decoder {
             Decoder::Avif(image) => Ok(*image),
-            Decoder::Png(png) => png.decode(&self.path, max_bytes, too_large),
+            Decoder::Png(png) => {
+                let shrink = shrink_factor(self.width, self.height, need_w, need_h);
+                png.decode(&self.path, max_bytes, shrink, too_large)
+            }
             Decoder::Webp(decoder) => {
-                let shrink = webp_shrink(self.width, self.height, need_w, need_h);
+                let shrink = shrink_factor(self.width, self.height, need_w, need_h);
                 let size = filestore_webp::shrunk_size(self.width, self.height, shrink);
                 let answer = u64::from(size.0) * u64::from(size.1);
                 match super::isolated::decode_webp(&self.path, self.max, shrink, answer)? {
@@ -197,10 +200,10 @@ fn whole(
     })
 }
 
-/// The whole factor a `width`×`height` WebP is shrunk by on load: the
-/// largest that leaves it at least `need_w`×`need_h` (each side divided,
-/// rounded up), as libvips chooses it for sharp.
-pub(super) fn webp_shrink(width: u32, height: u32, need_w: u32, need_h: u32) -> u32 {
+/// The whole factor a `width`×`height` still WebP or PNG is shrunk by on
+/// load: the largest that leaves it at least `need_w`×`need_h` (each side
+/// divided, rounded up), as libvips chooses it for sharp.
+pub(super) fn shrink_factor(width: u32, height: u32, need_w: u32, need_h: u32) -> u32 {
     (width / need_w.max(1)).min(height / need_h.max(1)).max(1)
 }
 

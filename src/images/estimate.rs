@@ -13,9 +13,10 @@
 //! 8-bit RGB(A); each resampling step with its alpha-premultiplied copy;
 //! the output's turn, flattening or canvas; and the encoder's working set.
 
-use super::decode::{jpeg_scale, swaps_axes, webp_shrink};
+use super::decode::{jpeg_scale, shrink_factor, swaps_axes};
 use super::layout::Layout;
 use super::resize;
+use super::shrink::BoxShrink;
 use super::{settle_output, ImageError, Probe};
 use crate::domain::transform::{Output, SourceFormat, Transform};
 use image::metadata::Orientation;
@@ -179,6 +180,27 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         (
             _,
             Layout::Png {
+                bytes_per_pixel,
+                interlaced,
+                ..
+            },
+        ) if !interlaced && shrink_factor(w, h, need_w, need_h) > 1 => {
+            // Shrunk as its rows come: two rows (the decoder's and the one
+            // before, for its filters), a row of sums, and the shrunk
+            // picture in 8 bits (as many bytes a pixel at most).
+            let bpp = u64::from(bytes_per_pixel);
+            let k = shrink_factor(w, h, need_w, need_h);
+            let (dw, dh) = (BoxShrink::out_side(w, k), BoxShrink::out_side(h, k));
+            Decoded {
+                peak: u64::from(w) * bpp * 2 + u64::from(dw) * 4 * 8 + px(dw, dh) * bpp,
+                width: dw,
+                height: dh,
+                bytes_per_pixel: bpp,
+            }
+        }
+        (
+            _,
+            Layout::Png {
                 bytes_per_pixel, ..
             },
         ) => {
@@ -190,7 +212,7 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         (_, Layout::Gif { frame }) => whole((all + px(frame.0, frame.1)) * 4, 4),
         (SourceFormat::Avif, _) => whole(all * (AVIF_CHILD_PER_PIXEL + AVIF_SERVER_PER_PIXEL), 4),
         (_, Layout::Webp { animated: false }) if super::isolated::webp_in_child() => {
-            let shrink = webp_shrink(w, h, need_w, need_h);
+            let shrink = shrink_factor(w, h, need_w, need_h);
             let (dw, dh) = filestore_webp::shrunk_size(w, h, shrink);
             Decoded {
                 peak: (all * WEBP_CHILD_PER_PIXEL)

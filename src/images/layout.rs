@@ -25,6 +25,9 @@ pub(crate) enum Layout {
     Png {
         bytes_per_pixel: u8,
         stored_bits: u8,
+        /// Adam7: its rows come in seven passes, so it is decoded whole
+        /// (a PNG stored row by row is shrunk as its rows come).
+        interlaced: bool,
     },
     /// The first frame's size (it may differ from the canvas's).
     Gif {
@@ -132,6 +135,7 @@ pub(super) fn png(path: &Path) -> Result<(u32, u32, Layout), ImageError> {
         Layout::Png {
             bytes_per_pixel: u8::try_from(bytes_per_pixel).unwrap_or(8),
             stored_bits: stored * depth,
+            interlaced: head[28] == 1,
         },
     ))
 }

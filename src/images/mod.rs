@@ -25,6 +25,7 @@ mod probe;
 mod read;
 mod resize;
 mod sandbox;
+mod shrink;
 
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,7 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageBuffer};
 
 use super::read::{corrupt, io_error, open};
+use super::shrink::BoxShrink;
 use super::ImageError;
 
 /// A PNG whose header is read, ready for its first frame.
@@ -43,13 +44,20 @@ impl PngSource {
     }
 
     /// The first frame (the image an APNG shows without animation), when
-    /// its pixels take at most `max_bytes`; `too_large` otherwise.
+    /// its pixels take at most `max_bytes`; `too_large` otherwise. With
+    /// `shrink` over 1 and the rows stored in order (not interlaced), it is
+    /// shrunk by that factor as its rows are decoded ([`BoxShrink`]): the
+    /// whole picture is never held.
     pub(super) fn decode(
         mut self,
         path: &Path,
         max_bytes: u64,
+        shrink: u32,
         too_large: impl Fn() -> ImageError,
     ) -> Result<DynamicImage, ImageError> {
+        if shrink > 1 && !self.reader.info().interlaced {
+            return self.shrunk(path, shrink);
+        }
         let size = self.reader.output_buffer_size().ok_or_else(&too_large)?;
         if size as u64 > max_bytes {
             return Err(too_large());
@@ -62,6 +70,53 @@ impl PngSource {
         buf.truncate(frame.buffer_size());
         let (color, depth) = self.reader.output_color_type();
         image_of(frame.width, frame.height, color, depth, buf)
+    }
+}
+
+impl PngSource {
+    /// The first frame shrunk by `k`, a row at a time, in 8 bits.
+    fn shrunk(mut self, path: &Path, k: u32) -> Result<DynamicImage, ImageError> {
+        let (width, height) = self.reader.info().size();
+        let (color, depth) = self.reader.output_color_type();
+        let channels = color.samples();
+        let sample_bytes = if depth == png::BitDepth::Sixteen {
+            2
+        } else {
+            1
+        };
+        let line = self
+            .reader
+            .output_line_size(width)
+            .ok_or_else(|| ImageError::Corrupt("a PNG row too long".into()))?;
+        let (out_w, out_h) = (
+            BoxShrink::out_side(width, k),
+            BoxShrink::out_side(height, k),
+        );
+        let mut boxes = BoxShrink::new(k, width, channels, sample_bytes, out_h);
+        let mut row = vec![0u8; line];
+        let mut rows = 0u32;
+        while self
+            .reader
+            .read_row(&mut row)
+            .map_err(|e| refusal(path, e))?
+            .is_some()
+        {
+            boxes.push_row(&row);
+            rows += 1;
+        }
+        if rows != height {
+            return Err(ImageError::Corrupt(format!(
+                "a PNG of {height} rows gave {rows}"
+            )));
+        }
+        let buf = boxes.finish();
+        let image = match channels {
+            1 => ImageBuffer::from_raw(out_w, out_h, buf).map(DynamicImage::ImageLuma8),
+            2 => ImageBuffer::from_raw(out_w, out_h, buf).map(DynamicImage::ImageLumaA8),
+            3 => ImageBuffer::from_raw(out_w, out_h, buf).map(DynamicImage::ImageRgb8),
+            _ => ImageBuffer::from_raw(out_w, out_h, buf).map(DynamicImage::ImageRgba8),
+        };
+        image.ok_or_else(|| ImageError::Corrupt("the PNG shrink made too few pixels".into()))
     }
 }
 

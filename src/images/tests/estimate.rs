@@ -133,6 +133,18 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Transform, Output)> {
             Output::Png,
         ),
         (
+            "png rgba, shrunk by 4 on load, to webp",
+            png.clone(),
+            transform(Some(400), None, Fit::Inside),
+            Output::Webp,
+        ),
+        (
+            "png 16-bit, shrunk by 3 on load, to jpeg",
+            png16(1600, 1200),
+            transform(Some(500), None, Fit::Inside),
+            Output::Jpeg,
+        ),
+        (
             "png rgba, fill, to jpeg",
             png,
             transform(Some(1500), Some(300), Fit::Fill),

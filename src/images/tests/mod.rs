@@ -4,6 +4,7 @@ mod bench;
 mod estimate;
 mod jpeg_dc;
 mod plausible;
+mod png_shrink;
 mod safety;
 
 use std::io::{Cursor, Write};
