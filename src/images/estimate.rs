@@ -185,14 +185,16 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
                 ..
             },
         ) if !interlaced && shrink_factor(w, h, need_w, need_h) > 1 => {
-            // Shrunk as its rows come: two rows (the decoder's and the one
-            // before, for its filters), a row of sums, and the shrunk
-            // picture in 8 bits (as many bytes a pixel at most).
+            // Shrunk as its rows come: five rows' worth (the decoder's row
+            // and the one before, for its filters; the row handed out; the
+            // column sums, 2 bytes a sample), a row of block sums (8 bytes
+            // a sample), and the shrunk picture in 8 bits (as many bytes a
+            // pixel at most). A very wide PNG's rows count.
             let bpp = u64::from(bytes_per_pixel);
             let k = shrink_factor(w, h, need_w, need_h);
             let (dw, dh) = (BoxShrink::out_side(w, k), BoxShrink::out_side(h, k));
             Decoded {
-                peak: u64::from(w) * bpp * 2 + u64::from(dw) * 4 * 8 + px(dw, dh) * bpp,
+                peak: u64::from(w) * bpp * 5 + u64::from(dw) * 4 * 8 + px(dw, dh) * bpp,
                 width: dw,
                 height: dh,
                 bytes_per_pixel: bpp,

@@ -14,6 +14,7 @@
 use super::cdn::{self, Counted, Found};
 use super::error::ServiceError;
 use super::render_queue::{Refused, RenderQueue};
+use super::render_threads::RenderThreads;
 use super::App;
 use crate::db::{FileRow, VariantOutcome, VariantRow};
 use crate::domain::ids;
@@ -59,6 +60,8 @@ pub(crate) type Cached = Arc<(VariantRow, Bytes)>;
 #[derive(Debug)]
 pub(crate) struct Renders {
     queue: Arc<RenderQueue>,
+    /// Where renders run: `concurrency` threads of their own.
+    threads: RenderThreads,
     rendering: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
     cached: moka::sync::Cache<String, Cached>,
     /// Files whose renders failed for their bytes: how often, and why.
@@ -69,6 +72,7 @@ impl Renders {
     pub(crate) fn new(concurrency: usize, memory: u64) -> Renders {
         Renders {
             queue: Arc::new(RenderQueue::new(concurrency, memory, WAITING_PER_RENDER)),
+            threads: RenderThreads::new(concurrency),
             rendering: Mutex::default(),
             cached: moka::sync::Cache::builder()
                 .max_capacity(CACHE_BYTES)
@@ -251,24 +255,26 @@ pub(crate) async fn variant(
         .map_err(refused_by_queue)?;
     let dir = app.spool_dir.clone();
     let app2 = Arc::clone(app);
-    let rendered = tokio::task::spawn_blocking(move || {
-        // Held by the render itself, not by the request: a client that hangs
-        // up drops the request, but the render runs on and stays counted.
-        let _place = place;
-        let _source = source;
-        let (bytes, output) = job.render().map_err(|e| refused(&app2, &e))?;
-        app2.disk.check_room(bytes.len() as u64)?;
-        let mut out = tempfile::Builder::new()
-            .prefix("variant-")
-            .tempfile_in(&dir)
-            .map_err(ServiceError::from_io)?;
-        out.write_all(&bytes)
-            .and_then(|()| out.as_file().sync_data())
-            .map_err(ServiceError::from_io)?;
-        Ok::<_, ServiceError>((out.into_temp_path(), bytes.len() as u64, output))
-    })
-    .await
-    .map_err(|e| ServiceError::Internal(format!("image render task: {e}")))??;
+    let rendered = app
+        .renders
+        .threads
+        .run(move || {
+            // Held by the render itself, not by the request: a client that hangs
+            // up drops the request, but the render runs on and stays counted.
+            let _place = place;
+            let _source = source;
+            let (bytes, output) = job.render().map_err(|e| refused(&app2, &e))?;
+            app2.disk.check_room(bytes.len() as u64)?;
+            let mut out = tempfile::Builder::new()
+                .prefix("variant-")
+                .tempfile_in(&dir)
+                .map_err(ServiceError::from_io)?;
+            out.write_all(&bytes)
+                .and_then(|()| out.as_file().sync_data())
+                .map_err(ServiceError::from_io)?;
+            Ok::<_, ServiceError>((out.into_temp_path(), bytes.len() as u64, output))
+        })
+        .await??;
     store(app, row, plan, rendered).await
 }
 

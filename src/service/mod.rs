@@ -36,6 +36,7 @@ pub(crate) mod paths;
 pub(crate) mod plans;
 pub(crate) mod refusals;
 pub(crate) mod render_queue;
+pub(crate) mod render_threads;
 pub(crate) mod repair;
 pub(crate) mod s3_error;
 pub(crate) mod s3_keys;

@@ -63,6 +63,14 @@ fn png16(w: u32, h: u32) -> Vec<u8> {
     out
 }
 
+/// A `w`×`h` 8-bit RGB PNG of stripes (small on disk, wide rows).
+fn wide_png(w: u32, h: u32) -> Vec<u8> {
+    let stripes = ImageBuffer::from_fn(w, h, |x, y| {
+        image::Rgb([u8::try_from(x % 251).unwrap(), u8::try_from(y).unwrap(), 7])
+    });
+    encoded(&DynamicImage::ImageRgb8(stripes), ImageFormat::Png)
+}
+
 /// A progressive 4:2:0 JPEG of noise (as cameras' and libjpeg's scripts
 /// write them: bands, then their bits).
 fn progressive_jpeg(w: u16, h: u16) -> Vec<u8> {
@@ -143,6 +151,12 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Transform, Output)> {
             png16(1600, 1200),
             transform(Some(500), None, Fit::Inside),
             Output::Jpeg,
+        ),
+        (
+            "png 2,000,000x4, shrunk by 4 on load: its rows count",
+            wide_png(2_000_000, 4),
+            transform(Some(1000), None, Fit::Inside),
+            Output::Png,
         ),
         (
             "png rgba, fill, to jpeg",
