@@ -15,6 +15,7 @@
 
 use super::decode::{jpeg_scale, shrink_factor, swaps_axes};
 use super::layout::Layout;
+use super::png_source::by_rows;
 use super::resize;
 use super::shrink::BoxShrink;
 use super::{settle_output, ImageError, Probe};
@@ -181,20 +182,24 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
             _,
             Layout::Png {
                 bytes_per_pixel,
+                stored_bits,
                 interlaced,
-                ..
+                wide,
             },
-        ) if !interlaced && shrink_factor(w, h, need_w, need_h) > 1 => {
-            // Shrunk as its rows come: five rows' worth (the decoder's row
-            // and the one before, for its filters; the row handed out; the
-            // column sums, 2 bytes a sample), a row of block sums (8 bytes
-            // a sample), and the shrunk picture in 8 bits (as many bytes a
-            // pixel at most). A very wide PNG's rows count.
+        ) if by_rows(interlaced, wide, shrink_factor(w, h, need_w, need_h)) => {
+            // Read a row at a time: the decoder's rows; the row handed out
+            // (as decoded) and the column sums (2 bytes a sample) as wide;
+            // a row of block sums (8 bytes a sample); the shrunk picture in
+            // 8 bits (as many bytes a pixel at most). A very wide PNG's
+            // rows count.
             let bpp = u64::from(bytes_per_pixel);
             let k = shrink_factor(w, h, need_w, need_h);
             let (dw, dh) = (BoxShrink::out_side(w, k), BoxShrink::out_side(h, k));
             Decoded {
-                peak: u64::from(w) * bpp * 5 + u64::from(dw) * 4 * 8 + px(dw, dh) * bpp,
+                peak: png_decoder(w, h, stored_bits)
+                    + u64::from(w) * bpp * 3
+                    + u64::from(dw) * 4 * 8
+                    + px(dw, dh) * bpp,
                 width: dw,
                 height: dh,
                 bytes_per_pixel: bpp,
@@ -203,13 +208,16 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         (
             _,
             Layout::Png {
-                bytes_per_pixel, ..
+                bytes_per_pixel,
+                stored_bits,
+                wide,
+                ..
             },
         ) => {
             let bpp = u64::from(bytes_per_pixel);
             // 16-bit samples are copied into words beside the bytes.
-            let copies = if bpp > 4 { 2 } else { 1 };
-            whole(all * bpp * copies, bpp)
+            let copies = if wide { 2 } else { 1 };
+            whole(all * bpp * copies + png_decoder(w, h, stored_bits), bpp)
         }
         (_, Layout::Gif { frame }) => whole((all + px(frame.0, frame.1)) * 4, 4),
         (SourceFormat::Avif, _) => whole(all * (AVIF_CHILD_PER_PIXEL + AVIF_SERVER_PER_PIXEL), 4),
@@ -227,6 +235,14 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         }
         _ => whole(all * WEBP_DECODE_PER_PIXEL, 4),
     }
+}
+
+/// What png 0.18's decoder holds besides the pixels: up to 4 used rows,
+/// the previous and the current one, as stored (with their filter byte), in
+/// a vector that doubles as it grows (twice that), and its 32 KiB window.
+fn png_decoder(w: u32, h: u32, stored_bits: u8) -> u64 {
+    let stored_row = (u64::from(w) * u64::from(stored_bits)).div_ceil(8) + 1;
+    2 * u64::from(h.min(7)) * stored_row + (40 << 10)
 }
 
 /// The resize stage: the decoded image and its 8-bit RGB(A) conversion

@@ -28,6 +28,8 @@ pub(crate) enum Layout {
         /// Adam7: its rows come in seven passes, so it is decoded whole
         /// (a PNG stored row by row is shrunk as its rows come).
         interlaced: bool,
+        /// 16-bit samples.
+        wide: bool,
     },
     /// The first frame's size (it may differ from the canvas's).
     Gif {
@@ -136,6 +138,7 @@ pub(super) fn png(path: &Path) -> Result<(u32, u32, Layout), ImageError> {
             bytes_per_pixel: u8::try_from(bytes_per_pixel).unwrap_or(8),
             stored_bits: stored * depth,
             interlaced: head[28] == 1,
+            wide: depth == 16,
         },
     ))
 }

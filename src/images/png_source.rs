@@ -44,10 +44,9 @@ impl PngSource {
     }
 
     /// The first frame (the image an APNG shows without animation), when
-    /// its pixels take at most `max_bytes`; `too_large` otherwise. With
-    /// `shrink` over 1 and the rows stored in order (not interlaced), it is
-    /// shrunk by that factor as its rows are decoded ([`BoxShrink`]): the
-    /// whole picture is never held.
+    /// its pixels take at most `max_bytes`; `too_large` otherwise. Read a
+    /// row at a time where [`by_rows`] says so: shrunk by `shrink` as its
+    /// rows are decoded ([`BoxShrink`]), in 8 bits, never held whole.
     pub(super) fn decode(
         mut self,
         path: &Path,
@@ -55,7 +54,8 @@ impl PngSource {
         shrink: u32,
         too_large: impl Fn() -> ImageError,
     ) -> Result<DynamicImage, ImageError> {
-        if shrink > 1 && !self.reader.info().interlaced {
+        let wide = self.reader.output_color_type().1 == png::BitDepth::Sixteen;
+        if by_rows(self.reader.info().interlaced, wide, shrink) {
             return self.shrunk(path, shrink);
         }
         let size = self.reader.output_buffer_size().ok_or_else(&too_large)?;
@@ -69,12 +69,24 @@ impl PngSource {
         })?;
         buf.truncate(frame.buffer_size());
         let (color, depth) = self.reader.output_color_type();
+        // Its buffers go before the pixels are copied into an image.
+        drop(self.reader);
         image_of(frame.width, frame.height, color, depth, buf)
     }
 }
 
+/// Whether a PNG is read a row at a time (and shrunk by `shrink`) rather
+/// than whole: its rows must come in order (not interlaced: Adam7 sends
+/// seven passes); then when it is shrunk, or its 16-bit samples would
+/// otherwise be held whole twice (bytes, then words) only to be made 8
+/// bits by the resize. The render's estimate asks the same.
+pub(super) fn by_rows(interlaced: bool, wide: bool, shrink: u32) -> bool {
+    !interlaced && (shrink > 1 || wide)
+}
+
 impl PngSource {
-    /// The first frame shrunk by `k`, a row at a time, in 8 bits.
+    /// The first frame shrunk by `k` (1: not shrunk), a row at a time, in
+    /// 8 bits.
     fn shrunk(mut self, path: &Path, k: u32) -> Result<DynamicImage, ImageError> {
         let (width, height) = self.reader.info().size();
         let (color, depth) = self.reader.output_color_type();

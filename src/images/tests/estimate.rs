@@ -65,10 +65,22 @@ fn png16(w: u32, h: u32) -> Vec<u8> {
 
 /// A `w`×`h` 8-bit RGB PNG of stripes (small on disk, wide rows).
 fn wide_png(w: u32, h: u32) -> Vec<u8> {
-    let stripes = ImageBuffer::from_fn(w, h, |x, y| {
-        image::Rgb([u8::try_from(x % 251).unwrap(), u8::try_from(y).unwrap(), 7])
-    });
-    encoded(&DynamicImage::ImageRgb8(stripes), ImageFormat::Png)
+    encoded(
+        &DynamicImage::ImageRgb8(stripes(w, h).into_rgb8()),
+        ImageFormat::Png,
+    )
+}
+
+/// The same in RGBA.
+fn wide_rgba_png(w: u32, h: u32) -> Vec<u8> {
+    encoded(&stripes(w, h), ImageFormat::Png)
+}
+
+fn stripes(w: u32, h: u32) -> DynamicImage {
+    DynamicImage::ImageRgba8(RgbaImage::from_fn(w, h, |x, y| {
+        let v = u8::try_from(x % 251).unwrap();
+        Rgba([v, u8::try_from(y).unwrap(), 7, v])
+    }))
 }
 
 /// A progressive 4:2:0 JPEG of noise (as cameras' and libjpeg's scripts
@@ -157,6 +169,24 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Transform, Output)> {
             wide_png(2_000_000, 4),
             transform(Some(1000), None, Fit::Inside),
             Output::Png,
+        ),
+        (
+            "png 1,000,000x24, shrunk by 24 on load: the decoder's rows count",
+            wide_png(1_000_000, 24),
+            transform(Some(1000), None, Fit::Inside),
+            Output::Png,
+        ),
+        (
+            "png rgba 600,000x30, shrunk by 30 on load: the decoder's rows count",
+            wide_rgba_png(600_000, 30),
+            transform(Some(1000), None, Fit::Inside),
+            Output::Webp,
+        ),
+        (
+            "png 16-bit, not shrunk, read by rows into 8 bits",
+            png16(1600, 1200),
+            transform(None, None, Fit::Inside),
+            Output::Jpeg,
         ),
         (
             "png rgba, fill, to jpeg",

@@ -109,3 +109,140 @@ fn a_16_bit_png_is_shrunk_in_8_bits() {
     let wide = DynamicImage::ImageRgba8(p.clone()).into_rgba16();
     check(&DynamicImage::ImageRgba16(wide), &p, 200);
 }
+
+/// `image` shrunk by `k`: each block's mean, colour weighted by alpha (by
+/// the definition, for a width that is a whole division of the source's,
+/// where no resize follows the shrink).
+fn block_means(image: &RgbaImage, k: u32) -> RgbaImage {
+    let (w, h) = image.dimensions();
+    RgbaImage::from_fn(w.div_ceil(k), h.div_ceil(k), |bx, by| {
+        let (mut sums, mut alpha, mut n) = ([0u64; 3], 0u64, 0u64);
+        for y in by * k..((by + 1) * k).min(h) {
+            for x in bx * k..((bx + 1) * k).min(w) {
+                let p = image.get_pixel(x, y);
+                let a = u64::from(p[3]);
+                for (s, v) in sums.iter_mut().zip(p.0) {
+                    *s += u64::from(v) * a;
+                }
+                alpha += a;
+                n += 1;
+            }
+        }
+        let mean = |s: u64, of: u64| u8::try_from((2 * s + of) / (2 * of)).unwrap();
+        let colour = |s: u64| if alpha == 0 { 0 } else { mean(s, alpha) };
+        Rgba([
+            colour(sums[0]),
+            colour(sums[1]),
+            colour(sums[2]),
+            mean(alpha, n),
+        ])
+    })
+}
+
+/// A `w`×`h` PNG of `colour` at `depth` bits, samples from `sample(x, y, i)`
+/// packed as PNG stores them (rows to whole bytes, most significant first).
+fn png_of(
+    (w, h): (u32, u32),
+    (colour, depth): (png::ColorType, png::BitDepth),
+    palette: Option<(Vec<u8>, Vec<u8>)>,
+    sample: impl Fn(u32, u32, usize) -> u16,
+) -> Vec<u8> {
+    let bits = depth as usize;
+    let samples = colour.samples();
+    let mut data = Vec::new();
+    for y in 0..h {
+        let mut row = vec![0u8; (w as usize * samples * bits).div_ceil(8)];
+        for x in 0..w {
+            for i in 0..samples {
+                let v = sample(x, y, i);
+                let at = (x as usize * samples + i) * bits;
+                if bits == 16 {
+                    row[at / 8..at / 8 + 2].copy_from_slice(&v.to_be_bytes());
+                } else {
+                    row[at / 8] |= u8::try_from(v).unwrap() << (8 - bits - at % 8);
+                }
+            }
+        }
+        data.extend_from_slice(&row);
+    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(colour);
+    encoder.set_depth(depth);
+    if let Some((palette, trns)) = palette {
+        encoder.set_palette(palette);
+        if !trns.is_empty() {
+            encoder.set_trns(trns);
+        }
+    }
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&data).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
+#[test]
+fn palettes_low_bit_depths_and_trns_shrink_as_they_expand() {
+    use png::{BitDepth as D, ColorType as C};
+    // Square: a width of 400 / k is a shrink by k on both sides, exactly.
+    let size = (400, 400);
+    let band = |x: u32, y: u32| u16::try_from((x / 25 + y / 30) % 4).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "palette, 2 bits, tRNS",
+            png_of(
+                size,
+                (C::Indexed, D::Two),
+                Some((
+                    vec![255, 0, 0, 0, 255, 0, 0, 0, 255, 250, 250, 250],
+                    vec![255, 128, 0, 255],
+                )),
+                |x, y, _| band(x, y),
+            ),
+        ),
+        (
+            "grey, 1 bit",
+            png_of(size, (C::Grayscale, D::One), None, |x, y, _| band(x, y) % 2),
+        ),
+        (
+            "grey, 4 bits",
+            png_of(size, (C::Grayscale, D::Four), None, |x, y, _| {
+                u16::try_from((x / 10 + y / 20) % 16).unwrap()
+            }),
+        ),
+        (
+            "grey, 16 bits",
+            png_of(size, (C::Grayscale, D::Sixteen), None, |x, y, _| {
+                u16::try_from((x * 163 + y * 11) % 65536).unwrap()
+            }),
+        ),
+        (
+            "grey + alpha, 8 bits",
+            png_of(size, (C::GrayscaleAlpha, D::Eight), None, |x, y, i| {
+                if i == 0 {
+                    u16::try_from(y % 256).unwrap()
+                } else {
+                    u16::try_from(x * 255 / 399).unwrap()
+                }
+            }),
+        ),
+    ];
+    for (name, png) in cases {
+        let whole = image::load_from_memory(&png).unwrap().into_rgba8();
+        for k in [8, 4] {
+            let width = 400 / k;
+            let out = render_bytes(
+                &png,
+                &transform(Some(width), None, Fit::Inside),
+                Output::Png,
+            )
+            .unwrap();
+            let got = image::load_from_memory(&out).unwrap().into_rgba8();
+            let (mean, max) = difference(&got, &block_means(&whole, k));
+            assert!(
+                mean < 10 && max <= 1,
+                "{name} at {width} px: mean difference {mean}/100, largest {max}"
+            );
+        }
+    }
+}
