@@ -114,27 +114,27 @@ fn a_16_bit_png_is_shrunk_in_8_bits() {
 /// the definition, for a width that is a whole division of the source's,
 /// where no resize follows the shrink).
 fn block_means(image: &RgbaImage, k: u32) -> RgbaImage {
-    let (w, h) = image.dimensions();
-    RgbaImage::from_fn(w.div_ceil(k), h.div_ceil(k), |bx, by| {
-        let (mut sums, mut alpha, mut n) = ([0u64; 3], 0u64, 0u64);
-        for y in by * k..((by + 1) * k).min(h) {
-            for x in bx * k..((bx + 1) * k).min(w) {
-                let p = image.get_pixel(x, y);
-                let a = u64::from(p[3]);
-                for (s, v) in sums.iter_mut().zip(p.0) {
-                    *s += u64::from(v) * a;
+    let (width, height) = image.dimensions();
+    RgbaImage::from_fn(width.div_ceil(k), height.div_ceil(k), |bx, by| {
+        let (mut sums, mut alpha, mut count) = ([0u64; 3], 0u64, 0u64);
+        for y in by * k..((by + 1) * k).min(height) {
+            for x in bx * k..((bx + 1) * k).min(width) {
+                let pixel = image.get_pixel(x, y);
+                let weight = u64::from(pixel[3]);
+                for (sum, v) in sums.iter_mut().zip(pixel.0) {
+                    *sum += u64::from(v) * weight;
                 }
-                alpha += a;
-                n += 1;
+                alpha += weight;
+                count += 1;
             }
         }
-        let mean = |s: u64, of: u64| u8::try_from((2 * s + of) / (2 * of)).unwrap();
-        let colour = |s: u64| if alpha == 0 { 0 } else { mean(s, alpha) };
+        let mean = |sum: u64, of: u64| u8::try_from((2 * sum + of) / (2 * of)).unwrap();
+        let colour = |sum: u64| if alpha == 0 { 0 } else { mean(sum, alpha) };
         Rgba([
             colour(sums[0]),
             colour(sums[1]),
             colour(sums[2]),
-            mean(alpha, n),
+            mean(alpha, count),
         ])
     })
 }
