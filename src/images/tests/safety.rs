@@ -394,24 +394,125 @@ fn every_png_layout_decodes_to_its_pixels() {
     }
 }
 
-/// The pixel budget is the source's pixels at 4 bytes each: a 16-bit RGBA
-/// PNG within the pixel count but at 8 bytes a pixel is over it (an attack
-/// took 550 MB for a 7071×7071 one), an 8-bit one of the same size is not.
+/// An Adam7-interlaced 16-bit RGBA PNG of `w`×`h` pixels from `pixel`,
+/// written by hand (no encoder here interlaces): its seven passes'
+/// rows unfiltered, in zlib's stored blocks.
+fn interlaced_rgba16(w: u32, h: u32, pixel: impl Fn(u32, u32) -> [u16; 4]) -> Vec<u8> {
+    const PASSES: [(u32, u32, u32, u32); 7] = [
+        (0, 0, 8, 8),
+        (4, 0, 8, 8),
+        (0, 4, 4, 8),
+        (2, 0, 4, 4),
+        (0, 2, 2, 4),
+        (1, 0, 2, 2),
+        (0, 1, 1, 2),
+    ];
+    let mut raw = Vec::new();
+    for (x0, y0, dx, dy) in PASSES {
+        if x0 >= w || y0 >= h {
+            continue;
+        }
+        for y in (y0..h).step_by(dy as usize) {
+            raw.push(0);
+            for x in (x0..w).step_by(dx as usize) {
+                for v in pixel(x, y) {
+                    raw.extend_from_slice(&v.to_be_bytes());
+                }
+            }
+        }
+    }
+    let mut zlib = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        zlib.push(u8::from(i + 1 == blocks.len()));
+        let len = u16::try_from(block.len()).unwrap();
+        zlib.extend_from_slice(&len.to_le_bytes());
+        zlib.extend_from_slice(&(!len).to_le_bytes());
+        zlib.extend_from_slice(block);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for byte in &raw {
+        a = (a + u32::from(*byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[16, 6, 0, 0, 1]);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    for (kind, data) in [
+        (b"IHDR", &ihdr[..]),
+        (b"IDAT", &zlib[..]),
+        (b"IEND", &[][..]),
+    ] {
+        let mut chunk = kind.to_vec();
+        chunk.extend_from_slice(data);
+        out.extend_from_slice(&u32::try_from(data.len()).unwrap().to_be_bytes());
+        out.extend_from_slice(&chunk);
+        out.extend_from_slice(&crc32fast::hash(&chunk).to_be_bytes());
+    }
+    out
+}
+
+/// The pixel budget is the source's pixels at 4 bytes each. A 16-bit PNG
+/// stored row by row is read a row at a time into 8 bits, so it takes what
+/// an 8-bit one takes and renders within the same count; an interlaced one
+/// is decoded whole, at 8 bytes a pixel, and is over it (an attack took
+/// 550 MB for a 7071×7071 16-bit PNG when every one was decoded whole).
 #[test]
-fn sixteen_bit_pixels_count_twice_against_the_budget() {
+fn sixteen_bit_pixels_count_twice_only_when_held_whole() {
     let limits = Limits {
         max_source_pixels: 100,
         ..Limits::default()
     };
-    let rgba16 = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
-        10,
-        10,
-        image::Rgba([1, 2, 3, 65_535]),
-    ));
+    let rgba16 = DynamicImage::ImageRgba16(image::ImageBuffer::from_fn(10, 10, |x, _| {
+        image::Rgba([if x < 5 { 65_535 } else { 0 }, 32_896, 0, 65_535])
+    }));
     let f = file(&encoded(&rgba16, ImageFormat::Png));
+    let out = render(f.path(), &Transform::default(), Output::Png, &limits).unwrap();
+    let image = image::load_from_memory(&out.0).unwrap().into_rgba8();
+    assert_eq!(image.dimensions(), (10, 10));
+    assert_eq!(image.get_pixel(1, 1).0, [255, 128, 0, 255]);
+    assert_eq!(image.get_pixel(8, 8).0, [0, 128, 0, 255]);
+    let colour = |x: u32, _| [if x < 5 { 65_535 } else { 0 }, 32_896, 0, 65_535];
+    let f = file(&interlaced_rgba16(10, 10, colour));
     let e = render(f.path(), &Transform::default(), Output::Png, &limits).unwrap_err();
     assert!(matches!(e, ImageError::TooLarge { .. }), "{e:?}");
-    let rgba8 = DynamicImage::ImageRgba8(rgba16.to_rgba8());
-    let f = file(&encoded(&rgba8, ImageFormat::Png));
-    assert!(render(f.path(), &Transform::default(), Output::Png, &limits).is_ok());
+}
+
+/// An interlaced PNG (its rows in seven passes) is decoded whole, then
+/// resized: the same picture as stored row by row.
+#[test]
+fn an_interlaced_png_renders_as_its_picture() {
+    let colour = |x: u32, y: u32| {
+        let v = |n: u32| u16::try_from(n * 65_535 / 63).unwrap();
+        [v(x), v(y), 0, 65_535]
+    };
+    let f = file(&interlaced_rgba16(64, 64, colour));
+    let header = probe(f.path()).unwrap();
+    assert!(matches!(
+        header.layout,
+        super::super::layout::Layout::Png {
+            interlaced: true,
+            ..
+        }
+    ));
+    let t = Transform {
+        w: Some(16),
+        ..Transform::default()
+    };
+    let (out, _) = render(f.path(), &t, Output::Png, &Limits::default()).unwrap();
+    let got = image::load_from_memory(&out).unwrap().into_rgba8();
+    let plain = DynamicImage::ImageRgba16(image::ImageBuffer::from_fn(64, 64, |x, y| {
+        image::Rgba(colour(x, y))
+    }));
+    let f = file(&encoded(&plain, ImageFormat::Png));
+    let (out, _) = render(f.path(), &t, Output::Png, &Limits::default()).unwrap();
+    let want = image::load_from_memory(&out).unwrap().into_rgba8();
+    assert_eq!(got.dimensions(), (16, 16));
+    for (g, w) in got.pixels().zip(want.pixels()) {
+        for (a, b) in g.0.iter().zip(w.0) {
+            assert!(a.abs_diff(b) <= 8, "{g:?} against {w:?}");
+        }
+    }
 }
