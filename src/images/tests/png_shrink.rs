@@ -53,15 +53,15 @@ fn difference(a: &RgbaImage, b: &RgbaImage) -> (u64, u32) {
     )
 }
 
+/// The PNG variant `width` wide of `png`, decoded.
+fn variant(png: &[u8], width: u32) -> RgbaImage {
+    let t = transform(Some(width), None, Fit::Inside);
+    let out = render_bytes(png, &t, Output::Png).unwrap();
+    image::load_from_memory(&out).unwrap().into_rgba8()
+}
+
 fn check(source: &DynamicImage, reference: &RgbaImage, width: u32) {
-    let png = encoded(source, ImageFormat::Png);
-    let out = render_bytes(
-        &png,
-        &transform(Some(width), None, Fit::Inside),
-        Output::Png,
-    )
-    .unwrap();
-    let got = image::load_from_memory(&out).unwrap().into_rgba8();
+    let got = variant(&encoded(source, ImageFormat::Png), width);
     let h = (2 * reference.height() * width + reference.width()) / (2 * reference.width());
     let want = imageops::resize(reference, width, h, FilterType::Lanczos3);
     let (mean, max) = difference(&got, &want);
@@ -231,13 +231,7 @@ fn palettes_low_bit_depths_and_trns_shrink_as_they_expand() {
         let whole = image::load_from_memory(&png).unwrap().into_rgba8();
         for k in [8, 4] {
             let width = 400 / k;
-            let out = render_bytes(
-                &png,
-                &transform(Some(width), None, Fit::Inside),
-                Output::Png,
-            )
-            .unwrap();
-            let got = image::load_from_memory(&out).unwrap().into_rgba8();
+            let got = variant(&png, width);
             let (mean, max) = difference(&got, &block_means(&whole, k));
             assert!(
                 mean < 10 && max <= 1,

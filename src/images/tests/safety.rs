@@ -14,12 +14,13 @@ fn png_header(w: u32, h: u32) -> Vec<u8> {
     let mut ihdr = w.to_be_bytes().to_vec();
     ihdr.extend_from_slice(&h.to_be_bytes());
     ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    png_of_chunks(&ihdr, b"\x78\x9c\x63\x00\x00")
+}
+
+/// A PNG file of this IHDR and IDAT (and IEND).
+fn png_of_chunks(ihdr: &[u8], idat: &[u8]) -> Vec<u8> {
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    for (kind, data) in [
-        (b"IHDR", &ihdr[..]),
-        (b"IDAT", &b"\x78\x9c\x63\x00\x00"[..]),
-        (b"IEND", &[][..]),
-    ] {
+    for (kind, data) in [(b"IHDR", ihdr), (b"IDAT", idat), (b"IEND", &[][..])] {
         let mut chunk = kind.to_vec();
         chunk.extend_from_slice(data);
         out.extend_from_slice(&u32::try_from(data.len()).unwrap().to_be_bytes());
@@ -439,19 +440,7 @@ fn interlaced_rgba16(w: u32, h: u32, pixel: impl Fn(u32, u32) -> [u16; 4]) -> Ve
     let mut ihdr = w.to_be_bytes().to_vec();
     ihdr.extend_from_slice(&h.to_be_bytes());
     ihdr.extend_from_slice(&[16, 6, 0, 0, 1]);
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    for (kind, data) in [
-        (b"IHDR", &ihdr[..]),
-        (b"IDAT", &zlib[..]),
-        (b"IEND", &[][..]),
-    ] {
-        let mut chunk = kind.to_vec();
-        chunk.extend_from_slice(data);
-        out.extend_from_slice(&u32::try_from(data.len()).unwrap().to_be_bytes());
-        out.extend_from_slice(&chunk);
-        out.extend_from_slice(&crc32fast::hash(&chunk).to_be_bytes());
-    }
-    out
+    png_of_chunks(&ihdr, &zlib)
 }
 
 /// The pixel budget is the source's pixels at 4 bytes each. A 16-bit PNG
