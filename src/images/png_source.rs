@@ -73,18 +73,7 @@ impl PngSource {
         drop(self.reader);
         image_of(frame.width, frame.height, color, depth, buf)
     }
-}
 
-/// Whether a PNG is read a row at a time (and shrunk by `shrink`) rather
-/// than whole: its rows must come in order (not interlaced: Adam7 sends
-/// seven passes); then when it is shrunk, or its 16-bit samples would
-/// otherwise be held whole twice (bytes, then words) only to be made 8
-/// bits by the resize. The render's estimate asks the same.
-pub(super) fn by_rows(interlaced: bool, wide: bool, shrink: u32) -> bool {
-    !interlaced && (shrink > 1 || wide)
-}
-
-impl PngSource {
     /// The first frame shrunk by `k` (1: not shrunk), a row at a time, in
     /// 8 bits.
     fn shrunk(mut self, path: &Path, k: u32) -> Result<DynamicImage, ImageError> {
@@ -130,6 +119,15 @@ impl PngSource {
         };
         image.ok_or_else(|| ImageError::Corrupt("the PNG shrink made too few pixels".into()))
     }
+}
+
+/// Whether a PNG is read a row at a time (and shrunk by `shrink`) rather
+/// than whole: its rows must come in order (not interlaced: Adam7 sends
+/// seven passes); then when it is shrunk, or its 16-bit samples would
+/// otherwise be held whole twice (bytes, then words) only to be made 8
+/// bits by the resize. The render's estimate asks the same.
+pub(super) fn by_rows(interlaced: bool, wide: bool, shrink: u32) -> bool {
+    !interlaced && (shrink > 1 || wide)
 }
 
 /// The decoder's pixels as an image.
