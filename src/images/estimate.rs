@@ -126,6 +126,8 @@ struct Decoded {
 fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
     let (w, h) = (header.width, header.height);
     let all = px(w, h);
+    // What a still WebP or a PNG read by rows is shrunk by on load.
+    let k = shrink_factor(w, h, need_w, need_h);
     let whole = |peak: u64, bytes_per_pixel: u64| Decoded {
         peak,
         width: w,
@@ -186,14 +188,13 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
                 interlaced,
                 wide,
             },
-        ) if by_rows(interlaced, wide, shrink_factor(w, h, need_w, need_h)) => {
+        ) if by_rows(interlaced, wide, k) => {
             // Read a row at a time: the decoder's rows; the row handed out
             // (as decoded) and the column sums (2 bytes a sample) as wide;
             // a row of block sums (8 bytes a sample); the shrunk picture in
             // 8 bits (as many bytes a pixel at most). A very wide PNG's
             // rows count.
             let bpp = u64::from(bytes_per_pixel);
-            let k = shrink_factor(w, h, need_w, need_h);
             let (dw, dh) = (BoxShrink::out_side(w, k), BoxShrink::out_side(h, k));
             Decoded {
                 peak: png_decoder(w, h, stored_bits)
@@ -222,8 +223,7 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
         (_, Layout::Gif { frame }) => whole((all + px(frame.0, frame.1)) * 4, 4),
         (SourceFormat::Avif, _) => whole(all * (AVIF_CHILD_PER_PIXEL + AVIF_SERVER_PER_PIXEL), 4),
         (_, Layout::Webp { animated: false }) if super::isolated::webp_in_child() => {
-            let shrink = shrink_factor(w, h, need_w, need_h);
-            let (dw, dh) = filestore_webp::shrunk_size(w, h, shrink);
+            let (dw, dh) = filestore_webp::shrunk_size(w, h, k);
             Decoded {
                 peak: (all * WEBP_CHILD_PER_PIXEL)
                     .saturating_add(super::layout::WEBP_SLACK)
