@@ -26,6 +26,7 @@ mod read;
 mod resize;
 mod sandbox;
 mod shrink;
+mod zeroed;
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 //! costs nothing; `image` inflated a profile up to the whole pixel budget
 //! on every render. The pixels keep the limit the other decoders have.
 
+use super::zeroed::zeroed;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
@@ -62,7 +63,7 @@ impl PngSource {
         if size as u64 > max_bytes {
             return Err(too_large());
         }
-        let mut buf = vec![0u8; size];
+        let mut buf = zeroed::<u8>(size);
         let frame = self.reader.next_frame(&mut buf).map_err(|e| match e {
             png::DecodingError::LimitsExceeded => too_large(),
             e => refusal(path, e),
@@ -94,7 +95,7 @@ impl PngSource {
             BoxShrink::out_side(height, k),
         );
         let mut boxes = BoxShrink::new(k, width, channels, sample_bytes, out_h);
-        let mut row = vec![0u8; line];
+        let mut row = zeroed::<u8>(line);
         let mut rows = 0u32;
         while self
             .reader

@@ -3,6 +3,7 @@
 //! then pad, so the quarter turn and the flips touch the small image, not
 //! the source, and nothing larger than the variant is made.
 
+use super::zeroed::zeroed;
 use fast_image_resize::images::{TypedImage, TypedImageRef};
 use fast_image_resize::pixels::{U8x3, U8x4};
 use fast_image_resize::{FilterType, PixelTrait, ResizeAlg, ResizeOptions, Resizer};
@@ -285,7 +286,7 @@ fn resize_step<P: PixelTrait>(
 ) -> Result<Vec<u8>, ImageError> {
     let fail = |e: &dyn std::fmt::Display| ImageError::Encode(format!("resizing: {e}"));
     let len = u64::from(to.0) * u64::from(to.1) * u64::try_from(P::size()).unwrap_or(4);
-    let mut out = vec![0u8; usize::try_from(len).map_err(|e| fail(&e))?];
+    let mut out = zeroed::<u8>(usize::try_from(len).map_err(|e| fail(&e))?);
     let src = TypedImageRef::<P>::from_buffer(from.0, from.1, pixels).map_err(|e| fail(&e))?;
     let mut dst = TypedImage::<P>::from_buffer(to.0, to.1, &mut out).map_err(|e| fail(&e))?;
     let options = ResizeOptions::new().resize_alg(alg).use_alpha(alpha);
@@ -302,7 +303,9 @@ fn flatten(image: DynamicImage) -> RgbImage {
         return image.into_rgb8();
     }
     let rgba = image.into_rgba8();
-    let mut rgb = RgbImage::new(rgba.width(), rgba.height());
+    let (w, h) = rgba.dimensions();
+    let len = usize::try_from(u64::from(w) * u64::from(h) * 3).unwrap_or(0);
+    let mut rgb = RgbImage::from_raw(w, h, zeroed(len)).unwrap_or_default();
     for (out, px) in rgb.pixels_mut().zip(rgba.pixels()) {
         let a = u32::from(px[3]);
         let over_white = |c: u8| {

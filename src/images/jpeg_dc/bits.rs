@@ -1,5 +1,6 @@
 //! The entropy-coded bits of a scan, and the file under them.
 
+use crate::images::zeroed::zeroed;
 use std::io::Read;
 
 use super::corrupt;
@@ -124,7 +125,7 @@ impl<R: Read> Input<R> {
     pub(super) fn new(reader: R) -> Input<R> {
         Input {
             reader,
-            buf: vec![0; 1 << 16],
+            buf: zeroed(1 << 16),
             pos: 0,
             end: 0,
             eof: false,

@@ -6,6 +6,7 @@
 //! depend on). `jpeg-decoder` keeps every coefficient, as 16-bit words, and
 //! refines them bit by bit: the decode here holds a fraction of its memory.
 
+use crate::images::zeroed::zeroed;
 use std::io::Read;
 
 use super::bits::{Bits, Input};
@@ -26,8 +27,8 @@ impl Spectra {
     pub(super) fn new(blocks: usize, geometry: &Geometry) -> Spectra {
         let slots = geometry.nx * geometry.ny;
         Spectra {
-            values: vec![0; blocks * slots],
-            nonzero: vec![0; blocks],
+            values: zeroed(blocks * slots),
+            nonzero: zeroed(blocks),
             slots,
         }
     }
