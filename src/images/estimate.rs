@@ -13,7 +13,7 @@
 //! 8-bit RGB(A); each resampling step with its alpha-premultiplied copy;
 //! the output's turn, flattening or canvas; and the encoder's working set.
 
-use super::decode::{jpeg_scale, shrink_factor, swaps_axes};
+use super::decode::{jpeg_decoder_denominator, jpeg_eighths, shrink_factor, swaps_axes};
 use super::layout::Layout;
 use super::png_source::by_rows;
 use super::resize;
@@ -136,15 +136,30 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
     };
     match (header.format, header.layout) {
         (SourceFormat::Jpeg, Layout::Jpeg(jpeg)) => {
-            let d = jpeg_scale(w, h, need_w, need_h);
-            let (dw, dh) = (w.div_ceil(d), h.div_ceil(d));
+            let eighths = jpeg_eighths(w, h, need_w, need_h);
             let (hmax, vmax) = (u32::from(jpeg.sampling.0), u32::from(jpeg.sampling.1));
             // Each component's blocks, padded to whole MCUs (the sampled
             // ones have fewer: counted as many, a bound).
             let blocks = u64::from(w.div_ceil(8 * hmax) * hmax)
                 * u64::from(h.div_ceil(8 * vmax) * vmax)
                 * u64::from(jpeg.components);
-            let scale = u64::from(8 / d);
+            // Samples a luma block's side: `jpeg_dc`'s scale, or the one
+            // `jpeg-decoder` takes for a file left to it.
+            let ours = jpeg.scaled.filter(|&(rx, ry)| {
+                eighths == 1
+                    || (u64::from(eighths) * u64::from(rx) <= 8
+                        && u64::from(eighths) * u64::from(ry) <= 8)
+            });
+            let (scale, (dw, dh)) = if ours.is_some() || eighths == 8 {
+                let at = |side: u32| {
+                    u32::try_from((u64::from(side) * u64::from(eighths)).div_ceil(8))
+                        .unwrap_or(side)
+                };
+                (u64::from(eighths), (at(w), at(h)))
+            } else {
+                let d = jpeg_decoder_denominator(eighths);
+                (u64::from(8 / d), (w.div_ceil(d), h.div_ceil(d)))
+            };
             // Coefficient rows queued for the IDCT (all of them at worst),
             // a progressive file's coefficients, and the planes decoded.
             let coefficients = blocks * 128 * if jpeg.progressive { 2 } else { 1 };
@@ -164,9 +179,6 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
             // the coefficients kept (2 bytes each, `scale`² a luma block's
             // worth), a word a block saying which are nonzero and its DC
             // coefficient (4 bytes).
-            let ours = jpeg.scaled.filter(|&(rx, ry)| {
-                scale == 1 || (scale * u64::from(rx) <= 8 && scale * u64::from(ry) <= 8)
-            });
             let peak = match ours {
                 Some(_) if scale == 1 => blocks * if jpeg.progressive { 5 } else { 1 } + image,
                 Some(_) if jpeg.progressive => planes + image + blocks * (12 + 2 * scale * scale),

@@ -27,8 +27,8 @@ pub(crate) struct JpegLayout {
     pub progressive: bool,
     /// Lossless (any precision up to 16 bits; 16-bit samples are 2 bytes).
     pub lossless: bool,
-    /// A frame `jpeg_dc` decodes at 1/8, and at 1/4 and 1/2 too when a
-    /// luma block's side times these fit in 8: the largest factor by which
+    /// A frame `jpeg_dc` decodes at 1/8, and at 1/4, 3/8 and 1/2 too when
+    /// a luma block's side times these fit in 8: the largest factor by which
     /// a component is subsampled, across and down (Huffman, 8-bit, one or
     /// three components, each one's sampling dividing the largest).
     pub scaled: Option<(u8, u8)>,

@@ -3,8 +3,8 @@
 //!
 //! At 1/8, one pixel a block, each the block's mean, from its DC
 //! coefficients alone: the AC coefficients are only skipped (one table
-//! lookup for one or two of them, no dequantising, no IDCT). At 1/4 and
-//! 1/2 ([`scaled`]), 2×2 or 4×4 samples a luma block: the coefficients of
+//! lookup for one or two of them, no dequantising, no IDCT). At 1/4, 3/8
+//! and 1/2 ([`scaled`]), 2×2, 3×3 or 4×4 samples a luma block: the coefficients of
 //! that low-frequency corner decoded and dequantised, the rest skipped the
 //! same way, then a scaled IDCT of that size (libjpeg's method); a
 //! subsampled component's blocks give more samples (up to 8×8), so that
@@ -18,7 +18,7 @@
 //! here; so are progressive ones (SOF2) of the same kinds: at 1/8 only
 //! their DC scans are decoded and the AC scans skipped unread (a tenth of
 //! the bits, where `jpeg-decoder` decodes and keeps every coefficient: some
-//! 20 times the time); at 1/4 and 1/2 every scan, keeping only the
+//! 20 times the time); at 1/4, 3/8 and 1/2 every scan, keeping only the
 //! coefficients the scaled IDCT reads ([`progressive`]). Anything else
 //! (arithmetic, 12-bit, CMYK, a sampling that does not divide the largest)
 //! is left to `jpeg-decoder` ([`decode`] answers `None`).
@@ -31,6 +31,7 @@ mod scaled;
 
 pub(super) use layout::{layout, JpegLayout};
 
+use crate::images::zeroed::zeroed;
 use std::io::Read;
 
 use image::{DynamicImage, GrayImage, RgbImage};
@@ -41,20 +42,19 @@ use self::progressive::{Run, Spectra};
 use self::scaled::Geometry;
 use super::ImageError;
 
-/// Decodes the JPEG read from `input` at 1/`denominator` scale (8, 4 or 2):
-/// `ceil(width / denominator)` × `ceil(height / denominator)` pixels.
+/// Decodes the JPEG read from `input` at `eighths`/8 scale (1, 2, 3 or 4:
+/// as many samples a luma block's side): `ceil(width × eighths / 8)` ×
+/// `ceil(height × eighths / 8)` pixels.
 /// `None` when the file uses a feature this decoder leaves to
 /// `jpeg-decoder` (and a progressive one above 1/8); an error when it is
 /// malformed or has more than `max_pixels`.
 pub(super) fn decode(
     input: impl Read,
     max_pixels: u64,
-    denominator: u32,
+    eighths: u32,
 ) -> Result<Option<DynamicImage>, ImageError> {
-    let n = match denominator {
-        8 => 1,
-        4 => 2,
-        2 => 4,
+    let n = match eighths {
+        1..=4 => usize::try_from(eighths).unwrap_or(1),
         _ => return Ok(None),
     };
     let mut input = Input::new(input);
@@ -255,12 +255,12 @@ impl Plane {
                     .map(|g| Spectra::new(blocks, g));
                 Some(Plane {
                     width: mcus_x * h,
-                    values: vec![0; blocks * nx * ny],
+                    values: zeroed(blocks * nx * ny),
                     geometry,
                     stride: mcus_x * h * nx,
                     spectra,
                     coefficients: if header.progressive {
-                        vec![0; blocks]
+                        zeroed(blocks)
                     } else {
                         Vec::new()
                     },
@@ -523,10 +523,9 @@ fn skip_ac<R: Read>(
 /// sample (at 1/8; above, the planes share a grid), YCbCr to RGB (JFIF)
 /// unless the file says its components are RGB.
 fn image_of(planes: &[Plane], header: &Header, n: usize) -> DynamicImage {
-    let denominator = 8 / n;
     let (out_w, out_h) = (
-        header.width.div_ceil(denominator),
-        header.height.div_ceil(denominator),
+        (header.width * n).div_ceil(8),
+        (header.height * n).div_ceil(8),
     );
     let (width, height) = (
         u32::try_from(out_w).unwrap_or(0),
@@ -542,7 +541,7 @@ fn image_of(planes: &[Plane], header: &Header, n: usize) -> DynamicImage {
         );
     }
     let rgb = header.is_rgb();
-    let mut pixels = vec![0u8; out_w * out_h * 3];
+    let mut pixels = zeroed::<u8>(out_w * out_h * 3);
     if n > 1 {
         // The planes share the image's grid: sample for sample.
         for (y, line) in pixels.chunks_exact_mut(out_w * 3).enumerate() {

@@ -1,4 +1,4 @@
-//! A baseline block at 1/4 or 1/2 scale (2×2 or 4×4 samples; a
+//! A baseline block at 1/4, 3/8 or 1/2 scale (2×2, 3×3 or 4×4 samples; a
 //! subsampled component's block at up to 8×8, so that its samples land on
 //! the luma's without upsampling): the coefficients it needs decoded and
 //! dequantised, the rest skipped as at 1/8 ([`super::skip_ac`]), then an
@@ -27,7 +27,7 @@ pub(super) const UNWANTED: u8 = 255;
 /// A component's block size at this scale: which coefficients it needs and
 /// its IDCT's two matrices.
 pub(super) struct Geometry {
-    /// Samples a block, across and down (1, 2, 4 or 8).
+    /// Samples a block, across and down (1 to 8).
     pub nx: usize,
     pub ny: usize,
     /// By zigzag index: the coefficient's natural index, or [`UNWANTED`].
@@ -240,8 +240,14 @@ fn idct(
         (4, 8) => block.idct::<4, 8>(out, stride),
         (8, 2) => block.idct::<8, 2>(out, stride),
         (2, 8) => block.idct::<2, 8>(out, stride),
-        // (8, 8), the most a component's block is given.
-        _ => block.idct::<8, 8>(out, stride),
+        (8, 8) => block.idct::<8, 8>(out, stride),
+        // At 3/8: the luma's blocks and a chroma's subsampled by 2.
+        (3, 3) => block.idct::<3, 3>(out, stride),
+        (6, 6) => block.idct::<6, 6>(out, stride),
+        (6, 3) => block.idct::<6, 3>(out, stride),
+        (3, 6) => block.idct::<3, 6>(out, stride),
+        // No other size is made (`Plane::all`); any would still be right.
+        (nx, ny) => block.idct_any(nx.min(8), ny.min(8), out, stride),
     }
 }
 
@@ -292,6 +298,34 @@ impl Block<'_> {
                 }
             }
             let target = &mut out[y * stride..y * stride + NX];
+            for (t, v) in target.iter_mut().zip(line) {
+                *t = sample(v);
+            }
+        }
+    }
+
+    /// The same IDCT of a size known only when run (`nx`, `ny` ≤ 8).
+    fn idct_any(&self, nx: usize, ny: usize, out: &mut [u8], stride: usize) {
+        let (rows, cols) = (self.rows.min(ny), self.cols.min(nx));
+        let mut across = [[0f32; 8]; 8];
+        for (v, row) in across.iter_mut().enumerate().take(rows) {
+            for u in 0..cols {
+                let c = self.coefficients[v * 8 + u];
+                let basis = &self.geometry.across_t[u];
+                for x in 0..nx {
+                    row[x] += basis[x] * c;
+                }
+            }
+        }
+        for y in 0..ny {
+            let mut line = [0f32; 8];
+            let weights = &self.geometry.down[y];
+            for (v, row) in across.iter().enumerate().take(rows) {
+                for x in 0..nx {
+                    line[x] += weights[v] * row[x];
+                }
+            }
+            let target = &mut out[y * stride..y * stride + nx];
             for (t, v) in target.iter_mut().zip(line) {
                 *t = sample(v);
             }

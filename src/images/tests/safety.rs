@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use image::ImageFormat;
 use rand::{Rng, SeedableRng};
 
-use super::super::decode::{jpeg_scale, Source};
+use super::super::decode::{jpeg_decoder_denominator, jpeg_eighths, Source};
 use super::*;
 
 /// A PNG claiming `w`×`h` RGBA: its signature, IHDR, a few bytes of IDAT
@@ -151,12 +151,20 @@ fn not_images_and_broken_images() {
 
 #[test]
 fn a_big_jpeg_is_decoded_scaled_down() {
-    assert_eq!(jpeg_scale(4000, 3000, 256, 192), 8);
-    assert_eq!(jpeg_scale(4000, 3000, 600, 450), 4);
-    assert_eq!(jpeg_scale(4000, 3000, 1500, 1125), 2);
-    assert_eq!(jpeg_scale(4000, 3000, 3000, 2250), 1);
+    assert_eq!(jpeg_eighths(4000, 3000, 256, 192), 1);
+    assert_eq!(jpeg_eighths(4000, 3000, 600, 450), 2);
+    // 3/8: 1500 px, enough for 1080 and for 1500 itself, not for 1501.
+    assert_eq!(jpeg_eighths(4000, 3000, 1080, 810), 3);
+    assert_eq!(jpeg_eighths(4000, 3000, 1500, 1125), 3);
+    assert_eq!(jpeg_eighths(4000, 3000, 1501, 1126), 4);
+    assert_eq!(jpeg_eighths(4000, 3000, 3000, 2250), 8);
+    // Rounded up as the decoders round: 3/8 of 1001 is 375.375, so 376.
+    assert_eq!(jpeg_eighths(1001, 1001, 376, 376), 3);
     // Both sides must be covered (cover of a panorama needs its height).
-    assert_eq!(jpeg_scale(4000, 1000, 200, 400), 2);
+    assert_eq!(jpeg_eighths(4000, 1000, 200, 400), 4);
+    // `jpeg-decoder`, for a file `jpeg_dc` leaves to it: 1/2 for 3/8.
+    let denominators = [1, 2, 3, 4, 8].map(jpeg_decoder_denominator);
+    assert_eq!(denominators, [8, 4, 2, 2, 1]);
     let source = encoded(&halves(1600, 1200), ImageFormat::Jpeg);
     let f = file(&source);
     let header = probe(f.path()).unwrap();
