@@ -1,6 +1,6 @@
 //! Decoding a source image, its header already checked: a JPEG at the
-//! smallest DCT scale that covers the size needed (1/8, 1/4 and 1/2 by
-//! `jpeg_dc`; the others by `jpeg-decoder`), an AVIF by `filestore-avif`
+//! smallest DCT scale that covers the size needed (1/8, 1/4, 3/8 and 1/2
+//! by `jpeg_dc`; the others by `jpeg-decoder`), an AVIF by `filestore-avif`
 //! (rav1d) and a still WebP by `filestore-webp` (libwebp, shrunk on load to
 //! the size needed) in a child process (`isolated`), a PNG by `png`
 //! (`png_source`), GIF and animated WebP through the `image` crate with its

@@ -6,7 +6,7 @@
 //! The service is public, so every input is hostile: the header's pixel
 //! count is checked against [`Limits`] before any pixel is allocated, the
 //! decoders carry their own limits as a second line of defence, a JPEG is
-//! decoded at the smallest DCT scale (1/8, 1/4, 1/2, 1) that still covers the
+//! decoded at the smallest DCT scale (1/8, 1/4, 3/8, 1/2, 1) that still covers the
 //! size asked for, and a panic inside a codec is caught and reported as an
 //! error. AVIF is read by `filestore-avif` (rav1d, in a crate of its own
 //! that may call its C-style API) and written by ravif. A still WebP is

@@ -139,11 +139,10 @@ impl Header {
         }
     }
 
-    /// The scan's components and tables, and what it holds; `None` for a
-    /// scan this decoder leaves to `jpeg-decoder` (of a sequential frame, a
-    /// spectral selection or successive approximation; of a progressive
-    /// one, a malformed band or approximation).
-    pub(super) fn scan(&self, s: &[u8]) -> Result<Option<Scan>, ImageError> {
+    /// The scan's components and tables, and what it holds (a sequential
+    /// frame's band and approximation ignored); an error for a progressive
+    /// frame's malformed band or approximation.
+    pub(super) fn scan(&self, s: &[u8]) -> Result<Scan, ImageError> {
         if self.width == 0 {
             return Err(corrupt("a scan before the frame header"));
         }
@@ -168,7 +167,9 @@ impl Header {
         let (start, end, approximation) = (s[1 + 2 * count], s[2 + 2 * count], s[3 + 2 * count]);
         let (high, low) = (approximation >> 4, approximation & 15);
         let pass = match (self.progressive, start, end) {
-            (false, 0, 63) if approximation == 0 => Pass::Sequential,
+            // A sequential scan's band and approximation are ignored, as
+            // libjpeg (which warns) and `jpeg-decoder` ignore them.
+            (false, _, _) => Pass::Sequential,
             // A first DC scan, then refinements of a bit each (the point
             // transform is at most 13).
             (true, 0, 0) if high == 0 && low <= 13 => Pass::DcFirst(low),
@@ -179,11 +180,17 @@ impl Header {
                 high,
                 low,
             }),
-            // A sequential scan of a band or approximation; anything else
-            // of a progressive frame is malformed: `jpeg-decoder` says how.
-            _ => return Ok(None),
+            // Anything else of a progressive frame is malformed, and libjpeg
+            // refuses it too. Refused here rather than left to `jpeg-decoder`,
+            // which would hold every coefficient first: more memory than the
+            // render's estimate counted for a file this decoder takes.
+            _ => {
+                return Err(corrupt(
+                    "a progressive scan of a band or bits no decoder reads",
+                ))
+            }
         };
-        Ok(Some(Scan { components, pass }))
+        Ok(Scan { components, pass })
     }
 
     /// The largest horizontal and vertical sampling factors.

@@ -84,9 +84,7 @@ pub(super) fn decode(
             0xDD => header.restart_interval(&input.segment()?)?,
             0xEE => header.adobe(&input.segment()?),
             0xDA => {
-                let Some(scan) = header.scan(&input.segment()?)? else {
-                    return Ok(None);
-                };
+                let scan = header.scan(&input.segment()?)?;
                 scans += 1;
                 if header.progressive && scans > MAX_PROGRESSIVE_SCANS {
                     return Err(corrupt("more scans than a decoder passes over"));
@@ -96,8 +94,10 @@ pub(super) fn decode(
                     _ => None,
                 };
                 if ac.is_some_and(|band| n > 1 && (!band.valid() || scan.components.len() > 1)) {
-                    // Malformed: `jpeg-decoder` says how.
-                    return Ok(None);
+                    // Malformed (libjpeg refuses it too): not left to
+                    // `jpeg-decoder`, which would hold every coefficient
+                    // first, more than the render's estimate counted.
+                    return Err(corrupt("a progressive AC scan no decoder reads"));
                 }
                 if ac.is_some() && n == 1 {
                     // Its data, through its restart markers, unread.

@@ -1,7 +1,7 @@
-//! A progressive JPEG at 1/4 or 1/2 scale: its AC scans decoded (first
+//! A progressive JPEG at 1/4, 3/8 or 1/2 scale: its AC scans decoded (first
 //! scans and refinements, as libjpeg's `decode_mcu_AC_first` and
 //! `decode_mcu_AC_refine`), but of each block only the coefficients its
-//! scaled IDCT reads are kept (4 or 16 of 64 for luma), with a bit a
+//! scaled IDCT reads are kept (4, 9 or 16 of 64 for luma), with a bit a
 //! coefficient saying which are nonzero (what a refinement scan's bits
 //! depend on). `jpeg-decoder` keeps every coefficient, as 16-bit words, and
 //! refines them bit by bit: the decode here holds a fraction of its memory.

@@ -246,7 +246,8 @@ fn idct(
         (6, 6) => block.idct::<6, 6>(out, stride),
         (6, 3) => block.idct::<6, 3>(out, stride),
         (3, 6) => block.idct::<3, 6>(out, stride),
-        // No other size is made (`Plane::all`); any would still be right.
+        // A sampling factor of 3 (allowed, rare) gives 6×2, 6×4, 2×6 and
+        // the like: sizes of their own, once written as 8×8 past the block.
         (nx, ny) => block.idct_any(nx.min(8), ny.min(8), out, stride),
     }
 }

@@ -117,6 +117,18 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Transform, Output)> {
             Output::Webp,
         ),
         (
+            "jpeg, 3/8 scale, to webp",
+            jpeg.clone(),
+            transform(Some(700), None, Fit::Inside),
+            Output::Webp,
+        ),
+        (
+            "progressive jpeg, 3/8 scale, to jpeg",
+            progressive.clone(),
+            transform(Some(700), None, Fit::Inside),
+            Output::Jpeg,
+        ),
+        (
             "progressive jpeg, quarter scale, to jpeg",
             progressive,
             transform(Some(480), None, Fit::Inside),

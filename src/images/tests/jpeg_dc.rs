@@ -577,3 +577,62 @@ fn a_flat_picture_at_three_eighths_is_its_colour() {
         }
     }
 }
+
+/// The start of each scan header's band and approximation bytes (Ss, Se,
+/// Ah/Al) in `bytes`.
+fn scan_bands(bytes: &[u8]) -> Vec<usize> {
+    let mut at = Vec::new();
+    for i in 0..bytes.len() - 4 {
+        if bytes[i] == 0xFF && bytes[i + 1] == 0xDA {
+            let components = usize::from(bytes[i + 4]);
+            at.push(i + 5 + 2 * components);
+        }
+    }
+    at
+}
+
+/// A sequential scan's band and approximation are ignored, as libjpeg
+/// and `jpeg-decoder` ignore them: a file whose scan says Se = 0 is the
+/// same picture at every scale.
+#[test]
+fn a_sequential_scans_band_is_ignored() {
+    let bytes = baseline();
+    let mut odd = bytes.clone();
+    let [band] = scan_bands(&bytes)[..] else {
+        panic!("one scan")
+    };
+    assert_eq!((odd[band], odd[band + 1]), (0, 63));
+    odd[band + 1] = 0;
+    for eighths in [1, 2, 3, 4] {
+        let ours = decode_eighths(&odd[..], u64::MAX, eighths)
+            .unwrap()
+            .unwrap();
+        let right = decode_eighths(&bytes[..], u64::MAX, eighths)
+            .unwrap()
+            .unwrap();
+        assert_eq!(samples(&ours), samples(&right), "{eighths}/8");
+    }
+}
+
+/// A progressive AC scan of an approximation no decoder reads (libjpeg
+/// refuses a refinement of two bits) is refused above 1/8, not left to
+/// `jpeg-decoder` (which would first hold every coefficient); at 1/8 the
+/// AC scans are not read.
+#[test]
+fn a_malformed_progressive_scan_is_refused_above_an_eighth() {
+    let bytes = include_bytes!("progressive-dc-refine.jpg");
+    let mut bad = bytes.to_vec();
+    let band = scan_bands(bytes)
+        .into_iter()
+        .find(|&at| bytes[at] > 0)
+        .expect("an AC scan");
+    bad[band + 2] = 0x31;
+    for eighths in [2, 3, 4] {
+        let result = decode_eighths(&bad[..], u64::MAX, eighths);
+        assert!(
+            matches!(result, Err(ImageError::Corrupt(_))),
+            "{eighths}/8: {result:?}"
+        );
+    }
+    assert!(decode_eighths(&bad[..], u64::MAX, 1).unwrap().is_some());
+}
