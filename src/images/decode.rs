@@ -215,11 +215,15 @@ pub(super) fn shrink_factor(width: u32, height: u32, need_w: u32, need_h: u32) -
 /// photo at 1080 px is decoded at 1500 px, not 2000, and the IDCT, colour
 /// conversion and resize see 44 % fewer pixels.
 pub(super) fn jpeg_eighths(width: u32, height: u32, need_w: u32, need_h: u32) -> u32 {
-    let at = |side: u32, n: u32| (u64::from(side) * u64::from(n)).div_ceil(8);
     [1, 2, 3, 4]
         .into_iter()
-        .find(|&n| at(width, n) >= u64::from(need_w) && at(height, n) >= u64::from(need_h))
+        .find(|&n| eighths_of(width, n) >= need_w && eighths_of(height, n) >= need_h)
         .unwrap_or(8)
+}
+
+/// A side decoded at `eighths`/8 scale: `ceil(side × eighths / 8)`.
+pub(super) fn eighths_of(side: u32, eighths: u32) -> u32 {
+    u32::try_from((u64::from(side) * u64::from(eighths)).div_ceil(8)).unwrap_or(u32::MAX)
 }
 
 /// The scale `jpeg-decoder` decodes at, as a denominator (8, 4, 2 or 1),

@@ -13,7 +13,9 @@
 //! 8-bit RGB(A); each resampling step with its alpha-premultiplied copy;
 //! the output's turn, flattening or canvas; and the encoder's working set.
 
-use super::decode::{jpeg_decoder_denominator, jpeg_eighths, shrink_factor, swaps_axes};
+use super::decode::{
+    eighths_of, jpeg_decoder_denominator, jpeg_eighths, shrink_factor, swaps_axes,
+};
 use super::layout::Layout;
 use super::png_source::by_rows;
 use super::resize;
@@ -151,10 +153,7 @@ fn decode(header: &Probe, need_w: u32, need_h: u32) -> Decoded {
                         && u64::from(eighths) * u64::from(ry) <= 8)
             });
             let (scale, (dw, dh)) = if ours.is_some() || eighths == 8 {
-                let at = |side: u32| {
-                    u32::try_from((u64::from(side) * u64::from(eighths)).div_ceil(8))
-                        .unwrap_or(side)
-                };
+                let at = |side: u32| eighths_of(side, eighths);
                 (u64::from(eighths), (at(w), at(h)))
             } else {
                 let d = jpeg_decoder_denominator(eighths);

@@ -62,17 +62,23 @@ fn jpeg(w: u16, h: u16, layout: &Layout) -> Vec<u8> {
     out
 }
 
-/// The full decode's mean over each 8×8 block, per channel; `None` for a
-/// block within 32 pixels of the right or bottom edge, where the encoder's
-/// padding weighs in the block (or its MCU's chroma).
-fn block_means(bytes: &[u8]) -> (u32, u32, usize, Vec<Option<u8>>) {
-    // jpeg-decoder, not the image crate's zune-jpeg: that one decodes a
-    // scan a component wrongly.
+/// `jpeg-decoder`'s full decode of `bytes`: width, height, channels and
+/// samples. jpeg-decoder, not the image crate's zune-jpeg: that one decodes
+/// a scan a component wrongly.
+fn full_decode(bytes: &[u8]) -> (u32, u32, u32, Vec<u8>) {
     let mut decoder = jpeg_decoder::Decoder::new(bytes);
     let full = decoder.decode().unwrap();
     let info = decoder.info().unwrap();
     let (w, h) = (u32::from(info.width), u32::from(info.height));
     let channels = u32::try_from(full.len()).unwrap() / (w * h);
+    (w, h, channels, full)
+}
+
+/// The full decode's mean over each 8×8 block, per channel; `None` for a
+/// block within 32 pixels of the right or bottom edge, where the encoder's
+/// padding weighs in the block (or its MCU's chroma).
+fn block_means(bytes: &[u8]) -> (u32, u32, usize, Vec<Option<u8>>) {
+    let (w, h, channels, full) = full_decode(bytes);
     let pixels = image::GrayImage::from_raw(w * channels, h, full).unwrap();
     let (ow, oh) = (w.div_ceil(8), h.div_ceil(8));
     let mut out = Vec::new();
@@ -467,11 +473,7 @@ fn a_progressive_file_with_ac_refinements_is_the_scaled_decode() {
 /// 3 each way), per channel; `None` within 32 pixels of the right or
 /// bottom edge, where the encoder's padding weighs in.
 fn three_eighths_means(bytes: &[u8]) -> (u32, u32, usize, Vec<Option<f64>>) {
-    let mut decoder = jpeg_decoder::Decoder::new(bytes);
-    let full = decoder.decode().unwrap();
-    let info = decoder.info().unwrap();
-    let (w, h) = (u32::from(info.width), u32::from(info.height));
-    let channels = u32::try_from(full.len()).unwrap() / (w * h);
+    let (w, h, channels, full) = full_decode(bytes);
     let (ow, oh) = ((w * 3).div_ceil(8), (h * 3).div_ceil(8));
     let span = |o: u32| (o * 8).div_ceil(3)..((o + 1) * 8).div_ceil(3);
     let mut out = Vec::new();
