@@ -25,7 +25,8 @@
 # BENCH_ACCOUNTS (16; 1 = the one-account rows only),
 # BENCH_THREADS (2 wrk threads, in all), BENCH_PG_FSYNC (on; off for a
 # throwaway-speed database), PGBIN (/usr/lib/postgresql/15/bin), BENCH_NO_BUILD=1
-# (use target/release/filestore as it is), BENCH_SQLITE (1; 0 skips the
+# (use target/release/filestore as it is), FILESTORE_BIN (another binary, as
+# it is: an A/B of two builds), BENCH_SQLITE (1; 0 skips the
 # SQLite rows), BENCH_EACH (0; 1 gives every node BENCH_CONNS connections
 # of its own rather than a share of them: two nodes then carry twice the
 # load one does, each as much as the one node, as when clients grow with
@@ -66,8 +67,12 @@ for t in wrk curl python3 timeout; do
   command -v "$t" >/dev/null || { echo "nodes.sh: needs $t" >&2; exit 1; }
 done
 [ -x "$PGBIN/initdb" ] || { echo "nodes.sh: no PostgreSQL server binaries in $PGBIN (set PGBIN)" >&2; exit 1; }
-if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then (cd "$here" && cargo build --release); fi
-bin="$here/target/release/filestore"
+if [ -n "${FILESTORE_BIN:-}" ]; then
+  bin=$FILESTORE_BIN
+else
+  if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then (cd "$here" && cargo build --release); fi
+  bin="$here/target/release/filestore"
+fi
 [ -x "$bin" ] || { echo "nodes.sh: no $bin" >&2; exit 1; }
 
 log() { printf '[nodes %s] %s\n' "$(date +%T)" "$*" >&2; }

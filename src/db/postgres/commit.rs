@@ -1,5 +1,5 @@
 //! The one way a file is committed on PostgreSQL: a call of
-//! `filestore_commit` (migrations 0018, 0022, 0023), the only function that inserts
+//! `filestore_commit` (migrations 0018, 0022, 0024, 0029), the only function that inserts
 //! into `files`. Every path comes here: the bus's statement of several
 //! accounts (`bus`), an account's batch (`batch`), an upload with an
 //! idempotency key or one committed alone ([`commit_alone`]), and the

@@ -226,6 +226,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0026_crc32.sql"),
     include_str!("migrations/0027_console.sql"),
     include_str!("migrations/0028_console_sessions.sql"),
+    include_str!("migrations/0029_commit_lock_late.sql"),
 ];
 
 /// The advisory lock the migrating transaction holds ("filestore" in ASCII):
@@ -565,7 +566,9 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// their rows going with their account or webhook (ON DELETE CASCADE)
 /// when such a node deletes one; 28 a table,
 /// `console_sessions`, which a node of schema 8 never reads (it serves no
-/// console).
+/// console); 29 replaces `filestore_commit` (same signature, outcomes and
+/// errors) and the file-count triggers, which still count every statement
+/// of a node that does not set `filestore.uncounted` (none of schema 8 does).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).

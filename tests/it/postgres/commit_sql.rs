@@ -108,6 +108,17 @@ async fn call(
     range: std::ops::Range<usize>,
     several: bool,
 ) -> Result<Vec<Outcome>, tokio_postgres::Error> {
+    call_at(c, ups, range, several, None).await
+}
+
+/// [`call`] with a path rule (`absent`, `replace`) for its one upload.
+async fn call_at(
+    c: &impl GenericClient,
+    ups: &[Up],
+    range: std::ops::Range<usize>,
+    several: bool,
+    rule: Option<&str>,
+) -> Result<Vec<Outcome>, tokio_postgres::Error> {
     let ids: Vec<String> = range.clone().map(|i| format!("file_{i}")).collect();
     let part = &ups[range.clone()];
     let mut names = Vec::new();
@@ -144,8 +155,8 @@ async fn call(
     let period = "2026-11";
     let md5: Vec<Option<String>> = range.clone().map(|i| Some(format!("{i:032x}"))).collect();
     let (no_key, no_since): (Option<String>, Option<i64>) = (None, None);
-    // No path rule (migration 0020): an upload with one goes alone.
-    let at_path: Vec<Option<String>> = part.iter().map(|_| None).collect();
+    // A path rule (migration 0020) goes with one upload alone.
+    let at_path: Vec<Option<String>> = part.iter().map(|_| rule.map(String::from)).collect();
     let kept_ms = 300_000i64;
     // No S3 attributes (migration 0023).
     let attrs: Vec<Option<String>> = part.iter().map(|_| None).collect();
@@ -179,7 +190,10 @@ async fn call(
 async fn state(c: &impl GenericClient) -> Vec<String> {
     let mut out = Vec::new();
     for sql in [
-        "SELECT id || ' ' || storage_bytes FROM accounts ORDER BY id",
+        "SELECT id || ' ' || storage_bytes || ' ' || file_count FROM accounts ORDER BY id",
+        // Each account's count is its files (migrations 0021, 0029).
+        "SELECT 'miscounted ' || id FROM accounts a
+             WHERE file_count <> (SELECT count(*) FROM files f WHERE f.account_id = a.id)",
         "SELECT account_id || ' ' || upload_count FROM usage_periods ORDER BY account_id",
         "SELECT id || ' ' || account_id || ' ' || size || ' ' || inline || ' ' || md5
              FROM files ORDER BY id",
@@ -221,6 +235,7 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
 
     assert_eq!(together, alone);
     assert_eq!(after_together, after_alone);
+    assert!(!after_together.iter().any(|r| r.starts_with("miscounted")));
     let codes: Vec<Option<&str>> = together.iter().map(|o| o.code.as_deref()).collect();
     let (fs1, fs2, fs3) = (Some("FS001"), Some("FS002"), Some("FS003"));
     assert_eq!(
@@ -237,10 +252,10 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
     let queued: Vec<i32> = together.iter().map(|o| o.queued).collect();
     assert_eq!(queued, [2, 0, 2, 2, 1, 0, 0, 1, 0, 0, 0, 0, 0]);
     for row in [
-        "acc_sql_a 15",
-        "acc_sql_b 60",
-        "acc_sql_c 10",
-        "acc_sql_d 0",
+        "acc_sql_a 15 3",
+        "acc_sql_b 60 2",
+        "acc_sql_c 10 1",
+        "acc_sql_d 0 0",
         "acc_sql_a 3",
         "acc_sql_b 2",
         "acc_sql_c 3",
@@ -261,6 +276,72 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
             .count(),
         8
     );
+}
+
+/// An upload with a path rule is judged before its rows are written (its
+/// check of the path must not see itself) and counted by the triggers; one
+/// without is written first and counted by the call (migration 0029): the
+/// counts stay each account's files either way, refusals included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_rule_is_judged_before_its_rows_and_every_file_is_counted_once() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let c = stores[0].pool().get().await.unwrap();
+    setup(&c).await;
+    let ups = uploads();
+    let code = |o: Vec<Outcome>| o[0].code.clone();
+    // Uploads 2 and 3 are a's, both at the path "n".
+    assert_eq!(
+        code(
+            call_at(&c, &ups, 2..3, false, Some("absent"))
+                .await
+                .unwrap()
+        ),
+        None
+    );
+    assert_eq!(
+        code(
+            call_at(&c, &ups, 3..4, false, Some("absent"))
+                .await
+                .unwrap()
+        ),
+        Some("FS004".into())
+    );
+    assert_eq!(
+        code(
+            call_at(&c, &ups, 3..4, false, Some("replace"))
+                .await
+                .unwrap()
+        ),
+        None
+    );
+    // d's only upload refused (a quota of 0), without a rule: nothing left.
+    assert_eq!(
+        code(call(&c, &ups, 12..13, false).await.unwrap()),
+        Some("FS001".into())
+    );
+    let after = state(&c).await;
+    for row in [
+        "acc_sql_a 0 1",
+        "acc_sql_d 0 0",
+        "file_3 acc_sql_a 0 true 00000000000000000000000000000003",
+    ] {
+        assert!(after.contains(&row.to_string()), "{row} in {after:?}");
+    }
+    assert!(
+        !after.iter().any(|r| r.starts_with("miscounted")),
+        "{after:?}"
+    );
+    // The replaced file and the refused one's rows are gone; the replaced
+    // one's events stay (created, then deleted).
+    assert!(!after
+        .iter()
+        .any(|r| r.starts_with("file_2 acc_") || r.starts_with("file_12 acc_")));
+    assert!(after
+        .iter()
+        .any(|r| r.starts_with("file_2 wh_a1 file.deleted ")));
+    assert!(!after.contains(&"blob_12".to_string()), "{after:?}");
 }
 
 /// An upload token held by another transaction past `lock_timeout`: the

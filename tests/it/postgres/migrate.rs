@@ -6,7 +6,7 @@ use super::*;
 use crate::common::process::{admin, filestore, Serve};
 
 /// The migrations since the previous release's schema (8).
-const SINCE_RELEASE: i64 = 20;
+const SINCE_RELEASE: i64 = 21;
 
 /// This binary's migrations, and SQL that takes a database back to the
 /// previous release's schema (before the last [`SINCE_RELEASE`]).
