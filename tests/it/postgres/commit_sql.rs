@@ -223,6 +223,15 @@ async fn several_accounts_at_once_judge_and_write_as_each_alone() {
     let tx = c.transaction().await.unwrap();
     let together = call(&tx, &ups, 0..ups.len(), true).await.unwrap();
     let after_together = state(&tx).await;
+    // The call's setting does not outlive it: a delete after it in the
+    // same transaction is counted.
+    tx.execute("DELETE FROM files WHERE id = 'file_0'", &[])
+        .await
+        .unwrap();
+    assert!(
+        !state(&tx).await.iter().any(|r| r.starts_with("miscounted")),
+        "a delete after the call is counted"
+    );
     tx.rollback().await.unwrap();
 
     let tx = c.transaction().await.unwrap();
@@ -342,6 +351,106 @@ async fn a_path_rule_is_judged_before_its_rows_and_every_file_is_counted_once() 
         .iter()
         .any(|r| r.starts_with("file_2 wh_a1 file.deleted ")));
     assert!(!after.contains(&"blob_12".to_string()), "{after:?}");
+}
+
+/// A call writes its rows before it waits for its accounts' rows (migration
+/// 0029), so another node's commit in its turn holds up only the judging;
+/// but not while someone waits to take a row `FOR UPDATE` (an account's
+/// removal, a node of an older release): then it locks first, as before,
+/// and queues behind that waiter instead of keeping it waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_go_before_the_lock_unless_someone_waits_for_the_row_for_update() {
+    let Some((_dir, stores)) = nodes(1).await else {
+        return skipped();
+    };
+    let pool = stores[0].pool().clone();
+    setup(&pool.get().await.unwrap()).await;
+    let watch = pool.get().await.unwrap();
+    // c's uploads, a different one each time (their ids are their places).
+    for (removal_waits, range) in [(false, 9..10), (true, 10..11)] {
+        // Another node's commit in its turn.
+        let mut holder = pool.get().await.unwrap();
+        let hold = holder.transaction().await.unwrap();
+        hold.execute(
+            "SELECT 1 FROM accounts WHERE id = 'acc_sql_c' FOR NO KEY UPDATE",
+            &[],
+        )
+        .await
+        .unwrap();
+        let remover = removal_waits.then(|| {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                let mut c = pool.get().await.unwrap();
+                let tx = c.transaction().await.unwrap();
+                tx.execute(
+                    "SELECT 1 FROM accounts WHERE id = 'acc_sql_c' FOR UPDATE",
+                    &[],
+                )
+                .await
+                .unwrap();
+                tx.rollback().await.unwrap();
+            })
+        });
+        let tuple_waiter = "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'tuple'
+                            AND relation = 'accounts'::regclass AND mode = 'AccessExclusiveLock')";
+        for _ in 0..10_000 {
+            if watch
+                .query_one(tuple_waiter, &[])
+                .await
+                .unwrap()
+                .get::<_, bool>(0)
+                == removal_waits
+            {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let caller = pool.get().await.unwrap();
+        let pid: i32 = caller
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let statement = tokio::spawn(async move {
+            call(&caller, &uploads(), range, false)
+                .await
+                .map(|outcomes| outcomes.len())
+        });
+        let waits = "SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+                     WHERE pid = $1 AND wait_event_type = 'Lock')";
+        let mut waited = false;
+        for _ in 0..10_000 {
+            if watch
+                .query_one(waits, &[&pid])
+                .await
+                .unwrap()
+                .get::<_, bool>(0)
+            {
+                waited = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        assert!(waited, "the call waits for c's row");
+        let wrote_first: bool = watch
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1
+                     AND relation = 'files'::regclass AND mode = 'RowExclusiveLock')",
+                &[&pid],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            wrote_first, !removal_waits,
+            "removal waits: {removal_waits}"
+        );
+        hold.rollback().await.unwrap();
+        if let Some(remover) = remover {
+            remover.await.unwrap();
+        }
+        assert_eq!(statement.await.unwrap().unwrap(), 1);
+    }
 }
 
 /// An upload token held by another transaction past `lock_timeout`: the

@@ -14,11 +14,20 @@
 --
 -- The files inserted before the locks are not counted by the statement
 -- triggers of migration 0021 (whose `UPDATE accounts` would take the
--- account's row at once): the call sets `filestore.uncounted` for those
--- statements and adds its files to `file_count` in the same UPDATE that
--- adds their bytes. Everything else (arguments, outcomes, errors) as in
--- 0024; the previous release's binary calls it unchanged and never sets
--- the setting, so its rows are counted as before.
+-- account's row at once): around those statements the call sets
+-- `filestore.uncounted` to its transaction's id (transaction-local, and
+-- reset after each; a value set any other way never matches an id) and
+-- adds its files to `file_count` in the same UPDATE that adds their bytes.
+-- Arguments and outcomes as in 0024. What differs: an upload refused now
+-- costs the writing and deleting of its rows (rare: the node checks the
+-- quota before the body); a row conflict an early insert meets fails the
+-- whole statement (as every insert of 0024 did, for an admitted upload);
+-- a statement that gives up on a lock has written its rows first; and
+-- commits of one account on several nodes hold its row together (`FOR KEY
+-- SHARE`), which makes a multixact of it, as foreign keys do. While
+-- someone waits to take an account's row `FOR UPDATE`, calls go as before
+-- (below). A node of schema 28 calls this unchanged and never sets the
+-- setting, so its rows are counted as before.
 --
 -- `p_at_path[i] = 'absent' AND EXISTS (...)` evaluated the EXISTS for every
 -- upload without a path rule (NULL AND false is false, so SQL must look):
@@ -124,7 +133,18 @@ BEGIN
     END IF;
     v_added := array_fill(0::BIGINT, ARRAY[v_accounts]);
     v_done := array_fill(0, ARRAY[v_accounts]);
-    v_early := NOT EXISTS (SELECT 1 FROM unnest(p_at_path) r WHERE r IS NOT NULL);
+    -- Not while someone waits to take an account's row FOR UPDATE (an
+    -- account's removal, or a node of an older release taking it for its
+    -- commit; it then holds the row's tuple lock, `AccessExclusiveLock`):
+    -- a `FOR KEY SHARE` never queues behind such a waiter, so commits
+    -- taking it one after another on several nodes could keep it waiting
+    -- for ever. Then the locks first, as before, which queue behind it.
+    v_early := NOT EXISTS (SELECT 1 FROM unnest(p_at_path) r WHERE r IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM pg_locks
+                        WHERE locktype = 'tuple' AND relation = 'accounts'::regclass
+                          AND mode = 'AccessExclusiveLock'
+                          AND database = (SELECT oid FROM pg_database
+                                          WHERE datname = current_database()));
     BEGIN
         -- The uploads' rows first, before any account is locked: another
         -- node's commit of the same accounts meanwhile goes on. Uncounted
@@ -147,14 +167,14 @@ BEGIN
             INSERT INTO inline_blobs (blob_key, data)
             SELECT p_blob_key[i], p_data[i] FROM generate_subscripts(p_id, 1) i
             WHERE p_inline[i];
-            PERFORM set_config('filestore.uncounted', 'on', true);
+            PERFORM set_config('filestore.uncounted', txid_current()::TEXT, true);
             INSERT INTO files (id, account_id, name, folder, size, content_type, private,
                 sha256, md5, blob_key, created_at, expires_at, inline, metadata, attrs)
             SELECT p_id[i], p_account[v_of[i]], p_name[i], p_folder[i], p_size[i], p_type[i],
                 p_private[i], p_sha256[i], p_md5[i], p_blob_key[i], p_created_at[i],
                 p_expires_at[i], p_inline[i], p_metadata[i], p_attrs[i]
             FROM generate_subscripts(p_id, 1) i;
-            PERFORM set_config('filestore.uncounted', 'off', true);
+            PERFORM set_config('filestore.uncounted', '', true);
         END IF;
         -- The files a replace deletes are locked before the account, as
         -- every delete locks them (files, then the account): a DELETE of
@@ -307,10 +327,10 @@ BEGIN
             RETURN NEXT;
         END LOOP;
         IF v_early AND cardinality(v_ok) < v_uploads THEN
-            PERFORM set_config('filestore.uncounted', 'on', true);
+            PERFORM set_config('filestore.uncounted', txid_current()::TEXT, true);
             DELETE FROM files WHERE id = ANY(ARRAY(
                 SELECT p_id[i] FROM generate_subscripts(p_id, 1) i WHERE NOT (i = ANY(v_ok))));
-            PERFORM set_config('filestore.uncounted', 'off', true);
+            PERFORM set_config('filestore.uncounted', '', true);
             DELETE FROM inline_blobs WHERE blob_key = ANY(ARRAY(
                 SELECT p_blob_key[i] FROM generate_subscripts(p_id, 1) i
                 WHERE p_inline[i] AND NOT (i = ANY(v_ok))));
@@ -405,7 +425,7 @@ CREATE OR REPLACE FUNCTION files_counted_in() RETURNS trigger LANGUAGE plpgsql A
 DECLARE
     r RECORD;
 BEGIN
-    IF current_setting('filestore.uncounted', true) = 'on' THEN
+    IF current_setting('filestore.uncounted', true) = txid_current_if_assigned()::TEXT THEN
         RETURN NULL;
     END IF;
     FOR r IN SELECT account_id, COUNT(*) AS n FROM new_files GROUP BY account_id
@@ -419,7 +439,7 @@ CREATE OR REPLACE FUNCTION files_counted_out() RETURNS trigger LANGUAGE plpgsql 
 DECLARE
     r RECORD;
 BEGIN
-    IF current_setting('filestore.uncounted', true) = 'on' THEN
+    IF current_setting('filestore.uncounted', true) = txid_current_if_assigned()::TEXT THEN
         RETURN NULL;
     END IF;
     FOR r IN SELECT account_id, COUNT(*) AS n FROM old_files GROUP BY account_id
