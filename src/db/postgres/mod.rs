@@ -566,9 +566,12 @@ async fn migrate(pool: &Pool, policy: Migrate) -> Result<(), DbError> {
 /// their rows going with their account or webhook (ON DELETE CASCADE)
 /// when such a node deletes one; 28 a table,
 /// `console_sessions`, which a node of schema 8 never reads (it serves no
-/// console); 29 replaces `filestore_commit` (same signature, outcomes and
-/// errors) and the file-count triggers, which still count every statement
-/// of a node that does not set `filestore.uncounted` (none of schema 8 does).
+/// console); 29 replaces `filestore_commit` (same signature and outcomes;
+/// a node of schema 8 never calls it, and while one waits to lock an
+/// account's row `FOR UPDATE` for its commit, calls take the rows in the
+/// old order, behind it) and the file-count triggers, which still count
+/// every statement of a node that does not set `filestore.uncounted` (none
+/// of schema 8 does).
 const READABLE_FROM: usize = 8;
 
 /// A statement's rows (the statement prepared once per connection).
