@@ -299,37 +299,17 @@ async fn a_path_rule_is_judged_before_its_rows_and_every_file_is_counted_once() 
     let c = stores[0].pool().get().await.unwrap();
     setup(&c).await;
     let ups = uploads();
-    let code = |o: Vec<Outcome>| o[0].code.clone();
-    // Uploads 2 and 3 are a's, both at the path "n".
-    assert_eq!(
-        code(
-            call_at(&c, &ups, 2..3, false, Some("absent"))
-                .await
-                .unwrap()
-        ),
-        None
-    );
-    assert_eq!(
-        code(
-            call_at(&c, &ups, 3..4, false, Some("absent"))
-                .await
-                .unwrap()
-        ),
-        Some("FS004".into())
-    );
-    assert_eq!(
-        code(
-            call_at(&c, &ups, 3..4, false, Some("replace"))
-                .await
-                .unwrap()
-        ),
-        None
-    );
-    // d's only upload refused (a quota of 0), without a rule: nothing left.
-    assert_eq!(
-        code(call(&c, &ups, 12..13, false).await.unwrap()),
-        Some("FS001".into())
-    );
+    // Uploads 2 and 3 are a's, both at the path "n"; d's only upload is
+    // refused (a quota of 0) without a rule: nothing of it left.
+    for (range, rule, code) in [
+        (2..3, Some("absent"), None),
+        (3..4, Some("absent"), Some("FS004")),
+        (3..4, Some("replace"), None),
+        (12..13, None, Some("FS001")),
+    ] {
+        let outcome = call_at(&c, &ups, range.clone(), false, rule).await.unwrap();
+        assert_eq!(outcome[0].code.as_deref(), code, "{range:?} {rule:?}");
+    }
     let after = state(&c).await;
     for row in [
         "acc_sql_a 0 1",
@@ -391,19 +371,10 @@ async fn rows_go_before_the_lock_unless_someone_waits_for_the_row_for_update() {
                 tx.rollback().await.unwrap();
             })
         });
-        let tuple_waiter = "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'tuple'
-                            AND relation = 'accounts'::regclass AND mode = 'AccessExclusiveLock')";
-        for _ in 0..10_000 {
-            if watch
-                .query_one(tuple_waiter, &[])
-                .await
-                .unwrap()
-                .get::<_, bool>(0)
-                == removal_waits
-            {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        if removal_waits {
+            let tuple_waiter = "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'tuple'
+                AND relation = 'accounts'::regclass AND mode = 'AccessExclusiveLock')";
+            assert!(until(&watch, tuple_waiter, &[]).await, "the removal waits");
         }
         let caller = pool.get().await.unwrap();
         let pid: i32 = caller
@@ -418,20 +389,10 @@ async fn rows_go_before_the_lock_unless_someone_waits_for_the_row_for_update() {
         });
         let waits = "SELECT EXISTS (SELECT 1 FROM pg_stat_activity
                      WHERE pid = $1 AND wait_event_type = 'Lock')";
-        let mut waited = false;
-        for _ in 0..10_000 {
-            if watch
-                .query_one(waits, &[&pid])
-                .await
-                .unwrap()
-                .get::<_, bool>(0)
-            {
-                waited = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-        }
-        assert!(waited, "the call waits for c's row");
+        assert!(
+            until(&watch, waits, &[&pid]).await,
+            "the call waits for c's row"
+        );
         let wrote_first: bool = watch
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1
@@ -451,6 +412,17 @@ async fn rows_go_before_the_lock_unless_someone_waits_for_the_row_for_update() {
         }
         assert_eq!(statement.await.unwrap().unwrap(), 1);
     }
+}
+
+/// Whether `sql` (one boolean) comes true within 10 s, asked every ms.
+async fn until(c: &impl GenericClient, sql: &str, params: &[&(dyn ToSql + Sync)]) -> bool {
+    for _ in 0..10_000 {
+        if c.query_one(sql, params).await.unwrap().get::<_, bool>(0) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    false
 }
 
 /// An upload token held by another transaction past `lock_timeout`: the
