@@ -52,7 +52,7 @@ serve() { # BIN NAME -> pid in $started, base URL in $base
 }
 
 serve "$old" old-first; old_pid=$started old_base=$base
-key=$(grep -o 'sk_[0-9a-f]*' "$work/old-first.log" | head -1)
+key=$(grep -m 1 -o 'sk_[0-9a-f]*' "$work/old-first.log")
 echo "ok: the $rev node set up schema $(sql 'SELECT max(version) FROM schema_version')"
 "$new" admin migrate --json
 echo "ok: this release migrated it to $(sql 'SELECT max(version) FROM schema_version') (readable from $(sql 'SELECT readable_from FROM schema_compat'))"
