@@ -290,10 +290,14 @@ pub(crate) fn body_error(e: &dyn std::error::Error) -> S3Error {
             "The request signature we calculated does not match the signature you provided."
         )
     } else if text.contains("Sha256Mismatch") {
-        S3Error::with_message(
+        // A code s3s does not know has no status of its own (s3s would
+        // answer 500): S3 answers it 400.
+        let mut e = S3Error::with_message(
             S3ErrorCode::Custom("XAmzContentSHA256Mismatch".into()),
             "The provided 'x-amz-content-sha256' header does not match what was computed.",
-        )
+        );
+        e.set_status_code(axum::http::StatusCode::BAD_REQUEST);
+        e
     } else {
         s3_error!(IncompleteBody, "The request body could not be read: {text}")
     }
@@ -351,16 +355,30 @@ mod tests {
             }
         }
         impl std::error::Error for E {}
-        let code = |t| body_error(&E(t)).code().as_str().to_string();
+        // Each is the client's fault: a 4xx, never s3s's default 500.
+        let code = |t| {
+            let e = body_error(&E(t));
+            (
+                e.code().as_str().to_string(),
+                e.status_code().map(|s| s.as_u16()),
+            )
+        };
         assert_eq!(
             code("AwsChunkedStreamError: SignatureMismatch"),
-            "SignatureDoesNotMatch"
+            ("SignatureDoesNotMatch".into(), Some(403))
         );
         assert_eq!(
             code("UploadStreamError: Sha256Mismatch"),
-            "XAmzContentSHA256Mismatch"
+            ("XAmzContentSHA256Mismatch".into(), Some(400))
         );
-        assert_eq!(code("AwsChunkedStreamError: Incomplete"), "IncompleteBody");
+        assert_eq!(
+            code("AwsChunkedStreamError: Incomplete"),
+            ("IncompleteBody".into(), Some(400))
+        );
+        assert_eq!(
+            code("EntityTooLarge: over"),
+            ("EntityTooLarge".into(), Some(400))
+        );
     }
 
     #[test]

@@ -28,7 +28,13 @@ pub(crate) fn s3(e: ServiceError, missing: S3ErrorCode) -> S3Error {
         E::RateLimited { reset, now, .. } => {
             let mut err = S3Error::with_message(S3ErrorCode::SlowDown, message);
             let wait = (reset - now).max(1);
+            // s3s puts these in place of its own headers: the body's type
+            // goes with them, or the answer's XML is taken for none.
             let mut headers = axum::http::HeaderMap::new();
+            headers.insert(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("application/xml"),
+            );
             headers.insert(
                 axum::http::header::RETRY_AFTER,
                 axum::http::HeaderValue::from(u64::try_from(wait).unwrap_or(1)),
@@ -135,5 +141,6 @@ mod tests {
         assert_eq!(slow.code().as_str(), "SlowDown");
         assert_eq!(slow.status_code().map(|s| s.as_u16()), Some(503));
         assert_eq!(slow.headers().unwrap()["retry-after"], "30");
+        assert_eq!(slow.headers().unwrap()["content-type"], "application/xml");
     }
 }

@@ -26,8 +26,21 @@ pub(crate) fn error(
     resource: &str,
     id: &str,
 ) -> Response<Body> {
+    error_with(status, code, message, "", resource, id)
+}
+
+/// An S3 error answer with `extra` (elements, already escaped) after its
+/// message.
+fn error_with(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    extra: &str,
+    resource: &str,
+    id: &str,
+) -> Response<Body> {
     let xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{}</Message><Resource>{}</Resource><RequestId>{id}</RequestId></Error>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{}</Message>{extra}<Resource>{}</Resource><RequestId>{id}</RequestId></Error>",
         escape(message),
         escape(resource)
     );
@@ -102,6 +115,9 @@ pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Bod
             }
         }
     }
+    if let Some(names) = unsigned_headers(req.headers(), auth, &query) {
+        return Some(not_signed(&names, resource, id));
+    }
     if let Some((_, v)) = query.iter().find(|(n, _)| n == "X-Amz-Expires") {
         match v.parse::<i64>() {
             Ok(0) => {
@@ -126,6 +142,50 @@ pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Bod
         }
     }
     None
+}
+
+/// The headers a V4 signature must cover but does not, comma-separated:
+/// `host` and every `x-amz-*` header the request carries, as S3 requires
+/// (its `HeadersNotSigned`). Without this a presigned PUT's holder could add
+/// `x-amz-copy-source` or `x-amz-acl` and s3s would act on them unsigned.
+/// `None` for a request not signed with V4 (anonymous, a V2 presigned URL,
+/// whose string to sign covers every `x-amz-*` header) or whose signed list
+/// is missing (s3s refuses it).
+fn unsigned_headers(headers: &HeaderMap, auth: &str, query: &[(String, String)]) -> Option<String> {
+    let signed = if let Some(rest) = auth.strip_prefix("AWS4-HMAC-SHA256") {
+        rest.split(',')
+            .find_map(|part| part.trim().strip_prefix("SignedHeaders="))?
+    } else if query.iter().any(|(n, _)| n == "X-Amz-Signature") {
+        query
+            .iter()
+            .find(|(n, _)| n == "X-Amz-SignedHeaders")
+            .map(|(_, v)| v.as_str())?
+    } else {
+        return None;
+    };
+    let signed: Vec<String> = signed.split(';').map(str::to_ascii_lowercase).collect();
+    let missing: Vec<&str> = std::iter::once("host")
+        .chain(
+            headers
+                .keys()
+                .map(axum::http::HeaderName::as_str)
+                .filter(|n| n.starts_with("x-amz-")),
+        )
+        .filter(|n| !signed.iter().any(|s| s == n))
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
+/// S3's refusal of a request with headers its signature does not cover.
+fn not_signed(names: &str, resource: &str, id: &str) -> Response<Body> {
+    error_with(
+        StatusCode::FORBIDDEN,
+        "AccessDenied",
+        "There were headers present in the request which were not signed",
+        &format!("<HeadersNotSigned>{}</HeadersNotSigned>", escape(names)),
+        resource,
+        id,
+    )
 }
 
 /// The answer to a CORS preflight: any origin, the methods S3 has, the
@@ -276,6 +336,70 @@ mod tests {
             status(req("/b/k", Some("AWS4-HMAC-SHA256 Credential=x"))),
             None
         );
+    }
+
+    #[tokio::test]
+    async fn every_x_amz_header_and_host_must_be_signed() {
+        let status = |uri: &str, auth: Option<&str>, extra: &[(&str, &str)]| {
+            let mut r = req(uri, auth);
+            for (k, v) in extra {
+                let name = axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap();
+                r.headers_mut()
+                    .insert(name, HeaderValue::from_str(v).unwrap());
+            }
+            refuse_early(&r, "X").map(|r| r.status().as_u16())
+        };
+        let v4 = |signed: &str| {
+            format!("AWS4-HMAC-SHA256 Credential=k/20261203/us-east-1/s3/aws4_request, SignedHeaders={signed}, Signature=ab")
+        };
+        let copy = [("x-amz-copy-source", "/b/secret")];
+        let pre = "/b/k?X-Amz-Signature=ab&X-Amz-SignedHeaders=host&X-Amz-Expires=60";
+        assert_eq!(status(pre, None, &[]), None);
+        assert_eq!(status(pre, None, &[("content-type", "x/y")]), None);
+        assert_eq!(status(pre, None, &copy), Some(403));
+        let no_host = "/b/k?X-Amz-Signature=ab&X-Amz-SignedHeaders=x-amz-acl";
+        assert_eq!(
+            status(no_host, None, &[("x-amz-acl", "private")]),
+            Some(403)
+        );
+        let signed = v4("host;x-amz-content-sha256;x-amz-date");
+        let sha = [
+            ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"),
+            ("x-amz-date", "20261203T000000Z"),
+        ];
+        assert_eq!(status("/b/k", Some(&signed), &sha), None);
+        let acl = [sha[0], sha[1], ("x-amz-acl", "public-read")];
+        assert_eq!(status("/b/k", Some(&signed), &acl), Some(403));
+        let with_acl = v4("host;x-amz-acl;x-amz-content-sha256;x-amz-date");
+        assert_eq!(status("/b/k", Some(&with_acl), &acl), None);
+        assert_eq!(status("/b/k", Some(&v4("x-amz-date")), &[]), Some(403));
+        // Anonymous, and V2's presigned URL (its signature covers x-amz-*):
+        // s3s judges them.
+        assert_eq!(status("/b/k", None, &copy), None);
+        let soon = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 60;
+        let v2 = format!("/b/k?AWSAccessKeyId=k&Signature=s&Expires={soon}");
+        assert_eq!(status(&v2, None, &copy), None);
+
+        let mut r = req(pre, None);
+        r.headers_mut()
+            .insert("x-amz-acl", HeaderValue::from_static("public-read"));
+        r.headers_mut()
+            .insert("x-amz-meta-a", HeaderValue::from_static("1"));
+        let resp = refuse_early(&r, "ID3").unwrap();
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body = std::str::from_utf8(&body).unwrap();
+        assert!(body.contains("<Code>AccessDenied</Code>"), "{body}");
+        assert!(
+            body.contains("<HeadersNotSigned>x-amz-acl, x-amz-meta-a</HeadersNotSigned>"),
+            "{body}"
+        );
+        assert!(body.contains("<RequestId>ID3</RequestId>"), "{body}");
     }
 
     #[tokio::test]

@@ -91,6 +91,19 @@ def presign(bucket):
         expect(got["Body"].read() == put, f"{how}: the presigned PUT's object has its bytes")
         expect(got["ETag"] == '"%s"' % hashlib.md5(put).hexdigest(), f"{how}: its ETag is the quoted MD5", got["ETag"])
 
+        # The URL's holder adds headers it does not sign: a copy from another
+        # key, an ACL. S3 refuses them (V4: HeadersNotSigned; V2's signature
+        # covers every x-amz-* header); nothing is copied.
+        for extra in ({"x-amz-copy-source": f"/{bucket}/pre/get.bin"}, {"x-amz-acl": "public-read"}):
+            req = urllib.request.Request(url, data=b"", method="PUT", headers={"Content-Type": "", **extra})
+            status, answer = fetch(req)
+            expect(status == 403, f"{how}: a presigned PUT with {list(extra)} unsigned is 403", (status, answer[:300]))
+            if how == "s3v4":
+                name = list(extra)[0].encode()
+                expect(b"<HeadersNotSigned>" + name + b"</HeadersNotSigned>" in answer, f"{how}: it names {name}", answer[:400])
+            got = s3.get_object(Bucket=bucket, Key="pre/put.bin")
+            expect(got["Body"].read() == put, f"{how}: the key keeps its bytes after the refused {list(extra)}")
+
 
 def multipart_form(fields, file_name, file_bytes):
     boundary = uuid.uuid4().hex
@@ -223,6 +236,16 @@ def errors(bucket, public_key_id):
     expect(absent("e/crc-wrong.txt"), "nothing stored after a wrong checksum")
     crc = s3.put_object(Bucket=bucket, Key="e/crc-right.txt", Body=b"abc", ChecksumCRC32="NSRBwg==")
     expect(crc.get("ChecksumCRC32") == "NSRBwg==", "the right CRC32 is stored and echoed", crc.get("ChecksumCRC32"))
+
+    # A header added after signing (what a man in the middle could do): 403.
+    def unsigned_acl(request, **_):
+        request.headers["x-amz-acl"] = "public-read"
+
+    s3.meta.events.register("before-send.s3.PutObject", unsigned_acl)
+    seen = error_of(lambda: s3.put_object(Bucket=bucket, Key="e/unsigned.txt", Body=b"abc"))
+    s3.meta.events.unregister("before-send.s3.PutObject", unsigned_acl)
+    expect(seen == (403, "AccessDenied"), "an x-amz-* header the signature does not cover: 403 AccessDenied", seen)
+    expect(absent("e/unsigned.txt"), "nothing stored after an unsigned x-amz-acl")
 
 
 CASES = {"presign": presign, "post_policy": post_policy, "listing": listing, "delete_quiet": delete_quiet, "errors": errors}
