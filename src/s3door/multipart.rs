@@ -33,6 +33,26 @@ fn part_number(n: i32) -> S3Result<u32> {
 }
 
 impl Ops {
+    /// Refuses, as S3 does, an upload id sent with another bucket or key
+    /// than its own (`NoSuchUpload`).
+    async fn named(
+        &self,
+        caller: &crate::service::caller::Caller,
+        bucket: &str,
+        key: &str,
+        id: &str,
+    ) -> S3Result<()> {
+        let Target::File { folder, name } = keys::target(bucket, key)? else {
+            return Err(errors::rule(
+                crate::service::s3_error::S3Error::NoSuchUpload,
+            ));
+        };
+        self.app
+            .multipart_named(caller, id, &folder, &name)
+            .await
+            .map_err(errors::rule)
+    }
+
     pub(crate) async fn create_multipart(
         &self,
         req: S3Request<CreateMultipartUploadInput>,
@@ -77,6 +97,7 @@ impl Ops {
         let caller = super::caller(&req.extensions)?;
         let i = req.input;
         let number = part_number(i.part_number)?;
+        self.named(&caller, &i.bucket, &i.key, &i.upload_id).await?;
         let length = render::decoded_length(&req.headers, i.content_length)?;
         let declared = Declared {
             md5: digests::content_md5(i.content_md5.as_deref())?,
@@ -120,6 +141,7 @@ impl Ops {
         let caller = super::caller(&req.extensions)?;
         let i = req.input;
         let number = part_number(i.part_number)?;
+        self.named(&caller, &i.bucket, &i.key, &i.upload_id).await?;
         let CopySource::Bucket {
             bucket,
             key,
@@ -191,6 +213,7 @@ impl Ops {
         if parts.is_empty() {
             return Err(s3_error!(MalformedXML, "The XML you provided was not well-formed or did not validate against our published schema"));
         }
+        self.named(&caller, &i.bucket, &i.key, &i.upload_id).await?;
         self.app.s3_may_write(&caller).await.map_err(errors::key)?;
         let stored = self
             .app
@@ -211,8 +234,10 @@ impl Ops {
         req: S3Request<AbortMultipartUploadInput>,
     ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
         let caller = super::caller(&req.extensions)?;
+        let i = &req.input;
+        self.named(&caller, &i.bucket, &i.key, &i.upload_id).await?;
         self.app
-            .abort_multipart(&caller, &req.input.upload_id)
+            .abort_multipart(&caller, &i.upload_id)
             .await
             .map_err(errors::rule)?;
         let mut resp = S3Response::new(AbortMultipartUploadOutput::default());
@@ -230,6 +255,7 @@ impl Ops {
         let max = u32::try_from(i.max_parts.unwrap_or(1000))
             .unwrap_or(1000)
             .min(1000);
+        self.named(&caller, &i.bucket, &i.key, &i.upload_id).await?;
         let (_, listed) = self
             .app
             .list_parts(&caller, &i.upload_id, after, max)

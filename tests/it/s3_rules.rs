@@ -362,6 +362,99 @@ async fn a_multipart_upload_with_a_copied_part_completes_with_s3s_etag() {
         .await
         .unwrap();
     assert_eq!(parts.parts().len(), 2);
+    // The id under another key or bucket is no upload (S3's NoSuchUpload):
+    // nothing is sent, listed, aborted or stored there.
+    let no_such = Some((Some(404), Some("NoSuchUpload".into())));
+    for (bucket, key) in [
+        ("pics", "other.bin"),
+        ("bkt", "joined.bin"),
+        ("pics", "dir/"),
+    ] {
+        let e = s3
+            .upload_part()
+            .bucket(bucket)
+            .key(key)
+            .upload_id(&id)
+            .part_number(3)
+            .body(ByteStream::from_static(b"x"))
+            .send()
+            .await
+            .err();
+        assert_eq!(
+            e.as_ref().map(failure),
+            no_such,
+            "UploadPart {bucket}/{key}"
+        );
+        let e = s3
+            .upload_part_copy()
+            .bucket(bucket)
+            .key(key)
+            .upload_id(&id)
+            .part_number(3)
+            .copy_source("bkt/source.bin")
+            .send()
+            .await
+            .err();
+        assert_eq!(
+            e.as_ref().map(failure),
+            no_such,
+            "UploadPartCopy {bucket}/{key}"
+        );
+        let e = s3
+            .list_parts()
+            .bucket(bucket)
+            .key(key)
+            .upload_id(&id)
+            .send()
+            .await
+            .err();
+        assert_eq!(e.as_ref().map(failure), no_such, "ListParts {bucket}/{key}");
+        let e = s3
+            .abort_multipart_upload()
+            .bucket(bucket)
+            .key(key)
+            .upload_id(&id)
+            .send()
+            .await
+            .err();
+        assert_eq!(e.as_ref().map(failure), no_such, "Abort {bucket}/{key}");
+        let e = s3
+            .complete_multipart_upload()
+            .bucket(bucket)
+            .key(key)
+            .upload_id(&id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .parts(
+                        CompletedPart::builder()
+                            .part_number(1)
+                            .e_tag(one.e_tag().unwrap())
+                            .build(),
+                    )
+                    .build(),
+            )
+            .send()
+            .await
+            .err();
+        assert_eq!(e.as_ref().map(failure), no_such, "Complete {bucket}/{key}");
+    }
+    let e = s3
+        .head_object()
+        .bucket("pics")
+        .key("other.bin")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(failure(&e).0, Some(404), "nothing stored at the other key");
+    let parts = s3
+        .list_parts()
+        .bucket("pics")
+        .key("joined.bin")
+        .upload_id(&id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(parts.parts().len(), 2, "the upload is as it was");
     let tags = [
         one.e_tag().unwrap().to_string(),
         two.copy_part_result()

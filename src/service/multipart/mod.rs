@@ -154,6 +154,23 @@ impl App {
         }
     }
 
+    /// Whether the caller's upload `id` (open or completed) is the one of
+    /// the object `folder/name`: S3 names an upload by its key and its id,
+    /// so the id under another key is [`S3Error::NoSuchUpload`] (else a
+    /// Complete sent to one key would store the object at another).
+    pub(crate) async fn multipart_named(
+        &self,
+        caller: &Caller,
+        id: &str,
+        folder: &str,
+        name: &str,
+    ) -> Result<(), S3Error> {
+        match self.meta.s3_upload(&caller.account.id, id).await? {
+            Some(row) if row.folder == folder && row.name == name => Ok(()),
+            _ => Err(S3Error::NoSuchUpload),
+        }
+    }
+
     /// AbortMultipartUpload: its parts' blobs go to the collector, their
     /// bytes leave the account's storage at once.
     /// [`S3Error::NoSuchUpload`] when it is not open.
