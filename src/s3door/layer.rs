@@ -10,6 +10,9 @@ use std::fmt::Write as _;
 
 /// The longest error body rewritten (s3s's are a few hundred bytes).
 const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The longest body the door reads whole (an XML or JSON document):
+/// DeleteObjects of 1,000 keys is about 100 KB.
+pub(crate) const WHOLE_MAX: usize = 2 << 20;
 /// The longest presigned URL lifetime (7 days).
 const MAX_EXPIRES: i64 = 604_800;
 
@@ -85,7 +88,9 @@ pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Bod
             id,
         ));
     }
-    if has("AWSAccessKeyId") && has("Signature") && !has("X-Amz-Signature") {
+    // s3s takes a query with `Signature` for a V2 presigned URL whatever
+    // else it holds (`X-Amz-Signature` too): so does this check.
+    if has("Signature") {
         let expires = query
             .iter()
             .find(|(n, _)| n == "Expires")
@@ -148,18 +153,26 @@ pub(crate) fn refuse_early(req: &Request<Body>, id: &str) -> Option<Response<Bod
 /// `host` and every `x-amz-*` header the request carries, as S3 requires
 /// (its `HeadersNotSigned`). Without this a presigned PUT's holder could add
 /// `x-amz-copy-source` or `x-amz-acl` and s3s would act on them unsigned.
-/// `None` for a request not signed with V4 (anonymous, a V2 presigned URL,
-/// whose string to sign covers every `x-amz-*` header) or whose signed list
-/// is missing (s3s refuses it).
+/// The signature is found where s3s looks for it, in its order: a V2
+/// presigned URL (`Signature`: its string to sign covers every `x-amz-*`
+/// header, `None`), a V4 one (`X-Amz-Signature`, whatever the
+/// `Authorization` header says), then any `Authorization` header (s3s
+/// takes its first word for the algorithm and never checks it). A signed
+/// list that cannot be found counts as empty. `None` for an anonymous
+/// request.
 fn unsigned_headers(headers: &HeaderMap, auth: &str, query: &[(String, String)]) -> Option<String> {
-    let signed = if let Some(rest) = auth.strip_prefix("AWS4-HMAC-SHA256") {
-        rest.split(',')
-            .find_map(|part| part.trim().strip_prefix("SignedHeaders="))?
-    } else if query.iter().any(|(n, _)| n == "X-Amz-Signature") {
+    let has = |k: &str| query.iter().any(|(n, _)| n == k);
+    let signed = if has("Signature") {
+        return None;
+    } else if has("X-Amz-Signature") {
         query
             .iter()
             .find(|(n, _)| n == "X-Amz-SignedHeaders")
-            .map(|(_, v)| v.as_str())?
+            .map_or("", |(_, v)| v.as_str())
+    } else if headers.contains_key(header::AUTHORIZATION) {
+        auth.split(',')
+            .find_map(|part| part.trim().strip_prefix("SignedHeaders="))
+            .unwrap_or("")
     } else {
         return None;
     };
@@ -186,6 +199,91 @@ fn not_signed(names: &str, resource: &str, id: &str) -> Response<Body> {
         resource,
         id,
     )
+}
+
+/// Whether the request is an object's PUT (PutObject, UploadPart, their
+/// copies), whose body s3s streams; s3s reads any other body whole, and
+/// takes one over its limit for an internal error (500): the door reads
+/// those itself, up to [`WHOLE_MAX`]. An object's PUT names a key (path
+/// style: `/bucket/key`; virtual-host style, `domain` set: `/key` on
+/// `bucket.domain`) and none of an object's XML sub-resources.
+pub(crate) fn streams(req: &axum::http::request::Parts, domain: Option<&str>) -> bool {
+    if req.method != Method::PUT {
+        return false;
+    }
+    let host = req
+        .headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri.host())
+        .unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    let virtual_host =
+        domain.is_some_and(|d| host.len() > d.len() + 1 && host.ends_with(&format!(".{d}")));
+    let path = req.uri.path().trim_start_matches('/');
+    let key = if virtual_host {
+        path
+    } else {
+        path.split_once('/').map_or("", |(_, key)| key)
+    };
+    let sub_resource = form_urlencoded::parse(req.uri.query().unwrap_or("").as_bytes())
+        .any(|(k, _)| matches!(&*k, "acl" | "tagging" | "retention" | "legal-hold"));
+    !key.is_empty() && !sub_resource
+}
+
+/// Why a body the door reads whole was not read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Unread {
+    TooBig,
+    Broken,
+}
+
+/// How much of a body over [`WHOLE_MAX`] is read and dropped before the
+/// refusal: a client still sending when the connection closed would see
+/// a reset, not the answer.
+const DRAIN_MAX: usize = 8 << 20;
+
+/// A body read whole, at most [`WHOLE_MAX`] bytes.
+pub(crate) async fn read_whole(body: Body) -> Result<bytes::Bytes, Unread> {
+    use futures_util::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut whole = Vec::new();
+    let mut over = 0;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| Unread::Broken)?;
+        if over > 0 || whole.len() + chunk.len() > WHOLE_MAX {
+            over += chunk.len();
+            if over > DRAIN_MAX {
+                break;
+            }
+            continue;
+        }
+        whole.extend_from_slice(&chunk);
+    }
+    if over > 0 {
+        return Err(Unread::TooBig);
+    }
+    Ok(whole.into())
+}
+
+/// S3's answer to a body [`read_whole`] did not read.
+pub(crate) fn unread(why: &Unread, resource: &str, id: &str) -> Response<Body> {
+    match why {
+        Unread::TooBig => error(
+            StatusCode::BAD_REQUEST,
+            "MaxMessageLengthExceeded",
+            "Your request was too big.",
+            resource,
+            id,
+        ),
+        Unread::Broken => error(
+            StatusCode::BAD_REQUEST,
+            "IncompleteBody",
+            "The request body could not be read.",
+            resource,
+            id,
+        ),
+    }
 }
 
 /// The answer to a CORS preflight: any origin, the methods S3 has, the
@@ -328,12 +426,23 @@ mod tests {
             status(req("/b/k?AWSAccessKeyId=k&Signature=s&Expires=1", None)),
             Some(403)
         );
+        // A V2 URL stays V2 (as s3s judges it) with an X-Amz-Signature added.
+        assert_eq!(
+            status(req(
+                "/b/k?AWSAccessKeyId=k&Signature=s&Expires=99999999999&X-Amz-Signature=x",
+                None
+            )),
+            Some(400)
+        );
         assert_eq!(status(req("/b/k?X-Amz-Expires=0", None)), Some(403));
         assert_eq!(status(req("/b/k?X-Amz-Expires=-7", None)), Some(400));
         assert_eq!(status(req("/b/k?X-Amz-Expires=604801", None)), Some(400));
         assert_eq!(status(req("/b/k?X-Amz-Expires=60", None)), None);
         assert_eq!(
-            status(req("/b/k", Some("AWS4-HMAC-SHA256 Credential=x"))),
+            status(req(
+                "/b/k",
+                Some("AWS4-HMAC-SHA256 Credential=x, SignedHeaders=host, Signature=y")
+            )),
             None
         );
     }
@@ -373,6 +482,15 @@ mod tests {
         let with_acl = v4("host;x-amz-acl;x-amz-content-sha256;x-amz-date");
         assert_eq!(status("/b/k", Some(&with_acl), &acl), None);
         assert_eq!(status("/b/k", Some(&v4("x-amz-date")), &[]), Some(403));
+        // The signature s3s checks decides: a presigned URL's, whatever an
+        // added Authorization header lists; any first word of the header.
+        let claims = v4("host;x-amz-copy-source");
+        assert_eq!(status(pre, Some(&claims), &copy), Some(403));
+        let other_word = signed.replacen("AWS4-HMAC-SHA256", "X", 1);
+        assert_eq!(status("/b/k", Some(&other_word), &acl), Some(403));
+        assert_eq!(status("/b/k", Some("X garbage"), &[]), Some(403));
+        let no_list = "/b/k?X-Amz-Signature=ab&X-Amz-Expires=60";
+        assert_eq!(status(no_list, None, &[]), Some(403));
         // Anonymous, and V2's presigned URL (its signature covers x-amz-*):
         // s3s judges them.
         assert_eq!(status("/b/k", None, &copy), None);
@@ -400,6 +518,66 @@ mod tests {
             "{body}"
         );
         assert!(body.contains("<RequestId>ID3</RequestId>"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn only_an_objects_put_streams_any_other_body_is_read_whole_and_bounded() {
+        let streams = |method: &str, host: &str, uri: &str, domain: Option<&str>| {
+            let (parts, ()) = Request::builder()
+                .method(method)
+                .uri(uri)
+                .header(header::HOST, host)
+                .body(())
+                .unwrap()
+                .into_parts();
+            super::streams(&parts, domain)
+        };
+        let d = Some("s3.example.com");
+        assert!(streams("PUT", "h:9000", "/b/k", None));
+        assert!(streams(
+            "PUT",
+            "h",
+            "/b/dir/k?partNumber=1&uploadId=u",
+            None
+        ));
+        assert!(streams("PUT", "h", "/b/k?x-id=PutObject", None));
+        assert!(streams("PUT", "b.s3.example.com:443", "/k", d));
+        assert!(streams("PUT", "s3.example.com", "/b/k", d));
+        assert!(!streams("PUT", "h", "/b", None));
+        assert!(!streams("PUT", "h", "/b/", None));
+        assert!(!streams("PUT", "h", "/b/k?tagging", None));
+        assert!(!streams("PUT", "h", "/b/k?acl", None));
+        assert!(!streams("PUT", "b.s3.example.com", "/", d));
+        assert!(!streams("PUT", "b.s3.example.com", "/?versioning", d));
+        assert!(!streams("POST", "h", "/b?delete", None));
+        assert!(!streams("POST", "h", "/b/k?uploadId=u", None));
+        assert!(!streams("GET", "h", "/b/k", None));
+
+        let small = read_whole(Body::from(vec![7u8; WHOLE_MAX])).await.unwrap();
+        assert_eq!(small.len(), WHOLE_MAX);
+        let chunks = futures_util::stream::iter(
+            (0..3).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![1u8; 1 << 20]))),
+        );
+        assert_eq!(
+            read_whole(Body::from_stream(chunks)).await,
+            Err(Unread::TooBig)
+        );
+        let broken = futures_util::stream::iter([
+            Ok(bytes::Bytes::from_static(b"<Delete>")),
+            Err(std::io::Error::other("cut")),
+        ]);
+        assert_eq!(
+            read_whole(Body::from_stream(broken)).await,
+            Err(Unread::Broken)
+        );
+        let resp = unread(&Unread::TooBig, "/b", "ID4");
+        assert_eq!(resp.status(), 400);
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        assert!(std::str::from_utf8(&body)
+            .unwrap()
+            .contains("<Code>MaxMessageLengthExceeded</Code>"));
     }
 
     #[tokio::test]

@@ -188,9 +188,8 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     builder.set_auth(auth::Credentials { app: app.clone() });
     builder.set_access(auth::Admission { app: app.clone() });
     let mut config = s3s::config::S3Config::default();
-    // DeleteObjects of 1,000 keys is about 100 KB of XML: nothing bigger is
-    // read into memory.
-    config.xml_max_body_size = 2 << 20;
+    // The door reads such bodies itself first (`layer::read_whole`).
+    config.xml_max_body_size = layer::WHOLE_MAX;
     builder.set_config(Arc::new(s3s::config::StaticConfigProvider::new(Arc::new(
         config,
     ))));
@@ -224,31 +223,53 @@ async fn serve(State(door): State<Door>, req: Request) -> Response {
     } else if let Some(resp) = layer::refuse_early(&req, &id) {
         resp
     } else {
-        let slot = AccountSlot::default();
-        let mut req = req.map(s3s::Body::http_body_unsync);
-        req.extensions_mut().insert(slot.clone());
-        let call = auth::SEEN.scope(std::sync::Mutex::new(None), door.s3.call(req));
-        match call.await {
-            Ok(resp) => {
-                let mut resp = layer::complete_error(resp.map(Body::new), &resource, &id).await;
-                if let Some(account) = slot.0.get() {
-                    resp.extensions_mut()
-                        .insert(crate::service::caller::AccountTag(account.clone()));
-                }
-                resp
-            }
-            Err(e) => {
-                tracing::error!(error = ?e, "S3 door: unanswered request");
-                layer::error(
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    "InternalError",
-                    "We encountered an internal error. Please try again.",
+        let domain = door.ops.app.config.s3.domain.as_deref();
+        let (parts, body) = req.into_parts();
+        let body = if layer::streams(&parts, domain) {
+            Ok(s3s::Body::http_body_unsync(body))
+        } else {
+            layer::read_whole(body).await.map(s3s::Body::from)
+        };
+        match body {
+            Ok(body) => {
+                call(
+                    &door,
+                    s3s::HttpRequest::from_parts(parts, body),
                     &resource,
                     &id,
                 )
+                .await
             }
+            Err(why) => layer::unread(&why, &resource, &id),
         }
     };
     layer::decorate(resp.headers_mut(), &id, origin.as_ref());
     resp
+}
+
+/// The request answered by s3s (and the door's operations behind it).
+async fn call(door: &Door, mut req: s3s::HttpRequest, resource: &str, id: &str) -> Response {
+    let slot = AccountSlot::default();
+    req.extensions_mut().insert(slot.clone());
+    let call = auth::SEEN.scope(std::sync::Mutex::new(None), door.s3.call(req));
+    match call.await {
+        Ok(resp) => {
+            let mut resp = layer::complete_error(resp.map(Body::new), resource, id).await;
+            if let Some(account) = slot.0.get() {
+                resp.extensions_mut()
+                    .insert(crate::service::caller::AccountTag(account.clone()));
+            }
+            resp
+        }
+        Err(e) => {
+            tracing::error!(error = ?e, "S3 door: unanswered request");
+            layer::error(
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "We encountered an internal error. Please try again.",
+                resource,
+                id,
+            )
+        }
+    }
 }

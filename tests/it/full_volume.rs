@@ -133,7 +133,12 @@ async fn deletes_answer_200_while_another_process_keeps_the_volume_full() {
     let mut refused = Vec::new();
     // The deletes one at a time, the refiller taking whatever each frees
     // (and the collector's passes meeting a volume with no room).
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Filled within seconds (300 ms on a quiet machine; a busy one took
+    // longer): waited for, up to 30 s.
+    let filled_by = std::time::Instant::now() + Duration::from_secs(30);
+    while free_bytes(volume.path()) >= 64 * 1024 && std::time::Instant::now() < filled_by {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(free_bytes(volume.path()) < 64 * 1024, "the volume is full");
     for id in &ids {
         let r = srv.delete_as(&key, id).await;

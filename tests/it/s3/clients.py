@@ -94,7 +94,11 @@ def presign(bucket):
         # The URL's holder adds headers it does not sign: a copy from another
         # key, an ACL. S3 refuses them (V4: HeadersNotSigned; V2's signature
         # covers every x-amz-* header); nothing is copied.
-        for extra in ({"x-amz-copy-source": f"/{bucket}/pre/get.bin"}, {"x-amz-acl": "public-read"}):
+        # An Authorization header claiming them signed changes nothing: the
+        # URL's signature is the one checked.
+        claim = "AWS4-HMAC-SHA256 Credential=k/20260101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-copy-source, Signature=00"
+        copy = {"x-amz-copy-source": f"/{bucket}/pre/get.bin"}
+        for extra in (copy, {"x-amz-acl": "public-read"}, {**copy, "Authorization": claim}):
             req = urllib.request.Request(url, data=b"", method="PUT", headers={"Content-Type": "", **extra})
             status, answer = fetch(req)
             expect(status == 403, f"{how}: a presigned PUT with {list(extra)} unsigned is 403", (status, answer[:300]))
@@ -236,6 +240,12 @@ def errors(bucket, public_key_id):
     expect(absent("e/crc-wrong.txt"), "nothing stored after a wrong checksum")
     crc = s3.put_object(Bucket=bucket, Key="e/crc-right.txt", Body=b"abc", ChecksumCRC32="NSRBwg==")
     expect(crc.get("ChecksumCRC32") == "NSRBwg==", "the right CRC32 is stored and echoed", crc.get("ChecksumCRC32"))
+
+    # A document over the door's 2 MiB: 400, never a 500.
+    big = {"Objects": [{"Key": "e/" + "k" * 1000 + str(i)} for i in range(2200)]}
+    seen = error_of(lambda: s3.delete_objects(Bucket=bucket, Delete=big))
+    expect(seen == (400, "MaxMessageLengthExceeded"), "a DeleteObjects of 2.2 MB: 400 MaxMessageLengthExceeded", seen)
+    expect(not absent("e/here.txt"), "nothing deleted by it")
 
     # A header added after signing (what a man in the middle could do): 403.
     def unsigned_acl(request, **_):
