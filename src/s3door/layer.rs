@@ -201,34 +201,82 @@ fn not_signed(names: &str, resource: &str, id: &str) -> Response<Body> {
     )
 }
 
-/// Whether the request is an object's PUT (PutObject, UploadPart, their
-/// copies), whose body s3s streams; s3s reads any other body whole, and
-/// takes one over its limit for an internal error (500): the door reads
-/// those itself, up to [`WHOLE_MAX`]. An object's PUT names a key (path
-/// style: `/bucket/key`; virtual-host style, `domain` set: `/key` on
-/// `bucket.domain`) and none of an object's XML sub-resources.
-pub(crate) fn streams(req: &axum::http::request::Parts, domain: Option<&str>) -> bool {
-    if req.method != Method::PUT {
-        return false;
+/// The query keys with which s3s routes a PUT to an operation that reads
+/// its body whole (a bucket's or an object's XML or JSON document).
+const DOCUMENT_KEYS: [&str; 22] = [
+    "accelerate",
+    "acl",
+    "analytics",
+    "cors",
+    "encryption",
+    "intelligent-tiering",
+    "inventory",
+    "legal-hold",
+    "lifecycle",
+    "logging",
+    "metrics",
+    "notification",
+    "object-lock",
+    "ownershipControls",
+    "policy",
+    "publicAccessBlock",
+    "replication",
+    "requestPayment",
+    "retention",
+    "tagging",
+    "versioning",
+    "website",
+];
+
+/// Whether s3s would read the request's body whole (else it streams it,
+/// or ignores it): a POST (DeleteObjects, Complete; a form upload never
+/// comes here), or a PUT with one of [`DOCUMENT_KEYS`]. s3s takes such a
+/// body over its limit for an internal error (500): the door reads these
+/// itself, up to [`WHOLE_MAX`]. Decided by the query alone: every other
+/// PUT (an object's, or CreateBucket's optional document, which keeps
+/// s3s's limit) streams, however the host names the bucket.
+pub(crate) fn read_whole_first(req: &axum::http::request::Parts) -> bool {
+    req.method == Method::POST
+        || (req.method == Method::PUT
+            && form_urlencoded::parse(req.uri.query().unwrap_or("").as_bytes())
+                .any(|(k, _)| DOCUMENT_KEYS.contains(&&*k)))
+}
+
+/// The bytes all bodies being read whole may hold at once (a flood of
+/// such requests, signed or not, waits for no one: 503 past it).
+const WHOLE_BUDGET: u32 = 64 << 20;
+
+/// Room for one body read whole, held until its answer: `None` when the
+/// budget is spent.
+pub(crate) fn whole_room(len: usize) -> Option<tokio::sync::SemaphorePermit<'static>> {
+    static BUDGET: tokio::sync::Semaphore =
+        tokio::sync::Semaphore::const_new(WHOLE_BUDGET as usize);
+    BUDGET
+        .try_acquire_many(u32::try_from(len).unwrap_or(u32::MAX))
+        .ok()
+}
+
+/// The body s3s is given: streamed, or read whole first
+/// ([`read_whole_first`]) with its room in the budget, to be held until
+/// the answer.
+pub(crate) async fn for_s3s(
+    parts: &axum::http::request::Parts,
+    body: Body,
+) -> Result<(s3s::Body, Option<tokio::sync::SemaphorePermit<'static>>), Unread> {
+    if !read_whole_first(parts) {
+        return Ok((s3s::Body::http_body_unsync(body), None));
     }
-    let host = req
+    let declared = parts
         .headers
-        .get(header::HOST)
+        .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .or_else(|| req.uri.host())
-        .unwrap_or("");
-    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    let virtual_host =
-        domain.is_some_and(|d| host.len() > d.len() + 1 && host.ends_with(&format!(".{d}")));
-    let path = req.uri.path().trim_start_matches('/');
-    let key = if virtual_host {
-        path
-    } else {
-        path.split_once('/').map_or("", |(_, key)| key)
-    };
-    let sub_resource = form_urlencoded::parse(req.uri.query().unwrap_or("").as_bytes())
-        .any(|(k, _)| matches!(&*k, "acl" | "tagging" | "retention" | "legal-hold"));
-    !key.is_empty() && !sub_resource
+        .and_then(|v| v.parse::<u64>().ok());
+    let room = declared.map_or(WHOLE_MAX, |n| {
+        usize::try_from(n).unwrap_or(usize::MAX).min(WHOLE_MAX)
+    });
+    let held = whole_room(room).ok_or(Unread::Busy)?;
+    let bytes = read_whole(body, declared).await?;
+    Ok((s3s::Body::from(bytes), Some(held)))
 }
 
 /// Why a body the door reads whole was not read.
@@ -236,6 +284,8 @@ pub(crate) fn streams(req: &axum::http::request::Parts, domain: Option<&str>) ->
 pub(crate) enum Unread {
     TooBig,
     Broken,
+    /// The budget of all bodies being read whole is spent.
+    Busy,
 }
 
 /// How much of a body over [`WHOLE_MAX`] is read and dropped before the
@@ -243,12 +293,14 @@ pub(crate) enum Unread {
 /// a reset, not the answer.
 const DRAIN_MAX: usize = 8 << 20;
 
-/// A body read whole, at most [`WHOLE_MAX`] bytes.
-pub(crate) async fn read_whole(body: Body) -> Result<bytes::Bytes, Unread> {
+/// A body read whole, at most [`WHOLE_MAX`] bytes (`declared`: its
+/// `Content-Length`, refused at once when larger).
+pub(crate) async fn read_whole(body: Body, declared: Option<u64>) -> Result<bytes::Bytes, Unread> {
     use futures_util::StreamExt;
     let mut stream = body.into_data_stream();
-    let mut whole = Vec::new();
-    let mut over = 0;
+    let declared = declared.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let mut whole = Vec::with_capacity(declared.unwrap_or(0).min(WHOLE_MAX));
+    let mut over = usize::from(declared.is_some_and(|n| n > WHOLE_MAX));
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|_| Unread::Broken)?;
         if over > 0 || whole.len() + chunk.len() > WHOLE_MAX {
@@ -283,6 +335,18 @@ pub(crate) fn unread(why: &Unread, resource: &str, id: &str) -> Response<Body> {
             resource,
             id,
         ),
+        Unread::Busy => {
+            let mut resp = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SlowDown",
+                "Please reduce your request rate.",
+                resource,
+                id,
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            resp
+        }
     }
 }
 
@@ -521,45 +585,53 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_an_objects_put_streams_any_other_body_is_read_whole_and_bounded() {
-        let streams = |method: &str, host: &str, uri: &str, domain: Option<&str>| {
+    async fn only_documents_are_read_whole_and_bounded() {
+        let whole_first = |method: &str, uri: &str| {
             let (parts, ()) = Request::builder()
                 .method(method)
                 .uri(uri)
-                .header(header::HOST, host)
+                .header(header::HOST, "b.s3.example.com:8333")
                 .body(())
                 .unwrap()
                 .into_parts();
-            super::streams(&parts, domain)
+            read_whole_first(&parts)
         };
-        let d = Some("s3.example.com");
-        assert!(streams("PUT", "h:9000", "/b/k", None));
-        assert!(streams(
-            "PUT",
-            "h",
+        // Every object's PUT streams, whatever the host or key.
+        for uri in [
+            "/b/k",
+            "/k",
+            "/",
+            "/b",
+            "/b%2Fk",
             "/b/dir/k?partNumber=1&uploadId=u",
-            None
-        ));
-        assert!(streams("PUT", "h", "/b/k?x-id=PutObject", None));
-        assert!(streams("PUT", "b.s3.example.com:443", "/k", d));
-        assert!(streams("PUT", "s3.example.com", "/b/k", d));
-        assert!(!streams("PUT", "h", "/b", None));
-        assert!(!streams("PUT", "h", "/b/", None));
-        assert!(!streams("PUT", "h", "/b/k?tagging", None));
-        assert!(!streams("PUT", "h", "/b/k?acl", None));
-        assert!(!streams("PUT", "b.s3.example.com", "/", d));
-        assert!(!streams("PUT", "b.s3.example.com", "/?versioning", d));
-        assert!(!streams("POST", "h", "/b?delete", None));
-        assert!(!streams("POST", "h", "/b/k?uploadId=u", None));
-        assert!(!streams("GET", "h", "/b/k", None));
+            "/b/k?x-id=PutObject",
+        ] {
+            assert!(!whole_first("PUT", uri), "{uri}");
+        }
+        for uri in [
+            "/b/k?tagging",
+            "/b/k?acl",
+            "/b?versioning",
+            "/?cors",
+            "/b/k?legal-hold",
+        ] {
+            assert!(whole_first("PUT", uri), "{uri}");
+        }
+        assert!(whole_first("POST", "/b?delete"));
+        assert!(whole_first("POST", "/b/k?uploadId=u"));
+        for method in ["GET", "HEAD", "DELETE"] {
+            assert!(!whole_first(method, "/b/k?tagging"), "{method}");
+        }
 
-        let small = read_whole(Body::from(vec![7u8; WHOLE_MAX])).await.unwrap();
+        let small = read_whole(Body::from(vec![7u8; WHOLE_MAX]), None)
+            .await
+            .unwrap();
         assert_eq!(small.len(), WHOLE_MAX);
         let chunks = futures_util::stream::iter(
             (0..3).map(|_| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![1u8; 1 << 20]))),
         );
         assert_eq!(
-            read_whole(Body::from_stream(chunks)).await,
+            read_whole(Body::from_stream(chunks), None).await,
             Err(Unread::TooBig)
         );
         let broken = futures_util::stream::iter([
@@ -567,9 +639,23 @@ mod tests {
             Err(std::io::Error::other("cut")),
         ]);
         assert_eq!(
-            read_whole(Body::from_stream(broken)).await,
+            read_whole(Body::from_stream(broken), None).await,
             Err(Unread::Broken)
         );
+        let declared_big = Some(WHOLE_MAX as u64 + 1);
+        assert_eq!(
+            read_whole(Body::from("<Delete/>"), declared_big).await,
+            Err(Unread::TooBig)
+        );
+        // The budget of all bodies read at once.
+        assert!(whole_room(WHOLE_BUDGET as usize + 1).is_none());
+        let most = whole_room(WHOLE_BUDGET as usize - 1).unwrap();
+        assert!(whole_room(2).is_none());
+        drop(most);
+        assert!(whole_room(WHOLE_MAX).is_some());
+        let busy = unread(&Unread::Busy, "/b", "ID5");
+        assert_eq!(busy.status(), 503);
+        assert_eq!(busy.headers()[header::RETRY_AFTER], "1");
         let resp = unread(&Unread::TooBig, "/b", "ID4");
         assert_eq!(resp.status(), 400);
         let body = axum::body::to_bytes(resp.into_body(), 1 << 16)

@@ -223,22 +223,11 @@ async fn serve(State(door): State<Door>, req: Request) -> Response {
     } else if let Some(resp) = layer::refuse_early(&req, &id) {
         resp
     } else {
-        let domain = door.ops.app.config.s3.domain.as_deref();
         let (parts, body) = req.into_parts();
-        let body = if layer::streams(&parts, domain) {
-            Ok(s3s::Body::http_body_unsync(body))
-        } else {
-            layer::read_whole(body).await.map(s3s::Body::from)
-        };
-        match body {
-            Ok(body) => {
-                call(
-                    &door,
-                    s3s::HttpRequest::from_parts(parts, body),
-                    &resource,
-                    &id,
-                )
-                .await
+        match layer::for_s3s(&parts, body).await {
+            Ok((body, _held)) => {
+                let req = s3s::HttpRequest::from_parts(parts, body);
+                call(&door, req, &resource, &id).await
             }
             Err(why) => layer::unread(&why, &resource, &id),
         }
