@@ -270,11 +270,9 @@ pub(crate) async fn for_s3s(
         .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let room = declared.map_or(WHOLE_MAX, |n| {
-        usize::try_from(n).unwrap_or(usize::MAX).min(WHOLE_MAX)
-    });
-    let held = whole_room(room).ok_or(Unread::Busy)?;
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let held = whole_room(declared.map_or(WHOLE_MAX, |n| n.min(WHOLE_MAX))).ok_or(Unread::Busy)?;
     let bytes = read_whole(body, declared).await?;
     Ok((s3s::Body::from(bytes), Some(held)))
 }
@@ -295,10 +293,12 @@ const DRAIN_MAX: usize = 8 << 20;
 
 /// A body read whole, at most [`WHOLE_MAX`] bytes (`declared`: its
 /// `Content-Length`, refused at once when larger).
-pub(crate) async fn read_whole(body: Body, declared: Option<u64>) -> Result<bytes::Bytes, Unread> {
+pub(crate) async fn read_whole(
+    body: Body,
+    declared: Option<usize>,
+) -> Result<bytes::Bytes, Unread> {
     use futures_util::StreamExt;
     let mut stream = body.into_data_stream();
-    let declared = declared.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let mut whole = Vec::with_capacity(declared.unwrap_or(0).min(WHOLE_MAX));
     let mut over = usize::from(declared.is_some_and(|n| n > WHOLE_MAX));
     while let Some(chunk) = stream.next().await {
@@ -642,7 +642,7 @@ mod tests {
             read_whole(Body::from_stream(broken), None).await,
             Err(Unread::Broken)
         );
-        let declared_big = Some(WHOLE_MAX as u64 + 1);
+        let declared_big = Some(WHOLE_MAX + 1);
         assert_eq!(
             read_whole(Body::from("<Delete/>"), declared_big).await,
             Err(Unread::TooBig)
